@@ -1,0 +1,149 @@
+//===- NovaAttrs.td - nova dialect attributes and enums ----*- tablegen -*-===//
+#ifndef NOVA_DIALECT_NOVA_IR_NOVAATTRS_TD
+#define NOVA_DIALECT_NOVA_IR_NOVAATTRS_TD
+
+include "nova/Dialect/Nova/IR/NovaDialect.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Nova_MemorySpace : I32EnumAttr<"MemorySpace", "memory level of a buffer", [
+    I32EnumAttrCase<"HBM", 0, "hbm">,
+    I32EnumAttrCase<"SRAM", 1, "sram">,
+    I32EnumAttrCase<"ACC", 2, "acc">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::nova";
+}
+
+def Nova_Topology : I32EnumAttr<"Topology", "interconnect topology", [
+    I32EnumAttrCase<"Switch", 0, "switch">,
+    I32EnumAttrCase<"Ring", 1, "ring">,
+    I32EnumAttrCase<"Torus2D", 2, "torus2d">,
+    I32EnumAttrCase<"PCIe", 3, "pcie">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::nova";
+}
+
+def Nova_ElementwiseKind : I32EnumAttr<"ElementwiseKind",
+    "operation of a vector elementwise op", [
+    // Unary.
+    I32EnumAttrCase<"Copy", 0, "copy">,
+    I32EnumAttrCase<"Neg", 1, "neg">,
+    I32EnumAttrCase<"Abs", 2, "abs">,
+    I32EnumAttrCase<"Exp", 3, "exp">,
+    I32EnumAttrCase<"Log", 4, "log">,
+    I32EnumAttrCase<"Sqrt", 5, "sqrt">,
+    I32EnumAttrCase<"Rsqrt", 6, "rsqrt">,
+    I32EnumAttrCase<"Recip", 7, "recip">,
+    I32EnumAttrCase<"Tanh", 8, "tanh">,
+    I32EnumAttrCase<"Erf", 9, "erf">,
+    I32EnumAttrCase<"Sigmoid", 10, "sigmoid">,
+    I32EnumAttrCase<"Relu", 11, "relu">,
+    // Binary.
+    I32EnumAttrCase<"Add", 32, "add">,
+    I32EnumAttrCase<"Sub", 33, "sub">,
+    I32EnumAttrCase<"Mul", 34, "mul">,
+    I32EnumAttrCase<"Div", 35, "div">,
+    I32EnumAttrCase<"Max", 36, "max">,
+    I32EnumAttrCase<"Min", 37, "min">,
+    I32EnumAttrCase<"Pow", 38, "pow">,
+    I32EnumAttrCase<"CmpEq", 39, "cmp_eq">,
+    I32EnumAttrCase<"CmpNe", 40, "cmp_ne">,
+    I32EnumAttrCase<"CmpLt", 41, "cmp_lt">,
+    I32EnumAttrCase<"CmpLe", 42, "cmp_le">,
+    I32EnumAttrCase<"CmpGt", 43, "cmp_gt">,
+    I32EnumAttrCase<"CmpGe", 44, "cmp_ge">,
+    // Ternary.
+    I32EnumAttrCase<"Select", 64, "select">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::nova";
+}
+
+def Nova_ReductionKind : I32EnumAttr<"ReductionKind",
+    "combiner of a reduction or reducing collective", [
+    I32EnumAttrCase<"Sum", 0, "sum">,
+    I32EnumAttrCase<"Max", 1, "max">,
+    I32EnumAttrCase<"Min", 2, "min">,
+    I32EnumAttrCase<"Avg", 3, "avg">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::nova";
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def Nova_MemorySpaceAttr : EnumAttr<Nova_Dialect, Nova_MemorySpace, "memory_space"> {
+  let summary = "memory level of a buffer, usable as a memref memory space";
+  let description = [{
+    `hbm` is the chip's large off-chip memory, `sram` its software-managed
+    scratchpad and `acc` the matrix unit's accumulator (partial-sum) buffer.
+
+    ```mlir
+    memref<128x512xf32, #nova.memory_space<sram>>
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Nova_TopologyAttr : EnumAttr<Nova_Dialect, Nova_Topology, "topology"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Nova_ElementwiseKindAttr
+    : EnumAttr<Nova_Dialect, Nova_ElementwiseKind, "elementwise_kind"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Nova_ReductionKindAttr
+    : EnumAttr<Nova_Dialect, Nova_ReductionKind, "reduction_kind"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Nova_TargetAttr : Nova_Attr<"Target", "target"> {
+  let summary = "hardware description of a Nova system";
+  let description = [{
+    The single description of the simulated hardware that the compiler's cost
+    model and the simulator both read (the simulator loads the same fields from
+    `targets/<name>.json`). Bandwidths are in GB/s (10^9 bytes per second),
+    sizes in bytes, latency in nanoseconds.
+
+    The matrix unit is a `matrix_rows` x `matrix_cols` systolic array holding a
+    stationary [K, N] tile (K <= matrix_rows, N <= matrix_cols) through which
+    rows of the other operand stream. The vector unit processes `vector_lanes`
+    elements per cycle. `chips` chips are joined by `topology` links of
+    `link_gbps` per direction and `link_latency_ns` latency.
+
+    ```mlir
+    module attributes {nova.target = #nova.target<name = "nova-t1",
+        clock_mhz = 1400, matrix_rows = 128, matrix_cols = 128,
+        vector_lanes = 128, sram_bytes = 25165824, sram_gbps = 4000,
+        acc_bytes = 2097152, hbm_bytes = 34359738368, hbm_gbps = 820,
+        dma_engines = 16, chips = 8, topology = switch, link_gbps = 450,
+        link_latency_ns = 1000>} {}
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"target name">:$name,
+    "int64_t":$clock_mhz,
+    "int64_t":$matrix_rows,
+    "int64_t":$matrix_cols,
+    "int64_t":$vector_lanes,
+    "int64_t":$sram_bytes,
+    "int64_t":$sram_gbps,
+    "int64_t":$acc_bytes,
+    "int64_t":$hbm_bytes,
+    "int64_t":$hbm_gbps,
+    "int64_t":$dma_engines,
+    "int64_t":$chips,
+    EnumParameter<Nova_Topology>:$topology,
+    "int64_t":$link_gbps,
+    "int64_t":$link_latency_ns);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // NOVA_DIALECT_NOVA_IR_NOVAATTRS_TD

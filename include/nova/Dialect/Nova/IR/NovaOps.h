@@ -1,0 +1,11 @@
+//===- NovaOps.h - nova dialect operations ----------------------*- C++ -*-===//
+#ifndef NOVA_DIALECT_NOVA_IR_NOVAOPS_H
+#define NOVA_DIALECT_NOVA_IR_NOVAOPS_H
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "nova/Dialect/Nova/IR/NovaDialect.h"
+
+#define GET_OP_CLASSES
+#include "nova/Dialect/Nova/IR/NovaOps.h.inc"
+
+#endif // NOVA_DIALECT_NOVA_IR_NOVAOPS_H

@@ -1,0 +1,320 @@
+//===- NovaOps.td - nova dialect operations ----------------*- tablegen -*-===//
+#ifndef NOVA_DIALECT_NOVA_IR_NOVAOPS_TD
+#define NOVA_DIALECT_NOVA_IR_NOVAOPS_TD
+
+include "nova/Dialect/Nova/IR/NovaDialect.td"
+include "nova/Dialect/Nova/IR/NovaAttrs.td"
+include "nova/Dialect/Nova/IR/NovaTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// Replica groups: a list of equally sized groups of chip ids, written
+// `[[0, 1], [2, 3]]`; every chip of the system is in exactly one group.
+def Nova_ReplicaGroupsAttr
+    : TypedArrayAttrBase<DenseI64ArrayAttr, "list of replica groups">;
+
+class Nova_BufferOf<list<Type> types>
+    : StaticShapeMemRefOf<types>;
+def Nova_FloatBuffer : Nova_BufferOf<[F32, BF16, F16]>;
+defvar Nova_AnyBuffer = AnyStaticShapeMemRef;
+
+//===----------------------------------------------------------------------===//
+// Data movement and synchronisation
+//===----------------------------------------------------------------------===//
+
+def Nova_DmaStartOp : Nova_Op<"dma_start"> {
+  let summary = "start an asynchronous copy between memory levels or chips";
+  let description = [{
+    Copies `source` to `target` on a DMA engine and returns a token that
+    `nova.wait` consumes. Both buffers have the same shape and element type and
+    live in `hbm` or `sram` (the accumulator is drained by the vector unit, not
+    by DMA). With `peer`, `target` is an HBM buffer of chip `peer`.
+
+    ```mlir
+    %t = nova.dma_start %a, %b : memref<64x128xf32, #nova.memory_space<hbm>> -> memref<64x128xf32, #nova.memory_space<sram>>
+    %u = nova.dma_start %c, %d peer 3 : memref<64xf32, #nova.memory_space<hbm>> -> memref<64xf32, #nova.memory_space<hbm>>
+    ```
+  }];
+  let arguments = (ins Arg<Nova_AnyBuffer, "copied buffer", [MemRead]>:$source,
+                       Arg<Nova_AnyBuffer, "destination", [MemWrite]>:$target,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$peer);
+  let results = (outs Nova_TokenType:$token);
+  let assemblyFormat = [{
+    $source `,` $target (`peer` $peer^)? attr-dict `:` type($source) `->` type($target)
+  }];
+  let hasVerifier = 1;
+}
+
+def Nova_WaitOp : Nova_Op<"wait"> {
+  let summary = "block until asynchronous operations complete";
+  let description = [{
+    ```mlir
+    nova.wait %t0, %t1
+    ```
+  }];
+  let arguments = (ins Variadic<Nova_TokenType>:$tokens);
+  let assemblyFormat = "$tokens attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Compute on tiles
+//===----------------------------------------------------------------------===//
+
+def Nova_MatmulOp : Nova_Op<"matmul"> {
+  let summary = "matrix multiply-accumulate on the matrix unit";
+  let description = [{
+    `acc = lhs * rhs`, or `acc += lhs * rhs` with `accumulate`. `lhs` [M, K]
+    and `rhs` [K, N] are SRAM tiles of one float type; `acc` [M, N] is an f32
+    tile of the accumulator. With a target attached, K must not exceed the
+    matrix unit's rows, N its columns, and the tile must fit the accumulator.
+
+    ```mlir
+    nova.matmul ins(%a, %b : memref<64x128xbf16, #nova.memory_space<sram>>, memref<128x128xbf16, #nova.memory_space<sram>>)
+                outs(%c : memref<64x128xf32, #nova.memory_space<acc>>) accumulate
+    ```
+  }];
+  let arguments = (ins Arg<Nova_FloatBuffer, "", [MemRead]>:$lhs,
+                       Arg<Nova_FloatBuffer, "", [MemRead]>:$rhs,
+                       Arg<Nova_FloatBuffer, "", [MemRead, MemWrite]>:$acc,
+                       UnitAttr:$accumulate);
+  let assemblyFormat = [{
+    `ins` `(` $lhs `,` $rhs `:` type($lhs) `,` type($rhs) `)`
+    `outs` `(` $acc `:` type($acc) `)` (`accumulate` $accumulate^)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Nova_ElementwiseOp : Nova_Op<"elementwise"> {
+  let summary = "vector elementwise operation with broadcasting";
+  let description = [{
+    Applies `kind` element by element. Unary kinds take one input, binary
+    kinds two inputs or one input and a `scalar` right operand, `select` takes
+    (condition, true value, false value) where a non-zero condition selects
+    the true value. Comparisons produce 1.0 or 0.0. Inputs have the output's
+    rank and broadcast along dimensions of size 1. All operands share one
+    float type, except that `copy` converts between float types. Inputs live
+    in SRAM or the accumulator, the output in SRAM.
+
+    ```mlir
+    nova.elementwise <add> ins(%x, %bias : memref<64x128xf32, #nova.memory_space<acc>>, memref<1x128xf32, #nova.memory_space<sram>>)
+                           outs(%y : memref<64x128xf32, #nova.memory_space<sram>>)
+    nova.elementwise <mul> scalar(5.000000e-01) ins(%y : memref<64x128xf32, #nova.memory_space<sram>>)
+                           outs(%y : memref<64x128xf32, #nova.memory_space<sram>>)
+    ```
+  }];
+  let arguments = (ins Nova_ElementwiseKindAttr:$kind,
+                       Arg<Variadic<Nova_FloatBuffer>, "", [MemRead]>:$inputs,
+                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+                       OptionalAttr<F64Attr>:$scalar);
+  let assemblyFormat = [{
+    $kind (`scalar` `(` $scalar^ `)`)? `ins` `(` $inputs `:` type($inputs) `)`
+    `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of buffer inputs `kind` takes without a scalar operand.
+    static unsigned getArity(ElementwiseKind kind);
+  }];
+}
+
+def Nova_ReduceOp : Nova_Op<"reduce"> {
+  let summary = "reduce a tile along one dimension on the vector unit";
+  let description = [{
+    Combines the elements of `input` along `dim` with `kind` (`avg` is the
+    mean). The output keeps the reduced dimension with size 1, so that it
+    broadcasts back in a following `nova.elementwise`.
+
+    ```mlir
+    nova.reduce <max> ins(%x : memref<64x128xf32, #nova.memory_space<sram>>)
+                      outs(%m : memref<64x1xf32, #nova.memory_space<sram>>) dim 1
+    ```
+  }];
+  let arguments = (ins Nova_ReductionKindAttr:$kind,
+                       Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
+                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let assemblyFormat = [{
+    $kind `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)`
+    `dim` $dim attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Nova_TransposeOp : Nova_Op<"transpose"> {
+  let summary = "permute the dimensions of a tile";
+  let description = [{
+    `output[i_perm[0], ..., i_perm[n-1]] = input[i_0, ..., i_n-1]`, that is
+    `output` dimension `d` is `input` dimension `permutation[d]`.
+
+    ```mlir
+    nova.transpose ins(%x : memref<64x128xf32, #nova.memory_space<sram>>)
+                   outs(%y : memref<128x64xf32, #nova.memory_space<sram>>) permutation = [1, 0]
+    ```
+  }];
+  let arguments = (ins Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
+                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+                       DenseI64ArrayAttr:$permutation);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)`
+    `permutation` `=` $permutation attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Nova_FillOp : Nova_Op<"fill"> {
+  let summary = "fill a tile with a constant";
+  let description = [{
+    ```mlir
+    nova.fill 0.000000e+00 outs(%acc : memref<64x128xf32, #nova.memory_space<acc>>)
+    ```
+  }];
+  let arguments = (ins F64Attr:$value,
+                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output);
+  let assemblyFormat = "$value `outs` `(` $output `:` type($output) `)` attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+class Nova_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Nova_Op<mnemonic, traits> {
+  let results = (outs Nova_TokenType:$token);
+  let hasVerifier = 1;
+}
+
+def Nova_AllReduceOp : Nova_CollectiveOp<"all_reduce"> {
+  let summary = "reduce a buffer across each replica group";
+  let description = [{
+    Every chip of a group ends with the combination (`sum`, `max`, `min` or
+    `avg`) of the group's `input` buffers in its `output`.
+
+    ```mlir
+    %t = nova.all_reduce <sum> ins(%x : memref<1024xf32, #nova.memory_space<hbm>>)
+                               outs(%y : memref<1024xf32, #nova.memory_space<hbm>>) groups [[0, 1], [2, 3]]
+    ```
+  }];
+  let arguments = (ins Nova_ReductionKindAttr:$kind,
+                       Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
+                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+                       Nova_ReplicaGroupsAttr:$groups);
+  let assemblyFormat = [{
+    $kind `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)`
+    `groups` custom<ReplicaGroups>($groups) attr-dict
+  }];
+}
+
+def Nova_AllGatherOp : Nova_CollectiveOp<"all_gather"> {
+  let summary = "concatenate the buffers of each replica group along a dimension";
+  let description = [{
+    `output` is the concatenation along `dim` of the group's `input` buffers in
+    group order, so its `dim` is the group size times the input's.
+
+    ```mlir
+    %t = nova.all_gather ins(%x : memref<16x64xf32, #nova.memory_space<hbm>>)
+                         outs(%y : memref<64x64xf32, #nova.memory_space<hbm>>) dim 0 groups [[0, 1, 2, 3]]
+    ```
+  }];
+  let arguments = (ins Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
+                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       Nova_ReplicaGroupsAttr:$groups);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)`
+    `dim` $dim `groups` custom<ReplicaGroups>($groups) attr-dict
+  }];
+}
+
+def Nova_ReduceScatterOp : Nova_CollectiveOp<"reduce_scatter"> {
+  let summary = "reduce across each replica group and scatter the result";
+  let description = [{
+    The group's `input` buffers are combined with `kind`; chip `i` of the group
+    receives the `i`-th of the equal slices of the result along `dim`.
+
+    ```mlir
+    %t = nova.reduce_scatter <sum> ins(%x : memref<64x64xf32, #nova.memory_space<hbm>>)
+                                   outs(%y : memref<16x64xf32, #nova.memory_space<hbm>>) dim 0 groups [[0, 1, 2, 3]]
+    ```
+  }];
+  let arguments = (ins Nova_ReductionKindAttr:$kind,
+                       Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
+                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       Nova_ReplicaGroupsAttr:$groups);
+  let assemblyFormat = [{
+    $kind `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)`
+    `dim` $dim `groups` custom<ReplicaGroups>($groups) attr-dict
+  }];
+}
+
+def Nova_AllToAllOp : Nova_CollectiveOp<"all_to_all"> {
+  let summary = "exchange slices between all chips of each replica group";
+  let description = [{
+    `input` is split into group-size slices along `split_dim`; slice `j` goes
+    to chip `j` of the group, which concatenates what it receives along
+    `concat_dim` in group order.
+
+    ```mlir
+    %t = nova.all_to_all ins(%x : memref<8x16xf32, #nova.memory_space<hbm>>)
+                         outs(%y : memref<4x32xf32, #nova.memory_space<hbm>>) split_dim 0 concat_dim 1 groups [[0, 1]]
+    ```
+  }];
+  let arguments = (ins Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
+                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$split_dim,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$concat_dim,
+                       Nova_ReplicaGroupsAttr:$groups);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)`
+    `split_dim` $split_dim `concat_dim` $concat_dim `groups` custom<ReplicaGroups>($groups) attr-dict
+  }];
+}
+
+def Nova_SendOp : Nova_CollectiveOp<"send"> {
+  let summary = "send a buffer to a peer chip (pipeline stages)";
+  let description = [{
+    Matched with the `nova.recv` on chip `peer` that names this chip and the
+    same `channel`; both buffers have the same shape and element type.
+
+    ```mlir
+    %t = nova.send ins(%act : memref<4x128xf32, #nova.memory_space<hbm>>) to 1 channel 0
+    ```
+  }];
+  let arguments = (ins Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$channel);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)` `to` $peer `channel` $channel attr-dict
+  }];
+}
+
+def Nova_RecvOp : Nova_CollectiveOp<"recv"> {
+  let summary = "receive a buffer from a peer chip (pipeline stages)";
+  let description = [{
+    ```mlir
+    %t = nova.recv outs(%act : memref<4x128xf32, #nova.memory_space<hbm>>) from 0 channel 0
+    ```
+  }];
+  let arguments = (ins Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$channel);
+  let assemblyFormat = [{
+    `outs` `(` $output `:` type($output) `)` `from` $peer `channel` $channel attr-dict
+  }];
+}
+
+def Nova_BarrierOp : Nova_CollectiveOp<"barrier"> {
+  let summary = "synchronise the chips of each replica group";
+  let description = [{
+    The token completes once every chip of the group has reached the barrier.
+
+    ```mlir
+    %t = nova.barrier groups [[0, 1, 2, 3]]
+    ```
+  }];
+  let arguments = (ins Nova_ReplicaGroupsAttr:$groups);
+  let assemblyFormat = "`groups` custom<ReplicaGroups>($groups) attr-dict";
+}
+
+#endif // NOVA_DIALECT_NOVA_IR_NOVAOPS_TD

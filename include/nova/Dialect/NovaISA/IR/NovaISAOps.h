@@ -1,0 +1,11 @@
+//===- NovaISAOps.h - nova_isa instructions ---------------------*- C++ -*-===//
+#ifndef NOVA_DIALECT_NOVAISA_IR_NOVAISAOPS_H
+#define NOVA_DIALECT_NOVAISA_IR_NOVAISAOPS_H
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "nova/Dialect/NovaISA/IR/NovaISADialect.h"
+
+#define GET_OP_CLASSES
+#include "nova/Dialect/NovaISA/IR/NovaISAOps.h.inc"
+
+#endif // NOVA_DIALECT_NOVAISA_IR_NOVAISAOPS_H

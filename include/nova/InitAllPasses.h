@@ -1,0 +1,11 @@
+//===- InitAllPasses.h - register Nova's passes -----------------*- C++ -*-===//
+#ifndef NOVA_INITALLPASSES_H
+#define NOVA_INITALLPASSES_H
+
+#include "nova/Dialect/Nova/Transforms/Passes.h"
+
+namespace nova {
+inline void registerAllPasses() { mlir::nova::registerNovaPasses(); }
+} // namespace nova
+
+#endif // NOVA_INITALLPASSES_H

@@ -1,0 +1,54 @@
+//===- NovaAttrs.cpp - nova dialect attributes ------------------*- C++ -*-===//
+#include "nova/Dialect/Nova/IR/NovaDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::nova;
+
+#include "nova/Dialect/Nova/IR/NovaEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "nova/Dialect/Nova/IR/NovaAttrs.cpp.inc"
+
+LogicalResult
+TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                   StringRef name, int64_t clockMhz, int64_t matrixRows,
+                   int64_t matrixCols, int64_t vectorLanes, int64_t sramBytes,
+                   int64_t sramGbps, int64_t accBytes, int64_t hbmBytes,
+                   int64_t hbmGbps, int64_t dmaEngines, int64_t chips,
+                   Topology topology, int64_t linkGbps, int64_t linkLatencyNs) {
+  if (name.empty())
+    return emitError() << "target name must not be empty";
+  std::pair<StringRef, int64_t> positive[] = {
+      {"clock_mhz", clockMhz},   {"matrix_rows", matrixRows},
+      {"matrix_cols", matrixCols}, {"vector_lanes", vectorLanes},
+      {"sram_bytes", sramBytes}, {"sram_gbps", sramGbps},
+      {"acc_bytes", accBytes},   {"hbm_bytes", hbmBytes},
+      {"hbm_gbps", hbmGbps},     {"dma_engines", dmaEngines},
+      {"chips", chips},          {"link_gbps", linkGbps}};
+  for (auto [field, value] : positive)
+    if (value <= 0)
+      return emitError() << "target field '" << field
+                         << "' must be positive, got " << value;
+  if (linkLatencyNs < 0)
+    return emitError() << "target field 'link_latency_ns' must not be "
+                          "negative, got "
+                       << linkLatencyNs;
+  if (accBytes > sramBytes)
+    return emitError() << "accumulator (" << accBytes
+                       << " bytes) must not be larger than sram ("
+                       << sramBytes << " bytes)";
+  if (topology == Topology::Ring && chips < 2)
+    return emitError() << "a ring needs at least 2 chips, got " << chips;
+  return success();
+}
+
+void NovaDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "nova/Dialect/Nova/IR/NovaAttrs.cpp.inc"
+      >();
+}

@@ -1,0 +1,428 @@
+//===- NovaOps.cpp - nova dialect operations and verifiers ------*- C++ -*-===//
+#include "nova/Dialect/Nova/IR/NovaOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::nova;
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+/// Formats a static shape as `4x8`.
+static std::string shapeStr(ArrayRef<int64_t> dims) {
+  if (dims.empty())
+    return "scalar";
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  llvm::interleave(dims, os, "x");
+  return result;
+}
+
+static std::string shapeOf(Value v) {
+  return shapeStr(cast<MemRefType>(v.getType()).getShape());
+}
+
+static StringRef spaceName(std::optional<MemorySpace> space) {
+  return space ? stringifyMemorySpace(*space) : StringRef("no nova memory space");
+}
+
+/// Checks that `value` lives in one of `allowed`; `role` names it in the
+/// message ("lhs must live in sram, got hbm").
+static LogicalResult checkSpace(Operation *op, StringRef role, Value value,
+                                ArrayRef<MemorySpace> allowed) {
+  auto space = getMemorySpace(cast<MemRefType>(value.getType()));
+  if (space && llvm::is_contained(allowed, *space))
+    return success();
+  auto diag = op->emitOpError() << role << " must live in ";
+  llvm::interleave(
+      allowed, [&](MemorySpace s) { diag << stringifyMemorySpace(s); },
+      [&] { diag << " or "; });
+  return diag << ", got " << spaceName(space);
+}
+
+static Type elementTypeOf(Value v) {
+  return cast<MemRefType>(v.getType()).getElementType();
+}
+
+static LogicalResult checkSameElementType(Operation *op, Value a, StringRef aRole,
+                                          Value b, StringRef bRole) {
+  if (elementTypeOf(a) == elementTypeOf(b))
+    return success();
+  return op->emitOpError() << aRole << " and " << bRole
+                           << " element types must match, got "
+                           << elementTypeOf(a) << " and " << elementTypeOf(b);
+}
+
+static LogicalResult checkShape(Operation *op, StringRef role, Value v,
+                                ArrayRef<int64_t> expected) {
+  if (cast<MemRefType>(v.getType()).getShape() == expected)
+    return success();
+  return op->emitOpError() << role << " shape must be " << shapeStr(expected)
+                           << ", got " << shapeOf(v);
+}
+
+static LogicalResult checkDim(Operation *op, StringRef role, int64_t dim,
+                              Value v) {
+  int64_t rank = cast<MemRefType>(v.getType()).getRank();
+  if (dim < rank)
+    return success();
+  return op->emitOpError() << role << " " << dim
+                           << " is out of range for rank " << rank;
+}
+
+/// Checks the chips named by a peer attribute against the target.
+static LogicalResult checkPeer(Operation *op, int64_t peer) {
+  TargetAttr target = lookupTarget(op);
+  if (!target || peer < target.getChips())
+    return success();
+  return op->emitOpError() << "peer chip " << peer
+                           << " is out of range for a target with "
+                           << target.getChips() << " chips";
+}
+
+/// Verifies replica groups: non-empty groups of one size, each chip in
+/// exactly one group, and (with a target) every chip of the system covered.
+/// Returns the group size, or failure.
+static FailureOr<int64_t> verifyReplicaGroups(Operation *op, ArrayAttr groups) {
+  if (groups.empty())
+    return op->emitOpError() << "needs at least one replica group";
+  int64_t groupSize = -1;
+  llvm::SmallSet<int64_t, 16> seen;
+  int64_t maxChip = -1;
+  for (auto [index, attr] : llvm::enumerate(groups)) {
+    ArrayRef<int64_t> group = cast<DenseI64ArrayAttr>(attr).asArrayRef();
+    if (group.empty())
+      return op->emitOpError() << "replica group " << index << " is empty";
+    if (groupSize < 0)
+      groupSize = group.size();
+    else if ((int64_t)group.size() != groupSize)
+      return op->emitOpError()
+             << "replica groups must have one size, group " << index
+             << " has " << group.size() << " chips, group 0 has " << groupSize;
+    for (int64_t chip : group) {
+      if (chip < 0)
+        return op->emitOpError() << "chip id " << chip << " is negative";
+      if (!seen.insert(chip).second)
+        return op->emitOpError()
+               << "chip " << chip << " appears in more than one replica group";
+      maxChip = std::max(maxChip, chip);
+    }
+  }
+  int64_t chips = maxChip + 1;
+  if (TargetAttr target = lookupTarget(op)) {
+    if (maxChip >= target.getChips())
+      return op->emitOpError() << "chip " << maxChip
+                               << " is out of range for a target with "
+                               << target.getChips() << " chips";
+    chips = target.getChips();
+  }
+  for (int64_t chip = 0; chip < chips; ++chip)
+    if (!seen.contains(chip))
+      return op->emitOpError() << "chip " << chip << " is in no replica group";
+  return groupSize;
+}
+
+static ParseResult parseReplicaGroups(OpAsmParser &parser, ArrayAttr &groups) {
+  SmallVector<Attribute> list;
+  auto parseGroup = [&]() -> ParseResult {
+    SmallVector<int64_t> chips;
+    if (parser.parseCommaSeparatedList(
+            AsmParser::Delimiter::Square, [&]() -> ParseResult {
+              return parser.parseInteger(chips.emplace_back());
+            }))
+      return failure();
+    list.push_back(DenseI64ArrayAttr::get(parser.getContext(), chips));
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseGroup))
+    return failure();
+  groups = ArrayAttr::get(parser.getContext(), list);
+  return success();
+}
+
+static void printReplicaGroups(OpAsmPrinter &printer, Operation *,
+                               ArrayAttr groups) {
+  printer << "[";
+  llvm::interleaveComma(groups, printer, [&](Attribute attr) {
+    printer << "[";
+    llvm::interleaveComma(cast<DenseI64ArrayAttr>(attr).asArrayRef(), printer);
+    printer << "]";
+  });
+  printer << "]";
+}
+
+static constexpr MemorySpace kHbmOrSram[] = {MemorySpace::HBM,
+                                             MemorySpace::SRAM};
+static constexpr MemorySpace kSram[] = {MemorySpace::SRAM};
+static constexpr MemorySpace kSramOrAcc[] = {MemorySpace::SRAM,
+                                             MemorySpace::ACC};
+
+/// Shared rules of the collectives that move `input` to `output`.
+static FailureOr<int64_t> verifyCollective(Operation *op, Value input,
+                                           Value output, ArrayAttr groups) {
+  if (failed(checkSpace(op, "input", input, kHbmOrSram)) ||
+      failed(checkSpace(op, "output", output, kHbmOrSram)) ||
+      failed(checkSameElementType(op, input, "input", output, "output")))
+    return failure();
+  return verifyReplicaGroups(op, groups);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult DmaStartOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkSpace(op, "source", getSource(), kHbmOrSram)) ||
+      failed(checkSpace(op, "target", getTarget(), kHbmOrSram)) ||
+      failed(checkSameElementType(op, getSource(), "source", getTarget(),
+                                  "target")))
+    return failure();
+  if (getSource().getType().getShape() != getTarget().getType().getShape())
+    return emitOpError() << "source and target shapes must match, got "
+                         << shapeOf(getSource()) << " and "
+                         << shapeOf(getTarget());
+  if (std::optional<int64_t> peer = getPeer()) {
+    if (getMemorySpace(getTarget().getType()) != MemorySpace::HBM)
+      return emitOpError() << "a dma to a peer chip must write to hbm, got "
+                           << spaceName(getMemorySpace(getTarget().getType()));
+    return checkPeer(op, *peer);
+  }
+  return success();
+}
+
+LogicalResult WaitOp::verify() {
+  if (getTokens().empty())
+    return emitOpError() << "needs at least one token";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  Operation *op = getOperation();
+  auto lhsType = getLhs().getType(), rhsType = getRhs().getType(),
+       accType = getAcc().getType();
+  for (auto [role, type] : {std::pair<StringRef, MemRefType>{"lhs", lhsType},
+                            {"rhs", rhsType}, {"acc", accType}})
+    if (type.getRank() != 2)
+      return emitOpError() << role << " must be 2-D, got rank "
+                           << type.getRank();
+  int64_t m = lhsType.getDimSize(0), k = lhsType.getDimSize(1),
+          n = rhsType.getDimSize(1);
+  if (rhsType.getDimSize(0) != k)
+    return emitOpError() << "lhs columns (" << k << ") must equal rhs rows ("
+                         << rhsType.getDimSize(0) << ")";
+  if (failed(checkShape(op, "acc", getAcc(), {m, n})) ||
+      failed(checkSameElementType(op, getLhs(), "lhs", getRhs(), "rhs")))
+    return failure();
+  if (!accType.getElementType().isF32())
+    return emitOpError() << "acc element type must be f32, got "
+                         << accType.getElementType();
+  if (failed(checkSpace(op, "lhs", getLhs(), kSram)) ||
+      failed(checkSpace(op, "rhs", getRhs(), kSram)) ||
+      failed(checkSpace(op, "acc", getAcc(), {MemorySpace::ACC})))
+    return failure();
+  TargetAttr target = lookupTarget(op);
+  if (!target)
+    return success();
+  if (k > target.getMatrixRows())
+    return emitOpError() << "contraction size " << k
+                         << " exceeds the matrix unit's "
+                         << target.getMatrixRows() << " rows";
+  if (n > target.getMatrixCols())
+    return emitOpError() << "output width " << n
+                         << " exceeds the matrix unit's "
+                         << target.getMatrixCols() << " columns";
+  int64_t accBytes = m * n * 4;
+  if (accBytes > target.getAccBytes())
+    return emitOpError() << "accumulator tile of " << accBytes
+                         << " bytes exceeds the target's "
+                         << target.getAccBytes() << "-byte accumulator";
+  return success();
+}
+
+unsigned ElementwiseOp::getArity(ElementwiseKind kind) {
+  auto code = static_cast<uint32_t>(kind);
+  if (code < 32)
+    return 1;
+  if (code < 64)
+    return 2;
+  return 3;
+}
+
+LogicalResult ElementwiseOp::verify() {
+  Operation *op = getOperation();
+  ElementwiseKind kind = getKind();
+  StringRef name = stringifyElementwiseKind(kind);
+  unsigned arity = getArity(kind);
+  bool hasScalar = getScalar().has_value();
+  if (hasScalar && arity != 2)
+    return emitOpError() << "a scalar operand is only allowed on binary kinds, "
+                            "not '"
+                         << name << "'";
+  unsigned expected = arity - (hasScalar ? 1 : 0);
+  if (getInputs().size() != expected) {
+    auto diag = emitOpError() << "'" << name << "' takes " << expected
+                              << (expected == 1 ? " input" : " inputs");
+    if (arity == 2 && !hasScalar)
+      diag << " (or 1 and a scalar)";
+    return diag << ", got " << getInputs().size();
+  }
+  MemRefType outType = getOutput().getType();
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    auto inType = cast<MemRefType>(input.getType());
+    if (inType.getRank() != outType.getRank())
+      return emitOpError() << "input " << index << " has rank "
+                           << inType.getRank() << " but the output has rank "
+                           << outType.getRank();
+    for (auto [inDim, outDim] :
+         llvm::zip_equal(inType.getShape(), outType.getShape()))
+      if (inDim != outDim && inDim != 1)
+        return emitOpError() << "input " << index << " of shape "
+                             << shapeStr(inType.getShape())
+                             << " does not broadcast to the output shape "
+                             << shapeStr(outType.getShape());
+    if (kind != ElementwiseKind::Copy &&
+        inType.getElementType() != outType.getElementType())
+      return emitOpError() << "input " << index << " element type "
+                           << inType.getElementType()
+                           << " differs from the output's "
+                           << outType.getElementType()
+                           << " (only copy converts)";
+    if (failed(checkSpace(op, ("input " + Twine(index)).str(), input,
+                          kSramOrAcc)))
+      return failure();
+  }
+  return checkSpace(op, "output", getOutput(), kSram);
+}
+
+LogicalResult ReduceOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkDim(op, "dim", getDim(), getInput())))
+    return failure();
+  SmallVector<int64_t> expected(getInput().getType().getShape());
+  expected[getDim()] = 1;
+  if (failed(checkShape(op, "output", getOutput(), expected)) ||
+      failed(checkSameElementType(op, getInput(), "input", getOutput(),
+                                  "output")) ||
+      failed(checkSpace(op, "input", getInput(), kSramOrAcc)))
+    return failure();
+  return checkSpace(op, "output", getOutput(), kSram);
+}
+
+LogicalResult TransposeOp::verify() {
+  Operation *op = getOperation();
+  ArrayRef<int64_t> perm = getPermutation();
+  ArrayRef<int64_t> inShape = getInput().getType().getShape();
+  if (perm.size() != inShape.size())
+    return emitOpError() << "permutation has " << perm.size()
+                         << " entries for an input of rank " << inShape.size();
+  SmallVector<bool> used(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= (int64_t)perm.size() || used[p])
+      return emitOpError() << "permutation is not a permutation of 0.."
+                           << perm.size() - 1;
+    used[p] = true;
+  }
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm)
+    expected.push_back(inShape[p]);
+  if (failed(checkShape(op, "output", getOutput(), expected)) ||
+      failed(checkSameElementType(op, getInput(), "input", getOutput(),
+                                  "output")) ||
+      failed(checkSpace(op, "input", getInput(), kSramOrAcc)))
+    return failure();
+  return checkSpace(op, "output", getOutput(), kSram);
+}
+
+LogicalResult FillOp::verify() {
+  return checkSpace(getOperation(), "output", getOutput(), kSramOrAcc);
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::verify() {
+  if (failed(verifyCollective(getOperation(), getInput(), getOutput(),
+                              getGroups())))
+    return failure();
+  return checkShape(getOperation(), "output", getOutput(),
+                    getInput().getType().getShape());
+}
+
+LogicalResult AllGatherOp::verify() {
+  Operation *op = getOperation();
+  FailureOr<int64_t> groupSize =
+      verifyCollective(op, getInput(), getOutput(), getGroups());
+  if (failed(groupSize) || failed(checkDim(op, "dim", getDim(), getInput())))
+    return failure();
+  SmallVector<int64_t> expected(getInput().getType().getShape());
+  expected[getDim()] *= *groupSize;
+  return checkShape(op, "output", getOutput(), expected);
+}
+
+/// Checks that dimension `dim` of `v` splits evenly over `groupSize` chips.
+static LogicalResult checkSplits(Operation *op, Value v, int64_t dim,
+                                 int64_t groupSize) {
+  int64_t size = cast<MemRefType>(v.getType()).getDimSize(dim);
+  if (size % groupSize == 0)
+    return success();
+  return op->emitOpError() << "dim " << dim << " of size " << size
+                           << " does not split evenly over groups of "
+                           << groupSize;
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  Operation *op = getOperation();
+  FailureOr<int64_t> groupSize =
+      verifyCollective(op, getInput(), getOutput(), getGroups());
+  if (failed(groupSize) || failed(checkDim(op, "dim", getDim(), getInput())) ||
+      failed(checkSplits(op, getInput(), getDim(), *groupSize)))
+    return failure();
+  SmallVector<int64_t> expected(getInput().getType().getShape());
+  expected[getDim()] /= *groupSize;
+  return checkShape(op, "output", getOutput(), expected);
+}
+
+LogicalResult AllToAllOp::verify() {
+  Operation *op = getOperation();
+  FailureOr<int64_t> groupSize =
+      verifyCollective(op, getInput(), getOutput(), getGroups());
+  if (failed(groupSize) ||
+      failed(checkDim(op, "split_dim", getSplitDim(), getInput())) ||
+      failed(checkDim(op, "concat_dim", getConcatDim(), getInput())) ||
+      failed(checkSplits(op, getInput(), getSplitDim(), *groupSize)))
+    return failure();
+  SmallVector<int64_t> expected(getInput().getType().getShape());
+  expected[getSplitDim()] /= *groupSize;
+  expected[getConcatDim()] *= *groupSize;
+  return checkShape(op, "output", getOutput(), expected);
+}
+
+LogicalResult SendOp::verify() {
+  if (failed(checkSpace(getOperation(), "input", getInput(), kHbmOrSram)))
+    return failure();
+  return checkPeer(getOperation(), getPeer());
+}
+
+LogicalResult RecvOp::verify() {
+  if (failed(checkSpace(getOperation(), "output", getOutput(), kHbmOrSram)))
+    return failure();
+  return checkPeer(getOperation(), getPeer());
+}
+
+LogicalResult BarrierOp::verify() {
+  return verifyReplicaGroups(getOperation(), getGroups());
+}
+
+#define GET_OP_CLASSES
+#include "nova/Dialect/Nova/IR/NovaOps.cpp.inc"
