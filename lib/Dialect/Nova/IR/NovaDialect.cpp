@@ -28,7 +28,7 @@ LogicalResult NovaDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a #nova.target attribute";
     return success();
   }
-  return op->emitError() << "unknown nova attribute '" << attr.getName()
+  return op->emitError() << "unknown nova attribute '" << attr.getName().getValue()
                          << "'";
 }
 

@@ -20,7 +20,7 @@ struct AttachTargetPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (chips < 0) {
-      module.emitError() << "chips must not be negative, got " << chips;
+      module.emitError() << "chips must not be negative, got " << chips.getValue();
       return signalPassFailure();
     }
     llvm::Expected<std::string> path = findTargetFile(target);

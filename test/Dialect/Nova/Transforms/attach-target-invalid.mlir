@@ -1,0 +1,26 @@
+// RUN: not nova-opt %s --nova-attach-target="target=no-such-target" 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not nova-opt %s --nova-attach-target="target=%S/Inputs/not-json.json" 2>&1 | FileCheck %s --check-prefix=JSON
+// RUN: not nova-opt %s --nova-attach-target="target=%S/Inputs/missing-field.json" 2>&1 | FileCheck %s --check-prefix=FIELD
+// RUN: not nova-opt %s --nova-attach-target="target=%S/Inputs/bad-topology.json" 2>&1 | FileCheck %s --check-prefix=TOPOLOGY
+// RUN: not nova-opt %s --nova-attach-target="target=%S/Inputs/acc-larger-than-sram.json" 2>&1 | FileCheck %s --check-prefix=VERIFY
+// RUN: not nova-opt %s --nova-attach-target="target=tiny chips=-2" 2>&1 | FileCheck %s --check-prefix=CHIPS
+// RUN: not nova-opt %s --nova-attach-target="target=tiny" 2>&1 | FileCheck %s --check-prefix=TOOBIG
+
+// Every way a target can be wrong is a diagnostic on the module, not a crash.
+// MISSING: error: cannot find target 'no-such-target' (looked in {{.*}}targets)
+// JSON: error: target file '{{.*}}not-json.json' is not valid JSON
+// FIELD: error: target file '{{.*}}missing-field.json': missing integer field 'hbm_gbps'
+// TOPOLOGY: error: target file '{{.*}}bad-topology.json': unknown topology 'hypercube' (expected switch, ring, torus2d or pcie)
+// VERIFY: error: target file '{{.*}}acc-larger-than-sram.json': accumulator (1048576 bytes) must not be larger than sram (16384 bytes)
+// CHIPS: error: chips must not be negative, got -2
+
+// Once attached, the tiny target's 8x8 matrix unit rejects this 16-wide tile.
+// TOOBIG: error: 'nova.matmul' op output width 16 exceeds the matrix unit's 8 columns
+
+func.func @matmul_tile_wider_than_tiny(%a: memref<8x8xf32, #nova.memory_space<sram>>,
+                                       %b: memref<8x16xf32, #nova.memory_space<sram>>,
+                                       %c: memref<8x16xf32, #nova.memory_space<acc>>) {
+  nova.matmul ins(%a, %b : memref<8x8xf32, #nova.memory_space<sram>>, memref<8x16xf32, #nova.memory_space<sram>>)
+              outs(%c : memref<8x16xf32, #nova.memory_space<acc>>)
+  return
+}

@@ -1,0 +1,29 @@
+// RUN: nova-opt %s --nova-attach-target | FileCheck %s --check-prefix=DEFAULT
+// RUN: nova-opt %s --nova-attach-target="target=nova-t1-ring8 chips=4" | FileCheck %s --check-prefix=RING
+// RUN: nova-opt %s --nova-attach-target="target=%S/Inputs/custom.json" | FileCheck %s --check-prefix=FILE
+// RUN: nova-opt %s --nova-attach-target="target=tiny" | nova-opt | FileCheck %s --check-prefix=TINY
+
+// The default target is nova-t1 from targets/nova-t1.json.
+// DEFAULT: module attributes {nova.target = #nova.target<name = "nova-t1", clock_mhz = 1400, matrix_rows = 128, matrix_cols = 128, vector_lanes = 128, sram_bytes = 25165824, sram_gbps = 4000, acc_bytes = 2097152, hbm_bytes = 34359738368, hbm_gbps = 820, dma_engines = 16, chips = 8, topology = switch, link_gbps = 450, link_latency_ns = 1000>}
+// DEFAULT-LABEL: func.func @matmul_tile_f32
+// DEFAULT: nova.matmul
+
+// `chips` overrides the file's chip count.
+// RING: #nova.target<name = "nova-t1-ring8", {{.*}} chips = 4, topology = ring, link_gbps = 192, link_latency_ns = 1500>
+// RING-LABEL: func.func @matmul_tile_f32
+
+// A path to a file works as well as a name.
+// FILE: #nova.target<name = "custom", {{.*}} chips = 3, topology = switch
+
+// The attached target re-parses and the ops verify against it.
+// TINY: #nova.target<name = "tiny", clock_mhz = 1000, matrix_rows = 8, matrix_cols = 8
+// TINY-LABEL: func.func @matmul_tile_f32
+// TINY: nova.matmul
+
+func.func @matmul_tile_f32(%a: memref<8x8xf32, #nova.memory_space<sram>>,
+                           %b: memref<8x8xf32, #nova.memory_space<sram>>,
+                           %c: memref<8x8xf32, #nova.memory_space<acc>>) {
+  nova.matmul ins(%a, %b : memref<8x8xf32, #nova.memory_space<sram>>, memref<8x8xf32, #nova.memory_space<sram>>)
+              outs(%c : memref<8x8xf32, #nova.memory_space<acc>>)
+  return
+}

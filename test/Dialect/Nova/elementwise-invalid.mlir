@@ -1,0 +1,90 @@
+// RUN: nova-opt %s -split-input-file -verify-diagnostics
+
+// Verifier rules of nova.elementwise: one case per rule.
+
+func.func @negative_elementwise_scalar_on_unary(%a: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise' op a scalar operand is only allowed on binary kinds, not 'exp'}}
+  nova.elementwise <exp> scalar(1.0) ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_elementwise_unary_two_inputs(%a: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise' op 'exp' takes 1 input, got 2}}
+  nova.elementwise <exp> ins(%a, %a : memref<4x8xf32, #nova.memory_space<sram>>, memref<4x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_elementwise_binary_one_input(%a: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise' op 'add' takes 2 inputs (or 1 and a scalar), got 1}}
+  nova.elementwise <add> ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_elementwise_binary_scalar_two_inputs(%a: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise' op 'mul' takes 1 input, got 2}}
+  nova.elementwise <mul> scalar(2.0) ins(%a, %a : memref<4x8xf32, #nova.memory_space<sram>>, memref<4x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_elementwise_select_two_inputs(%a: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise' op 'select' takes 3 inputs, got 2}}
+  nova.elementwise <select> ins(%a, %a : memref<4x8xf32, #nova.memory_space<sram>>, memref<4x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_elementwise_rank(%a: memref<8xf32, #nova.memory_space<sram>>, %o: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise' op input 0 has rank 1 but the output has rank 2}}
+  nova.elementwise <exp> ins(%a : memref<8xf32, #nova.memory_space<sram>>) outs(%o : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_elementwise_broadcast(%a: memref<4x8xf32, #nova.memory_space<sram>>, %b: memref<4x3xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise' op input 1 of shape 4x3 does not broadcast to the output shape 4x8}}
+  nova.elementwise <add> ins(%a, %b : memref<4x8xf32, #nova.memory_space<sram>>, memref<4x3xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_elementwise_element_type(%a: memref<4x8xbf16, #nova.memory_space<sram>>, %o: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise' op input 0 element type 'bf16' differs from the output's 'f32' (only copy converts)}}
+  nova.elementwise <exp> ins(%a : memref<4x8xbf16, #nova.memory_space<sram>>) outs(%o : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_elementwise_input_in_hbm(%a: memref<4x8xf32, #nova.memory_space<hbm>>, %o: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise' op input 0 must live in sram or acc, got hbm}}
+  nova.elementwise <exp> ins(%a : memref<4x8xf32, #nova.memory_space<hbm>>) outs(%o : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_elementwise_output_in_acc(%a: memref<4x8xf32, #nova.memory_space<sram>>, %o: memref<4x8xf32, #nova.memory_space<acc>>) {
+  // expected-error @+1 {{'nova.elementwise' op output must live in sram, got acc}}
+  nova.elementwise <exp> ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%o : memref<4x8xf32, #nova.memory_space<acc>>)
+  return
+}
+
+// -----
+
+func.func @negative_elementwise_unknown_kind(%a: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+2 {{failed to parse Nova_ElementwiseKindAttr parameter 'value'}}
+  // expected-error @+1 {{expected ::mlir::nova::ElementwiseKind to be one of: copy, neg, abs, exp, log, sqrt, rsqrt, recip, tanh, erf, sigmoid, relu, add, sub, mul, div, max, min, pow, cmp_eq, cmp_ne, cmp_lt, cmp_le, cmp_gt, cmp_ge, select}}
+  nova.elementwise <gelu> ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
