@@ -1,0 +1,1 @@
+"""The ``nova`` command line."""

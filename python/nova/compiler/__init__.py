@@ -1,0 +1,1 @@
+"""The compiler side of Nova: locating and driving the C++ tools."""

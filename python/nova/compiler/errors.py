@@ -1,0 +1,34 @@
+"""Exceptions raised by the compiler driver."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Sequence
+
+
+class NovaError(Exception):
+    """Base class of every error Nova raises on purpose."""
+
+
+class NovaToolNotFoundError(NovaError):
+    """A C++ tool (``nova-opt``, ``nova-translate``) is not where it should be."""
+
+
+class NovaCompileError(NovaError):
+    """A Nova tool rejected its input or failed.
+
+    ``stderr`` holds the tool's diagnostics verbatim (MLIR's
+    ``file:line:col: error: ...`` lines), ``command`` the command line that ran
+    and ``returncode`` its exit status.
+    """
+
+    def __init__(self, command: Sequence[str], returncode: int, stderr: str) -> None:
+        self.command = list(command)
+        self.returncode = returncode
+        self.stderr = stderr
+        tool = self.command[0] if self.command else "tool"
+        details = stderr.strip() or "(no diagnostics on stderr)"
+        super().__init__(
+            f"{tool} failed with exit status {returncode}\n"
+            f"  command: {shlex.join(self.command)}\n{details}"
+        )

@@ -1,0 +1,22 @@
+"""The one place where nova-opt pass flags are spelled.
+
+Stages grow here as the lowering lands (torch -> linalg -> nova -> nova_isa ->
+binary); callers ask for a stage's flags and never build pass strings
+themselves.
+"""
+
+from __future__ import annotations
+
+from nova.compiler.options import TargetOptions
+
+# Diagnostics name the source location; printing the whole failing module after
+# every error (MLIR's default) buries them.
+DIAGNOSTIC_FLAGS = ("--mlir-print-op-on-diagnostic=false",)
+
+
+def attach_target(target: TargetOptions) -> str:
+    """The ``nova-attach-target`` flag that attaches ``target`` to the module."""
+    options = f"target={target.name}"
+    if target.chips:
+        options += f" chips={target.chips}"
+    return f"--nova-attach-target={options}"
