@@ -1,0 +1,79 @@
+from pathlib import Path
+
+import pytest
+
+import nova
+from nova.compiler import pipeline
+from nova.compiler.driver import run_opt, run_opt_file
+from nova.compiler.errors import NovaCompileError, NovaToolNotFoundError
+from nova.compiler.options import TargetOptions
+
+ATTACH_T1 = pipeline.attach_target(TargetOptions())
+
+
+def test_round_trip_without_passes(matmul_ok: str) -> None:
+    output = run_opt(matmul_ok)
+    assert "func.func @matmul_ok" in output
+    assert run_opt(output) == output
+
+
+def test_pass_pipeline_runs(matmul_ok: str) -> None:
+    output = run_opt(matmul_ok, [ATTACH_T1])
+    assert 'nova.target = #nova.target<name = "nova-t1"' in output
+    assert "matrix_rows = 128" in output
+
+
+def test_verifier_error_carries_diagnostic(matmul_bad: str) -> None:
+    with pytest.raises(NovaCompileError) as info:
+        run_opt(matmul_bad)
+    error = info.value
+    assert error.returncode != 0
+    assert "<stdin>:4:3: error: 'nova.matmul' op lhs columns (8) must equal rhs rows (16)" in error.stderr
+    assert error.stderr in str(error)
+    assert error.command[0].endswith("nova-opt")
+
+
+def test_file_diagnostics_name_the_file(matmul_bad: str, tmp_path: Path) -> None:
+    path = tmp_path / "bad.mlir"
+    path.write_text(matmul_bad)
+    with pytest.raises(NovaCompileError, match=r"bad\.mlir:4:3: error: 'nova.matmul' op lhs columns"):
+        run_opt_file(path)
+
+
+def test_pass_failure_surfaces(matmul_ok: str) -> None:
+    """A pass that fails (unknown target) is reported with its own message."""
+    bad_target = pipeline.attach_target(TargetOptions(name="no-such-target"))
+    with pytest.raises(NovaCompileError) as info:
+        run_opt(matmul_ok, [bad_target])
+    assert "cannot find target 'no-such-target'" in info.value.stderr
+    # The installed package's targets/ folder is searched first.
+    assert str(Path(nova.__file__).resolve().parent / "targets") in info.value.stderr
+
+
+def test_pass_verifier_with_target(tmp_path: Path) -> None:
+    """With a target attached, a matmul wider than the matrix unit is rejected."""
+    wide = """\
+func.func @wide(%a: memref<4x256xf32, #nova.memory_space<sram>>,
+                %b: memref<256x4xf32, #nova.memory_space<sram>>,
+                %c: memref<4x4xf32, #nova.memory_space<acc>>) {
+  nova.matmul ins(%a, %b : memref<4x256xf32, #nova.memory_space<sram>>, memref<256x4xf32, #nova.memory_space<sram>>)
+              outs(%c : memref<4x4xf32, #nova.memory_space<acc>>)
+  return
+}
+"""
+    assert "nova.matmul" in run_opt(wide)
+    with pytest.raises(NovaCompileError, match="contraction size 256"):
+        run_opt(wide, [ATTACH_T1])
+
+
+def test_unknown_pass_flag(matmul_ok: str) -> None:
+    with pytest.raises(NovaCompileError, match="--no-such-pass"):
+        run_opt(matmul_ok, ["--no-such-pass"])
+
+
+def test_missing_tools_raise_before_running(
+    matmul_ok: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NOVA_TOOLS_DIR", str(tmp_path))
+    with pytest.raises(NovaToolNotFoundError):
+        run_opt(matmul_ok)

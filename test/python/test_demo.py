@@ -1,0 +1,26 @@
+import pytest
+
+from nova.compiler.options import TargetOptions
+from nova.demo import run_demo
+from nova.examples import available, example_path
+
+
+def test_example_ships_with_the_package() -> None:
+    assert "matmul_bias_gelu" in available()
+    assert example_path("matmul_bias_gelu").read_text().startswith("//")
+
+
+def test_unknown_example_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown example 'nope'.*matmul_bias_gelu"):
+        example_path("nope")
+
+
+def test_demo_attaches_target_and_keeps_the_kernel() -> None:
+    result = run_demo(target=TargetOptions(name="nova-t1", chips=4))
+    assert result.example.name == "matmul_bias_gelu.mlir"
+    assert '#nova.target<name = "nova-t1"' in result.output
+    assert "chips = 4," in result.output
+    # The tiled kernel survives: K loop of DMA + matmul, then the GELU epilogue.
+    assert result.output.count("nova.dma_start") == 4
+    assert "accumulate" in result.output
+    assert "nova.elementwise <erf>" in result.output
