@@ -29,7 +29,7 @@ def test_verifier_error_carries_diagnostic(matmul_bad: str) -> None:
     error = info.value
     assert error.returncode != 0
     assert "<stdin>:4:3: error: 'nova.matmul' op lhs columns (8) must equal rhs rows (16)" in error.stderr
-    assert error.stderr in str(error)
+    assert error.stderr.strip() in str(error)
     assert error.command[0].endswith("nova-opt")
 
 
