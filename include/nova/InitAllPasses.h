@@ -3,9 +3,14 @@
 #define NOVA_INITALLPASSES_H
 
 #include "nova/Dialect/Nova/Transforms/Passes.h"
+#include "nova/Transforms/Passes.h"
 
 namespace nova {
-inline void registerAllPasses() { mlir::nova::registerNovaPasses(); }
+inline void registerAllPasses() {
+  mlir::nova::registerNovaPasses();
+  mlir::nova::registerNovaLinalgPasses();
+  mlir::nova::registerNovaLinalgNormalizePipeline();
+}
 } // namespace nova
 
 #endif // NOVA_INITALLPASSES_H

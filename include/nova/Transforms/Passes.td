@@ -1,0 +1,253 @@
+//===- Passes.td - linalg-on-tensors normal-form passes ----*- tablegen -*-===//
+//
+// torch-mlir linalg-on-tensors -> Nova normal form. The tiling and
+// linalg-to-nova passes rely on what these passes establish; the contract is
+// checked by nova-verify-normal-form at the end of nova-linalg-normalize.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NOVA_TRANSFORMS_PASSES_TD
+#define NOVA_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def NovaDemoteF64 : Pass<"nova-demote-f64", "::mlir::func::FuncOp"> {
+  let summary = "demote f64 scalars, tensors and constants to f32";
+  let description = [{
+    The accelerator has no f64. torch-mlir computes some reductions in f64
+    (LayerNorm's var_mean: `arith.extf` to f64, reduce, `arith.truncf` back).
+    This pass rewrites every f64 value in a function body to f32, converts f64
+    constants (scalar and dense) to f32, and erases the `arith.extf` /
+    `arith.truncf` that become f32 -> f32.
+
+    Before:
+    ```mlir
+    %e = linalg.generic ... ins(%x : tensor<8xf32>) outs(%0 : tensor<8xf64>) {
+    ^bb0(%in: f32, %out: f64):
+      %d = arith.extf %in : f32 to f64
+      linalg.yield %d : f64
+    } -> tensor<8xf64>
+    ```
+    After:
+    ```mlir
+    %e = linalg.generic ... ins(%x : tensor<8xf32>) outs(%0 : tensor<8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<8xf32>
+    ```
+    A function whose signature holds f64, and an `arith.bitcast` to or from
+    f64, are errors (demoting them would change the ABI or the bits); the
+    function is then left unchanged.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numDemotedValues", "demoted-values",
+              "values (results and block arguments) demoted from f64 to f32">,
+    Statistic<"numDemotedConstants", "demoted-constants",
+              "f64 constants rewritten as f32">,
+    Statistic<"numErasedCasts", "erased-casts",
+              "extf/truncf casts that became f32 -> f32 and were erased">,
+  ];
+}
+
+def NovaEraseDeadGenericResults
+    : Pass<"nova-erase-dead-generic-results", "::mlir::func::FuncOp"> {
+  let summary = "drop unused results of multi-result linalg.generic ops";
+  let description = [{
+    torch-mlir lowers `max` (used by softmax) to one reduction that yields
+    both the maximum and its index. Only the maximum is used; this pass drops
+    the dead index result together with the payload that computed it (the
+    upstream `populateEraseUnusedOperandsAndResultsPatterns`), so that every
+    reduction yields exactly one value.
+
+    Before:
+    ```mlir
+    %r:2 = linalg.generic {... iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<4x8xf32>) outs(%m, %i : tensor<4xf32>, tensor<4xi64>) {
+    ^bb0(%in: f32, %out: f32, %idx: i64):
+      %k = linalg.index 1 : index
+      %ki = arith.index_cast %k : index to i64
+      %max = arith.maximumf %in, %out : f32
+      %gt = arith.cmpf ogt, %in, %out : f32
+      %sel = arith.select %gt, %ki, %idx : i64
+      linalg.yield %max, %sel : f32, i64
+    } -> (tensor<4xf32>, tensor<4xi64>)
+    ```
+    After (only `%r#0` was used):
+    ```mlir
+    %r = linalg.generic {... iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<4x8xf32>) outs(%m : tensor<4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %max = arith.maximumf %in, %out : f32
+      linalg.yield %max : f32
+    } -> tensor<4xf32>
+    ```
+    A generic that still has more than one live result afterwards is an error.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numErasedResults", "erased-results",
+              "dead linalg.generic results erased">,
+  ];
+}
+
+def NovaFoldShapeConstants
+    : Pass<"nova-fold-shape-constants", "::mlir::func::FuncOp"> {
+  let summary = "fold shape-only integer/i1 tensor computations into f32 constants";
+  let description = [{
+    The accelerator computes on f32 only. Integer and boolean tensors in
+    torch-mlir output that depend only on shapes (the causal mask:
+    `linalg.index` iota, `arith.subi`, `arith.cmpi`, `arith.andi`, ...) are
+    evaluated at compile time. Such a constant consumed by a float generic
+    becomes an `arith.constant dense<...>` f32 tensor (1.0 / 0.0 for i1); in
+    the consumer's payload an i1 input is recovered as
+    `arith.cmpf une, %in, 0.0` and an integer input used by `arith.sitofp` /
+    `arith.uitofp` is used directly. `math.fpowi` with a constant integer
+    exponent becomes a chain of `arith.mulf` (and one `arith.divf` when the
+    exponent is negative).
+
+    Before:
+    ```mlir
+    %iota = linalg.generic {...} outs(%e : tensor<8xi64>) {
+      %i = linalg.index 0 : index
+      ...
+    %mask = linalg.generic ... -> tensor<8x8xi1>   // cmpi on %iota
+    %s = linalg.generic ... ins(%mask, %fill, %x : tensor<8x8xi1>, tensor<f32>, ...) {
+    ^bb0(%m: i1, %f: f32, %v: f32, %out: f32):
+      %r = arith.select %m, %f, %v : f32
+    ```
+    After:
+    ```mlir
+    %mask = arith.constant dense<[[0.0, 1.0, ...], ...]> : tensor<8x8xf32>
+    %s = linalg.generic ... ins(%mask, %fill, %x : tensor<8x8xf32>, ...) {
+    ^bb0(%m: f32, %f: f32, %v: f32, %out: f32):
+      %c = arith.cmpf une, %m, %cst0 : f32
+      %r = arith.select %c, %f, %v : f32
+    ```
+    An integer or boolean tensor that depends on run-time data, or that
+    reaches anything other than a float linalg.generic or a reshape, is an
+    error naming the op.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect"];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"1048576",
+           "largest integer tensor (in elements) evaluated at compile time">,
+  ];
+  let statistics = [
+    Statistic<"numFoldedOps", "folded-ops",
+              "integer/i1 tensor ops evaluated at compile time">,
+    Statistic<"numConvertedConsumers", "converted-consumers",
+              "float generics whose integer/i1 inputs became f32 constants">,
+    Statistic<"numExpandedPowi", "expanded-powi",
+              "math.fpowi with constant exponent expanded to multiplications">,
+  ];
+}
+
+def NovaDecomposeConv : Pass<"nova-decompose-conv", "::mlir::func::FuncOp"> {
+  let summary = "decompose linalg.conv_2d_nchw_fchw into matmuls over views";
+  let description = [{
+    Rewrites a static-shape `linalg.conv_2d_nchw_fchw` as a chain of
+    `linalg.matmul` ops that accumulate into the output, one per
+    (batch image n, kernel row kh, kernel column kw):
+
+      out[n] (F x OH*OW) += W[:, :, kh, kw] (F x C)
+                            * X[n, :, kh*d : +s : OH, kw*d : +s : OW] (C x OH*OW)
+
+    Every operand is a view: a strided, rank-reducing `tensor.extract_slice`
+    followed by `tensor.collapse_shape`; the per-image result is written back
+    with `tensor.insert_slice`. Padding stays the `tensor.pad` torch-mlir
+    emitted in front of the convolution. No im2col buffer is built and no
+    gather appears in a payload, so the result is matmul + views only, which
+    the tiling pass handles like any other matmul. The cost is N*KH*KW
+    matmuls of shape (F x C) * (C x OH*OW).
+
+    Before:
+    ```mlir
+    %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>,
+        strides = dense<2> : vector<2xi64>}
+        ins(%x, %w : tensor<1x8x10x10xf32>, tensor<16x8x3x3xf32>)
+        outs(%b : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+    ```
+    After (one of nine kernel taps shown):
+    ```mlir
+    %wk = tensor.extract_slice %w[0, 0, 0, 0] [16, 8, 1, 1] [1, 1, 1, 1]
+        : tensor<16x8x3x3xf32> to tensor<16x8xf32>
+    %xk = tensor.extract_slice %x[0, 0, 0, 0] [1, 8, 4, 4] [1, 1, 2, 2]
+        : tensor<1x8x10x10xf32> to tensor<8x4x4xf32>
+    %xc = tensor.collapse_shape %xk [[0], [1, 2]] : tensor<8x4x4xf32> into tensor<8x16xf32>
+    %acc1 = linalg.matmul ins(%wk, %xc : tensor<16x8xf32>, tensor<8x16xf32>)
+        outs(%acc0 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    ```
+    Dynamic shapes are an error.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numDecomposed", "decomposed-convs", "convolutions decomposed">,
+    Statistic<"numMatmuls", "created-matmuls", "linalg.matmul ops created">,
+  ];
+}
+
+def NovaFuseElementwise
+    : Pass<"nova-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "fuse elementwise linalg.generic producers into generic consumers";
+  let description = [{
+    Runs upstream `populateElementwiseOpsFusionPatterns` with a control
+    function that fuses only an all-parallel `linalg.generic` producer with a
+    single use into a `linalg.generic` consumer, and
+    `populateFoldReshapeOpsByCollapsingPatterns` restricted to reshapes between
+    two generics (so the bias add that torch-mlir computes on the collapsed 2-D
+    matmul result meets the activation computed on the expanded 3-D tensor).
+    Named ops (matmul, batch_matmul, transpose, broadcast, fill) are never
+    fused into or rewritten as generics: that would hide the contraction from
+    the tiling pass (DESIGN.md, the `linalg-fuse-elementwise-ops` gotcha).
+
+    Before:
+    ```mlir
+    %mm = linalg.matmul ins(%a, %b : ...) outs(%z : tensor<16x128xf32>) -> tensor<16x128xf32>
+    %bias = linalg.generic ... ins(%mm, %bvec ...) { arith.addf }
+    %gelu = linalg.generic ... ins(%bias ...) { arith.divf, math.erf, ... }
+    ```
+    After:
+    ```mlir
+    %mm = linalg.matmul ins(%a, %b : ...) outs(%z : tensor<16x128xf32>) -> tensor<16x128xf32>
+    %epi = linalg.generic ... ins(%mm, %bvec ...) { arith.addf, arith.divf, math.erf, ... }
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"foldReshapes", "fold-reshapes", "bool", /*default=*/"true",
+           "collapse generics across expand_shape/collapse_shape between two generics">,
+  ];
+  let statistics = [
+    Statistic<"numGenericsBefore", "generics-before", "linalg.generic ops before fusion">,
+    Statistic<"numGenericsAfter", "generics-after", "linalg.generic ops after fusion">,
+  ];
+}
+
+def NovaVerifyNormalForm
+    : Pass<"nova-verify-normal-form", "::mlir::func::FuncOp"> {
+  let summary = "check that a function is in Nova linalg normal form";
+  let description = [{
+    Emits an error for every op that breaks the contract the tiling and
+    linalg-to-nova passes rely on, and changes nothing:
+    - every tensor flowing between ops has element type f32;
+    - every `linalg.generic` has one result and is either all-parallel with
+      projected-permutation indexing maps, or a reduction;
+    - generic payloads hold only `arith` / `math` ops on f32 scalars (i1 only
+      as the result of `arith.cmpf` feeding `arith.select`), no
+      `linalg.index`;
+    - no convolution op is left.
+
+    ```mlir
+    // expected-error @+1 {{linalg.generic has 2 results; nova normal form needs exactly one}}
+    %r:2 = linalg.generic ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numChecked", "checked-ops", "ops checked">,
+  ];
+}
+
+#endif // NOVA_TRANSFORMS_PASSES_TD

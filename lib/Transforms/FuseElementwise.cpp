@@ -1,0 +1,85 @@
+//===- FuseElementwise.cpp - controlled elementwise fusion ------*- C++ -*-===//
+#include "nova/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#define DEBUG_TYPE "nova-fuse-elementwise"
+
+namespace mlir::nova {
+#define GEN_PASS_DEF_NOVAFUSEELEMENTWISE
+#include "nova/Transforms/Passes.h.inc"
+} // namespace mlir::nova
+
+using namespace mlir;
+
+namespace {
+
+/// A linalg.generic (never a named op) whose loops are all parallel.
+bool isElementwiseGeneric(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  return generic &&
+         generic.getNumLoops() == generic.getNumParallelLoops() &&
+         generic->getNumResults() == 1;
+}
+
+/// Fuse only an elementwise generic producer with a single use into a
+/// generic consumer: duplicating work or rewriting named ops (matmul,
+/// transpose, broadcast) into generics is never wanted.
+bool controlFusion(OpOperand *fused) {
+  Operation *producer = fused->get().getDefiningOp();
+  return isElementwiseGeneric(producer) && producer->hasOneUse() &&
+         isa<linalg::GenericOp>(fused->getOwner());
+}
+
+/// Fold a reshape into a generic by collapsing the generic's loops only
+/// when the reshape sits between two generics, the producer elementwise.
+/// - consumer generic reading `expand_shape(generic)`: fused is the
+///   generic's operand, its producer the expand_shape;
+/// - `collapse_shape(generic)` read by a generic: fused is the
+///   collapse_shape's operand, its producer the generic.
+bool controlReshapeFolding(OpOperand *fused) {
+  Operation *owner = fused->getOwner();
+  Operation *producer = fused->get().getDefiningOp();
+  if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(producer))
+    return isa<linalg::GenericOp>(owner) &&
+           isElementwiseGeneric(expand.getSrc().getDefiningOp()) &&
+           expand->hasOneUse();
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(owner))
+    return isElementwiseGeneric(producer) && producer->hasOneUse() &&
+           llvm::all_of(collapse->getUsers(), [](Operation *user) {
+             return isa<linalg::GenericOp>(user);
+           });
+  return false;
+}
+
+int64_t countGenerics(func::FuncOp func) {
+  int64_t count = 0;
+  func.walk([&](linalg::GenericOp) { ++count; });
+  return count;
+}
+
+struct FuseElementwisePass
+    : public nova::impl::NovaFuseElementwiseBase<FuseElementwisePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    numGenericsBefore += countGenerics(func);
+    RewritePatternSet patterns(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(patterns, controlFusion);
+    if (foldReshapes)
+      linalg::populateFoldReshapeOpsByCollapsingPatterns(patterns,
+                                                        controlReshapeFolding);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, &getContext());
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
+                                                         &getContext());
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+    numGenericsAfter += countGenerics(func);
+  }
+};
+
+} // namespace

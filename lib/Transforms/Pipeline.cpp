@@ -1,0 +1,31 @@
+//===- Pipeline.cpp - the nova-linalg-normalize pipeline --------*- C++ -*-===//
+#include "nova/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void nova::buildLinalgNormalizePipeline(OpPassManager &pm) {
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createNovaDemoteF64());
+  fn.addPass(createNovaEraseDeadGenericResults());
+  fn.addPass(createNovaFoldShapeConstants());
+  fn.addPass(createNovaDecomposeConv());
+  fn.addPass(createCanonicalizerPass());
+  fn.addPass(createCSEPass());
+  fn.addPass(createNovaFuseElementwise());
+  fn.addPass(createCanonicalizerPass());
+  fn.addPass(createCSEPass());
+  fn.addPass(createNovaVerifyNormalForm());
+}
+
+void nova::registerNovaLinalgNormalizePipeline() {
+  PassPipelineRegistration<>(
+      kLinalgNormalizePipelineName,
+      "bring torch-mlir linalg-on-tensors into Nova normal form (f32 only, "
+      "shape constants folded, single-result float generics, convolutions "
+      "as matmuls, fused elementwise epilogues)",
+      [](OpPassManager &pm) { buildLinalgNormalizePipeline(pm); });
+}

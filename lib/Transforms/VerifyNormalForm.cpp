@@ -1,0 +1,103 @@
+//===- VerifyNormalForm.cpp - check Nova linalg normal form -----*- C++ -*-===//
+#include "nova/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#define DEBUG_TYPE "nova-verify-normal-form"
+
+namespace mlir::nova {
+#define GEN_PASS_DEF_NOVAVERIFYNORMALFORM
+#include "nova/Transforms/Passes.h.inc"
+} // namespace mlir::nova
+
+using namespace mlir;
+
+namespace {
+
+bool isProjectedPermutationOrBroadcast(AffineMap map) {
+  // Results are distinct dims or the constant 0 (a unit broadcast dim).
+  llvm::SmallBitVector seen(map.getNumDims());
+  for (AffineExpr e : map.getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      if (seen.test(d.getPosition()))
+        return false;
+      seen.set(d.getPosition());
+      continue;
+    }
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    if (!c || c.getValue() != 0)
+      return false;
+  }
+  return true;
+}
+
+LogicalResult checkPayloadOp(Operation &op) {
+  if (isa<linalg::IndexOp>(op))
+    return op.emitError("linalg.index in a generic payload; shape-only "
+                        "integer computations must be folded to constants");
+  if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+    return op.emitError() << "'" << op.getName()
+                          << "' in a generic payload; only arith and math "
+                             "ops are allowed";
+  for (Type t : op.getResultTypes()) {
+    if (t.isF32())
+      continue;
+    // i1 predicates from cmpf, combined with boolean logic, feed select.
+    if (t.isInteger(1) &&
+        isa<arith::CmpFOp, arith::AndIOp, arith::OrIOp, arith::XOrIOp,
+            arith::ConstantOp>(op))
+      continue;
+    return op.emitError() << "payload value of type " << t
+                          << "; payloads compute on f32 only";
+  }
+  return success();
+}
+
+struct VerifyNormalFormPass
+    : public nova::impl::NovaVerifyNormalFormBase<VerifyNormalFormPass> {
+  using Base::Base;
+
+  LogicalResult checkGeneric(linalg::GenericOp op) {
+    if (op->getNumResults() != 1)
+      return op.emitError() << "linalg.generic has " << op->getNumResults()
+                            << " results; nova normal form needs exactly one";
+    bool parallel = op.getNumLoops() == op.getNumParallelLoops();
+    if (parallel && !llvm::all_of(op.getIndexingMapsArray(),
+                                  isProjectedPermutationOrBroadcast))
+      return op.emitError("elementwise linalg.generic with an indexing map "
+                          "that is not a projected permutation");
+    bool ok = true;
+    for (Operation &inner : op.getBlock()->without_terminator())
+      ok &= succeeded(checkPayloadOp(inner));
+    return success(ok);
+  }
+
+  void runOnOperation() override {
+    bool ok = true;
+    getOperation().getBody().walk([&](Operation *op) {
+      if (op->getParentOfType<linalg::LinalgOp>())
+        return; // payload: checked with its generic
+      ++numChecked;
+      for (Type t : op->getResultTypes())
+        if (auto tensor = dyn_cast<TensorType>(t);
+            tensor && !tensor.getElementType().isF32()) {
+          op->emitError() << "tensor of element type "
+                          << tensor.getElementType()
+                          << "; nova normal form is f32 only";
+          ok = false;
+        }
+      if (isa<linalg::ConvolutionOpInterface>(op)) {
+        op->emitError("convolution left; run nova-decompose-conv");
+        ok = false;
+      }
+      if (auto generic = dyn_cast<linalg::GenericOp>(op))
+        ok &= succeeded(checkGeneric(generic));
+    });
+    if (!ok)
+      signalPassFailure();
+  }
+};
+
+} // namespace
