@@ -1,11 +1,680 @@
 //===- NovaISAOps.cpp - nova_isa instructions and verifiers -----*- C++ -*-===//
+//
+// The rules checked here are the "verified" rules of docs/isa.md.
+//
+//===----------------------------------------------------------------------===//
 #include "nova/Dialect/NovaISA/IR/NovaISAOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
 
 using namespace mlir;
 using namespace mlir::nova_isa;
+using nova::MemorySpace;
+
+#include "nova/Dialect/NovaISA/IR/NovaISAInterfaces.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Custom assembly directives
+//===----------------------------------------------------------------------===//
+
+/// Enum attributes printed as a bare keyword (`on dma`, `salu add`).
+template <typename AttrT, typename SymbolizeFn>
+static ParseResult parseKeywordEnum(OpAsmParser &parser, AttrT &attr,
+                                    SymbolizeFn symbolize, StringRef what) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  auto value = symbolize(keyword);
+  if (!value)
+    return parser.emitError(loc) << "unknown " << what << " '" << keyword
+                                 << "'";
+  attr = AttrT::get(parser.getContext(), *value);
+  return success();
+}
+
+static ParseResult parseEnumKeyword(OpAsmParser &parser, EngineAttr &attr) {
+  return parseKeywordEnum(parser, attr,
+      [](StringRef s) { return symbolizeEngine(s); }, "engine");
+}
+static ParseResult parseEnumKeyword(OpAsmParser &parser, SaluKindAttr &attr) {
+  return parseKeywordEnum(parser, attr,
+      [](StringRef s) { return symbolizeSaluKind(s); }, "salu kind");
+}
+static ParseResult parseEnumKeyword(OpAsmParser &parser,
+                                    nova::ElementwiseKindAttr &attr) {
+  return parseKeywordEnum(parser, attr,
+      [](StringRef s) { return nova::symbolizeElementwiseKind(s); },
+                          "elementwise kind");
+}
+static ParseResult parseEnumKeyword(OpAsmParser &parser,
+                                    nova::ReductionKindAttr &attr) {
+  return parseKeywordEnum(parser, attr,
+      [](StringRef s) { return nova::symbolizeReductionKind(s); },
+                          "reduction kind");
+}
+
+static void printEnumKeyword(OpAsmPrinter &printer, Operation *,
+                             EngineAttr attr) {
+  printer << stringifyEngine(attr.getValue());
+}
+static void printEnumKeyword(OpAsmPrinter &printer, Operation *,
+                             SaluKindAttr attr) {
+  printer << stringifySaluKind(attr.getValue());
+}
+static void printEnumKeyword(OpAsmPrinter &printer, Operation *,
+                             nova::ElementwiseKindAttr attr) {
+  printer << nova::stringifyElementwiseKind(attr.getValue());
+}
+static void printEnumKeyword(OpAsmPrinter &printer, Operation *,
+                             nova::ReductionKindAttr attr) {
+  printer << nova::stringifyReductionKind(attr.getValue());
+}
+
+/// A tile operand: `%addr : #nova_isa.tile<...>`.
+static ParseResult parseTile(OpAsmParser &parser,
+                             OpAsmParser::UnresolvedOperand &address,
+                             TileAttr &tile) {
+  return failure(parser.parseOperand(address) || parser.parseColon() ||
+                 parser.parseAttribute(tile));
+}
+
+static void printTile(OpAsmPrinter &printer, Operation *, Value address,
+                      TileAttr tile) {
+  printer << address << " : ";
+  printer.printAttribute(tile);
+}
+
+/// Replica groups, `[[0, 1], [2, 3]]`.
+static ParseResult parseReplicaGroups(OpAsmParser &parser, ArrayAttr &groups) {
+  SmallVector<Attribute> list;
+  auto parseGroup = [&]() -> ParseResult {
+    SmallVector<int64_t> chips;
+    if (parser.parseCommaSeparatedList(
+            AsmParser::Delimiter::Square, [&]() -> ParseResult {
+              return parser.parseInteger(chips.emplace_back());
+            }))
+      return failure();
+    list.push_back(DenseI64ArrayAttr::get(parser.getContext(), chips));
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseGroup))
+    return failure();
+  groups = ArrayAttr::get(parser.getContext(), list);
+  return success();
+}
+
+static void printReplicaGroups(OpAsmPrinter &printer, Operation *,
+                               ArrayAttr groups) {
+  printer << "[";
+  llvm::interleaveComma(groups, printer, [&](Attribute attr) {
+    printer << "[";
+    llvm::interleaveComma(cast<DenseI64ArrayAttr>(attr).asArrayRef(), printer);
+    printer << "]";
+  });
+  printer << "]";
+}
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::nova_isa::verifyInstruction(Operation *op) {
+  auto inst = cast<InstructionOpInterface>(op);
+  Engine engine = inst.getEngine();
+  ArrayRef<Engine> allowed = inst.getAllowedEngines();
+  if (llvm::is_contained(allowed, engine))
+    return success();
+  auto diag = op->emitOpError() << "must run on ";
+  llvm::interleave(
+      allowed, [&](Engine e) { diag << stringifyEngine(e); },
+      [&] { diag << " or "; });
+  return diag << ", got " << stringifyEngine(engine);
+}
+
+static std::string shapeStr(ArrayRef<int64_t> dims) {
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  llvm::interleave(dims, os, "x");
+  return result;
+}
+
+static constexpr MemorySpace kHbmOrSram[] = {MemorySpace::HBM,
+                                             MemorySpace::SRAM};
+static constexpr MemorySpace kSram[] = {MemorySpace::SRAM};
+static constexpr MemorySpace kAcc[] = {MemorySpace::ACC};
+static constexpr MemorySpace kSramOrAcc[] = {MemorySpace::SRAM,
+                                             MemorySpace::ACC};
+
+static int64_t capacityOf(nova::TargetAttr target, MemorySpace space) {
+  switch (space) {
+  case MemorySpace::HBM:
+    return target.getHbmBytes();
+  case MemorySpace::SRAM:
+    return target.getSramBytes();
+  case MemorySpace::ACC:
+    return target.getAccBytes();
+  }
+  llvm_unreachable("unknown memory space");
+}
+
+/// Checks a tile operand: its memory space is one of `allowed`, an output
+/// tile writes no element twice, and with a target the tile fits its space.
+static LogicalResult checkTile(Operation *op, StringRef role, TileAttr tile,
+                               ArrayRef<MemorySpace> allowed,
+                               bool isOutput = false) {
+  MemorySpace space = tile.getMemorySpace();
+  if (!llvm::is_contained(allowed, space)) {
+    auto diag = op->emitOpError() << role << " must live in ";
+    llvm::interleave(
+        allowed, [&](MemorySpace s) { diag << nova::stringifyMemorySpace(s); },
+        [&] { diag << " or "; });
+    return diag << ", got " << nova::stringifyMemorySpace(space);
+  }
+  if (isOutput)
+    for (auto [dim, size, stride] :
+         llvm::enumerate(tile.getShape(), tile.getStrides()))
+      if (stride == 0 && size > 1)
+        return op->emitOpError()
+               << role << " has stride 0 in dimension " << dim
+               << " of size " << size << ", an output must not repeat elements";
+  if (nova::TargetAttr target = nova::lookupTarget(op)) {
+    int64_t capacity = capacityOf(target, space);
+    if (tile.getExtentBytes() > capacity)
+      return op->emitOpError()
+             << role << " spans " << tile.getExtentBytes()
+             << " bytes, more than the target's " << capacity << "-byte "
+             << nova::stringifyMemorySpace(space);
+  }
+  return success();
+}
+
+static LogicalResult checkSameElementType(Operation *op, StringRef aRole,
+                                          TileAttr a, StringRef bRole,
+                                          TileAttr b) {
+  if (a.getElementType() == b.getElementType())
+    return success();
+  return op->emitOpError() << aRole << " and " << bRole
+                           << " element types must match, got "
+                           << a.getElementType() << " and "
+                           << b.getElementType();
+}
+
+static LogicalResult checkShape(Operation *op, StringRef role, TileAttr tile,
+                                ArrayRef<int64_t> expected) {
+  if (tile.getShape() == expected)
+    return success();
+  return op->emitOpError() << role << " shape must be " << shapeStr(expected)
+                           << ", got " << shapeStr(tile.getShape());
+}
+
+static LogicalResult checkDim(Operation *op, StringRef role, int64_t dim,
+                              TileAttr tile) {
+  if (dim < tile.getRank())
+    return success();
+  return op->emitOpError() << role << " " << dim
+                           << " is out of range for rank " << tile.getRank();
+}
+
+/// Checks that `input` broadcasts to `output` (same rank, each size equal or
+/// 1) and has its element type.
+static LogicalResult checkBroadcast(Operation *op, StringRef role,
+                                    TileAttr input, TileAttr output) {
+  if (input.getRank() != output.getRank())
+    return op->emitOpError() << role << " has rank " << input.getRank()
+                             << " but the output has rank "
+                             << output.getRank();
+  for (auto [inDim, outDim] :
+       llvm::zip_equal(input.getShape(), output.getShape()))
+    if (inDim != outDim && inDim != 1)
+      return op->emitOpError()
+             << role << " of shape " << shapeStr(input.getShape())
+             << " does not broadcast to the output shape "
+             << shapeStr(output.getShape());
+  return checkSameElementType(op, role, input, "output", output);
+}
+
+enum class Arity { Unary, Binary };
+
+static LogicalResult checkKindArity(Operation *op, nova::ElementwiseKind kind,
+                                    Arity arity) {
+  auto code = static_cast<uint32_t>(kind);
+  bool ok = arity == Arity::Unary ? code < 32 : (code >= 32 && code < 64);
+  if (ok)
+    return success();
+  return op->emitOpError() << "kind must be "
+                           << (arity == Arity::Unary ? "unary" : "binary")
+                           << ", got " << nova::stringifyElementwiseKind(kind);
+}
+
+/// Verifies replica groups: non-empty groups of one size, each chip in
+/// exactly one group, and (with a target) every chip of the system covered.
+/// Returns the group size, or failure.
+static FailureOr<int64_t> verifyReplicaGroups(Operation *op, ArrayAttr groups) {
+  if (groups.empty())
+    return op->emitOpError() << "needs at least one replica group";
+  int64_t groupSize = -1;
+  llvm::SmallSet<int64_t, 16> seen;
+  int64_t maxChip = -1;
+  for (auto [index, attr] : llvm::enumerate(groups)) {
+    ArrayRef<int64_t> group = cast<DenseI64ArrayAttr>(attr).asArrayRef();
+    if (group.empty())
+      return op->emitOpError() << "replica group " << index << " is empty";
+    if (groupSize < 0)
+      groupSize = group.size();
+    else if ((int64_t)group.size() != groupSize)
+      return op->emitOpError()
+             << "replica groups must have one size, group " << index
+             << " has " << group.size() << " chips, group 0 has " << groupSize;
+    for (int64_t chip : group) {
+      if (chip < 0)
+        return op->emitOpError() << "chip id " << chip << " is negative";
+      if (!seen.insert(chip).second)
+        return op->emitOpError()
+               << "chip " << chip << " appears in more than one replica group";
+      maxChip = std::max(maxChip, chip);
+    }
+  }
+  int64_t chips = maxChip + 1;
+  if (nova::TargetAttr target = nova::lookupTarget(op)) {
+    if (maxChip >= target.getChips())
+      return op->emitOpError() << "chip " << maxChip
+                               << " is out of range for a target with "
+                               << target.getChips() << " chips";
+    chips = target.getChips();
+  }
+  for (int64_t chip = 0; chip < chips; ++chip)
+    if (!seen.contains(chip))
+      return op->emitOpError() << "chip " << chip << " is in no replica group";
+  return groupSize;
+}
+
+/// Shared rules of the collectives that move `input` to `output`.
+static FailureOr<int64_t> verifyCollective(Operation *op, TileAttr input,
+                                           TileAttr output, ArrayAttr groups) {
+  if (failed(checkTile(op, "input", input, kHbmOrSram)) ||
+      failed(checkTile(op, "output", output, kHbmOrSram, /*isOutput=*/true)) ||
+      failed(checkSameElementType(op, "input", input, "output", output)))
+    return failure();
+  return verifyReplicaGroups(op, groups);
+}
+
+/// Checks that dimension `dim` of `tile` splits evenly over `groupSize` chips.
+static LogicalResult checkSplits(Operation *op, TileAttr tile, int64_t dim,
+                                 int64_t groupSize) {
+  int64_t size = tile.getShape()[dim];
+  if (size % groupSize == 0)
+    return success();
+  return op->emitOpError() << "dim " << dim << " of size " << size
+                           << " does not split evenly over groups of "
+                           << groupSize;
+}
+
+//===----------------------------------------------------------------------===//
+// Sequencer
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkNonEmptySemaphores(Operation *op,
+                                            ArrayRef<int64_t> ids) {
+  if (!ids.empty())
+    return success();
+  return op->emitOpError() << "needs at least one semaphore";
+}
+
+LogicalResult SemWaitOp::verify() {
+  return checkNonEmptySemaphores(getOperation(), getSemaphores());
+}
+
+LogicalResult SemSignalOp::verify() {
+  return checkNonEmptySemaphores(getOperation(), getSemaphores());
+}
+
+/// A loop bound: a register or an immediate.
+static ParseResult
+parseBound(OpAsmParser &parser,
+           std::optional<OpAsmParser::UnresolvedOperand> &reg,
+           IntegerAttr &imm) {
+  OpAsmParser::UnresolvedOperand operand;
+  OptionalParseResult result = parser.parseOptionalOperand(operand);
+  if (result.has_value()) {
+    if (failed(*result))
+      return failure();
+    reg = operand;
+    return success();
+  }
+  int64_t value;
+  if (parser.parseInteger(value))
+    return failure();
+  imm = parser.getBuilder().getI64IntegerAttr(value);
+  return success();
+}
+
+static void printBound(OpAsmPrinter &printer, Value reg, IntegerAttr imm) {
+  if (reg)
+    printer << reg;
+  else
+    printer << imm.getInt();
+}
+
+/// `%iv = bound to bound step bound on scalar region attr-dict`
+ParseResult LoopOp::parse(OpAsmParser &parser, OperationState &result) {
+  OpAsmParser::Argument iv;
+  std::optional<OpAsmParser::UnresolvedOperand> regs[3];
+  IntegerAttr imms[3];
+  EngineAttr engine;
+  if (parser.parseArgument(iv) || parser.parseEqual() ||
+      parseBound(parser, regs[0], imms[0]) || parser.parseKeyword("to") ||
+      parseBound(parser, regs[1], imms[1]) || parser.parseKeyword("step") ||
+      parseBound(parser, regs[2], imms[2]) || parser.parseKeyword("on") ||
+      parseEnumKeyword(parser, engine))
+    return failure();
+  Type indexType = parser.getBuilder().getIndexType();
+  iv.type = indexType;
+  int32_t segments[3];
+  for (int i = 0; i < 3; ++i) {
+    segments[i] = regs[i] ? 1 : 0;
+    if (regs[i] &&
+        parser.resolveOperand(*regs[i], indexType, result.operands))
+      return failure();
+  }
+  Properties &props = result.getOrAddProperties<Properties>();
+  props.operandSegmentSizes = {segments[0], segments[1], segments[2]};
+  props.lower_imm = imms[0];
+  props.upper_imm = imms[1];
+  props.step_imm = imms[2];
+  props.engine = engine;
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, {iv}) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  LoopOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  return success();
+}
+
+void LoopOp::print(OpAsmPrinter &printer) {
+  printer << ' ' << getInductionVar() << " = ";
+  printBound(printer, getLower(), getLowerImmAttr());
+  printer << " to ";
+  printBound(printer, getUpper(), getUpperImmAttr());
+  printer << " step ";
+  printBound(printer, getStep(), getStepImmAttr());
+  printer << " on " << stringifyEngine(getEngine()) << ' ';
+  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                      /*printBlockTerminators=*/false);
+  printer.printOptionalAttrDict(
+      (*this)->getAttrs(),
+      {getOperandSegmentSizesAttrName(), getLowerImmAttrName(),
+       getUpperImmAttrName(), getStepImmAttrName(), getEngineAttrName()});
+}
+
+LogicalResult LoopOp::verify() {
+  struct Bound {
+    StringRef name;
+    Value reg;
+    std::optional<int64_t> imm;
+  };
+  Bound bounds[] = {{"lower bound", getLower(), getLowerImm()},
+                    {"upper bound", getUpper(), getUpperImm()},
+                    {"step", getStep(), getStepImm()}};
+  for (const Bound &bound : bounds)
+    if (bool(bound.reg) == bound.imm.has_value())
+      return emitOpError() << bound.name
+                           << " must be exactly one of a register and an "
+                              "immediate";
+  if (std::optional<int64_t> step = getStepImm(); step && *step <= 0)
+    return emitOpError() << "step must be positive, got " << *step;
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 1 || !body.getArgument(0).getType().isIndex())
+    return emitOpError()
+           << "body must take exactly one index argument, the induction "
+              "variable";
+  int64_t depth = 1;
+  for (Operation *parent = (*this)->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (isa<LoopOp>(parent))
+      ++depth;
+  if (depth > kMaxDepth)
+    return emitOpError() << "loops nest " << depth << " deep, the loop stack "
+                         << "holds at most " << kMaxDepth;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// DMA and matrix
+//===----------------------------------------------------------------------===//
+
+LogicalResult DmaCopyOp::verify() {
+  Operation *op = getOperation();
+  TileAttr source = getSourceTile(), target = getTargetTile();
+  if (failed(checkTile(op, "source", source, kHbmOrSram)) ||
+      failed(checkTile(op, "target", target, kHbmOrSram, /*isOutput=*/true)) ||
+      failed(checkSameElementType(op, "source", source, "target", target)))
+    return failure();
+  if (source.getShape() != target.getShape())
+    return emitOpError() << "source and target shapes must match, got "
+                         << shapeStr(source.getShape()) << " and "
+                         << shapeStr(target.getShape());
+  if (getPeer() && target.getMemorySpace() != MemorySpace::HBM)
+    return emitOpError() << "a dma to a peer chip must write to hbm, got "
+                         << nova::stringifyMemorySpace(target.getMemorySpace());
+  if (nova::TargetAttr targetDesc = nova::lookupTarget(op))
+    if (getQueue() >= targetDesc.getDmaEngines())
+      return emitOpError() << "queue " << getQueue()
+                           << " is out of range for a target with "
+                           << targetDesc.getDmaEngines() << " dma engines";
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  Operation *op = getOperation();
+  TileAttr lhs = getLhsTile(), rhs = getRhsTile(), acc = getAccTile();
+  for (auto [role, tile] : {std::pair<StringRef, TileAttr>{"lhs", lhs},
+                            {"rhs", rhs}, {"acc", acc}})
+    if (tile.getRank() != 2)
+      return emitOpError() << role << " must be 2-D, got rank "
+                           << tile.getRank();
+  int64_t m = lhs.getShape()[0], k = lhs.getShape()[1], n = rhs.getShape()[1];
+  if (rhs.getShape()[0] != k)
+    return emitOpError() << "lhs columns (" << k << ") must equal rhs rows ("
+                         << rhs.getShape()[0] << ")";
+  if (failed(checkShape(op, "acc", acc, {m, n})) ||
+      failed(checkSameElementType(op, "lhs", lhs, "rhs", rhs)))
+    return failure();
+  if (!acc.getElementType().isF32())
+    return emitOpError() << "acc element type must be f32, got "
+                         << acc.getElementType();
+  if (failed(checkTile(op, "lhs", lhs, kSram)) ||
+      failed(checkTile(op, "rhs", rhs, kSram)) ||
+      failed(checkTile(op, "acc", acc, kAcc, /*isOutput=*/true)))
+    return failure();
+  nova::TargetAttr target = nova::lookupTarget(op);
+  if (!target)
+    return success();
+  if (k > target.getMatrixRows())
+    return emitOpError() << "contraction size " << k
+                         << " exceeds the matrix unit's "
+                         << target.getMatrixRows() << " rows";
+  if (n > target.getMatrixCols())
+    return emitOpError() << "output width " << n
+                         << " exceeds the matrix unit's "
+                         << target.getMatrixCols() << " columns";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Vector
+//===----------------------------------------------------------------------===//
+
+LogicalResult VUnaryOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkKindArity(op, getKind(), Arity::Unary)) ||
+      failed(checkTile(op, "input", getInputTile(), kSramOrAcc)) ||
+      failed(checkTile(op, "output", getOutputTile(), kSramOrAcc,
+                       /*isOutput=*/true)))
+    return failure();
+  return checkBroadcast(op, "input", getInputTile(), getOutputTile());
+}
+
+LogicalResult VBinaryOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkKindArity(op, getKind(), Arity::Binary)) ||
+      failed(checkTile(op, "lhs", getLhsTile(), kSramOrAcc)) ||
+      failed(checkTile(op, "rhs", getRhsTile(), kSramOrAcc)) ||
+      failed(checkTile(op, "output", getOutputTile(), kSramOrAcc,
+                       /*isOutput=*/true)) ||
+      failed(checkBroadcast(op, "lhs", getLhsTile(), getOutputTile())))
+    return failure();
+  return checkBroadcast(op, "rhs", getRhsTile(), getOutputTile());
+}
+
+LogicalResult VScalarOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkKindArity(op, getKind(), Arity::Binary)) ||
+      failed(checkTile(op, "input", getInputTile(), kSramOrAcc)) ||
+      failed(checkTile(op, "output", getOutputTile(), kSramOrAcc,
+                       /*isOutput=*/true)))
+    return failure();
+  return checkBroadcast(op, "input", getInputTile(), getOutputTile());
+}
+
+LogicalResult VSelectOp::verify() {
+  Operation *op = getOperation();
+  TileAttr output = getOutputTile();
+  if (failed(checkTile(op, "output", output, kSramOrAcc, /*isOutput=*/true)))
+    return failure();
+  for (auto [role, tile] :
+       {std::pair<StringRef, TileAttr>{"condition", getConditionTile()},
+        {"true value", getTrueTile()},
+        {"false value", getFalseTile()}})
+    if (failed(checkTile(op, role, tile, kSramOrAcc)) ||
+        failed(checkBroadcast(op, role, tile, output)))
+      return failure();
+  return success();
+}
+
+LogicalResult VReduceOp::verify() {
+  Operation *op = getOperation();
+  TileAttr input = getInputTile(), output = getOutputTile();
+  if (failed(checkTile(op, "input", input, kSramOrAcc)) ||
+      failed(checkTile(op, "output", output, kSramOrAcc, /*isOutput=*/true)) ||
+      failed(checkDim(op, "axis", getAxis(), input)))
+    return failure();
+  SmallVector<int64_t> expected(input.getShape());
+  expected[getAxis()] = 1;
+  if (failed(checkShape(op, "output", output, expected)))
+    return failure();
+  return checkSameElementType(op, "input", input, "output", output);
+}
+
+LogicalResult VTransposeOp::verify() {
+  Operation *op = getOperation();
+  TileAttr input = getInputTile(), output = getOutputTile();
+  if (failed(checkTile(op, "input", input, kSramOrAcc)) ||
+      failed(checkTile(op, "output", output, kSramOrAcc, /*isOutput=*/true)))
+    return failure();
+  ArrayRef<int64_t> perm = getPerm();
+  ArrayRef<int64_t> inShape = input.getShape();
+  if ((int64_t)perm.size() != input.getRank())
+    return emitOpError() << "perm has " << perm.size()
+                         << " entries for an input of rank " << input.getRank();
+  SmallVector<bool> used(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= (int64_t)perm.size() || used[p])
+      return emitOpError() << "perm is not a permutation of 0.."
+                           << perm.size() - 1;
+    used[p] = true;
+  }
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm)
+    expected.push_back(inShape[p]);
+  if (failed(checkShape(op, "output", output, expected)))
+    return failure();
+  return checkSameElementType(op, "input", input, "output", output);
+}
+
+LogicalResult VFillOp::verify() {
+  return checkTile(getOperation(), "output", getOutputTile(), kSramOrAcc,
+                   /*isOutput=*/true);
+}
+
+LogicalResult VCopyOp::verify() {
+  Operation *op = getOperation();
+  TileAttr input = getInputTile(), output = getOutputTile();
+  if (failed(checkTile(op, "input", input, kSramOrAcc)) ||
+      failed(checkTile(op, "output", output, kSramOrAcc, /*isOutput=*/true)))
+    return failure();
+  return checkShape(op, "output", output, input.getShape());
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyCollective(op, getInputTile(), getOutputTile(),
+                              getGroups())))
+    return failure();
+  return checkShape(op, "output", getOutputTile(),
+                    getInputTile().getShape());
+}
+
+LogicalResult AllGatherOp::verify() {
+  Operation *op = getOperation();
+  TileAttr input = getInputTile();
+  FailureOr<int64_t> groupSize =
+      verifyCollective(op, input, getOutputTile(), getGroups());
+  if (failed(groupSize) || failed(checkDim(op, "dim", getDim(), input)))
+    return failure();
+  SmallVector<int64_t> expected(input.getShape());
+  expected[getDim()] *= *groupSize;
+  return checkShape(op, "output", getOutputTile(), expected);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  Operation *op = getOperation();
+  TileAttr input = getInputTile();
+  FailureOr<int64_t> groupSize =
+      verifyCollective(op, input, getOutputTile(), getGroups());
+  if (failed(groupSize) || failed(checkDim(op, "dim", getDim(), input)) ||
+      failed(checkSplits(op, input, getDim(), *groupSize)))
+    return failure();
+  SmallVector<int64_t> expected(input.getShape());
+  expected[getDim()] /= *groupSize;
+  return checkShape(op, "output", getOutputTile(), expected);
+}
+
+LogicalResult AllToAllOp::verify() {
+  Operation *op = getOperation();
+  TileAttr input = getInputTile();
+  FailureOr<int64_t> groupSize =
+      verifyCollective(op, input, getOutputTile(), getGroups());
+  if (failed(groupSize) ||
+      failed(checkDim(op, "split_dim", getSplitDim(), input)) ||
+      failed(checkDim(op, "concat_dim", getConcatDim(), input)) ||
+      failed(checkSplits(op, input, getSplitDim(), *groupSize)))
+    return failure();
+  SmallVector<int64_t> expected(input.getShape());
+  expected[getSplitDim()] /= *groupSize;
+  expected[getConcatDim()] *= *groupSize;
+  return checkShape(op, "output", getOutputTile(), expected);
+}
+
+LogicalResult SendOp::verify() {
+  return checkTile(getOperation(), "input", getInputTile(), kHbmOrSram);
+}
+
+LogicalResult RecvOp::verify() {
+  return checkTile(getOperation(), "output", getOutputTile(), kHbmOrSram,
+                   /*isOutput=*/true);
+}
+
+LogicalResult BarrierOp::verify() {
+  return verifyReplicaGroups(getOperation(), getGroups());
+}
 
 #define GET_OP_CLASSES
 #include "nova/Dialect/NovaISA/IR/NovaISAOps.cpp.inc"

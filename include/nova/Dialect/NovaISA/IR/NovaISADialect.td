@@ -14,6 +14,7 @@ def NovaISA_Dialect : Dialect {
     specified in `docs/isa.md`, carrying the engine that executes it.
   }];
   let dependentDialects = ["::mlir::nova::NovaDialect"];
+  let useDefaultAttributePrinterParser = 1;
 }
 
 class NovaISA_Op<string mnemonic, list<Trait> traits = []>
