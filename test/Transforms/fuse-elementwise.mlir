@@ -1,0 +1,113 @@
+// RUN: nova-opt %s --nova-fuse-elementwise -split-input-file | FileCheck %s
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// torch-mlir's Linear + GELU: bias add on the 2-D matmul result, GELU on the
+// 3-D expanded tensor. One epilogue generic remains after the matmul.
+// CHECK-LABEL: func.func @matmul_bias_gelu
+// CHECK: %[[MM:.*]] = linalg.matmul
+// CHECK: %[[EPI:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[MM]], %{{.*}} : tensor<4x8xf32>, tensor<8xf32>)
+// CHECK: arith.addf
+// CHECK: math.erf
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: tensor.expand_shape %[[EPI]]
+func.func @matmul_bias_gelu(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %bias: tensor<8xf32>) -> tensor<2x2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %half = arith.constant 0.5 : f32
+  %sqrt2 = arith.constant 1.41421354 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x8xf32>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %add = linalg.generic {indexing_maps = [#id2, #bias, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %bb: f32, %out: f32):
+    %s = arith.addf %in, %bb : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %x = tensor.expand_shape %add [[0, 1], [2]] output_shape [2, 2, 8] : tensor<4x8xf32> into tensor<2x2x8xf32>
+  %e3 = tensor.empty() : tensor<2x2x8xf32>
+  %g = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x2x8xf32>) outs(%e3 : tensor<2x2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.divf %in, %sqrt2 : f32
+    %1 = math.erf %0 : f32
+    %2 = arith.addf %1, %one : f32
+    %3 = arith.mulf %2, %half : f32
+    %4 = arith.mulf %in, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<2x2x8xf32>
+  return %g : tensor<2x2x8xf32>
+}
+
+// -----
+
+// An elementwise producer fuses into a reduction consumer (x*x then sum).
+// CHECK-LABEL: func.func @square_into_reduction
+// CHECK: linalg.generic {{.*}}"reduction"
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+func.func @square_into_reduction(%x: tensor<4x8xf32>, %acc: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %sq = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%sq : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %in, %out : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// The gotcha: a transpose feeding a named matmul must stay a transpose and
+// the matmul must stay linalg.matmul.
+// CHECK-LABEL: func.func @negative_transpose_into_matmul
+// CHECK: linalg.transpose
+// CHECK: linalg.matmul
+// CHECK-NOT: linalg.generic
+func.func @negative_transpose_into_matmul(%a: tensor<4x16xf32>, %w: tensor<8x16xf32>, %c: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<16x8xf32>
+  %t = linalg.transpose ins(%w : tensor<8x16xf32>) outs(%e : tensor<16x8xf32>) permutation = [1, 0]
+  %mm = linalg.matmul ins(%a, %t : tensor<4x16xf32>, tensor<16x8xf32>) outs(%c : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %mm : tensor<4x8xf32>
+}
+
+// -----
+
+// A producer with two uses is not duplicated into its consumers.
+// CHECK-LABEL: func.func @negative_producer_two_uses
+// CHECK-COUNT-3: linalg.generic
+func.func @negative_producer_two_uses(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = math.exp %in : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%p : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%p : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.addf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  return %a, %b : tensor<8xf32>, tensor<8xf32>
+}

@@ -1,0 +1,69 @@
+// RUN: nova-opt %s --nova-verify-normal-form -split-input-file -verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: func.func @normal_form
+// CHECK: linalg.matmul
+// CHECK: linalg.generic
+func.func @normal_form(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %c: tensor<4x8xf32>, %m: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mm = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x8xf32>) outs(%c : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %m : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %k: f32, %out: f32):
+    %p = arith.cmpf une, %k, %zero : f32
+    %s = arith.select %p, %zero, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @negative_f64_tensor(%x: f64) -> tensor<4xf64> {
+  // expected-error @+1 {{tensor of element type 'f64'; nova normal form is f32 only}}
+  %e = tensor.empty() : tensor<4xf64>
+  // expected-error @+1 {{tensor of element type 'f64'; nova normal form is f32 only}}
+  %f = linalg.fill ins(%x : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  return %f : tensor<4xf64>
+}
+
+// -----
+
+func.func @negative_index_in_payload(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    // expected-error @+1 {{linalg.index in a generic payload; shape-only integer computations must be folded to constants}}
+    %i = linalg.index 0 : index
+    // expected-error @+1 {{payload value of type 'i32'; payloads compute on f32 only}}
+    %c = arith.index_cast %i : index to i32
+    %f = arith.sitofp %c : i32 to f32
+    %a = arith.addf %in, %f : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @negative_conv(%x: tensor<1x3x6x6xf32>, %w: tensor<4x3x2x2xf32>, %b: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  // expected-error @+1 {{convolution left; run nova-decompose-conv}}
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x3x6x6xf32>, tensor<4x3x2x2xf32>) outs(%b : tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  return %y : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+func.func @negative_two_results(%x: tensor<4x8xf32>, %m: tensor<4xf32>, %n: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{linalg.generic has 2 results; nova normal form needs exactly one}}
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%m, %n : tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%in: f32, %a: f32, %b: f32):
+    %s = arith.addf %in, %a : f32
+    %t = arith.maximumf %in, %b : f32
+    linalg.yield %s, %t : f32, f32
+  } -> (tensor<4xf32>, tensor<4xf32>)
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}
