@@ -1,0 +1,32 @@
+// The nova-linalg-normalize pipeline on the SiLU fixture
+// (test/Fixtures/generate.py). Five runs: what the pipeline produces, the
+// normal-form exclusions over the whole output, and generic, matmul and
+// batch_matmul counts.
+// RUN: nova-opt %S/../Fixtures/silu.mlir --nova-linalg-normalize | FileCheck %s
+// RUN: nova-opt %S/../Fixtures/silu.mlir --nova-linalg-normalize | FileCheck %s --check-prefix=FORM
+// RUN: nova-opt %S/../Fixtures/silu.mlir --nova-linalg-normalize | FileCheck %s --check-prefix=COUNT
+
+// FORM-NOT: f64
+// FORM-NOT: linalg.index
+// FORM-NOT: {{xi1>|xi32>|xi64>|: i64|: i1 }}
+// FORM-NOT: linalg.conv
+// FORM-NOT: math.fpowi
+// FORM-NOT: tensor.extract %
+// FORM-NOT: linalg.yield %{{.*}}, %{{.*}}
+
+// CHECK-LABEL: func.func @forward
+// CHECK: linalg.generic
+// CHECK: arith.negf
+// CHECK: math.exp
+// CHECK: arith.divf
+
+// COUNT-LABEL: func.func @forward
+// COUNT-COUNT-1: linalg.generic
+// COUNT-NOT: linalg.generic
+
+// RUN: nova-opt %S/../Fixtures/silu.mlir --nova-linalg-normalize | FileCheck %s --check-prefix=MATMUL
+// MATMUL-LABEL: func.func @forward
+// MATMUL-NOT: linalg.matmul
+// RUN: nova-opt %S/../Fixtures/silu.mlir --nova-linalg-normalize | FileCheck %s --check-prefix=BATCHMM
+// BATCHMM-LABEL: func.func @forward
+// BATCHMM-NOT: linalg.batch_matmul
