@@ -1,0 +1,151 @@
+//===- MatmulToNova.cpp - contractions onto the matrix unit -----*- C++ -*-===//
+//
+// A matmul tile becomes: operands staged in SRAM, an accumulator tile filled
+// with zero, an scf.for over K in chunks of the matrix unit's rows issuing
+// `nova.matmul ... accumulate`, and a drain of the accumulator into the
+// destination (a copy when the destination was just zero-filled, an add
+// otherwise, since linalg.matmul accumulates into its init).
+//
+//===----------------------------------------------------------------------===//
+#include "Patterns.h"
+#include "Staging.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::nova;
+
+namespace {
+
+/// Largest divisor of `n` that is at most `limit`.
+int64_t chunkOf(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
+/// Drops the leading unit batch dimension of a tile ([1, M, K] -> [M, K]).
+Value dropBatch(OpBuilder &b, Location loc, Value tile) {
+  ArrayRef<int64_t> shape = staging::shapeOf(tile);
+  return staging::reshapeTile(b, loc, tile, shape.drop_front());
+}
+
+struct MatmulToNova : public OpInterfaceRewritePattern<linalg::LinalgOp> {
+  MatmulToNova(MLIRContext *ctx, TargetAttr target)
+      : OpInterfaceRewritePattern(ctx), target(target) {}
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    bool batched = isa<linalg::BatchMatmulOp>(op);
+    if (!isa<linalg::MatmulOp>(op) && !batched)
+      return failure();
+    if (!op.hasPureBufferSemantics())
+      return failure();
+    // Only the default (non-transposed, non-broadcast) indexing maps.
+    if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation()))
+      if (!llvm::equal(matmul.getIndexingMapsArray(),
+                       linalg::MatmulOp::getDefaultIndexingMaps(
+                           op->getContext())))
+        return failure();
+    if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation()))
+      if (!llvm::equal(bmm.getIndexingMapsArray(),
+                       linalg::BatchMatmulOp::getDefaultIndexingMaps(
+                           op->getContext())))
+        return failure();
+    Value lhsBuf = op.getDpsInputs()[0], rhsBuf = op.getDpsInputs()[1];
+    Value outBuf = op.getDpsInits()[0];
+    if (batched && (staging::shapeOf(lhsBuf)[0] != 1))
+      return rewriter.notifyMatchFailure(op, "batch must be tiled to 1");
+
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    double fillValue = 1.0;
+    Operation *fill = staging::precedingFill(op, outBuf, &fillValue);
+    bool overwrite = fill && fillValue == 0.0;
+    if (overwrite)
+      rewriter.eraseOp(fill);
+
+    Value lhs = staging::stageIn(rewriter, loc, lhsBuf);
+    Value rhs = staging::stageIn(rewriter, loc, rhsBuf);
+    staging::StagedOutput out =
+        staging::stageOut(rewriter, loc, outBuf, /*load=*/!overwrite);
+    Value outTile = out.tile;
+    if (batched) {
+      lhs = dropBatch(rewriter, loc, lhs);
+      rhs = dropBatch(rewriter, loc, rhs);
+      outTile = dropBatch(rewriter, loc, outTile);
+    }
+    ArrayRef<int64_t> lhsShape = staging::shapeOf(lhs);
+    int64_t m = lhsShape[0], k = lhsShape[1], n = staging::shapeOf(rhs)[1];
+    Type f32 = rewriter.getF32Type();
+    // Inputs of different float types are converted to the lhs's type.
+    Type inType = cast<MemRefType>(lhs.getType()).getElementType();
+    if (cast<MemRefType>(rhs.getType()).getElementType() != inType) {
+      Value conv = staging::allocTile(rewriter, loc, {k, n}, inType);
+      ElementwiseOp::create(rewriter, loc, ElementwiseKind::Copy,
+                            ValueRange{rhs}, conv, nullptr);
+      rhs = conv;
+    }
+
+    Value acc =
+        staging::allocTile(rewriter, loc, {m, n}, f32, MemorySpace::ACC);
+    int64_t chunk = chunkOf(k, target.getMatrixRows());
+    if (chunk == k) {
+      MatmulOp::create(rewriter, loc, lhs, rhs, acc, /*accumulate=*/false);
+    } else {
+      FillOp::create(rewriter, loc, rewriter.getF64FloatAttr(0.0), acc);
+      Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value ub = arith::ConstantIndexOp::create(rewriter, loc, k);
+      Value step = arith::ConstantIndexOp::create(rewriter, loc, chunk);
+      auto loop = scf::ForOp::create(rewriter, loc, lb, ub, step);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(loop.getBody());
+      Value iv = loop.getInductionVar();
+      OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+      Value lhsChunk = memref::SubViewOp::create(
+          rewriter, loc, lhs, ArrayRef<OpFoldResult>{zero, iv},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(m),
+                                 rewriter.getIndexAttr(chunk)},
+          ArrayRef<OpFoldResult>{one, one});
+      Value rhsChunk = memref::SubViewOp::create(
+          rewriter, loc, rhs, ArrayRef<OpFoldResult>{iv, zero},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(chunk),
+                                 rewriter.getIndexAttr(n)},
+          ArrayRef<OpFoldResult>{one, one});
+      MatmulOp::create(rewriter, loc, lhsChunk, rhsChunk, acc,
+                       /*accumulate=*/true);
+    }
+    rewriter.setInsertionPoint(op);
+    // Drain the accumulator into the destination.
+    Type outType = cast<MemRefType>(outTile.getType()).getElementType();
+    if (overwrite) {
+      ElementwiseOp::create(rewriter, loc, ElementwiseKind::Copy,
+                            ValueRange{acc}, outTile, nullptr);
+    } else if (outType == f32) {
+      ElementwiseOp::create(rewriter, loc, ElementwiseKind::Add,
+                            ValueRange{outTile, acc}, outTile, nullptr);
+    } else {
+      Value wide = staging::allocTile(rewriter, loc, {m, n}, f32);
+      ElementwiseOp::create(rewriter, loc, ElementwiseKind::Copy,
+                            ValueRange{outTile}, wide, nullptr);
+      ElementwiseOp::create(rewriter, loc, ElementwiseKind::Add,
+                            ValueRange{wide, acc}, wide, nullptr);
+      ElementwiseOp::create(rewriter, loc, ElementwiseKind::Copy,
+                            ValueRange{wide}, outTile, nullptr);
+    }
+    out.finish(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  TargetAttr target;
+};
+} // namespace
+
+void mlir::nova::lowering::populateMatmulToNovaPatterns(
+    RewritePatternSet &patterns, TargetAttr target) {
+  patterns.add<MatmulToNova>(patterns.getContext(), target);
+}

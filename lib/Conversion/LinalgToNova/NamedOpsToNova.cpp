@@ -1,0 +1,98 @@
+//===- NamedOpsToNova.cpp - fill, transpose and copies ----------*- C++ -*-===//
+#include "Patterns.h"
+#include "Staging.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+using namespace mlir;
+using namespace mlir::nova;
+
+namespace {
+
+struct FillToNova : public OpRewritePattern<linalg::FillOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::FillOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureBufferSemantics())
+      return failure();
+    auto cst = op.getInputs().front().getDefiningOp<arith::ConstantOp>();
+    auto value = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+    if (!value)
+      return rewriter.notifyMatchFailure(op, "fill value is not a float constant");
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    Value out = op.getOutputs().front();
+    // The accumulator can be filled in place; HBM goes through SRAM.
+    staging::StagedOutput staged{out, out};
+    if (getMemorySpace(cast<MemRefType>(out.getType())) != MemorySpace::ACC)
+      staged = staging::stageOut(rewriter, loc, out, /*load=*/false);
+    FillOp::create(rewriter, loc,
+                   rewriter.getF64FloatAttr(value.getValueAsDouble()),
+                   staged.tile);
+    staged.finish(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct TransposeToNova : public OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureBufferSemantics())
+      return failure();
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    Value in = staging::stageIn(rewriter, loc, op.getInput());
+    staging::StagedOutput out =
+        staging::stageOut(rewriter, loc, op.getInit(), /*load=*/false);
+    TransposeOp::create(rewriter, loc, in, out.tile, op.getPermutationAttr());
+    out.finish(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// memref.copy / linalg.copy: a DMA (HBM side) or a vector copy (on chip).
+template <typename CopyOpTy>
+struct CopyToNova : public OpRewritePattern<CopyOpTy> {
+  using OpRewritePattern<CopyOpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(CopyOpTy op,
+                                PatternRewriter &rewriter) const override {
+    Value from = op->getOperand(0), to = op->getOperand(1);
+    auto fromType = dyn_cast<MemRefType>(from.getType());
+    auto toType = dyn_cast<MemRefType>(to.getType());
+    if (!fromType || !toType || !fromType.hasStaticShape() ||
+        !toType.hasStaticShape())
+      return failure();
+    if (from == to) {
+      rewriter.eraseOp(op);
+      return success();
+    }
+    rewriter.setInsertionPoint(op);
+    Location loc = op.getLoc();
+    if (staging::isOnChip(from) != staging::isOnChip(to) ||
+        !staging::isOnChip(from)) {
+      if (getMemorySpace(fromType) == MemorySpace::ACC) {
+        // The accumulator drains through SRAM.
+        Value tile = staging::allocTile(rewriter, loc, fromType.getShape(),
+                                        toType.getElementType());
+        staging::copy(rewriter, loc, from, tile);
+        from = tile;
+      }
+      staging::copy(rewriter, loc, from, to);
+    } else {
+      staging::copy(rewriter, loc, from, to);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::nova::lowering::populateNamedOpsToNovaPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<FillToNova, TransposeToNova, CopyToNova<memref::CopyOp>,
+               CopyToNova<linalg::CopyOp>>(patterns.getContext());
+}

@@ -1,0 +1,18 @@
+//===- Patterns.h - linalg -> nova pattern groups ---------------*- C++ -*-===//
+#ifndef NOVA_LIB_CONVERSION_LINALGTONOVA_PATTERNS_H
+#define NOVA_LIB_CONVERSION_LINALGTONOVA_PATTERNS_H
+
+#include "mlir/IR/PatternMatch.h"
+#include "nova/Dialect/Nova/IR/NovaDialect.h"
+
+namespace mlir::nova::lowering {
+void populateMatmulToNovaPatterns(RewritePatternSet &patterns,
+                                  TargetAttr target);
+void populateGenericToNovaPatterns(RewritePatternSet &patterns);
+void populateNamedOpsToNovaPatterns(RewritePatternSet &patterns);
+
+/// Why a linalg.generic has no nova lowering ("" if it has one).
+std::string whyGenericNotLowerable(Operation *op);
+} // namespace mlir::nova::lowering
+
+#endif // NOVA_LIB_CONVERSION_LINALGTONOVA_PATTERNS_H

@@ -1,0 +1,399 @@
+//===- Tile.cpp - tile linalg ops to the target -----------------*- C++ -*-===//
+//
+// Tile sizes come from the #nova.target: the matrix unit bounds the
+// contraction tiles, the accumulator bounds their rows, and the SRAM budget
+// (every operand of a tile, double buffered) bounds everything.
+//
+//===----------------------------------------------------------------------===//
+#include "nova/Dialect/Nova/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/SetVector.h"
+
+#define DEBUG_TYPE "nova-tile"
+
+namespace mlir::nova {
+#define GEN_PASS_DEF_NOVATILE
+#include "nova/Dialect/Nova/Transforms/Passes.h.inc"
+} // namespace mlir::nova
+
+using namespace mlir;
+using namespace mlir::nova;
+
+namespace {
+
+/// Bytes of one element of `type` (sub-byte types round up).
+int64_t elementBytes(Type type) {
+  return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+/// A candidate tiling of one op: a tile size per loop (0 = whole loop).
+struct TilePlan {
+  SmallVector<int64_t> sizes;
+  int64_t bytes = 0; // double-buffered SRAM footprint
+};
+
+/// SRAM bytes that one tile of `op` (plus `extraOps` fused into the same
+/// loop, which share the op's parallel tile) needs, double buffered: every
+/// operand slice plus one domain-sized temporary per body op of a generic.
+int64_t tileFootprint(linalg::LinalgOp op, ArrayRef<int64_t> loopSizes) {
+  int64_t bytes = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<ShapedType>(operand.get().getType());
+    if (!type)
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    int64_t elems = 1;
+    for (AffineExpr expr : map.getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        elems *= loopSizes[dim.getPosition()];
+    bytes += elems * elementBytes(type.getElementType());
+  }
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
+    int64_t domain = 1;
+    for (int64_t s : loopSizes)
+      domain *= s;
+    int64_t temps = std::max<int64_t>(
+        0, (int64_t)generic.getBody()->getOperations().size() - 2);
+    bytes += temps * domain * 4;
+  }
+  return 2 * bytes;
+}
+
+/// The largest divisor of `range` that is at most `limit`, so that every
+/// tile has the same static shape (no partial tiles).
+int64_t divisorAtMost(int64_t range, int64_t limit) {
+  limit = std::max<int64_t>(1, std::min(range, limit));
+  for (int64_t d = limit; d > 1; --d)
+    if (range % d == 0)
+      return d;
+  return 1;
+}
+
+/// Effective size of each loop for a tile plan (0 means the whole loop).
+SmallVector<int64_t> effectiveSizes(ArrayRef<int64_t> ranges,
+                                    ArrayRef<int64_t> sizes) {
+  SmallVector<int64_t> result;
+  for (auto [range, size] : llvm::zip_equal(ranges, sizes))
+    result.push_back(size == 0 ? range : std::min(size, range));
+  return result;
+}
+
+struct TilePass : public nova::impl::NovaTileBase<TilePass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  FailureOr<TilePlan> planContraction(linalg::LinalgOp op,
+                                      const linalg::ContractionDimensions &dims,
+                                      ArrayRef<int64_t> ranges,
+                                      linalg::LinalgOp epilogue);
+  FailureOr<TilePlan> planGeneric(linalg::LinalgOp op,
+                                  ArrayRef<int64_t> ranges);
+  InFlightDiagnostic tooBig(linalg::LinalgOp op, int64_t bytes);
+
+  TargetAttr target;
+};
+
+InFlightDiagnostic TilePass::tooBig(linalg::LinalgOp op, int64_t bytes) {
+  return op->emitOpError()
+         << "cannot be tiled to fit sram: its smallest tile needs " << bytes
+         << " bytes (double buffered) but target '" << target.getName()
+         << "' has " << target.getSramBytes() << " bytes of sram";
+}
+
+FailureOr<TilePlan>
+TilePass::planContraction(linalg::LinalgOp op,
+                          const linalg::ContractionDimensions &dims,
+                          ArrayRef<int64_t> ranges, linalg::LinalgOp epilogue) {
+  TilePlan plan;
+  plan.sizes.assign(ranges.size(), 0);
+  for (unsigned d : dims.batch)
+    plan.sizes[d] = 1;
+  // Outer M/N dims by 1, the innermost ones by the hardware.
+  for (unsigned d : ArrayRef(dims.m).drop_back())
+    plan.sizes[d] = 1;
+  for (unsigned d : ArrayRef(dims.n).drop_back())
+    plan.sizes[d] = 1;
+  unsigned mDim = dims.m.back(), nDim = dims.n.back();
+  int64_t n = divisorAtMost(ranges[nDim], target.getMatrixCols());
+  // Rows: bounded by max-rows and by half the accumulator (double buffering).
+  int64_t m = std::min<int64_t>(ranges[mDim], maxRows);
+  m = divisorAtMost(ranges[mDim],
+                    std::min(m, target.getAccBytes() / 2 / (n * 4)));
+  plan.sizes[nDim] = n;
+  for (unsigned d : ArrayRef(dims.k).drop_back())
+    plan.sizes[d] = 1;
+  unsigned kDim = dims.k.back();
+
+  auto footprint = [&](int64_t mSize, int64_t kSize) {
+    plan.sizes[mDim] = mSize;
+    plan.sizes[kDim] = kSize;
+    SmallVector<int64_t> eff = effectiveSizes(ranges, plan.sizes);
+    int64_t bytes = tileFootprint(op, eff);
+    if (epilogue) {
+      // The epilogue shares the (M, N) tile; count one output-sized tile per
+      // epilogue operand plus one temporary.
+      int64_t outTile = eff[mDim] * eff[nDim] * 4;
+      bytes += 2 * outTile * (epilogue->getNumOperands() +
+                              (isa<linalg::GenericOp>(epilogue.getOperation())
+                                   ? 1
+                                   : 0));
+    }
+    return bytes;
+  };
+
+  // Shrink rows first (down to one matrix-unit height), then split K.
+  int64_t kFull = 0;
+  int64_t bytes = footprint(m, kFull);
+  int64_t minRows = std::min<int64_t>(m, target.getMatrixRows());
+  while (bytes > target.getSramBytes() && m > minRows) {
+    m = divisorAtMost(ranges[mDim], std::max(minRows, m / 2));
+    bytes = footprint(m, kFull);
+  }
+  if (bytes > target.getSramBytes()) {
+    if (epilogue)
+      return failure(); // retry without fusing the epilogue
+    int64_t k = ranges[kDim];
+    while (true) {
+      bytes = footprint(m, k);
+      if (bytes <= target.getSramBytes())
+        break;
+      if (k > 1 && k > std::min(ranges[kDim], target.getMatrixRows())) {
+        k = divisorAtMost(ranges[kDim], k / 2);
+        continue;
+      }
+      if (m <= 1)
+        break;
+      m = divisorAtMost(ranges[mDim], m / 2);
+    }
+    if (bytes > target.getSramBytes()) {
+      tooBig(op, bytes);
+      return failure();
+    }
+  }
+  plan.bytes = bytes;
+  return plan;
+}
+
+FailureOr<TilePlan> TilePass::planGeneric(linalg::LinalgOp op,
+                                          ArrayRef<int64_t> ranges) {
+  TilePlan plan;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<unsigned> parallel;
+  for (auto [d, it] : llvm::enumerate(iters)) {
+    if (it == utils::IteratorType::parallel)
+      parallel.push_back(d);
+  }
+  plan.sizes.assign(ranges.size(), 0); // reductions stay whole
+  for (unsigned d : parallel)
+    plan.sizes[d] = 1;
+  int64_t cols = 1, rows = 1;
+  if (!parallel.empty()) {
+    cols = divisorAtMost(ranges[parallel.back()], maxCols);
+    plan.sizes[parallel.back()] = cols;
+  }
+  if (parallel.size() >= 2) {
+    rows = divisorAtMost(ranges[parallel[parallel.size() - 2]], maxRows);
+    plan.sizes[parallel[parallel.size() - 2]] = rows;
+  }
+  auto footprint = [&] {
+    return tileFootprint(op, effectiveSizes(ranges, plan.sizes));
+  };
+  int64_t bytes = footprint();
+  while (bytes > target.getSramBytes() && (rows > 1 || cols > 1)) {
+    if (rows > 1) {
+      rows = divisorAtMost(ranges[parallel[parallel.size() - 2]], rows / 2);
+      plan.sizes[parallel[parallel.size() - 2]] = rows;
+    } else {
+      cols = divisorAtMost(ranges[parallel.back()], cols / 2);
+      plan.sizes[parallel.back()] = cols;
+    }
+    bytes = footprint();
+  }
+  if (bytes > target.getSramBytes()) {
+    tooBig(op, bytes);
+    return failure();
+  }
+  plan.bytes = bytes;
+  return plan;
+}
+
+/// The single elementwise generic that consumes `op`'s only result, if any.
+linalg::LinalgOp elementwiseConsumer(linalg::LinalgOp op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+    return {};
+  auto consumer = dyn_cast<linalg::GenericOp>(*op->getResult(0).user_begin());
+  if (!consumer || !linalg::isElementwise(consumer) ||
+      consumer->getBlock() != op->getBlock())
+    return {};
+  // The consumer's iteration space must be the contraction's (M, N) tile.
+  if (consumer.getNumLoops() != op.getNumParallelLoops())
+    return {};
+  return consumer;
+}
+
+void TilePass::runOnOperation() {
+  func::FuncOp func = getOperation();
+  target = lookupTarget(func);
+  if (!target) {
+    func.emitError() << "nova-tile needs a #nova.target on the module; run "
+                        "--nova-attach-target first";
+    return signalPassFailure();
+  }
+
+  // Roots in program order; consumers are visited last-to-first so that a
+  // contraction is fused into its epilogue before it would be tiled alone.
+  SmallVector<linalg::LinalgOp> ops;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics() && !op->getParentOfType<scf::ForOp>())
+      ops.push_back(op);
+  });
+
+  IRRewriter rewriter(func.getContext());
+  llvm::SmallPtrSet<Operation *, 16> done;
+  bool failedAny = false;
+  for (linalg::LinalgOp op : llvm::reverse(ops)) {
+    if (done.contains(op))
+      continue;
+    if (isa<linalg::FillOp>(op) && op->use_empty()) {
+      rewriter.eraseOp(op); // its uses were all fused into tile loops
+      continue;
+    }
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(ranges, ShapedType::isDynamic)) {
+      op->emitOpError() << "has dynamic shapes, which nova-tile does not "
+                           "support";
+      failedAny = true;
+      continue;
+    }
+    if (ranges.empty())
+      continue; // rank-0 ops need no tiling
+
+    // A generic whose operand comes from a contraction: tile the pair.
+    linalg::LinalgOp root = op, contraction;
+    FailureOr<linalg::ContractionDimensions> dims = failure();
+    if (isa<linalg::GenericOp>(op) && linalg::isElementwise(op)) {
+      for (Value in : op.getDpsInputs()) {
+        auto producer = in.getDefiningOp<linalg::LinalgOp>();
+        if (!producer || done.contains(producer) ||
+            elementwiseConsumer(producer) != op)
+          continue;
+        auto pdims = linalg::inferContractionDims(producer);
+        if (succeeded(pdims) && !pdims->m.empty() && !pdims->n.empty() &&
+            !pdims->k.empty()) {
+          contraction = producer;
+          dims = pdims;
+          break;
+        }
+      }
+    } else {
+      dims = linalg::inferContractionDims(op);
+      if (succeeded(dims) && !dims->m.empty() && !dims->n.empty() &&
+          !dims->k.empty())
+        contraction = op;
+    }
+
+    FailureOr<TilePlan> plan = failure();
+    SmallVector<int64_t> rootSizes;
+    if (contraction && contraction != op) {
+      // Plan on the contraction, then map its parallel sizes onto the
+      // epilogue's loops through the contraction's output map.
+      SmallVector<int64_t> cRanges = contraction.getStaticLoopRanges();
+      plan = planContraction(contraction, *dims, cRanges, op);
+      if (succeeded(plan) && plan->sizes[dims->k.back()] == 0) {
+        AffineMap outMap =
+            contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
+        AffineMap epiMap = op.getMatchingIndexingMap(
+            op->getOpOperands().begin() +
+            llvm::find(op->getOperands(), contraction->getResult(0)).getIndex());
+        rootSizes.assign(ranges.size(), 0);
+        bool ok = outMap.isProjectedPermutation() && epiMap.isPermutation();
+        for (auto [i, expr] : llvm::enumerate(outMap.getResults())) {
+          if (!ok)
+            break;
+          unsigned cDim = cast<AffineDimExpr>(expr).getPosition();
+          unsigned eDim = cast<AffineDimExpr>(epiMap.getResult(i)).getPosition();
+          rootSizes[eDim] = plan->sizes[cDim];
+        }
+        if (!ok)
+          contraction = {};
+      } else {
+        contraction = {};
+      }
+      if (!contraction) {
+        plan = planGeneric(op, ranges);
+        if (failed(plan)) {
+          failedAny = true;
+          continue;
+        }
+        rootSizes = plan->sizes;
+      }
+    } else if (contraction) {
+      plan = planContraction(op, *dims, ranges, {});
+      if (failed(plan)) {
+        failedAny = true;
+        continue;
+      }
+      rootSizes = plan->sizes;
+    } else {
+      plan = planGeneric(op, ranges);
+      if (failed(plan)) {
+        failedAny = true;
+        continue;
+      }
+      rootSizes = plan->sizes;
+    }
+    peakTileBytes = std::max<uint64_t>(peakTileBytes, plan->bytes);
+
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(func.getContext(), rootSizes);
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(sizes);
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    Operation *fusedContraction = contraction;
+    options.setFusionControlFn(
+        [&](tensor::ExtractSliceOp, OpResult producer,
+            bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          Operation *p = producer.getOwner();
+          // Fuse the contraction into its epilogue, and zero fills into the
+          // contraction; everything else is tiled on its own.
+          if (p == fusedContraction)
+            return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          if (isa<linalg::FillOp>(p))
+            return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          return std::nullopt;
+        });
+    rewriter.setInsertionPoint(root);
+    FailureOr<scf::SCFTileAndFuseResult> result =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(root.getOperation()), options);
+    if (failed(result)) {
+      root->emitOpError() << "could not be tiled";
+      failedAny = true;
+      continue;
+    }
+    ++numTiled;
+    numFused += result->fusedProducers.size();
+    for (Operation *p : result->fusedProducers)
+      done.insert(p);
+    for (OpResult res : root->getResults())
+      if (Value repl = result->replacements.lookup(res))
+        rewriter.replaceAllUsesWith(res, repl);
+    done.insert(root);
+    rewriter.eraseOp(root);
+    for (Operation *p : result->fusedProducers)
+      if (p->use_empty())
+        rewriter.eraseOp(p);
+  }
+  if (failedAny)
+    signalPassFailure();
+}
+
+} // namespace
