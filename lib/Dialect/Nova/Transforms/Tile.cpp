@@ -358,6 +358,14 @@ void TilePass::runOnOperation() {
     scf::SCFTileAndFuseOptions options;
     options.setTilingOptions(tiling);
     Operation *fusedContraction = contraction;
+    // A fill may only join the loop nest when no reduction loop is tiled:
+    // inside a K loop it would reset the partial sums of every chunk.
+    SmallVector<utils::IteratorType> rootIters = root.getIteratorTypesArray();
+    bool tilesReduction = llvm::any_of(
+        llvm::enumerate(rootSizes), [&](auto it) {
+          return it.value() != 0 && it.value() < ranges[it.index()] &&
+                 rootIters[it.index()] == utils::IteratorType::reduction;
+        });
     options.setFusionControlFn(
         [&](tensor::ExtractSliceOp, OpResult producer,
             bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
@@ -366,7 +374,7 @@ void TilePass::runOnOperation() {
           // contraction; everything else is tiled on its own.
           if (p == fusedContraction)
             return scf::SCFTileAndFuseOptions::ControlFnResult{};
-          if (isa<linalg::FillOp>(p))
+          if (isa<linalg::FillOp>(p) && !tilesReduction)
             return scf::SCFTileAndFuseOptions::ControlFnResult{};
           return std::nullopt;
         });

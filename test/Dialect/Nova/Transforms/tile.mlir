@@ -1,0 +1,100 @@
+// RUN: nova-opt %s --pass-pipeline='builtin.module(nova-attach-target{target=nova-t1},func.func(nova-tile))' -split-input-file | FileCheck %s --check-prefix=T1
+// RUN: nova-opt %s --pass-pipeline='builtin.module(nova-attach-target{target=tiny},func.func(nova-tile))' -split-input-file | FileCheck %s --check-prefix=TINY
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+
+// A matmul and its bias+GELU epilogue share one tile loop: N by the matrix
+// unit's columns, M whole (it fits the accumulator), K whole (fits SRAM).
+// T1-LABEL: func.func @matmul_bias_gelu_fused
+// T1: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// T1: %[[F:.*]] = linalg.fill {{.*}} -> tensor<256x128xf32>
+// T1: %[[M:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<256x768xf32>, tensor<768x128xf32>) outs(%[[F]] : tensor<256x128xf32>)
+// T1: linalg.generic {{.*}} ins(%[[M]], %{{.*}} : tensor<256x128xf32>, tensor<128xf32>)
+// T1: math.erf
+// T1: tensor.insert_slice
+// T1-NOT: linalg.matmul
+// On the tiny target (8x8 matrix unit, 16 KiB SRAM) K no longer fits, so
+// the matmul is tiled alone along K too (its zero fill stays outside the K
+// loop, which accumulates), and the epilogue separately.
+// TINY-LABEL: func.func @matmul_bias_gelu_fused
+// TINY: linalg.fill
+// TINY: scf.for
+// TINY: scf.for
+// TINY: scf.for
+// TINY-NOT: linalg.fill
+// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x96xf32>, tensor<96x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
+// TINY: linalg.generic
+func.func @matmul_bias_gelu_fused(%a: tensor<256x768xf32>, %b: tensor<768x512xf32>, %bias: tensor<512xf32>) -> tensor<256x512xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %e = tensor.empty() : tensor<256x512xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<256x768xf32>, tensor<768x512xf32>) outs(%f : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %g = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %bias : tensor<256x512xf32>, tensor<512xf32>) outs(%e : tensor<256x512xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %r = math.erf %s : f32
+    %t = arith.mulf %r, %half : f32
+    linalg.yield %t : f32
+  } -> tensor<256x512xf32>
+  return %g : tensor<256x512xf32>
+}
+
+// -----
+
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#red3 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+
+// A row reduction keeps its reduced dimension whole and tiles the rows.
+// T1-LABEL: func.func @row_sum_keeps_reduction_whole
+// T1: scf.for
+// T1: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x64x1024xf32>) outs(%{{.*}} : tensor<2x64x1xf32>)
+// TINY-LABEL: func.func @row_sum_keeps_reduction_whole
+// TINY: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x1x1024xf32>) outs(%{{.*}} : tensor<1x1x1xf32>)
+func.func @row_sum_keeps_reduction_whole(%x: tensor<2x64x1024xf32>) -> tensor<2x64x1xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x64x1xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<2x64x1xf32>) -> tensor<2x64x1xf32>
+  %r = linalg.generic {indexing_maps = [#id3, #red3], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<2x64x1024xf32>) outs(%f : tensor<2x64x1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2x64x1xf32>
+  return %r : tensor<2x64x1xf32>
+}
+
+// -----
+
+// Batch matmuls are tiled one batch at a time.
+// T1-LABEL: func.func @batch_matmul_per_batch
+// T1: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<1x16x16xf32>, tensor<1x16x16xf32>) outs(%{{.*}} : tensor<1x16x16xf32>)
+// TINY-LABEL: func.func @batch_matmul_per_batch
+// TINY: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<1x{{[0-9]+}}x16xf32>, tensor<1x16x8xf32>)
+func.func @batch_matmul_per_batch(%a: tensor<4x16x16xf32>, %b: tensor<4x16x16xf32>) -> tensor<4x16x16xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16x16xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  %m = linalg.batch_matmul ins(%a, %b : tensor<4x16x16xf32>, tensor<4x16x16xf32>) outs(%f : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+  return %m : tensor<4x16x16xf32>
+}
+
+// -----
+
+// Ops already inside loops (tiled earlier) are left alone.
+// T1-LABEL: func.func @negative_already_tiled
+// T1: scf.for
+// T1-NEXT: linalg.fill {{.*}} -> tensor<4x4xf32>
+// TINY-LABEL: func.func @negative_already_tiled
+func.func @negative_already_tiled(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%acc = %x) -> tensor<4x4xf32> {
+    %f = linalg.fill ins(%z : f32) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+    scf.yield %f : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
