@@ -1,0 +1,42 @@
+// RUN: nova-opt %s --pass-pipeline='builtin.module(nova-attach-target{target=nova-t1},func.func(convert-linalg-to-nova))' -split-input-file -verify-diagnostics
+// RUN: not nova-opt %s --pass-pipeline='builtin.module(func.func(convert-linalg-to-nova))' -split-input-file 2>&1 | FileCheck %s --check-prefix=NOTARGET
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+func.func @negative_integer_tile(%x: memref<8x8xi32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'linalg.generic' op cannot be lowered to nova: an operand has element type i32; the vector unit computes on floats}}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<8x8xi32, #nova.memory_space<sram>>) outs(%x : memref<8x8xi32, #nova.memory_space<sram>>) {
+  ^bb0(%a: i32, %o: i32):
+    linalg.yield %a : i32
+  }
+  return
+}
+
+// -----
+
+func.func @negative_still_on_tensors(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %e = tensor.empty() : tensor<8x8xf32>
+  // expected-error @+1 {{'linalg.copy' op cannot be lowered to nova: it still works on tensors (run nova-tile and nova-bufferize first)}}
+  %r = linalg.copy ins(%x : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}
+
+// -----
+
+#skew = affine_map<(d0, d1) -> (d0 + d1)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+
+// An access that is neither a projection nor a broadcast (a sliding window)
+// has no tile form.
+func.func @negative_non_projected_map(%a: memref<16xf32, #nova.memory_space<sram>>, %c: memref<8x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'linalg.generic' op cannot be lowered to nova: an indexing map is neither a projection nor a broadcast}}
+  linalg.generic {indexing_maps = [#skew, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<16xf32, #nova.memory_space<sram>>) outs(%c : memref<8x8xf32, #nova.memory_space<sram>>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  }
+  return
+}
+
+// NOTARGET: error: convert-linalg-to-nova needs a #nova.target on the module; run --nova-attach-target first
