@@ -1,0 +1,755 @@
+"""The multi-chip machine: sequencers, engine queues, semaphores, discrete events.
+
+Per chip the sequencer fetches in program order (1 cycle per instruction), executes
+scalar instructions itself and dispatches the rest into per-engine queues (depth 32,
+a slot is held until the instruction completes). A queue starts its head once it was
+dispatched and every semaphore of its wait mask is > 0; the instruction's functional
+effect happens at that moment (its inputs are ready, by the program's own
+synchronisation), and its completion (signals, next start) is an event at
+``start + cost``. Every chip runs in one global event queue so DMA to a peer, send/recv
+and collectives interleave in time order.
+
+The sequencer runs ahead of global time through scalar code and dispatches (its own
+clock ``t``) and only synchronises with global time at semaphore instructions, a full
+queue and halt, which keeps per-instruction overhead to a few Python operations.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import struct
+from collections import deque
+from typing import Any, Callable
+
+import numpy as np
+
+from . import collectives as coll
+from . import opcodes as oc
+from .collectives import CollectivePlanner
+from .errors import (CollectiveMismatchError, DeadlockError, MemoryFaultError, ProgramError,
+                     ScalarFaultError, SimulationError)
+from .interconnect import Interconnect
+from .memory import ChipMemory, TileAccess
+from .numerics import BINARY, UNARY, reduce_axis
+from .program import ChipCode, Instr, Program
+from .timing import BandwidthPool, CostModel
+from .trace import TraceRecorder
+
+M64 = (1 << 64) - 1
+S63 = 1 << 63
+U32_MAX = (1 << 32) - 1
+Q_MATRIX, Q_VECTOR, Q_COLLECTIVE, Q_DMA0 = 0, 1, 2, 3
+
+
+def _wrap(x: int) -> int:
+    x &= M64
+    return x - (1 << 64) if x & S63 else x
+
+
+def _bits(mask: int) -> tuple[int, ...]:
+    return tuple(i for i in range(64) if mask >> i & 1)
+
+
+def _f64(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", bits if bits < S63 else bits - (1 << 64)))[0]
+
+
+class Dec:
+    """An instruction prepared for execution (static parts resolved once)."""
+
+    __slots__ = ("ins", "pc", "op", "qkey", "waits", "signals", "ta", "tb", "tc", "td", "name",
+                 "fscalar", "perm")
+
+    def __init__(self, ins: Instr, pc: int, tiles: list[TileAccess], dma_engines: int) -> None:
+        self.ins, self.pc, self.op = ins, pc, ins.opcode
+        self.name = oc.NAMES[ins.opcode]
+        op = ins.opcode
+        t = lambda i: None if i == oc.NO_TILE else tiles[i]  # noqa: E731
+        self.ta, self.tb, self.tc, self.td = t(ins.a), t(ins.b), t(ins.c), t(ins.d)
+        self.waits, self.signals = _bits(ins.wait), _bits(ins.signal)
+        self.fscalar = 0.0
+        self.perm: tuple[int, ...] = ()
+        if op == oc.DMA_COPY or (op == oc.NOP and ins.engine == oc.DMA):
+            if ins.queue >= dma_engines:
+                raise ProgramError(f"instruction {pc} ({self.name}) uses dma queue {ins.queue} but the "
+                                   f"target has {dma_engines} dma engine(s)")
+            self.qkey = Q_DMA0 + ins.queue
+        elif op == oc.MATMUL or (op == oc.NOP and ins.engine == oc.MATRIX):
+            self.qkey = Q_MATRIX
+        elif op in oc.VECTOR_OPS or (op == oc.NOP and ins.engine == oc.VECTOR):
+            self.qkey = Q_VECTOR
+        elif op in oc.COLLECTIVE_OPS or (op == oc.NOP and ins.engine == oc.COLLECTIVE):
+            self.qkey = Q_COLLECTIVE
+        else:
+            self.qkey = -1
+        need = {oc.DMA_COPY: "ad", oc.MATMUL: "abd", oc.VUNARY: "ad", oc.VBINARY: "abd",
+                oc.VSCALAR: "ad", oc.VSELECT: "abcd", oc.VREDUCE: "ad", oc.VTRANSPOSE: "ad",
+                oc.VFILL: "d", oc.VCOPY: "ad", oc.ALL_REDUCE: "ad", oc.ALL_GATHER: "ad",
+                oc.REDUCE_SCATTER: "ad", oc.ALL_TO_ALL: "ad", oc.SEND: "a", oc.RECV: "d"}.get(op, "")
+        for s in need:
+            if getattr(self, "t" + s) is None:
+                raise ProgramError(f"instruction {pc} ({self.name}) has no tile in slot {s}")
+        if op in (oc.VSCALAR, oc.VFILL):
+            self.fscalar = float(np.float32(_f64(ins.imm0)))
+        if op == oc.VUNARY and ins.kind not in UNARY or op in (oc.VBINARY, oc.VSCALAR) and ins.kind not in BINARY:
+            raise ProgramError(f"instruction {pc} ({self.name}) has unknown elementwise kind {ins.kind}")
+        if op == oc.VTRANSPOSE:
+            self.perm = tuple((ins.imm0 >> (8 * k)) & 0xFF for k in range(len(self.ta.shape)))
+            if sorted(self.perm) != list(range(len(self.perm))):
+                raise ProgramError(f"instruction {pc} (vtranspose) has invalid permutation {self.perm}")
+
+
+class Op:
+    """One dispatched instruction (register operands read at dispatch)."""
+
+    __slots__ = ("d", "ra", "rb", "rc", "rdst", "t", "start", "wait_reason")
+
+    def __init__(self, d: Dec, ra: int, rb: int, rc: int, rdst: int, t: float) -> None:
+        self.d, self.ra, self.rb, self.rc, self.rdst, self.t = d, ra, rb, rc, rdst, t
+        self.start = 0.0
+        self.wait_reason = ""
+
+
+class Queue:
+    __slots__ = ("chip", "key", "name", "pending", "running", "wake", "busy", "count")
+
+    def __init__(self, chip: "Chip", key: int, name: str) -> None:
+        self.chip, self.key, self.name = chip, key, name
+        self.pending: deque[Op] = deque()
+        self.running: Op | None = None
+        self.wake = False
+        self.busy = 0.0
+        self.count = 0
+
+
+class Chip:
+    def __init__(self, cid: int, code: ChipCode, mem: ChipMemory | None, dma_engines: int) -> None:
+        self.id = cid
+        tiles = [TileAccess(t) for t in code.tiles]
+        self.code = [Dec(ins, pc, tiles, dma_engines) for pc, ins in enumerate(code.code)]
+        self.groups = code.groups
+        self.regs = [0] * oc.NUM_REGISTERS
+        self.sems = [0] * oc.NUM_SEMAPHORES
+        self.pc = 0
+        self.t = 0.0
+        self.halted = False
+        self.t_end = 0.0
+        self.block: Any = None  # None | "sem" | "time" | Queue (full)
+        self.loops: list[tuple[int, int, int, int]] = []
+        self.mem = mem
+        names = ["matrix", "vector", "collective"] + [f"dma{q}" for q in range(dma_engines)]
+        self.queues = [Queue(self, k, n) for k, n in enumerate(names)]
+        self.sem_blocked: dict[Queue, None] = {}
+        self.coll_seq: dict[tuple[int, ...], int] = {}
+        self.scalar_count = 0
+        self.flops = 0.0
+        self.compute_bound_ns = 0.0
+        self.mem_bytes = {k: 0.0 for k in ("hbm_read", "hbm_write", "sram_read", "sram_write",
+                                           "acc_read", "acc_write")}
+
+    @property
+    def finished(self) -> bool:
+        return self.halted and all(not q.pending for q in self.queues)
+
+
+_RW = (("hbm_read", "hbm_write"), ("sram_read", "sram_write"), ("acc_read", "acc_write"))
+
+
+class Machine:
+    """All chips of one program, simulated together."""
+
+    def __init__(self, program: Program, memories: list[ChipMemory] | None,
+                 trace: TraceRecorder | None = None) -> None:
+        self.program = program
+        tg = self.target = program.target
+        self.functional = memories is not None
+        self.chips = [Chip(i, c, memories[i] if memories else None, tg.dma_engines)
+                      for i, c in enumerate(program.chips)]
+        self.cost = CostModel(tg)
+        self.cycle = tg.cycle_ns
+        self.net = Interconnect.from_target(tg)
+        self.planner = CollectivePlanner(self.net)
+        self.heap: list[tuple[float, int, Callable[[Any], None], Any]] = []
+        self._seq = itertools.count()
+        self.now = 0.0
+        bw_cache: dict[str, float] = {}
+
+        def bandwidth(r: str) -> float:
+            v = bw_cache.get(r)
+            if v is None:
+                v = bw_cache[r] = (tg.hbm_gbps if r.endswith(".hbm") else
+                                   tg.sram_gbps if r.endswith(".sram") else tg.link_gbps)
+            return v
+
+        self.pool = BandwidthPool(bandwidth, self.schedule)
+        self.trace = trace
+        self.rendezvous: dict[tuple[tuple[int, ...], int], dict[int, tuple[Queue, Op]]] = {}
+        self.mailbox: dict[tuple[int, int, int], deque[tuple[float, np.ndarray | None, Op]]] = {}
+        self.recv_wait: dict[tuple[int, int, int], tuple[Queue, Op]] = {}
+        self.coll_link_bytes: dict[str, float] = {}
+        self.coll_link_busy: dict[str, float] = {}
+        self.collectives: list[tuple[str, str, float]] = []
+        self.events = 0
+        self.dispatched = 0
+        self._exec = {
+            oc.NOP: self._x_nop, oc.DMA_COPY: self._x_dma, oc.MATMUL: self._x_matmul,
+            oc.VUNARY: self._x_vunary, oc.VBINARY: self._x_vbinary, oc.VSCALAR: self._x_vscalar,
+            oc.VSELECT: self._x_vselect, oc.VREDUCE: self._x_vreduce,
+            oc.VTRANSPOSE: self._x_vtranspose, oc.VFILL: self._x_vfill, oc.VCOPY: self._x_vcopy,
+            oc.ALL_REDUCE: self._x_collective, oc.ALL_GATHER: self._x_collective,
+            oc.REDUCE_SCATTER: self._x_collective, oc.ALL_TO_ALL: self._x_collective,
+            oc.BARRIER: self._x_collective, oc.SEND: self._x_send, oc.RECV: self._x_recv,
+        }
+
+    # Event queue -----------------------------------------------------------------------
+    def schedule(self, t: float, fn: Callable[[Any], None], arg: Any) -> None:
+        heapq.heappush(self.heap, (t, next(self._seq), fn, arg))
+
+    def run(self) -> float:
+        for ch in self.chips:
+            self.schedule(0.0, self._resume, ch)
+        heap, pop, pool = self.heap, heapq.heappop, self.pool
+        n = 0
+        while heap:
+            t, _, fn, arg = pop(heap)
+            self.now = pool.now = t
+            fn(arg)
+            n += 1
+        self.events = n
+        self._check_end()
+        return max(ch.t_end for ch in self.chips)
+
+    # Sequencer ---------------------------------------------------------------------------
+    def _resume(self, ch: Chip) -> None:
+        ch.block = None
+        self._run_seq(ch)
+
+    def _run_seq(self, ch: Chip) -> None:
+        now = self.now
+        t = ch.t if ch.t > now else now
+        pc, code, regs, cyc, queues = ch.pc, ch.code, ch.regs, self.cycle, ch.queues
+        n = 0
+        try:
+            while True:
+                d = code[pc]
+                op = d.op
+                if d.qkey >= 0:
+                    q = queues[d.qkey]
+                    if len(q.pending) >= oc.QUEUE_DEPTH:
+                        ch.block = q
+                        break
+                    ins = d.ins
+                    o = Op(d, regs[ins.ra], regs[ins.rb], regs[ins.rc], regs[ins.rdst], t)
+                    q.pending.append(o)
+                    if q.running is None and len(q.pending) == 1 and not q.wake:
+                        q.wake = True
+                        self.schedule(t, self._wake, q)
+                    t += cyc
+                    pc += 1
+                    n += 1
+                    continue
+                ins = d.ins
+                n += 1
+                if op == oc.SALU:
+                    a, b, k = regs[ins.ra], regs[ins.rb], ins.kind
+                    if k == 0:
+                        r = _wrap(a + b)
+                    elif k == 1:
+                        r = _wrap(a - b)
+                    elif k == 2:
+                        r = _wrap(a * b)
+                    elif k in (3, 4):
+                        if b == 0:
+                            raise ScalarFaultError(self._where(ch, d, "division by zero in salu "
+                                                               + ("div" if k == 3 else "rem")))
+                        qt = abs(a) // abs(b)
+                        if (a < 0) != (b < 0):
+                            qt = -qt
+                        r = _wrap(qt) if k == 3 else _wrap(a - qt * b)
+                    elif k == 5:
+                        r = min(a, b)
+                    elif k == 6:
+                        r = max(a, b)
+                    elif k == 7:
+                        r = int(a == b)
+                    elif k == 8:
+                        r = int(a != b)
+                    elif k == 9:
+                        r = int(a < b)
+                    elif k == 10:
+                        r = int(a <= b)
+                    else:
+                        raise ProgramError(self._where(ch, d, f"unknown salu kind {k}"))
+                    regs[ins.rd] = r
+                    pc += 1
+                elif op == oc.LI:
+                    regs[ins.rd] = ins.imm0
+                    pc += 1
+                elif op == oc.LOOP:
+                    fl = ins.flags
+                    lb = regs[ins.ra] if fl & oc.F_LB_REG else ins.imm0
+                    ub = regs[ins.rb] if fl & oc.F_UB_REG else ins.imm1
+                    st = regs[ins.rc] if fl & oc.F_STEP_REG else ins.imm2
+                    if st <= 0:
+                        raise ScalarFaultError(self._where(ch, d, f"loop step {st} is not positive"))
+                    if lb >= ub:
+                        pc = ins.target + 1
+                    else:
+                        if len(ch.loops) >= oc.MAX_LOOP_DEPTH:
+                            raise ScalarFaultError(self._where(ch, d, "loop stack overflow (more than 8 nested loops)"))
+                        regs[ins.rd] = lb
+                        ch.loops.append((pc, ins.rd, ub, st))
+                        pc += 1
+                elif op == oc.ENDLOOP:
+                    if not ch.loops or ch.loops[-1][0] != ins.target:
+                        raise ProgramError(self._where(ch, d, "endloop does not match the innermost loop"))
+                    lpc, rd, ub, st = ch.loops[-1]
+                    v = _wrap(regs[rd] + st)
+                    regs[rd] = v
+                    if v < ub:
+                        pc = lpc + 1
+                    else:
+                        ch.loops.pop()
+                        pc += 1
+                elif op == oc.IF:
+                    pc = pc + 1 if regs[ins.ra] != 0 else ins.target + 1
+                elif op == oc.ELSE:
+                    pc = ins.target + 1
+                elif op == oc.ENDIF or op == oc.NOP:
+                    pc += 1
+                elif op == oc.CHIP_ID:
+                    regs[ins.rd] = ch.id
+                    pc += 1
+                elif op == oc.SEM_WAIT or op == oc.SEM_SIGNAL:
+                    if t > now:
+                        ch.block = "time"
+                        self.schedule(t, self._resume, ch)
+                        n -= 1
+                        break
+                    sems = ch.sems
+                    if op == oc.SEM_WAIT:
+                        if any(sems[s] <= 0 for s in d.waits):
+                            ch.block = "sem"
+                            n -= 1
+                            break
+                        for s in d.waits:
+                            sems[s] -= 1
+                        pc += 1
+                    else:
+                        for s in d.signals:
+                            if sems[s] >= U32_MAX:
+                                raise ScalarFaultError(self._where(ch, d, f"semaphore s{s} overflows"))
+                            sems[s] += 1
+                        pc += 1
+                        t += cyc
+                        ch.pc, ch.t = pc, t
+                        self._sems_changed(ch)
+                        continue
+                elif op == oc.HALT:
+                    ch.halted = True
+                    ch.t_end = max(ch.t_end, t + cyc)
+                    t += cyc
+                    break
+                else:
+                    raise ProgramError(self._where(ch, d, f"{d.name} cannot run on the sequencer"))
+                t += cyc
+        except IndexError:
+            if pc >= len(code):
+                raise ProgramError(f"chip {ch.id}: execution fell off the end of the code "
+                                   f"(instruction {pc}; code must end with halt)") from None
+            raise
+        ch.pc, ch.t = pc, t
+        ch.scalar_count += n
+
+    # Queues ------------------------------------------------------------------------------
+    def _wake(self, q: Queue) -> None:
+        q.wake = False
+        self._try_start(q)
+
+    def _try_start(self, q: Queue) -> None:
+        if q.running is not None or not q.pending:
+            return
+        o = q.pending[0]
+        now = self.now
+        if o.t > now:
+            if not q.wake:
+                q.wake = True
+                self.schedule(o.t, self._wake, q)
+            return
+        ch = q.chip
+        sems = ch.sems
+        waits = o.d.waits
+        if waits:
+            for s in waits:
+                if sems[s] <= 0:
+                    ch.sem_blocked[q] = None
+                    return
+            for s in waits:
+                sems[s] -= 1
+        q.running = o
+        o.start = now
+        dur = self._exec[o.d.op](q, o)
+        if dur is not None:
+            self.schedule(now + dur, self._complete, q)
+
+    def _complete(self, q: Queue) -> None:
+        o = q.pending.popleft()
+        q.running = None
+        ch = q.chip
+        now = self.now
+        q.busy += now - o.start
+        q.count += 1
+        if now > ch.t_end:
+            ch.t_end = now
+        if self.trace is not None:
+            self.trace.op(ch.id, q.name, o.d.name, o.d.pc, o.start, now - o.start)
+        if o.d.signals:
+            sems = ch.sems
+            for s in o.d.signals:
+                if sems[s] >= U32_MAX:
+                    raise ScalarFaultError(self._where(ch, o.d, f"semaphore s{s} overflows"))
+                sems[s] += 1
+            self._sems_changed(ch)
+        if ch.block is q:
+            ch.block = "time"
+            self.schedule(now, self._resume, ch)
+        self._try_start(q)
+
+    def _sems_changed(self, ch: Chip) -> None:
+        if ch.sem_blocked:
+            blocked = list(ch.sem_blocked)
+            ch.sem_blocked.clear()
+            for q in blocked:
+                self._try_start(q)
+        if ch.block == "sem":
+            ch.block = "time"
+            self.schedule(self.now, self._resume, ch)
+
+    # Helpers -------------------------------------------------------------------------------
+    @staticmethod
+    def _where(ch: Chip, d: Dec, msg: str) -> str:
+        return f"chip {ch.id}: instruction {d.pc} ({d.name}): {msg}"
+
+    def _read(self, ch: Chip, t: TileAccess, addr: int, d: Dec) -> np.ndarray:
+        ch.mem_bytes[_RW[t.space][0]] += t.nbytes
+        return ch.mem.read(t, addr, f"instruction {d.pc} ({d.name})")
+
+    def _write(self, ch: Chip, t: TileAccess, addr: int, v: np.ndarray, d: Dec) -> None:
+        ch.mem_bytes[_RW[t.space][1]] += t.nbytes
+        ch.mem.write(t, addr, v, f"instruction {d.pc} ({d.name})")
+
+    def _check(self, ch: Chip, t: TileAccess, addr: int, d: Dec, write: bool) -> None:
+        """Timing-only mode: bounds checks and byte counts without touching data."""
+        ch.mem_bytes[_RW[t.space][1 if write else 0]] += t.nbytes
+        cap = self.target.capacity(t.space)
+        if addr < 0 or addr + t.extent > cap:
+            raise MemoryFaultError(f"chip {ch.id}: instruction {d.pc} ({d.name}): access to "
+                                   f"{oc.SPACE_NAMES[t.space]} bytes [{addr}, {addr + t.extent}) is "
+                                   f"outside its capacity of {cap} bytes")
+
+    # Instruction semantics (return the cost in ns, or None when completion is an event) -----
+    def _x_nop(self, q: Queue, o: Op) -> float:
+        return self.cycle
+
+    def _x_matmul(self, q: Queue, o: Op) -> float:
+        d, ch = o.d, q.chip
+        ta, tb, td = d.ta, d.tb, d.td
+        m, k = ta.shape
+        n = tb.shape[1]
+        if self.functional:
+            c = self._read(ch, ta, o.ra, d) @ self._read(ch, tb, o.rb, d)
+            if d.ins.flags & oc.F_ACCUMULATE:
+                c += self._read(ch, td, o.rdst, d)
+            self._write(ch, td, o.rdst, c, d)
+        else:
+            self._check(ch, ta, o.ra, d, False)
+            self._check(ch, tb, o.rb, d, False)
+            self._check(ch, td, o.rdst, d, True)
+        ch.flops += 2.0 * m * n * k
+        ch.compute_bound_ns += 2.0 * m * n * k / self.target.peak_flops * 1e9 * (4 if ta.dtype == oc.F32 else 1)
+        return self.cost.matmul(m, k, n, ta.dtype)
+
+    def _vector(self, q: Queue, o: Op, ins: tuple[TileAccess, ...], fn: Callable[..., np.ndarray] | None,
+                elements: int) -> float:
+        d, ch = o.d, q.chip
+        addrs = (o.ra, o.rb, o.rc)
+        if self.functional:
+            xs = [self._read(ch, t, a, d) for t, a in zip(ins, addrs)]
+            with np.errstate(all="ignore"):
+                y = fn(*xs)  # type: ignore[misc]
+            self._write(ch, d.td, o.rdst, y, d)
+        else:
+            for t, a in zip(ins, addrs):
+                self._check(ch, t, a, d, False)
+            self._check(ch, d.td, o.rdst, d, True)
+        ch.flops += elements
+        ch.compute_bound_ns += elements / self.target.vector_lanes * self.cycle
+        return self.cost.vector(d.op, d.ins.kind, elements)
+
+    def _x_vunary(self, q: Queue, o: Op) -> float:
+        d = o.d
+        return self._vector(q, o, (d.ta,), UNARY[d.ins.kind], d.td.size)
+
+    def _x_vbinary(self, q: Queue, o: Op) -> float:
+        d = o.d
+        return self._vector(q, o, (d.ta, d.tb), BINARY[d.ins.kind], d.td.size)
+
+    def _x_vscalar(self, q: Queue, o: Op) -> float:
+        d = o.d
+        fn, s = BINARY[d.ins.kind], np.float32(d.fscalar)
+        return self._vector(q, o, (d.ta,), lambda x: fn(x, s), d.td.size)
+
+    def _x_vselect(self, q: Queue, o: Op) -> float:
+        d = o.d
+        return self._vector(q, o, (d.ta, d.tb, d.tc), lambda c, x, z: np.where(c != 0, x, z), d.td.size)
+
+    def _x_vreduce(self, q: Queue, o: Op) -> float:
+        d = o.d
+        kind, axis = d.ins.kind, d.ins.imm0
+        return self._vector(q, o, (d.ta,), lambda x: reduce_axis(x, kind, axis), d.ta.size)
+
+    def _x_vtranspose(self, q: Queue, o: Op) -> float:
+        d = o.d
+        perm = d.perm
+        return self._vector(q, o, (d.ta,), lambda x: x.transpose(perm), d.td.size)
+
+    def _x_vfill(self, q: Queue, o: Op) -> float:
+        d = o.d
+        v = np.float32(d.fscalar)
+        return self._vector(q, o, (), lambda: v, d.td.size)
+
+    def _x_vcopy(self, q: Queue, o: Op) -> float:
+        d = o.d
+        return self._vector(q, o, (d.ta,), lambda x: x, d.td.size)
+
+    def _peer(self, ch: Chip, d: Dec, peer: int) -> int:
+        if not 0 <= peer < len(self.chips):
+            raise ScalarFaultError(self._where(ch, d, f"peer chip {peer} is outside 0..{len(self.chips) - 1}"))
+        return peer
+
+    def _x_dma(self, q: Queue, o: Op) -> None:
+        d, ch = o.d, q.chip
+        ta, td = d.ta, d.td
+        peer = self._peer(ch, d, o.rc) if d.ins.flags & oc.F_PEER else ch.id
+        dst = self.chips[peer]
+        what = f"instruction {d.pc} (dma_copy)"
+        if self.functional:
+            ch.mem_bytes[_RW[ta.space][0]] += ta.nbytes
+            dst.mem_bytes[_RW[td.space][1]] += td.nbytes
+            raw = ch.mem.view(ta, o.ra, what)
+            dst.mem.write_raw(td, o.rdst, raw, what)
+        else:
+            self._check(ch, ta, o.ra, d, False)
+            self._check(dst, td, o.rdst, d, True)
+        setup = self.cost.dma_setup
+        if peer != ch.id:
+            route = self.net.route(ch.id, peer)
+            res, setup = route.links, setup + route.latency_ns
+        elif ta.space == oc.SRAM and td.space == oc.SRAM:
+            res = (f"c{ch.id}.sram",)
+        else:
+            res = (f"c{ch.id}.hbm",)
+        self.schedule(self.now + setup, self._dma_flow, (q, ta.nbytes, res))
+        return None
+
+    def _dma_flow(self, arg: tuple[Queue, int, tuple[str, ...]]) -> None:
+        q, nbytes, res = arg
+        self.pool.start(self.now, nbytes, res, lambda: self._complete(q))
+
+    # Point-to-point ---------------------------------------------------------------------------
+    def _x_send(self, q: Queue, o: Op) -> None:
+        d, ch = o.d, q.chip
+        peer = self._peer(ch, d, o.rc)
+        data = None
+        if self.functional:
+            ch.mem_bytes[_RW[d.ta.space][0]] += d.ta.nbytes
+            data = ch.mem.read_raw(d.ta, o.ra, f"instruction {d.pc} (send)")
+        else:
+            self._check(ch, d.ta, o.ra, d, False)
+        key = (ch.id, peer, d.ins.imm1)
+        route = self.net.route(ch.id, peer)
+
+        def delivered() -> None:
+            self.mailbox.setdefault(key, deque()).append((self.now, data, o))
+            self._complete(q)
+            w = self.recv_wait.pop(key, None)
+            if w is not None:
+                self._recv_now(*w, key)
+
+        self.schedule(self.now + route.latency_ns, lambda _: self.pool.start(self.now, d.ta.nbytes, route.links, delivered), None)
+        return None
+
+    def _x_recv(self, q: Queue, o: Op) -> None:
+        d, ch = o.d, q.chip
+        peer = self._peer(ch, d, o.rc)
+        key = (peer, ch.id, d.ins.imm1)
+        if self.mailbox.get(key):
+            self._recv_now(q, o, key)
+        else:
+            self.recv_wait[key] = (q, o)
+        return None
+
+    def _recv_now(self, q: Queue, o: Op, key: tuple[int, int, int]) -> None:
+        _, data, so = self.mailbox[key].popleft()
+        d, ch = o.d, q.chip
+        sd = so.d
+        if sd.ta.shape != d.td.shape or sd.ta.dtype != d.td.dtype:
+            raise CollectiveMismatchError(
+                f"recv on chip {ch.id} instruction {d.pc} expects {oc.DTYPE_NAMES[d.td.dtype]}{list(d.td.shape)} "
+                f"from chip {key[0]} channel {key[2]}, but the matching send (instruction {sd.pc}) sends "
+                f"{oc.DTYPE_NAMES[sd.ta.dtype]}{list(sd.ta.shape)}")
+        if self.functional:
+            ch.mem_bytes[_RW[d.td.space][1]] += d.td.nbytes
+            ch.mem.write_raw(d.td, o.rdst, data, f"instruction {d.pc} (recv)")
+        else:
+            self._check(ch, d.td, o.rdst, d, True)
+        self.schedule(self.now + self.cycle, self._complete, q)
+
+    # Collectives ------------------------------------------------------------------------------
+    def _members(self, ch: Chip, d: Dec) -> tuple[int, ...]:
+        for g in ch.groups[d.ins.group]:
+            if ch.id in g:
+                return g
+        raise ProgramError(self._where(ch, d, f"chip {ch.id} is in no group of replica-group entry "
+                                              f"{d.ins.group} {[list(g) for g in ch.groups[d.ins.group]]}"))
+
+    @staticmethod
+    def _signature(d: Dec) -> tuple[Any, ...]:
+        ins = d.ins
+        ta, td = d.ta, d.td
+        return (ins.opcode, ins.kind if ins.opcode in (oc.ALL_REDUCE, oc.REDUCE_SCATTER) else 0,
+                None if ta is None else (ta.dtype, ta.shape), None if td is None else (td.dtype, td.shape),
+                ins.imm0 if ins.opcode != oc.ALL_REDUCE else 0, ins.imm1 if ins.opcode == oc.ALL_TO_ALL else 0)
+
+    @staticmethod
+    def describe(d: Dec) -> str:
+        ins = d.ins
+        s = f"instruction {d.pc} ({d.name}"
+        if ins.opcode in (oc.ALL_REDUCE, oc.REDUCE_SCATTER):
+            s += " " + oc.REDUCE_NAMES[ins.kind] if ins.kind < 4 else f" kind {ins.kind}"
+        if d.ta is not None:
+            s += f" {oc.DTYPE_NAMES[d.ta.dtype]}{list(d.ta.shape)}"
+        if d.td is not None and ins.opcode != oc.ALL_REDUCE:
+            s += f" -> {oc.DTYPE_NAMES[d.td.dtype]}{list(d.td.shape)}"
+        if ins.opcode in (oc.ALL_GATHER, oc.REDUCE_SCATTER):
+            s += f" dim {ins.imm0}"
+        if ins.opcode == oc.ALL_TO_ALL:
+            s += f" split_dim {ins.imm0} concat_dim {ins.imm1}"
+        return s + ")"
+
+    def _x_collective(self, q: Queue, o: Op) -> None:
+        d, ch = o.d, q.chip
+        members = self._members(ch, d)
+        n = ch.coll_seq.get(members, 0)
+        ch.coll_seq[members] = n + 1
+        key = (members, n)
+        rv = self.rendezvous.setdefault(key, {})
+        sig = self._signature(d)
+        for c, (_, other) in rv.items():
+            if self._signature(other.d) != sig:
+                raise CollectiveMismatchError(
+                    f"collective #{n} of group {list(members)} does not match across chips: chip {c} "
+                    f"issued {self.describe(other.d)}, chip {ch.id} issued {self.describe(d)}")
+            break
+        rv[ch.id] = (q, o)
+        if len(rv) < len(members):
+            return None
+        del self.rendezvous[key]
+        self._run_collective(members, [rv[c] for c in members])
+        return None
+
+    def _run_collective(self, members: tuple[int, ...], parts: list[tuple[Queue, Op]]) -> None:
+        d0 = parts[0][1].d
+        op, kind, imm0, imm1 = d0.op, d0.ins.kind, d0.ins.imm0, d0.ins.imm1
+        chips = [self.chips[c] for c in members]
+        if op != oc.BARRIER:
+            if self.functional:
+                xs = [self._read(ch, o.d.ta, o.ra, o.d) for ch, (_, o) in zip(chips, parts)]
+                if op == oc.ALL_REDUCE:
+                    ys = coll.all_reduce(xs, kind)
+                elif op == oc.ALL_GATHER:
+                    ys = coll.all_gather(xs, imm0)
+                elif op == oc.REDUCE_SCATTER:
+                    ys = coll.reduce_scatter(xs, kind, imm0)
+                else:
+                    ys = coll.all_to_all(xs, imm0, imm1)
+                for ch, (_, o), y in zip(chips, parts, ys):
+                    self._write(ch, o.d.td, o.rdst, y, o.d)
+            else:
+                for ch, (_, o) in zip(chips, parts):
+                    self._check(ch, o.d.ta, o.ra, o.d, False)
+                    self._check(ch, o.d.td, o.rdst, o.d, True)
+        nbytes = d0.ta.nbytes if d0.ta is not None else 0
+        plan = self.planner.plan(op, members, float(nbytes))
+        dur = max(plan.duration_ns, self.cycle)
+        now = self.now
+        self.collectives.append((d0.name, plan.algorithm, dur))
+        t = now
+        for st in plan.steps:
+            for link, b in st.link_bytes:
+                self.coll_link_bytes[link] = self.coll_link_bytes.get(link, 0.0) + b
+                self.coll_link_busy[link] = self.coll_link_busy.get(link, 0.0) + st.duration_ns
+                if self.trace is not None:
+                    self.trace.link(link, f"{d0.name} ({plan.algorithm})", t, st.duration_ns, b)
+            t += st.duration_ns
+        for q, _ in parts:
+            self.schedule(now + dur, self._complete, q)
+
+    # End of run ----------------------------------------------------------------------------
+    def _check_end(self) -> None:
+        if all(ch.finished for ch in self.chips):
+            left = [(k, v) for k, v in self.mailbox.items() if v]
+            if left:
+                (src, dst, chn), msgs = left[0]
+                raise SimulationError(f"send from chip {src} (instruction {msgs[0][2].d.pc}) to chip {dst} "
+                                      f"on channel {chn} was never received")
+            return
+        lines = []
+        for ch in self.chips:
+            if ch.finished:
+                continue
+            if not ch.halted:
+                d = ch.code[ch.pc]
+                if ch.block == "sem":
+                    vals = ", ".join(f"s{s}={ch.sems[s]}" for s in d.waits)
+                    lines.append(f"chip {ch.id}: sequencer at instruction {d.pc} (sem_wait) waits for {vals}")
+                elif isinstance(ch.block, Queue):
+                    lines.append(f"chip {ch.id}: sequencer at instruction {d.pc} ({d.name}) stalls on the "
+                                 f"full {ch.block.name} queue")
+                else:
+                    lines.append(f"chip {ch.id}: sequencer blocked at instruction {d.pc} ({d.name})")
+            for q in ch.queues:
+                if not q.pending:
+                    continue
+                o = q.pending[0]
+                d = o.d
+                if q.running is None:
+                    vals = ", ".join(f"s{s}={ch.sems[s]}" for s in d.waits)
+                    lines.append(f"chip {ch.id}: {q.name} queue head instruction {d.pc} ({d.name}) waits "
+                                 f"for semaphores {vals}")
+                elif d.op == oc.RECV:
+                    lines.append(f"chip {ch.id}: {q.name} queue head instruction {d.pc} (recv) waits for a "
+                                 f"send from chip {o.rc} on channel {d.ins.imm1}")
+                else:
+                    lines.append(f"chip {ch.id}: {q.name} queue head {self.describe(d)} waits for the "
+                                 f"other chips of its group")
+        if self.rendezvous:
+            msgs = []
+            for (members, n), rv in self.rendezvous.items():
+                arrived = ", ".join(f"chip {c} issued {self.describe(o.d)}" for c, (_, o) in rv.items())
+                missing = [c for c in members if c not in rv]
+                what = []
+                for c in missing:
+                    other = self.chips[c]
+                    head = other.queues[Q_COLLECTIVE].pending
+                    if head and head[0].d.op in oc.COLLECTIVE_OPS and head[0] is other.queues[Q_COLLECTIVE].running:
+                        what.append(f"chip {c} is at {self.describe(head[0].d)}")
+                    elif other.finished:
+                        what.append(f"chip {c} finished without issuing it")
+                    else:
+                        what.append(f"chip {c} has not issued it")
+                msgs.append(f"collective #{n} of group {list(members)}: {arrived}; " + "; ".join(what))
+            raise CollectiveMismatchError("collectives do not match across chips (deadlock):\n  "
+                                          + "\n  ".join(msgs + lines))
+        raise DeadlockError("deadlock: every unfinished engine is blocked forever:\n  " + "\n  ".join(lines))

@@ -1,0 +1,35 @@
+"""Exceptions raised by the simulator (every one a :class:`SimulationError`)."""
+
+from __future__ import annotations
+
+
+class SimulationError(Exception):
+    """A program cannot be simulated, or faulted while running."""
+
+
+class TargetError(SimulationError):
+    """A target description is missing a field or holds an invalid value."""
+
+
+class ProgramError(SimulationError):
+    """The program (decoded binary) is malformed for the simulator."""
+
+
+class InputError(SimulationError):
+    """An input given to :meth:`Simulator.run` does not match the I/O table."""
+
+
+class MemoryFaultError(SimulationError):
+    """An access falls outside a memory space's capacity (or below address 0)."""
+
+
+class ScalarFaultError(SimulationError):
+    """A run-time fault of the sequencer: zero divisor, bad loop step, bad peer, overflow."""
+
+
+class DeadlockError(SimulationError):
+    """Every sequencer and queue that has work left is blocked forever."""
+
+
+class CollectiveMismatchError(DeadlockError):
+    """Chips of one replica group issued different collectives (or never issued one)."""

@@ -1,0 +1,63 @@
+"""ISA v1 numbers the simulator dispatches on (docs/isa.md sections 2 and 3).
+
+The binary reader (``nova.runtime.isa``) owns decoding; these are the plain integer
+codes the engines compare against, kept here so the hot loop compares ints.
+"""
+
+from __future__ import annotations
+
+NOP, HALT = 0x00, 0x01
+LI, SALU, CHIP_ID, SEM_WAIT, SEM_SIGNAL = 0x10, 0x11, 0x12, 0x13, 0x14
+LOOP, ENDLOOP, IF, ELSE, ENDIF = 0x18, 0x19, 0x1A, 0x1B, 0x1C
+DMA_COPY = 0x20
+MATMUL = 0x30
+VUNARY, VBINARY, VSCALAR, VSELECT, VREDUCE, VTRANSPOSE, VFILL, VCOPY = range(0x40, 0x48)
+ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, SEND, RECV, BARRIER = range(0x50, 0x57)
+
+NAMES = {
+    NOP: "nop", HALT: "halt", LI: "li", SALU: "salu", CHIP_ID: "chip_id",
+    SEM_WAIT: "sem_wait", SEM_SIGNAL: "sem_signal", LOOP: "loop", ENDLOOP: "endloop",
+    IF: "if", ELSE: "else", ENDIF: "endif", DMA_COPY: "dma_copy", MATMUL: "matmul",
+    VUNARY: "vunary", VBINARY: "vbinary", VSCALAR: "vscalar", VSELECT: "vselect",
+    VREDUCE: "vreduce", VTRANSPOSE: "vtranspose", VFILL: "vfill", VCOPY: "vcopy",
+    ALL_REDUCE: "all_reduce", ALL_GATHER: "all_gather", REDUCE_SCATTER: "reduce_scatter",
+    ALL_TO_ALL: "all_to_all", SEND: "send", RECV: "recv", BARRIER: "barrier",
+}
+
+# Engines (byte 1).
+MATRIX, VECTOR, SCALAR, DMA, COLLECTIVE = range(5)
+ENGINE_NAMES = ("matrix", "vector", "scalar", "dma", "collective")
+
+COLLECTIVE_OPS = frozenset({ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, SEND, RECV, BARRIER})
+VECTOR_OPS = frozenset({VUNARY, VBINARY, VSCALAR, VSELECT, VREDUCE, VTRANSPOSE, VFILL, VCOPY})
+SCALAR_OPS = frozenset({HALT, LI, SALU, CHIP_ID, SEM_WAIT, SEM_SIGNAL, LOOP, ENDLOOP, IF, ELSE, ENDIF})
+
+# SALU kinds.
+S_ADD, S_SUB, S_MUL, S_DIV, S_REM, S_MIN, S_MAX, S_EQ, S_NE, S_LT, S_LE = range(11)
+
+# Elementwise kinds.
+UNARY_KINDS = {0: "copy", 1: "neg", 2: "abs", 3: "exp", 4: "log", 5: "sqrt", 6: "rsqrt",
+               7: "recip", 8: "tanh", 9: "erf", 10: "sigmoid", 11: "relu"}
+BINARY_KINDS = {32: "add", 33: "sub", 34: "mul", 35: "div", 36: "max", 37: "min", 38: "pow",
+                39: "cmp_eq", 40: "cmp_ne", 41: "cmp_lt", 42: "cmp_le", 43: "cmp_gt", 44: "cmp_ge"}
+TRANSCENDENTAL = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 35, 38})
+
+# Reduction kinds (vreduce and collectives).
+R_SUM, R_MAX, R_MIN, R_AVG = range(4)
+REDUCE_NAMES = ("sum", "max", "min", "avg")
+
+# Flags.
+F_LB_REG, F_UB_REG, F_STEP_REG, F_PEER, F_ACCUMULATE = 1, 2, 4, 8, 32
+
+# Memory spaces and element types.
+HBM, SRAM, ACC = 0, 1, 2
+SPACE_NAMES = ("hbm", "sram", "acc")
+F32, BF16, F16 = 0, 1, 2
+DTYPE_NAMES = ("f32", "bf16", "f16")
+ELT_BYTES = (4, 2, 2)
+
+NO_TILE = 0xFFFF
+QUEUE_DEPTH = 32
+NUM_SEMAPHORES = 64
+NUM_REGISTERS = 256
+MAX_LOOP_DEPTH = 8

@@ -1,0 +1,135 @@
+"""``Simulator(binary).run(inputs) -> (outputs, Report)``: the simulator's entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from . import opcodes as oc
+from .engines import Machine
+from .errors import InputError
+from .memory import ChipMemory
+from .numerics import bf16_bits_to_f32, f32_to_bf16_bits
+from .program import IOEntry, Program, program_from_binary
+from .stats import Report, build_report
+from .trace import TraceRecorder
+
+#: numpy dtype of each I/O element type (index as in IO_DTYPES; bf16 handled apart).
+_NP = (np.dtype("<f4"), None, np.dtype("<f2"), np.dtype("<f8"), np.dtype("<i8"), np.dtype("<i4"),
+       np.dtype("<i2"), np.dtype("i1"), np.dtype("bool"))
+
+
+class Simulator:
+    """Runs a program (a loaded binary or a :class:`Program`) on every chip of its target.
+
+    functional=False runs the timing model only (no data is stored or computed; memory
+    bounds are still checked), for sweeps over large sizes.
+    trace=True records a Chrome/Perfetto timeline, see :meth:`write_trace`.
+    """
+
+    def __init__(self, binary: Any, *, functional: bool = True, trace: bool = False) -> None:
+        self.program: Program = program_from_binary(binary)
+        self.target = self.program.target
+        self.functional = functional
+        self.trace = TraceRecorder() if trace else None
+
+    # I/O ---------------------------------------------------------------------------------
+    def _entry(self, key: int | str) -> IOEntry:
+        for e in self.program.io:
+            if e.role == "input" and (e.index == key or e.name == key):
+                return e
+        names = [f"{e.index} ({e.name})" for e in self.program.io if e.role == "input"]
+        raise InputError(f"no input {key!r} in the I/O table; inputs are: {', '.join(names) or 'none'}")
+
+    @staticmethod
+    def _encode(e: IOEntry, value: Any) -> np.ndarray:
+        arr = np.asarray(value.detach().cpu().numpy() if hasattr(value, "detach") else value)
+        if tuple(arr.shape) != tuple(e.shape):
+            raise InputError(f"input {e.index} ('{e.name}') must have shape {list(e.shape)}, got {list(arr.shape)}")
+        want = e.dtype_name
+        if e.dtype == oc.BF16:
+            if arr.dtype not in (np.float32, np.float64, np.uint16) and str(arr.dtype) != "bfloat16":
+                raise InputError(f"input {e.index} ('{e.name}') must be {want} (given as float32), got {arr.dtype}")
+            if arr.dtype == np.uint16:
+                return arr
+            return f32_to_bf16_bits(arr.astype(np.float32))
+        if arr.dtype != _NP[e.dtype]:
+            raise InputError(f"input {e.index} ('{e.name}') must be {want}, got {arr.dtype}")
+        return np.ascontiguousarray(arr).view(np.uint8) if arr.dtype == np.bool_ else np.ascontiguousarray(arr)
+
+    @staticmethod
+    def _decode(e: IOEntry, raw: np.ndarray) -> np.ndarray:
+        if e.dtype == oc.BF16:
+            return bf16_bits_to_f32(raw.view(np.uint16)).reshape(e.shape)
+        return raw.view(_NP[e.dtype]).reshape(e.shape).copy()
+
+    # Run ---------------------------------------------------------------------------------
+    def run(self, inputs: Mapping[int | str, Any] | None = None,
+            per_chip: Mapping[int, Mapping[int | str, Any]] | None = None
+            ) -> tuple[dict[int | str, np.ndarray], Report]:
+        """Writes constants and inputs to every chip's HBM, runs all chips, reads outputs.
+
+        ``inputs`` go to every chip; ``per_chip[c]`` overrides them for chip ``c``.
+        Outputs are keyed by I/O index and name, read from chip 0; with several chips
+        ``outputs["chips"]`` holds every chip's outputs (a list of dicts by index).
+        """
+        tg = self.target
+        inputs = dict(inputs or {})
+        per_chip = {c: dict(v) for c, v in (per_chip or {}).items()}
+        encoded: dict[int, dict[int, np.ndarray]] = {}
+        given = {self._entry(k).index: (k, v) for k, v in inputs.items()}
+        for c in range(tg.chips):
+            mine = dict((self._entry(k).index, v) for k, v in per_chip.get(c, {}).items())
+            enc = {}
+            for e in self.program.io:
+                if e.role != "input":
+                    continue
+                if e.index in mine:
+                    enc[e.index] = self._encode(e, mine[e.index])
+                elif e.index in given:
+                    enc[e.index] = self._encode(e, given[e.index][1])
+                else:
+                    raise InputError(f"input {e.index} ('{e.name}') was not given")
+            encoded[c] = enc
+        mems = None
+        if self.functional:
+            mems = []
+            for c in range(tg.chips):
+                m = ChipMemory(c, tg.hbm_bytes, tg.sram_bytes, tg.acc_bytes)
+                hbm = m.spaces[0]
+                top = max([e.address + e.nbytes for e in self.program.io] +
+                          [k.address + len(k.data) for k in self.program.constants] + [0])
+                hbm.ensure(0, top)
+                for k in self.program.constants:
+                    hbm.write_bytes(k.address, k.data)
+                io = {e.index: e for e in self.program.io}
+                for idx, arr in encoded[c].items():
+                    hbm.write_bytes(io[idx].address, arr)
+                mems.append(m)
+        machine = Machine(self.program, mems, self.trace)
+        t = machine.run()
+        report = build_report(machine, t)
+        outputs: dict[Any, Any] = {}
+        if mems is not None:
+            chips_out = []
+            for c in range(tg.chips):
+                out: dict[int | str, np.ndarray] = {}
+                for e in self.program.io:
+                    if e.role == "output":
+                        raw = mems[c].spaces[0].read_bytes(e.address, e.nbytes)
+                        out[e.index] = self._decode(e, raw)
+                        if e.name:
+                            out[e.name] = out[e.index]
+                chips_out.append(out)
+            outputs = dict(chips_out[0])
+            if tg.chips > 1:
+                outputs["chips"] = chips_out
+        self.machine = machine
+        return outputs, report
+
+    def write_trace(self, path: str | Path) -> None:
+        if self.trace is None:
+            raise ValueError("construct the Simulator with trace=True to record a timeline")
+        self.trace.write(path)
