@@ -247,7 +247,6 @@ class Machine:
                         self.schedule(t, self._wake, q)
                     t += cyc
                     pc += 1
-                    n += 1
                     continue
                 ins = d.ins
                 n += 1

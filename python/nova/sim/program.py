@@ -50,6 +50,9 @@ class Instr:
             raise ProgramError(f"unknown opcode 0x{self.opcode:02x}")
         if not 0 <= self.engine <= 4:
             raise ProgramError(f"unknown engine {self.engine}")
+        for r in (self.rd, self.ra, self.rb, self.rc, self.rdst):
+            if not 0 <= r <= 255:
+                raise ProgramError(f"{self.name}: register r{r} is outside r0..r255")
 
     @property
     def name(self) -> str:
