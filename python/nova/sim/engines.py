@@ -129,6 +129,7 @@ class Chip:
         tiles = [TileAccess(t) for t in code.tiles]
         self.code = [Dec(ins, pc, tiles, dma_engines) for pc, ins in enumerate(code.code)]
         self.groups = code.groups
+        self.debug = code.debug
         self.regs = [0] * oc.NUM_REGISTERS
         self.sems = [0] * oc.NUM_SEMAPHORES
         self.pc = 0
@@ -428,7 +429,8 @@ class Machine:
     # Helpers -------------------------------------------------------------------------------
     @staticmethod
     def _where(ch: Chip, d: Dec, msg: str) -> str:
-        return f"chip {ch.id}: instruction {d.pc} ({d.name}): {msg}"
+        loc = ch.debug.get(d.pc)
+        return f"chip {ch.id}: instruction {d.pc} ({d.name}{' at ' + loc if loc else ''}): {msg}"
 
     def _read(self, ch: Chip, t: TileAccess, addr: int, d: Dec) -> np.ndarray:
         ch.mem_bytes[_RW[t.space][0]] += t.nbytes

@@ -152,6 +152,7 @@ class ChipCode:
     code: tuple[Instr, ...]
     tiles: tuple[TileDesc, ...]
     groups: tuple[tuple[tuple[int, ...], ...], ...] = ()
+    debug: dict[int, str] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if not self.code:
@@ -280,13 +281,27 @@ def program_from_binary(binary: Any) -> Program:
         return binary
     target = _first(binary, "target")
     target = target if isinstance(target, Target) else target_from_dict(target)
-    chips_obj = _first(binary, "chips", "code", "chip_code")
-    if chips_obj is None:
-        raise ProgramError("binary has no per-chip code")
+    if hasattr(binary, "program_for"):
+        # nova.runtime.binary.Binary: programs shared by sets of chips (SPMD).
+        converted: dict[int, ChipCode] = {}
+        chips = []
+        for c in range(target.chips):
+            p = binary.program_for(c)
+            cc = converted.get(id(p))
+            if cc is None:
+                cc = converted[id(p)] = ChipCode(
+                    code=tuple(instr_from(i) for i in p.instructions),
+                    tiles=tuple(tile_from(t) for t in p.tiles),
+                    groups=tuple(_groups_from(g) for g in p.groups),
+                    debug=dict(getattr(p, "debug", {}) or {}))
+            chips.append(cc)
+        chips_obj = None
+    else:
+        chips_obj = _first(binary, "chips", "code", "chip_code")
+        chips = []
     shared_tiles = _first(binary, "tiles", "tile_table", default=None)
     shared_groups = _first(binary, "groups", "replica_groups", default=None)
-    chips = []
-    for ch in chips_obj:
+    for ch in chips_obj or ():
         if isinstance(ch, (list, tuple)):
             code, tiles, groups = ch, shared_tiles, shared_groups
         else:

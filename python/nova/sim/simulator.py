@@ -30,6 +30,9 @@ class Simulator:
     """
 
     def __init__(self, binary: Any, *, functional: bool = True, trace: bool = False) -> None:
+        if isinstance(binary, (str, Path, bytes, bytearray)):
+            from nova.runtime.binary import load_binary  # the reader: no MLIR, no compiler
+            binary = load_binary(binary)
         self.program: Program = program_from_binary(binary)
         self.target = self.program.target
         self.functional = functional
