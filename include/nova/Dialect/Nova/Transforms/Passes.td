@@ -128,4 +128,133 @@ def NovaBufferize : Pass<"nova-bufferize", "::mlir::ModuleOp"> {
   ];
 }
 
+def NovaDoubleBuffer : Pass<"nova-double-buffer", "::mlir::func::FuncOp"> {
+  let summary = "overlap the input DMA of the next loop iteration with compute";
+  let description = [{
+    For an `scf.for` whose body loads a tile into a fresh SRAM buffer with
+    `nova.dma_start %hbm_view, %sram_alloc` followed by a `nova.wait` on its
+    token, where the HBM view depends on the induction variable (through
+    side-effect-free ops of the body) and nothing in the loop writes the HBM
+    buffer it views, the pass starts the DMA of iteration `i+1` before the
+    compute of iteration `i`:
+
+    * one `memref<2*S x i8, sram>` buffer (S = the tile's bytes rounded up to
+      64) replaces the per-iteration alloc, before the loop; iteration `i`
+      uses the slot `((i - lb) / step) % 2`, a `memref.view` at byte offset
+      `slot * S` with the tile's original (identity-layout) type, so that the
+      address is `base + slot * S`;
+    * a prologue before the loop starts the DMA of iteration `lb` into slot 0;
+    * in the body the DMA of iteration `i + step` (clamped to `i` on the last
+      iteration, which re-reads the current tile into the idle slot) goes into
+      the other slot, and the original `nova.wait` waits for the token carried
+      in from the previous iteration (an `scf.for` iter_arg of type
+      `!nova.token`, i.e. a semaphore credit across iterations);
+    * after the loop a `nova.wait` drains the last prefetch.
+
+    Before:
+    ```mlir
+    scf.for %i = %c0 to %c256 step %c64 {
+      %src = memref.subview %a[%i, 0] [64, 128] [1, 1] : memref<256x128xf32, #hbm> to memref<64x128xf32, strided<[128, 1], offset: ?>, #hbm>
+      %buf = memref.alloc() : memref<64x128xf32, #sram>
+      %t = nova.dma_start %src, %buf : ... -> memref<64x128xf32, #sram>
+      nova.wait %t
+      nova.elementwise <exp> ins(%buf : ...) outs(%out : ...)
+    }
+    ```
+    After:
+    ```mlir
+    %db = memref.alloc() : memref<65536xi8, #sram>
+    %src0 = memref.subview %a[%c0, 0] [64, 128] [1, 1] : ...
+    %buf0 = memref.view %db[%c0][] : memref<65536xi8, #sram> to memref<64x128xf32, #sram>
+    %t0 = nova.dma_start %src0, %buf0 : ...
+    %last = scf.for %i = %c0 to %c256 step %c64 iter_args(%t = %t0) -> (!nova.token) {
+      %slot = ((%i - %c0) / %c64) % 2, %off = %slot * 32768, %offn = 32768 - %off
+      %next = %i + %c64 < %c256 ? %i + %c64 : %i
+      %srcn = memref.subview %a[%next, 0] [64, 128] [1, 1] : ...
+      %bufn = memref.view %db[%offn][] : memref<65536xi8, #sram> to memref<64x128xf32, #sram>
+      %tn = nova.dma_start %srcn, %bufn : ...
+      %buf = memref.view %db[%off][] : memref<65536xi8, #sram> to memref<64x128xf32, #sram>
+      nova.wait %t
+      nova.elementwise <exp> ins(%buf : ...) outs(%out : ...)
+      scf.yield %tn : !nova.token
+    }
+    nova.wait %last
+    ```
+    Runs before `nova-plan-memory`, which gives the 2x buffer one address.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::nova::NovaDialect"];
+  let statistics = [
+    Statistic<"numLoops", "double-buffered-loops", "Loops whose input DMAs were double buffered">,
+    Statistic<"numDmas", "double-buffered-dmas", "Input DMAs moved one iteration ahead">,
+  ];
+}
+
+def NovaPlanMemory : Pass<"nova-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "give every buffer a static address in hbm, sram and acc";
+  let description = [{
+    Makes memref results out-params (upstream `buffer-results-to-out-params`
+    with `hoist-static-allocs` and public functions; a result that is a
+    reshape of an alloc reuses the out-param through the inverse reshape, so
+    no copy is made; any other result is copied in with a `nova.dma_start`),
+    then assigns byte offsets:
+
+    * function arguments: arg attr `nova.role = "input"` or `"output"` (the
+      appended out-params) and `nova.address : i64`, laid out in argument
+      order from 0 in HBM;
+    * `memref.global` in HBM: `nova.address : i64`, after the arguments (the
+      binary writer emits the initial data there);
+    * `memref.alloc` / `memref.alloca`: `nova.address : i64` in its own space.
+      HBM intermediates go after the globals. Buffers of one space share
+      addresses when their live ranges are disjoint. A buffer is live from its
+      alloc to the last use of it or of any view of it (`ViewLikeOpInterface`,
+      `arith.select`), where a use by an op returning a `!nova.token` lasts
+      until the `nova.wait` of that token, and a use inside a loop that does
+      not contain the alloc lasts until the end of that loop. An alloc inside
+      a loop body is live within one iteration. Offsets and sizes are aligned
+      to 64 bytes (or the alloc's larger `alignment`).
+
+    Each function gets `nova.sram_peak`, `nova.acc_peak` and `nova.hbm_peak`
+    (i64, bytes: the highest end address used) and a remark; a peak above the
+    target's `sram_bytes`, `acc_bytes` or `hbm_bytes` is an error.
+
+    Before:
+    ```mlir
+    func.func @f(%a: memref<64xf32, #hbm>) -> memref<64xf32, #hbm> {
+      %r = memref.alloc() : memref<64xf32, #hbm>
+      %x = memref.alloc() : memref<64xf32, #sram>   // dead after its DMA out
+      %y = memref.alloc() : memref<64xf32, #sram>
+      ...
+      return %r : memref<64xf32, #hbm>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f(%a: memref<64xf32, #hbm> {nova.address = 0 : i64, nova.role = "input"},
+                 %r: memref<64xf32, #hbm> {nova.address = 256 : i64, nova.role = "output"})
+        attributes {nova.acc_peak = 0 : i64, nova.hbm_peak = 512 : i64, nova.sram_peak = 256 : i64} {
+      %x = memref.alloc() {nova.address = 0 : i64} : memref<64xf32, #sram>
+      %y = memref.alloc() {nova.address = 0 : i64} : memref<64xf32, #sram>
+      ...
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::nova::NovaDialect"];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "byte alignment of every address and size">,
+  ];
+  let statistics = [
+    Statistic<"sramPeak", "sram-peak", "Largest sram footprint of a function, in bytes">,
+    Statistic<"accPeak", "acc-peak", "Largest acc footprint of a function, in bytes">,
+    Statistic<"hbmPeak", "hbm-peak", "Largest hbm footprint of a function, in bytes">,
+    Statistic<"numBuffers", "buffers", "Buffers given an address">,
+    Statistic<"numOutParams", "out-params", "Memref results turned into out-params">,
+  ];
+}
+
 #endif // NOVA_DIALECT_NOVA_TRANSFORMS_PASSES_TD
