@@ -1,0 +1,1001 @@
+"""Reader, validator and disassembler of ``.nova`` binaries.
+
+The format is docs/binary-format.md (version 1) around the instruction
+encoding of docs/isa.md (version 1). :func:`load_binary` checks everything the
+format promises and raises :class:`~nova.runtime.errors.BinaryFormatError`
+naming the first broken rule; what it returns is safe to simulate without
+further structural checks. Code sections are decoded with a numpy structured
+dtype (``Program.words``); ``Program.instructions`` gives the same words as
+:class:`~nova.runtime.isa.Instruction` objects.
+
+Command line: ``python -m nova.runtime.binary FILE.nova`` prints the
+disassembly.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import struct
+import sys
+import zlib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping, Union
+
+import numpy as np
+
+from nova.runtime.errors import BinaryFormatError
+from nova.runtime.isa import (
+    ALLOWED_ENGINES, ISA_VERSION, MAX_LOOP_DEPTH, NO_TILE, TILE_DTYPE, WORD_BYTES,
+    WORD_DTYPE, DType, ElementwiseKind, Engine, Flag, Instruction, MemorySpace,
+    Opcode, ReductionKind, ReplicaGroups, SaluKind, Tile,
+)
+
+__all__ = [
+    "FORMAT_VERSION", "MAGIC", "Binary", "Constant", "Header", "IODType", "IOEntry",
+    "Program", "Role", "SectionEntry", "SectionType", "TARGET_FIELDS",
+    "disassemble", "load_binary",
+]
+
+FORMAT_VERSION = 1
+MAGIC = b"NOVA"
+TRAILER_TAG = b"NCRC"
+HEADER_BYTES = 128
+SECTION_ENTRY_BYTES = 64
+TRAILER_BYTES = 8
+ALIGNMENT = 64
+MAX_CHIPS = 256
+MAX_IO_RANK = 8
+
+#: Keys of the target JSON and their types (docs/binary-format.md 2.1).
+TARGET_FIELDS: dict[str, type] = {
+    "name": str, "clock_mhz": int, "matrix_rows": int, "matrix_cols": int,
+    "vector_lanes": int, "sram_bytes": int, "sram_gbps": int, "acc_bytes": int,
+    "hbm_bytes": int, "hbm_gbps": int, "dma_engines": int, "chips": int,
+    "topology": str, "link_gbps": int, "link_latency_ns": int,
+}
+TOPOLOGIES = ("switch", "ring", "torus2d", "pcie")
+
+
+class SectionType(enum.IntEnum):
+    CODE = 1
+    TILES = 2
+    GROUPS = 3
+    IO = 4
+    CONSTANTS = 5
+    DEBUG = 6
+
+
+class Role(enum.IntEnum):
+    INPUT = 0
+    OUTPUT = 1
+
+
+class IODType(enum.IntEnum):
+    """Element types of I/O arguments (docs/binary-format.md 4.4)."""
+
+    F32 = 0
+    BF16 = 1
+    F16 = 2
+    F64 = 3
+    I64 = 4
+    I32 = 5
+    I16 = 6
+    I8 = 7
+    I1 = 8
+
+    @property
+    def itemsize(self) -> int:
+        return _IO_ITEMSIZE[self]
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        """The numpy storage type (bf16 is stored as its raw ``uint16`` bits)."""
+        return np.dtype(_IO_NUMPY[self])
+
+
+_IO_ITEMSIZE = {IODType.F32: 4, IODType.BF16: 2, IODType.F16: 2, IODType.F64: 8,
+                IODType.I64: 8, IODType.I32: 4, IODType.I16: 2, IODType.I8: 1,
+                IODType.I1: 1}
+_IO_NUMPY = {IODType.F32: "<f4", IODType.BF16: "<u2", IODType.F16: "<f2",
+             IODType.F64: "<f8", IODType.I64: "<i8", IODType.I32: "<i4",
+             IODType.I16: "<i2", IODType.I8: "i1", IODType.I1: "?"}
+
+
+@dataclass(frozen=True)
+class Header:
+    format_version: int
+    isa_version: int
+    flags: int
+    section_count: int
+    file_size: int
+    target_offset: int
+    target_size: int
+    section_table_offset: int
+    chips: int
+    target_name: str
+
+
+@dataclass(frozen=True)
+class SectionEntry:
+    type: SectionType
+    offset: int
+    size: int
+    chips: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class IOEntry:
+    """One program argument: where the runtime writes (input) or reads
+    (output) it in every chip's HBM."""
+
+    index: int
+    role: Role
+    name: str
+    dtype: IODType
+    shape: tuple[int, ...]
+    address: int
+    byte_size: int
+
+
+@dataclass(frozen=True)
+class Constant:
+    """Initial HBM contents written into every chip before the run."""
+
+    name: str
+    address: int
+    data: bytes
+
+
+@dataclass(frozen=True, eq=False)
+class Program:
+    """The code and tables that the chips of ``chips`` run."""
+
+    chips: tuple[int, ...]
+    words: np.ndarray  # WORD_DTYPE, read-only
+    tiles: tuple[Tile, ...]
+    groups: tuple[ReplicaGroups, ...]
+    debug: Mapping[int, str] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @cached_property
+    def instructions(self) -> list[Instruction]:
+        return _decode_instructions(self.words)
+
+
+@dataclass(frozen=True, eq=False)
+class Binary:
+    header: Header
+    target: Mapping[str, object]
+    sections: tuple[SectionEntry, ...]
+    programs: tuple[Program, ...]
+    io: tuple[IOEntry, ...]
+    constants: tuple[Constant, ...]
+
+    @property
+    def chips(self) -> int:
+        return self.header.chips
+
+    def program_for(self, chip: int) -> Program:
+        """The program chip ``chip`` runs."""
+        for program in self.programs:
+            if chip in program.chips:
+                return program
+        raise IndexError(f"chip {chip} is out of range [0, {self.chips})")
+
+    def code(self, chip: int) -> list[Instruction]:
+        """The decoded instructions of chip ``chip``."""
+        return self.program_for(chip).instructions
+
+    @property
+    def inputs(self) -> tuple[IOEntry, ...]:
+        return tuple(e for e in self.io if e.role == Role.INPUT)
+
+    @property
+    def outputs(self) -> tuple[IOEntry, ...]:
+        return tuple(e for e in self.io if e.role == Role.OUTPUT)
+
+
+# ----------------------------------------------------------------------------
+# Opcode tables (docs/isa.md 3.2)
+# ----------------------------------------------------------------------------
+
+_FIELDS = ("kind", "queue", "rd", "ra", "rb", "rc", "rdst", "tile_a", "tile_b",
+           "tile_c", "tile_d", "group", "target", "wait", "signal", "imm0",
+           "imm1", "imm2")
+_SYNC = ("wait", "signal")
+_USES: dict[Opcode, tuple[str, ...]] = {
+    Opcode.NOP: _SYNC,
+    Opcode.HALT: (),
+    Opcode.LI: ("rd", "imm0"),
+    Opcode.SALU: ("kind", "rd", "ra", "rb"),
+    Opcode.CHIP_ID: ("rd",),
+    Opcode.SEM_WAIT: ("wait",),
+    Opcode.SEM_SIGNAL: ("signal",),
+    Opcode.LOOP: ("rd", "ra", "rb", "rc", "target", "imm0", "imm1", "imm2"),
+    Opcode.ENDLOOP: ("target",),
+    Opcode.IF: ("ra", "target"),
+    Opcode.ELSE: ("target",),
+    Opcode.ENDIF: (),
+    Opcode.DMA_COPY: ("queue", "ra", "tile_a", "rdst", "tile_d", "rc") + _SYNC,
+    Opcode.MATMUL: ("ra", "tile_a", "rb", "tile_b", "rdst", "tile_d") + _SYNC,
+    Opcode.VUNARY: ("kind", "ra", "tile_a", "rdst", "tile_d") + _SYNC,
+    Opcode.VBINARY: ("kind", "ra", "tile_a", "rb", "tile_b", "rdst", "tile_d") + _SYNC,
+    Opcode.VSCALAR: ("kind", "ra", "tile_a", "rdst", "tile_d", "imm0") + _SYNC,
+    Opcode.VSELECT: ("ra", "tile_a", "rb", "tile_b", "rc", "tile_c", "rdst",
+                     "tile_d") + _SYNC,
+    Opcode.VREDUCE: ("kind", "ra", "tile_a", "rdst", "tile_d", "imm0") + _SYNC,
+    Opcode.VTRANSPOSE: ("ra", "tile_a", "rdst", "tile_d", "imm0") + _SYNC,
+    Opcode.VFILL: ("rdst", "tile_d", "imm0") + _SYNC,
+    Opcode.VCOPY: ("ra", "tile_a", "rdst", "tile_d") + _SYNC,
+    Opcode.ALL_REDUCE: ("kind", "ra", "tile_a", "rdst", "tile_d", "group") + _SYNC,
+    Opcode.ALL_GATHER: ("ra", "tile_a", "rdst", "tile_d", "group", "imm0") + _SYNC,
+    Opcode.REDUCE_SCATTER: ("kind", "ra", "tile_a", "rdst", "tile_d", "group",
+                            "imm0") + _SYNC,
+    Opcode.ALL_TO_ALL: ("ra", "tile_a", "rdst", "tile_d", "group", "imm0",
+                        "imm1") + _SYNC,
+    Opcode.SEND: ("ra", "tile_a", "rc", "imm1") + _SYNC,
+    Opcode.RECV: ("rdst", "tile_d", "rc", "imm1") + _SYNC,
+    Opcode.BARRIER: ("group",) + _SYNC,
+}
+_ALLOWED_FLAGS = {Opcode.LOOP: Flag.LB_REG | Flag.UB_REG | Flag.STEP_REG,
+                  Opcode.DMA_COPY: Flag.PEER, Opcode.SEND: Flag.PEER,
+                  Opcode.RECV: Flag.PEER, Opcode.MATMUL: Flag.ACCUMULATE}
+_REQUIRED_FLAGS = {Opcode.SEND: Flag.PEER, Opcode.RECV: Flag.PEER}
+_KINDS = {
+    Opcode.SALU: [int(k) for k in SaluKind],
+    Opcode.VUNARY: [int(k) for k in ElementwiseKind if k.is_unary],
+    Opcode.VBINARY: [int(k) for k in ElementwiseKind if not k.is_unary],
+    Opcode.VSCALAR: [int(k) for k in ElementwiseKind if not k.is_unary],
+    Opcode.VREDUCE: [int(k) for k in ReductionKind],
+    Opcode.ALL_REDUCE: [int(k) for k in ReductionKind],
+    Opcode.REDUCE_SCATTER: [int(k) for k in ReductionKind],
+}
+_TILE_SLOTS = ("tile_a", "tile_b", "tile_c", "tile_d")
+
+_KNOWN = np.zeros(256, bool)
+_ENGINE_OK = np.zeros((256, 256), bool)
+_FLAGS_OK = np.zeros(256, np.uint8)
+_FLAGS_REQ = np.zeros(256, np.uint8)
+_KIND_OK = np.zeros((256, 256), bool)
+_USED = {name: np.zeros(256, bool) for name in _FIELDS}
+for _op, _fields in _USES.items():
+    _KNOWN[_op] = True
+    for _e in ALLOWED_ENGINES[_op]:
+        _ENGINE_OK[_op, _e] = True
+    _FLAGS_OK[_op] = int(_ALLOWED_FLAGS.get(_op, 0))
+    _FLAGS_REQ[_op] = int(_REQUIRED_FLAGS.get(_op, 0))
+    for _name in _fields:
+        _USED[_name][_op] = True
+    if "kind" not in _fields:
+        _KIND_OK[_op, 0] = True
+    for _k in _KINDS.get(_op, ()):
+        _KIND_OK[_op, _k] = True
+_CONTROL = np.zeros(256, bool)
+for _op in (Opcode.LOOP, Opcode.ENDLOOP, Opcode.IF, Opcode.ELSE, Opcode.ENDIF):
+    _CONTROL[_op] = True
+
+
+# ----------------------------------------------------------------------------
+# Loading
+# ----------------------------------------------------------------------------
+
+Source = Union[str, os.PathLike, bytes, bytearray, memoryview]
+
+
+def load_binary(source: Source) -> Binary:
+    """Reads and validates a ``.nova`` binary from a path or from its bytes."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+    else:
+        data = Path(source).read_bytes()
+    return _Reader(data).read()
+
+
+def _chip_list(mask_words: tuple[int, int, int, int]) -> tuple[int, ...]:
+    return tuple(c for c in range(MAX_CHIPS) if mask_words[c // 64] >> (c % 64) & 1)
+
+
+def _fmt_chips(chips: tuple[int, ...]) -> str:
+    return "[" + ", ".join(map(str, chips)) + "]"
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.buf = np.frombuffer(data, np.uint8)
+
+    # -- helpers ------------------------------------------------------------
+
+    def fail(self, message: str) -> "BinaryFormatError":
+        return BinaryFormatError(message)
+
+    def region(self, what: str, offset: int, size: int, limit: int | None = None) -> None:
+        end = len(self.data) if limit is None else limit
+        if offset < 0 or size < 0 or offset + size > end:
+            raise self.fail(f"truncated section: {what} at bytes [{offset}, "
+                            f"{offset + size}) runs past the end of the file "
+                            f"({end} bytes)")
+
+    # -- top level ----------------------------------------------------------
+
+    def read(self) -> Binary:
+        data = self.data
+        if len(data) < 4:
+            raise self.fail(f"truncated file: {len(data)} bytes, too short for "
+                            f"a header")
+        if data[:4] != MAGIC:
+            raise self.fail(f"bad magic {data[:4]!r}: not a Nova binary "
+                            f"(expected {MAGIC!r})")
+        if len(data) < HEADER_BYTES + TRAILER_BYTES:
+            raise self.fail(f"truncated file: {len(data)} bytes, smaller than "
+                            f"header and trailer ({HEADER_BYTES + TRAILER_BYTES})")
+        (fmt, isa, flags, nsec, file_size, t_off, t_size, st_off, chips,
+         reserved) = struct.unpack_from("<HHIIQQQQII", data, 4)
+        if fmt != FORMAT_VERSION:
+            raise self.fail(f"unsupported format version {fmt} (this loader "
+                            f"reads version {FORMAT_VERSION})")
+        if isa != ISA_VERSION:
+            raise self.fail(f"unsupported ISA version {isa} (this loader "
+                            f"reads version {ISA_VERSION})")
+        if file_size > len(data):
+            raise self.fail(f"truncated file: header says {file_size} bytes, "
+                            f"file has {len(data)}")
+        if file_size != len(data):
+            raise self.fail(f"file size mismatch: header says {file_size} "
+                            f"bytes, file has {len(data)} (trailing data)")
+        if data[-8:-4] != TRAILER_TAG:
+            raise self.fail(f"missing trailer tag {TRAILER_TAG!r} at byte "
+                            f"{len(data) - 8} (truncated or corrupted file)")
+        stored = struct.unpack_from("<I", data, len(data) - 4)[0]
+        computed = zlib.crc32(memoryview(data)[:-4]) & 0xFFFFFFFF
+        if stored != computed:
+            raise self.fail(f"checksum mismatch: stored CRC-32 0x{stored:08x}, "
+                            f"computed 0x{computed:08x} (corrupted file)")
+        if flags != 0:
+            raise self.fail(f"header flags 0x{flags:x} are not defined in "
+                            f"format version 1 (must be 0)")
+        if reserved != 0 or self.buf[88:HEADER_BYTES].any():
+            raise self.fail("nonzero reserved bytes in the header")
+        if not 1 <= chips <= MAX_CHIPS:
+            raise self.fail(f"header chips {chips} is out of range [1, {MAX_CHIPS}]")
+        raw_name = data[56:88]
+        if b"\0" not in raw_name:
+            raise self.fail("target name in the header is not NUL-terminated")
+        name_bytes, _, pad = raw_name.partition(b"\0")
+        if pad.strip(b"\0"):
+            raise self.fail("nonzero bytes after the target name in the header")
+        try:
+            name = name_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            raise self.fail("target name in the header is not UTF-8") from None
+        header = Header(fmt, isa, flags, nsec, file_size, t_off, t_size, st_off,
+                        chips, name)
+        self.header = header
+
+        body_end = len(data) - TRAILER_BYTES
+        self.region("target description", t_off, t_size, body_end)
+        self.region("section table", st_off, nsec * SECTION_ENTRY_BYTES, body_end)
+        if st_off % ALIGNMENT:
+            raise self.fail(f"section table offset {st_off} is not a multiple "
+                            f"of {ALIGNMENT}")
+        self.target = self.read_target(t_off, t_size)
+
+        sections = self.read_section_table(st_off, nsec, body_end)
+        regions = [(0, HEADER_BYTES, "header"),
+                   (t_off, t_off + t_size, "target description"),
+                   (st_off, st_off + nsec * SECTION_ENTRY_BYTES, "section table"),
+                   (body_end, len(data), "trailer")]
+        regions += [(s.offset, s.offset + s.size, f"section {i} ({s.type.name})")
+                    for i, s in enumerate(sections)]
+        self.check_layout(regions)
+
+        programs, io, constants = self.read_sections(sections)
+        return Binary(header, MappingProxyType(self.target), tuple(sections),
+                      programs, io, constants)
+
+    def read_target(self, offset: int, size: int) -> dict:
+        try:
+            target = json.loads(self.data[offset:offset + size].decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            raise self.fail(f"target description is not valid UTF-8 JSON: {e}") from None
+        if not isinstance(target, dict):
+            raise self.fail("target description is not a JSON object")
+        for key, kind in TARGET_FIELDS.items():
+            if key not in target:
+                raise self.fail(f"target description lacks '{key}'")
+            value = target[key]
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise self.fail(f"target '{key}' must be a {kind.__name__}, "
+                                f"got {value!r}")
+            if kind is int and value <= 0:
+                raise self.fail(f"target '{key}' must be positive, got {value}")
+        if target["topology"] not in TOPOLOGIES:
+            raise self.fail(f"target topology {target['topology']!r} is not one "
+                            f"of {', '.join(TOPOLOGIES)}")
+        if target["name"] != self.header.target_name:
+            raise self.fail(f"target name {target['name']!r} disagrees with the "
+                            f"header's {self.header.target_name!r}")
+        if target["chips"] != self.header.chips:
+            raise self.fail(f"target chips {target['chips']} disagrees with the "
+                            f"header's {self.header.chips}")
+        return target
+
+    def read_section_table(self, offset: int, count: int,
+                           body_end: int) -> list[SectionEntry]:
+        sections = []
+        for i in range(count):
+            at = offset + i * SECTION_ENTRY_BYTES
+            stype, res0, off, size, res1, *mask = struct.unpack_from(
+                "<IIQQQ4Q", self.data, at)
+            if res0 or res1:
+                raise self.fail(f"section {i}: nonzero reserved bytes in its "
+                                f"section-table entry")
+            try:
+                stype = SectionType(stype)
+            except ValueError:
+                raise self.fail(f"section {i}: unknown section type {stype}") from None
+            self.region(f"section {i} ({stype.name})", off, size, body_end)
+            if off % ALIGNMENT:
+                raise self.fail(f"section {i} ({stype.name}): offset {off} is "
+                                f"not a multiple of {ALIGNMENT}")
+            chips = _chip_list(tuple(mask))
+            if chips and chips[-1] >= self.header.chips:
+                raise self.fail(f"section {i} ({stype.name}): chip {chips[-1]} "
+                                f"is out of range [0, {self.header.chips})")
+            per_chip = stype in (SectionType.CODE, SectionType.TILES,
+                                 SectionType.GROUPS, SectionType.DEBUG)
+            if per_chip and not chips:
+                raise self.fail(f"section {i} ({stype.name}): empty chip set")
+            if not per_chip and chips:
+                raise self.fail(f"section {i} ({stype.name}): a global section "
+                                f"must have an empty chip set")
+            sections.append(SectionEntry(stype, off, size, chips))
+        return sections
+
+    def check_layout(self, regions: list[tuple[int, int, str]]) -> None:
+        regions = sorted(regions)
+        cursor = 0
+        prev = None
+        for start, end, what in regions:
+            if start < cursor:
+                raise self.fail(f"{what} at [{start}, {end}) overlaps {prev}")
+            if self.buf[cursor:start].any():
+                raise self.fail(f"nonzero padding bytes in [{cursor}, {start})")
+            if end > cursor:
+                cursor, prev = end, f"{what}"
+        # regions end with the trailer, at the end of the file
+
+    # -- sections -----------------------------------------------------------
+
+    def read_sections(self, sections: list[SectionEntry]):
+        chips = self.header.chips
+        by_type: dict[SectionType, list[SectionEntry]] = {t: [] for t in SectionType}
+        for s in sections:
+            by_type[s.type].append(s)
+        if len(by_type[SectionType.IO]) != 1:
+            raise self.fail(f"expected exactly one IO section, found "
+                            f"{len(by_type[SectionType.IO])}")
+        if len(by_type[SectionType.CONSTANTS]) > 1:
+            raise self.fail("more than one CONSTANTS section")
+        if not by_type[SectionType.CODE]:
+            raise self.fail("no CODE section")
+        owner: dict[int, tuple[int, ...]] = {}
+        for s in by_type[SectionType.CODE]:
+            for c in s.chips:
+                if c in owner:
+                    raise self.fail(f"chip {c} is in the chip sets of two CODE "
+                                    f"sections ({_fmt_chips(owner[c])} and "
+                                    f"{_fmt_chips(s.chips)})")
+                owner[c] = s.chips
+        for c in range(chips):
+            if c not in owner:
+                raise self.fail(f"chip {c} has no CODE section")
+
+        def companions(stype: SectionType) -> dict[tuple[int, ...], SectionEntry]:
+            found: dict[tuple[int, ...], SectionEntry] = {}
+            for s in by_type[stype]:
+                if s.chips not in found and owner.get(s.chips[0]) != s.chips:
+                    raise self.fail(f"{stype.name} section of chips "
+                                    f"{_fmt_chips(s.chips)} matches no CODE "
+                                    f"section's chip set")
+                if s.chips in found:
+                    raise self.fail(f"two {stype.name} sections for chips "
+                                    f"{_fmt_chips(s.chips)}")
+                found[s.chips] = s
+            return found
+
+        tiles_of = companions(SectionType.TILES)
+        groups_of = companions(SectionType.GROUPS)
+        debug_of = companions(SectionType.DEBUG)
+        programs = []
+        for code in by_type[SectionType.CODE]:
+            where = f"chips {_fmt_chips(code.chips)}"
+            if code.chips not in tiles_of:
+                raise self.fail(f"no TILES section for the code of {where}")
+            if code.chips not in groups_of:
+                raise self.fail(f"no GROUPS section for the code of {where}")
+            tiles = self.read_tiles(tiles_of[code.chips], where)
+            groups = self.read_groups(groups_of[code.chips], where)
+            words = self.read_code(code, where, tiles, groups)
+            debug = {}
+            if code.chips in debug_of:
+                debug = self.read_debug(debug_of[code.chips], where, len(words))
+            programs.append(Program(code.chips, words, tiles, groups,
+                                    MappingProxyType(debug)))
+        io = self.read_io(by_type[SectionType.IO][0])
+        constants = ()
+        if by_type[SectionType.CONSTANTS]:
+            constants = self.read_constants(by_type[SectionType.CONSTANTS][0])
+        return tuple(programs), io, constants
+
+    def read_tiles(self, s: SectionEntry, where: str) -> tuple[Tile, ...]:
+        if s.size % TILE_DTYPE.itemsize:
+            raise self.fail(f"TILES section of {where}: size {s.size} is not a "
+                            f"multiple of {TILE_DTYPE.itemsize}")
+        n = s.size // TILE_DTYPE.itemsize
+        if n > NO_TILE:
+            raise self.fail(f"TILES section of {where}: {n} entries, at most "
+                            f"{NO_TILE}")
+        t = np.frombuffer(self.data, TILE_DTYPE, count=n, offset=s.offset)
+        capacity = {MemorySpace.HBM: self.target["hbm_bytes"],
+                    MemorySpace.SRAM: self.target["sram_bytes"],
+                    MemorySpace.ACC: self.target["acc_bytes"]}
+        tiles = []
+        for i, e in enumerate(t.tolist()):
+            space, dtype, rank, r0, r1, sizes, strides, r2 = e
+            what = f"tile {i} of {where}"
+            if r0 or r1 or r2:
+                raise self.fail(f"{what}: nonzero reserved bytes")
+            if space > 2:
+                raise self.fail(f"{what}: unknown memory space {space}")
+            if dtype > 2:
+                raise self.fail(f"{what}: unknown element type {dtype}")
+            if not 1 <= rank <= 4:
+                raise self.fail(f"{what}: rank {rank} is out of range [1, 4]")
+            sizes, strides = [int(x) for x in sizes], [int(x) for x in strides]
+            if any(x == 0 for x in sizes[:rank]):
+                raise self.fail(f"{what}: a size is 0")
+            if any(x != 1 for x in sizes[rank:]) or any(x != 0 for x in strides[rank:]):
+                raise self.fail(f"{what}: sizes beyond its rank must be 1 and "
+                                f"strides 0")
+            tile = Tile(MemorySpace(space), DType(dtype),
+                        tuple(int(x) for x in sizes[:rank]),
+                        tuple(int(x) for x in strides[:rank]))
+            if tile.extent_bytes > capacity[tile.space]:
+                raise self.fail(f"{what}: extent {tile.extent_bytes} bytes "
+                                f"exceeds {tile.space.name.lower()} capacity "
+                                f"{capacity[tile.space]}")
+            tiles.append(tile)
+        return tuple(tiles)
+
+    def read_groups(self, s: SectionEntry, where: str) -> tuple[ReplicaGroups, ...]:
+        what = f"GROUPS section of {where}"
+        data, base, size = self.data, s.offset, s.size
+        if size < 4:
+            raise self.fail(f"truncated section: {what} has {size} bytes")
+        (count,) = struct.unpack_from("<I", data, base)
+        if count > 0xFFFF or 4 + 4 * count > size:
+            raise self.fail(f"truncated section: {what} cannot hold {count} "
+                            f"offsets in {size} bytes")
+        offsets = struct.unpack_from(f"<{count}I", data, base + 4)
+        chips = self.header.chips
+        groups = []
+        for g, off in enumerate(offsets):
+            if off % 4 or off < 4 + 4 * count or off + 8 > size:
+                raise self.fail(f"{what}: entry {g} offset {off} is out of range "
+                                f"or misaligned")
+            num, gsize, reserved = struct.unpack_from("<HHI", data, base + off)
+            if reserved:
+                raise self.fail(f"{what}: entry {g} has nonzero reserved bytes")
+            if off + 8 + 4 * num * gsize > size:
+                raise self.fail(f"truncated section: {what} entry {g} runs past "
+                                f"the section end")
+            ids = struct.unpack_from(f"<{num * gsize}I", data, base + off + 8)
+            if gsize < 1 or num * gsize != chips or sorted(ids) != list(range(chips)):
+                raise self.fail(f"{what}: entry {g} is not a partition of chips "
+                                f"0..{chips - 1} into groups of one size")
+            groups.append(tuple(tuple(ids[k * gsize:(k + 1) * gsize])
+                                for k in range(num)))
+        return tuple(groups)
+
+    def read_code(self, s: SectionEntry, where: str, tiles: tuple[Tile, ...],
+                  groups: tuple[ReplicaGroups, ...]) -> np.ndarray:
+        if s.size == 0 or s.size % WORD_BYTES:
+            raise self.fail(f"code of {where}: size {s.size} is not a positive "
+                            f"multiple of {WORD_BYTES}")
+        n = s.size // WORD_BYTES
+        w = np.frombuffer(self.data, WORD_DTYPE, count=n, offset=s.offset)
+
+        def first(bad: np.ndarray, message) -> None:
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise self.fail(f"code of {where}, instruction {i}: {message(i)}")
+
+        op = w["opcode"]
+        engine = w["engine"]
+        first(~_KNOWN[op], lambda i: f"unknown opcode 0x{op[i]:02x}")
+        opn = lambda i: Opcode(int(op[i])).name  # noqa: E731
+        first(engine > 4, lambda i: f"unknown engine {engine[i]}")
+        first(~_ENGINE_OK[op, engine],
+              lambda i: f"{opn(i)} cannot run on engine {Engine(int(engine[i])).name.lower()}")
+        flags = w["flags"]
+        first((flags & ~_FLAGS_OK[op]) != 0,
+              lambda i: f"flag bits 0x{int(flags[i]) & ~int(_FLAGS_OK[op[i]]) & 0xFF:02x} "
+                        f"are not defined for {opn(i)}")
+        first((flags & _FLAGS_REQ[op]) != _FLAGS_REQ[op],
+              lambda i: f"{opn(i)} must have the peer flag set")
+        # Fields the opcode does not use hold their default value.
+        for name in _FIELDS:
+            default = NO_TILE if name.startswith("tile_") else 0
+            unused = ~_USED[name][op]
+            if name in ("ra", "imm0"):
+                cond = (op == Opcode.LOOP) & (((flags & Flag.LB_REG) != 0) == (name == "imm0"))
+                unused = unused | cond
+            elif name in ("rb", "imm1"):
+                cond = (op == Opcode.LOOP) & (((flags & Flag.UB_REG) != 0) == (name == "imm1"))
+                unused = unused | cond
+            if name in ("rc", "imm2"):
+                cond = (op == Opcode.LOOP) & (((flags & Flag.STEP_REG) != 0) == (name == "imm2"))
+                unused = unused | cond
+            if name == "rc":
+                unused = unused | ((op == Opcode.DMA_COPY) & ((flags & Flag.PEER) == 0))
+            col = w[name]
+            first(unused & (col != default),
+                  lambda i: f"nonzero reserved field '{name}' (= {int(col[i])}), "
+                            f"not used by {opn(i)}")
+        kind = w["kind"]
+        first(~_KIND_OK[op, kind], lambda i: f"kind {kind[i]} is not valid for {opn(i)}")
+        first((op == Opcode.DMA_COPY) & (w["queue"] >= self.target["dma_engines"]),
+              lambda i: f"DMA queue {w['queue'][i]} is out of range "
+                        f"[0, {self.target['dma_engines']})")
+        first((op == Opcode.SEM_WAIT) & (w["wait"] == 0),
+              lambda i: "SEM_WAIT with an empty semaphore mask")
+        first((op == Opcode.SEM_SIGNAL) & (w["signal"] == 0),
+              lambda i: "SEM_SIGNAL with an empty semaphore mask")
+        ntiles = len(tiles)
+        for slot in _TILE_SLOTS:
+            col = w[slot]
+            first(_USED[slot][op] & (col >= ntiles),
+                  lambda i: f"{slot} index {col[i]} is out of range "
+                            f"({ntiles} tiles)")
+        first(_USED["group"][op] & (w["group"] >= len(groups)),
+              lambda i: f"group index {w['group'][i]} is out of range "
+                        f"({len(groups)} groups)")
+        first((op == Opcode.LOOP) & ((flags & Flag.STEP_REG) == 0) & (w["imm2"] <= 0),
+              lambda i: f"LOOP immediate step {w['imm2'][i]} is not positive")
+        first(((op == Opcode.SEND) | (op == Opcode.RECV))
+              & ((w["imm1"] < 0) | (w["imm1"] > 255)),
+              lambda i: f"channel {w['imm1'][i]} is out of range [0, 255]")
+        # Immediates that index the dimensions of tile a.
+        ranks = np.array([t.rank for t in tiles] + [0], np.int64)
+        rank_a = ranks[np.minimum(w["tile_a"], ntiles)]
+        dim_ops = ((op == Opcode.VREDUCE) | (op == Opcode.ALL_GATHER)
+                   | (op == Opcode.REDUCE_SCATTER) | (op == Opcode.ALL_TO_ALL))
+        first(dim_ops & ((w["imm0"] < 0) | (w["imm0"] >= rank_a)),
+              lambda i: f"{opn(i)} axis/dim {w['imm0'][i]} is out of range for "
+                        f"a rank-{rank_a[i]} tile")
+        first((op == Opcode.ALL_TO_ALL) & ((w["imm1"] < 0) | (w["imm1"] >= rank_a)),
+              lambda i: f"ALL_TO_ALL concat_dim {w['imm1'][i]} is out of range "
+                        f"for a rank-{rank_a[i]} tile")
+        for i in np.nonzero(op == Opcode.VTRANSPOSE)[0].tolist():
+            rank = int(rank_a[i])
+            perm = int(w["imm0"][i]) & 0xFFFFFFFFFFFFFFFF
+            digits = [(perm >> (8 * k)) & 0xFF for k in range(8)]
+            if sorted(digits[:rank]) != list(range(rank)) or any(digits[rank:]):
+                raise self.fail(f"code of {where}, instruction {i}: VTRANSPOSE "
+                                f"permutation {digits[:rank]} is not a "
+                                f"permutation of 0..{rank - 1}")
+        self.check_control_flow(w, where)
+        if op[-1] != Opcode.HALT:
+            raise self.fail(f"code of {where}: the last instruction ({n - 1}) is "
+                            f"not HALT")
+        return w
+
+    def check_control_flow(self, w: np.ndarray, where: str) -> None:
+        op, target = w["opcode"], w["target"]
+        stack: list[list[int]] = []  # [opcode, index, else index]
+        loops = 0
+        for i in np.nonzero(_CONTROL[op])[0].tolist():
+            code = int(op[i])
+            tgt = int(target[i])
+            bad = lambda m: self.fail(f"code of {where}, instruction {i}: {m}")  # noqa: E731
+            if code == Opcode.LOOP:
+                loops += 1
+                if loops > MAX_LOOP_DEPTH:
+                    raise bad(f"loops nest deeper than {MAX_LOOP_DEPTH}")
+                stack.append([code, i, -1])
+            elif code == Opcode.IF:
+                stack.append([code, i, -1])
+            elif code == Opcode.ENDLOOP:
+                if not stack or stack[-1][0] != Opcode.LOOP:
+                    raise bad("ENDLOOP without a matching LOOP")
+                start = stack.pop()[1]
+                loops -= 1
+                if tgt != start:
+                    raise bad(f"bad jump target: ENDLOOP target {tgt}, its LOOP "
+                              f"is instruction {start}")
+                if int(target[start]) != i:
+                    raise self.fail(f"code of {where}, instruction {start}: bad "
+                                    f"jump target: LOOP target {int(target[start])}, "
+                                    f"its ENDLOOP is instruction {i}")
+            elif code == Opcode.ELSE:
+                if not stack or stack[-1][0] != Opcode.IF or stack[-1][2] >= 0:
+                    raise bad("ELSE without a matching IF")
+                stack[-1][2] = i
+                start = stack[-1][1]
+                if int(target[start]) != i:
+                    raise self.fail(f"code of {where}, instruction {start}: bad "
+                                    f"jump target: IF target {int(target[start])}, "
+                                    f"its ELSE is instruction {i}")
+            else:  # ENDIF
+                if not stack or stack[-1][0] != Opcode.IF:
+                    raise bad("ENDIF without a matching IF")
+                _, start, els = stack.pop()
+                opener = els if els >= 0 else start
+                if int(target[opener]) != i:
+                    name = "ELSE" if els >= 0 else "IF"
+                    raise self.fail(f"code of {where}, instruction {opener}: bad "
+                                    f"jump target: {name} target "
+                                    f"{int(target[opener])}, its ENDIF is "
+                                    f"instruction {i}")
+        if stack:
+            kind, start, _ = stack[-1]
+            raise self.fail(f"code of {where}, instruction {start}: "
+                            f"{Opcode(kind).name} is never closed")
+
+    def read_debug(self, s: SectionEntry, where: str, ninstr: int) -> dict[int, str]:
+        what = f"DEBUG section of {where}"
+        count, reserved = self.counted(s, what, 16)
+        entries = {}
+        prev = -1
+        for k in range(count):
+            index, res, off, size = struct.unpack_from("<IIII", self.data,
+                                                       s.offset + 8 + 16 * k)
+            if res:
+                raise self.fail(f"{what}: entry {k} has nonzero reserved bytes")
+            if index >= ninstr or index <= prev:
+                raise self.fail(f"{what}: entry {k} names instruction {index} "
+                                f"(out of range or not increasing)")
+            prev = index
+            entries[index] = self.string(s, off, size, f"{what} entry {k}")
+        return entries
+
+    def counted(self, s: SectionEntry, what: str, entry_bytes: int) -> tuple[int, int]:
+        if s.size < 8:
+            raise self.fail(f"truncated section: {what} has {s.size} bytes")
+        count, reserved = struct.unpack_from("<II", self.data, s.offset)
+        if reserved:
+            raise self.fail(f"{what}: nonzero reserved bytes")
+        if 8 + entry_bytes * count > s.size:
+            raise self.fail(f"truncated section: {what} cannot hold {count} "
+                            f"entries in {s.size} bytes")
+        return count, reserved
+
+    def string(self, s: SectionEntry, off: int, size: int, what: str) -> str:
+        if off + size > s.size:
+            raise self.fail(f"truncated section: {what} text at [{off}, "
+                            f"{off + size}) lies outside its section")
+        try:
+            return self.data[s.offset + off:s.offset + off + size].decode("utf-8")
+        except UnicodeDecodeError:
+            raise self.fail(f"{what}: text is not UTF-8") from None
+
+    def read_io(self, s: SectionEntry) -> tuple[IOEntry, ...]:
+        count, _ = self.counted(s, "IO section", 96)
+        hbm = self.target["hbm_bytes"]
+        entries, names, indices = [], set(), set()
+        for k in range(count):
+            at = s.offset + 8 + 96 * k
+            index, role, dtype, rank, res, noff, nsize, addr, size = \
+                struct.unpack_from("<IBBBBIIQQ", self.data, at)
+            shape = struct.unpack_from("<8Q", self.data, at + 32)
+            what = f"IO entry {k}"
+            if res:
+                raise self.fail(f"{what}: nonzero reserved bytes")
+            if role > 1:
+                raise self.fail(f"{what}: unknown role {role}")
+            if dtype > max(IODType):
+                raise self.fail(f"{what}: unknown dtype {dtype}")
+            if rank > MAX_IO_RANK or any(shape[rank:]):
+                raise self.fail(f"{what}: rank {rank} invalid or nonzero unused "
+                                f"shape entries")
+            if nsize == 0:
+                raise self.fail(f"{what}: empty name")
+            name = self.string(s, noff, nsize, what)
+            dt = IODType(dtype)
+            expected = int(np.prod(shape[:rank], dtype=np.uint64)) * dt.itemsize
+            if size != expected:
+                raise self.fail(f"{what} '{name}': byte_size {size} does not "
+                                f"match shape {list(shape[:rank])} of "
+                                f"{dt.name.lower()} ({expected} bytes)")
+            if addr + size > hbm:
+                raise self.fail(f"{what} '{name}': HBM address {addr} + {size} "
+                                f"bytes is beyond hbm_bytes {hbm}")
+            if index in indices or name in names:
+                raise self.fail(f"{what}: duplicate argument index {index} or "
+                                f"name '{name}'")
+            indices.add(index)
+            names.add(name)
+            entries.append(IOEntry(index, Role(role), name, dt,
+                                   tuple(shape[:rank]), addr, size))
+        return tuple(entries)
+
+    def read_constants(self, s: SectionEntry) -> tuple[Constant, ...]:
+        count, _ = self.counted(s, "CONSTANTS section", 32)
+        hbm = self.target["hbm_bytes"]
+        constants = []
+        for k in range(count):
+            addr, doff, size, noff, nsize = struct.unpack_from(
+                "<QQQII", self.data, s.offset + 8 + 32 * k)
+            what = f"constant {k}"
+            name = self.string(s, noff, nsize, what)
+            if doff + size > s.size:
+                raise self.fail(f"truncated section: {what} '{name}' data at "
+                                f"[{doff}, {doff + size}) lies outside its section")
+            if addr + size > hbm:
+                raise self.fail(f"{what} '{name}': HBM address {addr} + {size} "
+                                f"bytes is beyond hbm_bytes {hbm}")
+            data = self.data[s.offset + doff:s.offset + doff + size]
+            constants.append(Constant(name, addr, data))
+        return tuple(constants)
+
+
+# ----------------------------------------------------------------------------
+# Decoding to objects
+# ----------------------------------------------------------------------------
+
+_OPCODES = {int(o): o for o in Opcode}
+_ENGINES = {int(e): e for e in Engine}
+
+
+def _decode_instructions(words: np.ndarray) -> list[Instruction]:
+    out = []
+    append = out.append
+    for (opcode, engine, kind, flags, queue, rd, ra, rb, rc, rdst, ta, tb, tc, td,
+         group, target, wait, signal, imm0, imm1, imm2) in words.tolist():
+        append(Instruction(_OPCODES[opcode], _ENGINES[engine], kind, flags, queue,
+                           rd, ra, rb, rc, rdst, (ta, tb, tc, td), group, target,
+                           wait, signal, imm0, imm1, imm2))
+    return out
+
+
+# ----------------------------------------------------------------------------
+# Disassembly
+# ----------------------------------------------------------------------------
+
+def _sync(ins: Instruction) -> str:
+    text = f" on {ins.engine.name.lower()}"
+    if ins.wait:
+        text += f" wait {list(ins.wait_ids)}"
+    if ins.signal:
+        text += f" signal {list(ins.signal_ids)}"
+    return text
+
+
+def _format(ins: Instruction, depth: int) -> str:
+    op = ins.opcode
+    r = lambda n: f"r{n}"  # noqa: E731
+    t = lambda slot, reg: f"{r(reg)}:t{ins.tiles[slot]}"  # noqa: E731
+    a, b, c, d = t(0, ins.ra), t(1, ins.rb), t(2, ins.rc), t(3, ins.rdst)
+    if op == Opcode.NOP:
+        text = "nop" + _sync(ins)
+    elif op == Opcode.HALT:
+        text = "halt"
+    elif op == Opcode.LI:
+        text = f"li {r(ins.rd)}, {ins.imm0}"
+    elif op == Opcode.SALU:
+        text = f"salu {SaluKind(ins.kind).name.lower()} {r(ins.rd)}, {r(ins.ra)}, {r(ins.rb)}"
+    elif op == Opcode.CHIP_ID:
+        text = f"chip_id {r(ins.rd)}"
+    elif op == Opcode.SEM_WAIT:
+        text = f"sem_wait {list(ins.wait_ids)}"
+    elif op == Opcode.SEM_SIGNAL:
+        text = f"sem_signal {list(ins.signal_ids)}"
+    elif op == Opcode.LOOP:
+        lb = r(ins.ra) if ins.has_flag(Flag.LB_REG) else ins.imm0
+        ub = r(ins.rb) if ins.has_flag(Flag.UB_REG) else ins.imm1
+        st = r(ins.rc) if ins.has_flag(Flag.STEP_REG) else ins.imm2
+        text = f"loop {r(ins.rd)} = {lb} to {ub} step {st}  -> {ins.target}"
+    elif op == Opcode.ENDLOOP:
+        text = f"endloop  -> {ins.target}"
+    elif op == Opcode.IF:
+        text = f"if {r(ins.ra)}  -> {ins.target}"
+    elif op == Opcode.ELSE:
+        text = f"else  -> {ins.target}"
+    elif op == Opcode.ENDIF:
+        text = "endif"
+    elif op == Opcode.DMA_COPY:
+        peer = f" peer {r(ins.rc)}" if ins.has_flag(Flag.PEER) else ""
+        text = f"dma_copy {a} -> {d} queue {ins.queue}{peer}" + _sync(ins)
+    elif op == Opcode.MATMUL:
+        acc = " accumulate" if ins.has_flag(Flag.ACCUMULATE) else ""
+        text = f"matmul {a}, {b} -> {d}{acc}" + _sync(ins)
+    elif op in (Opcode.VUNARY, Opcode.VBINARY, Opcode.VSCALAR):
+        kind = ElementwiseKind(ins.kind).name.lower()
+        ins_text = {Opcode.VUNARY: a, Opcode.VBINARY: f"{a}, {b}",
+                    Opcode.VSCALAR: f"{a}, {ins.imm0_f64!r}"}[op]
+        text = f"{op.name.lower()} {kind} {ins_text} -> {d}" + _sync(ins)
+    elif op == Opcode.VSELECT:
+        text = f"vselect {a}, {b}, {c} -> {d}" + _sync(ins)
+    elif op == Opcode.VREDUCE:
+        text = (f"vreduce {ReductionKind(ins.kind).name.lower()} {a} -> {d} "
+                f"axis {ins.imm0}" + _sync(ins))
+    elif op == Opcode.VTRANSPOSE:
+        text = f"vtranspose {a} -> {d} perm 0x{ins.imm0 & (2**64 - 1):x}" + _sync(ins)
+    elif op == Opcode.VFILL:
+        text = f"vfill {ins.imm0_f64!r} -> {d}" + _sync(ins)
+    elif op == Opcode.VCOPY:
+        text = f"vcopy {a} -> {d}" + _sync(ins)
+    elif op in (Opcode.ALL_REDUCE, Opcode.REDUCE_SCATTER):
+        dim = f" dim {ins.imm0}" if op == Opcode.REDUCE_SCATTER else ""
+        text = (f"{op.name.lower()} {ReductionKind(ins.kind).name.lower()} {a} -> "
+                f"{d}{dim} groups g{ins.group}" + _sync(ins))
+    elif op == Opcode.ALL_GATHER:
+        text = f"all_gather {a} -> {d} dim {ins.imm0} groups g{ins.group}" + _sync(ins)
+    elif op == Opcode.ALL_TO_ALL:
+        text = (f"all_to_all {a} -> {d} split_dim {ins.imm0} concat_dim {ins.imm1} "
+                f"groups g{ins.group}" + _sync(ins))
+    elif op == Opcode.SEND:
+        text = f"send {a} to {r(ins.rc)} channel {ins.imm1}" + _sync(ins)
+    elif op == Opcode.RECV:
+        text = f"recv {d} from {r(ins.rc)} channel {ins.imm1}" + _sync(ins)
+    else:  # BARRIER
+        text = f"barrier groups g{ins.group}" + _sync(ins)
+    return "  " * depth + text
+
+
+def disassemble(binary: Binary) -> str:
+    """A readable listing of a loaded binary: target, programs (tables and
+    code with debug locations), I/O and constants."""
+    h = binary.header
+    lines = [f"; nova binary format {h.format_version}, isa {h.isa_version}, "
+             f"target {h.target_name} ({h.chips} chips)",
+             "; target " + json.dumps(dict(binary.target), separators=(",", ":"))]
+    for p, program in enumerate(binary.programs):
+        lines.append(f"program {p} chips {_fmt_chips(program.chips)}: "
+                     f"{len(program)} instructions")
+        for i, tile in enumerate(program.tiles):
+            lines.append(f"  t{i} = {tile}")
+        for g, groups in enumerate(program.groups):
+            lines.append(f"  g{g} = {[list(x) for x in groups]}")
+        depth = 0
+        for i, ins in enumerate(program.instructions):
+            if ins.opcode in (Opcode.ENDLOOP, Opcode.ENDIF, Opcode.ELSE):
+                depth -= 1
+            text = f"  {i:6d}  " + _format(ins, depth)
+            if i in program.debug:
+                text = f"{text:<72} ; {program.debug[i]}"
+            lines.append(text)
+            if ins.opcode in (Opcode.LOOP, Opcode.IF, Opcode.ELSE):
+                depth += 1
+    for e in binary.io:
+        lines.append(f"{e.role.name.lower()} {e.index} '{e.name}': "
+                     f"{e.dtype.name.lower()}{list(e.shape)} at hbm 0x{e.address:x} "
+                     f"({e.byte_size} bytes)")
+    for c in binary.constants:
+        lines.append(f"constant '{c.name}' at hbm 0x{c.address:x} ({len(c.data)} bytes)")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m nova.runtime.binary FILE.nova", file=sys.stderr)
+        return 2
+    try:
+        sys.stdout.write(disassemble(load_binary(args[0])))
+    except BinaryFormatError as e:
+        print(f"error: {args[0]}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+// Test vector: y = relu(x @ w + bias) on the tiny target, one SPMD program.
+// Inputs and outputs are memref arguments at fixed HBM addresses.
+module attributes {nova.target = #nova.target<name = "tiny", clock_mhz = 1000, matrix_rows = 8, matrix_cols = 8, vector_lanes = 8, sram_bytes = 16384, sram_gbps = 100, acc_bytes = 2048, hbm_bytes = 1048576, hbm_gbps = 10, dma_engines = 2, chips = 2, topology = switch, link_gbps = 10, link_latency_ns = 100>} {
+  func.func @main(%x: memref<8x8xf32, #nova.memory_space<hbm>> {nova.address = 0 : i64, nova.role = "input", nova.name = "x"},
+                  %w: memref<8x8xf32, #nova.memory_space<hbm>> {nova.address = 256 : i64, nova.role = "input", nova.name = "w"},
+                  %y: memref<8x8xf32, #nova.memory_space<hbm>> {nova.address = 512 : i64, nova.role = "output"},
+                  %b: memref<1x8xf32, #nova.memory_space<hbm>> {nova.address = 1024 : i64, nova.role = "input", nova.name = "bias"}) {
+    %hx = nova_isa.li 0 on scalar
+    %hw = nova_isa.li 256 on scalar
+    %hy = nova_isa.li 512 on scalar
+    %hb = nova_isa.li 1024 on scalar
+    %sx = nova_isa.li 0 on scalar
+    %sw = nova_isa.li 256 on scalar
+    %sb = nova_isa.li 512 on scalar
+    %acc = nova_isa.li 0 on scalar
+    nova_isa.dma_copy %hx : #nova_isa.tile<hbm, f32, [8, 8], [8, 1]>
+        -> %sx : #nova_isa.tile<sram, f32, [8, 8], [8, 1]> queue 0 on dma signal [0]
+    nova_isa.dma_copy %hw : #nova_isa.tile<hbm, f32, [8, 8], [8, 1]>
+        -> %sw : #nova_isa.tile<sram, f32, [8, 8], [8, 1]> queue 1 on dma signal [1]
+    nova_isa.dma_copy %hb : #nova_isa.tile<hbm, f32, [1, 8], [8, 1]>
+        -> %sb : #nova_isa.tile<sram, f32, [1, 8], [8, 1]> queue 0 on dma signal [2]
+    nova_isa.matmul %sx : #nova_isa.tile<sram, f32, [8, 8], [8, 1]>,
+                    %sw : #nova_isa.tile<sram, f32, [8, 8], [8, 1]>
+        -> %acc : #nova_isa.tile<acc, f32, [8, 8], [8, 1]> on matrix wait [0, 1] signal [3]
+    nova_isa.vbinary add %acc : #nova_isa.tile<acc, f32, [8, 8], [8, 1]>,
+                         %sb : #nova_isa.tile<sram, f32, [1, 8], [8, 1]>
+        -> %sx : #nova_isa.tile<sram, f32, [8, 8], [8, 1]> on vector wait [2, 3]
+    nova_isa.vunary relu %sx : #nova_isa.tile<sram, f32, [8, 8], [8, 1]>
+        -> %sx : #nova_isa.tile<sram, f32, [8, 8], [8, 1]> on vector signal [4]
+    nova_isa.dma_copy %sx : #nova_isa.tile<sram, f32, [8, 8], [8, 1]>
+        -> %hy : #nova_isa.tile<hbm, f32, [8, 8], [8, 1]> queue 0 on dma wait [4] signal [5]
+    nova_isa.sem_wait [5] on scalar
+    return
+  }
+}
