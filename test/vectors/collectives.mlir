@@ -1,3 +1,4 @@
+// RUN: cd %S && nova-translate --nova-to-binary collectives.mlir -o %t && cmp %t collectives.nova
 // Test vector: collectives on 4 chips (replica-group table with a shared
 // entry), a peer DMA and send/recv between ring neighbours.
 module attributes {nova.target = #nova.target<name = "ring4", clock_mhz = 1400, matrix_rows = 128, matrix_cols = 128, vector_lanes = 128, sram_bytes = 25165824, sram_gbps = 4000, acc_bytes = 2097152, hbm_bytes = 34359738368, hbm_gbps = 820, dma_engines = 16, chips = 4, topology = ring, link_gbps = 450, link_latency_ns = 1000>} {

@@ -1,3 +1,4 @@
+// RUN: cd %S && nova-translate --nova-to-binary control_flow.mlir -o %t && cmp %t control_flow.nova
 // Test vector: structured control flow (nested loops with register and
 // immediate bounds, if/else, if without else), scalar ALU, chip_id, index
 // constants, and the vector instructions with immediates.

@@ -225,6 +225,9 @@ FailureOr<std::vector<IOEntry>> collectIO(func::FuncOp func,
     auto fail = [&]() {
       return func.emitOpError("argument ") << i << " ";
     };
+    if (isa<IndexType>(arg.getType()))
+      return fail() << "is an index value: a program starts with no register "
+                       "set; materialise it with nova_isa.li";
     auto type = dyn_cast<MemRefType>(arg.getType());
     if (!type)
       return fail() << "must be a memref in hbm, got " << arg.getType();
