@@ -350,14 +350,14 @@ class _Reader:
         if file_size != len(data):
             raise self.fail(f"file size mismatch: header says {file_size} "
                             f"bytes, file has {len(data)} (trailing data)")
-        if data[-8:-4] != TRAILER_TAG:
-            raise self.fail(f"missing trailer tag {TRAILER_TAG!r} at byte "
-                            f"{len(data) - 8} (truncated or corrupted file)")
         stored = struct.unpack_from("<I", data, len(data) - 4)[0]
         computed = zlib.crc32(memoryview(data)[:-4]) & 0xFFFFFFFF
         if stored != computed:
             raise self.fail(f"checksum mismatch: stored CRC-32 0x{stored:08x}, "
                             f"computed 0x{computed:08x} (corrupted file)")
+        if data[-8:-4] != TRAILER_TAG:
+            raise self.fail(f"missing trailer tag {TRAILER_TAG!r} at byte "
+                            f"{len(data) - 8} (truncated or corrupted file)")
         if flags != 0:
             raise self.fail(f"header flags 0x{flags:x} are not defined in "
                             f"format version 1 (must be 0)")
