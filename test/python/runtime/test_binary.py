@@ -266,3 +266,15 @@ def test_crc_is_zlib_crc32() -> None:
 
 def test_error_type() -> None:
     assert issubclass(BinaryFormatError, ValueError)
+
+
+def test_simulator_runs_the_vector() -> None:
+    """Integration: the simulator (nova.sim) runs the emitted matmul_relu
+    binary and matches numpy."""
+    sim = pytest.importorskip("nova.sim.simulator")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 8)).astype(np.float32)
+    bias = rng.standard_normal((1, 8)).astype(np.float32)
+    out, _ = sim.Simulator(vector("matmul_relu")).run({"x": x, "w": w, "bias": bias})
+    np.testing.assert_allclose(out["arg2"], np.maximum(x @ w + bias, 0), rtol=1e-5, atol=1e-5)
