@@ -28,6 +28,16 @@ LogicalResult NovaDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a #nova.target attribute";
     return success();
   }
+  // Byte addresses and per-function peaks written by nova-plan-memory.
+  if (llvm::is_contained({"nova.address", "nova.sram_peak", "nova.acc_peak",
+                          "nova.hbm_peak"},
+                         attr.getName().getValue())) {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || !value.getType().isInteger(64) || value.getInt() < 0)
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be a non-negative i64";
+    return success();
+  }
   return op->emitError() << "unknown nova attribute '" << attr.getName().getValue()
                          << "'";
 }
