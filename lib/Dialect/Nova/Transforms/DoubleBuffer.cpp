@@ -197,6 +197,7 @@ struct DoubleBufferPass
 
     // Prologue: one two-slot buffer per tile, the first tile into slot 0.
     Location loc = loop.getLoc();
+    Type tokenType = TokenType::get(rewriter.getContext());
     rewriter.setInsertionPoint(loop);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     SmallVector<Value> buffers, inits;
@@ -211,8 +212,8 @@ struct DoubleBufferPass
                                 loop.getLowerBound());
       Value slot0 = memref::ViewOp::create(rewriter, p.alloc.getLoc(), type,
                                            buffer, zero, ValueRange{});
-      inits.push_back(DmaStartOp::create(rewriter, p.dma.getLoc(), first,
-                                         slot0, /*peer=*/nullptr));
+      inits.push_back(DmaStartOp::create(rewriter, p.dma.getLoc(), tokenType,
+                                         first, slot0, /*peer=*/IntegerAttr()));
       buffers.push_back(buffer);
     }
 
@@ -260,8 +261,8 @@ struct DoubleBufferPass
       Value source = cloneSource(rewriter, p, iv, nextOrLast);
       Value other = memref::ViewOp::create(rewriter, p.alloc.getLoc(), type,
                                            buffers[i], nextOffset, ValueRange{});
-      Value token = DmaStartOp::create(rewriter, p.dma.getLoc(), source, other,
-                                       /*peer=*/nullptr);
+      Value token = DmaStartOp::create(rewriter, p.dma.getLoc(), tokenType,
+                                       source, other, /*peer=*/IntegerAttr());
       BlockArgument carried = newLoop.getRegionIterArgs()[numOld + i];
       rewriter.modifyOpInPlace(p.wait,
                                [&] { p.wait.getTokensMutable().assign(carried); });

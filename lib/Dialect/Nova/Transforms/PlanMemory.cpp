@@ -383,7 +383,8 @@ struct PlanMemoryPass : public nova::impl::NovaPlanMemoryBase<PlanMemoryPass> {
     // A result that is not an alloc of the function (an argument, a global)
     // is copied into the out-param by DMA, which the ISA lowering handles.
     options.memCpyFn = [](OpBuilder &b, Location loc, Value from, Value to) {
-      auto token = DmaStartOp::create(b, loc, from, to, /*peer=*/nullptr);
+      Value token = DmaStartOp::create(b, loc, TokenType::get(b.getContext()),
+                                       from, to, /*peer=*/IntegerAttr());
       WaitOp::create(b, loc, ValueRange{token});
       return success();
     };

@@ -1,0 +1,192 @@
+// RUN: nova-opt %s -split-input-file --nova-attach-target --nova-plan-memory -verify-diagnostics | FileCheck %s
+
+// Outputs become out-params with no copy, arguments are laid out in order in
+// hbm, and sram buffers whose lifetimes are disjoint share an address: %x is
+// dead once %y is computed, so %z reuses it; %y overlaps both.
+
+// CHECK-LABEL: func.func @disjoint_lifetimes_share_space
+// CHECK-SAME: (%[[A:.*]]: memref<64xf32, #nova.memory_space<hbm>> {nova.address = 0 : i64, nova.role = "input"},
+// CHECK-SAME: %[[OUT:.*]]: memref<64xf32, #nova.memory_space<hbm>> {nova.address = 256 : i64, nova.role = "output"})
+// CHECK-SAME: attributes {nova.acc_peak = 0 : i64, nova.hbm_peak = 512 : i64, nova.sram_peak = 512 : i64}
+// CHECK-NOT: #nova.memory_space<hbm>>
+// CHECK: %[[X:.*]] = memref.alloc() {nova.address = 0 : i64} : memref<64xf32, #nova.memory_space<sram>>
+// CHECK: %[[Y:.*]] = memref.alloc() {nova.address = 256 : i64} : memref<64xf32, #nova.memory_space<sram>>
+// CHECK: %[[Z:.*]] = memref.alloc() {nova.address = 0 : i64} : memref<64xf32, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %[[Z]], %[[OUT]]
+// CHECK: return{{$}}
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+// expected-remark @+1 {{sram peak 512 bytes of 25165824, acc peak 0 bytes of 2097152, hbm peak 512 bytes of 34359738368}}
+func.func @disjoint_lifetimes_share_space(%a: memref<64xf32, #hbm>) -> memref<64xf32, #hbm> {
+  %r = memref.alloc() {alignment = 64 : i64} : memref<64xf32, #hbm>
+  %x = memref.alloc() : memref<64xf32, #sram>
+  %t0 = nova.dma_start %a, %x : memref<64xf32, #hbm> -> memref<64xf32, #sram>
+  nova.wait %t0
+  %y = memref.alloc() : memref<64xf32, #sram>
+  nova.elementwise <exp> ins(%x : memref<64xf32, #sram>) outs(%y : memref<64xf32, #sram>)
+  %z = memref.alloc() : memref<64xf32, #sram>
+  nova.elementwise <neg> ins(%y : memref<64xf32, #sram>) outs(%z : memref<64xf32, #sram>)
+  %t1 = nova.dma_start %z, %r : memref<64xf32, #sram> -> memref<64xf32, #hbm>
+  nova.wait %t1
+  return %r : memref<64xf32, #hbm>
+}
+
+// -----
+
+// A view keeps its base buffer live: %big is used through %row after %x is
+// allocated, so %x cannot take %big's space, while %y (after %x's last use)
+// reuses %x's.
+
+// CHECK-LABEL: func.func @subview_keeps_base_live
+// CHECK: memref.alloc() {nova.address = 0 : i64} : memref<2x64xf32, #nova.memory_space<sram>>
+// CHECK: memref.subview
+// CHECK: memref.alloc() {nova.address = 512 : i64} : memref<64xf32, #nova.memory_space<sram>>
+// CHECK: memref.alloc() {nova.address = 512 : i64} : memref<64xf32, #nova.memory_space<sram>>
+#sram = #nova.memory_space<sram>
+// expected-remark @+1 {{sram peak 768 bytes}}
+func.func @subview_keeps_base_live() {
+  %big = memref.alloc() : memref<2x64xf32, #sram>
+  %row = memref.subview %big[1, 0] [1, 64] [1, 1] : memref<2x64xf32, #sram> to memref<64xf32, strided<[1], offset: 64>, #sram>
+  %x = memref.alloc() : memref<64xf32, #sram>
+  nova.fill 1.0 outs(%x : memref<64xf32, #sram>)
+  nova.elementwise <copy> ins(%x : memref<64xf32, #sram>) outs(%row : memref<64xf32, strided<[1], offset: 64>, #sram>)
+  %y = memref.alloc() : memref<64xf32, #sram>
+  nova.elementwise <exp> ins(%row : memref<64xf32, strided<[1], offset: 64>, #sram>) outs(%y : memref<64xf32, #sram>)
+  return
+}
+
+// -----
+
+// A buffer allocated before a loop and used in it lives until the loop ends;
+// buffers of the loop body live within one iteration; after the loop the
+// space of %pre is free again.
+
+// CHECK-LABEL: func.func @loop_lifetimes
+// CHECK: %[[PRE:.*]] = memref.alloc() {nova.address = 0 : i64}
+// CHECK: scf.for
+// CHECK:   memref.alloc() {nova.address = 256 : i64}
+// CHECK:   memref.alloc() {nova.address = 512 : i64}
+// CHECK: }
+// CHECK: memref.alloc() {nova.address = 0 : i64}
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+// expected-remark @+1 {{sram peak 768 bytes}}
+func.func @loop_lifetimes(%out: memref<4x64xf32, #hbm>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %pre = memref.alloc() : memref<64xf32, #sram>
+  nova.fill 1.0 outs(%pre : memref<64xf32, #sram>)
+  scf.for %i = %c0 to %c4 step %c1 {
+    %t1 = memref.alloc() : memref<64xf32, #sram>
+    nova.elementwise <add> scalar(2.0) ins(%pre : memref<64xf32, #sram>) outs(%t1 : memref<64xf32, #sram>)
+    %t2 = memref.alloc() : memref<64xf32, #sram>
+    nova.elementwise <exp> ins(%t1 : memref<64xf32, #sram>) outs(%t2 : memref<64xf32, #sram>)
+    %dst = memref.subview %out[%i, 0] [1, 64] [1, 1] : memref<4x64xf32, #hbm> to memref<64xf32, strided<[1], offset: ?>, #hbm>
+    %t = nova.dma_start %t2, %dst : memref<64xf32, #sram> -> memref<64xf32, strided<[1], offset: ?>, #hbm>
+    nova.wait %t
+  }
+  %post = memref.alloc() : memref<64xf32, #sram>
+  nova.fill 0.0 outs(%post : memref<64xf32, #sram>)
+  return
+}
+
+// -----
+
+// A buffer read by a DMA stays live until the DMA's wait, not just until the
+// dma_start: %y is allocated while %x is still being copied out.
+
+// CHECK-LABEL: func.func @dma_in_flight_until_wait
+// CHECK: memref.alloc() {nova.address = 0 : i64}
+// CHECK: nova.dma_start
+// CHECK: memref.alloc() {nova.address = 256 : i64}
+// CHECK: nova.wait
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+// expected-remark @+1 {{sram peak 512 bytes}}
+func.func @dma_in_flight_until_wait(%out: memref<64xf32, #hbm>) {
+  %x = memref.alloc() : memref<64xf32, #sram>
+  nova.fill 1.0 outs(%x : memref<64xf32, #sram>)
+  %t = nova.dma_start %x, %out : memref<64xf32, #sram> -> memref<64xf32, #hbm>
+  %y = memref.alloc() : memref<64xf32, #sram>
+  nova.fill 2.0 outs(%y : memref<64xf32, #sram>)
+  nova.wait %t
+  return
+}
+
+// -----
+
+// Accumulator tiles are planned in their own space; the second matmul's tile
+// reuses the first's once it has been drained.
+
+// CHECK-LABEL: func.func @acc_tiles
+// CHECK-SAME: nova.acc_peak = 256 : i64
+// CHECK-COUNT-2: memref.alloc() {nova.address = 0 : i64} : memref<8x8xf32, #nova.memory_space<acc>>
+#sram = #nova.memory_space<sram>
+#acc = #nova.memory_space<acc>
+// expected-remark @+1 {{sram peak 512 bytes of 25165824, acc peak 256 bytes of 2097152}}
+func.func @acc_tiles() {
+  %lhs = memref.alloc() : memref<8x8xf32, #sram>
+  nova.fill 1.0 outs(%lhs : memref<8x8xf32, #sram>)
+  %c0 = memref.alloc() : memref<8x8xf32, #acc>
+  nova.matmul ins(%lhs, %lhs : memref<8x8xf32, #sram>, memref<8x8xf32, #sram>) outs(%c0 : memref<8x8xf32, #acc>)
+  %o0 = memref.alloc() : memref<8x8xf32, #sram>
+  nova.elementwise <copy> ins(%c0 : memref<8x8xf32, #acc>) outs(%o0 : memref<8x8xf32, #sram>)
+  %c1 = memref.alloc() : memref<8x8xf32, #acc>
+  nova.matmul ins(%o0, %lhs : memref<8x8xf32, #sram>, memref<8x8xf32, #sram>) outs(%c1 : memref<8x8xf32, #acc>)
+  %o1 = memref.alloc() : memref<8x8xf32, #sram>
+  nova.elementwise <copy> ins(%c1 : memref<8x8xf32, #acc>) outs(%o1 : memref<8x8xf32, #sram>)
+  return
+}
+
+// -----
+
+// Globals follow the arguments; hbm intermediates follow the globals. A
+// result that is a reshape of an alloc becomes the out-param through the
+// inverse reshape, with no copy.
+
+// CHECK: memref.global "private" constant @mask : memref<4x4xf32, #nova.memory_space<hbm>> = dense<1.000000e+00> {nova.address = 128 : i64}
+// CHECK-LABEL: func.func @global_and_reshaped_result
+// CHECK-SAME: (%[[A:.*]]: memref<16xf32, #nova.memory_space<hbm>> {nova.address = 0 : i64, nova.role = "input"},
+// CHECK-SAME: %[[OUT:.*]]: memref<2x8xf32, #nova.memory_space<hbm>> {nova.address = 64 : i64, nova.role = "output"})
+// CHECK-SAME: nova.hbm_peak = 256 : i64
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0, 1]] : memref<2x8xf32, #nova.memory_space<hbm>> into memref<16xf32, #nova.memory_space<hbm>>
+// CHECK: memref.get_global @mask
+// CHECK: memref.alloc() {alignment = 64 : i64, nova.address = 192 : i64} : memref<16xf32, #nova.memory_space<hbm>>
+// CHECK: nova.dma_start %{{.*}}, %[[FLAT]]
+// CHECK-NOT: memref.copy
+// CHECK: return{{$}}
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+memref.global "private" constant @mask : memref<4x4xf32, #hbm> = dense<1.0>
+// expected-remark @+1 {{hbm peak 256 bytes}}
+func.func @global_and_reshaped_result(%a: memref<16xf32, #hbm>) -> memref<2x8xf32, #hbm> {
+  %r = memref.alloc() {alignment = 64 : i64} : memref<16xf32, #hbm>
+  %m = memref.get_global @mask : memref<4x4xf32, #hbm>
+  %tmp = memref.alloc() {alignment = 64 : i64} : memref<16xf32, #hbm>
+  %t0 = nova.dma_start %a, %tmp : memref<16xf32, #hbm> -> memref<16xf32, #hbm>
+  nova.wait %t0
+  %x = memref.alloc() : memref<16xf32, #sram>
+  %t1 = nova.dma_start %tmp, %x : memref<16xf32, #hbm> -> memref<16xf32, #sram>
+  nova.wait %t1
+  %t2 = nova.dma_start %x, %r : memref<16xf32, #sram> -> memref<16xf32, #hbm>
+  nova.wait %t2
+  %e = memref.expand_shape %r [[0, 1]] output_shape [2, 8] : memref<16xf32, #hbm> into memref<2x8xf32, #hbm>
+  return %e : memref<2x8xf32, #hbm>
+}
+
+// -----
+
+// A returned argument is copied into the out-param by DMA.
+
+// CHECK-LABEL: func.func @returned_argument_is_copied
+// CHECK-SAME: (%[[A:.*]]: memref<16xf32, #nova.memory_space<hbm>> {nova.address = 0 : i64, nova.role = "input"},
+// CHECK-SAME: %[[OUT:.*]]: memref<16xf32, #nova.memory_space<hbm>> {nova.address = 64 : i64, nova.role = "output"})
+// CHECK: %[[T:.*]] = nova.dma_start %[[A]], %[[OUT]]
+// CHECK: nova.wait %[[T]]
+// CHECK: return{{$}}
+#hbm = #nova.memory_space<hbm>
+// expected-remark @+1 {{hbm peak 128 bytes}}
+func.func @returned_argument_is_copied(%a: memref<16xf32, #hbm>) -> memref<16xf32, #hbm> {
+  return %a : memref<16xf32, #hbm>
+}
