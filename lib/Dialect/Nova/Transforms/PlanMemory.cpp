@@ -199,6 +199,11 @@ public:
       for (OpOperand &use : v.getUses()) {
         Operation *user = use.getOwner();
         end = std::max(end, usePoint(user));
+        // Another chip writes it at a time this chip's program order does
+        // not show: the buffer is never shared.
+        if (auto dma = dyn_cast<DmaStartOp>(user);
+            dma && dma.getPeer() && dma.getTarget() == v)
+          return std::make_pair(int64_t{0}, order.end);
         if (auto view = dyn_cast<ViewLikeOpInterface>(user);
             view && view.getViewSource() == v) {
           for (Value r : user->getResults())

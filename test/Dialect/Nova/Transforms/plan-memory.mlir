@@ -190,3 +190,26 @@ func.func @global_and_reshaped_result(%a: memref<16xf32, #hbm>) -> memref<2x8xf3
 func.func @returned_argument_is_copied(%a: memref<16xf32, #hbm>) -> memref<16xf32, #hbm> {
   return %a : memref<16xf32, #hbm>
 }
+
+// -----
+
+// The target of a DMA to a peer chip is written by the peers at times this
+// chip's program order does not show, so it never shares its space: %after
+// is allocated once %recv's last local use is over but still gets its own.
+
+// CHECK-LABEL: func.func @peer_target_never_shared
+// CHECK: memref.alloc() {nova.address = 128 : i64} : memref<16xf32, #nova.memory_space<hbm>>
+// CHECK: memref.alloc() {nova.address = 192 : i64} : memref<16xf32, #nova.memory_space<hbm>>
+#hbm = #nova.memory_space<hbm>
+// expected-remark @+1 {{hbm peak 256 bytes}}
+func.func @peer_target_never_shared(%a: memref<16xf32, #hbm>, %out: memref<16xf32, #hbm>) {
+  %recv = memref.alloc() : memref<16xf32, #hbm>
+  %t = nova.dma_start %a, %recv peer 1 : memref<16xf32, #hbm> -> memref<16xf32, #hbm>
+  nova.wait %t
+  %after = memref.alloc() : memref<16xf32, #hbm>
+  %t1 = nova.dma_start %a, %after : memref<16xf32, #hbm> -> memref<16xf32, #hbm>
+  nova.wait %t1
+  %t2 = nova.dma_start %after, %out : memref<16xf32, #hbm> -> memref<16xf32, #hbm>
+  nova.wait %t2
+  return
+}

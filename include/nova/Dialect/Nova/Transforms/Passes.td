@@ -213,7 +213,8 @@ def NovaPlanMemory : Pass<"nova-plan-memory", "::mlir::ModuleOp"> {
       `arith.select`), where a use by an op returning a `!nova.token` lasts
       until the `nova.wait` of that token, and a use inside a loop that does
       not contain the alloc lasts until the end of that loop. An alloc inside
-      a loop body is live within one iteration. Offsets and sizes are aligned
+      a loop body is live within one iteration. The target of a DMA to a peer
+      chip is written by other chips and never shares its space. Offsets and sizes are aligned
       to 64 bytes (or the alloc's larger `alignment`).
 
     Each function gets `nova.sram_peak`, `nova.acc_peak` and `nova.hbm_peak`
