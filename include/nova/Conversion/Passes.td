@@ -57,4 +57,103 @@ def ConvertLinalgToNova : Pass<"convert-linalg-to-nova", "::mlir::func::FuncOp">
   ];
 }
 
+def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
+  let summary = "lower nova ops on addressed buffers to nova_isa instructions "
+                "with explicit engine synchronisation";
+  let description = [{
+    Runs after `nova-plan-memory`. Replaces the body of every function by
+    nova_isa instructions, one op per instruction of docs/isa.md.
+
+    Output contract (read by the binary emitter):
+    * the `func.func` keeps its signature and argument attributes
+      (`nova.address`, `nova.role`); the arguments have no uses left. The body
+      is nova_isa only and ends with `nova_isa.halt on scalar` followed by the
+      `func.return` terminator (no operands; the emitter ignores it).
+    * Registers are SSA `index` values (ISA 1.2); the emitter allocates them.
+      A register is reused for an identical li/salu only within 48 emitted
+      instructions of its definition and never outside its loop, so live
+      ranges stay short.
+    * Every tile operand's address is `nova_isa.li` of the root buffer's
+      `nova.address` (alloc, alloca, memref.global, argument) plus the view's
+      byte offset, computed with `salu` from dynamic offsets; expand/collapse,
+      subview, view and cast fold into the descriptor's strides
+      (`getStridesAndOffset` of the view type), never into a copy. Rank-0
+      memrefs become `[1]` tiles.
+    * `scf.for` -> `nova_isa.loop` (immediates for constant bounds);
+      arith index ops -> li/salu, folded when constant (`select` as
+      `b + c * (a - b)`, unsigned div/rem as signed ones).
+    * dma_start / memref.copy -> `dma_copy` (straight-line DMAs round-robin
+      over the first `dma-queues` queues, DMAs inside loops on queue 0 since
+      `nop on dma` reaches queue 0 only); matmul -> `matmul on matrix`;
+      elementwise -> `vunary` / `vbinary` / `vscalar` / `vselect` / `vcopy`
+      (copy); reduce / transpose / fill -> `vreduce` / `vtranspose` /
+      `vfill` on vector; collectives -> the collective instructions.
+
+    Synchronisation. Engines: matrix, vector, collective, each DMA queue, and
+    the sequencer (waiter only). Every instruction's accesses are byte ranges
+    of its root buffers (the exact range for static views, the whole root
+    buffer for views with dynamic offsets), so buffers that plan-memory
+    placed at the same address are ordered too. In program order, an
+    instruction on engine B that conflicts (RAW, WAR, WAW) with an earlier
+    access of engine A that B has not yet observed (a vector clock per
+    engine, merged transitively) waits on semaphore s(A->B), which the
+    latest such A instruction signals. Semaphores: one per ordered engine
+    pair, assigned on first use (at most (3 + dma-queues)^2 <= 64); its j-th
+    wait is released by its j-th signal, since signals are only attached to
+    instructions later in A's queue than the pair's previous signal (else a
+    `nop on A` just before the waiter signals). Same-engine instructions are
+    ordered by their queue and get no semaphore.
+
+    Loops: before a loop, a `nop on B wait [...]` per engine B of the body
+    waits for the outer work that conflicts with B's accesses in the body.
+    Loop-carried hazards: the body starts with the whole body's accesses as
+    those of the previous iteration, owned by a `nop on A signal [...]` at the
+    end of the body; each such semaphore gets a credit (`nop on A signal`
+    before the loop) and a drain (`nop on B wait` after it). After the loop,
+    its accesses are owned by a `nop on A signal` right after it, and the
+    clocks are those from before the loop (it may run zero times).
+
+    `nova.wait`: the tokens of local DMAs and collectives need no
+    instruction, since every later access of their buffers is ordered as
+    above; a wait for a peer DMA or a barrier (effects on other chips)
+    becomes `sem_wait` on the sequencer. The function ends with every used
+    engine signalling the sequencer, one `sem_wait`, and `halt`: all
+    semaphores are 0 again.
+
+    Before (addresses from nova-plan-memory):
+    ```mlir
+    func.func @f(%a: memref<64x128xf32, #hbm> {nova.address = 0 : i64}) {
+      %s = memref.alloc() {nova.address = 0 : i64} : memref<64x128xf32, #sram>
+      %t = nova.dma_start %a, %s : ... -> memref<64x128xf32, #sram>
+      nova.wait %t
+      nova.elementwise <exp> ins(%s : ...) outs(%s : ...)
+      return
+    }
+    ```
+    After:
+    ```mlir
+    %0 = nova_isa.li 0 on scalar
+    nova_isa.dma_copy %0 : #nova_isa.tile<hbm, f32, [64, 128], [128, 1]>
+        -> %0 : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> queue 0 on dma signal [0]
+    nova_isa.vunary exp %0 : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>
+        -> %0 : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> on vector wait [0]
+    nova_isa.nop on vector signal [1]
+    nova_isa.sem_wait [1] on scalar
+    nova_isa.halt on scalar
+    return
+    ```
+  }];
+  let dependentDialects = ["::mlir::nova_isa::NovaISADialect"];
+  let options = [
+    Option<"dmaQueues", "dma-queues", "int64_t", /*default=*/"4",
+           "DMA queues used round-robin by straight-line DMAs (1..5, at most "
+           "the target's dma_engines)">,
+  ];
+  let statistics = [
+    Statistic<"numInstructions", "instructions", "nova_isa instructions emitted">,
+    Statistic<"numSemaphores", "semaphores", "semaphores used">,
+    Statistic<"numWaits", "waits", "semaphore waits inserted">,
+  ];
+}
+
 #endif // NOVA_CONVERSION_PASSES_TD

@@ -1,0 +1,150 @@
+//===- ComputeToISA.cpp - nova compute ops to matrix and vector ----------===//
+//
+// nova.matmul -> matmul on the matrix engine; nova.elementwise -> vunary,
+// vbinary, vscalar, vselect or vcopy, nova.reduce -> vreduce,
+// nova.transpose -> vtranspose and nova.fill -> vfill on the vector engine.
+//
+//===----------------------------------------------------------------------===//
+#include "FuncLowering.h"
+
+#include "nova/Dialect/Nova/IR/NovaOps.h"
+
+using namespace mlir;
+using namespace mlir::nova;
+using namespace mlir::nova::isa_lowering;
+using nova_isa::Engine;
+
+static nova_isa::EngineAttr engine(FuncLowering &l, Engine e) {
+  return nova_isa::EngineAttr::get(l.builder().getContext(), e);
+}
+
+static Access read(const TileOperand &t) { return Access{t.range, false}; }
+static Access write(const TileOperand &t) { return Access{t.range, true}; }
+
+static LogicalResult lowerMatmul(nova::MatmulOp op, FuncLowering &l) {
+  FailureOr<TileOperand> lhs = l.tile(op.getLhs(), op);
+  if (failed(lhs))
+    return failure();
+  FailureOr<TileOperand> rhs = l.tile(op.getRhs(), op);
+  if (failed(rhs))
+    return failure();
+  FailureOr<TileOperand> acc = l.tile(op.getAcc(), op);
+  if (failed(acc))
+    return failure();
+  auto mm = nova_isa::MatmulOp::create(
+      l.builder(), op.getLoc(), lhs->addr, lhs->tile, rhs->addr, rhs->tile,
+      acc->addr, acc->tile,
+      op.getAccumulate() ? l.builder().getUnitAttr() : UnitAttr(),
+      engine(l, Engine::Matrix),
+      nullptr, nullptr);
+  SmallVector<Access> acc2 = {read(*lhs), read(*rhs), write(*acc)};
+  if (op.getAccumulate())
+    acc2.push_back(read(*acc));
+  l.instruction(mm, acc2);
+  return success();
+}
+
+static LogicalResult lowerElementwise(nova::ElementwiseOp op, FuncLowering &l) {
+  SmallVector<TileOperand> ins;
+  for (Value in : op.getInputs()) {
+    FailureOr<TileOperand> t = l.tile(in, op);
+    if (failed(t))
+      return failure();
+    ins.push_back(*t);
+  }
+  FailureOr<TileOperand> out = l.tile(op.getOutput(), op);
+  if (failed(out))
+    return failure();
+  OpBuilder &b = l.builder();
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  ElementwiseKind kind = op.getKind();
+  auto kindAttr = ElementwiseKindAttr::get(ctx, kind);
+  Operation *instr = nullptr;
+  if (kind == ElementwiseKind::Copy && ins.size() == 1 && !op.getScalar()) {
+    instr = nova_isa::VCopyOp::create(b, loc, ins[0].addr, ins[0].tile,
+                                      out->addr, out->tile,
+                                      engine(l, Engine::Vector), nullptr,
+                                      nullptr);
+  } else if (kind == ElementwiseKind::Select && ins.size() == 3) {
+    instr = nova_isa::VSelectOp::create(
+        b, loc, ins[0].addr, ins[0].tile, ins[1].addr, ins[1].tile,
+        ins[2].addr, ins[2].tile, out->addr, out->tile,
+        engine(l, Engine::Vector), nullptr, nullptr);
+  } else if (op.getScalar() && ins.size() == 1) {
+    instr = nova_isa::VScalarOp::create(
+        b, loc, kindAttr, ins[0].addr, ins[0].tile,
+        b.getF64FloatAttr(op.getScalar()->convertToDouble()), out->addr,
+        out->tile, engine(l, Engine::Vector), nullptr, nullptr);
+  } else if (ins.size() == 1) {
+    instr = nova_isa::VUnaryOp::create(b, loc, kindAttr, ins[0].addr,
+                                       ins[0].tile, out->addr, out->tile,
+                                       engine(l, Engine::Vector), nullptr,
+                                       nullptr);
+  } else if (ins.size() == 2) {
+    instr = nova_isa::VBinaryOp::create(
+        b, loc, kindAttr, ins[0].addr, ins[0].tile, ins[1].addr, ins[1].tile,
+        out->addr, out->tile, engine(l, Engine::Vector), nullptr, nullptr);
+  } else {
+    return op.emitOpError() << "has no nova_isa lowering for "
+                            << ins.size() << " inputs";
+  }
+  SmallVector<Access> acc;
+  for (const TileOperand &t : ins)
+    acc.push_back(read(t));
+  acc.push_back(write(*out));
+  l.instruction(instr, acc);
+  return success();
+}
+
+static LogicalResult lowerReduce(nova::ReduceOp op, FuncLowering &l) {
+  FailureOr<TileOperand> in = l.tile(op.getInput(), op);
+  if (failed(in))
+    return failure();
+  FailureOr<TileOperand> out = l.tile(op.getOutput(), op);
+  if (failed(out))
+    return failure();
+  OpBuilder &b = l.builder();
+  auto instr = nova_isa::VReduceOp::create(
+      b, op.getLoc(), ReductionKindAttr::get(b.getContext(), op.getKind()),
+      in->addr, in->tile, out->addr, out->tile, b.getI64IntegerAttr(op.getDim()),
+      engine(l, Engine::Vector), nullptr, nullptr);
+  l.instruction(instr, {read(*in), write(*out)});
+  return success();
+}
+
+static LogicalResult lowerTranspose(nova::TransposeOp op, FuncLowering &l) {
+  FailureOr<TileOperand> in = l.tile(op.getInput(), op);
+  if (failed(in))
+    return failure();
+  FailureOr<TileOperand> out = l.tile(op.getOutput(), op);
+  if (failed(out))
+    return failure();
+  OpBuilder &b = l.builder();
+  auto instr = nova_isa::VTransposeOp::create(
+      b, op.getLoc(), in->addr, in->tile, out->addr, out->tile,
+      op.getPermutationAttr(), engine(l, Engine::Vector), nullptr, nullptr);
+  l.instruction(instr, {read(*in), write(*out)});
+  return success();
+}
+
+static LogicalResult lowerFill(nova::FillOp op, FuncLowering &l) {
+  FailureOr<TileOperand> out = l.tile(op.getOutput(), op);
+  if (failed(out))
+    return failure();
+  OpBuilder &b = l.builder();
+  auto instr = nova_isa::VFillOp::create(
+      b, op.getLoc(), b.getF64FloatAttr(op.getValue().convertToDouble()),
+      out->addr, out->tile, engine(l, Engine::Vector), nullptr, nullptr);
+  l.instruction(instr, {write(*out)});
+  return success();
+}
+
+void mlir::nova::isa_lowering::populateComputePatterns(
+    NovaToNovaISAPatterns &patterns) {
+  patterns.add<nova::MatmulOp>(lowerMatmul);
+  patterns.add<nova::ElementwiseOp>(lowerElementwise);
+  patterns.add<nova::ReduceOp>(lowerReduce);
+  patterns.add<nova::TransposeOp>(lowerTranspose);
+  patterns.add<nova::FillOp>(lowerFill);
+}

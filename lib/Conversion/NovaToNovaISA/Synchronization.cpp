@@ -1,0 +1,449 @@
+//===- Synchronization.cpp - semaphores between nova_isa engines ----------===//
+//
+// Hazard tracking over the lowered body, in program (= dispatch) order.
+//
+// * Engines: matrix, vector, collective, one per DMA queue, and the
+//   sequencer (only ever a waiter). Each queue runs in order, so an engine
+//   observes everything earlier in its own queue.
+// * Every instruction has a sequence number in program order; the state
+//   keeps, per range of bytes, the instructions that last wrote / read it,
+//   and obs[B][A]: the highest sequence number of engine A whose completion
+//   engine B is known to have observed (a vector clock, merged
+//   transitively through the observed instruction's own clock).
+// * An access of instruction C on engine B that conflicts (RAW, WAR, WAW)
+//   with an unobserved record of engine A makes the latest such A
+//   instruction signal semaphore s(A->B) and C wait on it.
+// * One semaphore per ordered engine pair: its signals happen in A's queue
+//   order, its waits in B's queue order, and the j-th wait is released by
+//   the j-th signal. Edges are created so that both orders agree: a signal
+//   is only attached to an instruction later (in A) than the pair's previous
+//   signal; otherwise a `nop on A` just before C signals instead.
+// * Loops. Entry: for every engine B used in the body, a `nop on B` before
+//   the loop waits for the outer instructions that conflict with anything B
+//   does in the body. Loop-carried hazards: the body starts with the whole
+//   body's accesses as records of the previous iteration, owned by a
+//   `nop on A` at the end of the body; a wait on one gets an initial credit
+//   (`nop on A signal` before the loop) and a drain (`nop on B wait` after
+//   it). Exit: the body's accesses become records of a `nop on A` right
+//   after the loop; the clocks are those before the loop (the body may run
+//   zero times).
+// * DMA queues: `nop on dma` reaches queue 0 only, so loops use queue 0.
+// * End: every engine used signals the sequencer, which waits, then halt.
+//   Every semaphore is back at 0 then.
+//
+//===----------------------------------------------------------------------===//
+#include "Synchronization.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::nova;
+using namespace mlir::nova::isa_lowering;
+using nova_isa::Engine;
+
+namespace {
+
+struct Record {
+  ByteRange range;
+  bool write;
+  int engine;
+  uint64_t seq;
+  unsigned handle;
+};
+
+using Clock = std::vector<uint64_t>;
+
+struct State {
+  std::vector<Record> records;
+  std::vector<Clock> obs; // obs[observer][producer]
+};
+
+/// An instruction that may signal: a real one, or a nop created on demand
+/// before or after `anchor`.
+struct Handle {
+  Operation *op = nullptr;
+  Operation *anchor = nullptr;
+  bool before = true;
+  int engine;
+  uint64_t seq;
+  Clock snap;
+  SmallVector<int64_t> sems; // semaphores it signals
+};
+
+class Synchronizer {
+public:
+  Synchronizer(MLIRContext *ctx, Location loc, int64_t dmaQueues,
+               const DenseMap<Operation *, SmallVector<Access>> &accesses,
+               const DenseMap<Operation *, Operation *> &strictWaits)
+      : ctx(ctx), loc(loc), dmaQueues(dmaQueues), accesses(accesses),
+        strictWaits(strictWaits) {
+    numEngines = 4 + dmaQueues;
+    seqEngine = 3 + dmaQueues;
+  }
+
+  LogicalResult run(Block &body, NovaToNovaISAStats &stats);
+
+private:
+  int engineOf(Operation *op) {
+    auto instr = cast<nova_isa::InstructionOpInterface>(op);
+    switch (instr.getEngine()) {
+    case Engine::Matrix: return 0;
+    case Engine::Vector: return 1;
+    case Engine::Collective: return 2;
+    case Engine::Scalar: return seqEngine;
+    case Engine::DMA:
+      if (auto dma = dyn_cast<nova_isa::DmaCopyOp>(op))
+        return 3 + dma.getQueue();
+      return 3;
+    }
+    return seqEngine;
+  }
+  Engine engineKind(int e) {
+    if (e == 0) return Engine::Matrix;
+    if (e == 1) return Engine::Vector;
+    if (e == 2) return Engine::Collective;
+    if (e == seqEngine) return Engine::Scalar;
+    return Engine::DMA;
+  }
+
+  unsigned newHandle(Operation *op, Operation *anchor, bool before, int engine,
+                     uint64_t seq, Clock snap) {
+    handles.push_back(Handle{op, anchor, before, engine, seq, std::move(snap), {}});
+    return handles.size() - 1;
+  }
+  Operation *createNop(int engine, Operation *anchor, bool before) {
+    OpBuilder b(ctx);
+    if (before)
+      b.setInsertionPoint(anchor);
+    else
+      b.setInsertionPointAfter(anchor);
+    auto nop = nova_isa::NopOp::create(
+        b, anchor->getLoc(), nova_isa::EngineAttr::get(ctx, engineKind(engine)),
+        nullptr, nullptr);
+    synthetic.insert(nop);
+    return nop;
+  }
+  LogicalResult materialize(Handle &h) {
+    if (h.op)
+      return success();
+    if (h.engine > 3 && h.engine != seqEngine)
+      return emitError(h.anchor->getLoc())
+             << "internal error: a nop is needed on dma queue "
+             << h.engine - 3 << ", but `nop on dma` reaches queue 0 only";
+    h.op = createNop(h.engine, h.anchor, h.before);
+    return success();
+  }
+  static void addToList(Operation *op, StringRef name, int64_t sem) {
+    SmallVector<int64_t> ids;
+    if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>(name))
+      ids.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
+    if (llvm::is_contained(ids, sem))
+      return;
+    ids.push_back(sem);
+    llvm::sort(ids);
+    op->setAttr(name, DenseI64ArrayAttr::get(op->getContext(), ids));
+  }
+  FailureOr<int64_t> semaphore(int a, int b) {
+    auto key = std::make_pair(a, b);
+    auto it = sems.find(key);
+    if (it != sems.end())
+      return it->second;
+    int64_t id = sems.size();
+    if (id >= 64)
+      return emitError(loc) << "needs more than 64 semaphores (lower "
+                               "dma-queues)";
+    sems[key] = id;
+    semPair.push_back(key);
+    return id;
+  }
+  static void merge(Clock &into, const Clock &from) {
+    for (size_t i = 0; i < into.size() && i < from.size(); ++i)
+      into[i] = std::max(into[i], from[i]);
+  }
+
+  /// Makes engine `b` observe every record conflicting with `acc`; each
+  /// semaphore to wait on is passed to `addWait`. `anchor` is where a
+  /// re-signalling nop goes (before it).
+  LogicalResult sync(State &st, int b, ArrayRef<Access> acc,
+                     function_ref<LogicalResult(int64_t)> addWait,
+                     Operation *anchor);
+  LogicalResult issue(State &st, Operation *op);
+  LogicalResult strictWait(State &st, Operation *placeholder, Operation *instr);
+  LogicalResult loop(State &st, nova_isa::LoopOp loopOp);
+  LogicalResult block(State &st, Block &blk);
+  void addRecords(State &st, ArrayRef<Access> acc, int engine, uint64_t seq,
+                  unsigned handle);
+  void summarize(Block &blk, std::map<int, SmallVector<Access>> &summary);
+
+  MLIRContext *ctx;
+  Location loc;
+  int64_t dmaQueues;
+  int numEngines, seqEngine;
+  const DenseMap<Operation *, SmallVector<Access>> &accesses;
+  const DenseMap<Operation *, Operation *> &strictWaits;
+  std::vector<Handle> handles;
+  DenseMap<Operation *, unsigned> handleOf;
+  std::map<std::pair<int, int>, int64_t> sems;
+  std::vector<std::pair<int, int>> semPair;
+  std::map<std::pair<int, int>, uint64_t> lastSignal;
+  DenseSet<Operation *> synthetic;
+  std::map<int, uint64_t> lastSeqOnEngine;
+  std::map<int, unsigned> lastHandleOnEngine;
+  uint64_t counter = 0;
+  int64_t numWaits = 0;
+};
+
+} // namespace
+
+LogicalResult Synchronizer::sync(State &st, int b, ArrayRef<Access> acc,
+                                 function_ref<LogicalResult(int64_t)> addWait,
+                                 Operation *anchor) {
+  while (true) {
+    const Record *best = nullptr;
+    for (const Record &r : st.records) {
+      if (r.engine == b || st.obs[b][r.engine] >= r.seq)
+        continue;
+      bool conflict = llvm::any_of(acc, [&](const Access &a) {
+        return (a.write || r.write) && a.range.overlaps(r.range);
+      });
+      if (conflict && (!best || r.seq > best->seq))
+        best = &r;
+    }
+    if (!best)
+      return success();
+    int a = best->engine;
+    unsigned h = best->handle;
+    auto pair = std::make_pair(a, b);
+    if (handles[h].seq <= lastSignal[pair])
+      h = newHandle(nullptr, anchor, /*before=*/true, a, ++counter, st.obs[a]);
+    FailureOr<int64_t> sem = semaphore(a, b);
+    if (failed(sem) || failed(materialize(handles[h])))
+      return failure();
+    addToList(handles[h].op, "signal", *sem);
+    handles[h].sems.push_back(*sem);
+    if (failed(addWait(*sem)))
+      return failure();
+    ++numWaits;
+    lastSignal[pair] = handles[h].seq;
+    merge(st.obs[b], handles[h].snap);
+    st.obs[b][a] = std::max(st.obs[b][a], handles[h].seq);
+  }
+}
+
+void Synchronizer::addRecords(State &st, ArrayRef<Access> acc, int engine,
+                              uint64_t seq, unsigned handle) {
+  for (const Access &a : acc) {
+    // A write supersedes every record it covers (all of them are ordered
+    // before it now); a read supersedes older reads of its own engine.
+    llvm::erase_if(st.records, [&](const Record &r) {
+      return a.range.contains(r.range) &&
+             (a.write || (!r.write && r.engine == engine));
+    });
+    st.records.push_back(Record{a.range, a.write, engine, seq, handle});
+  }
+}
+
+LogicalResult Synchronizer::issue(State &st, Operation *op) {
+  int b = engineOf(op);
+  ArrayRef<Access> acc;
+  auto it = accesses.find(op);
+  if (it != accesses.end())
+    acc = it->second;
+  if (failed(sync(
+          st, b, acc,
+          [&](int64_t sem) {
+            addToList(op, "wait", sem);
+            return success();
+          },
+          op)))
+    return failure();
+  uint64_t seq = ++counter;
+  unsigned h = newHandle(op, nullptr, true, b, seq, st.obs[b]);
+  handleOf[op] = h;
+  addRecords(st, acc, b, seq, h);
+  lastSeqOnEngine[b] = seq;
+  lastHandleOnEngine[b] = h;
+  return success();
+}
+
+LogicalResult Synchronizer::strictWait(State &st, Operation *placeholder,
+                                       Operation *instr) {
+  unsigned h = handleOf.lookup(instr);
+  int a = handles[h].engine;
+  auto pair = std::make_pair(a, seqEngine);
+  if (handles[h].seq <= lastSignal[pair])
+    h = newHandle(nullptr, placeholder, true, a, ++counter, st.obs[a]);
+  FailureOr<int64_t> sem = semaphore(a, seqEngine);
+  if (failed(sem) || failed(materialize(handles[h])))
+    return failure();
+  addToList(handles[h].op, "signal", *sem);
+  handles[h].sems.push_back(*sem);
+  lastSignal[pair] = handles[h].seq;
+  ++numWaits;
+  OpBuilder b(placeholder);
+  nova_isa::SemWaitOp::create(b, placeholder->getLoc(),
+                              b.getDenseI64ArrayAttr({*sem}),
+                              nova_isa::EngineAttr::get(ctx, Engine::Scalar));
+  placeholder->erase();
+  // Everything dispatched from now on observes the waited instruction.
+  Clock seen = handles[h].snap;
+  seen.resize(numEngines, 0);
+  seen[a] = std::max(seen[a], handles[h].seq);
+  for (Clock &c : st.obs)
+    merge(c, seen);
+  return success();
+}
+
+void Synchronizer::summarize(Block &blk,
+                             std::map<int, SmallVector<Access>> &summary) {
+  blk.walk([&](Operation *op) {
+    auto it = accesses.find(op);
+    if (it == accesses.end())
+      return;
+    auto &list = summary[engineOf(op)];
+    list.append(it->second.begin(), it->second.end());
+  });
+}
+
+LogicalResult Synchronizer::loop(State &st, nova_isa::LoopOp loopOp) {
+  Block &body = loopOp.getBody().front();
+  std::map<int, SmallVector<Access>> summary;
+  summarize(body, summary);
+
+  // Entry: each engine of the body waits for conflicting outer work.
+  for (auto &[b, acc] : summary) {
+    Operation *fence = nullptr;
+    if (failed(sync(
+            st, b, acc,
+            [&](int64_t sem) -> LogicalResult {
+              if (!fence) {
+                Handle tmp{nullptr, loopOp, true, b, 0, {}, {}};
+                if (failed(materialize(tmp)))
+                  return failure();
+                fence = tmp.op;
+              }
+              addToList(fence, "wait", sem);
+              return success();
+            },
+            loopOp)))
+      return failure();
+  }
+
+  // The previous iteration's accesses, owned by a nop at the end of the body.
+  State inner = st;
+  std::map<int, unsigned> endHandles;
+  for (auto &[a, acc] : summary) {
+    uint64_t seq = ++counter;
+    unsigned h = newHandle(nullptr, body.getTerminator(), true, a, seq,
+                           Clock(numEngines, 0));
+    endHandles[a] = h;
+    for (const Access &x : acc)
+      inner.records.push_back(Record{x.range, x.write, a, seq, h});
+  }
+  if (failed(block(inner, body)))
+    return failure();
+
+  // Credits and drains of the loop-carried semaphores.
+  for (auto &[a, h] : endHandles) {
+    for (int64_t sem : handles[h].sems) {
+      int b = semPair[sem].second;
+      Handle credit{nullptr, loopOp, true, a, 0, {}, {}};
+      if (failed(materialize(credit)))
+        return failure();
+      addToList(credit.op, "signal", sem);
+      Handle drain{nullptr, loopOp, false, b, 0, {}, {}};
+      if (failed(materialize(drain)))
+        return failure();
+      addToList(drain.op, "wait", sem);
+    }
+  }
+
+  // Exit: the body's accesses are owned by a nop right after the loop.
+  for (auto &[a, acc] : summary) {
+    uint64_t seq = ++counter;
+    unsigned h = newHandle(nullptr, loopOp, false, a, seq, st.obs[a]);
+    addRecords(st, acc, a, seq, h);
+    lastSeqOnEngine[a] = seq;
+    lastHandleOnEngine[a] = h;
+  }
+  return success();
+}
+
+LogicalResult Synchronizer::block(State &st, Block &blk) {
+  for (Operation &op : llvm::make_early_inc_range(blk)) {
+    if (synthetic.contains(&op))
+      continue;
+    if (auto loopOp = dyn_cast<nova_isa::LoopOp>(op)) {
+      if (failed(loop(st, loopOp)))
+        return failure();
+      continue;
+    }
+    auto wait = strictWaits.find(&op);
+    if (wait != strictWaits.end()) {
+      if (failed(strictWait(st, &op, wait->second)))
+        return failure();
+      continue;
+    }
+    if (engineOf(&op) == seqEngine)
+      continue;
+    if (failed(issue(st, &op)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult Synchronizer::run(Block &body, NovaToNovaISAStats &stats) {
+  State st;
+  st.obs.assign(numEngines, Clock(numEngines, 0));
+  if (failed(block(st, body)))
+    return failure();
+
+  // Drain: every engine that ran something signals the sequencer.
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(&body);
+  SmallVector<int64_t> drainSems;
+  for (auto &[e, seq] : lastSeqOnEngine) {
+    if (st.obs[seqEngine][e] >= seq)
+      continue;
+    auto pair = std::make_pair(e, seqEngine);
+    FailureOr<int64_t> sem = semaphore(e, seqEngine);
+    if (failed(sem))
+      return failure();
+    Operation *signaller = nullptr;
+    if (e <= 3) {
+      signaller = nova_isa::NopOp::create(
+          b, loc, nova_isa::EngineAttr::get(ctx, engineKind(e)), nullptr,
+          nullptr);
+    } else {
+      // DMA queues other than 0 only run straight-line code: their last
+      // instruction is at the top level.
+      Handle &h = handles[lastHandleOnEngine[e]];
+      if (h.seq <= lastSignal[pair] || failed(materialize(h)))
+        return emitError(loc) << "internal error: cannot drain dma queue "
+                              << e - 3;
+      signaller = h.op;
+    }
+    addToList(signaller, "signal", *sem);
+    drainSems.push_back(*sem);
+  }
+  if (!drainSems.empty()) {
+    llvm::sort(drainSems);
+    nova_isa::SemWaitOp::create(b, loc, b.getDenseI64ArrayAttr(drainSems),
+                                nova_isa::EngineAttr::get(ctx, Engine::Scalar));
+    numWaits += drainSems.size();
+  }
+  nova_isa::HaltOp::create(b, loc,
+                           nova_isa::EngineAttr::get(ctx, Engine::Scalar));
+  stats.semaphores += sems.size();
+  stats.waits += numWaits;
+  return success();
+}
+
+LogicalResult mlir::nova::isa_lowering::synchronize(
+    Block &body, Location loc, int64_t dmaQueues,
+    const DenseMap<Operation *, SmallVector<Access>> &accesses,
+    const DenseMap<Operation *, Operation *> &strictWaits,
+    NovaToNovaISAStats &stats) {
+  Synchronizer s(loc.getContext(), loc, dmaQueues, accesses, strictWaits);
+  return s.run(body, stats);
+}
