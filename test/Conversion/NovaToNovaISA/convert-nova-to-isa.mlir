@@ -60,7 +60,7 @@ func.func @matmul_fill_drain() {
 // CHECK: nova_isa.vtranspose %{{.*}} : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [8, 4], [4, 1]> perm [1, 0] on vector
 // CHECK: %[[SUB:.*]] = nova_isa.li 1040 on scalar
 // CHECK: nova_isa.vunary relu %[[SUB]] : #nova_isa.tile<sram, f32, [2, 4], [4, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [2, 4], [8, 1]> on vector
-// CHECK-NOT: wait
+// CHECK-NOT: on vector wait
 // CHECK: nova_isa.halt
 func.func @vector_ops() {
   %x = memref.alloc() {nova.address = 0 : i64} : memref<4x8xf32, #nova.memory_space<sram>>
