@@ -62,7 +62,20 @@ static LogicalResult lowerElementwise(nova::ElementwiseOp op, FuncLowering &l) {
   auto kindAttr = ElementwiseKindAttr::get(ctx, kind);
   Operation *instr = nullptr;
   if (kind == ElementwiseKind::Copy && ins.size() == 1 && !op.getScalar()) {
-    instr = nova_isa::VCopyOp::create(b, loc, ins[0].addr, ins[0].tile,
+    // vcopy needs equal shapes: broadcast size-1 input dimensions through a
+    // stride of 0 (ISA 1.3).
+    nova_isa::TileAttr inTile = ins[0].tile;
+    if (inTile.getShape() != out->tile.getShape() &&
+        inTile.getRank() == out->tile.getRank()) {
+      SmallVector<int64_t> strides(inTile.getStrides());
+      for (auto [i, size] : llvm::enumerate(inTile.getShape()))
+        if (size == 1 && out->tile.getShape()[i] != 1)
+          strides[i] = 0;
+      inTile = nova_isa::TileAttr::get(ctx, inTile.getMemorySpace(),
+                                       inTile.getElementType(),
+                                       out->tile.getShape(), strides);
+    }
+    instr = nova_isa::VCopyOp::create(b, loc, ins[0].addr, inTile,
                                       out->addr, out->tile,
                                       engine(l, Engine::Vector), nullptr,
                                       nullptr);
