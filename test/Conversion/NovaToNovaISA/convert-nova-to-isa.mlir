@@ -137,3 +137,15 @@ func.func @global_and_copy(%o: memref<4xf32, #nova.memory_space<hbm>> {nova.addr
   memref.copy %g, %o : memref<4xf32, #nova.memory_space<hbm>> to memref<4xf32, #nova.memory_space<hbm>>
   return
 }
+
+// -----
+
+// A broadcasting copy reads its size-1 dimensions with stride 0.
+// CHECK-LABEL: func.func @broadcast_copy
+// CHECK: nova_isa.vcopy %{{.*}} : #nova_isa.tile<sram, f32, [4, 8], [0, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> on vector
+func.func @broadcast_copy() {
+  %x = memref.alloc() {nova.address = 0 : i64} : memref<1x8xf32, #nova.memory_space<sram>>
+  %y = memref.alloc() {nova.address = 64 : i64} : memref<4x8xf32, #nova.memory_space<sram>>
+  nova.elementwise <copy> ins(%x : memref<1x8xf32, #nova.memory_space<sram>>) outs(%y : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
