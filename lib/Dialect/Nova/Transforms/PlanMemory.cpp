@@ -399,8 +399,10 @@ struct PlanMemoryPass : public nova::impl::NovaPlanMemoryBase<PlanMemoryPass> {
     MLIRContext *ctx = module.getContext();
     for (auto func : module.getOps<func::FuncOp>()) {
       unsigned inputs = numInputs.lookup(func);
+      // A role set by an earlier run (or by hand) stays.
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-        if (isa<MemRefType>(func.getArgumentTypes()[i]))
+        if (isa<MemRefType>(func.getArgumentTypes()[i]) &&
+            !func.getArgAttr(i, kRole))
           func.setArgAttr(i, kRole,
                           StringAttr::get(ctx, i < inputs ? "input" : "output"));
       numOutParams += func.getNumArguments() - inputs;

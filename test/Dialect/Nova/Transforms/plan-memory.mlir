@@ -1,4 +1,13 @@
 // RUN: nova-opt %s -split-input-file --nova-attach-target --nova-plan-memory -verify-diagnostics | FileCheck %s
+// RUN: nova-opt %s -split-input-file --nova-attach-target --nova-plan-memory 2>/dev/null | nova-opt -split-input-file --nova-plan-memory 2>/dev/null | FileCheck %s --check-prefix=AGAIN
+
+// Planning again keeps the roles and the addresses.
+// AGAIN-LABEL: func.func @disjoint_lifetimes_share_space
+// AGAIN-SAME: {nova.address = 0 : i64, nova.role = "input"}
+// AGAIN-SAME: {nova.address = 256 : i64, nova.role = "output"}
+// AGAIN: memref.alloc() {nova.address = 0 : i64}
+// AGAIN: memref.alloc() {nova.address = 256 : i64}
+// AGAIN: memref.alloc() {nova.address = 0 : i64}
 
 // Outputs become out-params with no copy, arguments are laid out in order in
 // hbm, and sram buffers whose lifetimes are disjoint share an address: %x is
