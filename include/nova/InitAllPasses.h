@@ -4,6 +4,7 @@
 
 #include "nova/Conversion/Passes.h"
 #include "nova/Dialect/Nova/Transforms/Passes.h"
+#include "nova/Pipelines/Pipelines.h"
 #include "nova/Transforms/Passes.h"
 
 namespace nova {
@@ -12,6 +13,7 @@ inline void registerAllPasses() {
   mlir::nova::registerNovaConversionPasses();
   mlir::nova::registerNovaLinalgPasses();
   mlir::nova::registerNovaLinalgNormalizePipeline();
+  mlir::nova::registerNovaPipelines();
 }
 } // namespace nova
 

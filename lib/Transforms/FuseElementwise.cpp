@@ -43,10 +43,18 @@ bool controlFusion(OpOperand *fused) {
 bool controlReshapeFolding(OpOperand *fused) {
   Operation *owner = fused->getOwner();
   Operation *producer = fused->get().getDefiningOp();
-  if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(producer))
+  if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(producer)) {
+    // Collapsing the consumer onto a contraction's result lets nova-tile
+    // fuse the contraction into its epilogue (the reshape moves after it).
+    Operation *source = expand.getSrc().getDefiningOp();
+    auto contraction = dyn_cast_or_null<linalg::LinalgOp>(source);
+    bool fromContraction =
+        contraction && linalg::isaContractionOpInterface(contraction);
     return isa<linalg::GenericOp>(owner) &&
-           isElementwiseGeneric(expand.getSrc().getDefiningOp()) &&
+           (isElementwiseGeneric(source) ||
+            (fromContraction && isElementwiseGeneric(owner))) &&
            expand->hasOneUse();
+  }
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(owner))
     return isElementwiseGeneric(producer) && producer->hasOneUse() &&
            llvm::all_of(collapse->getUsers(), [](Operation *user) {

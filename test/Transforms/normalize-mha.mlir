@@ -19,7 +19,7 @@
 // scale-and-mask generic through cmpf une.
 // CHECK: %[[MASK:.*]] = arith.constant dense<{{\[\[}}0.000000e+00, 1.000000e+00, {{.*}}> : tensor<8x8xf32>
 // CHECK: linalg.batch_matmul
-// CHECK: linalg.generic {{.*}} ins(%[[MASK]], %{{.*}} : tensor<8x8xf32>, tensor<2x2x8x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[MASK]], %{{.*}} : tensor<8x8xf32>, tensor<4x8x8xf32>)
 // CHECK: arith.mulf
 // CHECK: %[[C:.*]] = arith.cmpf une
 // CHECK: arith.select %[[C]]

@@ -1,7 +1,4 @@
 // RUN: cd %S && nova-translate --nova-to-binary constants.mlir -o %t && cmp %t constants.nova
-// The nova dialect's attribute verifier does not accept `nova.address` on memref.global yet
-// (NovaDialect::verifyOperationAttribute); drop this line once it does.
-// XFAIL: *
 // Test vector: memref.global constants placed in HBM (the CONSTANTS section):
 // f32, bf16 and i1 initial values, one splat.
 module attributes {nova.target = #nova.target<name = "tiny", clock_mhz = 1000, matrix_rows = 8, matrix_cols = 8, vector_lanes = 8, sram_bytes = 16384, sram_gbps = 100, acc_bytes = 2048, hbm_bytes = 1048576, hbm_gbps = 10, dma_engines = 2, chips = 2, topology = switch, link_gbps = 10, link_latency_ns = 100>} {

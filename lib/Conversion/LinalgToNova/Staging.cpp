@@ -29,7 +29,7 @@ void staging::copy(OpBuilder &b, Location loc, Value from, Value to) {
                           /*scalar=*/nullptr);
     return;
   }
-  Value token = DmaStartOp::create(b, loc, TokenType::get(b.getContext()),
+  Value token = DmaStartOp::create(b, loc,
                                    from, to, /*peer=*/IntegerAttr());
   WaitOp::create(b, loc, ValueRange{token});
 }

@@ -129,3 +129,18 @@ module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matr
 // expected-error @+1 {{expected ','}}
 module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matrix_rows = 64, matrix_cols = 32, vector_lanes = 64, sram_bytes = 1048576, sram_gbps = 1000, acc_bytes = 16384, hbm_bytes = 1073741824, hbm_gbps = 100, dma_engines = 4, chips = 1, topology = ring, link_gbps = 50>} {
 }
+
+// -----
+
+func.func @negative_address_negative() {
+  // expected-error @+1 {{'nova.address' must be a non-negative integer}}
+  %a = memref.alloc() {nova.address = -64 : i64} : memref<4xf32, #nova.memory_space<sram>>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'nova.chips' must be a non-empty array of chip ids}}
+func.func @negative_chips_empty() attributes {nova.chips = array<i64>} {
+  return
+}

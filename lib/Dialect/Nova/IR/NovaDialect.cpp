@@ -22,24 +22,33 @@ void NovaDialect::initialize() {
 
 LogicalResult NovaDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
-  if (attr.getName() == getTargetAttrName()) {
-    if (!isa<TargetAttr>(attr.getValue()))
-      return op->emitError() << "'" << getTargetAttrName()
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  if (name == getTargetAttrName()) {
+    if (!isa<TargetAttr>(value))
+      return op->emitError() << "'" << name
                              << "' must be a #nova.target attribute";
     return success();
   }
-  // Byte addresses and per-function peaks written by nova-plan-memory.
-  if (llvm::is_contained({"nova.address", "nova.sram_peak", "nova.acc_peak",
-                          "nova.hbm_peak"},
-                         attr.getName().getValue())) {
-    auto value = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!value || !value.getType().isInteger(64) || value.getInt() < 0)
-      return op->emitError() << "'" << attr.getName().getValue()
-                             << "' must be a non-negative i64";
+  // Set by memory planning: a buffer's byte address, a function's peaks.
+  if (name == "nova.address" || name == "nova.sram_peak" ||
+      name == "nova.acc_peak" || name == "nova.hbm_peak") {
+    auto integer = dyn_cast<IntegerAttr>(value);
+    if (!integer || integer.getInt() < 0)
+      return op->emitError() << "'" << name
+                             << "' must be a non-negative integer";
     return success();
   }
-  return op->emitError() << "unknown nova attribute '" << attr.getName().getValue()
-                         << "'";
+  // The chips that run a function (one program per pipeline stage).
+  if (name == "nova.chips") {
+    auto chips = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!chips || chips.empty() ||
+        llvm::any_of(chips.asArrayRef(), [](int64_t c) { return c < 0; }))
+      return op->emitError() << "'" << name
+                             << "' must be a non-empty array of chip ids";
+    return success();
+  }
+  return op->emitError() << "unknown nova attribute '" << name << "'";
 }
 
 TargetAttr mlir::nova::lookupTarget(Operation *op) {

@@ -19,6 +19,38 @@ using namespace mlir;
 using namespace mlir::nova;
 
 namespace {
+
+/// True if the tensor created by `empty` only ever feeds computation in its
+/// own block: it is (through destination-passing results) read as an input
+/// of linalg ops and never returned, yielded, inserted or reshaped. Such a
+/// tensor is a temporary between fused ops (e.g. a matmul tile read by its
+/// epilogue when one tile covers the whole op and no loop was needed) and
+/// can live in SRAM.
+bool isBlockLocalTemporary(tensor::EmptyOp empty, int64_t budgetBytes) {
+  RankedTensorType type = empty.getType();
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return false;
+  int64_t bytes = type.getNumElements() *
+                  std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  if (bytes > budgetBytes)
+    return false;
+  SmallVector<Value> worklist = {empty.getResult()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *owner = use.getOwner();
+      if (owner->getBlock() != empty->getBlock())
+        return false;
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(owner);
+      if (!linalgOp)
+        return false;
+      if (linalgOp.isDpsInit(&use))
+        worklist.push_back(linalgOp.getTiedOpResult(&use));
+    }
+  }
+  return true;
+}
+
 struct BufferizePass : public nova::impl::NovaBufferizeBase<BufferizePass> {
   using Base::Base;
 
@@ -34,10 +66,14 @@ struct BufferizePass : public nova::impl::NovaBufferizeBase<BufferizePass> {
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
 
-    // Temporaries created inside a tile loop live in SRAM.
+    // Temporaries created inside a tile loop, or private to the fused ops
+    // of one block, live in SRAM.
+    TargetAttr target = lookupTarget(module);
+    int64_t budget = target ? target.getSramBytes() / 8 : 0;
     IRRewriter rewriter(ctx);
     module.walk([&](tensor::EmptyOp empty) {
-      if (!empty->getParentOfType<scf::ForOp>())
+      if (!empty->getParentOfType<scf::ForOp>() &&
+          !isBlockLocalTemporary(empty, budget))
         return;
       rewriter.setInsertionPoint(empty);
       auto alloc = rewriter.replaceOpWithNewOp<bufferization::AllocTensorOp>(

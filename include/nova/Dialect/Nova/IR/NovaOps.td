@@ -41,6 +41,12 @@ def Nova_DmaStartOp : Nova_Op<"dma_start"> {
   let assemblyFormat = [{
     $source `,` $target (`peer` $peer^)? attr-dict `:` type($source) `->` type($target)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$source, "::mlir::Value":$target,
+                   CArg<"::mlir::IntegerAttr", "{}">:$peer), [{
+      build($_builder, $_state, TokenType::get($_builder.getContext()),
+            source, target, peer);
+    }]>];
   let hasVerifier = 1;
 }
 

@@ -1,0 +1,45 @@
+//===- Pipelines.h - Nova's end-to-end pass pipelines -----------*- C++ -*-===//
+//
+// The compiler's stages as named pipelines, so that `nova-opt` and the
+// Python driver run exactly the same thing:
+//
+//   nova-lower-to-tiles  linalg-on-tensors -> tiled, bufferized `nova` ops
+//   nova-lower-to-isa    ... -> memory-planned `nova_isa` ready for emission
+//
+//===----------------------------------------------------------------------===//
+#ifndef NOVA_PIPELINES_PIPELINES_H
+#define NOVA_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::nova {
+
+struct NovaPipelineOptions : public PassPipelineOptions<NovaPipelineOptions> {
+  PassOptions::Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("target name (targets/<name>.json) or path"),
+      llvm::cl::init("nova-t1")};
+  PassOptions::Option<int64_t> chips{
+      *this, "chips",
+      llvm::cl::desc("number of chips; 0 keeps the target file's"),
+      llvm::cl::init(0)};
+};
+
+/// Attach the target, normalise, tile, bufferize and lower to `nova`.
+void buildNovaLowerToTilesPipeline(OpPassManager &pm,
+                                   const NovaPipelineOptions &options);
+
+/// Everything up to `nova_isa`: the tiles pipeline, then memory planning and
+/// instruction selection.
+void buildNovaLowerToISAPipeline(OpPassManager &pm,
+                                 const NovaPipelineOptions &options);
+
+void registerNovaPipelines();
+
+} // namespace mlir::nova
+
+#endif // NOVA_PIPELINES_PIPELINES_H

@@ -1,0 +1,51 @@
+//===- Pipelines.cpp - Nova's end-to-end pass pipelines ---------*- C++ -*-===//
+#include "nova/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "nova/Conversion/Passes.h"
+#include "nova/Dialect/Nova/Transforms/Passes.h"
+#include "nova/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::nova;
+
+void mlir::nova::buildNovaLowerToTilesPipeline(
+    OpPassManager &pm, const NovaPipelineOptions &options) {
+  NovaAttachTargetOptions attach;
+  attach.target = options.target;
+  attach.chips = options.chips;
+  pm.addPass(createNovaAttachTarget(attach));
+  buildLinalgNormalizePipeline(pm);
+  pm.addNestedPass<func::FuncOp>(createNovaTile());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createNovaBufferize());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToNova());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::nova::buildNovaLowerToISAPipeline(
+    OpPassManager &pm, const NovaPipelineOptions &options) {
+  buildNovaLowerToTilesPipeline(pm, options);
+  pm.addPass(createNovaPlanMemory());
+  pm.addPass(createLowerAffinePass());
+  pm.addNestedPass<func::FuncOp>(createConvertNovaToISA());
+}
+
+void mlir::nova::registerNovaPipelines() {
+  PassPipelineRegistration<NovaPipelineOptions>(
+      "nova-lower-to-tiles",
+      "lower linalg-on-tensors to tiled, bufferized nova ops on the target",
+      buildNovaLowerToTilesPipeline);
+  PassPipelineRegistration<NovaPipelineOptions>(
+      "nova-lower-to-isa",
+      "lower linalg-on-tensors all the way to nova_isa instructions",
+      buildNovaLowerToISAPipeline);
+}
