@@ -31,12 +31,16 @@ void mlir::nova::buildNovaLowerToTilesPipeline(
   pm.addPass(createCSEPass());
 }
 
-void mlir::nova::buildNovaLowerToISAPipeline(
-    OpPassManager &pm, const NovaPipelineOptions &options) {
-  buildNovaLowerToTilesPipeline(pm, options);
+void mlir::nova::buildNovaTilesToISAPipeline(OpPassManager &pm) {
   pm.addPass(createNovaPlanMemory());
   pm.addPass(createLowerAffinePass());
   pm.addNestedPass<func::FuncOp>(createConvertNovaToISA());
+}
+
+void mlir::nova::buildNovaLowerToISAPipeline(
+    OpPassManager &pm, const NovaPipelineOptions &options) {
+  buildNovaLowerToTilesPipeline(pm, options);
+  buildNovaTilesToISAPipeline(pm);
 }
 
 void mlir::nova::registerNovaPipelines() {
@@ -44,6 +48,11 @@ void mlir::nova::registerNovaPipelines() {
       "nova-lower-to-tiles",
       "lower linalg-on-tensors to tiled, bufferized nova ops on the target",
       buildNovaLowerToTilesPipeline);
+  PassPipelineRegistration<>(
+      "nova-tiles-to-isa",
+      "plan memory and select instructions for tiled nova ops (the second "
+      "half of nova-lower-to-isa)",
+      buildNovaTilesToISAPipeline);
   PassPipelineRegistration<NovaPipelineOptions>(
       "nova-lower-to-isa",
       "lower linalg-on-tensors all the way to nova_isa instructions",

@@ -1,15 +1,29 @@
 """Nova: an MLIR-based compiler and simulator for a family of AI accelerators.
 
-The compiler proper is the C++ tool ``nova-opt`` (shipped in ``nova/bin``);
-Python drives it as a subprocess::
+    import nova, torch
+    program = nova.compile(model, x, target="nova-t1")
+    y = program(x)                 # runs on the simulated chip, returns torch tensors
+    print(program.report.summary())
 
-    import nova
-    text = nova.run_opt(source, ["--nova-attach-target=target=nova-t1"])
+The compiler proper is the C++ tools ``nova-opt`` / ``nova-translate`` (shipped
+in ``nova/bin``), driven as subprocesses.
 """
 
 from nova.compiler.driver import run_opt
-from nova.compiler.errors import NovaCompileError, NovaError
+from nova.compiler.errors import NovaCompileError, NovaError, NovaModelCompileError
 
 __version__ = "0.1.0"
 
-__all__ = ["NovaCompileError", "NovaError", "run_opt"]
+__all__ = ["CompiledProgram", "NovaCompileError", "NovaError", "NovaModelCompileError",
+           "compile", "export_and_run", "load", "run_opt"]
+
+
+def __getattr__(name: str):
+    # torch is imported only by the entry points that need it.
+    if name in ("compile", "export_and_run"):
+        from nova import api
+        return getattr(api, name)
+    if name in ("CompiledProgram", "load"):
+        from nova.runtime import program
+        return getattr(program, name)
+    raise AttributeError(f"module 'nova' has no attribute {name!r}")

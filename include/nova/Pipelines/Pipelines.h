@@ -4,7 +4,8 @@
 // Python driver run exactly the same thing:
 //
 //   nova-lower-to-tiles  linalg-on-tensors -> tiled, bufferized `nova` ops
-//   nova-lower-to-isa    ... -> memory-planned `nova_isa` ready for emission
+//   nova-tiles-to-isa    tiled `nova` -> memory-planned `nova_isa`
+//   nova-lower-to-isa    the two in sequence
 //
 //===----------------------------------------------------------------------===//
 #ifndef NOVA_PIPELINES_PIPELINES_H
@@ -32,6 +33,9 @@ struct NovaPipelineOptions : public PassPipelineOptions<NovaPipelineOptions> {
 /// Attach the target, normalise, tile, bufferize and lower to `nova`.
 void buildNovaLowerToTilesPipeline(OpPassManager &pm,
                                    const NovaPipelineOptions &options);
+
+/// Memory planning and instruction selection on the tiles pipeline's output.
+void buildNovaTilesToISAPipeline(OpPassManager &pm);
 
 /// Everything up to `nova_isa`: the tiles pipeline, then memory planning and
 /// instruction selection.

@@ -46,3 +46,19 @@ def run_opt_file(
     """Like :func:`run_opt` on the file at ``path``, so diagnostics name that file."""
     command = [str(find_tool("nova-opt")), *DIAGNOSTIC_FLAGS, *passes, str(path)]
     return _run(command, None, timeout)
+
+
+def run_translate(
+    source: str, flags: Sequence[str], *, timeout: float | None = DEFAULT_TIMEOUT_S
+) -> bytes:
+    """Runs ``nova-translate <flags>`` on the MLIR text ``source`` and returns its output bytes."""
+    command = [str(find_tool("nova-translate")), *DIAGNOSTIC_FLAGS, *flags, "-", "-o", "-"]
+    try:
+        result = subprocess.run(
+            command, input=source.encode(), capture_output=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise NovaCompileError(command, -1, f"timed out after {timeout} s") from None
+    if result.returncode != 0:
+        raise NovaCompileError(command, result.returncode, result.stderr.decode(errors="replace"))
+    return result.stdout

@@ -32,3 +32,20 @@ class NovaCompileError(NovaError):
             f"{tool} failed with exit status {returncode}\n"
             f"  command: {shlex.join(self.command)}\n{details}"
         )
+
+
+class NovaModelCompileError(NovaCompileError):
+    """Compiling a PyTorch model failed; the message leads with the model's source line.
+
+    ``frame`` is the user's frame the failing op came from (None when the
+    diagnostics carry no location in the user's code).
+    """
+
+    def __init__(self, command: Sequence[str], returncode: int, stderr: str, frame) -> None:
+        self.frame = frame
+        super().__init__(command, returncode, stderr)
+        from nova.compiler.diagnostics import first_error  # no cycle at import time
+
+        lead = first_error(stderr)
+        where = f"{frame}\n" if frame is not None else ""
+        self.args = (f"cannot compile the model: {lead}\n{where}{self.args[0]}",)

@@ -20,3 +20,21 @@ def attach_target(target: TargetOptions) -> str:
     if target.chips:
         options += f" chips={target.chips}"
     return f"--nova-attach-target={options}"
+
+
+def lower_to_tiles(target: TargetOptions) -> list[str]:
+    """linalg-on-tensors -> tiled, bufferized ``nova`` ops on ``target``."""
+    options = f"target={target.name}"
+    if target.chips:
+        options += f" chips={target.chips}"
+    return [f"--nova-lower-to-tiles={options}"]
+
+
+def tiles_to_isa() -> list[str]:
+    """Tiled ``nova`` ops -> memory-planned ``nova_isa`` instructions."""
+    return ["--nova-tiles-to-isa"]
+
+
+def isa_to_binary() -> list[str]:
+    """nova-translate flags that encode ``nova_isa`` as a ``.nova`` binary."""
+    return ["--nova-to-binary"]

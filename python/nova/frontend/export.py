@@ -36,6 +36,27 @@ class ImportedProgram:
     outputs: tuple[TensorSpec, ...]
 
 
+_LOWERING = (
+    ("builtin.module(func.func(torch-match-quantized-custom-ops), "
+     "torchdynamo-export-to-torch-backend-pipeline{ extra-library=})",
+     "Lowering TorchFX IR -> Torch Backend IR"),
+    ("builtin.module(torch-backend-to-linalg-on-tensors-backend-pipeline)",
+     "Lowering Torch Backend IR -> Linalg-on-Tensors Backend IR"),
+)
+
+
+def _decompositions() -> dict:
+    """torch-mlir's decomposition table, plus PyTorch's own GELU decomposition:
+    torch-mlir lowers tanh-GELU with sqrt(2/pi) rounded to 0.797724, off by
+    1e-4 relative, while torch's decomposition keeps the exact constant."""
+    from torch._decomp import get_decompositions
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    table = dict(get_decomposition_table())
+    table.update(get_decompositions([torch.ops.aten.gelu]))
+    return table
+
+
 class _ParamsAsInputs(torch.nn.Module):
     """Calls `model` with parameters/buffers taken from the argument list."""
 
@@ -61,13 +82,21 @@ def import_model(model: torch.nn.Module, *example_args: torch.Tensor,
     with torch.no_grad():
         expected = model(*example_args)
     outputs = expected if isinstance(expected, (tuple, list)) else (expected,)
+    from torch_mlir.compiler_utils import run_pipeline_with_repro_report
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         module = fx.export_and_import(
             _ParamsAsInputs(model, names), *tensors, *example_args,
-            output_type="linalg-on-tensors", func_name=func_name)
+            output_type="raw", func_name=func_name,
+            decomposition_table=_decompositions())
+    # Lowered here rather than by export_and_import(output_type=linalg...),
+    # which loses the FX nodes' source locations on the way; diagnostics
+    # need them to point at the user's line of Python.
+    for pipeline, what in _LOWERING:
+        run_pipeline_with_repro_report(module, pipeline, what)
     return ImportedProgram(
-        mlir=str(module),
+        mlir=module.operation.get_asm(enable_debug_info=True),
         params=tuple(TensorSpec.of(n, t) for n, t in zip(names, tensors)),
         inputs=tuple(TensorSpec.of(f"input{i}", t) for i, t in enumerate(example_args)),
         outputs=tuple(TensorSpec.of(f"output{i}", t) for i, t in enumerate(outputs)),

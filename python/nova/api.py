@@ -1,0 +1,38 @@
+"""The Python entry points: compile a PyTorch model, run it, save and load it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from nova.compiler.compile import compile_linalg
+from nova.compiler.options import TargetOptions
+from nova.frontend import import_model
+from nova.runtime.program import CompiledProgram
+
+
+def compile(model: torch.nn.Module, *example_args: torch.Tensor, target: str = "nova-t1",
+            chips: int = 1, dump_dir: str | Path | None = None) -> CompiledProgram:
+    """Exports ``model`` at ``example_args`` and compiles it for ``target``.
+
+    ``chips`` is the number of chips of the target system the program runs on
+    (1 by default; 0 keeps the target file's chip count).
+    The parameters' current values are bound into the returned program, which
+    is called with the model's inputs only. ``dump_dir`` receives the IR of
+    every stage (``0-linalg.mlir`` ... ``3-binary.nova``).
+    Raises NovaModelCompileError naming the failing op and the model's source
+    line when the model cannot be compiled.
+    """
+    options = TargetOptions(name=target, chips=chips)
+    imported = import_model(model, *example_args)
+    result = compile_linalg(imported.mlir, options, dump_dir=dump_dir)
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    params = [t.detach().cpu().numpy() for t in state.values()]
+    return CompiledProgram(result.binary, params, stages=result.stages)
+
+
+def export_and_run(model: torch.nn.Module, *args: torch.Tensor, target: str = "nova-t1") -> Any:
+    """Compiles ``model`` at ``args`` and runs it once on the simulator."""
+    return compile(model, *args, target=target)(*args)

@@ -1,0 +1,66 @@
+"""Compilation as named stages: linalg -> nova (tiles) -> nova_isa -> binary.
+
+Each stage's output can be written to a folder (``dump_dir``) so a user can
+read the IR at every step, the way Triton keeps ttir/ttgir/ptx.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nova.compiler import pipeline
+from nova.compiler.diagnostics import user_frame
+from nova.compiler.driver import run_opt, run_translate
+from nova.compiler.errors import NovaCompileError, NovaModelCompileError
+from nova.compiler.options import TargetOptions
+
+STAGES = ("linalg", "nova", "nova_isa", "binary")
+
+
+@dataclass
+class CompileResult:
+    """The binary and the text of every stage (keys of :data:`STAGES`)."""
+
+    binary: bytes
+    stages: dict[str, str | bytes] = field(default_factory=dict)
+
+
+def _dump(dump_dir: Path | None, index: int, name: str, content: str | bytes) -> None:
+    if dump_dir is None:
+        return
+    dump_dir.mkdir(parents=True, exist_ok=True)
+    suffix = ".nova" if isinstance(content, bytes) else ".mlir"
+    path = dump_dir / f"{index}-{name}{suffix}"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+
+
+def compile_linalg(linalg: str, target: TargetOptions, *,
+                   dump_dir: str | Path | None = None) -> CompileResult:
+    """Compiles linalg-on-tensors text (from :mod:`nova.frontend`) to a binary.
+
+    Raises NovaModelCompileError (a NovaCompileError) whose message starts with
+    the first diagnostic and the user's source line it came from.
+    """
+    folder = Path(dump_dir) if dump_dir is not None else None
+    result = CompileResult(binary=b"")
+    _dump(folder, 0, "linalg", linalg)
+    result.stages["linalg"] = linalg
+    try:
+        tiles = run_opt(linalg, pipeline.lower_to_tiles(target))
+        _dump(folder, 1, "nova", tiles)
+        result.stages["nova"] = tiles
+        isa = run_opt(tiles, pipeline.tiles_to_isa())
+        _dump(folder, 2, "nova_isa", isa)
+        result.stages["nova_isa"] = isa
+        binary = run_translate(isa, pipeline.isa_to_binary())
+    except NovaCompileError as error:
+        raise NovaModelCompileError(error.command, error.returncode, error.stderr,
+                                    user_frame(error.stderr)) from None
+    _dump(folder, 3, "binary", binary)
+    result.stages["binary"] = binary
+    result.binary = binary
+    return result

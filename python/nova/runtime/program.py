@@ -1,0 +1,128 @@
+"""A compiled program: a ``.nova`` binary plus the parameter values it was
+compiled with, runnable on the simulator and returning torch tensors.
+
+Works on the binary format alone (no compiler, no MLIR).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from nova.runtime.binary import Binary, load_binary
+from nova.runtime.errors import NovaRuntimeError
+
+_FORMAT = "nova-program/1"
+
+
+class ProgramInputError(NovaRuntimeError, ValueError):
+    """A call passed the wrong number, shape or dtype of inputs."""
+
+
+def _to_numpy(value: Any) -> np.ndarray:
+    if hasattr(value, "detach"):
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":
+            value = value.float()
+        return value.numpy()
+    return np.asarray(value)
+
+
+class CompiledProgram:
+    """``program(*inputs)`` runs the model on the simulated system.
+
+    Parameters are bound at compile time (they are the leading arguments of
+    the binary's I/O table); calls pass only the model's inputs.
+    """
+
+    def __init__(self, binary: bytes, params: Sequence[np.ndarray] = (),
+                 stages: dict | None = None) -> None:
+        self.binary_bytes = bytes(binary)
+        self.binary: Binary = load_binary(self.binary_bytes)
+        self.params = [np.ascontiguousarray(p) for p in params]
+        self.stages = dict(stages or {})
+        inputs = sorted(self.binary.inputs, key=lambda e: e.index)
+        if len(self.params) > len(inputs):
+            raise ProgramInputError(
+                f"{len(self.params)} parameters given but the binary has {len(inputs)} inputs")
+        self.input_entries = inputs[len(self.params):]
+        self.output_entries = sorted(self.binary.outputs, key=lambda e: e.index)
+        self.report = None
+        self._simulator = None
+
+    # Calling -----------------------------------------------------------------------------
+    def _check(self, args: Sequence[Any]) -> list[np.ndarray]:
+        if len(args) != len(self.input_entries):
+            raise ProgramInputError(
+                f"the program takes {len(self.input_entries)} input(s), got {len(args)}")
+        arrays = []
+        for position, (entry, value) in enumerate(zip(self.input_entries, args)):
+            array = _to_numpy(value)
+            if tuple(array.shape) != tuple(entry.shape):
+                raise ProgramInputError(
+                    f"input {position} must have shape {list(entry.shape)}, got {list(array.shape)}")
+            expected = entry.dtype.numpy_dtype
+            if array.dtype != expected:
+                raise ProgramInputError(
+                    f"input {position} must have dtype {np.dtype(expected).name}, got {array.dtype.name}")
+            arrays.append(np.ascontiguousarray(array))
+        return arrays
+
+    def run(self, *args: Any, trace: bool = False) -> list[Any]:
+        """Runs on the simulator; returns the outputs (torch tensors) and sets ``report``."""
+        import torch
+
+        from nova.sim import Simulator
+
+        arrays = self._check(args)
+        simulator = Simulator(self.binary, trace=trace)
+        feed = {i: p for i, p in enumerate(self.params)}
+        feed.update({e.index: a for e, a in zip(self.input_entries, arrays)})
+        outputs, report = simulator.run(feed)
+        self.report = report
+        self._simulator = simulator
+        results = []
+        for entry in self.output_entries:
+            value = outputs.get(entry.index, outputs.get(entry.name))
+            results.append(torch.from_numpy(np.array(value)))
+        return results
+
+    def __call__(self, *args: Any) -> Any:
+        results = self.run(*args)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def write_trace(self, path: str | Path) -> None:
+        """Writes the last run's Chrome-trace/Perfetto timeline (run with ``trace=True``)."""
+        if self._simulator is None or self._simulator.trace is None:
+            raise NovaRuntimeError("no trace recorded: call run(..., trace=True) first")
+        self._simulator.write_trace(path)
+
+    # Saving ------------------------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        """Writes the binary and the bound parameters to one file (a zip archive)."""
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+            archive.writestr("meta.json", json.dumps({"format": _FORMAT, "params": len(self.params)}))
+            archive.writestr("program.nova", self.binary_bytes)
+            for i, param in enumerate(self.params):
+                buffer = io.BytesIO()
+                np.save(buffer, param, allow_pickle=False)
+                archive.writestr(f"param{i}.npy", buffer.getvalue())
+
+
+def load(path: str | Path) -> CompiledProgram:
+    """Loads a program written by :meth:`CompiledProgram.save` (or a bare ``.nova`` binary)."""
+    data = Path(path).read_bytes()
+    if not zipfile.is_zipfile(io.BytesIO(data)):
+        return CompiledProgram(data)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        meta = json.loads(archive.read("meta.json"))
+        if meta.get("format") != _FORMAT:
+            raise NovaRuntimeError(f"{path}: not a saved Nova program (format {meta.get('format')!r})")
+        params = [np.load(io.BytesIO(archive.read(f"param{i}.npy")), allow_pickle=False)
+                  for i in range(int(meta["params"]))]
+        return CompiledProgram(archive.read("program.nova"), params)
