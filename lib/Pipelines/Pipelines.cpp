@@ -31,7 +31,13 @@ void mlir::nova::buildNovaLowerToTilesPipeline(
   pm.addPass(createCSEPass());
 }
 
-void mlir::nova::buildNovaTilesToISAPipeline(OpPassManager &pm) {
+void mlir::nova::buildNovaTilesToISAPipeline(
+    OpPassManager &pm, const NovaTilesToISAOptions &options) {
+  if (options.doubleBuffer) {
+    // Prefetch the next tile of a loop while the current one is computed.
+    pm.addNestedPass<func::FuncOp>(createNovaDoubleBuffer());
+    pm.addPass(createCanonicalizerPass());
+  }
   pm.addPass(createNovaPlanMemory());
   pm.addPass(createLowerAffinePass());
   pm.addNestedPass<func::FuncOp>(createConvertNovaToISA());
@@ -40,7 +46,9 @@ void mlir::nova::buildNovaTilesToISAPipeline(OpPassManager &pm) {
 void mlir::nova::buildNovaLowerToISAPipeline(
     OpPassManager &pm, const NovaPipelineOptions &options) {
   buildNovaLowerToTilesPipeline(pm, options);
-  buildNovaTilesToISAPipeline(pm);
+  NovaTilesToISAOptions isaOptions;
+  isaOptions.doubleBuffer = options.doubleBuffer;
+  buildNovaTilesToISAPipeline(pm, isaOptions);
 }
 
 void mlir::nova::registerNovaPipelines() {
@@ -48,7 +56,7 @@ void mlir::nova::registerNovaPipelines() {
       "nova-lower-to-tiles",
       "lower linalg-on-tensors to tiled, bufferized nova ops on the target",
       buildNovaLowerToTilesPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<NovaTilesToISAOptions>(
       "nova-tiles-to-isa",
       "plan memory and select instructions for tiled nova ops (the second "
       "half of nova-lower-to-isa)",

@@ -14,20 +14,23 @@ from nova.runtime.program import CompiledProgram
 
 
 def compile(model: torch.nn.Module, *example_args: torch.Tensor, target: str = "nova-t1",
-            chips: int = 1, dump_dir: str | Path | None = None) -> CompiledProgram:
+            chips: int = 1, dump_dir: str | Path | None = None,
+            double_buffer: bool = False) -> CompiledProgram:
     """Exports ``model`` at ``example_args`` and compiles it for ``target``.
 
     ``chips`` is the number of chips of the target system the program runs on
     (1 by default; 0 keeps the target file's chip count).
     The parameters' current values are bound into the returned program, which
     is called with the model's inputs only. ``dump_dir`` receives the IR of
-    every stage (``0-linalg.mlir`` ... ``3-binary.nova``).
+    every stage (``0-linalg.mlir`` ... ``3-binary.nova``). ``double_buffer``
+    prefetches each loop's next tile (nova-double-buffer).
     Raises NovaModelCompileError naming the failing op and the model's source
     line when the model cannot be compiled.
     """
     options = TargetOptions(name=target, chips=chips)
     imported = import_model(model, *example_args)
-    result = compile_linalg(imported.mlir, options, dump_dir=dump_dir)
+    result = compile_linalg(imported.mlir, options, dump_dir=dump_dir,
+                            double_buffer=double_buffer)
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     params = [t.detach().cpu().numpy() for t in state.values()]
     return CompiledProgram(result.binary, params, stages=result.stages)

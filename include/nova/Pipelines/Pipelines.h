@@ -28,6 +28,21 @@ struct NovaPipelineOptions : public PassPipelineOptions<NovaPipelineOptions> {
       *this, "chips",
       llvm::cl::desc("number of chips; 0 keeps the target file's"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> doubleBuffer{
+      *this, "double-buffer",
+      llvm::cl::desc("prefetch the next tile of each loop (nova-double-buffer)"),
+      llvm::cl::init(false)};
+};
+
+struct NovaTilesToISAOptions
+    : public PassPipelineOptions<NovaTilesToISAOptions> {
+  // Off by default: the semaphore analysis treats the two slots of a
+  // double-buffered tile as one buffer (their offsets depend on the loop
+  // counter), so the prefetch does not yet overlap compute.
+  PassOptions::Option<bool> doubleBuffer{
+      *this, "double-buffer",
+      llvm::cl::desc("prefetch the next tile of each loop (nova-double-buffer)"),
+      llvm::cl::init(false)};
 };
 
 /// Attach the target, normalise, tile, bufferize and lower to `nova`.
@@ -35,7 +50,8 @@ void buildNovaLowerToTilesPipeline(OpPassManager &pm,
                                    const NovaPipelineOptions &options);
 
 /// Memory planning and instruction selection on the tiles pipeline's output.
-void buildNovaTilesToISAPipeline(OpPassManager &pm);
+void buildNovaTilesToISAPipeline(OpPassManager &pm,
+                                 const NovaTilesToISAOptions &options);
 
 /// Everything up to `nova_isa`: the tiles pipeline, then memory planning and
 /// instruction selection.

@@ -39,7 +39,8 @@ def _dump(dump_dir: Path | None, index: int, name: str, content: str | bytes) ->
 
 
 def compile_linalg(linalg: str, target: TargetOptions, *,
-                   dump_dir: str | Path | None = None) -> CompileResult:
+                   dump_dir: str | Path | None = None,
+                   double_buffer: bool = False) -> CompileResult:
     """Compiles linalg-on-tensors text (from :mod:`nova.frontend`) to a binary.
 
     Raises NovaModelCompileError (a NovaCompileError) whose message starts with
@@ -53,7 +54,7 @@ def compile_linalg(linalg: str, target: TargetOptions, *,
         tiles = run_opt(linalg, pipeline.lower_to_tiles(target))
         _dump(folder, 1, "nova", tiles)
         result.stages["nova"] = tiles
-        isa = run_opt(tiles, pipeline.tiles_to_isa())
+        isa = run_opt(tiles, pipeline.tiles_to_isa(double_buffer))
         _dump(folder, 2, "nova_isa", isa)
         result.stages["nova_isa"] = isa
         binary = run_translate(isa, pipeline.isa_to_binary())

@@ -30,8 +30,10 @@ def lower_to_tiles(target: TargetOptions) -> list[str]:
     return [f"--nova-lower-to-tiles={options}"]
 
 
-def tiles_to_isa() -> list[str]:
+def tiles_to_isa(double_buffer: bool = False) -> list[str]:
     """Tiled ``nova`` ops -> memory-planned ``nova_isa`` instructions."""
+    if double_buffer:
+        return ["--nova-tiles-to-isa=double-buffer=true"]
     return ["--nova-tiles-to-isa"]
 
 
