@@ -4,13 +4,34 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from pathlib import Path
 from typing import Sequence
+
+import numpy as np
 
 from nova import examples
 from nova.compiler.driver import run_opt, run_opt_file
 from nova.compiler.errors import NovaCompileError, NovaError
 from nova.compiler.options import TargetOptions
 from nova.demo import DEFAULT_EXAMPLE, run_demo
+from nova.runtime.errors import NovaRuntimeError
+from nova.sim.errors import SimulationError
+
+COMPILE_HELP = """\
+MODEL is a Python file that nova runs and that defines either
+  model           a torch.nn.Module, and
+  example_inputs  a tuple of torch tensors (or one tensor) to export it at,
+or
+  get_model()     a function returning (model, example_inputs).
+The parameters' current values are bound into the program, which then takes the
+model's inputs only. Example model.py:
+
+  import torch
+  from nova import models
+  model = models.MLP(64, 256)
+  example_inputs = (torch.randn(8, 64),)
+"""
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -33,6 +54,109 @@ def _opt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress(message: str) -> None:
+    print(f"nova: {message}", file=sys.stderr, flush=True)
+
+
+def _compile(args: argparse.Namespace) -> int:
+    # Heavy imports (torch, torch-mlir) only for the command that needs them.
+    from nova.cli.stages import compile_stages
+    from nova.cli.model_file import load_model_file
+
+    output = Path(args.output) if args.output else Path(args.model).with_suffix(".novaprog")
+    _progress(f"loading {args.model}")
+    model, example_inputs = load_model_file(args.model)
+    chips = f"{args.chips} chip(s)" if args.chips else "the target's chips"
+    _progress(f"compiling for {args.target}, {chips}")
+    start = time.perf_counter()
+    program = None
+    for stage, result in compile_stages(model, *example_inputs, target=args.target,
+                                        chips=args.chips, dump_dir=args.dump_dir):
+        now = time.perf_counter()
+        _progress(f"  {stage:9s} done in {now - start:.2f} s")
+        start, program = now, result
+    assert program is not None
+    program.save(output)
+    code = sum(len(p) for p in program.binary.programs)
+    _progress(f"wrote {output} ({output.stat().st_size} bytes, {code} instructions, "
+              f"target {program.binary.header.target_name})")
+    if args.dump_dir:
+        _progress(f"stage IR in {args.dump_dir}")
+    return 0
+
+
+def _program_inputs(args: argparse.Namespace, program) -> list[np.ndarray]:
+    from nova.cli.inputs import load_inputs, random_inputs
+
+    if args.inputs:
+        return load_inputs(args.inputs, program.input_entries)
+    return random_inputs(program.input_entries, seed=args.seed)
+
+
+def _stats(name: str, value: np.ndarray) -> str:
+    line = f"{name}: {value.dtype.name}{list(value.shape)}"
+    if value.size and np.issubdtype(value.dtype, np.number):
+        data = value.astype(np.float64)
+        line += (f"  min {data.min():.6g}  max {data.max():.6g}  mean {data.mean():.6g}"
+                 f"  std {data.std():.6g}")
+        if not np.isfinite(data).all():
+            line += f"  ({int((~np.isfinite(data)).sum())} non-finite)"
+    return line
+
+
+def _output_names(program) -> list[str]:
+    names = [e.name for e in program.output_entries]
+    if len(set(names)) != len(names) or not all(names):
+        names = [f"output{i}" for i in range(len(names))]
+    return names
+
+
+def _run(args: argparse.Namespace) -> int:
+    from nova.cli.program_file import load_program
+
+    program = load_program(args.program)
+    inputs = _program_inputs(args, program)
+    outputs = [o.numpy() for o in program.run(*inputs)]
+    names = _output_names(program)
+    for name, value in zip(names, outputs):
+        print(_stats(name, value))
+    print(f"simulated time: {program.report.time_s * 1e6:.3f} us")
+    if args.output:
+        np.savez(args.output, **dict(zip(names, outputs)))
+        _progress(f"wrote outputs to {args.output}")
+    return 0
+
+
+def _profile(args: argparse.Namespace) -> int:
+    from nova.cli.program_file import load_program
+
+    program = load_program(args.program)
+    inputs = _program_inputs(args, program)
+    program.run(*inputs, trace=True)
+    print(program.report.summary())
+    trace = Path(args.trace) if args.trace else Path(args.program).with_suffix(".trace.json")
+    program.write_trace(trace)
+    _progress(f"wrote Chrome trace to {trace} (open in https://ui.perfetto.dev)")
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from nova.cli.describe import describe
+    from nova.cli.program_file import load_program
+
+    sys.stdout.write(describe(load_program(args.program), code=not args.no_code))
+    return 0
+
+
+def _add_input_flags(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--inputs", metavar="NPZ",
+                        help="inputs as a .npz: keyed by input name, or arr_0, arr_1... in order")
+    source.add_argument("--random", action="store_true",
+                        help="random inputs of the right shapes and dtypes (the default)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nova", description="Nova accelerator compiler")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -53,6 +177,37 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("file", help="MLIR file, or - for stdin")
     opt.add_argument("passes", nargs=argparse.REMAINDER, help="nova-opt flags")
     opt.set_defaults(run=_opt)
+
+    compile_ = commands.add_parser(
+        "compile", help="compile a PyTorch model file to a .novaprog program",
+        description="Exports the model a Python file defines and compiles it for a Nova target.",
+        epilog=COMPILE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    compile_.add_argument("model", help="Python file defining the model (see below)")
+    compile_.add_argument("-o", "--output", help="program to write (default: MODEL with .novaprog)")
+    compile_.add_argument("--target", default="nova-t1", help="target name or .json path")
+    compile_.add_argument("--chips", type=int, default=1,
+                          help="chips of the system (default 1; 0: the target's)")
+    compile_.add_argument("--dump-dir", help="folder that receives the IR of every stage")
+    compile_.set_defaults(run=_compile)
+
+    run = commands.add_parser("run", help="run a program on the simulator and print its outputs")
+    run.add_argument("program", help=".novaprog (or bare .nova binary)")
+    _add_input_flags(run)
+    run.add_argument("-o", "--output", help="write the outputs to this .npz")
+    run.set_defaults(run=_run)
+
+    profile = commands.add_parser(
+        "profile", help="run a program, print the performance report and write a Chrome trace")
+    profile.add_argument("program", help=".novaprog (or bare .nova binary)")
+    _add_input_flags(profile)
+    profile.add_argument("--trace", help="trace file to write (default: PROGRAM with .trace.json)")
+    profile.set_defaults(run=_profile)
+
+    inspect = commands.add_parser(
+        "inspect", help="print a program's header, target, sections, I/O table and disassembly")
+    inspect.add_argument("program", help=".novaprog or .nova file")
+    inspect.add_argument("--no-code", action="store_true", help="leave out the disassembly")
+    inspect.set_defaults(run=_inspect)
     return parser
 
 
@@ -66,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nova: error: {error.command[0]} failed with exit status {error.returncode}",
               file=sys.stderr)
         return 1
-    except (NovaError, ValueError) as error:
+    except (NovaError, NovaRuntimeError, SimulationError, ValueError, OSError) as error:
         print(f"nova: error: {error}", file=sys.stderr)
         return 1
 

@@ -1,0 +1,65 @@
+"""Simulated time / roofline bound on nova-t1 for a big matmul and the GPT block.
+
+Prints report.roofline_fraction (roofline time / simulated time) and its inverse
+(how many times slower than the roofline the compiled program runs), plus the
+compile and simulation wall times. A matmul size whose simulation would take
+much longer than ~2 minutes on this machine can be skipped with --sizes.
+Usage: python benchmarks/roofline.py [--sizes 512 1024 2048] [--no-gpt]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+
+import torch  # noqa: E402
+
+import nova  # noqa: E402
+from nova import models  # noqa: E402
+
+
+class MatMul(torch.nn.Module):
+    """``x @ w`` with ``w`` a bound parameter."""
+
+    def __init__(self, k: int, n: int) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(k, n) / k ** 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ self.w
+
+
+def measure(name: str, model: torch.nn.Module, x: torch.Tensor) -> None:
+    t0 = time.perf_counter()
+    program = nova.compile(model, x, target="nova-t1")
+    t_compile = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    program(x)
+    t_sim = time.perf_counter() - t0
+    r = program.report
+    print(f"{name}: simulated {r.time_s * 1e6:.1f} us, roofline {r.roofline_ns / 1e3:.1f} us, "
+          f"roofline_fraction {r.roofline_fraction:.3f} (sim / roofline = "
+          f"{1 / r.roofline_fraction:.2f}x), {r.flops:.3e} FLOPs, {r.instructions} instructions; "
+          f"compile {t_compile:.1f} s, simulate {t_sim:.1f} s wall", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[512, 1024, 2048])
+    parser.add_argument("--no-gpt", action="store_true")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    if not args.no_gpt:
+        cfg = models.GPTConfig(d_model=256, n_heads=4, seq_len=64)
+        measure(f"GPT block {cfg}", models.GPTBlock(cfg), torch.randn(1, cfg.seq_len, cfg.d_model))
+    for n in args.sizes:
+        measure(f"matmul {n}x{n}x{n} (x @ w)", MatMul(n, n), torch.randn(n, n))
+
+
+if __name__ == "__main__":
+    main()

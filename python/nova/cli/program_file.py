@@ -1,0 +1,23 @@
+"""Opens a ``.novaprog`` (saved program) or bare ``.nova`` binary named on the command line."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+from nova.cli.errors import ProgramFileError
+from nova.runtime.errors import NovaRuntimeError
+from nova.runtime.program import CompiledProgram, load
+
+
+def load_program(path: str | Path) -> CompiledProgram:
+    """``nova.load(path)`` with every failure turned into a one-line ProgramFileError."""
+    path = Path(path)
+    if not path.is_file():
+        raise ProgramFileError(f"{path}: no such file")
+    try:
+        return load(path)
+    except (NovaRuntimeError, zipfile.BadZipFile, KeyError, json.JSONDecodeError,
+            ValueError, OSError) as error:
+        raise ProgramFileError(f"{path}: not a valid Nova program: {error}") from error

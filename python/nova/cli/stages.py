@@ -1,0 +1,33 @@
+"""``nova.compile`` split into the steps ``nova compile`` reports progress on.
+
+Same result as :func:`nova.api.compile`; the steps are yielded one by one so the
+command line can print each as it finishes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import torch
+
+from nova.compiler.compile import compile_linalg
+from nova.compiler.options import TargetOptions
+from nova.frontend import import_model
+from nova.runtime.program import CompiledProgram
+
+
+def compile_stages(model: torch.nn.Module, *example_args: torch.Tensor, target: str = "nova-t1",
+                   chips: int = 1, dump_dir: str | Path | None = None,
+                   ) -> Iterator[tuple[str, CompiledProgram | None]]:
+    """Yields ``("exporting", None)`` (torch-mlir), ``("compiling", None)``
+    (nova-opt and nova-translate) and ``("encoding", program)`` (binding the
+    parameters), each once that step is done, the last with the program."""
+    options = TargetOptions(name=target, chips=chips)
+    imported = import_model(model, *example_args)
+    yield "exporting", None
+    result = compile_linalg(imported.mlir, options, dump_dir=dump_dir)
+    yield "compiling", None
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    params = [t.detach().cpu().numpy() for t in state.values()]
+    yield "encoding", CompiledProgram(result.binary, params, stages=result.stages)
