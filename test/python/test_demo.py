@@ -24,3 +24,12 @@ def test_demo_attaches_target_and_keeps_the_kernel() -> None:
     assert result.output.count("nova.dma_start") == 4
     assert "accumulate" in result.output
     assert "nova.elementwise <erf>" in result.output
+
+
+def test_model_demo_matches_torch(tmp_path) -> None:
+    from nova.demo import run_model_demo
+
+    result = run_model_demo(trace=tmp_path / "trace.json")
+    assert result.matches_torch, result.max_abs_error
+    assert "simulated time" in result.summary
+    assert (tmp_path / "trace.json").stat().st_size > 0
