@@ -14,7 +14,7 @@ from nova import examples
 from nova.compiler.driver import run_opt, run_opt_file
 from nova.compiler.errors import NovaCompileError, NovaError
 from nova.compiler.options import TargetOptions
-from nova.demo import DEFAULT_EXAMPLE, run_demo
+from nova.demo import run_demo, run_model_demo
 from nova.runtime.errors import NovaRuntimeError
 from nova.sim.errors import SimulationError
 
@@ -35,14 +35,25 @@ model's inputs only. Example model.py:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    result = run_demo(args.example, TargetOptions(name=args.target, chips=args.chips))
-    sys.stdout.write(result.output)
-    print(
-        f"// nova demo: {result.example.name} verified and round-tripped through "
-        f"nova-opt with target {result.target.name}",
-        file=sys.stderr,
-    )
-    return 0
+    target = TargetOptions(name=args.target, chips=args.chips)
+    if args.example is not None:
+        result = run_demo(args.example, target)
+        sys.stdout.write(result.output)
+        print(
+            f"// nova demo: {result.example.name} verified and round-tripped through "
+            f"nova-opt with target {result.target.name}",
+            file=sys.stderr,
+        )
+        return 0
+    cfg_text = "2-layer GPT-style decoder (d_model 128, 4 heads, seq 64, random weights)"
+    _progress(f"compiling a {cfg_text} for {target.name} ...")
+    result = run_model_demo(target, trace=args.trace)
+    print(result.summary)
+    verdict = "match" if result.matches_torch else "DO NOT match"
+    print(f"outputs {verdict} torch eager (max abs error {result.max_abs_error:.2e}, rtol 1e-4)")
+    if result.trace is not None:
+        print(f"timeline: {result.trace} (open in https://ui.perfetto.dev)")
+    return 0 if result.matches_torch else 1
 
 
 def _opt(args: argparse.Namespace) -> int:
@@ -162,11 +173,14 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = commands.add_parser(
-        "demo", help="compile a sample tiled matmul + bias + GELU kernel with nova-opt"
+        "demo", help="the main job: compile a GPT-style decoder, run it on the simulator, "
+        "check it against torch"
     )
-    demo.add_argument("--example", default=DEFAULT_EXAMPLE, choices=examples.available())
+    demo.add_argument("--example", default=None, choices=examples.available(),
+                      help="instead, round-trip a hand-written nova kernel through nova-opt")
     demo.add_argument("--target", default="nova-t1", help="target name or .json path")
     demo.add_argument("--chips", type=int, default=0, help="chips in the system (0: target's)")
+    demo.add_argument("--trace", default=None, help="write the run's Chrome/Perfetto timeline here")
     demo.set_defaults(run=_demo)
 
     opt = commands.add_parser(

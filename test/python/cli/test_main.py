@@ -8,8 +8,15 @@ import pytest
 from nova.cli.main import main
 
 
-def test_demo(capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_runs_the_gpt_model(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo"]) == 0
+    out, _ = capsys.readouterr()
+    assert "simulated time" in out
+    assert "outputs match torch eager" in out
+
+
+def test_demo_kernel_example(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--example", "matmul_bias_gelu"]) == 0
     out, err = capsys.readouterr()
     assert '#nova.target<name = "nova-t1"' in out
     for op in ("nova.dma_start", "nova.wait", "nova.fill", "nova.matmul", "nova.elementwise <add>",
@@ -21,14 +28,15 @@ def test_demo(capsys: pytest.CaptureFixture[str]) -> None:
 def test_demo_console_script() -> None:
     """The `nova` entry point is installed next to the interpreter."""
     nova = shutil.which("nova") or str(Path(sys.executable).parent / "nova")
-    run = subprocess.run([nova, "demo", "--chips", "2"], capture_output=True, text=True)
+    run = subprocess.run([nova, "demo", "--example", "matmul_bias_gelu", "--chips", "2"],
+                         capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "chips = 2," in run.stdout
     assert "nova.matmul" in run.stdout
 
 
 def test_demo_bad_target(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--target", "no-such-target"]) == 1
+    assert main(["demo", "--example", "matmul_bias_gelu", "--target", "no-such-target"]) == 1
     _, err = capsys.readouterr()
     assert "cannot find target 'no-such-target'" in err
     assert "nova: error:" in err
