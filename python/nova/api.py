@@ -15,7 +15,7 @@ from nova.runtime.program import CompiledProgram
 
 def compile(model: torch.nn.Module, *example_args: torch.Tensor, target: str = "nova-t1",
             chips: int = 1, dump_dir: str | Path | None = None,
-            double_buffer: bool = False) -> CompiledProgram:
+            double_buffer: bool = True) -> CompiledProgram:
     """Exports ``model`` at ``example_args`` and compiles it for ``target``.
 
     ``chips`` is the number of chips of the target system the program runs on

@@ -47,8 +47,8 @@
 // engines.
 // ISA: nova_isa.dma_copy %{{.*}} : #nova_isa.tile<hbm, f32, [2, 8, 32], [256, 32, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [2, 8, 32], [256, 32, 1]> queue {{[0-9]+}} on dma
 // ISA: nova_isa.vreduce sum %{{.*}} : #nova_isa.tile<sram, f32, [2, 8, 32], [256, 32, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [2, 8, 1], [8, 1, 1]> axis 2 on vector
-// ISA: nova_isa.loop
 // ISA: nova_isa.matmul %{{.*}} : #nova_isa.tile<sram, f32, [16, 32], [32, 1]>, %{{.*}} : #nova_isa.tile<sram, f32, [32, 96], [96, 1]> -> %{{.*}} : #nova_isa.tile<acc, f32, [16, 96], [96, 1]> on matrix wait [{{[0-9, ]+}}]
+// ISA: nova_isa.loop
 // ISA: nova_isa.vunary erf
 // ISA: nova_isa.halt on scalar
 

@@ -31,18 +31,15 @@ struct NovaPipelineOptions : public PassPipelineOptions<NovaPipelineOptions> {
   PassOptions::Option<bool> doubleBuffer{
       *this, "double-buffer",
       llvm::cl::desc("prefetch the next tile of each loop (nova-double-buffer)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
 };
 
 struct NovaTilesToISAOptions
     : public PassPipelineOptions<NovaTilesToISAOptions> {
-  // Off by default: the semaphore analysis treats the two slots of a
-  // double-buffered tile as one buffer (their offsets depend on the loop
-  // counter), so the prefetch does not yet overlap compute.
   PassOptions::Option<bool> doubleBuffer{
       *this, "double-buffer",
       llvm::cl::desc("prefetch the next tile of each loop (nova-double-buffer)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
 };
 
 /// Attach the target, normalise, tile, bufferize and lower to `nova`.

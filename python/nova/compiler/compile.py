@@ -40,7 +40,7 @@ def _dump(dump_dir: Path | None, index: int, name: str, content: str | bytes) ->
 
 def compile_linalg(linalg: str, target: TargetOptions, *,
                    dump_dir: str | Path | None = None,
-                   double_buffer: bool = False) -> CompileResult:
+                   double_buffer: bool = True) -> CompileResult:
     """Compiles linalg-on-tensors text (from :mod:`nova.frontend`) to a binary.
 
     Raises NovaModelCompileError (a NovaCompileError) whose message starts with

@@ -22,6 +22,11 @@ def attach_target(target: TargetOptions) -> str:
     return f"--nova-attach-target={options}"
 
 
+def partition() -> list[str]:
+    """``shard``-annotated linalg -> per-chip SPMD linalg with nova collectives."""
+    return ["--nova-partition"]
+
+
 def lower_to_tiles(target: TargetOptions) -> list[str]:
     """linalg-on-tensors -> tiled, bufferized ``nova`` ops on ``target``."""
     options = f"target={target.name}"
@@ -30,11 +35,9 @@ def lower_to_tiles(target: TargetOptions) -> list[str]:
     return [f"--nova-lower-to-tiles={options}"]
 
 
-def tiles_to_isa(double_buffer: bool = False) -> list[str]:
+def tiles_to_isa(double_buffer: bool = True) -> list[str]:
     """Tiled ``nova`` ops -> memory-planned ``nova_isa`` instructions."""
-    if double_buffer:
-        return ["--nova-tiles-to-isa=double-buffer=true"]
-    return ["--nova-tiles-to-isa"]
+    return [f"--nova-tiles-to-isa=double-buffer={'true' if double_buffer else 'false'}"]
 
 
 def isa_to_binary() -> list[str]:

@@ -13,6 +13,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "nova/Dialect/Nova/IR/NovaOps.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -28,6 +29,10 @@ using namespace mlir::nova;
 
 /// Alignment of each slot of a double buffer, as nova-plan-memory aligns.
 static constexpr int64_t kSlotAlign = 64;
+
+/// Marks the slot computation while the loop is unrolled (no dialect
+/// prefix: it never outlives the pass).
+static constexpr llvm::StringLiteral kSlotMarker = "double_buffer_slot";
 
 namespace {
 /// One input DMA of a loop body that can move one iteration ahead.
@@ -279,6 +284,29 @@ struct DoubleBufferPass
     // Drain the last prefetch.
     rewriter.setInsertionPointAfter(newLoop);
     WaitOp::create(rewriter, loc, newLoop.getResults().drop_front(numOld));
+
+    // Unroll by two so that each copy of the body uses a fixed slot: the
+    // addresses become static, and the semaphore analysis of the ISA
+    // lowering can see that the prefetch and the compute touch different
+    // halves and let them overlap. (An odd trip count leaves a one-iteration
+    // epilogue that computes its slot.)
+    Operation *scope = newLoop->getParentOp();
+    slot.getDefiningOp()->setAttr(kSlotMarker, rewriter.getUnitAttr());
+    FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(newLoop, 2);
+    if (succeeded(unrolled) && unrolled->mainLoopOp) {
+      int64_t copy = 0;
+      for (Operation &op :
+           llvm::make_early_inc_range(*unrolled->mainLoopOp->getBody())) {
+        if (!op.hasAttr(kSlotMarker))
+          continue;
+        rewriter.setInsertionPoint(&op);
+        rewriter.replaceOp(&op, arith::ConstantIndexOp::create(
+                                    rewriter, op.getLoc(), copy++ % 2));
+      }
+      if (copy)
+        ++numUnrolled;
+    }
+    scope->walk([&](arith::RemUIOp rem) { rem->removeAttr(kSlotMarker); });
     ++numLoops;
     numDmas += prefetches.size();
     return success();

@@ -1,4 +1,15 @@
 // RUN: nova-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(nova-double-buffer))' | FileCheck %s
+// RUN: nova-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(nova-double-buffer,canonicalize))' | FileCheck %s --check-prefix=STATIC
+
+// After canonicalization the two copies address fixed halves of the buffer.
+// STATIC-LABEL: func.func @prefetch_row_tiles
+// STATIC-DAG: %[[Z:.*]] = arith.constant 0 : index
+// STATIC-DAG: %[[H:.*]] = arith.constant 32768 : index
+// STATIC: scf.for
+// STATIC: memref.view %{{.*}}[%[[Z]]][]
+// STATIC: memref.view %{{.*}}[%[[H]]][]
+// STATIC: memref.view %{{.*}}[%[[H]]][]
+// STATIC: memref.view %{{.*}}[%[[Z]]][]
 
 // The input tile of iteration i+1 is loaded into the other slot of a 2x
 // buffer while iteration i computes; the loop carries the token of the
@@ -13,21 +24,21 @@
 // CHECK: %[[SRC0:.*]] = memref.subview %[[A]][%[[C0]], 0] [64, 128] [1, 1]
 // CHECK: %[[SLOT0:.*]] = memref.view %[[DB]][%{{.*}}][] : memref<65536xi8, #nova.memory_space<sram>> to memref<64x128xf32, #nova.memory_space<sram>>
 // CHECK: %[[T0:.*]] = nova.dma_start %[[SRC0]], %[[SLOT0]]
-// CHECK: %[[LAST:.*]] = scf.for %[[I:.*]] = %[[C0]] to %[[C256]] step %[[C64]] iter_args(%[[T:.*]] = %[[T0]]) -> (!nova.token) {
-// CHECK:   %[[K:.*]] = arith.divui
-// CHECK:   %[[SLOT:.*]] = arith.remui %[[K]], %{{.*}} : index
-// CHECK:   %[[OFF:.*]] = arith.muli %[[SLOT]], %{{.*}} : index
-// CHECK:   %[[OFFN:.*]] = arith.subi %{{.*}}, %[[OFF]] : index
-// CHECK:   %[[NEXT:.*]] = arith.addi %[[I]], %[[C64]] : index
-// CHECK:   %[[HAS:.*]] = arith.cmpi slt, %[[NEXT]], %[[C256]] : index
-// CHECK:   %[[NI:.*]] = arith.select %[[HAS]], %[[NEXT]], %[[I]] : index
-// CHECK:   %[[CUR:.*]] = memref.view %[[DB]][%[[OFF]]][] : memref<65536xi8, #nova.memory_space<sram>> to memref<64x128xf32, #nova.memory_space<sram>>
-// CHECK:   %[[SRCN:.*]] = memref.subview %[[A]][%[[NI]], 0] [64, 128] [1, 1]
-// CHECK:   %[[OTHER:.*]] = memref.view %[[DB]][%[[OFFN]]][]
-// CHECK:   %[[TN:.*]] = nova.dma_start %[[SRCN]], %[[OTHER]]
+// Unrolled by two, so that each copy uses a fixed slot: copy 0 computes on
+// the current slot while the next tile fills the other one, then copy 1 the
+// other way round; the token of the pending prefetch is carried around.
+// CHECK: %[[LAST:.*]] = scf.for %[[I:.*]] = %[[C0]] to %[[C256]] step %{{.*}} iter_args(%[[T:.*]] = %[[T0]]) -> (!nova.token) {
+// CHECK:   %[[CUR0:.*]] = memref.view %[[DB]][%{{.*}}][] : memref<65536xi8, #nova.memory_space<sram>> to memref<64x128xf32, #nova.memory_space<sram>>
+// CHECK:   %[[NEXT0:.*]] = memref.view %[[DB]][%{{.*}}][]
+// CHECK:   %[[TN0:.*]] = nova.dma_start %{{.*}}, %[[NEXT0]]
 // CHECK:   nova.wait %[[T]]
-// CHECK:   nova.elementwise <exp> ins(%[[CUR]] : memref<64x128xf32, #nova.memory_space<sram>>)
-// CHECK:   scf.yield %[[TN]] : !nova.token
+// CHECK:   nova.elementwise <exp> ins(%[[CUR0]] : memref<64x128xf32, #nova.memory_space<sram>>)
+// CHECK:   %[[CUR1:.*]] = memref.view %[[DB]][%{{.*}}][]
+// CHECK:   %[[NEXT1:.*]] = memref.view %[[DB]][%{{.*}}][]
+// CHECK:   %[[TN1:.*]] = nova.dma_start %{{.*}}, %[[NEXT1]]
+// CHECK:   nova.wait %[[TN0]]
+// CHECK:   nova.elementwise <exp> ins(%[[CUR1]] : memref<64x128xf32, #nova.memory_space<sram>>)
+// CHECK:   scf.yield %[[TN1]] : !nova.token
 // CHECK: }
 // CHECK: nova.wait %[[LAST]]
 // CHECK-NOT: memref.alloc() : memref<64x128xf32, #nova.memory_space<sram>>
