@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -51,7 +52,27 @@ void mlir::nova::buildNovaLowerToISAPipeline(
   buildNovaTilesToISAPipeline(pm, isaOptions);
 }
 
+void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm) {
+  // Forward-backward: the default order leaves a Megatron MLP's GELU chain
+  // replicated (two all-gathers instead of one all-reduce).
+  shard::ShardingPropagationOptions propagation;
+  propagation.traversal = shard::TraversalOrder::ForwardBackward;
+  pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation(propagation));
+  pm.addNestedPass<func::FuncOp>(shard::createPartition());
+  // CSE lets canonicalize fold the per-device `scf.if` that partitioning
+  // puts around the zero init of a partial-sum matmul.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertShardToNova());
+}
+
 void mlir::nova::registerNovaPipelines() {
+  PassPipelineRegistration<>(
+      "nova-partition",
+      "partition a shard-annotated linalg program into the per-chip SPMD "
+      "program with nova collectives",
+      buildNovaPartitionPipeline);
   PassPipelineRegistration<NovaPipelineOptions>(
       "nova-lower-to-tiles",
       "lower linalg-on-tensors to tiled, bufferized nova ops on the target",

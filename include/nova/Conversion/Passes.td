@@ -156,4 +156,43 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
   ];
 }
 
+def ConvertShardToNova : Pass<"convert-shard-to-nova", "::mlir::ModuleOp"> {
+  let summary = "lower the shard collectives of a partitioned program to nova "
+                "collectives";
+  let description = [{
+    Runs after upstream `sharding-propagation` and `shard-partition`, on the
+    per-chip SPMD linalg-on-tensors program, and before `nova-tile` /
+    `nova-bufferize`. Every `shard.all_reduce`, `shard.all_gather`,
+    `shard.reduce_scatter` and `shard.all_to_all` on statically shaped float
+    tensors becomes the nova collective on HBM buffers, bracketed by
+    `bufferization.to_buffer` / `bufferization.to_tensor` so that one-shot
+    bufferization folds it into the surrounding buffers. Replica groups come
+    from the `shard.grid` (devices numbered row-major) and the op's
+    `grid_axes`: one group per combination of the other axes. `shard.grid`
+    ops are erased. Any other shard op (a `shard.shard` left unpartitioned,
+    `shard.process_multi_index`, ...) or an unsupported reduction is an
+    error at its location.
+
+    Before:
+    ```mlir
+    shard.grid @grid(shape = 2x2)
+    %r = shard.all_reduce %p on @grid grid_axes = [1] : tensor<8x16xf32> -> tensor<8x16xf32>
+    ```
+    After:
+    ```mlir
+    %in = bufferization.to_buffer %p read_only : tensor<8x16xf32> to memref<8x16xf32, #nova.memory_space<hbm>>
+    %out = memref.alloc() : memref<8x16xf32, #nova.memory_space<hbm>>
+    %t = nova.all_reduce <sum> ins(%in : ...) outs(%out : ...) groups [[0, 1], [2, 3]]
+    nova.wait %t
+    %r = bufferization.to_tensor %out restrict writable : memref<8x16xf32, #nova.memory_space<hbm>> to tensor<8x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::nova::NovaDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+  let statistics = [
+    Statistic<"numCollectives", "collectives", "shard collectives lowered">,
+  ];
+}
+
 #endif // NOVA_CONVERSION_PASSES_TD

@@ -6,6 +6,8 @@
 //   nova-lower-to-tiles  linalg-on-tensors -> tiled, bufferized `nova` ops
 //   nova-tiles-to-isa    tiled `nova` -> memory-planned `nova_isa`
 //   nova-lower-to-isa    the two in sequence
+//   nova-partition       shard-annotated linalg -> per-chip SPMD linalg with
+//                        nova collectives (runs before nova-lower-to-tiles)
 //
 //===----------------------------------------------------------------------===//
 #ifndef NOVA_PIPELINES_PIPELINES_H
@@ -54,6 +56,11 @@ void buildNovaTilesToISAPipeline(OpPassManager &pm,
 /// instruction selection.
 void buildNovaLowerToISAPipeline(OpPassManager &pm,
                                  const NovaPipelineOptions &options);
+
+/// Propagate `shard` annotations, partition into the per-chip SPMD program
+/// and lower its shard collectives to nova collectives. Its output is the
+/// input of nova-lower-to-tiles (with `chips` set to the grid's size).
+void buildNovaPartitionPipeline(OpPassManager &pm);
 
 void registerNovaPipelines();
 

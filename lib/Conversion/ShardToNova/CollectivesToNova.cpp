@@ -1,0 +1,238 @@
+//===- CollectivesToNova.cpp - shard collectives to nova --------*- C++ -*-===//
+//
+// A shard collective on tensors becomes
+//
+//   %in  = bufferization.to_buffer %x read_only : ... to memref<..., #hbm>
+//   %out = memref.alloc() : memref<..., #hbm>
+//   %t   = nova.<collective> ins(%in) outs(%out) ... groups [[...], ...]
+//   nova.wait %t
+//   %y   = bufferization.to_tensor %out restrict writable : ...
+//
+// which one-shot bufferization folds into the surrounding buffers. Replica
+// groups come from the shard.grid: the devices of a grid are numbered
+// row-major (as shard.process_linear_index does), and one group holds the
+// devices that differ only along `grid_axes`, ordered row-major over those
+// axes in the order `grid_axes` lists them (the order shard collectives use
+// for the in-group index).
+//
+//===----------------------------------------------------------------------===//
+#include "nova/Conversion/ShardToNova/ShardToNova.h"
+#include "nova/Dialect/Nova/IR/NovaOps.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace mlir::nova;
+
+namespace {
+
+shard::GridOp lookupGrid(Operation *op, FlatSymbolRefAttr grid) {
+  return SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, grid);
+}
+
+/// Replica groups of the devices of `gridOp` that differ only along `axes`.
+ArrayAttr replicaGroups(shard::GridOp gridOp, ArrayRef<int16_t> axes) {
+  ArrayRef<int64_t> shape = gridOp.getShape();
+  int64_t rank = shape.size();
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  SmallVector<int64_t> others;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(axes, d))
+      others.push_back(d);
+
+  // Enumerates the row-major multi-indices over `dims` of the grid, as the
+  // linear offsets they contribute.
+  auto offsets = [&](ArrayRef<int64_t> dims) {
+    SmallVector<int64_t> result{0};
+    for (int64_t d : dims) {
+      SmallVector<int64_t> next;
+      for (int64_t base : result)
+        for (int64_t i = 0; i < shape[d]; ++i)
+          next.push_back(base + i * strides[d]);
+      result = std::move(next);
+    }
+    return result;
+  };
+  SmallVector<int64_t> axisDims(axes.begin(), axes.end());
+  SmallVector<int64_t> inGroup = offsets(axisDims);
+  MLIRContext *ctx = gridOp.getContext();
+  SmallVector<Attribute> groups;
+  for (int64_t base : offsets(others)) {
+    SmallVector<int64_t> group;
+    for (int64_t offset : inGroup)
+      group.push_back(base + offset);
+    groups.push_back(DenseI64ArrayAttr::get(ctx, group));
+  }
+  return ArrayAttr::get(ctx, groups);
+}
+
+MemRefType hbmBufferOf(Type tensorType) {
+  auto tensor = cast<RankedTensorType>(tensorType);
+  return MemRefType::get(
+      tensor.getShape(), tensor.getElementType(), MemRefLayoutAttrInterface(),
+      MemorySpaceAttr::get(tensor.getContext(), MemorySpace::HBM));
+}
+
+std::optional<ReductionKind> novaReduction(shard::ReductionKind kind) {
+  switch (kind) {
+  case shard::ReductionKind::Sum:
+    return ReductionKind::Sum;
+  case shard::ReductionKind::Max:
+    return ReductionKind::Max;
+  case shard::ReductionKind::Min:
+    return ReductionKind::Min;
+  case shard::ReductionKind::Average:
+    return ReductionKind::Avg;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// The shared part of every collective's lowering: buffers in, the nova op
+/// built by `build`, a wait, a tensor out.
+template <typename ShardOpT>
+struct CollectiveToNova : public OpConversionPattern<ShardOpT> {
+  using OpConversionPattern<ShardOpT>::OpConversionPattern;
+  using OpAdaptor = typename ShardOpT::Adaptor;
+
+  virtual Value build(ShardOpT op, OpBuilder &b, Value input, Value output,
+                      ArrayAttr groups) const = 0;
+
+  LogicalResult
+  matchAndRewrite(ShardOpT op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!whyNotLowerableShardOp(op).empty())
+      return rewriter.notifyMatchFailure(op, whyNotLowerableShardOp(op));
+    shard::GridOp gridOp = lookupGrid(op, op.getGridAttr());
+    ArrayAttr groups = replicaGroups(gridOp, op.getGridAxes());
+    Location loc = op.getLoc();
+    Value input = bufferization::ToBufferOp::create(
+        rewriter, loc, hbmBufferOf(op.getInput().getType()),
+        adaptor.getInput(), /*read_only=*/true);
+    Type resultType = op.getResult().getType();
+    Value output =
+        memref::AllocOp::create(rewriter, loc, hbmBufferOf(resultType));
+    Value token = build(op, rewriter, input, output, groups);
+    WaitOp::create(rewriter, loc, ValueRange{token});
+    Value result = bufferization::ToTensorOp::create(
+        rewriter, loc, resultType, output, rewriter.getUnitAttr(),
+        rewriter.getUnitAttr());
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct AllReduceToNova : public CollectiveToNova<shard::AllReduceOp> {
+  using CollectiveToNova::CollectiveToNova;
+  Value build(shard::AllReduceOp op, OpBuilder &b, Value input, Value output,
+              ArrayAttr groups) const override {
+    return AllReduceOp::create(b, op.getLoc(), TokenType::get(op.getContext()),
+                               *novaReduction(op.getReduction()), input, output,
+                               groups);
+  }
+};
+
+struct AllGatherToNova : public CollectiveToNova<shard::AllGatherOp> {
+  using CollectiveToNova::CollectiveToNova;
+  Value build(shard::AllGatherOp op, OpBuilder &b, Value input, Value output,
+              ArrayAttr groups) const override {
+    return AllGatherOp::create(b, op.getLoc(), TokenType::get(op.getContext()),
+                               input, output,
+                               op.getGatherAxis().getZExtValue(), groups);
+  }
+};
+
+struct ReduceScatterToNova : public CollectiveToNova<shard::ReduceScatterOp> {
+  using CollectiveToNova::CollectiveToNova;
+  Value build(shard::ReduceScatterOp op, OpBuilder &b, Value input,
+              Value output, ArrayAttr groups) const override {
+    return ReduceScatterOp::create(
+        b, op.getLoc(), TokenType::get(op.getContext()),
+        *novaReduction(op.getReduction()), input, output,
+        op.getScatterAxis().getZExtValue(), groups);
+  }
+};
+
+struct AllToAllToNova : public CollectiveToNova<shard::AllToAllOp> {
+  using CollectiveToNova::CollectiveToNova;
+  Value build(shard::AllToAllOp op, OpBuilder &b, Value input, Value output,
+              ArrayAttr groups) const override {
+    return AllToAllOp::create(b, op.getLoc(), TokenType::get(op.getContext()),
+                              input, output, op.getSplitAxis().getZExtValue(),
+                              op.getConcatAxis().getZExtValue(), groups);
+  }
+};
+
+/// Why the grid that `op` names cannot give replica groups, or "".
+std::string whyNotStaticGrid(Operation *op, FlatSymbolRefAttr grid) {
+  shard::GridOp gridOp = lookupGrid(op, grid);
+  if (!gridOp)
+    return "grid " + grid.getValue().str() + " is not defined";
+  if (llvm::any_of(gridOp.getShape(), ShapedType::isDynamic))
+    return "grid " + grid.getValue().str() +
+           " has a dynamic shape; nova needs a static one";
+  return "";
+}
+
+std::string whyNotFloatTensors(Value input, Value result) {
+  for (Value v : {input, result}) {
+    auto tensor = dyn_cast<RankedTensorType>(v.getType());
+    if (!tensor || !tensor.hasStaticShape())
+      return "it works on memrefs or dynamic shapes; nova lowers collectives "
+             "on statically shaped tensors";
+    if (!isa<Float32Type, BFloat16Type, Float16Type>(
+            tensor.getElementType())) {
+      std::string why = "nova collectives take f32, bf16 or f16, got ";
+      llvm::raw_string_ostream os(why);
+      os << tensor.getElementType();
+      return why;
+    }
+  }
+  return "";
+}
+
+} // namespace
+
+std::string mlir::nova::whyNotLowerableShardOp(Operation *op) {
+  auto collective = [&](auto shardOp) -> std::string {
+    std::string why = whyNotStaticGrid(op, shardOp.getGridAttr());
+    if (why.empty())
+      why = whyNotFloatTensors(shardOp.getInput(), shardOp.getResult());
+    return why;
+  };
+  auto reduction = [&](shard::ReductionKind kind) -> std::string {
+    if (novaReduction(kind))
+      return "";
+    return "reduction '" + shard::stringifyReductionKind(kind).str() +
+           "' has no nova collective (sum, max, min, average)";
+  };
+  if (isa<shard::GridOp>(op))
+    return "";
+  if (auto allReduce = dyn_cast<shard::AllReduceOp>(op)) {
+    std::string why = collective(allReduce);
+    return why.empty() ? reduction(allReduce.getReduction()) : why;
+  }
+  if (auto reduceScatter = dyn_cast<shard::ReduceScatterOp>(op)) {
+    std::string why = collective(reduceScatter);
+    return why.empty() ? reduction(reduceScatter.getReduction()) : why;
+  }
+  if (auto allGather = dyn_cast<shard::AllGatherOp>(op))
+    return collective(allGather);
+  if (auto allToAll = dyn_cast<shard::AllToAllOp>(op))
+    return collective(allToAll);
+  return "'" + op->getName().getStringRef().str() +
+         "' has no nova lowering (run sharding-propagation and shard-partition "
+         "first; only all_reduce, all_gather, reduce_scatter and all_to_all "
+         "are lowered)";
+}
+
+void mlir::nova::populateShardToNovaPatterns(RewritePatternSet &patterns) {
+  patterns.add<AllReduceToNova, AllGatherToNova, ReduceScatterToNova,
+               AllToAllToNova>(patterns.getContext());
+}

@@ -1,0 +1,30 @@
+"""Tensor/data parallelism through the upstream ``shard`` dialect.
+
+    from nova.parallel import Mesh, megatron_mlp_plan, compile_parallel
+    mesh = Mesh((2,), ("tp",))
+    program = compile_parallel(mlp, x, mesh=mesh,
+                               plan=megatron_mlp_plan("fc1", "fc2", axis="tp"),
+                               target="nova-t1")
+    y = program(x)
+
+A plan maps parameter names to one placement per mesh axis (DTensor style).
+The plan becomes ``shard.grid`` + ``shard.shard`` annotations on the
+linalg-on-tensors program; upstream ``sharding-propagation`` and
+``shard-partition`` (the ``nova-partition`` pipeline) make it a per-chip
+SPMD program whose collectives become nova collectives.
+"""
+
+from nova.parallel.mesh import Mesh
+from nova.parallel.placements import Partial, Placement, Replicate, Shard
+from nova.parallel.plan import ParallelPlan, megatron_mlp_plan
+
+__all__ = ["Mesh", "ParallelPlan", "Partial", "Placement", "Replicate", "Shard",
+           "compile_parallel", "megatron_mlp_plan"]
+
+
+def __getattr__(name: str):
+    # torch and the compiler are imported only when compiling.
+    if name == "compile_parallel":
+        from nova.parallel.compile import compile_parallel
+        return compile_parallel
+    raise AttributeError(f"module 'nova.parallel' has no attribute {name!r}")

@@ -1,0 +1,80 @@
+"""Insert a plan's ``shard`` annotations into linalg-on-tensors, through the
+MLIR 22 Python bindings (``xtc-mlir-python-bindings``), never by editing text.
+
+The result has a ``shard.grid @nova_mesh``; every argument of the entry
+function is annotated for its users (``shard.shard ... annotate_for_users``)
+with its sharding, and every result is annotated replicated.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from nova.parallel.mesh import Mesh
+from nova.parallel.placements import Partial, Placement
+from nova.parallel.plan import split_axes
+
+GRID = "nova_mesh"
+
+
+class PlanError(ValueError):
+    """A plan that does not fit the program (unknown names, bad dims)."""
+
+
+def _axes_attr(ir, axes: list[list[int]]):
+    inner = ", ".join("[" + ", ".join(str(a) for a in group) + "]" for group in axes)
+    return ir.Attribute.parse(f"#shard<axisarray[{inner}]>")
+
+
+def annotate(linalg: str, mesh: Mesh, arg_placements: Sequence[Mapping[int, Placement]],
+             func_name: str = "forward") -> str:
+    """Returns ``linalg`` with ``arg_placements[i]`` (mesh axis index ->
+    placement) annotated on argument ``i`` of ``@func_name``."""
+    import mlir.ir as ir
+    from mlir.dialects import func as func_d
+    from mlir.dialects import shard
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(linalg)
+        entry = None
+        for op in module.body.operations:
+            if isinstance(op.opview, func_d.FuncOp) and op.opview.sym_name.value == func_name:
+                entry = op.opview
+        if entry is None:
+            raise PlanError(f"no function @{func_name} in the program")
+        block = entry.body.blocks[0]
+        if len(arg_placements) != len(block.arguments):
+            raise PlanError(f"@{func_name} has {len(block.arguments)} arguments, "
+                            f"the plan places {len(arg_placements)}")
+
+        with ir.InsertionPoint.at_block_begin(module.body):
+            shard.GridOp(GRID, ir.DenseI64ArrayAttr.get(list(mesh.shape)))
+        mesh_axes = list(range(len(mesh.shape)))
+        grid = ir.FlatSymbolRefAttr.get(GRID)
+        sharding_type = ir.Type.parse("!shard.sharding")
+
+        def sharding(axes: list[list[int]]):
+            return shard.ShardingOp(grid, _axes_attr(ir, axes), [], [],
+                                    results=[sharding_type]).result
+
+        first = block.operations[0]
+        with ir.InsertionPoint(first):
+            for index, (arg, placements) in enumerate(zip(block.arguments, arg_placements)):
+                if any(isinstance(p, Partial) for p in placements.values()):
+                    raise PlanError(f"argument {index}: Partial() cannot place a program "
+                                    "input (MLIR 22 shard.sharding has no partial axes)")
+                rank = ir.RankedTensorType(arg.type).rank
+                try:
+                    axes = split_axes(mesh_axes, placements, rank)
+                except ValueError as error:
+                    raise PlanError(f"argument {index}: {error}") from None
+                annotated = shard.ShardOp(arg, sharding(axes), annotate_for_users=True)
+                arg.replace_all_uses_except(annotated.result, annotated.operation)
+
+        terminator = block.operations[len(block.operations) - 1]
+        with ir.InsertionPoint(terminator):
+            for i, value in enumerate(list(terminator.operands)):
+                rank = ir.RankedTensorType(value.type).rank
+                replicated = shard.ShardOp(value, sharding([[] for _ in range(max(rank, 1))]))
+                terminator.operands[i] = replicated.result
+        return module.operation.get_asm(enable_debug_info=True)

@@ -1,0 +1,58 @@
+"""Parallel plans: placements for a model's parameters and inputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from nova.parallel.placements import Placement, Replicate, Shard
+
+
+@dataclass(frozen=True)
+class ParallelPlan:
+    """Placements by parameter name (``"fc1.weight"``) or input position
+    (``"input0"``), each a mapping from mesh axis (name or index) to a
+    placement. Anything not named is replicated, and so are the outputs."""
+
+    placements: Mapping[str, Mapping[str | int, Placement]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, by_axis in self.placements.items():
+            for axis, placement in by_axis.items():
+                if not isinstance(placement, Placement):
+                    raise TypeError(f"placement of {name!r} on axis {axis!r} must be a "
+                                    f"Shard, Replicate or Partial, got {placement!r}")
+
+    def of(self, name: str) -> Mapping[str | int, Placement]:
+        return self.placements.get(name, {})
+
+
+def megatron_mlp_plan(first: str, second: str, *, axis: str | int = 0,
+                      bias: bool = True) -> ParallelPlan:
+    """Megatron-style tensor parallelism of two ``torch.nn.Linear`` layers
+    named ``first`` and ``second``: the first is split by output features
+    (column parallel: weight rows, bias), the second by input features (row
+    parallel: weight columns, bias replicated), so the activation in between
+    stays split and one all-reduce follows the second layer."""
+    placements: dict[str, dict[str | int, Placement]] = {
+        f"{first}.weight": {axis: Shard(0)},
+        f"{second}.weight": {axis: Shard(1)},
+    }
+    if bias:
+        placements[f"{first}.bias"] = {axis: Shard(0)}
+        placements[f"{second}.bias"] = {axis: Replicate()}
+    return ParallelPlan(placements)
+
+
+def split_axes(mesh_axes: Sequence[int], placements: Mapping[int, Placement],
+               rank: int) -> list[list[int]]:
+    """The ``split_axes`` of ``shard.sharding``: per tensor dimension, the
+    mesh axes it is split over (in mesh-axis order)."""
+    axes: list[list[int]] = [[] for _ in range(max(rank, 1))]
+    for mesh_axis in mesh_axes:
+        placement = placements.get(mesh_axis, Replicate())
+        if isinstance(placement, Shard):
+            if placement.dim >= rank:
+                raise ValueError(f"Shard({placement.dim}) of a rank-{rank} tensor")
+            axes[placement.dim].append(mesh_axis)
+    return axes

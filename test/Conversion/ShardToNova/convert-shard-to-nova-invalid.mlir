@@ -1,0 +1,37 @@
+// RUN: nova-opt %s -split-input-file -verify-diagnostics --convert-shard-to-nova
+
+shard.grid @grid(shape = 2)
+func.func @negative_product(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{cannot be lowered to nova: reduction 'product' has no nova collective (sum, max, min, average)}}
+  %r = shard.all_reduce %x on @grid grid_axes = [0] reduction = product : tensor<8xf32> -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = ?)
+func.func @negative_dynamic_grid(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{cannot be lowered to nova: grid grid has a dynamic shape; nova needs a static one}}
+  %r = shard.all_reduce %x on @grid grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @negative_integer(%x: tensor<8xi32>) -> tensor<8xi32> {
+  // expected-error @+1 {{cannot be lowered to nova: nova collectives take f32, bf16 or f16, got i32}}
+  %r = shard.all_reduce %x on @grid grid_axes = [0] : tensor<8xi32> -> tensor<8xi32>
+  return %r : tensor<8xi32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @negative_unpartitioned(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{cannot be lowered to nova: 'shard.sharding' has no nova lowering (run sharding-propagation and shard-partition first; only all_reduce, all_gather, reduce_scatter and all_to_all are lowered)}}
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  // expected-error @+1 {{cannot be lowered to nova: 'shard.shard' has no nova lowering}}
+  %r = shard.shard %x to %s : tensor<8xf32>
+  return %r : tensor<8xf32>
+}

@@ -1,0 +1,82 @@
+// RUN: nova-opt %s -split-input-file --convert-shard-to-nova | FileCheck %s
+
+// Groups of a 2x2 grid along axis 1: the devices of one row.
+// CHECK-NOT: shard.grid
+// CHECK-LABEL: func.func @all_reduce_sum_axis1
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>)
+// CHECK: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<8x16xf32> to memref<8x16xf32, #nova.memory_space<hbm>>
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<8x16xf32, #nova.memory_space<hbm>>
+// CHECK: %[[T:.*]] = nova.all_reduce <sum> ins(%[[IN]] : {{.*}}) outs(%[[OUT]] : {{.*}}) groups {{\[}}[0, 1], [2, 3]]
+// CHECK: nova.wait %[[T]]
+// CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK: return %[[R]]
+shard.grid @grid(shape = 2x2)
+func.func @all_reduce_sum_axis1(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %r = shard.all_reduce %x on @grid grid_axes = [1] : tensor<8x16xf32> -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// -----
+
+// Along axis 0: the devices of one column; max maps to max.
+// CHECK-LABEL: func.func @all_reduce_max_axis0
+// CHECK: nova.all_reduce <max> {{.*}} groups {{\[}}[0, 2], [1, 3]]
+shard.grid @grid(shape = 2x2)
+func.func @all_reduce_max_axis0(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %r = shard.all_reduce %x on @grid grid_axes = [0] reduction = max : tensor<8xf32> -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// Both axes, listed minor first: the in-group order follows grid_axes.
+// CHECK-LABEL: func.func @all_reduce_both_axes
+// CHECK: nova.all_reduce <sum> {{.*}} groups {{\[}}[0, 2, 1, 3]]
+shard.grid @grid(shape = 2x2)
+func.func @all_reduce_both_axes(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %r = shard.all_reduce %x on @grid grid_axes = [1, 0] : tensor<8xf32> -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @all_gather_dim1
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<8x32xf32, #nova.memory_space<hbm>>
+// CHECK: nova.all_gather ins({{.*}} : memref<8x16xf32, #nova.memory_space<hbm>>) outs(%[[OUT]] : {{.*}}) dim 1 groups {{\[}}[0, 1]]
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<8x32xf32, #nova.memory_space<hbm>> to tensor<8x32xf32>
+shard.grid @grid(shape = 2)
+func.func @all_gather_dim1(%x: tensor<8x16xf32>) -> tensor<8x32xf32> {
+  %r = shard.all_gather %x on @grid grid_axes = [0] gather_axis = 1 : tensor<8x16xf32> -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reduce_scatter_dim0
+// CHECK: nova.reduce_scatter <sum> ins({{.*}} : memref<16x8xf32, #nova.memory_space<hbm>>) outs({{.*}} : memref<4x8xf32, #nova.memory_space<hbm>>) dim 0 groups {{\[}}[0, 1, 2, 3]]
+shard.grid @grid(shape = 4)
+func.func @reduce_scatter_dim0(%x: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  %r = shard.reduce_scatter %x on @grid grid_axes = [0] scatter_axis = 0 : tensor<16x8xf32> -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @all_to_all
+// CHECK: nova.all_to_all ins({{.*}} : memref<8x16xf32, #nova.memory_space<hbm>>) outs({{.*}} : memref<4x32xf32, #nova.memory_space<hbm>>) split_dim 0 concat_dim 1 groups {{\[}}[0, 1]]
+shard.grid @grid(shape = 2)
+func.func @all_to_all(%x: tensor<8x16xf32>) -> tensor<4x32xf32> {
+  %r = shard.all_to_all %x on @grid grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<8x16xf32> -> tensor<4x32xf32>
+  return %r : tensor<4x32xf32>
+}
+
+// -----
+
+// A program without shard ops is left alone.
+// CHECK-LABEL: func.func @negative_no_shard_ops
+// CHECK: arith.addf
+// CHECK-NOT: nova.
+func.func @negative_no_shard_ops(%a: f32) -> f32 {
+  %r = arith.addf %a, %a : f32
+  return %r : f32
+}
