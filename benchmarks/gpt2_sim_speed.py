@@ -67,9 +67,15 @@ def main() -> None:
     t_compile = time.perf_counter() - t0
     print(f"compiled {args.layers} layer(s) of GPT-2 small in {t_compile:.1f} s", flush=True)
 
+    # The first run also uploads the weights into the simulated HBM (they stay
+    # resident, as on a device); the ratio uses a warm run, as numpy's does.
+    t0 = time.perf_counter()
+    program(x)
+    t_first = time.perf_counter() - t0
     t0 = time.perf_counter()
     y = program(x)
     t_sim = time.perf_counter() - t0
+    print(f"first run (also decodes the binary and uploads the weights to HBM): {t_first:.2f} s wall")
     with torch.no_grad():
         error = (y - model(x)).abs().max().item()
     r = program.report

@@ -54,6 +54,7 @@ class CompiledProgram:
         self.output_entries = sorted(self.binary.outputs, key=lambda e: e.index)
         self.report = None
         self._simulator = None
+        self._resident = None
 
     # Calling -----------------------------------------------------------------------------
     def _check(self, args: Sequence[Any]) -> list[np.ndarray]:
@@ -80,10 +81,19 @@ class CompiledProgram:
         from nova.sim import Simulator
 
         arrays = self._check(args)
-        simulator = Simulator(self.binary, trace=trace)
-        feed = {i: p for i, p in enumerate(self.params)}
-        feed.update({e.index: a for e, a in zip(self.input_entries, arrays)})
-        outputs, report = simulator.run(feed)
+        inputs = {e.index: a for e, a in zip(self.input_entries, arrays)}
+        if trace:
+            # A traced run gets a simulator of its own (with a fresh timeline).
+            simulator = Simulator(self.binary, trace=True)
+            inputs.update(enumerate(self.params))
+        else:
+            if self._resident is None:
+                # Parameters stay in the simulated HBM between calls, as on a
+                # device; each call writes only the inputs.
+                self._resident = Simulator(self.binary, resident=True)
+                inputs.update(enumerate(self.params))
+            simulator = self._resident
+        outputs, report = simulator.run(inputs)
         self.report = report
         self._simulator = simulator
         results = []

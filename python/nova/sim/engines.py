@@ -16,6 +16,7 @@ queue and halt, which keeps per-instruction overhead to a few Python operations.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import struct
@@ -47,8 +48,15 @@ def _wrap(x: int) -> int:
     return x - (1 << 64) if x & S63 else x
 
 
+@functools.lru_cache(maxsize=None)
 def _bits(mask: int) -> tuple[int, ...]:
-    return tuple(i for i in range(64) if mask >> i & 1)
+    """Ids of the set bits of a semaphore mask (few distinct masks: cached)."""
+    ids = []
+    while mask:
+        low = mask & -mask
+        ids.append(low.bit_length() - 1)
+        mask ^= low
+    return tuple(ids)
 
 
 def _f64(bits: int) -> float:

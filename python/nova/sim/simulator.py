@@ -22,15 +22,22 @@ _NP = (np.dtype("<f4"), None, np.dtype("<f2"), np.dtype("<f8"), np.dtype("<i8"),
        np.dtype("<i2"), np.dtype("i1"), np.dtype("bool"))
 
 
+#: On-chip memories up to this size are allocated whole before a run.
+_PRESIZE_LIMIT = 1 << 28
+
+
 class Simulator:
     """Runs a program (a loaded binary or a :class:`Program`) on every chip of its target.
 
     functional=False runs the timing model only (no data is stored or computed; memory
     bounds are still checked), for sweeps over large sizes.
     trace=True records a Chrome/Perfetto timeline, see :meth:`write_trace`.
+    resident=True keeps every chip's memories between runs, as a device keeps
+    its weights in HBM: a later run need only pass the inputs that changed.
     """
 
-    def __init__(self, binary: Any, *, functional: bool = True, trace: bool = False) -> None:
+    def __init__(self, binary: Any, *, functional: bool = True, trace: bool = False,
+                 resident: bool = False) -> None:
         if isinstance(binary, (str, Path, bytes, bytearray)):
             from nova.runtime.binary import load_binary  # the reader: no MLIR, no compiler
             binary = load_binary(binary)
@@ -38,6 +45,9 @@ class Simulator:
         self.target = self.program.target
         self.functional = functional
         self.trace = TraceRecorder() if trace else None
+        self.resident = resident
+        self._memories: list[ChipMemory] | None = None
+        self._loaded: set[int] = set()  # inputs already in the resident memories
 
     # I/O ---------------------------------------------------------------------------------
     def _entry(self, key: int | str) -> IOEntry:
@@ -101,24 +111,39 @@ class Simulator:
                     enc[e.index] = self._encode(e, mine[e.index])
                 elif e.index in given:
                     enc[e.index] = self._encode(e, given[e.index][1])
-                else:
+                elif e.index not in self._loaded:
                     raise InputError(f"input {e.index} ('{e.name}') was not given")
             encoded[c] = enc
         mems = None
         if self.functional:
-            mems = []
-            for c in range(tg.chips):
-                m = ChipMemory(c, tg.hbm_bytes, tg.sram_bytes, tg.acc_bytes)
-                hbm = m.spaces[0]
-                top = max([e.address + e.nbytes for e in self.program.io] +
-                          [k.address + len(k.data) for k in self.program.constants] + [0])
-                hbm.ensure(0, top)
-                for k in self.program.constants:
-                    hbm.write_bytes(k.address, k.data)
+            if self._memories is not None:
+                mems = self._memories
                 io = {e.index: e for e in self.program.io}
-                for idx, arr in encoded[c].items():
-                    hbm.write_bytes(io[idx].address, arr)
-                mems.append(m)
+                for c in range(tg.chips):
+                    for idx, arr in encoded[c].items():
+                        mems[c].spaces[0].write_bytes(io[idx].address, arr)
+            else:
+                mems = []
+                for c in range(tg.chips):
+                    m = ChipMemory(c, tg.hbm_bytes, tg.sram_bytes, tg.acc_bytes)
+                    hbm = m.spaces[0]
+                    top = max([e.address + e.nbytes for e in self.program.io] +
+                              [k.address + len(k.data) for k in self.program.constants] + [0])
+                    # Sized up front (zeroed pages cost nothing until touched),
+                    # so that growing does not copy the parameters: SRAM and the
+                    # accumulator whole, HBM with room for the intermediates.
+                    hbm.ensure(0, min(hbm.capacity, 2 * top))
+                    for space in m.spaces[1:]:
+                        space.ensure(0, min(space.capacity, _PRESIZE_LIMIT))
+                    for k in self.program.constants:
+                        hbm.write_bytes(k.address, k.data)
+                    io = {e.index: e for e in self.program.io}
+                    for idx, arr in encoded[c].items():
+                        hbm.write_bytes(io[idx].address, arr)
+                    mems.append(m)
+            if self.resident:
+                self._memories = mems
+                self._loaded.update(i for enc in encoded.values() for i in enc)
         machine = Machine(self.program, mems, self.trace)
         t = machine.run()
         report = build_report(machine, t)

@@ -114,3 +114,12 @@ def test_gpt_block_trace_is_chrome_json_with_dma_overlapping_compute(tmp_path):
     overlaps = sum(1 for d in dma for c in compute
                    if d["ts"] < c["ts"] + c["dur"] and c["ts"] < d["ts"] + d["dur"])
     assert overlaps > 0, "no DMA runs while the matrix or vector engine computes"
+
+
+def test_weights_stay_resident_between_calls(mlp_program):
+    model, x, program = mlp_program
+    other = torch.randn_like(x)
+    with torch.no_grad():
+        torch.testing.assert_close(program(x), model(x), rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(program(other), model(other), rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(program(x), model(x), rtol=1e-4, atol=1e-5)
