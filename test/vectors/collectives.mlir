@@ -28,3 +28,11 @@ module attributes {nova.target = #nova.target<name = "ring4", clock_mhz = 1400, 
     return
   }
 }
+
+// The readable encoding names the target, the program and its instructions.
+// RUN: cd %S && nova-translate --nova-to-binary-text collectives.mlir | FileCheck collectives.mlir
+// CHECK: // target tiny
+// CHECK: program @
+// CHECK: nova_isa.all_reduce
+// CHECK: nova_isa.all_gather
+// CHECK: nova_isa.send

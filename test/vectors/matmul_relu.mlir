@@ -34,3 +34,11 @@ module attributes {nova.target = #nova.target<name = "tiny", clock_mhz = 1000, m
     return
   }
 }
+
+// The readable encoding names the target, the program and its instructions.
+// RUN: cd %S && nova-translate --nova-to-binary-text matmul_relu.mlir | FileCheck matmul_relu.mlir
+// CHECK: // target tiny
+// CHECK: program @
+// CHECK: nova_isa.dma_copy
+// CHECK: nova_isa.matmul
+// CHECK: nova_isa.vbinary

@@ -21,3 +21,10 @@ module attributes {nova.target = #nova.target<name = "tiny", clock_mhz = 1000, m
     return
   }
 }
+
+// The readable encoding names the target, the program and its instructions.
+// RUN: cd %S && nova-translate --nova-to-binary-text pipeline.mlir | FileCheck pipeline.mlir
+// CHECK: // target tiny
+// CHECK: program @
+// CHECK: nova_isa.send
+// CHECK: nova_isa.recv
