@@ -15,6 +15,9 @@ class ParallelPlan:
     placement. Anything not named is replicated, and so are the outputs."""
 
     placements: Mapping[str, Mapping[str | int, Placement]] = field(default_factory=dict)
+    #: When set, every input the plan does not name is split along its first
+    #: (batch) dimension over this mesh axis (data parallelism).
+    batch_axis: str | int | None = None
 
     def __post_init__(self) -> None:
         for name, by_axis in self.placements.items():
@@ -23,8 +26,19 @@ class ParallelPlan:
                     raise TypeError(f"placement of {name!r} on axis {axis!r} must be a "
                                     f"Shard, Replicate or Partial, got {placement!r}")
 
-    def of(self, name: str) -> Mapping[str | int, Placement]:
-        return self.placements.get(name, {})
+    def of(self, name: str, *, is_input: bool = False) -> Mapping[str | int, Placement]:
+        if name in self.placements:
+            return self.placements[name]
+        if is_input and self.batch_axis is not None:
+            return {self.batch_axis: Shard(0)}
+        return {}
+
+
+def data_parallel_plan(axis: str | int = 0) -> ParallelPlan:
+    """Data parallelism over mesh axis ``axis``: every input is split along
+    its batch dimension (``Shard(0)``), every parameter is replicated, and
+    each chip's outputs are its rows of the batch."""
+    return ParallelPlan({}, batch_axis=axis)
 
 
 def megatron_mlp_plan(first: str, second: str, *, axis: str | int = 0,

@@ -2,30 +2,42 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from nova.parallel.mesh import Mesh
+from nova.parallel.placements import Placement
+from nova.parallel.shards import assemble, local_shard
 from nova.runtime.binary import load_binary
 from nova.runtime.program import ProgramInputError, _to_numpy
 
 
 class ParallelProgram:
     """``program(*inputs)`` runs the SPMD binary on every chip of the mesh,
-    each with its own parameter shards; inputs are replicated. Returns chip
-    0's outputs (the plan replicates outputs)."""
+    each with its own parameter shards. Inputs are split over the chips by
+    ``input_placements`` (replicated when not given) and outputs put back
+    together by ``output_placements`` (replicated: chip 0's)."""
 
     def __init__(self, binary: bytes, chip_params: Sequence[Sequence[np.ndarray]],
-                 stages: dict | None = None) -> None:
+                 stages: dict | None = None, *, mesh: Mesh | None = None,
+                 input_placements: Sequence[Mapping[int, Placement]] = (),
+                 output_placements: Sequence[Mapping[int, Placement]] = ()) -> None:
         self.binary_bytes = bytes(binary)
         self.binary = load_binary(self.binary_bytes)
         self.chip_params = [[np.ascontiguousarray(p) for p in params] for params in chip_params]
         self.stages = dict(stages or {})
+        self.mesh = mesh
+        self.input_placements = list(input_placements)
+        self.output_placements = list(output_placements)
         count = len(self.chip_params[0]) if self.chip_params else 0
         inputs = sorted(self.binary.inputs, key=lambda e: e.index)
         self.input_entries = inputs[count:]
         self.output_entries = sorted(self.binary.outputs, key=lambda e: e.index)
         self.report = None
+
+    def _placement(self, placements: Sequence[Mapping[int, Placement]], i: int):
+        return placements[i] if i < len(placements) else {}
 
     def run(self, *args: Any) -> list[Any]:
         import torch
@@ -35,12 +47,26 @@ class ParallelProgram:
         if len(args) != len(self.input_entries):
             raise ProgramInputError(
                 f"the program takes {len(self.input_entries)} input(s), got {len(args)}")
-        feed = {e.index: _to_numpy(a) for e, a in zip(self.input_entries, args)}
         per_chip = {chip: dict(enumerate(params)) for chip, params in enumerate(self.chip_params)}
-        outputs, report = Simulator(self.binary).run(feed, per_chip=per_chip)
+        for i, (entry, arg) in enumerate(zip(self.input_entries, args)):
+            array = _to_numpy(arg)
+            placements = self._placement(self.input_placements, i)
+            for chip in per_chip:
+                per_chip[chip][entry.index] = (
+                    local_shard(array, self.mesh, placements, chip)
+                    if placements and self.mesh is not None else array)
+        outputs, report = Simulator(self.binary).run({}, per_chip=per_chip)
         self.report = report
-        return [torch.from_numpy(np.array(outputs.get(e.index, outputs.get(e.name))))
-                for e in self.output_entries]
+        chips = outputs.get("chips", [outputs])
+        results = []
+        for i, e in enumerate(self.output_entries):
+            placements = self._placement(self.output_placements, i)
+            if placements and self.mesh is not None:
+                value = assemble([np.array(c[e.index]) for c in chips], self.mesh, placements)
+            else:
+                value = np.array(outputs.get(e.index, outputs.get(e.name)))
+            results.append(torch.from_numpy(value))
+        return results
 
     def __call__(self, *args: Any) -> Any:
         results = self.run(*args)

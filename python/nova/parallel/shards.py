@@ -31,3 +31,32 @@ def local_shard(array: np.ndarray, mesh: Mesh, placements: Mapping[int, Placemen
         size = piece.shape[dim] // count
         piece = np.take(piece, np.arange(index * size, (index + 1) * size), axis=dim)
     return np.ascontiguousarray(piece)
+
+
+def assemble(pieces: list[np.ndarray], mesh: Mesh, placements: Mapping[int, Placement]
+             ) -> np.ndarray:
+    """The whole tensor from every chip's piece (``pieces[chip]``), the inverse
+    of :func:`local_shard`: split dimensions are concatenated in chip order,
+    replicated axes read from coordinate 0."""
+    axes_of = split_axes(range(len(mesh.shape)), placements, pieces[0].ndim)
+    split = {axis for axes in axes_of for axis in axes}
+    # One chip per block: coordinate 0 on every axis the tensor is replicated over.
+    chips = [c for c in range(mesh.size)
+             if all(coord == 0 for axis, coord in enumerate(mesh.coordinates(c))
+                    if axis not in split)]
+    shape = list(pieces[0].shape)
+    for dim, axes in enumerate(axes_of):
+        for axis in axes:
+            shape[dim] *= mesh.shape[axis]
+    result = np.empty(shape, dtype=pieces[0].dtype)
+    for chip in chips:
+        coords = mesh.coordinates(chip)
+        index = []
+        for dim, axes in enumerate(axes_of):
+            block = 0
+            for axis in axes:
+                block = block * mesh.shape[axis] + coords[axis]
+            size = pieces[chip].shape[dim]
+            index.append(slice(block * size, (block + 1) * size))
+        result[tuple(index)] = pieces[chip]
+    return result
