@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -12,10 +12,14 @@ from nova.compiler.options import TargetOptions
 from nova.frontend import import_model
 from nova.runtime.program import CompiledProgram
 
+if TYPE_CHECKING:
+    from nova.parallel.program import ParallelProgram
+
 
 def compile(model: torch.nn.Module, *example_args: torch.Tensor, target: str = "nova-t1",
             chips: int = 1, dump_dir: str | Path | None = None,
-            double_buffer: bool = True) -> CompiledProgram:
+            double_buffer: bool = True, mesh: Any = None,
+            plan: Any = None) -> CompiledProgram | ParallelProgram:
     """Exports ``model`` at ``example_args`` and compiles it for ``target``.
 
     ``chips`` is the number of chips of the target system the program runs on
@@ -26,7 +30,18 @@ def compile(model: torch.nn.Module, *example_args: torch.Tensor, target: str = "
     prefetches each loop's next tile (nova-double-buffer).
     Raises NovaModelCompileError naming the failing op and the model's source
     line when the model cannot be compiled.
+
+    With a ``mesh`` (``nova.parallel.Mesh``) and a ``plan``
+    (``nova.parallel.ParallelPlan``) the model is partitioned over
+    ``mesh.size`` chips and a ``nova.parallel.ParallelProgram`` is returned
+    (see ``nova.parallel.compile_parallel``; ``chips`` is then unused).
     """
+    if mesh is not None or plan is not None:
+        if mesh is None or plan is None:
+            raise ValueError("nova.compile: mesh and plan go together")
+        from nova.parallel.compile import compile_parallel
+        return compile_parallel(model, *example_args, mesh=mesh, plan=plan, target=target,
+                                dump_dir=dump_dir, double_buffer=double_buffer)
     options = TargetOptions(name=target, chips=chips)
     imported = import_model(model, *example_args)
     result = compile_linalg(imported.mlir, options, dump_dir=dump_dir,

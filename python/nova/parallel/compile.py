@@ -39,7 +39,8 @@ def partition(linalg: str, mesh: Mesh, arg_placements) -> tuple[str, str]:
 
 def compile_parallel(model: torch.nn.Module, *example_args: torch.Tensor, mesh: Mesh,
                      plan: ParallelPlan, target: str = "nova-t1",
-                     dump_dir: str | Path | None = None) -> ParallelProgram:
+                     dump_dir: str | Path | None = None,
+                     double_buffer: bool = True) -> ParallelProgram:
     """Exports ``model`` at ``example_args`` (full, unsharded shapes) and
     compiles it for ``mesh.size`` chips of ``target`` under ``plan``."""
     imported = import_model(model, *example_args)
@@ -57,14 +58,15 @@ def compile_parallel(model: torch.nn.Module, *example_args: torch.Tensor, mesh: 
                                      arg_placements[len(imported.params):])
     if batch_axes is not None:
         return _compile_replicas(model, example_args, mesh, batch_axes, params,
-                                 arg_placements[len(imported.params):], target, dump_dir)
+                                 arg_placements[len(imported.params):], target, dump_dir,
+                                 double_buffer)
     annotated, spmd = partition(imported.mlir, mesh, arg_placements)
     if dump_dir is not None:
         folder = Path(dump_dir)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "0-sharded.mlir").write_text(annotated)
     result = compile_linalg(spmd, TargetOptions(name=target, chips=mesh.size),
-                            dump_dir=dump_dir)
+                            dump_dir=dump_dir, double_buffer=double_buffer)
     result.stages["sharded"] = annotated
     chip_params = [[local_shard(p, mesh, placements, chip)
                     for p, placements in zip(params, arg_placements)]
@@ -91,7 +93,8 @@ def _data_parallel_axes(param_placements, input_placements) -> tuple[int, ...] |
 
 
 def _compile_replicas(model, example_args, mesh: Mesh, batch_axes: tuple[int, ...], params,
-                      input_placements, target: str, dump_dir) -> ParallelProgram:
+                      input_placements, target: str, dump_dir,
+                      double_buffer: bool) -> ParallelProgram:
     """Data parallelism: the model compiled at the local batch, run by every
     chip on its rows; outputs are gathered along the batch on the host."""
     replicas = 1
@@ -106,7 +109,7 @@ def _compile_replicas(model, example_args, mesh: Mesh, batch_axes: tuple[int, ..
         local_args.append(arg[: arg.shape[0] // replicas])
     imported = import_model(model, *local_args)
     result = compile_linalg(imported.mlir, TargetOptions(name=target, chips=mesh.size),
-                            dump_dir=dump_dir)
+                            dump_dir=dump_dir, double_buffer=double_buffer)
     outputs = [{axis: Shard(0) for axis in batch_axes} for _ in imported.outputs]
     return ParallelProgram(result.binary, [params] * mesh.size, stages=result.stages,
                            mesh=mesh, input_placements=input_placements,

@@ -47,3 +47,17 @@ def test_assemble_inverts_local_shard() -> None:
     for placements in ({0: Shard(0)}, {0: Shard(0), 1: Shard(1)}, {1: Shard(0)}, {}):
         pieces = [local_shard(a, mesh, placements, chip) for chip in range(mesh.size)]
         assert np.array_equal(assemble(pieces, mesh, placements), a)
+
+
+def test_nova_compile_takes_mesh_and_plan() -> None:
+    import nova
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(d_model=64, n_heads=4, n_layers=1, seq_len=16)).eval()
+    x = torch.randn(2, 16, 64)
+    program = nova.compile(model, x, mesh=Mesh((2,), ("dp",)), plan=data_parallel_plan("dp"))
+    with torch.no_grad():
+        expected = model(x)
+    torch.testing.assert_close(program(x), expected, rtol=RTOL, atol=ATOL)
+    with pytest.raises(ValueError, match="together"):
+        nova.compile(model, x, mesh=Mesh((2,), ("dp",)))
