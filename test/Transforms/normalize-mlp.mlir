@@ -21,7 +21,7 @@
 // CHECK: arith.addf
 // CHECK: math.erf
 // CHECK: linalg.yield
-// CHECK: linalg.matmul ins(%[[EPI]],
+// CHECK: linalg.matmul indexing_maps = {{.*}} ins(%[[EPI]],
 // CHECK: linalg.generic
 // CHECK: arith.addf
 

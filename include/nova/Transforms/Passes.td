@@ -188,6 +188,36 @@ def NovaDecomposeConv : Pass<"nova-decompose-conv", "::mlir::func::FuncOp"> {
   ];
 }
 
+def NovaFoldTransposeIntoMatmul
+    : Pass<"nova-fold-transpose-into-matmul", "::mlir::func::FuncOp"> {
+  let summary = "read a transposed matmul operand through the matmul's indexing map";
+  let description = [{
+    torch's `x @ W.T` (every `nn.Linear`) reaches linalg as a `linalg.transpose`
+    of the weight feeding a `linalg.matmul`; left alone, every forward writes
+    a transposed copy of each weight to HBM and reads it back. This pass
+    drops such a transpose (2-D, permutation [1, 0], used only by matmuls) and
+    gives the matmul the transposed-B indexing maps instead, so that the DMA
+    reads the weight tile through transposed strides.
+
+    Before:
+    ```mlir
+    %t = linalg.transpose ins(%w : tensor<256x64xf32>) outs(%e : tensor<64x256xf32>) permutation = [1, 0]
+    %m = linalg.matmul ins(%x, %t : tensor<16x64xf32>, tensor<64x256xf32>) outs(%f : tensor<16x256xf32>) -> tensor<16x256xf32>
+    ```
+    After:
+    ```mlir
+    %m = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                        affine_map<(d0, d1, d2) -> (d1, d2)>,
+                                        affine_map<(d0, d1, d2) -> (d0, d1)>]
+           ins(%x, %w : tensor<16x64xf32>, tensor<256x64xf32>) outs(%f : tensor<16x256xf32>) -> tensor<16x256xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numFolded", "folded-transposes", "Transposes read through a matmul's indexing map">,
+  ];
+}
+
 def NovaFuseElementwise
     : Pass<"nova-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "fuse elementwise linalg.generic producers into generic consumers";

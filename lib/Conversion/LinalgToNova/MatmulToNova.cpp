@@ -27,6 +27,14 @@ int64_t chunkOf(int64_t n, int64_t limit) {
   return 1;
 }
 
+/// The indexing maps of `C[m, n] += A[m, k] * B[n, k]`.
+SmallVector<AffineMap> transposedBMaps(MLIRContext *ctx) {
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  return {AffineMap::get(3, 0, {m, k}, ctx), AffineMap::get(3, 0, {n, k}, ctx),
+          AffineMap::get(3, 0, {m, n}, ctx)};
+}
+
 /// Drops the leading unit batch dimension of a tile ([1, M, K] -> [M, K]).
 Value dropBatch(OpBuilder &b, Location loc, Value tile) {
   ArrayRef<int64_t> shape = staging::shapeOf(tile);
@@ -44,12 +52,17 @@ struct MatmulToNova : public OpInterfaceRewritePattern<linalg::LinalgOp> {
       return failure();
     if (!op.hasPureBufferSemantics())
       return failure();
-    // Only the default (non-transposed, non-broadcast) indexing maps.
-    if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation()))
-      if (!llvm::equal(matmul.getIndexingMapsArray(),
-                       linalg::MatmulOp::getDefaultIndexingMaps(
-                           op->getContext())))
+    // The default indexing maps, or B read transposed (torch's x @ W.T,
+    // see nova-fold-transpose-into-matmul).
+    bool transposedB = false;
+    if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
+      SmallVector<AffineMap> maps = matmul.getIndexingMapsArray();
+      transposedB = llvm::equal(maps, transposedBMaps(op->getContext()));
+      if (!transposedB &&
+          !llvm::equal(maps, linalg::MatmulOp::getDefaultIndexingMaps(
+                                 op->getContext())))
         return failure();
+    }
     if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation()))
       if (!llvm::equal(bmm.getIndexingMapsArray(),
                        linalg::BatchMatmulOp::getDefaultIndexingMaps(
@@ -68,6 +81,13 @@ struct MatmulToNova : public OpInterfaceRewritePattern<linalg::LinalgOp> {
     if (overwrite)
       rewriter.eraseOp(fill);
 
+    if (transposedB) {
+      // A strided view: the DMA that stages it does the transpose.
+      AffineMap swap = AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0},
+                                                    op->getContext());
+      rhsBuf = memref::TransposeOp::create(rewriter, loc, rhsBuf,
+                                           AffineMapAttr::get(swap));
+    }
     Value lhs = staging::stageIn(rewriter, loc, lhsBuf);
     Value rhs = staging::stageIn(rewriter, loc, rhsBuf);
     staging::StagedOutput out =

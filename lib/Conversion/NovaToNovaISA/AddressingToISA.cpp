@@ -297,6 +297,12 @@ void mlir::nova::isa_lowering::populateAddressingPatterns(
   });
   patterns.add<memref::CastOp>(
       [](memref::CastOp op, FuncLowering &l) { return lowerSameOffsetView(op, l); });
+  // A transpose only permutes the strides, which the tile descriptor takes
+  // from the result type.
+  patterns.add<memref::TransposeOp>([](memref::TransposeOp op,
+                                       FuncLowering &l) {
+    return lowerSameOffsetView(op, l);
+  });
 
   patterns.add<arith::ConstantOp>(lowerConstant);
   using R = std::optional<int64_t>;

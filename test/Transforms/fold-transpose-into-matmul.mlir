@@ -1,0 +1,47 @@
+// RUN: nova-opt %s --pass-pipeline='builtin.module(func.func(nova-fold-transpose-into-matmul))' | FileCheck %s
+
+// torch's x @ W.T: the weight is read through the matmul's indexing map.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @linear_weight_transpose
+// CHECK-SAME: (%[[X:.*]]: tensor<16x64xf32>, %[[W:.*]]: tensor<256x64xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.matmul indexing_maps = [#[[A]], #[[B]], #[[C]]] ins(%[[X]], %[[W]] : tensor<16x64xf32>, tensor<256x64xf32>)
+func.func @linear_weight_transpose(%x: tensor<16x64xf32>, %w: tensor<256x64xf32>) -> tensor<16x256xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x256xf32>
+  %t = linalg.transpose ins(%w : tensor<256x64xf32>) outs(%e : tensor<64x256xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<16x256xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<16x256xf32>) -> tensor<16x256xf32>
+  %m = linalg.matmul ins(%x, %t : tensor<16x64xf32>, tensor<64x256xf32>) outs(%f : tensor<16x256xf32>) -> tensor<16x256xf32>
+  return %m : tensor<16x256xf32>
+}
+
+// A transpose that something else reads too stays.
+// CHECK-LABEL: func.func @negative_transpose_with_other_users
+// CHECK: linalg.transpose
+// CHECK: linalg.matmul ins(
+func.func @negative_transpose_with_other_users(%x: tensor<16x64xf32>, %w: tensor<256x64xf32>) -> (tensor<16x256xf32>, tensor<64x256xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x256xf32>
+  %t = linalg.transpose ins(%w : tensor<256x64xf32>) outs(%e : tensor<64x256xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<16x256xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<16x256xf32>) -> tensor<16x256xf32>
+  %m = linalg.matmul ins(%x, %t : tensor<16x64xf32>, tensor<64x256xf32>) outs(%f : tensor<16x256xf32>) -> tensor<16x256xf32>
+  return %m, %t : tensor<16x256xf32>, tensor<64x256xf32>
+}
+
+// The lhs transposed is left alone (only B is read transposed).
+// CHECK-LABEL: func.func @negative_lhs_transpose
+// CHECK: linalg.transpose
+// CHECK: linalg.matmul ins(
+func.func @negative_lhs_transpose(%x: tensor<64x16xf32>, %w: tensor<64x256xf32>) -> tensor<16x256xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x64xf32>
+  %t = linalg.transpose ins(%x : tensor<64x16xf32>) outs(%e : tensor<16x64xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<16x256xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<16x256xf32>) -> tensor<16x256xf32>
+  %m = linalg.matmul ins(%t, %w : tensor<16x64xf32>, tensor<64x256xf32>) outs(%f : tensor<16x256xf32>) -> tensor<16x256xf32>
+  return %m : tensor<16x256xf32>
+}
