@@ -16,10 +16,12 @@ SPMD program whose collectives become nova collectives.
 
 from nova.parallel.mesh import Mesh
 from nova.parallel.placements import Partial, Placement, Replicate, Shard
-from nova.parallel.plan import ParallelPlan, data_parallel_plan, megatron_mlp_plan
+from nova.parallel.plan import (ParallelPlan, data_parallel_plan, megatron_block_plan,
+                                megatron_mlp_plan)
 
 __all__ = ["Mesh", "ParallelPlan", "Partial", "Placement", "Replicate", "Shard",
-           "compile_parallel", "data_parallel_plan", "megatron_mlp_plan"]
+           "compile_parallel", "data_parallel_plan", "megatron_block_plan",
+           "megatron_mlp_plan"]
 
 
 def __getattr__(name: str):
