@@ -34,6 +34,7 @@ void mlir::nova::buildNovaLowerToTilesPipeline(
 
 void mlir::nova::buildNovaTilesToISAPipeline(
     OpPassManager &pm, const NovaTilesToISAOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createNovaHoistInvariantLoads());
   if (options.doubleBuffer) {
     // Prefetch the next tile of a loop while the current one is computed.
     pm.addNestedPass<func::FuncOp>(createNovaDoubleBuffer());

@@ -20,7 +20,7 @@ import functools
 import heapq
 import itertools
 import struct
-from collections import deque
+from collections import OrderedDict, deque
 from typing import Any, Callable
 
 import numpy as np
@@ -67,11 +67,12 @@ class Dec:
     """An instruction prepared for execution (static parts resolved once)."""
 
     __slots__ = ("ins", "pc", "op", "qkey", "waits", "signals", "ta", "tb", "tc", "td", "name",
-                 "fscalar", "perm")
+                 "fscalar", "perm", "label")
 
     def __init__(self, ins: Instr, pc: int, tiles: list[TileAccess], dma_engines: int) -> None:
         self.ins, self.pc, self.op = ins, pc, ins.opcode
         self.name = oc.NAMES[ins.opcode]
+        self.label = f"instruction {pc} ({self.name})"  # for fault messages
         op = ins.opcode
         t = lambda i: None if i == oc.NO_TILE else tiles[i]  # noqa: E731
         self.ta, self.tb, self.tc, self.td = t(ins.a), t(ins.b), t(ins.c), t(ins.d)
@@ -131,11 +132,29 @@ class Queue:
         self.count = 0
 
 
+#: Decoded code of recently run programs, by ChipCode identity: a program run
+#: repeatedly (weights resident) decodes once. A few entries only.
+_DECODED: "OrderedDict[tuple[int, int], tuple[ChipCode, list[Dec]]]" = OrderedDict()
+
+
+def _decoded(code: ChipCode, dma_engines: int) -> list[Dec]:
+    key = (id(code), dma_engines)
+    hit = _DECODED.get(key)
+    if hit is not None and hit[0] is code:
+        _DECODED.move_to_end(key)
+        return hit[1]
+    tiles = [TileAccess(t) for t in code.tiles]
+    decoded = [Dec(ins, pc, tiles, dma_engines) for pc, ins in enumerate(code.code)]
+    _DECODED[key] = (code, decoded)
+    while len(_DECODED) > 8:
+        _DECODED.popitem(last=False)
+    return decoded
+
+
 class Chip:
     def __init__(self, cid: int, code: ChipCode, mem: ChipMemory | None, dma_engines: int) -> None:
         self.id = cid
-        tiles = [TileAccess(t) for t in code.tiles]
-        self.code = [Dec(ins, pc, tiles, dma_engines) for pc, ins in enumerate(code.code)]
+        self.code = _decoded(code, dma_engines)
         self.groups = code.groups
         self.debug = code.debug
         self.regs = [0] * oc.NUM_REGISTERS
@@ -442,11 +461,11 @@ class Machine:
 
     def _read(self, ch: Chip, t: TileAccess, addr: int, d: Dec) -> np.ndarray:
         ch.mem_bytes[_RW[t.space][0]] += t.nbytes
-        return ch.mem.read(t, addr, f"instruction {d.pc} ({d.name})")
+        return ch.mem.read(t, addr, d.label)
 
     def _write(self, ch: Chip, t: TileAccess, addr: int, v: np.ndarray, d: Dec) -> None:
         ch.mem_bytes[_RW[t.space][1]] += t.nbytes
-        ch.mem.write(t, addr, v, f"instruction {d.pc} ({d.name})")
+        ch.mem.write(t, addr, v, d.label)
 
     def _check(self, ch: Chip, t: TileAccess, addr: int, d: Dec, write: bool) -> None:
         """Timing-only mode: bounds checks and byte counts without touching data."""
@@ -468,9 +487,19 @@ class Machine:
         n = tb.shape[1]
         if self.functional:
             c = self._read(ch, ta, o.ra, d) @ self._read(ch, tb, o.rb, d)
-            if d.ins.flags & oc.F_ACCUMULATE:
-                c += self._read(ch, td, o.rdst, d)
-            self._write(ch, td, o.rdst, c, d)
+            if td.dtype == oc.F32:
+                # The f32 accumulator is updated in place through its view.
+                acc = ch.mem.view(td, o.rdst, d.label)
+                if d.ins.flags & oc.F_ACCUMULATE:
+                    ch.mem_bytes[_RW[td.space][0]] += td.nbytes
+                    acc += c
+                else:
+                    acc[...] = c
+                ch.mem_bytes[_RW[td.space][1]] += td.nbytes
+            else:
+                if d.ins.flags & oc.F_ACCUMULATE:
+                    c += self._read(ch, td, o.rdst, d)
+                self._write(ch, td, o.rdst, c, d)
         else:
             self._check(ch, ta, o.ra, d, False)
             self._check(ch, tb, o.rb, d, False)
@@ -542,7 +571,7 @@ class Machine:
         ta, td = d.ta, d.td
         peer = self._peer(ch, d, o.rc) if d.ins.flags & oc.F_PEER else ch.id
         dst = self.chips[peer]
-        what = f"instruction {d.pc} (dma_copy)"
+        what = d.label
         if self.functional:
             ch.mem_bytes[_RW[ta.space][0]] += ta.nbytes
             dst.mem_bytes[_RW[td.space][1]] += td.nbytes

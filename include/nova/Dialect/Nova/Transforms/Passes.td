@@ -128,6 +128,41 @@ def NovaBufferize : Pass<"nova-bufferize", "::mlir::ModuleOp"> {
   ];
 }
 
+def NovaHoistInvariantLoads
+    : Pass<"nova-hoist-invariant-loads", "::mlir::func::FuncOp"> {
+  let summary = "load loop-invariant tiles into SRAM once, before the loop";
+  let description = [{
+    A tile loop that DMAs the same HBM data into SRAM on every iteration
+    (e.g. a matmul's activation strip, reloaded for every output-column tile)
+    loads it once instead: the SRAM alloc, the DMA and its wait move in front
+    of the loop when the DMA's source does not depend on the loop, nothing in
+    the loop writes the source buffer, and the tile is only read in the loop.
+
+    Before:
+    ```mlir
+    scf.for %j = %c0 to %c3072 step %c128 {
+      %a = memref.alloc() : memref<128x768xf32, #nova.memory_space<sram>>
+      %t = nova.dma_start %x, %a : ... -> memref<128x768xf32, #nova.memory_space<sram>>
+      nova.wait %t
+      nova.matmul ins(%a, ...) ...
+    }
+    ```
+    After:
+    ```mlir
+    %a = memref.alloc() : memref<128x768xf32, #nova.memory_space<sram>>
+    %t = nova.dma_start %x, %a : ... -> memref<128x768xf32, #nova.memory_space<sram>>
+    nova.wait %t
+    scf.for %j = %c0 to %c3072 step %c128 {
+      nova.matmul ins(%a, ...) ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::nova::NovaDialect"];
+  let statistics = [
+    Statistic<"numHoisted", "hoisted-loads", "Loop-invariant DMA loads moved in front of their loop">,
+  ];
+}
+
 def NovaDoubleBuffer : Pass<"nova-double-buffer", "::mlir::func::FuncOp"> {
   let summary = "overlap the input DMA of the next loop iteration with compute";
   let description = [{

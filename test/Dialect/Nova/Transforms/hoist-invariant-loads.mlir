@@ -1,0 +1,71 @@
+// RUN: nova-opt %s --pass-pipeline='builtin.module(func.func(nova-hoist-invariant-loads))' | FileCheck %s
+
+!hbm = memref<128x256xf32, #nova.memory_space<hbm>>
+
+// The activation strip does not depend on the column tile: loaded once.
+// CHECK-LABEL: func.func @matmul_strip_loaded_once
+// CHECK: %[[A:.*]] = memref.alloc() : memref<16x128xf32, #nova.memory_space<sram>>
+// CHECK: %[[T:.*]] = nova.dma_start %{{.*}}, %[[A]]
+// CHECK: nova.wait %[[T]]
+// CHECK: scf.for
+// CHECK-NOT: nova.dma_start %{{.*}}, %[[A]]
+// CHECK: nova.dma_start %{{.*}} : memref<128x64xf32, strided<[256, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<128x64xf32, #nova.memory_space<sram>>
+// CHECK: nova.matmul ins(%[[A]], %{{.*}}
+func.func @matmul_strip_loaded_once(%x: memref<16x128xf32, #nova.memory_space<hbm>>, %w: !hbm,
+                                    %acc: memref<16x64xf32, #nova.memory_space<acc>>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  scf.for %j = %c0 to %c256 step %c64 {
+    %a = memref.alloc() : memref<16x128xf32, #nova.memory_space<sram>>
+    %t0 = nova.dma_start %x, %a : memref<16x128xf32, #nova.memory_space<hbm>> -> memref<16x128xf32, #nova.memory_space<sram>>
+    nova.wait %t0
+    %wj = memref.subview %w[0, %j] [128, 64] [1, 1] : !hbm to memref<128x64xf32, strided<[256, 1], offset: ?>, #nova.memory_space<hbm>>
+    %b = memref.alloc() : memref<128x64xf32, #nova.memory_space<sram>>
+    %t1 = nova.dma_start %wj, %b : memref<128x64xf32, strided<[256, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<128x64xf32, #nova.memory_space<sram>>
+    nova.wait %t1
+    nova.matmul ins(%a, %b : memref<16x128xf32, #nova.memory_space<sram>>, memref<128x64xf32, #nova.memory_space<sram>>) outs(%acc : memref<16x64xf32, #nova.memory_space<acc>>)
+  }
+  return
+}
+
+// The tile is written in the loop after its load: it must be reloaded.
+// CHECK-LABEL: func.func @negative_tile_written_in_loop
+// CHECK: scf.for
+// CHECK: nova.dma_start
+// CHECK: nova.elementwise <exp>
+func.func @negative_tile_written_in_loop(%x: memref<16x128xf32, #nova.memory_space<hbm>>, %y: memref<16x128xf32, #nova.memory_space<hbm>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %a = memref.alloc() : memref<16x128xf32, #nova.memory_space<sram>>
+    %t0 = nova.dma_start %x, %a : memref<16x128xf32, #nova.memory_space<hbm>> -> memref<16x128xf32, #nova.memory_space<sram>>
+    nova.wait %t0
+    nova.elementwise <exp> ins(%a : memref<16x128xf32, #nova.memory_space<sram>>) outs(%a : memref<16x128xf32, #nova.memory_space<sram>>)
+    %t1 = nova.dma_start %a, %y : memref<16x128xf32, #nova.memory_space<sram>> -> memref<16x128xf32, #nova.memory_space<hbm>>
+    nova.wait %t1
+  }
+  return
+}
+
+// The source is written by the loop (an accumulation through HBM): reloaded.
+// CHECK-LABEL: func.func @negative_source_written_in_loop
+// CHECK: scf.for
+// CHECK-NEXT: memref.alloc
+// CHECK-NEXT: nova.dma_start
+func.func @negative_source_written_in_loop(%x: memref<16x128xf32, #nova.memory_space<hbm>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %a = memref.alloc() : memref<16x128xf32, #nova.memory_space<sram>>
+    %t0 = nova.dma_start %x, %a : memref<16x128xf32, #nova.memory_space<hbm>> -> memref<16x128xf32, #nova.memory_space<sram>>
+    nova.wait %t0
+    %b = memref.alloc() : memref<16x128xf32, #nova.memory_space<sram>>
+    nova.elementwise <add> scalar(1.0) ins(%a : memref<16x128xf32, #nova.memory_space<sram>>) outs(%b : memref<16x128xf32, #nova.memory_space<sram>>)
+    %t1 = nova.dma_start %b, %x : memref<16x128xf32, #nova.memory_space<sram>> -> memref<16x128xf32, #nova.memory_space<hbm>>
+    nova.wait %t1
+  }
+  return
+}
