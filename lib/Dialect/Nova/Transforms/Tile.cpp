@@ -37,9 +37,8 @@ struct TilePlan {
   int64_t bytes = 0; // double-buffered SRAM footprint
 };
 
-/// SRAM bytes that one tile of `op` (plus `extraOps` fused into the same
-/// loop, which share the op's parallel tile) needs, double buffered: every
-/// operand slice plus one domain-sized temporary per body op of a generic.
+/// SRAM bytes that one tile of `op` needs, double buffered: every operand
+/// slice plus one domain-sized temporary per body op of a generic.
 int64_t tileFootprint(linalg::LinalgOp op, ArrayRef<int64_t> loopSizes) {
   int64_t bytes = 0;
   for (OpOperand &operand : op->getOpOperands()) {
