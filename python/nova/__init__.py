@@ -10,11 +10,17 @@ in ``nova/bin``), driven as subprocesses.
 """
 
 from nova.compiler.driver import run_opt
-from nova.compiler.errors import NovaCompileError, NovaError, NovaModelCompileError
+from nova.compiler.errors import (
+    NovaCompileError,
+    NovaError,
+    NovaModelCompileError,
+    NovaUnsupportedOpError,
+)
 
 __version__ = "0.1.0"
 
 __all__ = ["CompiledProgram", "NovaCompileError", "NovaError", "NovaModelCompileError",
+           "NovaUnsupportedOpError",
            "compile", "export_and_run", "load", "run_opt"]
 
 

@@ -59,3 +59,16 @@ def user_frame(stderr: str) -> SourceFrame | None:
             text = linecache.getline(match["file"], number).strip()
             return SourceFrame(match["file"], number, text)
     return None
+
+
+_LOC_FILE_LINE = re.compile(r'"(?P<file>[^"]+)":(?P<line>\d+):(?P<col>\d+)')
+
+
+def frame_of_location(location: str) -> SourceFrame | None:
+    """The user's frame in a printed MLIR location (``loc(callsite(...))``)."""
+    for match in _LOC_FILE_LINE.finditer(location):
+        if _is_user_file(match["file"]):
+            number = int(match["line"])
+            return SourceFrame(match["file"], number,
+                               linecache.getline(match["file"], number).strip())
+    return None

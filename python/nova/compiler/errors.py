@@ -49,3 +49,14 @@ class NovaModelCompileError(NovaCompileError):
         lead = first_error(stderr)
         where = f"{frame}\n" if frame is not None else ""
         self.args = (f"cannot compile the model: {lead}\n{where}{self.args[0]}",)
+
+
+class NovaUnsupportedOpError(NovaError):
+    """The imported model uses an op that no Nova stage takes (e.g. torch-mlir's
+    ``tm_tensor.scan`` for cumsum); ``frame`` is the model's source line."""
+
+    def __init__(self, op_name: str, frame) -> None:
+        self.op_name = op_name
+        self.frame = frame
+        where = f"\n{frame}" if frame is not None else ""
+        super().__init__(f"cannot compile the model: '{op_name}' has no Nova lowering{where}")

@@ -57,6 +57,34 @@ def _decompositions() -> dict:
     return table
 
 
+#: Dialects of torch-mlir's linalg-on-tensors output that Nova compiles.
+_SUPPORTED_DIALECTS = frozenset(
+    {"builtin", "func", "linalg", "tensor", "arith", "math", "ml_program"})
+
+
+def _reject_foreign_ops(module) -> None:
+    """torch-mlir lowers a few ops (cumsum, sort, scatter...) to its own
+    `tm_tensor` dialect, which Nova does not take; say so at the user's line
+    instead of letting nova-opt fail to parse."""
+    from torch_mlir import ir
+
+    from nova.compiler.diagnostics import frame_of_location
+    from nova.compiler.errors import NovaUnsupportedOpError
+
+    found = []
+
+    def visit(op):
+        name = op.name
+        if name.split(".", 1)[0] not in _SUPPORTED_DIALECTS and not found:
+            found.append((name, str(op.location)))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if found:
+        name, location = found[0]
+        raise NovaUnsupportedOpError(name, frame_of_location(location))
+
+
 class _ParamsAsInputs(torch.nn.Module):
     """Calls `model` with parameters/buffers taken from the argument list."""
 
@@ -95,6 +123,7 @@ def import_model(model: torch.nn.Module, *example_args: torch.Tensor,
     # need them to point at the user's line of Python.
     for pipeline, what in _LOWERING:
         run_pipeline_with_repro_report(module, pipeline, what)
+    _reject_foreign_ops(module)
     return ImportedProgram(
         mlir=module.operation.get_asm(enable_debug_info=True),
         params=tuple(TensorSpec.of(n, t) for n, t in zip(names, tensors)),

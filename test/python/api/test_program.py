@@ -123,3 +123,14 @@ def test_weights_stay_resident_between_calls(mlp_program):
         torch.testing.assert_close(program(x), model(x), rtol=1e-4, atol=1e-5)
         torch.testing.assert_close(program(other), model(other), rtol=1e-4, atol=1e-5)
         torch.testing.assert_close(program(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+def test_op_outside_nova_dialects_names_the_source_line():
+    class CumSum(torch.nn.Module):
+        def forward(self, x):
+            return torch.cumsum(x, 1)  # lowered to tm_tensor.scan by torch-mlir
+
+    with pytest.raises(nova.NovaUnsupportedOpError) as info:
+        nova.compile(CumSum(), torch.randn(4, 8))
+    assert "'tm_tensor.scan' has no Nova lowering" in str(info.value)
+    assert "torch.cumsum(x, 1)" in str(info.value)
