@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Dialect/Nova/Transforms/Passes.h"
+#include "LoopWrites.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
@@ -46,41 +47,6 @@ struct Prefetch {
   int64_t slotBytes;
 };
 } // namespace
-
-/// The buffer a view is ultimately taken of.
-static Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
-/// Whether anything in `loop` may write the buffer `root`.
-static bool mayWrite(scf::ForOp loop, Value root) {
-  WalkResult result = loop.getBody()->walk([&](Operation *op) {
-    // A wait only orders; the DMA it waits for declares the write.
-    if (isa<WaitOp>(op) || op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-      return WalkResult::advance();
-    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!iface)
-      return WalkResult::interrupt();
-    SmallVector<MemoryEffects::EffectInstance> effects;
-    iface.getEffects(effects);
-    for (const MemoryEffects::EffectInstance &effect : effects) {
-      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect()))
-        continue;
-      Value written = effect.getValue();
-      if (!written || rootOf(written) == root)
-        return WalkResult::interrupt();
-      // Two get_global of one symbol are the same buffer.
-      auto a = rootOf(written).getDefiningOp<memref::GetGlobalOp>();
-      auto b = root.getDefiningOp<memref::GetGlobalOp>();
-      if (a && b && a.getName() == b.getName())
-        return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return result.wasInterrupted();
-}
 
 /// The prefetchable input DMA `dma` of `loop`, if it is one.
 static std::optional<Prefetch> matchPrefetch(scf::ForOp loop, DmaStartOp dma) {
@@ -145,7 +111,7 @@ static std::optional<Prefetch> matchPrefetch(scf::ForOp loop, DmaStartOp dma) {
     return std::nullopt;
 
   // Reading the next tile early must not miss a write of this loop.
-  if (mayWrite(loop, rootOf(dma.getSource())))
+  if (mayWriteInLoop(loop, rootOf(dma.getSource())))
     return std::nullopt;
 
   Prefetch p{dma, alloc, wait, slice.takeVector(), 0};

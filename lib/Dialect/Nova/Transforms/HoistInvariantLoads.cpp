@@ -1,5 +1,6 @@
 //===- HoistInvariantLoads.cpp - load invariant tiles once ------*- C++ -*-===//
 #include "nova/Dialect/Nova/Transforms/Passes.h"
+#include "LoopWrites.h"
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -16,36 +17,6 @@ using namespace mlir;
 using namespace mlir::nova;
 
 namespace {
-
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
-/// Whether any op in `loop` other than `except` may write a buffer whose
-/// root is `root` (conservatively true for ops without declared effects).
-bool writtenInLoop(scf::ForOp loop, Value root, Operation *except) {
-  WalkResult result = loop.getBody()->walk([&](Operation *op) {
-    if (op == except || isa<WaitOp>(op) ||
-        op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-      return WalkResult::advance();
-    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!iface)
-      return WalkResult::interrupt();
-    SmallVector<MemoryEffects::EffectInstance> effects;
-    iface.getEffects(effects);
-    for (const MemoryEffects::EffectInstance &effect : effects) {
-      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect()))
-        continue;
-      Value written = effect.getValue();
-      if (!written || rootOf(written) == root)
-        return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return result.wasInterrupted();
-}
 
 struct HoistInvariantLoadsPass
     : public nova::impl::NovaHoistInvariantLoadsBase<HoistInvariantLoadsPass> {
@@ -69,8 +40,8 @@ struct HoistInvariantLoadsPass
       if (!wait || wait->getBlock() != body || wait.getTokens().size() != 1)
         continue;
       // Nothing in the loop writes the tile (but this DMA) or the source.
-      if (writtenInLoop(loop, alloc.getResult(), dma) ||
-          writtenInLoop(loop, rootOf(dma.getSource()), nullptr))
+      if (mayWriteInLoop(loop, alloc.getResult(), dma) ||
+          mayWriteInLoop(loop, rootOf(dma.getSource())))
         continue;
       alloc->moveBefore(loop);
       dma->moveBefore(loop);
