@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -54,6 +55,19 @@ void mlir::nova::buildNovaLowerToISAPipeline(
 }
 
 void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm) {
+  // Keep-dim reductions (LayerNorm's mean, softmax's max) index their unit
+  // dimension with a constant, which the sharding interface of linalg ops
+  // rejects; dropping unit dimensions turns them into plain projections.
+  pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
+  // Attention's batch matmuls collapse [B, H] into one dimension, which hides
+  // the head dimension from sharding; give them a loop per batch dimension.
+  pm.addNestedPass<func::FuncOp>(createNovaExpandBatchDims());
+  // The rest of the normal form that does not depend on the chip count:
+  // f64 demoted, dead generic results (softmax's argmax) erased.
+  pm.addNestedPass<func::FuncOp>(createNovaDemoteF64());
+  pm.addNestedPass<func::FuncOp>(createNovaEraseDeadGenericResults());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createNovaPrepareSharding());
   // Forward-backward: the default order leaves a Megatron MLP's GELU chain
   // replicated (two all-gathers instead of one all-reduce).
   shard::ShardingPropagationOptions propagation;

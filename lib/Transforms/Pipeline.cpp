@@ -13,6 +13,7 @@ void nova::buildLinalgNormalizePipeline(OpPassManager &pm) {
   fn.addPass(createNovaEraseDeadGenericResults());
   fn.addPass(createNovaFoldShapeConstants());
   fn.addPass(createNovaDecomposeConv());
+  fn.addPass(createNovaCollapseBatchDims());
   fn.addPass(createNovaFoldTransposeIntoMatmul());
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());

@@ -9,6 +9,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "nova/InitAllDialects.h"
+#include "nova/InitAllExtensions.h"
 #include "nova/InitAllPasses.h"
 
 int main(int argc, char **argv) {
@@ -19,6 +20,7 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   nova::registerAllDialects(registry);
+  nova::registerAllExtensions(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Nova optimizer driver\n", registry));

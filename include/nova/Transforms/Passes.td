@@ -280,4 +280,93 @@ def NovaVerifyNormalForm
   ];
 }
 
+def NovaExpandBatchDims
+    : Pass<"nova-expand-batch-dims", "::mlir::func::FuncOp"> {
+  let summary = "give a batch matmul one loop per batch dimension of its operands";
+  let description = [{
+    torch lowers `q @ k.transpose(-2, -1)` on [B, H, S, D] tensors to a
+    `tensor.collapse_shape` of B and H into one batch dimension, a
+    `linalg.batch_matmul`, and a `tensor.expand_shape` back. Sharding the
+    heads over a mesh axis (Megatron tensor parallelism) then cannot cross
+    the collapse: a chip's heads of every batch row are not one block of
+    B*H. This pass, run before sharding propagation, folds the operands'
+    collapses into a `linalg.generic` contraction with one parallel loop per
+    batch dimension; the result is collapsed back for the existing users
+    (canonicalization folds that into their expand). `nova-collapse-batch-dims`
+    undoes it after partitioning.
+
+    Before:
+    ```mlir
+    %a = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x4x16x16xf32> into tensor<8x16x16xf32>
+    %b = tensor.collapse_shape %k [[0, 1], [2], [3]] : tensor<2x4x16x16xf32> into tensor<8x16x16xf32>
+    %m = linalg.batch_matmul ins(%a, %b : ...) outs(%init : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+    ```
+    After:
+    ```mlir
+    %i = tensor.expand_shape %init [[0, 1], [2], [3]] output_shape [2, 4, 16, 16] : ...
+    %g = linalg.generic {indexing_maps = [(b0, b1, m, n, k) -> (b0, b1, m, k),
+                                          (b0, b1, m, n, k) -> (b0, b1, k, n),
+                                          (b0, b1, m, n, k) -> (b0, b1, m, n)], ...}
+           ins(%q, %k : ...) outs(%i : tensor<2x4x16x16xf32>) {mulf, addf}
+    %m = tensor.collapse_shape %g [[0, 1], [2], [3]] : tensor<2x4x16x16xf32> into tensor<8x16x16xf32>
+    ```
+    Only float batch matmuls with the default indexing maps whose two
+    inputs collapse the same leading batch dimensions are rewritten.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numExpanded", "expanded-matmuls", "Batch matmuls given one loop per batch dimension">,
+  ];
+}
+
+def NovaCollapseBatchDims
+    : Pass<"nova-collapse-batch-dims", "::mlir::func::FuncOp"> {
+  let summary = "turn a multi-batch-dimension contraction back into linalg.batch_matmul";
+  let description = [{
+    The inverse of `nova-expand-batch-dims`: a `linalg.generic` computing
+    `C[b..., m, n] += A[b..., m, k] * B[b..., k, n]` with two or more batch
+    loops becomes collapses of its operands, a `linalg.batch_matmul` and an
+    expand of the result, which is what tiling and `convert-linalg-to-nova`
+    take.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numCollapsed", "collapsed-contractions", "Contractions turned back into batch matmuls">,
+  ];
+}
+
+def NovaPrepareSharding
+    : Pass<"nova-prepare-sharding", "::mlir::func::FuncOp"> {
+  let summary = "give every op its own destination and no tensor constants before sharding";
+  let description = [{
+    Two things MLIR 22's `sharding-propagation` and `shard-partition` do not
+    handle, rewritten away before they run:
+
+    - One `tensor.empty` or `linalg.fill` shared as the destination of ops
+      that end up sharded differently (a column-parallel matmul's init and a
+      row-parallel one's): propagation asserts that all users of a value
+      agree. Each use gets its own clone.
+    - A splat tensor `arith.constant` (torch's `ones(t, t)` for a causal
+      mask): partitioning cannot split it. It becomes `linalg.fill` of a
+      `tensor.empty`, which it can.
+
+    Before:
+    ```mlir
+    %e = tensor.empty() : tensor<32x64xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x64xf32>) -> tensor<32x64xf32>
+    %q = linalg.matmul ins(%x, %wq : ...) outs(%f : tensor<32x64xf32>) -> tensor<32x64xf32>
+    %p = linalg.matmul ins(%y, %wp : ...) outs(%f : tensor<32x64xf32>) -> tensor<32x64xf32>
+    ```
+    After: each matmul has its own `tensor.empty` and `linalg.fill`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numCloned", "cloned-inits", "Destinations cloned for a single use">,
+    Statistic<"numFills", "splat-fills", "Splat constants turned into fills">,
+  ];
+}
+
 #endif // NOVA_TRANSFORMS_PASSES_TD

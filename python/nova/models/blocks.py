@@ -20,7 +20,11 @@ class MLP(nn.Module):
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head self-attention with an optional causal mask."""
+    """Multi-head self-attention with an optional causal mask.
+
+    Queries, keys and values have their own projections (as in LLaMA), so
+    splitting each projection's output features splits the heads: Megatron
+    tensor parallelism needs no re-layout of a fused QKV weight."""
 
     def __init__(self, d_model: int, n_heads: int, causal: bool = True) -> None:
         super().__init__()
@@ -29,15 +33,15 @@ class MultiHeadAttention(nn.Module):
         self.n_heads = n_heads
         self.d_head = d_model // n_heads
         self.causal = causal
-        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
         self.proj = nn.Linear(d_model, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, t, c = x.shape
-        q, k, v = self.qkv(x).split(c, dim=2)
-        q = q.view(b, t, self.n_heads, self.d_head).transpose(1, 2)
-        k = k.view(b, t, self.n_heads, self.d_head).transpose(1, 2)
-        v = v.view(b, t, self.n_heads, self.d_head).transpose(1, 2)
+        q, k, v = (proj(x).view(b, t, self.n_heads, self.d_head).transpose(1, 2)
+                   for proj in (self.q, self.k, self.v))
         scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.d_head))
         if self.causal:
             mask = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()

@@ -61,15 +61,16 @@ def megatron_mlp_plan(first: str, second: str, *, axis: str | int = 0,
 def megatron_block_plan(prefix: str = "", *, attn: str = "attn", mlp: str = "mlp",
                         axis: str | int = 0) -> ParallelPlan:
     """Megatron tensor parallelism of a transformer block
-    (``nova.models.GPTBlock``): attention's ``qkv`` column parallel (heads
-    split), ``proj`` row parallel, the MLP as in :func:`megatron_mlp_plan`;
+    (``nova.models.GPTBlock``): attention's ``q``, ``k`` and ``v`` column
+    parallel (heads split), ``proj`` row parallel, the MLP as in :func:`megatron_mlp_plan`;
     one all-reduce after attention and one after the MLP. ``prefix`` names
     the block (``"blocks.0."``)."""
     placements = dict(megatron_mlp_plan(f"{prefix}{mlp}.fc1", f"{prefix}{mlp}.fc2",
                                         axis=axis).placements)
+    for name in ("q", "k", "v"):
+        placements[f"{prefix}{attn}.{name}.weight"] = {axis: Shard(0)}
+        placements[f"{prefix}{attn}.{name}.bias"] = {axis: Shard(0)}
     placements.update({
-        f"{prefix}{attn}.qkv.weight": {axis: Shard(0)},
-        f"{prefix}{attn}.qkv.bias": {axis: Shard(0)},
         f"{prefix}{attn}.proj.weight": {axis: Shard(1)},
         f"{prefix}{attn}.proj.bias": {axis: Replicate()},
     })

@@ -1,0 +1,91 @@
+//===- PrepareSharding.cpp - the nova-prepare-sharding pass -----*- C++ -*-===//
+#include "nova/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <algorithm>
+
+namespace mlir::nova {
+#define GEN_PASS_DEF_NOVAPREPARESHARDING
+#include "nova/Transforms/Passes.h.inc"
+} // namespace mlir::nova
+
+using namespace mlir;
+
+namespace {
+
+/// A destination-only producer: `tensor.empty`, or `linalg.fill` of a
+/// scalar into one.
+bool isInitProducer(Operation *op) {
+  if (isa<tensor::EmptyOp>(op))
+    return true;
+  auto fill = dyn_cast<linalg::FillOp>(op);
+  return fill && fill.hasPureTensorSemantics() &&
+         fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
+}
+
+struct PrepareShardingPass
+    : public nova::impl::NovaPrepareShardingBase<PrepareShardingPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // Splat tensor constants -> fills.
+    SmallVector<arith::ConstantOp> constants;
+    getOperation().walk([&](arith::ConstantOp op) { constants.push_back(op); });
+    for (arith::ConstantOp op : constants) {
+      auto type = dyn_cast<RankedTensorType>(op.getType());
+      auto splat = dyn_cast<SplatElementsAttr>(op.getValue());
+      if (!type || type.getRank() == 0 || !splat || !type.hasStaticShape())
+        continue;
+      rewriter.setInsertionPoint(op);
+      Value scalar = arith::ConstantOp::create(
+          rewriter, op.getLoc(), cast<TypedAttr>(splat.getSplatValue<Attribute>()));
+      Value empty = tensor::EmptyOp::create(rewriter, op.getLoc(), type.getShape(),
+                                            type.getElementType());
+      rewriter.replaceOpWithNewOp<linalg::FillOp>(op, scalar, empty);
+      ++numFills;
+    }
+
+    // A reshape (or slice) of a tensor.empty is a tensor.empty: the reshape
+    // of a destination would otherwise need a resharding of no data.
+    RewritePatternSet patterns(&getContext());
+    tensor::populateFoldTensorEmptyPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+
+    // One destination producer per use (fills first, so that each clone of
+    // a fill then gets its own empty).
+    SmallVector<Operation *> producers;
+    getOperation().walk([&](Operation *op) {
+      if (isInitProducer(op))
+        producers.push_back(op);
+    });
+    std::stable_partition(producers.begin(), producers.end(),
+                          [](Operation *op) { return isa<linalg::FillOp>(op); });
+    for (Operation *op : producers) {
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : op->getResult(0).getUses())
+        uses.push_back(&use);
+      for (OpOperand *use : llvm::drop_begin(uses)) {
+        rewriter.setInsertionPoint(use->getOwner());
+        IRMapping mapping;
+        if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+          Operation *empty = fill.getOutputs()[0].getDefiningOp();
+          mapping.map(empty->getResult(0), rewriter.clone(*empty)->getResult(0));
+        }
+        Operation *clone = rewriter.clone(*op, mapping);
+        rewriter.modifyOpInPlace(use->getOwner(),
+                                 [&] { use->set(clone->getResult(0)); });
+        ++numCloned;
+      }
+    }
+  }
+};
+} // namespace
