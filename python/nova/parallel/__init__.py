@@ -17,11 +17,12 @@ SPMD program whose collectives become nova collectives.
 from nova.parallel.mesh import Mesh
 from nova.parallel.placements import Partial, Placement, Replicate, Shard
 from nova.parallel.plan import (ParallelPlan, data_parallel_plan, megatron_block_plan,
-                                megatron_mlp_plan)
+                                megatron_mlp_plan, megatron_transformer_plan)
 
 __all__ = ["Mesh", "ParallelPlan", "Partial", "Placement", "Replicate", "Shard",
            "compile_parallel", "compile_pipeline", "data_parallel_plan",
-           "megatron_block_plan", "megatron_mlp_plan", "split_gpt"]
+           "megatron_block_plan", "megatron_mlp_plan", "megatron_transformer_plan",
+           "split_gpt"]
 
 
 def __getattr__(name: str):

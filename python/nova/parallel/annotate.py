@@ -3,7 +3,8 @@ MLIR 22 Python bindings (``xtc-mlir-python-bindings``), never by editing text.
 
 The result has a ``shard.grid @nova_mesh``; every argument of the entry
 function is annotated for its users (``shard.shard ... annotate_for_users``)
-with its sharding, and every result is annotated replicated.
+with its sharding, and every result with its own (replicated unless the
+plan splits it, as data parallelism splits outputs along the batch).
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ def _axes_attr(ir, axes: list[list[int]]):
 
 
 def annotate(linalg: str, mesh: Mesh, arg_placements: Sequence[Mapping[int, Placement]],
-             func_name: str = "forward") -> str:
+             func_name: str = "forward",
+             result_placements: Sequence[Mapping[int, Placement]] = ()) -> str:
     """Returns ``linalg`` with ``arg_placements[i]`` (mesh axis index ->
-    placement) annotated on argument ``i`` of ``@func_name``."""
+    placement) annotated on argument ``i`` of ``@func_name``, and
+    ``result_placements[i]`` on result ``i`` (replicated when not given)."""
     import mlir.ir as ir
     from mlir.dialects import func as func_d
     from mlir.dialects import shard
@@ -75,6 +78,12 @@ def annotate(linalg: str, mesh: Mesh, arg_placements: Sequence[Mapping[int, Plac
         with ir.InsertionPoint(terminator):
             for i, value in enumerate(list(terminator.operands)):
                 rank = ir.RankedTensorType(value.type).rank
-                replicated = shard.ShardOp(value, sharding([[] for _ in range(max(rank, 1))]))
-                terminator.operands[i] = replicated.result
+                placements = result_placements[i] if i < len(result_placements) else {}
+                if any(isinstance(p, Partial) for p in placements.values()):
+                    raise PlanError(f"result {i}: Partial() cannot place a program output")
+                try:
+                    axes = split_axes(mesh_axes, placements, rank)
+                except ValueError as error:
+                    raise PlanError(f"result {i}: {error}") from None
+                terminator.operands[i] = shard.ShardOp(value, sharding(axes)).result
         return module.operation.get_asm(enable_debug_info=True)

@@ -1,16 +1,12 @@
 """Compile a model for a mesh under a parallel plan:
 annotate -> nova-partition -> the single-chip stages -> per-chip shards.
 
-A purely data-parallel plan (parameters replicated, inputs split along their
-batch dimension) skips the shard dialect: every chip runs the program
-compiled at its local batch, which needs no collective in the forward pass.
-It assumes the model treats batch rows independently (true of inference
-models without batch statistics). MLIR 22's ``sharding-propagation`` cannot
-carry the batch split through the GPT anyway: ``tensor.collapse_shape`` /
-``tensor.expand_shape`` have no ShardingInterface ("sharding interface is not
-implemented"), and a keep-dim reduction such as LayerNorm's mean, whose
-result map ``(d0, d1, d2) -> (d0, d1, 0)`` is not a projected permutation,
-fails "invalid sharding interface implementation"."""
+Every plan, data parallel included, goes through the shard dialect: the
+plan's placements become ``shard.shard`` annotations on the program's
+arguments (and, for a batch split, on its results), and upstream
+``sharding-propagation`` / ``shard-partition`` decide everything else. A
+data-parallel output stays split along the batch (each chip holds its rows;
+the host puts them together), so the forward pass needs no collective."""
 
 from __future__ import annotations
 
@@ -25,15 +21,16 @@ from nova.compiler.options import TargetOptions
 from nova.frontend import import_model
 from nova.parallel.annotate import PlanError, annotate
 from nova.parallel.mesh import Mesh
-from nova.parallel.placements import Replicate, Shard
+from nova.parallel.placements import Shard
 from nova.parallel.plan import ParallelPlan
 from nova.parallel.program import ParallelProgram
 from nova.parallel.shards import local_shard
 
 
-def partition(linalg: str, mesh: Mesh, arg_placements) -> tuple[str, str]:
+def partition(linalg: str, mesh: Mesh, arg_placements,
+              result_placements=()) -> tuple[str, str]:
     """The annotated program and the per-chip SPMD program (nova collectives)."""
-    annotated = annotate(linalg, mesh, arg_placements)
+    annotated = annotate(linalg, mesh, arg_placements, result_placements=result_placements)
     return annotated, run_opt(annotated, pipeline.partition())
 
 
@@ -54,13 +51,11 @@ def compile_parallel(model: torch.nn.Module, *example_args: torch.Tensor, mesh: 
                       for i, name in enumerate(names)]
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     params = [t.detach().cpu().numpy() for t in state.values()]
-    batch_axes = _data_parallel_axes(arg_placements[:len(imported.params)],
-                                     arg_placements[len(imported.params):])
-    if batch_axes is not None:
-        return _compile_replicas(model, example_args, mesh, batch_axes, params,
-                                 arg_placements[len(imported.params):], target, dump_dir,
-                                 double_buffer)
-    annotated, spmd = partition(imported.mlir, mesh, arg_placements)
+    input_placements = arg_placements[len(imported.params):]
+    output_placements = ([{mesh.axis(plan.batch_axis): Shard(0)}] * len(imported.outputs)
+                         if plan.batch_axis is not None else [])
+    _check_batch_split(example_args, input_placements, mesh)
+    annotated, spmd = partition(imported.mlir, mesh, arg_placements, output_placements)
     if dump_dir is not None:
         folder = Path(dump_dir)
         folder.mkdir(parents=True, exist_ok=True)
@@ -71,46 +66,20 @@ def compile_parallel(model: torch.nn.Module, *example_args: torch.Tensor, mesh: 
     chip_params = [[local_shard(p, mesh, placements, chip)
                     for p, placements in zip(params, arg_placements)]
                    for chip in range(mesh.size)]
-    return ParallelProgram(result.binary, chip_params, stages=result.stages, mesh=mesh)
+    return ParallelProgram(result.binary, chip_params, stages=result.stages, mesh=mesh,
+                           input_placements=input_placements,
+                           output_placements=output_placements)
 
 
-def _data_parallel_axes(param_placements, input_placements) -> tuple[int, ...] | None:
-    """The mesh axes the batch is split over when the plan is purely data
-    parallel (every parameter replicated, every input split only along
-    dimension 0, all over the same axes); None otherwise."""
-    if any(not isinstance(p, Replicate) for ps in param_placements for p in ps.values()):
-        return None
-    axes_of_inputs = set()
-    for placements in input_placements:
-        if any(not isinstance(p, (Shard, Replicate)) or (isinstance(p, Shard) and p.dim != 0)
-               for p in placements.values()):
-            return None
-        axes_of_inputs.add(tuple(sorted(a for a, p in placements.items()
-                                        if isinstance(p, Shard))))
-    if len(axes_of_inputs) != 1 or not next(iter(axes_of_inputs)):
-        return None
-    return next(iter(axes_of_inputs))
-
-
-def _compile_replicas(model, example_args, mesh: Mesh, batch_axes: tuple[int, ...], params,
-                      input_placements, target: str, dump_dir,
-                      double_buffer: bool) -> ParallelProgram:
-    """Data parallelism: the model compiled at the local batch, run by every
-    chip on its rows; outputs are gathered along the batch on the host."""
-    replicas = 1
-    for axis in batch_axes:
-        replicas *= mesh.shape[axis]
-    local_args = []
-    for index, arg in enumerate(example_args):
-        if arg.dim() == 0 or arg.shape[0] % replicas:
-            raise PlanError(f"input {index}: batch dimension of size "
-                            f"{arg.shape[0] if arg.dim() else 0} does not split evenly "
-                            f"over {replicas} chips")
-        local_args.append(arg[: arg.shape[0] // replicas])
-    imported = import_model(model, *local_args)
-    result = compile_linalg(imported.mlir, TargetOptions(name=target, chips=mesh.size),
-                            dump_dir=dump_dir, double_buffer=double_buffer)
-    outputs = [{axis: Shard(0) for axis in batch_axes} for _ in imported.outputs]
-    return ParallelProgram(result.binary, [params] * mesh.size, stages=result.stages,
-                           mesh=mesh, input_placements=input_placements,
-                           output_placements=outputs)
+def _check_batch_split(example_args, input_placements, mesh: Mesh) -> None:
+    """A clear error for an input dimension the plan splits unevenly."""
+    for index, (arg, placements) in enumerate(zip(example_args, input_placements)):
+        chips_of_dim: dict[int, int] = {}
+        for axis, placement in placements.items():
+            if isinstance(placement, Shard):
+                chips_of_dim[placement.dim] = chips_of_dim.get(placement.dim, 1) * mesh.shape[axis]
+        for dim, chips in chips_of_dim.items():
+            size = arg.shape[dim] if dim < arg.dim() else 0
+            if size % chips:
+                raise PlanError(f"input {index}: dimension {dim} of size {size} does not "
+                                f"split evenly over {chips} chips")

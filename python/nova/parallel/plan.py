@@ -77,6 +77,31 @@ def megatron_block_plan(prefix: str = "", *, attn: str = "attn", mlp: str = "mlp
     return ParallelPlan(placements)
 
 
+def megatron_transformer_plan(model, *, axis: str | int = "tp",
+                              batch_axis: str | int | None = None) -> ParallelPlan:
+    """Megatron tensor parallelism of every transformer block of ``model``
+    over mesh axis ``axis`` (:func:`megatron_block_plan` for each module with
+    ``q``/``k``/``v``/``proj`` projections, :func:`megatron_mlp_plan` for each
+    with ``fc1``/``fc2``), combined with data parallelism over ``batch_axis``
+    when given (DP x TP on a 2-D mesh). Everything else is replicated."""
+    placements: dict[str, Mapping[str | int, Placement]] = {}
+    for name, module in model.named_modules():
+        prefix = f"{name}." if name else ""
+        if all(hasattr(module, p) for p in ("q", "k", "v", "proj")):
+            for proj in ("q", "k", "v"):
+                placements[f"{prefix}{proj}.weight"] = {axis: Shard(0)}
+                placements[f"{prefix}{proj}.bias"] = {axis: Shard(0)}
+            placements[f"{prefix}proj.weight"] = {axis: Shard(1)}
+            placements[f"{prefix}proj.bias"] = {axis: Replicate()}
+        if hasattr(module, "fc1") and hasattr(module, "fc2"):
+            placements.update(megatron_mlp_plan(f"{prefix}fc1", f"{prefix}fc2",
+                                                axis=axis).placements)
+    if not placements:
+        raise ValueError("the model has no attention (q, k, v, proj) or MLP (fc1, fc2) "
+                         "modules to split")
+    return ParallelPlan(placements, batch_axis=batch_axis)
+
+
 def split_axes(mesh_axes: Sequence[int], placements: Mapping[int, Placement],
                rank: int) -> list[list[int]]:
     """The ``split_axes`` of ``shard.sharding``: per tensor dimension, the
