@@ -13,714 +13,765 @@
 #map11 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 #map12 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
 module {
-  func.func @forward(%arg0: tensor<32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<96x32xf32>, %arg3: tensor<96xf32>, %arg4: tensor<32x32xf32>, %arg5: tensor<32xf32>, %arg6: tensor<32xf32>, %arg7: tensor<32xf32>, %arg8: tensor<128x32xf32>, %arg9: tensor<128xf32>, %arg10: tensor<32x128xf32>, %arg11: tensor<32xf32>, %arg12: tensor<32xf32>, %arg13: tensor<32xf32>, %arg14: tensor<96x32xf32>, %arg15: tensor<96xf32>, %arg16: tensor<32x32xf32>, %arg17: tensor<32xf32>, %arg18: tensor<32xf32>, %arg19: tensor<32xf32>, %arg20: tensor<128x32xf32>, %arg21: tensor<128xf32>, %arg22: tensor<32x128xf32>, %arg23: tensor<32xf32>, %arg24: tensor<32xf32>, %arg25: tensor<32xf32>, %arg26: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> {
+  func.func @forward(%arg0: tensor<32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32x32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32x32xf32>, %arg5: tensor<32xf32>, %arg6: tensor<32x32xf32>, %arg7: tensor<32xf32>, %arg8: tensor<32x32xf32>, %arg9: tensor<32xf32>, %arg10: tensor<32xf32>, %arg11: tensor<32xf32>, %arg12: tensor<128x32xf32>, %arg13: tensor<128xf32>, %arg14: tensor<32x128xf32>, %arg15: tensor<32xf32>, %arg16: tensor<32xf32>, %arg17: tensor<32xf32>, %arg18: tensor<32x32xf32>, %arg19: tensor<32xf32>, %arg20: tensor<32x32xf32>, %arg21: tensor<32xf32>, %arg22: tensor<32x32xf32>, %arg23: tensor<32xf32>, %arg24: tensor<32x32xf32>, %arg25: tensor<32xf32>, %arg26: tensor<32xf32>, %arg27: tensor<32xf32>, %arg28: tensor<128x32xf32>, %arg29: tensor<128xf32>, %arg30: tensor<32x128xf32>, %arg31: tensor<32xf32>, %arg32: tensor<32xf32>, %arg33: tensor<32xf32>, %arg34: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> {
     %c0_i64 = arith.constant 0 : i64
     %cst = arith.constant 0.000000e+00 : f64
     %cst_0 = arith.constant 0.000000e+00 : f32
     %true = arith.constant true
     %cst_1 = arith.constant 0xFF800000 : f32
-    %cst_2 = arith.constant 1.000000e+00 : f32
-    %cst_3 = arith.constant 5.000000e-01 : f32
-    %cst_4 = arith.constant dense<0xFF800000> : tensor<f32>
-    %cst_5 = arith.constant dense<true> : tensor<8x8xi1>
-    %cst_6 = arith.constant 1.000000e-05 : f64
-    %cst_7 = arith.constant 3.200000e+01 : f64
-    %cst_8 = arith.constant 3.200000e+01 : f32
-    %cst_9 = arith.constant 2.500000e-01 : f32
-    %cst_10 = arith.constant 1.41421354 : f32
+    %cst_2 = arith.constant dense<0xFF800000> : tensor<f32>
+    %cst_3 = arith.constant dense<true> : tensor<8x8xi1>
+    %cst_4 = arith.constant 0.70710678118654757 : f64
+    %cst_5 = arith.constant 1.000000e-05 : f64
+    %cst_6 = arith.constant 3.200000e+01 : f64
+    %cst_7 = arith.constant 3.200000e+01 : f32
+    %cst_8 = arith.constant 2.500000e-01 : f32
+    %cst_9 = arith.constant 5.000000e-01 : f32
+    %cst_10 = arith.constant 1.000000e+00 : f32
     %0 = tensor.empty() : tensor<2x8x32xf64>
-    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg26 : tensor<2x8x32xf32>) outs(%0 : tensor<2x8x32xf64>) {
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg34 : tensor<2x8x32xf32>) outs(%0 : tensor<2x8x32xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %159 = arith.extf %in : f32 to f64
-      linalg.yield %159 : f64
+      %172 = arith.extf %in : f32 to f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
     %2 = tensor.empty() : tensor<2x8x1xf64>
     %3 = linalg.fill ins(%cst : f64) outs(%2 : tensor<2x8x1xf64>) -> tensor<2x8x1xf64>
     %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.addf %in, %out : f64
-      linalg.yield %159 : f64
+      %172 = arith.addf %in, %out : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
     %5 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.divf %in, %cst_7 : f64
-      linalg.yield %159 : f64
+      %172 = arith.divf %in, %cst_6 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
     %6 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1, %5 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%0 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_67: f64, %out: f64):
-      %159 = arith.subf %in, %in_67 : f64
-      linalg.yield %159 : f64
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %172 = arith.subf %in, %in_64 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
     %7 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%6, %6 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%0 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_67: f64, %out: f64):
-      %159 = arith.mulf %in, %in_67 : f64
-      linalg.yield %159 : f64
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %172 = arith.mulf %in, %in_64 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
     %8 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%7 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.addf %in, %out : f64
-      linalg.yield %159 : f64
+      %172 = arith.addf %in, %out : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
     %9 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.divf %in, %cst_7 : f64
-      linalg.yield %159 : f64
+      %172 = arith.divf %in, %cst_6 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
     %10 = tensor.empty() : tensor<2x8x1xf32>
     %11 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%9 : tensor<2x8x1xf64>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %159 = arith.truncf %in : f64 to f32
-      linalg.yield %159 : f32
+      %172 = arith.truncf %in : f64 to f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
     %12 = linalg.fill ins(%cst_0 : f32) outs(%10 : tensor<2x8x1xf32>) -> tensor<2x8x1xf32>
-    %13 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg26 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x1xf32>) {
+    %13 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg34 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.addf %in, %out : f32
-      linalg.yield %159 : f32
+      %172 = arith.addf %in, %out : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
     %14 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%13 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.divf %in, %cst_8 : f32
-      linalg.yield %159 : f32
+      %172 = arith.divf %in, %cst_7 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
     %15 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%11 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.truncf %cst_6 : f64 to f32
-      %160 = arith.addf %in, %159 : f32
-      linalg.yield %160 : f32
+      %172 = arith.truncf %cst_5 : f64 to f32
+      %173 = arith.addf %in, %172 : f32
+      linalg.yield %173 : f32
     } -> tensor<2x8x1xf32>
     %16 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = math.rsqrt %in : f32
-      linalg.yield %159 : f32
+      %172 = math.rsqrt %in : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
     %17 = tensor.empty() : tensor<2x8x32xf32>
-    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg26, %14 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.subf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %18 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg34, %14 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.subf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
     %19 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%18, %16 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.mulf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.mulf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
     %20 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%19, %arg0 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.mulf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.mulf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
     %21 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%20, %arg1 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
     %collapsed = tensor.collapse_shape %21 [[0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
-    %22 = tensor.empty() : tensor<32x96xf32>
-    %transposed = linalg.transpose ins(%arg2 : tensor<96x32xf32>) outs(%22 : tensor<32x96xf32>) permutation = [1, 0] 
-    %23 = tensor.empty() : tensor<16x96xf32>
-    %24 = linalg.fill ins(%cst_0 : f32) outs(%23 : tensor<16x96xf32>) -> tensor<16x96xf32>
-    %25 = linalg.matmul ins(%collapsed, %transposed : tensor<16x32xf32>, tensor<32x96xf32>) outs(%24 : tensor<16x96xf32>) -> tensor<16x96xf32>
-    %26 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%25, %arg3 : tensor<16x96xf32>, tensor<96xf32>) outs(%23 : tensor<16x96xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
-    } -> tensor<16x96xf32>
-    %expanded = tensor.expand_shape %26 [[0, 1], [2]] output_shape [2, 8, 96] : tensor<16x96xf32> into tensor<2x8x96xf32>
-    %extracted_slice = tensor.extract_slice %expanded[0, 0, 0] [2, 8, 32] [1, 1, 1] : tensor<2x8x96xf32> to tensor<2x8x32xf32>
-    %extracted_slice_11 = tensor.extract_slice %expanded[0, 0, 32] [2, 8, 32] [1, 1, 1] : tensor<2x8x96xf32> to tensor<2x8x32xf32>
-    %extracted_slice_12 = tensor.extract_slice %expanded[0, 0, 64] [2, 8, 32] [1, 1, 1] : tensor<2x8x96xf32> to tensor<2x8x32xf32>
-    %expanded_13 = tensor.expand_shape %extracted_slice [[0], [1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<2x8x32xf32> into tensor<2x8x2x16xf32>
+    %22 = tensor.empty() : tensor<32x32xf32>
+    %transposed = linalg.transpose ins(%arg2 : tensor<32x32xf32>) outs(%22 : tensor<32x32xf32>) permutation = [1, 0] 
+    %23 = tensor.empty() : tensor<16x32xf32>
+    %24 = linalg.fill ins(%cst_0 : f32) outs(%23 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %25 = linalg.matmul ins(%collapsed, %transposed : tensor<16x32xf32>, tensor<32x32xf32>) outs(%24 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %26 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%25, %arg3 : tensor<16x32xf32>, tensor<32xf32>) outs(%23 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
+    } -> tensor<16x32xf32>
+    %expanded = tensor.expand_shape %26 [[0, 1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<16x32xf32> into tensor<2x8x2x16xf32>
     %27 = tensor.empty() : tensor<2x2x8x16xf32>
-    %transposed_14 = linalg.transpose ins(%expanded_13 : tensor<2x8x2x16xf32>) outs(%27 : tensor<2x2x8x16xf32>) permutation = [0, 2, 1, 3] 
-    %expanded_15 = tensor.expand_shape %extracted_slice_11 [[0], [1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<2x8x32xf32> into tensor<2x8x2x16xf32>
-    %expanded_16 = tensor.expand_shape %extracted_slice_12 [[0], [1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<2x8x32xf32> into tensor<2x8x2x16xf32>
-    %transposed_17 = linalg.transpose ins(%expanded_16 : tensor<2x8x2x16xf32>) outs(%27 : tensor<2x2x8x16xf32>) permutation = [0, 2, 1, 3] 
-    %28 = tensor.empty() : tensor<2x2x16x8xf32>
-    %transposed_18 = linalg.transpose ins(%expanded_15 : tensor<2x8x2x16xf32>) outs(%28 : tensor<2x2x16x8xf32>) permutation = [0, 2, 3, 1] 
-    %collapsed_19 = tensor.collapse_shape %transposed_14 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
-    %collapsed_20 = tensor.collapse_shape %transposed_18 [[0, 1], [2], [3]] : tensor<2x2x16x8xf32> into tensor<4x16x8xf32>
-    %29 = tensor.empty() : tensor<4x8x8xf32>
-    %30 = linalg.fill ins(%cst_0 : f32) outs(%29 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
-    %31 = linalg.batch_matmul ins(%collapsed_19, %collapsed_20 : tensor<4x8x16xf32>, tensor<4x16x8xf32>) outs(%30 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
-    %expanded_21 = tensor.expand_shape %31 [[0, 1], [2], [3]] output_shape [2, 2, 8, 8] : tensor<4x8x8xf32> into tensor<2x2x8x8xf32>
-    %32 = tensor.empty() : tensor<2x2x8x8xf32>
-    %33 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_21 : tensor<2x2x8x8xf32>) outs(%32 : tensor<2x2x8x8xf32>) {
+    %transposed_11 = linalg.transpose ins(%expanded : tensor<2x8x2x16xf32>) outs(%27 : tensor<2x2x8x16xf32>) permutation = [0, 2, 1, 3] 
+    %transposed_12 = linalg.transpose ins(%arg4 : tensor<32x32xf32>) outs(%22 : tensor<32x32xf32>) permutation = [1, 0] 
+    %28 = linalg.matmul ins(%collapsed, %transposed_12 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%24 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %29 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%28, %arg5 : tensor<16x32xf32>, tensor<32xf32>) outs(%23 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
+    } -> tensor<16x32xf32>
+    %expanded_13 = tensor.expand_shape %29 [[0, 1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<16x32xf32> into tensor<2x8x2x16xf32>
+    %transposed_14 = linalg.transpose ins(%arg6 : tensor<32x32xf32>) outs(%22 : tensor<32x32xf32>) permutation = [1, 0] 
+    %30 = linalg.matmul ins(%collapsed, %transposed_14 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%24 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %31 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%30, %arg7 : tensor<16x32xf32>, tensor<32xf32>) outs(%23 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
+    } -> tensor<16x32xf32>
+    %expanded_15 = tensor.expand_shape %31 [[0, 1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<16x32xf32> into tensor<2x8x2x16xf32>
+    %transposed_16 = linalg.transpose ins(%expanded_15 : tensor<2x8x2x16xf32>) outs(%27 : tensor<2x2x8x16xf32>) permutation = [0, 2, 1, 3] 
+    %32 = tensor.empty() : tensor<2x2x16x8xf32>
+    %transposed_17 = linalg.transpose ins(%expanded_13 : tensor<2x8x2x16xf32>) outs(%32 : tensor<2x2x16x8xf32>) permutation = [0, 2, 3, 1] 
+    %collapsed_18 = tensor.collapse_shape %transposed_11 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
+    %collapsed_19 = tensor.collapse_shape %transposed_17 [[0, 1], [2], [3]] : tensor<2x2x16x8xf32> into tensor<4x16x8xf32>
+    %33 = tensor.empty() : tensor<4x8x8xf32>
+    %34 = linalg.fill ins(%cst_0 : f32) outs(%33 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+    %35 = linalg.batch_matmul ins(%collapsed_18, %collapsed_19 : tensor<4x8x16xf32>, tensor<4x16x8xf32>) outs(%34 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+    %expanded_20 = tensor.expand_shape %35 [[0, 1], [2], [3]] output_shape [2, 2, 8, 8] : tensor<4x8x8xf32> into tensor<2x2x8x8xf32>
+    %36 = tensor.empty() : tensor<2x2x8x8xf32>
+    %37 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_20 : tensor<2x2x8x8xf32>) outs(%36 : tensor<2x2x8x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.mulf %in, %cst_9 : f32
-      linalg.yield %159 : f32
+      %172 = arith.mulf %in, %cst_8 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x2x8x8xf32>
-    %34 = tensor.empty() : tensor<8xi64>
-    %35 = linalg.generic {indexing_maps = [#map6], iterator_types = ["parallel"]} outs(%34 : tensor<8xi64>) {
+    %38 = tensor.empty() : tensor<8xi64>
+    %39 = linalg.generic {indexing_maps = [#map6], iterator_types = ["parallel"]} outs(%38 : tensor<8xi64>) {
     ^bb0(%out: i64):
-      %159 = linalg.index 0 : index
-      %160 = arith.index_cast %159 : index to i64
-      linalg.yield %160 : i64
+      %172 = linalg.index 0 : index
+      %173 = arith.index_cast %172 : index to i64
+      linalg.yield %173 : i64
     } -> tensor<8xi64>
-    %expanded_22 = tensor.expand_shape %35 [[0, 1]] output_shape [1, 8] : tensor<8xi64> into tensor<1x8xi64>
-    %expanded_23 = tensor.expand_shape %35 [[0, 1]] output_shape [8, 1] : tensor<8xi64> into tensor<8x1xi64>
-    %36 = tensor.empty() : tensor<8x8xi64>
-    %37 = linalg.generic {indexing_maps = [#map7, #map8, #map3], iterator_types = ["parallel", "parallel"]} ins(%expanded_22, %expanded_23 : tensor<1x8xi64>, tensor<8x1xi64>) outs(%36 : tensor<8x8xi64>) {
-    ^bb0(%in: i64, %in_67: i64, %out: i64):
-      %159 = arith.subi %in, %in_67 : i64
-      linalg.yield %159 : i64
+    %expanded_21 = tensor.expand_shape %39 [[0, 1]] output_shape [1, 8] : tensor<8xi64> into tensor<1x8xi64>
+    %expanded_22 = tensor.expand_shape %39 [[0, 1]] output_shape [8, 1] : tensor<8xi64> into tensor<8x1xi64>
+    %40 = tensor.empty() : tensor<8x8xi64>
+    %41 = linalg.generic {indexing_maps = [#map7, #map8, #map3], iterator_types = ["parallel", "parallel"]} ins(%expanded_21, %expanded_22 : tensor<1x8xi64>, tensor<8x1xi64>) outs(%40 : tensor<8x8xi64>) {
+    ^bb0(%in: i64, %in_64: i64, %out: i64):
+      %172 = arith.subi %in, %in_64 : i64
+      linalg.yield %172 : i64
     } -> tensor<8x8xi64>
-    %38 = tensor.empty() : tensor<8x8xi1>
-    %39 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel"]} ins(%37 : tensor<8x8xi64>) outs(%38 : tensor<8x8xi1>) {
+    %42 = tensor.empty() : tensor<8x8xi1>
+    %43 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel"]} ins(%41 : tensor<8x8xi64>) outs(%42 : tensor<8x8xi1>) {
     ^bb0(%in: i64, %out: i1):
-      %159 = arith.cmpi sle, %in, %c0_i64 : i64
-      linalg.yield %159 : i1
+      %172 = arith.cmpi sle, %in, %c0_i64 : i64
+      linalg.yield %172 : i1
     } -> tensor<8x8xi1>
-    %40 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel"]} ins(%39, %cst_5 : tensor<8x8xi1>, tensor<8x8xi1>) outs(%38 : tensor<8x8xi1>) {
-    ^bb0(%in: i1, %in_67: i1, %out: i1):
-      %159 = arith.andi %in, %in_67 : i1
-      linalg.yield %159 : i1
+    %44 = linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel"]} ins(%43, %cst_3 : tensor<8x8xi1>, tensor<8x8xi1>) outs(%42 : tensor<8x8xi1>) {
+    ^bb0(%in: i1, %in_64: i1, %out: i1):
+      %172 = arith.andi %in, %in_64 : i1
+      linalg.yield %172 : i1
     } -> tensor<8x8xi1>
-    %41 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel"]} ins(%40 : tensor<8x8xi1>) outs(%38 : tensor<8x8xi1>) {
+    %45 = linalg.generic {indexing_maps = [#map3, #map3], iterator_types = ["parallel", "parallel"]} ins(%44 : tensor<8x8xi1>) outs(%42 : tensor<8x8xi1>) {
     ^bb0(%in: i1, %out: i1):
-      %159 = arith.xori %in, %true : i1
-      linalg.yield %159 : i1
+      %172 = arith.xori %in, %true : i1
+      linalg.yield %172 : i1
     } -> tensor<8x8xi1>
-    %42 = linalg.generic {indexing_maps = [#map9, #map10, #map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%41, %cst_4, %33 : tensor<8x8xi1>, tensor<f32>, tensor<2x2x8x8xf32>) outs(%32 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: i1, %in_67: f32, %in_68: f32, %out: f32):
-      %159 = arith.select %in, %in_67, %in_68 : f32
-      linalg.yield %159 : f32
+    %46 = linalg.generic {indexing_maps = [#map9, #map10, #map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%45, %cst_2, %37 : tensor<8x8xi1>, tensor<f32>, tensor<2x2x8x8xf32>) outs(%36 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: i1, %in_64: f32, %in_65: f32, %out: f32):
+      %172 = arith.select %in, %in_64, %in_65 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x2x8x8xf32>
-    %43 = tensor.empty() : tensor<2x2x8xi64>
-    %44 = linalg.fill ins(%c0_i64 : i64) outs(%43 : tensor<2x2x8xi64>) -> tensor<2x2x8xi64>
-    %45 = tensor.empty() : tensor<2x2x8xf32>
-    %46 = linalg.fill ins(%cst_1 : f32) outs(%45 : tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
-    %47:2 = linalg.generic {indexing_maps = [#map5, #map11, #map11], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%42 : tensor<2x2x8x8xf32>) outs(%46, %44 : tensor<2x2x8xf32>, tensor<2x2x8xi64>) {
-    ^bb0(%in: f32, %out: f32, %out_67: i64):
-      %159 = linalg.index 3 : index
-      %160 = arith.index_cast %159 : index to i64
-      %161 = arith.maximumf %in, %out : f32
-      %162 = arith.cmpf ogt, %in, %out : f32
-      %163 = arith.select %162, %160, %out_67 : i64
-      linalg.yield %161, %163 : f32, i64
+    %47 = tensor.empty() : tensor<2x2x8xi64>
+    %48 = linalg.fill ins(%c0_i64 : i64) outs(%47 : tensor<2x2x8xi64>) -> tensor<2x2x8xi64>
+    %49 = tensor.empty() : tensor<2x2x8xf32>
+    %50 = linalg.fill ins(%cst_1 : f32) outs(%49 : tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
+    %51:2 = linalg.generic {indexing_maps = [#map5, #map11, #map11], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%46 : tensor<2x2x8x8xf32>) outs(%50, %48 : tensor<2x2x8xf32>, tensor<2x2x8xi64>) {
+    ^bb0(%in: f32, %out: f32, %out_64: i64):
+      %172 = linalg.index 3 : index
+      %173 = arith.index_cast %172 : index to i64
+      %174 = arith.maximumf %in, %out : f32
+      %175 = arith.cmpf ogt, %in, %out : f32
+      %176 = arith.select %175, %173, %out_64 : i64
+      linalg.yield %174, %176 : f32, i64
     } -> (tensor<2x2x8xf32>, tensor<2x2x8xi64>)
-    %expanded_24 = tensor.expand_shape %47#0 [[0], [1], [2, 3]] output_shape [2, 2, 8, 1] : tensor<2x2x8xf32> into tensor<2x2x8x1xf32>
-    %48 = linalg.generic {indexing_maps = [#map5, #map12, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%42, %expanded_24 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%32 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.subf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %expanded_23 = tensor.expand_shape %51#0 [[0], [1], [2, 3]] output_shape [2, 2, 8, 1] : tensor<2x2x8xf32> into tensor<2x2x8x1xf32>
+    %52 = linalg.generic {indexing_maps = [#map5, #map12, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%46, %expanded_23 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%36 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.subf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x2x8x8xf32>
-    %49 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%48 : tensor<2x2x8x8xf32>) outs(%32 : tensor<2x2x8x8xf32>) {
+    %53 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%52 : tensor<2x2x8x8xf32>) outs(%36 : tensor<2x2x8x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = math.exp %in : f32
-      linalg.yield %159 : f32
+      %172 = math.exp %in : f32
+      linalg.yield %172 : f32
     } -> tensor<2x2x8x8xf32>
-    %50 = tensor.empty() : tensor<2x2x8x1xf32>
-    %51 = linalg.fill ins(%cst_0 : f32) outs(%50 : tensor<2x2x8x1xf32>) -> tensor<2x2x8x1xf32>
-    %52 = linalg.generic {indexing_maps = [#map5, #map12], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%49 : tensor<2x2x8x8xf32>) outs(%51 : tensor<2x2x8x1xf32>) {
+    %54 = tensor.empty() : tensor<2x2x8x1xf32>
+    %55 = linalg.fill ins(%cst_0 : f32) outs(%54 : tensor<2x2x8x1xf32>) -> tensor<2x2x8x1xf32>
+    %56 = linalg.generic {indexing_maps = [#map5, #map12], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%53 : tensor<2x2x8x8xf32>) outs(%55 : tensor<2x2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.addf %in, %out : f32
-      linalg.yield %159 : f32
+      %172 = arith.addf %in, %out : f32
+      linalg.yield %172 : f32
     } -> tensor<2x2x8x1xf32>
-    %53 = linalg.generic {indexing_maps = [#map5, #map12, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%49, %52 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%32 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.divf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %57 = linalg.generic {indexing_maps = [#map5, #map12, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%53, %56 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%36 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.divf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x2x8x8xf32>
-    %collapsed_25 = tensor.collapse_shape %53 [[0, 1], [2], [3]] : tensor<2x2x8x8xf32> into tensor<4x8x8xf32>
-    %collapsed_26 = tensor.collapse_shape %transposed_17 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
-    %54 = tensor.empty() : tensor<4x8x16xf32>
-    %55 = linalg.fill ins(%cst_0 : f32) outs(%54 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
-    %56 = linalg.batch_matmul ins(%collapsed_25, %collapsed_26 : tensor<4x8x8xf32>, tensor<4x8x16xf32>) outs(%55 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
-    %expanded_27 = tensor.expand_shape %56 [[0, 1], [2], [3]] output_shape [2, 2, 8, 16] : tensor<4x8x16xf32> into tensor<2x2x8x16xf32>
-    %57 = tensor.empty() : tensor<2x8x2x16xf32>
-    %transposed_28 = linalg.transpose ins(%expanded_27 : tensor<2x2x8x16xf32>) outs(%57 : tensor<2x8x2x16xf32>) permutation = [0, 2, 1, 3] 
-    %collapsed_29 = tensor.collapse_shape %transposed_28 [[0, 1], [2, 3]] : tensor<2x8x2x16xf32> into tensor<16x32xf32>
-    %58 = tensor.empty() : tensor<32x32xf32>
-    %transposed_30 = linalg.transpose ins(%arg4 : tensor<32x32xf32>) outs(%58 : tensor<32x32xf32>) permutation = [1, 0] 
-    %59 = tensor.empty() : tensor<16x32xf32>
-    %60 = linalg.fill ins(%cst_0 : f32) outs(%59 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %61 = linalg.matmul ins(%collapsed_29, %transposed_30 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%60 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %62 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%61, %arg5 : tensor<16x32xf32>, tensor<32xf32>) outs(%59 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %collapsed_24 = tensor.collapse_shape %57 [[0, 1], [2], [3]] : tensor<2x2x8x8xf32> into tensor<4x8x8xf32>
+    %collapsed_25 = tensor.collapse_shape %transposed_16 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
+    %58 = tensor.empty() : tensor<4x8x16xf32>
+    %59 = linalg.fill ins(%cst_0 : f32) outs(%58 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+    %60 = linalg.batch_matmul ins(%collapsed_24, %collapsed_25 : tensor<4x8x8xf32>, tensor<4x8x16xf32>) outs(%59 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+    %expanded_26 = tensor.expand_shape %60 [[0, 1], [2], [3]] output_shape [2, 2, 8, 16] : tensor<4x8x16xf32> into tensor<2x2x8x16xf32>
+    %61 = tensor.empty() : tensor<2x8x2x16xf32>
+    %transposed_27 = linalg.transpose ins(%expanded_26 : tensor<2x2x8x16xf32>) outs(%61 : tensor<2x8x2x16xf32>) permutation = [0, 2, 1, 3] 
+    %collapsed_28 = tensor.collapse_shape %transposed_27 [[0, 1], [2, 3]] : tensor<2x8x2x16xf32> into tensor<16x32xf32>
+    %transposed_29 = linalg.transpose ins(%arg8 : tensor<32x32xf32>) outs(%22 : tensor<32x32xf32>) permutation = [1, 0] 
+    %62 = linalg.matmul ins(%collapsed_28, %transposed_29 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%24 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %63 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%62, %arg9 : tensor<16x32xf32>, tensor<32xf32>) outs(%23 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<16x32xf32>
-    %expanded_31 = tensor.expand_shape %62 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
-    %63 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg26, %expanded_31 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %expanded_30 = tensor.expand_shape %63 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
+    %64 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg34, %expanded_30 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %64 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%63 : tensor<2x8x32xf32>) outs(%0 : tensor<2x8x32xf64>) {
+    %65 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%64 : tensor<2x8x32xf32>) outs(%0 : tensor<2x8x32xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %159 = arith.extf %in : f32 to f64
-      linalg.yield %159 : f64
+      %172 = arith.extf %in : f32 to f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
-    %65 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%64 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
+    %66 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%65 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.addf %in, %out : f64
-      linalg.yield %159 : f64
+      %172 = arith.addf %in, %out : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %66 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%65 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
+    %67 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%66 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.divf %in, %cst_7 : f64
-      linalg.yield %159 : f64
+      %172 = arith.divf %in, %cst_6 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %67 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%64, %66 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%0 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_67: f64, %out: f64):
-      %159 = arith.subf %in, %in_67 : f64
-      linalg.yield %159 : f64
+    %68 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%65, %67 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%0 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %172 = arith.subf %in, %in_64 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
-    %68 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%67, %67 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%0 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_67: f64, %out: f64):
-      %159 = arith.mulf %in, %in_67 : f64
-      linalg.yield %159 : f64
+    %69 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%68, %68 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%0 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %172 = arith.mulf %in, %in_64 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
-    %69 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%68 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
+    %70 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%69 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.addf %in, %out : f64
-      linalg.yield %159 : f64
+      %172 = arith.addf %in, %out : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %70 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%69 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
+    %71 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%70 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.divf %in, %cst_7 : f64
-      linalg.yield %159 : f64
+      %172 = arith.divf %in, %cst_6 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %71 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%70 : tensor<2x8x1xf64>) outs(%10 : tensor<2x8x1xf32>) {
+    %72 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%71 : tensor<2x8x1xf64>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %159 = arith.truncf %in : f64 to f32
-      linalg.yield %159 : f32
+      %172 = arith.truncf %in : f64 to f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %72 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%63 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x1xf32>) {
+    %73 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%64 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.addf %in, %out : f32
-      linalg.yield %159 : f32
+      %172 = arith.addf %in, %out : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %73 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%72 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
+    %74 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%73 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.divf %in, %cst_8 : f32
-      linalg.yield %159 : f32
+      %172 = arith.divf %in, %cst_7 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %74 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%71 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
+    %75 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%72 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.truncf %cst_6 : f64 to f32
-      %160 = arith.addf %in, %159 : f32
-      linalg.yield %160 : f32
+      %172 = arith.truncf %cst_5 : f64 to f32
+      %173 = arith.addf %in, %172 : f32
+      linalg.yield %173 : f32
     } -> tensor<2x8x1xf32>
-    %75 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%74 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
+    %76 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%75 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = math.rsqrt %in : f32
-      linalg.yield %159 : f32
+      %172 = math.rsqrt %in : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %76 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%63, %73 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.subf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %77 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%64, %74 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.subf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %77 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%76, %75 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.mulf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %78 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%77, %76 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.mulf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %78 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%77, %arg6 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.mulf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %79 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%78, %arg10 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.mulf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %79 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%78, %arg7 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %80 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%79, %arg11 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %collapsed_32 = tensor.collapse_shape %79 [[0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
-    %80 = tensor.empty() : tensor<32x128xf32>
-    %transposed_33 = linalg.transpose ins(%arg8 : tensor<128x32xf32>) outs(%80 : tensor<32x128xf32>) permutation = [1, 0] 
-    %81 = tensor.empty() : tensor<16x128xf32>
-    %82 = linalg.fill ins(%cst_0 : f32) outs(%81 : tensor<16x128xf32>) -> tensor<16x128xf32>
-    %83 = linalg.matmul ins(%collapsed_32, %transposed_33 : tensor<16x32xf32>, tensor<32x128xf32>) outs(%82 : tensor<16x128xf32>) -> tensor<16x128xf32>
-    %84 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%83, %arg9 : tensor<16x128xf32>, tensor<128xf32>) outs(%81 : tensor<16x128xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %collapsed_31 = tensor.collapse_shape %80 [[0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
+    %81 = tensor.empty() : tensor<32x128xf32>
+    %transposed_32 = linalg.transpose ins(%arg12 : tensor<128x32xf32>) outs(%81 : tensor<32x128xf32>) permutation = [1, 0] 
+    %82 = tensor.empty() : tensor<16x128xf32>
+    %83 = linalg.fill ins(%cst_0 : f32) outs(%82 : tensor<16x128xf32>) -> tensor<16x128xf32>
+    %84 = linalg.matmul ins(%collapsed_31, %transposed_32 : tensor<16x32xf32>, tensor<32x128xf32>) outs(%83 : tensor<16x128xf32>) -> tensor<16x128xf32>
+    %85 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%84, %arg13 : tensor<16x128xf32>, tensor<128xf32>) outs(%82 : tensor<16x128xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<16x128xf32>
-    %expanded_34 = tensor.expand_shape %84 [[0, 1], [2]] output_shape [2, 8, 128] : tensor<16x128xf32> into tensor<2x8x128xf32>
-    %85 = tensor.empty() : tensor<2x8x128xf32>
-    %86 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_34 : tensor<2x8x128xf32>) outs(%85 : tensor<2x8x128xf32>) {
+    %expanded_33 = tensor.expand_shape %85 [[0, 1], [2]] output_shape [2, 8, 128] : tensor<16x128xf32> into tensor<2x8x128xf32>
+    %86 = tensor.empty() : tensor<2x8x128xf32>
+    %87 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_33 : tensor<2x8x128xf32>) outs(%86 : tensor<2x8x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.divf %in, %cst_10 : f32
-      %160 = math.erf %159 : f32
-      %161 = arith.addf %160, %cst_2 : f32
-      %162 = arith.mulf %161, %cst_3 : f32
-      %163 = arith.mulf %in, %162 : f32
-      linalg.yield %163 : f32
+      %172 = arith.mulf %in, %cst_9 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x128xf32>
-    %collapsed_35 = tensor.collapse_shape %86 [[0, 1], [2]] : tensor<2x8x128xf32> into tensor<16x128xf32>
-    %87 = tensor.empty() : tensor<128x32xf32>
-    %transposed_36 = linalg.transpose ins(%arg10 : tensor<32x128xf32>) outs(%87 : tensor<128x32xf32>) permutation = [1, 0] 
-    %88 = linalg.matmul ins(%collapsed_35, %transposed_36 : tensor<16x128xf32>, tensor<128x32xf32>) outs(%60 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %89 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%88, %arg11 : tensor<16x32xf32>, tensor<32xf32>) outs(%59 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %88 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_33 : tensor<2x8x128xf32>) outs(%86 : tensor<2x8x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %172 = arith.truncf %cst_4 : f64 to f32
+      %173 = arith.mulf %in, %172 : f32
+      linalg.yield %173 : f32
+    } -> tensor<2x8x128xf32>
+    %89 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%88 : tensor<2x8x128xf32>) outs(%86 : tensor<2x8x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %172 = math.erf %in : f32
+      linalg.yield %172 : f32
+    } -> tensor<2x8x128xf32>
+    %90 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%89 : tensor<2x8x128xf32>) outs(%86 : tensor<2x8x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %172 = arith.addf %in, %cst_10 : f32
+      linalg.yield %172 : f32
+    } -> tensor<2x8x128xf32>
+    %91 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%87, %90 : tensor<2x8x128xf32>, tensor<2x8x128xf32>) outs(%86 : tensor<2x8x128xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.mulf %in, %in_64 : f32
+      linalg.yield %172 : f32
+    } -> tensor<2x8x128xf32>
+    %collapsed_34 = tensor.collapse_shape %91 [[0, 1], [2]] : tensor<2x8x128xf32> into tensor<16x128xf32>
+    %92 = tensor.empty() : tensor<128x32xf32>
+    %transposed_35 = linalg.transpose ins(%arg14 : tensor<32x128xf32>) outs(%92 : tensor<128x32xf32>) permutation = [1, 0] 
+    %93 = linalg.matmul ins(%collapsed_34, %transposed_35 : tensor<16x128xf32>, tensor<128x32xf32>) outs(%24 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %94 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%93, %arg15 : tensor<16x32xf32>, tensor<32xf32>) outs(%23 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<16x32xf32>
-    %expanded_37 = tensor.expand_shape %89 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
-    %90 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%63, %expanded_37 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %expanded_36 = tensor.expand_shape %94 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
+    %95 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%64, %expanded_36 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %91 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%90 : tensor<2x8x32xf32>) outs(%0 : tensor<2x8x32xf64>) {
+    %96 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%95 : tensor<2x8x32xf32>) outs(%0 : tensor<2x8x32xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %159 = arith.extf %in : f32 to f64
-      linalg.yield %159 : f64
+      %172 = arith.extf %in : f32 to f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
-    %92 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%91 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
+    %97 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%96 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.addf %in, %out : f64
-      linalg.yield %159 : f64
+      %172 = arith.addf %in, %out : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %93 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%92 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
+    %98 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%97 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.divf %in, %cst_7 : f64
-      linalg.yield %159 : f64
+      %172 = arith.divf %in, %cst_6 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %94 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%91, %93 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%0 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_67: f64, %out: f64):
-      %159 = arith.subf %in, %in_67 : f64
-      linalg.yield %159 : f64
+    %99 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%96, %98 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%0 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %172 = arith.subf %in, %in_64 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
-    %95 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%94, %94 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%0 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_67: f64, %out: f64):
-      %159 = arith.mulf %in, %in_67 : f64
-      linalg.yield %159 : f64
+    %100 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%99, %99 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%0 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %172 = arith.mulf %in, %in_64 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
-    %96 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%95 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
+    %101 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%100 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.addf %in, %out : f64
-      linalg.yield %159 : f64
+      %172 = arith.addf %in, %out : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %97 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%96 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
+    %102 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%101 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.divf %in, %cst_7 : f64
-      linalg.yield %159 : f64
+      %172 = arith.divf %in, %cst_6 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %98 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%97 : tensor<2x8x1xf64>) outs(%10 : tensor<2x8x1xf32>) {
+    %103 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%102 : tensor<2x8x1xf64>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %159 = arith.truncf %in : f64 to f32
-      linalg.yield %159 : f32
+      %172 = arith.truncf %in : f64 to f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %99 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%90 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x1xf32>) {
+    %104 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%95 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.addf %in, %out : f32
-      linalg.yield %159 : f32
+      %172 = arith.addf %in, %out : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %100 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%99 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
+    %105 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%104 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.divf %in, %cst_8 : f32
-      linalg.yield %159 : f32
+      %172 = arith.divf %in, %cst_7 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %101 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%98 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
+    %106 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%103 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.truncf %cst_6 : f64 to f32
-      %160 = arith.addf %in, %159 : f32
-      linalg.yield %160 : f32
+      %172 = arith.truncf %cst_5 : f64 to f32
+      %173 = arith.addf %in, %172 : f32
+      linalg.yield %173 : f32
     } -> tensor<2x8x1xf32>
-    %102 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%101 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
+    %107 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%106 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = math.rsqrt %in : f32
-      linalg.yield %159 : f32
+      %172 = math.rsqrt %in : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %103 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%90, %100 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.subf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %108 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%95, %105 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.subf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %104 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%103, %102 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.mulf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %109 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%108, %107 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.mulf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %105 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%104, %arg12 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.mulf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %110 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%109, %arg16 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.mulf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %106 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%105, %arg13 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %111 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%110, %arg17 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %collapsed_38 = tensor.collapse_shape %106 [[0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
-    %transposed_39 = linalg.transpose ins(%arg14 : tensor<96x32xf32>) outs(%22 : tensor<32x96xf32>) permutation = [1, 0] 
-    %107 = linalg.matmul ins(%collapsed_38, %transposed_39 : tensor<16x32xf32>, tensor<32x96xf32>) outs(%24 : tensor<16x96xf32>) -> tensor<16x96xf32>
-    %108 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%107, %arg15 : tensor<16x96xf32>, tensor<96xf32>) outs(%23 : tensor<16x96xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
-    } -> tensor<16x96xf32>
-    %expanded_40 = tensor.expand_shape %108 [[0, 1], [2]] output_shape [2, 8, 96] : tensor<16x96xf32> into tensor<2x8x96xf32>
-    %extracted_slice_41 = tensor.extract_slice %expanded_40[0, 0, 0] [2, 8, 32] [1, 1, 1] : tensor<2x8x96xf32> to tensor<2x8x32xf32>
-    %extracted_slice_42 = tensor.extract_slice %expanded_40[0, 0, 32] [2, 8, 32] [1, 1, 1] : tensor<2x8x96xf32> to tensor<2x8x32xf32>
-    %extracted_slice_43 = tensor.extract_slice %expanded_40[0, 0, 64] [2, 8, 32] [1, 1, 1] : tensor<2x8x96xf32> to tensor<2x8x32xf32>
-    %expanded_44 = tensor.expand_shape %extracted_slice_41 [[0], [1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<2x8x32xf32> into tensor<2x8x2x16xf32>
+    %collapsed_37 = tensor.collapse_shape %111 [[0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
+    %transposed_38 = linalg.transpose ins(%arg18 : tensor<32x32xf32>) outs(%22 : tensor<32x32xf32>) permutation = [1, 0] 
+    %112 = linalg.matmul ins(%collapsed_37, %transposed_38 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%24 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %113 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%112, %arg19 : tensor<16x32xf32>, tensor<32xf32>) outs(%23 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
+    } -> tensor<16x32xf32>
+    %expanded_39 = tensor.expand_shape %113 [[0, 1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<16x32xf32> into tensor<2x8x2x16xf32>
+    %transposed_40 = linalg.transpose ins(%expanded_39 : tensor<2x8x2x16xf32>) outs(%27 : tensor<2x2x8x16xf32>) permutation = [0, 2, 1, 3] 
+    %transposed_41 = linalg.transpose ins(%arg20 : tensor<32x32xf32>) outs(%22 : tensor<32x32xf32>) permutation = [1, 0] 
+    %114 = linalg.matmul ins(%collapsed_37, %transposed_41 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%24 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %115 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%114, %arg21 : tensor<16x32xf32>, tensor<32xf32>) outs(%23 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
+    } -> tensor<16x32xf32>
+    %expanded_42 = tensor.expand_shape %115 [[0, 1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<16x32xf32> into tensor<2x8x2x16xf32>
+    %transposed_43 = linalg.transpose ins(%arg22 : tensor<32x32xf32>) outs(%22 : tensor<32x32xf32>) permutation = [1, 0] 
+    %116 = linalg.matmul ins(%collapsed_37, %transposed_43 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%24 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %117 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%116, %arg23 : tensor<16x32xf32>, tensor<32xf32>) outs(%23 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
+    } -> tensor<16x32xf32>
+    %expanded_44 = tensor.expand_shape %117 [[0, 1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<16x32xf32> into tensor<2x8x2x16xf32>
     %transposed_45 = linalg.transpose ins(%expanded_44 : tensor<2x8x2x16xf32>) outs(%27 : tensor<2x2x8x16xf32>) permutation = [0, 2, 1, 3] 
-    %expanded_46 = tensor.expand_shape %extracted_slice_42 [[0], [1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<2x8x32xf32> into tensor<2x8x2x16xf32>
-    %expanded_47 = tensor.expand_shape %extracted_slice_43 [[0], [1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<2x8x32xf32> into tensor<2x8x2x16xf32>
-    %transposed_48 = linalg.transpose ins(%expanded_47 : tensor<2x8x2x16xf32>) outs(%27 : tensor<2x2x8x16xf32>) permutation = [0, 2, 1, 3] 
-    %transposed_49 = linalg.transpose ins(%expanded_46 : tensor<2x8x2x16xf32>) outs(%28 : tensor<2x2x16x8xf32>) permutation = [0, 2, 3, 1] 
-    %collapsed_50 = tensor.collapse_shape %transposed_45 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
-    %collapsed_51 = tensor.collapse_shape %transposed_49 [[0, 1], [2], [3]] : tensor<2x2x16x8xf32> into tensor<4x16x8xf32>
-    %109 = linalg.batch_matmul ins(%collapsed_50, %collapsed_51 : tensor<4x8x16xf32>, tensor<4x16x8xf32>) outs(%30 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
-    %expanded_52 = tensor.expand_shape %109 [[0, 1], [2], [3]] output_shape [2, 2, 8, 8] : tensor<4x8x8xf32> into tensor<2x2x8x8xf32>
-    %110 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_52 : tensor<2x2x8x8xf32>) outs(%32 : tensor<2x2x8x8xf32>) {
+    %transposed_46 = linalg.transpose ins(%expanded_42 : tensor<2x8x2x16xf32>) outs(%32 : tensor<2x2x16x8xf32>) permutation = [0, 2, 3, 1] 
+    %collapsed_47 = tensor.collapse_shape %transposed_40 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
+    %collapsed_48 = tensor.collapse_shape %transposed_46 [[0, 1], [2], [3]] : tensor<2x2x16x8xf32> into tensor<4x16x8xf32>
+    %118 = linalg.batch_matmul ins(%collapsed_47, %collapsed_48 : tensor<4x8x16xf32>, tensor<4x16x8xf32>) outs(%34 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+    %expanded_49 = tensor.expand_shape %118 [[0, 1], [2], [3]] output_shape [2, 2, 8, 8] : tensor<4x8x8xf32> into tensor<2x2x8x8xf32>
+    %119 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_49 : tensor<2x2x8x8xf32>) outs(%36 : tensor<2x2x8x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.mulf %in, %cst_9 : f32
-      linalg.yield %159 : f32
+      %172 = arith.mulf %in, %cst_8 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x2x8x8xf32>
-    %111 = linalg.generic {indexing_maps = [#map9, #map10, #map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%41, %cst_4, %110 : tensor<8x8xi1>, tensor<f32>, tensor<2x2x8x8xf32>) outs(%32 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: i1, %in_67: f32, %in_68: f32, %out: f32):
-      %159 = arith.select %in, %in_67, %in_68 : f32
-      linalg.yield %159 : f32
+    %120 = linalg.generic {indexing_maps = [#map9, #map10, #map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%45, %cst_2, %119 : tensor<8x8xi1>, tensor<f32>, tensor<2x2x8x8xf32>) outs(%36 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: i1, %in_64: f32, %in_65: f32, %out: f32):
+      %172 = arith.select %in, %in_64, %in_65 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x2x8x8xf32>
-    %112:2 = linalg.generic {indexing_maps = [#map5, #map11, #map11], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%111 : tensor<2x2x8x8xf32>) outs(%46, %44 : tensor<2x2x8xf32>, tensor<2x2x8xi64>) {
-    ^bb0(%in: f32, %out: f32, %out_67: i64):
-      %159 = linalg.index 3 : index
-      %160 = arith.index_cast %159 : index to i64
-      %161 = arith.maximumf %in, %out : f32
-      %162 = arith.cmpf ogt, %in, %out : f32
-      %163 = arith.select %162, %160, %out_67 : i64
-      linalg.yield %161, %163 : f32, i64
+    %121:2 = linalg.generic {indexing_maps = [#map5, #map11, #map11], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%120 : tensor<2x2x8x8xf32>) outs(%50, %48 : tensor<2x2x8xf32>, tensor<2x2x8xi64>) {
+    ^bb0(%in: f32, %out: f32, %out_64: i64):
+      %172 = linalg.index 3 : index
+      %173 = arith.index_cast %172 : index to i64
+      %174 = arith.maximumf %in, %out : f32
+      %175 = arith.cmpf ogt, %in, %out : f32
+      %176 = arith.select %175, %173, %out_64 : i64
+      linalg.yield %174, %176 : f32, i64
     } -> (tensor<2x2x8xf32>, tensor<2x2x8xi64>)
-    %expanded_53 = tensor.expand_shape %112#0 [[0], [1], [2, 3]] output_shape [2, 2, 8, 1] : tensor<2x2x8xf32> into tensor<2x2x8x1xf32>
-    %113 = linalg.generic {indexing_maps = [#map5, #map12, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%111, %expanded_53 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%32 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.subf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %expanded_50 = tensor.expand_shape %121#0 [[0], [1], [2, 3]] output_shape [2, 2, 8, 1] : tensor<2x2x8xf32> into tensor<2x2x8x1xf32>
+    %122 = linalg.generic {indexing_maps = [#map5, #map12, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%120, %expanded_50 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%36 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.subf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x2x8x8xf32>
-    %114 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%113 : tensor<2x2x8x8xf32>) outs(%32 : tensor<2x2x8x8xf32>) {
+    %123 = linalg.generic {indexing_maps = [#map5, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%122 : tensor<2x2x8x8xf32>) outs(%36 : tensor<2x2x8x8xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = math.exp %in : f32
-      linalg.yield %159 : f32
+      %172 = math.exp %in : f32
+      linalg.yield %172 : f32
     } -> tensor<2x2x8x8xf32>
-    %115 = linalg.generic {indexing_maps = [#map5, #map12], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%114 : tensor<2x2x8x8xf32>) outs(%51 : tensor<2x2x8x1xf32>) {
+    %124 = linalg.generic {indexing_maps = [#map5, #map12], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%123 : tensor<2x2x8x8xf32>) outs(%55 : tensor<2x2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.addf %in, %out : f32
-      linalg.yield %159 : f32
+      %172 = arith.addf %in, %out : f32
+      linalg.yield %172 : f32
     } -> tensor<2x2x8x1xf32>
-    %116 = linalg.generic {indexing_maps = [#map5, #map12, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%114, %115 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%32 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.divf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %125 = linalg.generic {indexing_maps = [#map5, #map12, #map5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%123, %124 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%36 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.divf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x2x8x8xf32>
-    %collapsed_54 = tensor.collapse_shape %116 [[0, 1], [2], [3]] : tensor<2x2x8x8xf32> into tensor<4x8x8xf32>
-    %collapsed_55 = tensor.collapse_shape %transposed_48 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
-    %117 = linalg.batch_matmul ins(%collapsed_54, %collapsed_55 : tensor<4x8x8xf32>, tensor<4x8x16xf32>) outs(%55 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
-    %expanded_56 = tensor.expand_shape %117 [[0, 1], [2], [3]] output_shape [2, 2, 8, 16] : tensor<4x8x16xf32> into tensor<2x2x8x16xf32>
-    %transposed_57 = linalg.transpose ins(%expanded_56 : tensor<2x2x8x16xf32>) outs(%57 : tensor<2x8x2x16xf32>) permutation = [0, 2, 1, 3] 
-    %collapsed_58 = tensor.collapse_shape %transposed_57 [[0, 1], [2, 3]] : tensor<2x8x2x16xf32> into tensor<16x32xf32>
-    %transposed_59 = linalg.transpose ins(%arg16 : tensor<32x32xf32>) outs(%58 : tensor<32x32xf32>) permutation = [1, 0] 
-    %118 = linalg.matmul ins(%collapsed_58, %transposed_59 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%60 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %119 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%118, %arg17 : tensor<16x32xf32>, tensor<32xf32>) outs(%59 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %collapsed_51 = tensor.collapse_shape %125 [[0, 1], [2], [3]] : tensor<2x2x8x8xf32> into tensor<4x8x8xf32>
+    %collapsed_52 = tensor.collapse_shape %transposed_45 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
+    %126 = linalg.batch_matmul ins(%collapsed_51, %collapsed_52 : tensor<4x8x8xf32>, tensor<4x8x16xf32>) outs(%59 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+    %expanded_53 = tensor.expand_shape %126 [[0, 1], [2], [3]] output_shape [2, 2, 8, 16] : tensor<4x8x16xf32> into tensor<2x2x8x16xf32>
+    %transposed_54 = linalg.transpose ins(%expanded_53 : tensor<2x2x8x16xf32>) outs(%61 : tensor<2x8x2x16xf32>) permutation = [0, 2, 1, 3] 
+    %collapsed_55 = tensor.collapse_shape %transposed_54 [[0, 1], [2, 3]] : tensor<2x8x2x16xf32> into tensor<16x32xf32>
+    %transposed_56 = linalg.transpose ins(%arg24 : tensor<32x32xf32>) outs(%22 : tensor<32x32xf32>) permutation = [1, 0] 
+    %127 = linalg.matmul ins(%collapsed_55, %transposed_56 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%24 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %128 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%127, %arg25 : tensor<16x32xf32>, tensor<32xf32>) outs(%23 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<16x32xf32>
-    %expanded_60 = tensor.expand_shape %119 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
-    %120 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%90, %expanded_60 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %expanded_57 = tensor.expand_shape %128 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
+    %129 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%95, %expanded_57 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %121 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%120 : tensor<2x8x32xf32>) outs(%0 : tensor<2x8x32xf64>) {
+    %130 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%129 : tensor<2x8x32xf32>) outs(%0 : tensor<2x8x32xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %159 = arith.extf %in : f32 to f64
-      linalg.yield %159 : f64
+      %172 = arith.extf %in : f32 to f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
-    %122 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%121 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
+    %131 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%130 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.addf %in, %out : f64
-      linalg.yield %159 : f64
+      %172 = arith.addf %in, %out : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %123 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%122 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
+    %132 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%131 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.divf %in, %cst_7 : f64
-      linalg.yield %159 : f64
+      %172 = arith.divf %in, %cst_6 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %124 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%121, %123 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%0 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_67: f64, %out: f64):
-      %159 = arith.subf %in, %in_67 : f64
-      linalg.yield %159 : f64
+    %133 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%130, %132 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%0 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %172 = arith.subf %in, %in_64 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
-    %125 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%124, %124 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%0 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_67: f64, %out: f64):
-      %159 = arith.mulf %in, %in_67 : f64
-      linalg.yield %159 : f64
+    %134 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%133, %133 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%0 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %172 = arith.mulf %in, %in_64 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
-    %126 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%125 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
+    %135 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%134 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.addf %in, %out : f64
-      linalg.yield %159 : f64
+      %172 = arith.addf %in, %out : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %127 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%126 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
+    %136 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%135 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.divf %in, %cst_7 : f64
-      linalg.yield %159 : f64
+      %172 = arith.divf %in, %cst_6 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %128 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%127 : tensor<2x8x1xf64>) outs(%10 : tensor<2x8x1xf32>) {
+    %137 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%136 : tensor<2x8x1xf64>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %159 = arith.truncf %in : f64 to f32
-      linalg.yield %159 : f32
+      %172 = arith.truncf %in : f64 to f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %129 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%120 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x1xf32>) {
+    %138 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%129 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.addf %in, %out : f32
-      linalg.yield %159 : f32
+      %172 = arith.addf %in, %out : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %130 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%129 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
+    %139 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%138 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.divf %in, %cst_8 : f32
-      linalg.yield %159 : f32
+      %172 = arith.divf %in, %cst_7 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %131 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%128 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
+    %140 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%137 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.truncf %cst_6 : f64 to f32
-      %160 = arith.addf %in, %159 : f32
-      linalg.yield %160 : f32
+      %172 = arith.truncf %cst_5 : f64 to f32
+      %173 = arith.addf %in, %172 : f32
+      linalg.yield %173 : f32
     } -> tensor<2x8x1xf32>
-    %132 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%131 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
+    %141 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%140 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = math.rsqrt %in : f32
-      linalg.yield %159 : f32
+      %172 = math.rsqrt %in : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %133 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%120, %130 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.subf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %142 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%129, %139 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.subf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %134 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%133, %132 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.mulf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %143 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%142, %141 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.mulf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %135 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%134, %arg18 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.mulf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %144 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%143, %arg26 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.mulf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %136 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%135, %arg19 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %145 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%144, %arg27 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %collapsed_61 = tensor.collapse_shape %136 [[0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
-    %transposed_62 = linalg.transpose ins(%arg20 : tensor<128x32xf32>) outs(%80 : tensor<32x128xf32>) permutation = [1, 0] 
-    %137 = linalg.matmul ins(%collapsed_61, %transposed_62 : tensor<16x32xf32>, tensor<32x128xf32>) outs(%82 : tensor<16x128xf32>) -> tensor<16x128xf32>
-    %138 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%137, %arg21 : tensor<16x128xf32>, tensor<128xf32>) outs(%81 : tensor<16x128xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %collapsed_58 = tensor.collapse_shape %145 [[0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
+    %transposed_59 = linalg.transpose ins(%arg28 : tensor<128x32xf32>) outs(%81 : tensor<32x128xf32>) permutation = [1, 0] 
+    %146 = linalg.matmul ins(%collapsed_58, %transposed_59 : tensor<16x32xf32>, tensor<32x128xf32>) outs(%83 : tensor<16x128xf32>) -> tensor<16x128xf32>
+    %147 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%146, %arg29 : tensor<16x128xf32>, tensor<128xf32>) outs(%82 : tensor<16x128xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<16x128xf32>
-    %expanded_63 = tensor.expand_shape %138 [[0, 1], [2]] output_shape [2, 8, 128] : tensor<16x128xf32> into tensor<2x8x128xf32>
-    %139 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_63 : tensor<2x8x128xf32>) outs(%85 : tensor<2x8x128xf32>) {
+    %expanded_60 = tensor.expand_shape %147 [[0, 1], [2]] output_shape [2, 8, 128] : tensor<16x128xf32> into tensor<2x8x128xf32>
+    %148 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_60 : tensor<2x8x128xf32>) outs(%86 : tensor<2x8x128xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.divf %in, %cst_10 : f32
-      %160 = math.erf %159 : f32
-      %161 = arith.addf %160, %cst_2 : f32
-      %162 = arith.mulf %161, %cst_3 : f32
-      %163 = arith.mulf %in, %162 : f32
-      linalg.yield %163 : f32
+      %172 = arith.mulf %in, %cst_9 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x128xf32>
-    %collapsed_64 = tensor.collapse_shape %139 [[0, 1], [2]] : tensor<2x8x128xf32> into tensor<16x128xf32>
-    %transposed_65 = linalg.transpose ins(%arg22 : tensor<32x128xf32>) outs(%87 : tensor<128x32xf32>) permutation = [1, 0] 
-    %140 = linalg.matmul ins(%collapsed_64, %transposed_65 : tensor<16x128xf32>, tensor<128x32xf32>) outs(%60 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %141 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%140, %arg23 : tensor<16x32xf32>, tensor<32xf32>) outs(%59 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %149 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%expanded_60 : tensor<2x8x128xf32>) outs(%86 : tensor<2x8x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %172 = arith.truncf %cst_4 : f64 to f32
+      %173 = arith.mulf %in, %172 : f32
+      linalg.yield %173 : f32
+    } -> tensor<2x8x128xf32>
+    %150 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%149 : tensor<2x8x128xf32>) outs(%86 : tensor<2x8x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %172 = math.erf %in : f32
+      linalg.yield %172 : f32
+    } -> tensor<2x8x128xf32>
+    %151 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%150 : tensor<2x8x128xf32>) outs(%86 : tensor<2x8x128xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %172 = arith.addf %in, %cst_10 : f32
+      linalg.yield %172 : f32
+    } -> tensor<2x8x128xf32>
+    %152 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%148, %151 : tensor<2x8x128xf32>, tensor<2x8x128xf32>) outs(%86 : tensor<2x8x128xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.mulf %in, %in_64 : f32
+      linalg.yield %172 : f32
+    } -> tensor<2x8x128xf32>
+    %collapsed_61 = tensor.collapse_shape %152 [[0, 1], [2]] : tensor<2x8x128xf32> into tensor<16x128xf32>
+    %transposed_62 = linalg.transpose ins(%arg30 : tensor<32x128xf32>) outs(%92 : tensor<128x32xf32>) permutation = [1, 0] 
+    %153 = linalg.matmul ins(%collapsed_61, %transposed_62 : tensor<16x128xf32>, tensor<128x32xf32>) outs(%24 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %154 = linalg.generic {indexing_maps = [#map3, #map4, #map3], iterator_types = ["parallel", "parallel"]} ins(%153, %arg31 : tensor<16x32xf32>, tensor<32xf32>) outs(%23 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<16x32xf32>
-    %expanded_66 = tensor.expand_shape %141 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
-    %142 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%120, %expanded_66 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %expanded_63 = tensor.expand_shape %154 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
+    %155 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%129, %expanded_63 : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %143 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%142 : tensor<2x8x32xf32>) outs(%0 : tensor<2x8x32xf64>) {
+    %156 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%155 : tensor<2x8x32xf32>) outs(%0 : tensor<2x8x32xf64>) {
     ^bb0(%in: f32, %out: f64):
-      %159 = arith.extf %in : f32 to f64
-      linalg.yield %159 : f64
+      %172 = arith.extf %in : f32 to f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
-    %144 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%143 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
+    %157 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%156 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.addf %in, %out : f64
-      linalg.yield %159 : f64
+      %172 = arith.addf %in, %out : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %145 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%144 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
+    %158 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%157 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.divf %in, %cst_7 : f64
-      linalg.yield %159 : f64
+      %172 = arith.divf %in, %cst_6 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %146 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%143, %145 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%0 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_67: f64, %out: f64):
-      %159 = arith.subf %in, %in_67 : f64
-      linalg.yield %159 : f64
+    %159 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%156, %158 : tensor<2x8x32xf64>, tensor<2x8x1xf64>) outs(%0 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %172 = arith.subf %in, %in_64 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
-    %147 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%146, %146 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%0 : tensor<2x8x32xf64>) {
-    ^bb0(%in: f64, %in_67: f64, %out: f64):
-      %159 = arith.mulf %in, %in_67 : f64
-      linalg.yield %159 : f64
+    %160 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%159, %159 : tensor<2x8x32xf64>, tensor<2x8x32xf64>) outs(%0 : tensor<2x8x32xf64>) {
+    ^bb0(%in: f64, %in_64: f64, %out: f64):
+      %172 = arith.mulf %in, %in_64 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x32xf64>
-    %148 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%147 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
+    %161 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%160 : tensor<2x8x32xf64>) outs(%3 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.addf %in, %out : f64
-      linalg.yield %159 : f64
+      %172 = arith.addf %in, %out : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %149 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%148 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
+    %162 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%161 : tensor<2x8x1xf64>) outs(%2 : tensor<2x8x1xf64>) {
     ^bb0(%in: f64, %out: f64):
-      %159 = arith.divf %in, %cst_7 : f64
-      linalg.yield %159 : f64
+      %172 = arith.divf %in, %cst_6 : f64
+      linalg.yield %172 : f64
     } -> tensor<2x8x1xf64>
-    %150 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%149 : tensor<2x8x1xf64>) outs(%10 : tensor<2x8x1xf32>) {
+    %163 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%162 : tensor<2x8x1xf64>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f64, %out: f32):
-      %159 = arith.truncf %in : f64 to f32
-      linalg.yield %159 : f32
+      %172 = arith.truncf %in : f64 to f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %151 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%142 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x1xf32>) {
+    %164 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%155 : tensor<2x8x32xf32>) outs(%12 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.addf %in, %out : f32
-      linalg.yield %159 : f32
+      %172 = arith.addf %in, %out : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %152 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%151 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
+    %165 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%164 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.divf %in, %cst_8 : f32
-      linalg.yield %159 : f32
+      %172 = arith.divf %in, %cst_7 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %153 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%150 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
+    %166 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%163 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = arith.truncf %cst_6 : f64 to f32
-      %160 = arith.addf %in, %159 : f32
-      linalg.yield %160 : f32
+      %172 = arith.truncf %cst_5 : f64 to f32
+      %173 = arith.addf %in, %172 : f32
+      linalg.yield %173 : f32
     } -> tensor<2x8x1xf32>
-    %154 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%153 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
+    %167 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%166 : tensor<2x8x1xf32>) outs(%10 : tensor<2x8x1xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %159 = math.rsqrt %in : f32
-      linalg.yield %159 : f32
+      %172 = math.rsqrt %in : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x1xf32>
-    %155 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%142, %152 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.subf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %168 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%155, %165 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.subf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %156 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%155, %154 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.mulf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %169 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%168, %167 : tensor<2x8x32xf32>, tensor<2x8x1xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.mulf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %157 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%156, %arg24 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.mulf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %170 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%169, %arg32 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.mulf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    %158 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%157, %arg25 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
-    ^bb0(%in: f32, %in_67: f32, %out: f32):
-      %159 = arith.addf %in, %in_67 : f32
-      linalg.yield %159 : f32
+    %171 = linalg.generic {indexing_maps = [#map, #map2, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%170, %arg33 : tensor<2x8x32xf32>, tensor<32xf32>) outs(%17 : tensor<2x8x32xf32>) {
+    ^bb0(%in: f32, %in_64: f32, %out: f32):
+      %172 = arith.addf %in, %in_64 : f32
+      linalg.yield %172 : f32
     } -> tensor<2x8x32xf32>
-    return %158 : tensor<2x8x32xf32>
+    return %171 : tensor<2x8x32xf32>
   }
 }

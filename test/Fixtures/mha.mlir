@@ -10,7 +10,7 @@
 #map8 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 #map9 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
 module {
-  func.func @forward(%arg0: tensor<96x32xf32>, %arg1: tensor<96xf32>, %arg2: tensor<32x32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> {
+  func.func @forward(%arg0: tensor<32x32xf32>, %arg1: tensor<32xf32>, %arg2: tensor<32x32xf32>, %arg3: tensor<32xf32>, %arg4: tensor<32x32xf32>, %arg5: tensor<32xf32>, %arg6: tensor<32x32xf32>, %arg7: tensor<32xf32>, %arg8: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> {
     %c0_i64 = arith.constant 0 : i64
     %cst = arith.constant 0.000000e+00 : f32
     %true = arith.constant true
@@ -18,133 +18,140 @@ module {
     %cst_1 = arith.constant dense<0xFF800000> : tensor<f32>
     %cst_2 = arith.constant dense<true> : tensor<8x8xi1>
     %cst_3 = arith.constant 2.500000e-01 : f32
-    %collapsed = tensor.collapse_shape %arg4 [[0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
-    %0 = tensor.empty() : tensor<32x96xf32>
-    %transposed = linalg.transpose ins(%arg0 : tensor<96x32xf32>) outs(%0 : tensor<32x96xf32>) permutation = [1, 0] 
-    %1 = tensor.empty() : tensor<16x96xf32>
-    %2 = linalg.fill ins(%cst : f32) outs(%1 : tensor<16x96xf32>) -> tensor<16x96xf32>
-    %3 = linalg.matmul ins(%collapsed, %transposed : tensor<16x32xf32>, tensor<32x96xf32>) outs(%2 : tensor<16x96xf32>) -> tensor<16x96xf32>
-    %4 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%3, %arg1 : tensor<16x96xf32>, tensor<96xf32>) outs(%1 : tensor<16x96xf32>) {
-    ^bb0(%in: f32, %in_25: f32, %out: f32):
-      %41 = arith.addf %in, %in_25 : f32
-      linalg.yield %41 : f32
-    } -> tensor<16x96xf32>
-    %expanded = tensor.expand_shape %4 [[0, 1], [2]] output_shape [2, 8, 96] : tensor<16x96xf32> into tensor<2x8x96xf32>
-    %extracted_slice = tensor.extract_slice %expanded[0, 0, 0] [2, 8, 32] [1, 1, 1] : tensor<2x8x96xf32> to tensor<2x8x32xf32>
-    %extracted_slice_4 = tensor.extract_slice %expanded[0, 0, 32] [2, 8, 32] [1, 1, 1] : tensor<2x8x96xf32> to tensor<2x8x32xf32>
-    %extracted_slice_5 = tensor.extract_slice %expanded[0, 0, 64] [2, 8, 32] [1, 1, 1] : tensor<2x8x96xf32> to tensor<2x8x32xf32>
-    %expanded_6 = tensor.expand_shape %extracted_slice [[0], [1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<2x8x32xf32> into tensor<2x8x2x16xf32>
-    %5 = tensor.empty() : tensor<2x2x8x16xf32>
-    %transposed_7 = linalg.transpose ins(%expanded_6 : tensor<2x8x2x16xf32>) outs(%5 : tensor<2x2x8x16xf32>) permutation = [0, 2, 1, 3] 
-    %expanded_8 = tensor.expand_shape %extracted_slice_4 [[0], [1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<2x8x32xf32> into tensor<2x8x2x16xf32>
-    %expanded_9 = tensor.expand_shape %extracted_slice_5 [[0], [1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<2x8x32xf32> into tensor<2x8x2x16xf32>
-    %transposed_10 = linalg.transpose ins(%expanded_9 : tensor<2x8x2x16xf32>) outs(%5 : tensor<2x2x8x16xf32>) permutation = [0, 2, 1, 3] 
-    %6 = tensor.empty() : tensor<2x2x16x8xf32>
-    %transposed_11 = linalg.transpose ins(%expanded_8 : tensor<2x8x2x16xf32>) outs(%6 : tensor<2x2x16x8xf32>) permutation = [0, 2, 3, 1] 
-    %collapsed_12 = tensor.collapse_shape %transposed_7 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
-    %collapsed_13 = tensor.collapse_shape %transposed_11 [[0, 1], [2], [3]] : tensor<2x2x16x8xf32> into tensor<4x16x8xf32>
-    %7 = tensor.empty() : tensor<4x8x8xf32>
-    %8 = linalg.fill ins(%cst : f32) outs(%7 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
-    %9 = linalg.batch_matmul ins(%collapsed_12, %collapsed_13 : tensor<4x8x16xf32>, tensor<4x16x8xf32>) outs(%8 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
-    %expanded_14 = tensor.expand_shape %9 [[0, 1], [2], [3]] output_shape [2, 2, 8, 8] : tensor<4x8x8xf32> into tensor<2x2x8x8xf32>
-    %10 = tensor.empty() : tensor<2x2x8x8xf32>
-    %11 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_14 : tensor<2x2x8x8xf32>) outs(%10 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %41 = arith.mulf %in, %cst_3 : f32
-      linalg.yield %41 : f32
-    } -> tensor<2x2x8x8xf32>
-    %12 = tensor.empty() : tensor<8xi64>
-    %13 = linalg.generic {indexing_maps = [#map3], iterator_types = ["parallel"]} outs(%12 : tensor<8xi64>) {
-    ^bb0(%out: i64):
-      %41 = linalg.index 0 : index
-      %42 = arith.index_cast %41 : index to i64
-      linalg.yield %42 : i64
-    } -> tensor<8xi64>
-    %expanded_15 = tensor.expand_shape %13 [[0, 1]] output_shape [1, 8] : tensor<8xi64> into tensor<1x8xi64>
-    %expanded_16 = tensor.expand_shape %13 [[0, 1]] output_shape [8, 1] : tensor<8xi64> into tensor<8x1xi64>
-    %14 = tensor.empty() : tensor<8x8xi64>
-    %15 = linalg.generic {indexing_maps = [#map4, #map5, #map], iterator_types = ["parallel", "parallel"]} ins(%expanded_15, %expanded_16 : tensor<1x8xi64>, tensor<8x1xi64>) outs(%14 : tensor<8x8xi64>) {
-    ^bb0(%in: i64, %in_25: i64, %out: i64):
-      %41 = arith.subi %in, %in_25 : i64
-      linalg.yield %41 : i64
-    } -> tensor<8x8xi64>
-    %16 = tensor.empty() : tensor<8x8xi1>
-    %17 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%15 : tensor<8x8xi64>) outs(%16 : tensor<8x8xi1>) {
-    ^bb0(%in: i64, %out: i1):
-      %41 = arith.cmpi sle, %in, %c0_i64 : i64
-      linalg.yield %41 : i1
-    } -> tensor<8x8xi1>
-    %18 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%17, %cst_2 : tensor<8x8xi1>, tensor<8x8xi1>) outs(%16 : tensor<8x8xi1>) {
-    ^bb0(%in: i1, %in_25: i1, %out: i1):
-      %41 = arith.andi %in, %in_25 : i1
-      linalg.yield %41 : i1
-    } -> tensor<8x8xi1>
-    %19 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%18 : tensor<8x8xi1>) outs(%16 : tensor<8x8xi1>) {
-    ^bb0(%in: i1, %out: i1):
-      %41 = arith.xori %in, %true : i1
-      linalg.yield %41 : i1
-    } -> tensor<8x8xi1>
-    %20 = linalg.generic {indexing_maps = [#map6, #map7, #map2, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%19, %cst_1, %11 : tensor<8x8xi1>, tensor<f32>, tensor<2x2x8x8xf32>) outs(%10 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: i1, %in_25: f32, %in_26: f32, %out: f32):
-      %41 = arith.select %in, %in_25, %in_26 : f32
-      linalg.yield %41 : f32
-    } -> tensor<2x2x8x8xf32>
-    %21 = tensor.empty() : tensor<2x2x8xi64>
-    %22 = linalg.fill ins(%c0_i64 : i64) outs(%21 : tensor<2x2x8xi64>) -> tensor<2x2x8xi64>
-    %23 = tensor.empty() : tensor<2x2x8xf32>
-    %24 = linalg.fill ins(%cst_0 : f32) outs(%23 : tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
-    %25:2 = linalg.generic {indexing_maps = [#map2, #map8, #map8], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%20 : tensor<2x2x8x8xf32>) outs(%24, %22 : tensor<2x2x8xf32>, tensor<2x2x8xi64>) {
-    ^bb0(%in: f32, %out: f32, %out_25: i64):
-      %41 = linalg.index 3 : index
-      %42 = arith.index_cast %41 : index to i64
-      %43 = arith.maximumf %in, %out : f32
-      %44 = arith.cmpf ogt, %in, %out : f32
-      %45 = arith.select %44, %42, %out_25 : i64
-      linalg.yield %43, %45 : f32, i64
-    } -> (tensor<2x2x8xf32>, tensor<2x2x8xi64>)
-    %expanded_17 = tensor.expand_shape %25#0 [[0], [1], [2, 3]] output_shape [2, 2, 8, 1] : tensor<2x2x8xf32> into tensor<2x2x8x1xf32>
-    %26 = linalg.generic {indexing_maps = [#map2, #map9, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%20, %expanded_17 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%10 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: f32, %in_25: f32, %out: f32):
-      %41 = arith.subf %in, %in_25 : f32
-      linalg.yield %41 : f32
-    } -> tensor<2x2x8x8xf32>
-    %27 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%26 : tensor<2x2x8x8xf32>) outs(%10 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %41 = math.exp %in : f32
-      linalg.yield %41 : f32
-    } -> tensor<2x2x8x8xf32>
-    %28 = tensor.empty() : tensor<2x2x8x1xf32>
-    %29 = linalg.fill ins(%cst : f32) outs(%28 : tensor<2x2x8x1xf32>) -> tensor<2x2x8x1xf32>
-    %30 = linalg.generic {indexing_maps = [#map2, #map9], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%27 : tensor<2x2x8x8xf32>) outs(%29 : tensor<2x2x8x1xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %41 = arith.addf %in, %out : f32
-      linalg.yield %41 : f32
-    } -> tensor<2x2x8x1xf32>
-    %31 = linalg.generic {indexing_maps = [#map2, #map9, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%27, %30 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%10 : tensor<2x2x8x8xf32>) {
-    ^bb0(%in: f32, %in_25: f32, %out: f32):
-      %41 = arith.divf %in, %in_25 : f32
-      linalg.yield %41 : f32
-    } -> tensor<2x2x8x8xf32>
-    %collapsed_18 = tensor.collapse_shape %31 [[0, 1], [2], [3]] : tensor<2x2x8x8xf32> into tensor<4x8x8xf32>
-    %collapsed_19 = tensor.collapse_shape %transposed_10 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
-    %32 = tensor.empty() : tensor<4x8x16xf32>
-    %33 = linalg.fill ins(%cst : f32) outs(%32 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
-    %34 = linalg.batch_matmul ins(%collapsed_18, %collapsed_19 : tensor<4x8x8xf32>, tensor<4x8x16xf32>) outs(%33 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
-    %expanded_20 = tensor.expand_shape %34 [[0, 1], [2], [3]] output_shape [2, 2, 8, 16] : tensor<4x8x16xf32> into tensor<2x2x8x16xf32>
-    %35 = tensor.empty() : tensor<2x8x2x16xf32>
-    %transposed_21 = linalg.transpose ins(%expanded_20 : tensor<2x2x8x16xf32>) outs(%35 : tensor<2x8x2x16xf32>) permutation = [0, 2, 1, 3] 
-    %collapsed_22 = tensor.collapse_shape %transposed_21 [[0, 1], [2, 3]] : tensor<2x8x2x16xf32> into tensor<16x32xf32>
-    %36 = tensor.empty() : tensor<32x32xf32>
-    %transposed_23 = linalg.transpose ins(%arg2 : tensor<32x32xf32>) outs(%36 : tensor<32x32xf32>) permutation = [1, 0] 
-    %37 = tensor.empty() : tensor<16x32xf32>
-    %38 = linalg.fill ins(%cst : f32) outs(%37 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %39 = linalg.matmul ins(%collapsed_22, %transposed_23 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%38 : tensor<16x32xf32>) -> tensor<16x32xf32>
-    %40 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%39, %arg3 : tensor<16x32xf32>, tensor<32xf32>) outs(%37 : tensor<16x32xf32>) {
-    ^bb0(%in: f32, %in_25: f32, %out: f32):
-      %41 = arith.addf %in, %in_25 : f32
-      linalg.yield %41 : f32
+    %collapsed = tensor.collapse_shape %arg8 [[0, 1], [2]] : tensor<2x8x32xf32> into tensor<16x32xf32>
+    %0 = tensor.empty() : tensor<32x32xf32>
+    %transposed = linalg.transpose ins(%arg0 : tensor<32x32xf32>) outs(%0 : tensor<32x32xf32>) permutation = [1, 0] 
+    %1 = tensor.empty() : tensor<16x32xf32>
+    %2 = linalg.fill ins(%cst : f32) outs(%1 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %3 = linalg.matmul ins(%collapsed, %transposed : tensor<16x32xf32>, tensor<32x32xf32>) outs(%2 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %4 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%3, %arg1 : tensor<16x32xf32>, tensor<32xf32>) outs(%1 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_24: f32, %out: f32):
+      %42 = arith.addf %in, %in_24 : f32
+      linalg.yield %42 : f32
     } -> tensor<16x32xf32>
-    %expanded_24 = tensor.expand_shape %40 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
-    return %expanded_24 : tensor<2x8x32xf32>
+    %expanded = tensor.expand_shape %4 [[0, 1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<16x32xf32> into tensor<2x8x2x16xf32>
+    %5 = tensor.empty() : tensor<2x2x8x16xf32>
+    %transposed_4 = linalg.transpose ins(%expanded : tensor<2x8x2x16xf32>) outs(%5 : tensor<2x2x8x16xf32>) permutation = [0, 2, 1, 3] 
+    %transposed_5 = linalg.transpose ins(%arg2 : tensor<32x32xf32>) outs(%0 : tensor<32x32xf32>) permutation = [1, 0] 
+    %6 = linalg.matmul ins(%collapsed, %transposed_5 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%2 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %7 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%6, %arg3 : tensor<16x32xf32>, tensor<32xf32>) outs(%1 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_24: f32, %out: f32):
+      %42 = arith.addf %in, %in_24 : f32
+      linalg.yield %42 : f32
+    } -> tensor<16x32xf32>
+    %expanded_6 = tensor.expand_shape %7 [[0, 1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<16x32xf32> into tensor<2x8x2x16xf32>
+    %transposed_7 = linalg.transpose ins(%arg4 : tensor<32x32xf32>) outs(%0 : tensor<32x32xf32>) permutation = [1, 0] 
+    %8 = linalg.matmul ins(%collapsed, %transposed_7 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%2 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %9 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%8, %arg5 : tensor<16x32xf32>, tensor<32xf32>) outs(%1 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_24: f32, %out: f32):
+      %42 = arith.addf %in, %in_24 : f32
+      linalg.yield %42 : f32
+    } -> tensor<16x32xf32>
+    %expanded_8 = tensor.expand_shape %9 [[0, 1], [2, 3]] output_shape [2, 8, 2, 16] : tensor<16x32xf32> into tensor<2x8x2x16xf32>
+    %transposed_9 = linalg.transpose ins(%expanded_8 : tensor<2x8x2x16xf32>) outs(%5 : tensor<2x2x8x16xf32>) permutation = [0, 2, 1, 3] 
+    %10 = tensor.empty() : tensor<2x2x16x8xf32>
+    %transposed_10 = linalg.transpose ins(%expanded_6 : tensor<2x8x2x16xf32>) outs(%10 : tensor<2x2x16x8xf32>) permutation = [0, 2, 3, 1] 
+    %collapsed_11 = tensor.collapse_shape %transposed_4 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
+    %collapsed_12 = tensor.collapse_shape %transposed_10 [[0, 1], [2], [3]] : tensor<2x2x16x8xf32> into tensor<4x16x8xf32>
+    %11 = tensor.empty() : tensor<4x8x8xf32>
+    %12 = linalg.fill ins(%cst : f32) outs(%11 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+    %13 = linalg.batch_matmul ins(%collapsed_11, %collapsed_12 : tensor<4x8x16xf32>, tensor<4x16x8xf32>) outs(%12 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+    %expanded_13 = tensor.expand_shape %13 [[0, 1], [2], [3]] output_shape [2, 2, 8, 8] : tensor<4x8x8xf32> into tensor<2x2x8x8xf32>
+    %14 = tensor.empty() : tensor<2x2x8x8xf32>
+    %15 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_13 : tensor<2x2x8x8xf32>) outs(%14 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %42 = arith.mulf %in, %cst_3 : f32
+      linalg.yield %42 : f32
+    } -> tensor<2x2x8x8xf32>
+    %16 = tensor.empty() : tensor<8xi64>
+    %17 = linalg.generic {indexing_maps = [#map3], iterator_types = ["parallel"]} outs(%16 : tensor<8xi64>) {
+    ^bb0(%out: i64):
+      %42 = linalg.index 0 : index
+      %43 = arith.index_cast %42 : index to i64
+      linalg.yield %43 : i64
+    } -> tensor<8xi64>
+    %expanded_14 = tensor.expand_shape %17 [[0, 1]] output_shape [1, 8] : tensor<8xi64> into tensor<1x8xi64>
+    %expanded_15 = tensor.expand_shape %17 [[0, 1]] output_shape [8, 1] : tensor<8xi64> into tensor<8x1xi64>
+    %18 = tensor.empty() : tensor<8x8xi64>
+    %19 = linalg.generic {indexing_maps = [#map4, #map5, #map], iterator_types = ["parallel", "parallel"]} ins(%expanded_14, %expanded_15 : tensor<1x8xi64>, tensor<8x1xi64>) outs(%18 : tensor<8x8xi64>) {
+    ^bb0(%in: i64, %in_24: i64, %out: i64):
+      %42 = arith.subi %in, %in_24 : i64
+      linalg.yield %42 : i64
+    } -> tensor<8x8xi64>
+    %20 = tensor.empty() : tensor<8x8xi1>
+    %21 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%19 : tensor<8x8xi64>) outs(%20 : tensor<8x8xi1>) {
+    ^bb0(%in: i64, %out: i1):
+      %42 = arith.cmpi sle, %in, %c0_i64 : i64
+      linalg.yield %42 : i1
+    } -> tensor<8x8xi1>
+    %22 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%21, %cst_2 : tensor<8x8xi1>, tensor<8x8xi1>) outs(%20 : tensor<8x8xi1>) {
+    ^bb0(%in: i1, %in_24: i1, %out: i1):
+      %42 = arith.andi %in, %in_24 : i1
+      linalg.yield %42 : i1
+    } -> tensor<8x8xi1>
+    %23 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%22 : tensor<8x8xi1>) outs(%20 : tensor<8x8xi1>) {
+    ^bb0(%in: i1, %out: i1):
+      %42 = arith.xori %in, %true : i1
+      linalg.yield %42 : i1
+    } -> tensor<8x8xi1>
+    %24 = linalg.generic {indexing_maps = [#map6, #map7, #map2, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%23, %cst_1, %15 : tensor<8x8xi1>, tensor<f32>, tensor<2x2x8x8xf32>) outs(%14 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: i1, %in_24: f32, %in_25: f32, %out: f32):
+      %42 = arith.select %in, %in_24, %in_25 : f32
+      linalg.yield %42 : f32
+    } -> tensor<2x2x8x8xf32>
+    %25 = tensor.empty() : tensor<2x2x8xi64>
+    %26 = linalg.fill ins(%c0_i64 : i64) outs(%25 : tensor<2x2x8xi64>) -> tensor<2x2x8xi64>
+    %27 = tensor.empty() : tensor<2x2x8xf32>
+    %28 = linalg.fill ins(%cst_0 : f32) outs(%27 : tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
+    %29:2 = linalg.generic {indexing_maps = [#map2, #map8, #map8], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%24 : tensor<2x2x8x8xf32>) outs(%28, %26 : tensor<2x2x8xf32>, tensor<2x2x8xi64>) {
+    ^bb0(%in: f32, %out: f32, %out_24: i64):
+      %42 = linalg.index 3 : index
+      %43 = arith.index_cast %42 : index to i64
+      %44 = arith.maximumf %in, %out : f32
+      %45 = arith.cmpf ogt, %in, %out : f32
+      %46 = arith.select %45, %43, %out_24 : i64
+      linalg.yield %44, %46 : f32, i64
+    } -> (tensor<2x2x8xf32>, tensor<2x2x8xi64>)
+    %expanded_16 = tensor.expand_shape %29#0 [[0], [1], [2, 3]] output_shape [2, 2, 8, 1] : tensor<2x2x8xf32> into tensor<2x2x8x1xf32>
+    %30 = linalg.generic {indexing_maps = [#map2, #map9, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%24, %expanded_16 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%14 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: f32, %in_24: f32, %out: f32):
+      %42 = arith.subf %in, %in_24 : f32
+      linalg.yield %42 : f32
+    } -> tensor<2x2x8x8xf32>
+    %31 = linalg.generic {indexing_maps = [#map2, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%30 : tensor<2x2x8x8xf32>) outs(%14 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %42 = math.exp %in : f32
+      linalg.yield %42 : f32
+    } -> tensor<2x2x8x8xf32>
+    %32 = tensor.empty() : tensor<2x2x8x1xf32>
+    %33 = linalg.fill ins(%cst : f32) outs(%32 : tensor<2x2x8x1xf32>) -> tensor<2x2x8x1xf32>
+    %34 = linalg.generic {indexing_maps = [#map2, #map9], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%31 : tensor<2x2x8x8xf32>) outs(%33 : tensor<2x2x8x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %42 = arith.addf %in, %out : f32
+      linalg.yield %42 : f32
+    } -> tensor<2x2x8x1xf32>
+    %35 = linalg.generic {indexing_maps = [#map2, #map9, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%31, %34 : tensor<2x2x8x8xf32>, tensor<2x2x8x1xf32>) outs(%14 : tensor<2x2x8x8xf32>) {
+    ^bb0(%in: f32, %in_24: f32, %out: f32):
+      %42 = arith.divf %in, %in_24 : f32
+      linalg.yield %42 : f32
+    } -> tensor<2x2x8x8xf32>
+    %collapsed_17 = tensor.collapse_shape %35 [[0, 1], [2], [3]] : tensor<2x2x8x8xf32> into tensor<4x8x8xf32>
+    %collapsed_18 = tensor.collapse_shape %transposed_9 [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
+    %36 = tensor.empty() : tensor<4x8x16xf32>
+    %37 = linalg.fill ins(%cst : f32) outs(%36 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+    %38 = linalg.batch_matmul ins(%collapsed_17, %collapsed_18 : tensor<4x8x8xf32>, tensor<4x8x16xf32>) outs(%37 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+    %expanded_19 = tensor.expand_shape %38 [[0, 1], [2], [3]] output_shape [2, 2, 8, 16] : tensor<4x8x16xf32> into tensor<2x2x8x16xf32>
+    %39 = tensor.empty() : tensor<2x8x2x16xf32>
+    %transposed_20 = linalg.transpose ins(%expanded_19 : tensor<2x2x8x16xf32>) outs(%39 : tensor<2x8x2x16xf32>) permutation = [0, 2, 1, 3] 
+    %collapsed_21 = tensor.collapse_shape %transposed_20 [[0, 1], [2, 3]] : tensor<2x8x2x16xf32> into tensor<16x32xf32>
+    %transposed_22 = linalg.transpose ins(%arg6 : tensor<32x32xf32>) outs(%0 : tensor<32x32xf32>) permutation = [1, 0] 
+    %40 = linalg.matmul ins(%collapsed_21, %transposed_22 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%2 : tensor<16x32xf32>) -> tensor<16x32xf32>
+    %41 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%40, %arg7 : tensor<16x32xf32>, tensor<32xf32>) outs(%1 : tensor<16x32xf32>) {
+    ^bb0(%in: f32, %in_24: f32, %out: f32):
+      %42 = arith.addf %in, %in_24 : f32
+      linalg.yield %42 : f32
+    } -> tensor<16x32xf32>
+    %expanded_23 = tensor.expand_shape %41 [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
+    return %expanded_23 : tensor<2x8x32xf32>
   }
 }

@@ -17,8 +17,8 @@
 // TILES: nova.dma_start %{{.*}}, %{{.*}} : memref<1x8x32xf32, strided<[256, 32, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x8x32xf32, #nova.memory_space<sram>>
 // TILES: nova.elementwise <rsqrt>
 
-// QKV projection on the matrix unit.
-// TILES: nova.matmul ins(%{{.*}}, %{{.*}} : memref<16x32xf32, #nova.memory_space<sram>>, memref<32x96xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<16x96xf32, #nova.memory_space<acc>>)
+// Q, K and V projections on the matrix unit.
+// TILES-COUNT-3: nova.matmul ins(%{{.*}}, %{{.*}} : memref<16x32xf32, #nova.memory_space<sram>>, memref<32x32xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<16x32xf32, #nova.memory_space<acc>>)
 
 // Attention: per-head score matmuls in a loop, then the causal softmax.
 // TILES: scf.for
@@ -47,7 +47,7 @@
 // engines.
 // ISA: nova_isa.dma_copy %{{.*}} : #nova_isa.tile<hbm, f32, [2, 8, 32], [256, 32, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [2, 8, 32], [256, 32, 1]> queue {{[0-9]+}} on dma
 // ISA: nova_isa.vreduce sum %{{.*}} : #nova_isa.tile<sram, f32, [2, 8, 32], [256, 32, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [2, 8, 1], [8, 1, 1]> axis 2 on vector
-// ISA: nova_isa.matmul %{{.*}} : #nova_isa.tile<sram, f32, [16, 32], [32, 1]>, %{{.*}} : #nova_isa.tile<sram, f32, [32, 96], [96, 1]> -> %{{.*}} : #nova_isa.tile<acc, f32, [16, 96], [96, 1]> on matrix wait [{{[0-9, ]+}}]
+// ISA: nova_isa.matmul %{{.*}} : #nova_isa.tile<sram, f32, [16, 32], [32, 1]>, %{{.*}} : #nova_isa.tile<sram, f32, [32, 32], [32, 1]> -> %{{.*}} : #nova_isa.tile<acc, f32, [16, 32], [32, 1]> on matrix wait [{{[0-9, ]+}}]
 // ISA: nova_isa.loop
 // ISA: nova_isa.vunary erf
 // ISA: nova_isa.halt on scalar

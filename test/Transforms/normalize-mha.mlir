@@ -30,12 +30,12 @@
 // CHECK: linalg.batch_matmul
 
 // COUNT-LABEL: func.func @forward
-// COUNT-COUNT-7: linalg.generic
+// COUNT-COUNT-9: linalg.generic
 // COUNT-NOT: linalg.generic
 
 // RUN: nova-opt %S/../Fixtures/mha.mlir --nova-linalg-normalize | FileCheck %s --check-prefix=MATMUL
 // MATMUL-LABEL: func.func @forward
-// MATMUL-COUNT-2: linalg.matmul
+// MATMUL-COUNT-4: linalg.matmul
 // MATMUL-NOT: linalg.matmul
 // RUN: nova-opt %S/../Fixtures/mha.mlir --nova-linalg-normalize | FileCheck %s --check-prefix=BATCHMM
 // BATCHMM-LABEL: func.func @forward
