@@ -1,0 +1,166 @@
+// RUN: nova-opt %s --split-input-file --nova-prepare-sharding | FileCheck %s
+
+// One zero-filled init shared by a column- and a row-parallel matmul: each
+// matmul gets its own fill of its own tensor.empty.
+// CHECK-LABEL: func.func @shared_fill_cloned_per_use
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[E0:.*]] = tensor.empty() : tensor<32x64xf32>
+// CHECK: %[[F0:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E0]] : tensor<32x64xf32>)
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<32x64xf32>
+// CHECK: %[[F1:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E1]] : tensor<32x64xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x64xf32>) outs(%[[F1]] : tensor<32x64xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x64xf32>) outs(%[[F0]] : tensor<32x64xf32>)
+// CHECK-NOT: tensor.empty
+// CHECK-NOT: linalg.fill
+// CHECK: return
+func.func @shared_fill_cloned_per_use(%x: tensor<32x16xf32>, %wq: tensor<16x64xf32>, %wp: tensor<16x64xf32>) -> (tensor<32x64xf32>, tensor<32x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %q = linalg.matmul ins(%x, %wq : tensor<32x16xf32>, tensor<16x64xf32>) outs(%f : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %p = linalg.matmul ins(%x, %wp : tensor<32x16xf32>, tensor<16x64xf32>) outs(%f : tensor<32x64xf32>) -> tensor<32x64xf32>
+  return %q, %p : tensor<32x64xf32>, tensor<32x64xf32>
+}
+
+// -----
+
+// A bare tensor.empty shared by two destinations is cloned too.
+// CHECK-LABEL: func.func @shared_empty_cloned_per_use
+// CHECK: %[[E0:.*]] = tensor.empty() : tensor<32x64xf32>
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<32x64xf32>
+// CHECK: linalg.exp ins(%{{.*}} : tensor<32x64xf32>) outs(%[[E1]] : tensor<32x64xf32>)
+// CHECK: linalg.exp ins(%{{.*}} : tensor<32x64xf32>) outs(%[[E0]] : tensor<32x64xf32>)
+func.func @shared_empty_cloned_per_use(%x: tensor<32x64xf32>, %y: tensor<32x64xf32>) -> (tensor<32x64xf32>, tensor<32x64xf32>) {
+  %e = tensor.empty() : tensor<32x64xf32>
+  %a = linalg.exp ins(%x : tensor<32x64xf32>) outs(%e : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %b = linalg.exp ins(%y : tensor<32x64xf32>) outs(%e : tensor<32x64xf32>) -> tensor<32x64xf32>
+  return %a, %b : tensor<32x64xf32>, tensor<32x64xf32>
+}
+
+// -----
+
+// The clone of a dynamically sized empty keeps its size operand.
+// CHECK-LABEL: func.func @shared_dynamic_empty_cloned_per_use
+// CHECK-SAME: (%[[N:[^:]*]]: index
+// CHECK: %[[E0:.*]] = tensor.empty(%[[N]]) : tensor<?x64xf32>
+// CHECK: %[[E1:.*]] = tensor.empty(%[[N]]) : tensor<?x64xf32>
+// CHECK: linalg.exp ins(%{{.*}} : tensor<?x64xf32>) outs(%[[E1]] : tensor<?x64xf32>)
+// CHECK: linalg.exp ins(%{{.*}} : tensor<?x64xf32>) outs(%[[E0]] : tensor<?x64xf32>)
+func.func @shared_dynamic_empty_cloned_per_use(%n: index, %x: tensor<?x64xf32>, %y: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+  %e = tensor.empty(%n) : tensor<?x64xf32>
+  %a = linalg.exp ins(%x : tensor<?x64xf32>) outs(%e : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %b = linalg.exp ins(%y : tensor<?x64xf32>) outs(%e : tensor<?x64xf32>) -> tensor<?x64xf32>
+  return %a, %b : tensor<?x64xf32>, tensor<?x64xf32>
+}
+
+// -----
+
+// A fill of something other than tensor.empty (here a function argument) is
+// not a destination-only producer: it is not cloned.
+// CHECK-LABEL: func.func @negative_fill_of_argument
+// CHECK-SAME: %[[INIT:[^:]*]]: tensor<32x64xf32>)
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[INIT]] : tensor<32x64xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: linalg.exp ins(%{{.*}} : tensor<32x64xf32>) outs(%[[F]] : tensor<32x64xf32>)
+// CHECK: linalg.exp ins(%{{.*}} : tensor<32x64xf32>) outs(%[[F]] : tensor<32x64xf32>)
+func.func @negative_fill_of_argument(%x: tensor<32x64xf32>, %init: tensor<32x64xf32>) -> (tensor<32x64xf32>, tensor<32x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%zero : f32) outs(%init : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %a = linalg.exp ins(%x : tensor<32x64xf32>) outs(%f : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %b = linalg.exp ins(%a : tensor<32x64xf32>) outs(%f : tensor<32x64xf32>) -> tensor<32x64xf32>
+  return %a, %b : tensor<32x64xf32>, tensor<32x64xf32>
+}
+
+// -----
+
+// torch's causal mask: a splat i1 constant becomes a fill of an empty.
+// CHECK-LABEL: func.func @splat_mask_to_fill
+// CHECK-NOT: dense<true>
+// CHECK: %[[TRUE:.*]] = arith.constant true
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<16x16xi1>
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[TRUE]] : i1) outs(%[[E]] : tensor<16x16xi1>) -> tensor<16x16xi1>
+// CHECK: return %[[F]] : tensor<16x16xi1>
+func.func @splat_mask_to_fill() -> tensor<16x16xi1> {
+  %m = arith.constant dense<true> : tensor<16x16xi1>
+  return %m : tensor<16x16xi1>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @splat_f32_to_fill
+// CHECK: %[[C:.*]] = arith.constant 1.500000e+00 : f32
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[C]] : f32) outs(%[[E]] : tensor<4x8xf32>)
+// CHECK: return %[[F]]
+func.func @splat_f32_to_fill() -> tensor<4x8xf32> {
+  %c = arith.constant dense<1.5> : tensor<4x8xf32>
+  return %c : tensor<4x8xf32>
+}
+
+// -----
+
+// A splat used twice becomes one fill per use, each with its own empty.
+// CHECK-LABEL: func.func @splat_two_uses
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[E0:.*]] = tensor.empty() : tensor<16x16xf32>
+// CHECK: %[[F0:.*]] = linalg.fill ins(%[[ONE]] : f32) outs(%[[E0]] : tensor<16x16xf32>)
+// CHECK: linalg.add ins(%{{.*}}, %[[F0]] : tensor<16x16xf32>, tensor<16x16xf32>)
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<16x16xf32>
+// CHECK: %[[F1:.*]] = linalg.fill ins(%[[ONE]] : f32) outs(%[[E1]] : tensor<16x16xf32>)
+// CHECK: linalg.mul ins(%{{.*}}, %[[F1]] : tensor<16x16xf32>, tensor<16x16xf32>)
+func.func @splat_two_uses(%x: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  %one = arith.constant dense<1.0> : tensor<16x16xf32>
+  %a = linalg.add ins(%x, %one : tensor<16x16xf32>, tensor<16x16xf32>) outs(%x : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %b = linalg.mul ins(%x, %one : tensor<16x16xf32>, tensor<16x16xf32>) outs(%x : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %a, %b : tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+// A rank-0 tensor constant stays a constant.
+// CHECK-LABEL: func.func @negative_rank0_constant
+// CHECK: %[[C:.*]] = arith.constant dense<2.000000e+00> : tensor<f32>
+// CHECK-NOT: linalg.fill
+// CHECK: return %[[C]] : tensor<f32>
+func.func @negative_rank0_constant() -> tensor<f32> {
+  %c = arith.constant dense<2.0> : tensor<f32>
+  return %c : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @negative_non_splat_constant
+// CHECK: %[[C:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: return %[[C]] : tensor<2xf32>
+func.func @negative_non_splat_constant() -> tensor<2xf32> {
+  %c = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  return %c : tensor<2xf32>
+}
+
+// -----
+
+// Reshapes of an empty are empties of the reshaped type.
+// CHECK-LABEL: func.func @expand_of_empty_folds
+// CHECK-NOT: tensor.expand_shape
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x16x64xf32>
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return %[[E]] : tensor<2x16x64xf32>
+func.func @expand_of_empty_folds() -> tensor<2x16x64xf32> {
+  %e = tensor.empty() : tensor<32x64xf32>
+  %r = tensor.expand_shape %e [[0, 1], [2]] output_shape [2, 16, 64] : tensor<32x64xf32> into tensor<2x16x64xf32>
+  return %r : tensor<2x16x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @collapse_of_empty_folds
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<32x64xf32>
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: return %[[E]] : tensor<32x64xf32>
+func.func @collapse_of_empty_folds() -> tensor<32x64xf32> {
+  %e = tensor.empty() : tensor<2x16x64xf32>
+  %r = tensor.collapse_shape %e [[0, 1], [2]] : tensor<2x16x64xf32> into tensor<32x64xf32>
+  return %r : tensor<32x64xf32>
+}
