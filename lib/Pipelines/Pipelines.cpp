@@ -80,6 +80,7 @@ void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertShardToNova());
+  pm.addNestedPass<func::FuncOp>(createNovaOverlapCollectives());
 }
 
 void mlir::nova::registerNovaPipelines() {

@@ -35,11 +35,14 @@ class ParallelProgram:
         self.input_entries = inputs[count:]
         self.output_entries = sorted(self.binary.outputs, key=lambda e: e.index)
         self.report = None
+        self._traced = None
 
     def _placement(self, placements: Sequence[Mapping[int, Placement]], i: int):
         return placements[i] if i < len(placements) else {}
 
-    def run(self, *args: Any) -> list[Any]:
+    def run(self, *args: Any, trace: bool = False) -> list[Any]:
+        """Runs every chip; ``trace=True`` records a Chrome/Perfetto timeline
+        (one process per chip) for :meth:`write_trace`."""
         import torch
 
         from nova.sim import Simulator
@@ -55,8 +58,10 @@ class ParallelProgram:
                 per_chip[chip][entry.index] = (
                     local_shard(array, self.mesh, placements, chip)
                     if placements and self.mesh is not None else array)
-        outputs, report = Simulator(self.binary).run({}, per_chip=per_chip)
+        simulator = Simulator(self.binary, trace=trace)
+        outputs, report = simulator.run({}, per_chip=per_chip)
         self.report = report
+        self._traced = simulator if trace else None
         chips = outputs.get("chips", [outputs])
         results = []
         for i, e in enumerate(self.output_entries):
@@ -67,6 +72,12 @@ class ParallelProgram:
                 value = np.array(outputs.get(e.index, outputs.get(e.name)))
             results.append(torch.from_numpy(value))
         return results
+
+    def write_trace(self, path) -> None:
+        """Writes the last traced run's timeline (``run(..., trace=True)``)."""
+        if self._traced is None:
+            raise ValueError("no trace recorded: call run(..., trace=True) first")
+        self._traced.write_trace(path)
 
     def __call__(self, *args: Any) -> Any:
         results = self.run(*args)

@@ -294,4 +294,38 @@ def NovaPlanMemory : Pass<"nova-plan-memory", "::mlir::ModuleOp"> {
   ];
 }
 
+def NovaOverlapCollectives
+    : Pass<"nova-overlap-collectives", "::mlir::func::FuncOp"> {
+  let summary = "start independent compute before waiting for a collective";
+  let description = [{
+    Instructions run in order on each engine queue, so compute placed after
+    the first use of a collective's result also starts after the collective
+    ends, even when it does not need that result. This pass moves every
+    side-effect-free op whose operands are all available before that first
+    use (the `nova.wait`, or the first op touching the collective's buffers)
+    in front of it, so that the collective's link transfers overlap the
+    independent compute. Operand order and the data flow are unchanged; only
+    ops between the first use and the end of the block move.
+
+    Before:
+    ```mlir
+    %t = nova.all_reduce <sum> ins(%p : ...) outs(%r : ...) groups [[0, 1]]
+    nova.wait %t
+    %y = bufferization.to_tensor %r ...
+    %z = linalg.matmul ins(%x, %w : ...) outs(%init : ...)   // independent
+    ```
+    After:
+    ```mlir
+    %t = nova.all_reduce <sum> ins(%p : ...) outs(%r : ...) groups [[0, 1]]
+    %z = linalg.matmul ins(%x, %w : ...) outs(%init : ...)
+    nova.wait %t
+    %y = bufferization.to_tensor %r ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::nova::NovaDialect"];
+  let statistics = [
+    Statistic<"numMoved", "moved-ops", "Ops moved in front of a collective's first use">,
+  ];
+}
+
 #endif // NOVA_DIALECT_NOVA_TRANSFORMS_PASSES_TD
