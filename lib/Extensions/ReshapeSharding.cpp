@@ -180,8 +180,11 @@ struct ReshapeShardingModel
                                    padded(sharding.getSplitAxes(),
                                           sides.coarse.getRank()),
                                    grid.getShape());
-      if (!fineAxes)
-        continue;
+      if (!fineAxes) {
+        // The split does not fall on fine-dimension boundaries: the reshape
+        // runs replicated and partitioning reshards its operand or result.
+        return shard::ShardingOption(shard::ShardingArray{{}}, sharding.getGridAttr());
+      }
       // A group split into non-contiguous blocks (heads split, batch not)
       // has no collapsed equivalent: the reshape itself runs replicated in
       // that group, and partitioning reshards around it.

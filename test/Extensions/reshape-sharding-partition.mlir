@@ -65,3 +65,20 @@ func.func @collapse_noncontiguous_gathers_first(%x: tensor<2x4x16x16xf32>) -> te
   %c = tensor.collapse_shape %xs [[0, 1], [2], [3]] : tensor<2x4x16x16xf32> into tensor<8x16x16xf32>
   return %c : tensor<8x16x16xf32>
 }
+
+// -----
+
+// A split of the collapsed side that does not fall on the expanded
+// dimensions' boundaries (32 rows over 4 chips, expanded to [2, 16]): the
+// expand runs replicated, after an all-gather of the split operand.
+shard.grid @grid4(shape = 4)
+// CHECK-LABEL: func.func @expand_split_off_boundaries
+// CHECK-SAME: (%[[X:.*]]: tensor<8x192xf32>) -> tensor<2x16x192xf32>
+// CHECK: %[[G:.*]] = shard.all_gather %[[X]] on @grid4 grid_axes = [0] gather_axis = 0
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 16, 192] : tensor<32x192xf32> into tensor<2x16x192xf32>
+func.func @expand_split_off_boundaries(%x: tensor<32x192xf32>) -> tensor<2x16x192xf32> {
+  %s = shard.sharding @grid4 split_axes = [[0]] : !shard.sharding
+  %a = shard.shard %x to %s annotate_for_users : tensor<32x192xf32>
+  %e = tensor.expand_shape %a [[0, 1], [2]] output_shape [2, 16, 192] : tensor<32x192xf32> into tensor<2x16x192xf32>
+  return %e : tensor<2x16x192xf32>
+}

@@ -188,3 +188,24 @@ func.func @negative_dynamic_shape(%q: tensor<?x4x16x8xf32>, %k: tensor<?x4x8x16x
   } -> tensor<?x4x16x16xf32>
   return %r : tensor<?x4x16x16xf32>
 }
+
+// -----
+
+// An integer contraction (first body op not arith.mulf) is left alone.
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @negative_integer_body
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: linalg.generic
+// CHECK: arith.muli
+func.func @negative_integer_body(%q: tensor<2x4x16x8xi32>, %k: tensor<2x4x8x16xi32>, %f: tensor<2x4x16x16xi32>) -> tensor<2x4x16x16xi32> {
+  %r = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x16x8xi32>, tensor<2x4x8x16xi32>) outs(%f : tensor<2x4x16x16xi32>) {
+  ^bb0(%x: i32, %y: i32, %acc: i32):
+    %p = arith.muli %x, %y : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<2x4x16x16xi32>
+  return %r : tensor<2x4x16x16xi32>
+}
