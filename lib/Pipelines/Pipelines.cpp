@@ -35,6 +35,8 @@ void mlir::nova::buildNovaLowerToTilesPipeline(
 
 void mlir::nova::buildNovaTilesToISAPipeline(
     OpPassManager &pm, const NovaTilesToISAOptions &options) {
+  // Per-chip programs (pipeline stages) must issue matching collectives.
+  pm.addPass(createNovaVerifyCollectives());
   pm.addNestedPass<func::FuncOp>(createNovaHoistInvariantLoads());
   if (options.doubleBuffer) {
     // Prefetch the next tile of a loop while the current one is computed.

@@ -328,4 +328,24 @@ def NovaOverlapCollectives
   ];
 }
 
+def NovaVerifyCollectives : Pass<"nova-verify-collectives", "::mlir::ModuleOp"> {
+  let summary = "check that per-chip programs issue matching collectives";
+  let description = [{
+    A module whose functions run on different chips (`nova.chips`, one
+    program per pipeline stage) deadlocks or computes garbage when the chips
+    of a replica group do not issue the same collectives in the same order.
+    Where that is known statically (the collectives of every such function
+    are straight-line code), this pass checks, for every pair of chips, that
+    the collectives each issues with the other agree in op, reduction kind,
+    buffer types, dimension and replica groups, in order; and that every
+    `nova.send` has a `nova.recv` on its peer naming the sender, the same
+    channel and the same buffer type (and the other way round). A mismatch
+    is an error at the first op that differs, naming both chips, with a note
+    at the other chip's op. Collectives inside loops or conditionals are
+    left to the simulator's run-time check. A module without `nova.chips`
+    (one SPMD program for every chip) has nothing to check.
+  }];
+  let dependentDialects = ["::mlir::nova::NovaDialect"];
+}
+
 #endif // NOVA_DIALECT_NOVA_TRANSFORMS_PASSES_TD
