@@ -20,7 +20,7 @@ def test_pipeline_gpt_matches_torch_and_overlaps(target: str) -> None:
     x = torch.randn(4, 16, 64)
     program = compile_pipeline(split_gpt(model, 1), x, microbatches=4, target=target)
     merged = program.stages["nova"]
-    assert merged.count('"nova.send"') == 4 and merged.count('"nova.recv"') == 4
+    assert merged.count("nova.send ins") == 4 and merged.count("nova.recv outs") == 4
     assert "nova.chips = array<i64: 0>" in merged and "nova.chips = array<i64: 1>" in merged
     with torch.no_grad():
         expected = model(x)

@@ -348,4 +348,35 @@ def NovaVerifyCollectives : Pass<"nova-verify-collectives", "::mlir::ModuleOp"> 
   let dependentDialects = ["::mlir::nova::NovaDialect"];
 }
 
+def NovaMergeStages : Pass<"nova-merge-stages", "::mlir::ModuleOp"> {
+  let summary = "merge pipeline stages into one program per chip (GPipe forward)";
+  let description = [{
+    The input module holds one nested `builtin.module` per pipeline stage,
+    in order, each lowered to the nova (tiles) level on its own: one
+    `func.func` taking `(parameters..., x)` and returning `y`, plus its
+    `memref.global` constants. Stage `s + 1` takes what stage `s` returns.
+    The result holds one function per stage, `@stage<s>` with
+    `nova.chips = array<i64: s>`, all with the same signature: every stage's
+    parameters, then the `microbatches` inputs, returning the `microbatches`
+    outputs.
+
+    Stage `s` runs its body once per microbatch `i`. Between stages the
+    activation travels as `nova.send ... to s+1 channel i` and
+    `nova.recv ... from s channel i` into a fresh HBM buffer (then
+    `nova.wait`); a stage sends microbatch `i` and goes on with `i + 1`
+    while the next stage computes `i`: the GPipe forward schedule. Sends are
+    waited at the end of the stage. The last stage returns the outputs; the
+    others return uninitialised buffers of the output type. Globals with the
+    same name and value are kept once; a clash is renamed. The target of the
+    first stage becomes the module's.
+  }];
+  let options = [
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "number of microbatches each stage processes">,
+  ];
+  let dependentDialects = ["::mlir::nova::NovaDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // NOVA_DIALECT_NOVA_TRANSFORMS_PASSES_TD
