@@ -22,7 +22,7 @@ from nova.parallel.plan import (ParallelPlan, data_parallel_plan, megatron_block
 __all__ = ["Mesh", "ParallelPlan", "Partial", "Placement", "Replicate", "Shard",
            "compile_parallel", "compile_pipeline", "data_parallel_plan",
            "megatron_block_plan", "megatron_mlp_plan", "megatron_transformer_plan",
-           "split_gpt"]
+           "split_gpt", "split_stages"]
 
 
 def __getattr__(name: str):
@@ -30,7 +30,7 @@ def __getattr__(name: str):
     if name == "compile_parallel":
         from nova.parallel.compile import compile_parallel
         return compile_parallel
-    if name in ("compile_pipeline", "split_gpt"):  # pipeline parallelism (pipeline.py)
+    if name in ("compile_pipeline", "split_gpt", "split_stages"):  # pipeline parallelism (pipeline.py)
         from nova.parallel import pipeline
         return getattr(pipeline, name)
     raise AttributeError(f"module 'nova.parallel' has no attribute {name!r}")

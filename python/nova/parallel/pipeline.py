@@ -7,8 +7,10 @@
 
 Design:
 
-1. The model is cut at module boundaries into stages, each its own
-   ``nn.Module`` (:func:`split_gpt`: ``blocks[:k]`` | ``blocks[k:] + ln_f``).
+1. The model is cut into stages, each its own ``nn.Module``: at module
+   boundaries or ``pipe_split()`` markers in its forward with PyTorch's
+   pipeline frontend (:func:`split_stages`), or by hand for the GPT
+   (:func:`split_gpt`: ``blocks[:k]`` | ``blocks[k:] + ln_f``).
 2. Each stage is exported at the *microbatch* shape and lowered with the
    existing single-chip pipeline up to the ``nova`` (tiles) level
    (``nova-lower-to-tiles`` for the target at ``chips = stages``).
@@ -79,6 +81,30 @@ def split_gpt(model: nn.Module, k: int | None = None) -> list[Stage]:
         raise ValueError(f"split point {k} must leave blocks on both stages "
                          f"({len(blocks)} blocks)")
     return [Stage(blocks[:k]), Stage(blocks[k:] + [model.ln_f])]
+
+
+def split_stages(model: nn.Module, example: torch.Tensor,
+                 split_points: Sequence[str] | None = None) -> list[nn.Module]:
+    """Cuts any single-input model into pipeline stages with PyTorch's own
+    pipeline frontend (``torch.distributed.pipelining.pipeline``, which
+    traces the model with torch.export): before each submodule named in
+    ``split_points`` (``["blocks.2"]``), or, when ``split_points`` is None, at
+    every ``torch.distributed.pipelining.pipe_split()`` call in the model's
+    forward (a user marker). ``example`` is one microbatch."""
+    from torch.distributed.pipelining import SplitPoint, pipeline
+
+    names = {name for name, _ in model.named_modules()}
+    spec = None
+    if split_points is not None:
+        unknown = [p for p in split_points if p not in names]
+        if unknown:
+            raise ValueError(f"split points {unknown} are not submodules of the model")
+        spec = {point: SplitPoint.BEGINNING for point in split_points}
+    pipe = pipeline(model, mb_args=(example,), split_spec=spec)
+    if pipe.num_stages < 2:
+        raise ValueError("the model splits into one stage: name a split point or call "
+                         "torch.distributed.pipelining.pipe_split() in its forward")
+    return [pipe.get_stage_module(i) for i in range(pipe.num_stages)]
 
 
 def _generic_tiles(stage: nn.Module, example: torch.Tensor, target: TargetOptions):

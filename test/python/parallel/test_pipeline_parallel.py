@@ -45,3 +45,59 @@ def test_microbatches_must_split_the_batch() -> None:
     model = GPT(GPTConfig(d_model=64, n_heads=4, n_layers=2, seq_len=16)).eval()
     with pytest.raises(ValueError, match="microbatches"):
         compile_pipeline(split_gpt(model), torch.randn(3, 16, 64), microbatches=2)
+
+
+def test_split_stages_at_a_module_boundary_matches_torch() -> None:
+    from nova.parallel import split_stages
+
+    torch.manual_seed(1)
+    model = GPT(GPTConfig(d_model=64, n_heads=4, n_layers=2, seq_len=16)).eval()
+    x = torch.randn(4, 16, 64)
+    stages = split_stages(model, x[:1], ["blocks.1"])
+    assert len(stages) == 2
+    program = compile_pipeline(stages, x, microbatches=4, target="nova-t1-ring8")
+    with torch.no_grad():
+        expected = model(x)
+    torch.testing.assert_close(program(x), expected, rtol=RTOL, atol=ATOL)
+
+
+class _Marked(torch.nn.Module):
+    """Three stages marked in the forward with pipe_split()."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(32, 64)
+        self.b = torch.nn.Linear(64, 64)
+        self.c = torch.nn.Linear(64, 16)
+
+    def forward(self, x):
+        from torch.distributed.pipelining import pipe_split
+
+        x = torch.relu(self.a(x))
+        pipe_split()
+        x = torch.relu(self.b(x))
+        pipe_split()
+        return self.c(x)
+
+
+def test_split_stages_at_user_markers_matches_torch() -> None:
+    from nova.parallel import split_stages
+
+    torch.manual_seed(2)
+    model = _Marked().eval()
+    x = torch.randn(8, 32)
+    stages = split_stages(model, x[:2])
+    assert len(stages) == 3
+    program = compile_pipeline(stages, x, microbatches=4, target="nova-t1")
+    assert "nova.chips = array<i64: 2>" in program.stages["nova"]
+    with torch.no_grad():
+        expected = model(x)
+    torch.testing.assert_close(program(x), expected, rtol=RTOL, atol=ATOL)
+
+
+def test_split_stages_rejects_unknown_split_points() -> None:
+    from nova.parallel import split_stages
+
+    model = GPT(GPTConfig(d_model=64, n_heads=4, n_layers=2, seq_len=16)).eval()
+    with pytest.raises(ValueError, match="not submodules"):
+        split_stages(model, torch.randn(1, 16, 64), ["blocks.7"])
