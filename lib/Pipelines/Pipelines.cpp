@@ -37,6 +37,8 @@ void mlir::nova::buildNovaTilesToISAPipeline(
     OpPassManager &pm, const NovaTilesToISAOptions &options) {
   // Per-chip programs (pipeline stages) must issue matching collectives.
   pm.addPass(createNovaVerifyCollectives());
+  // Compute that does not touch a collective's buffers runs while it flies.
+  pm.addNestedPass<func::FuncOp>(createNovaOverlapCollectives());
   pm.addNestedPass<func::FuncOp>(createNovaHoistInvariantLoads());
   if (options.doubleBuffer) {
     // Prefetch the next tile of a loop while the current one is computed.
@@ -82,7 +84,6 @@ void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertShardToNova());
-  pm.addNestedPass<func::FuncOp>(createNovaOverlapCollectives());
 }
 
 void mlir::nova::registerNovaPipelines() {

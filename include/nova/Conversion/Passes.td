@@ -189,7 +189,8 @@ def ConvertShardToNova : Pass<"convert-shard-to-nova", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::nova::NovaDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::bufferization::BufferizationDialect"];
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::arith::ArithDialect"];
   let statistics = [
     Statistic<"numCollectives", "collectives", "shard collectives lowered">,
   ];

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
+#include "nova/Dialect/Nova/IR/NovaOps.h"
 
 using namespace mlir;
 using namespace mlir::nova;
@@ -305,6 +306,13 @@ void mlir::nova::isa_lowering::populateAddressingPatterns(
   });
 
   patterns.add<arith::ConstantOp>(lowerConstant);
+  patterns.add<nova::ChipIdOp>([](nova::ChipIdOp op, FuncLowering &l) {
+    l.setRegister(op.getId(),
+                  nova_isa::ChipIdOp::create(
+                      l.builder(), op.getLoc(), l.builder().getIndexType(),
+                      nova_isa::EngineAttr::get(op.getContext(), nova_isa::Engine::Scalar)));
+    return success();
+  });
   using R = std::optional<int64_t>;
   addBinary<arith::AddIOp>(patterns, SaluKind::Add,
                            [](int64_t a, int64_t b) -> R { return a + b; });

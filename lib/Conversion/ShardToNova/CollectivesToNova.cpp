@@ -19,6 +19,7 @@
 #include "nova/Conversion/ShardToNova/ShardToNova.h"
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -197,6 +198,63 @@ std::string whyNotFloatTensors(Value input, Value result) {
   return "";
 }
 
+/// `shard.all_slice` keeps this chip's slice of a replicated tensor: no
+/// data moves between chips, but which slice depends on the chip, so the
+/// offset is computed from `nova.chip_id` (the chip's index in its group over
+/// `grid_axes`, row-major as the shard dialect numbers it) and one DMA copies
+/// the slice out of the replicated buffer.
+struct AllSliceToNova : public OpConversionPattern<shard::AllSliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(shard::AllSliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!whyNotLowerableShardOp(op).empty())
+      return rewriter.notifyMatchFailure(op, whyNotLowerableShardOp(op));
+    shard::GridOp gridOp = lookupGrid(op, op.getGridAttr());
+    ArrayRef<int64_t> shape = gridOp.getShape();
+    Location loc = op.getLoc();
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, v);
+    };
+    Value id = ChipIdOp::create(rewriter, loc, rewriter.getIndexType());
+    Value group = index(0);
+    for (int16_t axis : op.getGridAxes()) {
+      int64_t stride = 1;
+      for (size_t d = axis + 1; d < shape.size(); ++d)
+        stride *= shape[d];
+      Value coord = arith::RemUIOp::create(
+          rewriter, loc, arith::DivUIOp::create(rewriter, loc, id, index(stride)),
+          index(shape[axis]));
+      group = arith::AddIOp::create(
+          rewriter, loc, arith::MulIOp::create(rewriter, loc, group, index(shape[axis])),
+          coord);
+    }
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    int64_t axis = op.getSliceAxis().getSExtValue();
+    SmallVector<OpFoldResult> offsets(resultType.getRank(), rewriter.getIndexAttr(0));
+    offsets[axis] = arith::MulIOp::create(rewriter, loc, group,
+                                          index(resultType.getDimSize(axis)))
+                        .getResult();
+    SmallVector<OpFoldResult> sizes, strides(resultType.getRank(),
+                                             rewriter.getIndexAttr(1));
+    for (int64_t size : resultType.getShape())
+      sizes.push_back(rewriter.getIndexAttr(size));
+    Value input = bufferization::ToBufferOp::create(
+        rewriter, loc, hbmBufferOf(op.getInput().getType()), adaptor.getInput(),
+        /*read_only=*/true);
+    Value slice = memref::SubViewOp::create(rewriter, loc, input, offsets, sizes, strides);
+    Value output = memref::AllocOp::create(rewriter, loc, hbmBufferOf(resultType));
+    Value token = DmaStartOp::create(rewriter, loc, TokenType::get(op.getContext()),
+                                     slice, output, IntegerAttr());
+    WaitOp::create(rewriter, loc, ValueRange{token});
+    rewriter.replaceOp(op, bufferization::ToTensorOp::create(
+                               rewriter, loc, resultType, output,
+                               rewriter.getUnitAttr(), rewriter.getUnitAttr()));
+    return success();
+  }
+};
+
 } // namespace
 
 std::string mlir::nova::whyNotLowerableShardOp(Operation *op) {
@@ -226,13 +284,15 @@ std::string mlir::nova::whyNotLowerableShardOp(Operation *op) {
     return collective(allGather);
   if (auto allToAll = dyn_cast<shard::AllToAllOp>(op))
     return collective(allToAll);
+  if (auto allSlice = dyn_cast<shard::AllSliceOp>(op))
+    return collective(allSlice);
   return "'" + op->getName().getStringRef().str() +
          "' has no nova lowering (run sharding-propagation and shard-partition "
-         "first; only all_reduce, all_gather, reduce_scatter and all_to_all "
-         "are lowered)";
+         "first; only all_reduce, all_gather, reduce_scatter, all_to_all and "
+         "all_slice are lowered)";
 }
 
 void mlir::nova::populateShardToNovaPatterns(RewritePatternSet &patterns) {
   patterns.add<AllReduceToNova, AllGatherToNova, ReduceScatterToNova,
-               AllToAllToNova>(patterns.getContext());
+               AllToAllToNova, AllSliceToNova>(patterns.getContext());
 }

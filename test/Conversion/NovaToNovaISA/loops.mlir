@@ -114,3 +114,26 @@ func.func @double_buffer(%in: memref<256xf32, #nova.memory_space<hbm>> {nova.add
   nova.wait %last
   return
 }
+
+// -----
+
+// A chip-dependent HBM view (shard.all_slice's lowering): nova.chip_id is
+// the CHIP_ID register, and the offset is scalar arithmetic on it.
+// CHECK-LABEL: func.func @chip_slice
+// CHECK: %[[ID:.*]] = nova_isa.chip_id on scalar
+// CHECK: %[[R:.*]] = nova_isa.salu rem %[[ID]], %{{.*}} on scalar
+// CHECK: %[[B:.*]] = nova_isa.salu mul %[[R]], %{{.*}} on scalar
+// CHECK: %[[A:.*]] = nova_isa.salu add %{{.*}}, %{{.*}} on scalar
+// CHECK: nova_isa.dma_copy %[[A]] : #nova_isa.tile<hbm, f32, [2, 4], [4, 1]> -> %{{.*}} : #nova_isa.tile<hbm, f32, [2, 4], [4, 1]> queue 0 on dma
+func.func @chip_slice(%in: memref<8x4xf32, #nova.memory_space<hbm>> {nova.address = 256 : i64},
+                      %out: memref<2x4xf32, #nova.memory_space<hbm>> {nova.address = 1024 : i64}) {
+  %id = nova.chip_id
+  %c4 = arith.constant 4 : index
+  %c2 = arith.constant 2 : index
+  %g = arith.remui %id, %c4 : index
+  %o = arith.muli %g, %c2 : index
+  %v = memref.subview %in[%o, 0] [2, 4] [1, 1] : memref<8x4xf32, #nova.memory_space<hbm>> to memref<2x4xf32, strided<[4, 1], offset: ?>, #nova.memory_space<hbm>>
+  %t = nova.dma_start %v, %out : memref<2x4xf32, strided<[4, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<2x4xf32, #nova.memory_space<hbm>>
+  nova.wait %t
+  return
+}

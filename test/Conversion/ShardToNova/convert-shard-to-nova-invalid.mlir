@@ -29,7 +29,7 @@ func.func @negative_integer(%x: tensor<8xi32>) -> tensor<8xi32> {
 
 shard.grid @grid(shape = 2)
 func.func @negative_unpartitioned(%x: tensor<8xf32>) -> tensor<8xf32> {
-  // expected-error @+1 {{cannot be lowered to nova: 'shard.sharding' has no nova lowering (run sharding-propagation and shard-partition first; only all_reduce, all_gather, reduce_scatter and all_to_all are lowered)}}
+  // expected-error @+1 {{cannot be lowered to nova: 'shard.sharding' has no nova lowering (run sharding-propagation and shard-partition first; only all_reduce, all_gather, reduce_scatter, all_to_all and all_slice are lowered)}}
   %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
   // expected-error @+1 {{cannot be lowered to nova: 'shard.shard' has no nova lowering}}
   %r = shard.shard %x to %s : tensor<8xf32>

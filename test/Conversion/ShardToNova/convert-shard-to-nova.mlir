@@ -72,6 +72,32 @@ func.func @all_to_all(%x: tensor<8x16xf32>) -> tensor<4x32xf32> {
 
 // -----
 
+// all_slice on the second axis of a 2x4 grid: chip id -> coordinate along
+// axis 1 ((id / 1) % 4) -> offset of this chip's 2 columns, one DMA out of
+// the replicated buffer.
+// CHECK-LABEL: func.func @all_slice_axis1
+// CHECK: %[[ID:.*]] = nova.chip_id
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[Q:.*]] = arith.divui %[[ID]], %[[C1]] : index
+// CHECK: %[[COORD:.*]] = arith.remui %[[Q]], %[[C4]] : index
+// CHECK: %[[G:.*]] = arith.addi %{{.*}}, %[[COORD]] : index
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: %[[OFF:.*]] = arith.muli %[[G]], %[[C2]] : index
+// CHECK: %[[IN:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<4x8xf32> to memref<4x8xf32, #nova.memory_space<hbm>>
+// CHECK: %[[SUB:.*]] = memref.subview %[[IN]][0, %[[OFF]]] [4, 2] [1, 1]
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<4x2xf32, #nova.memory_space<hbm>>
+// CHECK: %[[T:.*]] = nova.dma_start %[[SUB]], %[[OUT]]
+// CHECK: nova.wait %[[T]]
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+shard.grid @grid(shape = 2x4)
+func.func @all_slice_axis1(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  %r = shard.all_slice %x on @grid grid_axes = [1] slice_axis = 1 : tensor<4x8xf32> -> tensor<4x2xf32>
+  return %r : tensor<4x2xf32>
+}
+
+// -----
+
 // A program without shard ops is left alone.
 // CHECK-LABEL: func.func @negative_no_shard_ops
 // CHECK: arith.addf

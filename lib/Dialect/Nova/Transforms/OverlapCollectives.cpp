@@ -1,8 +1,17 @@
 //===- OverlapCollectives.cpp - compute while collectives run ---*- C++ -*-===//
+//
+// Works on buffers (after bufferization), where it can see what each op
+// reads and writes: a tensor-level reordering cannot know which buffer
+// bufferization will reuse, and moving compute into a collective's flight
+// could then overwrite what the collective is still reading.
+//
+//===----------------------------------------------------------------------===//
 #include "nova/Dialect/Nova/Transforms/Passes.h"
+#include "LoopWrites.h"
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 
 #define DEBUG_TYPE "nova-overlap-collectives"
 
@@ -20,56 +29,106 @@ bool isCollective(Operation *op) {
   return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(op);
 }
 
-/// The first op after `collective` in its block that uses its token or one
-/// of its buffers (directly or inside a region); null if none.
-Operation *firstUse(Operation *collective) {
-  SmallPtrSet<Value, 4> touched(llvm::from_range, collective->getOperands());
-  touched.insert(collective->getResults().begin(), collective->getResults().end());
-  for (Operation *op = collective->getNextNode(); op; op = op->getNextNode()) {
-    bool uses = false;
-    op->walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands())
-        if (touched.contains(operand))
-          uses = true;
-    });
-    if (uses)
-      return op;
+/// A buffer identity: the root allocation or argument of a view chain; all
+/// get_global of one symbol are one buffer.
+const void *bufferKey(Value memref) {
+  Value root = rootOf(memref);
+  if (auto global = root.getDefiningOp<memref::GetGlobalOp>())
+    return global.getNameAttr().getAttr().getAsOpaquePointer();
+  return root.getAsOpaquePointer();
+}
+
+/// The buffers an op (and everything nested in it) reads and writes.
+struct Accesses {
+  DenseSet<const void *> reads, writes;
+  bool unknown = false; // Effects it does not declare, or a wait.
+
+  bool conflictsWith(const Accesses &other) const {
+    if (unknown || other.unknown)
+      return true;
+    for (const void *w : writes)
+      if (other.reads.contains(w) || other.writes.contains(w))
+        return true;
+    for (const void *r : reads)
+      if (other.writes.contains(r))
+        return true;
+    return false;
   }
-  return nullptr;
-}
+  void add(const Accesses &other) {
+    reads.insert(other.reads.begin(), other.reads.end());
+    writes.insert(other.writes.begin(), other.writes.end());
+    unknown |= other.unknown;
+  }
+};
 
-/// Whether `op` takes a buffer (e.g. `bufferization.to_tensor`, which
-/// declares no effect but reads whatever a collective wrote there).
-bool readsBuffers(Operation *op) {
-  bool buffers = false;
-  op->walk([&](Operation *nested) {
-    for (Type type : nested->getOperandTypes())
-      if (isa<BaseMemRefType>(type))
-        buffers = true;
-  });
-  return buffers;
-}
-
-/// Whether every value `op` reads (nested regions included) is defined
-/// before `point` in its block, or outside the block.
-bool operandsAvailableBefore(Operation *op, Operation *point) {
-  Block *block = point->getBlock();
-  bool available = true;
-  op->walk([&](Operation *nested) {
-    for (Value operand : nested->getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (!def) {
-        // A block argument of `op`'s own regions, or of an enclosing block.
+Accesses accessesOf(Operation *root) {
+  Accesses acc;
+  root->walk([&](Operation *op) {
+    // A wait on a transfer started inside `root` only orders `root`'s own
+    // accesses; one on a transfer from outside is beyond this analysis.
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      for (Value token : wait.getTokens()) {
+        Operation *def = token.getDefiningOp();
+        if (!def || !root->isAncestor(def))
+          acc.unknown = true;
+      }
+      return;
+    }
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return;
+    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!iface) {
+      if (!isPure(op) && op->getNumRegions() == 0)
+        acc.unknown = true;
+      return;
+    }
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &effect : effects) {
+      if (isa<MemoryEffects::Allocate, MemoryEffects::Free>(effect.getEffect()))
+        continue;
+      Value value = effect.getValue();
+      if (!value || !isa<BaseMemRefType>(value.getType())) {
+        acc.unknown = true;
         continue;
       }
-      if (op->isAncestor(def))
+      if (isa<MemoryEffects::Read>(effect.getEffect()))
+        acc.reads.insert(bufferKey(value));
+      else
+        acc.writes.insert(bufferKey(value));
+    }
+  });
+  return acc;
+}
+
+/// Whether every value `op` uses from outside itself is defined before
+/// `point` (in `point`'s block) or outside that block.
+bool operandsAvailableBefore(Operation *op, Operation *point) {
+  Block *block = point->getBlock();
+  WalkResult result = op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || op->isAncestor(def))
         continue;
       Operation *defInBlock = block->findAncestorOpInBlock(*def);
       if (defInBlock && !defInBlock->isBeforeInBlock(point))
-        available = false;
+        return WalkResult::interrupt();
     }
+    return WalkResult::advance();
   });
-  return available;
+  return !result.wasInterrupted();
+}
+
+/// The wait for `collective`'s token in its block, if it has exactly one.
+WaitOp waitOf(Operation *collective) {
+  WaitOp found;
+  for (Operation *user : collective->getResult(0).getUsers()) {
+    auto wait = dyn_cast<WaitOp>(user);
+    if (!wait || wait->getBlock() != collective->getBlock() || found)
+      return nullptr;
+    found = wait;
+  }
+  return found;
 }
 
 struct OverlapCollectivesPass
@@ -82,21 +141,57 @@ struct OverlapCollectivesPass
       if (isCollective(op))
         collectives.push_back(op);
     });
-    for (Operation *collective : collectives) {
-      Operation *use = firstUse(collective);
-      if (!use)
-        continue;
-      // Ops move in order, so an op can follow the ones it reads.
-      SmallVector<Operation *> later;
-      for (Operation *op = use->getNextNode(); op; op = op->getNextNode())
-        later.push_back(op);
-      for (Operation *op : later) {
-        if (op->hasTrait<OpTrait::IsTerminator>() || !isMemoryEffectFree(op) ||
-            readsBuffers(op) || !operandsAvailableBefore(op, use))
+    for (Operation *collective : collectives)
+      overlap(collective);
+  }
+
+  /// Moves the ops after the collective's wait that neither touch its
+  /// buffers nor depend on anything that stays behind the wait in front of
+  /// the wait, up to the next op whose effects are unknown (or a wait).
+  void overlap(Operation *collective) {
+    WaitOp wait = waitOf(collective);
+    if (!wait)
+      return;
+    Accesses pinned = accessesOf(collective);
+    pinned.unknown = false;
+    SmallVector<Operation *> later;
+    for (Operation *op = wait->getNextNode(); op; op = op->getNextNode())
+      later.push_back(op);
+    DenseSet<Operation *> moved, stayed;
+    for (Operation *op : later) {
+      if (op->hasTrait<OpTrait::IsTerminator>())
+        break;
+      // A wait for transfers that all moved moves with them; one for
+      // transfers that all stay stays and orders only them.
+      if (auto other = dyn_cast<WaitOp>(op)) {
+        auto from = [&](const DenseSet<Operation *> &set) {
+          return llvm::all_of(other.getTokens(), [&](Value token) {
+            return set.contains(token.getDefiningOp());
+          });
+        };
+        if (from(moved)) {
+          op->moveBefore(wait);
+          moved.insert(op);
           continue;
-        op->moveBefore(use);
-        ++numMoved;
+        }
+        if (from(stayed)) {
+          stayed.insert(op);
+          continue;
+        }
+        break;
       }
+      Accesses acc = accessesOf(op);
+      if (acc.unknown)
+        break; // Nothing moves across what the analysis cannot see.
+      if (acc.conflictsWith(pinned) || !operandsAvailableBefore(op, wait)) {
+        // It stays: what comes later may not jump over it either.
+        pinned.add(acc);
+        stayed.insert(op);
+        continue;
+      }
+      moved.insert(op);
+      op->moveBefore(wait);
+      ++numMoved;
     }
   }
 };

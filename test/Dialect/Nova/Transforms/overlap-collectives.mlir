@@ -1,68 +1,86 @@
 // RUN: nova-opt %s --split-input-file --nova-overlap-collectives | FileCheck %s
 
-// Independent compute (the matmul on %x) moves in front of the all-reduce's
-// wait; what reads the reduced buffer stays behind it.
-// CHECK-LABEL: func.func @independent_matmul_moves_up
+!h = memref<8x8xf32, #nova.memory_space<hbm>>
+!s = memref<8x8xf32, #nova.memory_space<sram>>
+
+// An independent load-compute-store chain (on %x, into %z) moves in front of
+// the all-reduce's wait, with its allocs and its own waits; the load of the
+// reduced buffer %r stays behind it.
+// CHECK-LABEL: func.func @independent_chain_moves_up
 // CHECK: %[[T:.*]] = nova.all_reduce
-// CHECK: linalg.fill
-// CHECK-NEXT: %[[Z:.*]] = linalg.matmul
+// CHECK-NEXT: memref.alloc
+// CHECK-NEXT: %[[L:.*]] = nova.dma_start %[[X:.*]], %{{.*}} : memref<8x8xf32, #nova.memory_space<hbm>> -> memref<8x8xf32, #nova.memory_space<sram>>
+// CHECK-NEXT: nova.wait %[[L]]
+// CHECK-NEXT: memref.alloc
+// CHECK-NEXT: nova.elementwise <exp>
+// CHECK-NEXT: %[[S:.*]] = nova.dma_start
+// CHECK-NEXT: nova.wait %[[S]]
 // CHECK-NEXT: nova.wait %[[T]]
-// CHECK-NEXT: %[[Y:.*]] = bufferization.to_tensor
-// CHECK-NEXT: linalg.add ins(%[[Y]], %{{.*}} :
-// CHECK: return %{{.*}}, %[[Z]]
-func.func @independent_matmul_moves_up(%p: tensor<8x8xf32>, %x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
-  %in = bufferization.to_buffer %p read_only : tensor<8x8xf32> to memref<8x8xf32, #nova.memory_space<hbm>>
-  %out = memref.alloc() : memref<8x8xf32, #nova.memory_space<hbm>>
-  %t = nova.all_reduce <sum> ins(%in : memref<8x8xf32, #nova.memory_space<hbm>>) outs(%out : memref<8x8xf32, #nova.memory_space<hbm>>) groups [[0, 1]]
+// CHECK-NEXT: nova.dma_start %{{.*}}, %{{.*}} : memref<8x8xf32, #nova.memory_space<hbm>> -> memref<8x8xf32, #nova.memory_space<sram>>
+func.func @independent_chain_moves_up(%p: !h, %r: !h, %x: !h, %z: !h, %o: !s) {
+  %t = nova.all_reduce <sum> ins(%p : !h) outs(%r : !h) groups [[0, 1]]
   nova.wait %t
-  %y = bufferization.to_tensor %out restrict writable : memref<8x8xf32, #nova.memory_space<hbm>> to tensor<8x8xf32>
-  %e = tensor.empty() : tensor<8x8xf32>
-  %s = linalg.add ins(%y, %x : tensor<8x8xf32>, tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
-  %c0 = arith.constant 0.0 : f32
-  %e2 = tensor.empty() : tensor<8x8xf32>
-  %f = linalg.fill ins(%c0 : f32) outs(%e2 : tensor<8x8xf32>) -> tensor<8x8xf32>
-  %z = linalg.matmul ins(%x, %w : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
-  return %s, %z : tensor<8x8xf32>, tensor<8x8xf32>
+  %a = memref.alloc() : !s
+  %l = nova.dma_start %x, %a : !h -> !s
+  nova.wait %l
+  %b = memref.alloc() : !s
+  nova.elementwise <exp> ins(%a : !s) outs(%b : !s)
+  %st = nova.dma_start %b, %z : !s -> !h
+  nova.wait %st
+  %u = nova.dma_start %r, %o : !h -> !s
+  nova.wait %u
+  return
 }
 
 // -----
 
-// Nothing moves past a second collective's buffer: the to_tensor of %out2
-// reads what the second all-reduce writes, although it has no effect of its
-// own; and an op that needs the first result stays after the wait. (The
-// add's tensor.empty reads nothing, so it moves.)
-// CHECK-LABEL: func.func @buffers_and_dependents_stay
-// CHECK: %[[T1:.*]] = nova.all_reduce
-// CHECK-NEXT: tensor.empty
-// CHECK-NEXT: nova.wait %[[T1]]
-// CHECK-NEXT: %[[Y:.*]] = bufferization.to_tensor
-// CHECK-NEXT: %[[T2:.*]] = nova.all_reduce
-// CHECK-NEXT: nova.wait %[[T2]]
-// CHECK-NEXT: bufferization.to_tensor
-// CHECK-NEXT: linalg.add
-func.func @buffers_and_dependents_stay(%p: tensor<8x8xf32>, %q: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  %in = bufferization.to_buffer %p read_only : tensor<8x8xf32> to memref<8x8xf32, #nova.memory_space<hbm>>
-  %out = memref.alloc() : memref<8x8xf32, #nova.memory_space<hbm>>
-  %in2 = bufferization.to_buffer %q read_only : tensor<8x8xf32> to memref<8x8xf32, #nova.memory_space<hbm>>
-  %out2 = memref.alloc() : memref<8x8xf32, #nova.memory_space<hbm>>
-  %t = nova.all_reduce <sum> ins(%in : memref<8x8xf32, #nova.memory_space<hbm>>) outs(%out : memref<8x8xf32, #nova.memory_space<hbm>>) groups [[0, 1]]
+!h = memref<8x8xf32, #nova.memory_space<hbm>>
+!s = memref<8x8xf32, #nova.memory_space<sram>>
+
+// Writing the all-reduce's input (a buffer it may still be reading) or
+// reading its output must wait; so must an op that overwrites what such an
+// op still reads (%y, through a view). The independent load after them still moves
+// (and so do the views, which access nothing).
+// CHECK-LABEL: func.func @conflicts_stay
+// CHECK: %[[T:.*]] = nova.all_reduce
+// CHECK: memref.alloc
+// CHECK-NEXT: %[[L:.*]] = nova.dma_start %{{.*}}, %{{.*}} : memref<8x8xf32, #nova.memory_space<hbm>> -> memref<8x8xf32, #nova.memory_space<sram>>
+// CHECK-NEXT: nova.wait %[[L]]
+// CHECK-NEXT: nova.wait %[[T]]
+// CHECK-NEXT: %[[W:.*]] = nova.dma_start %{{.*}}, %[[SUB:.*]] :
+// CHECK-NEXT: nova.wait %[[W]]
+// CHECK-NEXT: nova.elementwise <exp>
+func.func @conflicts_stay(%p: !h, %r: !h, %x: !h, %y: !s, %q: !s) {
+  %t = nova.all_reduce <sum> ins(%p : !h) outs(%r : !h) groups [[0, 1]]
   nova.wait %t
-  %y = bufferization.to_tensor %out restrict writable : memref<8x8xf32, #nova.memory_space<hbm>> to tensor<8x8xf32>
-  %t2 = nova.all_reduce <sum> ins(%in2 : memref<8x8xf32, #nova.memory_space<hbm>>) outs(%out2 : memref<8x8xf32, #nova.memory_space<hbm>>) groups [[0, 1]]
-  nova.wait %t2
-  %y2 = bufferization.to_tensor %out2 restrict writable : memref<8x8xf32, #nova.memory_space<hbm>> to tensor<8x8xf32>
-  %e = tensor.empty() : tensor<8x8xf32>
-  %s = linalg.add ins(%y, %y2 : tensor<8x8xf32>, tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
-  return %s : tensor<8x8xf32>
+  %v = memref.subview %p[0, 0] [4, 8] [1, 1] : !h to memref<4x8xf32, strided<[8, 1]>, #nova.memory_space<hbm>>
+  %ys = memref.subview %y[0, 0] [4, 8] [1, 1] : !s to memref<4x8xf32, strided<[8, 1]>, #nova.memory_space<sram>>
+  %w = nova.dma_start %ys, %v : memref<4x8xf32, strided<[8, 1]>, #nova.memory_space<sram>> -> memref<4x8xf32, strided<[8, 1]>, #nova.memory_space<hbm>>
+  nova.wait %w
+  nova.elementwise <exp> ins(%q : !s) outs(%y : !s)
+  %a = memref.alloc() : !s
+  %l = nova.dma_start %x, %a : !h -> !s
+  nova.wait %l
+  return
 }
 
 // -----
 
-// A collective whose result nothing reads: nothing to overlap.
-// CHECK-LABEL: func.func @unused_result
+!h = memref<8x8xf32, #nova.memory_space<hbm>>
+!s = memref<8x8xf32, #nova.memory_space<sram>>
+
+// A wait for a transfer started before the collective is a barrier: the
+// analysis does not follow that transfer.
+// CHECK-LABEL: func.func @foreign_wait_is_a_barrier
 // CHECK: nova.all_reduce
-// CHECK-NEXT: return
-func.func @unused_result(%p: memref<8xf32, #nova.memory_space<hbm>>, %r: memref<8xf32, #nova.memory_space<hbm>>) {
-  %t = nova.all_reduce <sum> ins(%p : memref<8xf32, #nova.memory_space<hbm>>) outs(%r : memref<8xf32, #nova.memory_space<hbm>>) groups [[0, 1]]
+// CHECK-NEXT: nova.wait
+// CHECK-NEXT: nova.wait
+// CHECK-NEXT: nova.elementwise <exp>
+func.func @foreign_wait_is_a_barrier(%p: !h, %r: !h, %x: !h, %a: !s, %b: !s) {
+  %l = nova.dma_start %x, %a : !h -> !s
+  %t = nova.all_reduce <sum> ins(%p : !h) outs(%r : !h) groups [[0, 1]]
+  nova.wait %t
+  nova.wait %l
+  nova.elementwise <exp> ins(%a : !s) outs(%b : !s)
   return
 }

@@ -50,6 +50,21 @@ def Nova_DmaStartOp : Nova_Op<"dma_start"> {
   let hasVerifier = 1;
 }
 
+def Nova_ChipIdOp : Nova_Op<"chip_id", [Pure]> {
+  let summary = "this chip's id, for the chip-dependent addressing of SPMD programs";
+  let description = [{
+    Every chip runs the same SPMD program; a value that differs per chip
+    (which slice of a replicated tensor this chip keeps) is computed from
+    its id. Lowers to the scalar `CHIP_ID` instruction.
+
+    ```mlir
+    %id = nova.chip_id
+    ```
+  }];
+  let results = (outs Index:$id);
+  let assemblyFormat = "attr-dict";
+}
+
 def Nova_WaitOp : Nova_Op<"wait"> {
   let summary = "block until asynchronous operations complete";
   let description = [{

@@ -299,32 +299,36 @@ def NovaOverlapCollectives
   let summary = "start independent compute before waiting for a collective";
   let description = [{
     Instructions run in order on each engine queue, so compute placed after
-    the first use of a collective's result also starts after the collective
-    ends, even when it does not need that result. This pass moves every
-    side-effect-free op whose operands are all available before that first
-    use (the `nova.wait`, or the first op touching the collective's buffers)
-    in front of it, so that the collective's link transfers overlap the
-    independent compute. Operand order and the data flow are unchanged; only
-    ops between the first use and the end of the block move.
+    a collective's `nova.wait` starts only after the collective ends, even
+    when it does not need its result. This pass moves each op that follows
+    the wait in front of it when the op neither reads nor writes the
+    collective's buffers (roots of view chains; all `memref.get_global` of
+    one symbol are one buffer), does not conflict with any op it jumps over
+    that stays, and uses no value defined by one; so the collective's link
+    transfers overlap the independent compute. It runs on buffers, after
+    bufferization, where reuse of a buffer is visible (a reordering of
+    tensor ops could not know that bufferization will write a later result
+    into the buffer the collective is still reading). Scanning stops at
+    another wait or an op with undeclared effects.
 
     Before:
     ```mlir
     %t = nova.all_reduce <sum> ins(%p : ...) outs(%r : ...) groups [[0, 1]]
     nova.wait %t
-    %y = bufferization.to_tensor %r ...
-    %z = linalg.matmul ins(%x, %w : ...) outs(%init : ...)   // independent
+    nova.dma_start %r, ...            // reads the result: stays
+    scf.for ... { independent tiles }  // touches neither %p nor %r
     ```
     After:
     ```mlir
     %t = nova.all_reduce <sum> ins(%p : ...) outs(%r : ...) groups [[0, 1]]
-    %z = linalg.matmul ins(%x, %w : ...) outs(%init : ...)
+    scf.for ... { independent tiles }
     nova.wait %t
-    %y = bufferization.to_tensor %r ...
+    nova.dma_start %r, ...
     ```
   }];
   let dependentDialects = ["::mlir::nova::NovaDialect"];
   let statistics = [
-    Statistic<"numMoved", "moved-ops", "Ops moved in front of a collective's first use">,
+    Statistic<"numMoved", "moved-ops", "Ops moved in front of a collective's wait">,
   ];
 }
 
