@@ -77,6 +77,7 @@ void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm) {
   shard::ShardingPropagationOptions propagation;
   propagation.traversal = shard::TraversalOrder::ForwardBackward;
   pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation(propagation));
+  pm.addNestedPass<func::FuncOp>(createNovaVerifySharding());
   pm.addNestedPass<func::FuncOp>(shard::createPartition());
   // CSE lets canonicalize fold the per-device `scf.if` that partitioning
   // puts around the zero init of a partial-sum matmul.

@@ -369,4 +369,17 @@ def NovaPrepareSharding
   ];
 }
 
+def NovaVerifySharding : Pass<"nova-verify-sharding", "::mlir::func::FuncOp"> {
+  let summary = "check that sharding propagation annotated everything shard-partition needs";
+  let description = [{
+    `shard-partition` asserts (aborts) on an op whose tensor operands are not
+    defined by a `shard.shard ... annotate_for_users` or whose tensor results
+    do not feed exactly one `shard.shard`; MLIR 22's `sharding-propagation`
+    can leave such ops behind when the annotations it starts from conflict
+    (a replicated input whose result is annotated split, say). This pass,
+    run between the two, turns that into an error at the op, naming the
+    operand or result, instead of a crash.
+  }];
+}
+
 #endif // NOVA_TRANSFORMS_PASSES_TD

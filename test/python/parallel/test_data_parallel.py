@@ -61,3 +61,18 @@ def test_nova_compile_takes_mesh_and_plan() -> None:
     torch.testing.assert_close(program(x), expected, rtol=RTOL, atol=ATOL)
     with pytest.raises(ValueError, match="together"):
         nova.compile(model, x, mesh=Mesh((2,), ("dp",)))
+
+
+def test_conflicting_placements_are_a_compile_error_not_a_crash() -> None:
+    from nova.compiler.errors import NovaCompileError
+    from nova.parallel import ParallelPlan, Replicate
+
+    class Double(torch.nn.Module):
+        def forward(self, x):
+            return x * 2.0
+
+    # The input replicated, the output split along the batch: propagation
+    # cannot place the multiply; nova-verify-sharding says so at the line.
+    plan = ParallelPlan({"input0": {"dp": Replicate()}}, batch_axis="dp")
+    with pytest.raises(NovaCompileError, match="has no sharding after sharding propagation"):
+        compile_parallel(Double(), torch.randn(8, 4), mesh=Mesh((4,), ("dp",)), plan=plan)

@@ -1,0 +1,48 @@
+// RUN: nova-opt %s --split-input-file --nova-verify-sharding -verify-diagnostics | FileCheck %s
+
+// Fully annotated (what sharding-propagation gives the Megatron MLP): fine.
+// CHECK-LABEL: func.func @annotated
+// CHECK: linalg.generic
+shard.grid @grid(shape = 2)
+func.func @annotated(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %a = shard.shard %x to %s annotate_for_users : tensor<8x4xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %se = shard.shard %e to %s : tensor<8x4xf32>
+  %ae = shard.shard %se to %s annotate_for_users : tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<8x4xf32>) outs(%ae : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<8x4xf32>
+  %sr = shard.shard %r to %s : tensor<8x4xf32>
+  return %sr : tensor<8x4xf32>
+}
+
+// -----
+
+// A replicated input whose result is placed split: propagation decides
+// nothing for the generic, so its destination has no sharding.
+shard.grid @grid(shape = 2)
+func.func @conflict(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %rep = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %split = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %a = shard.shard %x to %rep annotate_for_users : tensor<8x4xf32>
+  // expected-error @+1 {{'tensor.empty' op result #0 has no sharding after sharding propagation}}
+  %e = tensor.empty() : tensor<8x4xf32>
+  // expected-error @+1 {{operand #1 has no sharding after sharding propagation}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<8x4xf32>
+  %sr = shard.shard %r to %split : tensor<8x4xf32>
+  return %sr : tensor<8x4xf32>
+}
+
+// -----
+
+// No shard annotations at all: a single-chip program, nothing to check.
+// CHECK-LABEL: func.func @unannotated
+func.func @unannotated(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<8x4xf32>
+  return %e : tensor<8x4xf32>
+}
