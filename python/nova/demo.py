@@ -70,3 +70,52 @@ def run_model_demo(target: TargetOptions = TargetOptions(), *,
         config=config, max_abs_error=error,
         matches_torch=bool(torch.allclose(y, expected, rtol=1e-4, atol=1e-5)),
         summary=program.report.summary(), trace=Path(trace) if trace is not None else None)
+
+
+@dataclass
+class ParallelRow:
+    layout: str
+    chips: int
+    time_us: float
+    all_reduces: int
+    max_abs_error: float
+    matches_torch: bool
+
+
+def run_parallel_demo(target: str = "nova-t1", *, seed: int = 0) -> list[ParallelRow]:
+    """The demo GPT (batch 4) on 1 chip, TP=4, DP=2 x TP=4 and PP=2 x 4
+    microbatches of ``target``, each checked against torch eager."""
+    import torch
+
+    import nova
+    from nova.models import GPT, GPTConfig
+    from nova.parallel import (Mesh, compile_parallel, compile_pipeline,
+                               megatron_transformer_plan, split_stages)
+
+    torch.manual_seed(seed)
+    config = GPTConfig(d_model=128, n_heads=4, n_layers=2, seq_len=64)
+    model = GPT(config).eval()
+    x = torch.randn(4, config.seq_len, config.d_model)
+    with torch.no_grad():
+        expected = model(x)
+    layouts = [
+        ("1 chip", 1, lambda: nova.compile(model, x, target="nova-t1")),
+        ("TP=4", 4, lambda: compile_parallel(
+            model, x, mesh=Mesh((4,), ("tp",)), target=target,
+            plan=megatron_transformer_plan(model, axis="tp"))),
+        ("DP=2 x TP=4", 8, lambda: compile_parallel(
+            model, x, mesh=Mesh((2, 4), ("dp", "tp")), target=target,
+            plan=megatron_transformer_plan(model, axis="tp", batch_axis="dp"))),
+        ("PP=2 x M=4", 2, lambda: compile_pipeline(
+            split_stages(model, x[:1], ["blocks.1"]), x, microbatches=4, target=target)),
+    ]
+    rows = []
+    for layout, chips, build in layouts:
+        program = build()
+        y = program(x)
+        rows.append(ParallelRow(
+            layout, chips, program.report.time_s * 1e6,
+            program.stages["nova"].count("nova.all_reduce"),
+            float((y - expected).abs().max()),
+            bool(torch.allclose(y, expected, rtol=1e-4, atol=1e-5))))
+    return rows

@@ -33,3 +33,14 @@ def test_model_demo_matches_torch(tmp_path) -> None:
     assert result.matches_torch, result.max_abs_error
     assert "simulated time" in result.summary
     assert (tmp_path / "trace.json").stat().st_size > 0
+
+
+def test_parallel_demo_matches_torch_on_every_layout() -> None:
+    from nova.demo import run_parallel_demo
+
+    rows = run_parallel_demo("nova-t1-ring8")
+    assert [r.layout for r in rows] == ["1 chip", "TP=4", "DP=2 x TP=4", "PP=2 x M=4"]
+    assert all(r.matches_torch for r in rows), rows
+    assert [r.all_reduces for r in rows] == [0, 4, 4, 0]
+    # Every multi-chip layout beats the lone chip on this batch.
+    assert all(r.time_us < rows[0].time_us for r in rows[1:])

@@ -14,7 +14,7 @@ from nova import examples
 from nova.compiler.driver import run_opt, run_opt_file
 from nova.compiler.errors import NovaCompileError, NovaError
 from nova.compiler.options import TargetOptions
-from nova.demo import run_demo, run_model_demo
+from nova.demo import run_demo, run_model_demo, run_parallel_demo
 from nova.runtime.errors import NovaRuntimeError
 from nova.sim.errors import SimulationError
 
@@ -46,6 +46,8 @@ def _demo(args: argparse.Namespace) -> int:
         )
         return 0
     cfg_text = "2-layer GPT-style decoder (d_model 128, 4 heads, seq 64, random weights)"
+    if args.parallel:
+        return _parallel_demo(cfg_text, args.target)
     _progress(f"compiling a {cfg_text} for {target.name} ...")
     result = run_model_demo(target, trace=args.trace)
     print(result.summary)
@@ -54,6 +56,21 @@ def _demo(args: argparse.Namespace) -> int:
     if result.trace is not None:
         print(f"timeline: {result.trace} (open in https://ui.perfetto.dev)")
     return 0 if result.matches_torch else 1
+
+
+def _parallel_demo(cfg_text: str, target: str) -> int:
+    _progress(f"compiling a {cfg_text}, batch 4, on 1 chip and on {target} meshes ...")
+    rows = run_parallel_demo(target)
+    print(f"{'layout':<14}{'chips':>6}{'simulated':>14}{'speedup':>9}{'all-reduces':>13}"
+          f"{'max abs err':>13}")
+    base = rows[0].time_us
+    for row in rows:
+        print(f"{row.layout:<14}{row.chips:>6}{row.time_us:>11.2f} us{base / row.time_us:>8.2f}x"
+              f"{row.all_reduces:>13}{row.max_abs_error:>13.1e}")
+    ok = all(row.matches_torch for row in rows)
+    print("every layout matches torch eager (rtol 1e-4)" if ok
+          else "some layouts DO NOT match torch eager")
+    return 0 if ok else 1
 
 
 def _opt(args: argparse.Namespace) -> int:
@@ -181,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--target", default="nova-t1", help="target name or .json path")
     demo.add_argument("--chips", type=int, default=0, help="chips in the system (0: target's)")
     demo.add_argument("--trace", default=None, help="write the run's Chrome/Perfetto timeline here")
+    demo.add_argument("--parallel", action="store_true",
+                      help="also run the model with TP=4, DP=2 x TP=4 and PP=2 x 4 "
+                           "microbatches on --target (a multi-chip system) and compare")
     demo.set_defaults(run=_demo)
 
     opt = commands.add_parser(
