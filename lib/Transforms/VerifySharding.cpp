@@ -29,6 +29,28 @@ struct VerifyShardingPass
     if (!annotated)
       return;
     bool failed = false;
+    // MLIR 22's shard-partition reshards only on 1-D grids (it asserts on
+    // any other): a change of sharding on a 2-D grid must be refused here.
+    SymbolTableCollection symbols;
+    func.walk([&](shard::ShardOp users) {
+      auto def = users.getSrc().getDefiningOp<shard::ShardOp>();
+      if (!users.getAnnotateForUsers() || !def || def.getAnnotateForUsers())
+        return;
+      shard::Sharding from(def.getSharding()), to(users.getSharding());
+      if (from == to)
+        return;
+      shard::GridOp grid = shard::getGridOrNull(users, to.getGridAttr(), symbols);
+      if (!grid || grid.getRank() == 1)
+        return;
+      Operation *user = *users->getUsers().begin();
+      InFlightDiagnostic diag =
+          (user ? user : users.getOperation())->emitOpError()
+          << "needs its operand resharded on the " << grid.getRank()
+          << "-D grid @" << grid.getSymName()
+          << ", which MLIR 22's shard-partition supports only on 1-D grids; "
+             "use a plan whose placements agree here, or a 1-D mesh";
+      failed = true;
+    });
     for (Operation &op : func.getBody().getOps()) {
       if (isa<shard::ShardOp, shard::ShardingOp>(op) ||
           op.hasTrait<OpTrait::IsTerminator>() || op.hasTrait<OpTrait::ConstantLike>())

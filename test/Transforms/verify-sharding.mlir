@@ -46,3 +46,24 @@ func.func @unannotated(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %e = tensor.empty() : tensor<8x4xf32>
   return %e : tensor<8x4xf32>
 }
+
+// -----
+
+// A change of sharding on a 2-D grid: shard-partition would abort.
+shard.grid @grid2(shape = 2x4)
+func.func @reshard_2d(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %s0 = shard.sharding @grid2 split_axes = [[0]] : !shard.sharding
+  %s1 = shard.sharding @grid2 split_axes = [[1]] : !shard.sharding
+  %a = shard.shard %x to %s0 annotate_for_users : tensor<8x4xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %se = shard.shard %e to %s0 : tensor<8x4xf32>
+  %ae = shard.shard %se to %s0 annotate_for_users : tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<8x4xf32>) outs(%ae : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<8x4xf32>
+  %sr = shard.shard %r to %s0 : tensor<8x4xf32>
+  %ar = shard.shard %sr to %s1 annotate_for_users : tensor<8x4xf32>
+  // expected-error @+1 {{needs its operand resharded on the 2-D grid @grid2, which MLIR 22's shard-partition supports only on 1-D grids}}
+  return %ar : tensor<8x4xf32>
+}

@@ -378,7 +378,9 @@ def NovaVerifySharding : Pass<"nova-verify-sharding", "::mlir::func::FuncOp"> {
     can leave such ops behind when the annotations it starts from conflict
     (a replicated input whose result is annotated split, say). This pass,
     run between the two, turns that into an error at the op, naming the
-    operand or result, instead of a crash.
+    operand or result, instead of a crash. Likewise for a change of sharding
+    on a grid of rank 2 or more, which MLIR 22's `shard-partition` cannot
+    reshard (it asserts "Only 1D grides are currently supported").
   }];
 }
 

@@ -78,12 +78,22 @@ def megatron_block_plan(prefix: str = "", *, attn: str = "attn", mlp: str = "mlp
 
 
 def megatron_transformer_plan(model, *, axis: str | int = "tp",
-                              batch_axis: str | int | None = None) -> ParallelPlan:
+                              batch_axis: str | int | None = None,
+                              sequence_parallel: bool = False) -> ParallelPlan:
     """Megatron tensor parallelism of every transformer block of ``model``
     over mesh axis ``axis`` (:func:`megatron_block_plan` for each module with
     ``q``/``k``/``v``/``proj`` projections, :func:`megatron_mlp_plan` for each
     with ``fc1``/``fc2``), combined with data parallelism over ``batch_axis``
-    when given (DP x TP on a 2-D mesh). Everything else is replicated."""
+    when given (DP x TP on a 2-D mesh). Everything else is replicated.
+
+    ``sequence_parallel`` also splits the input ``[batch, seq, d_model]``
+    along the sequence over ``axis``: propagation then keeps the LayerNorms
+    and residual adds on each chip's slice of the sequence, all-gathers it
+    before each column-parallel layer, and slices the all-reduced output of
+    each row-parallel layer back to the chip's part (Megatron's sequence
+    parallelism, with all-reduce + local slice where Megatron uses
+    reduce-scatter). It needs resharding, which MLIR 22's shard-partition
+    does only on a 1-D mesh: with ``batch_axis`` it is a compile error."""
     placements: dict[str, Mapping[str | int, Placement]] = {}
     for name, module in model.named_modules():
         prefix = f"{name}." if name else ""
@@ -99,6 +109,10 @@ def megatron_transformer_plan(model, *, axis: str | int = "tp",
     if not placements:
         raise ValueError("the model has no attention (q, k, v, proj) or MLP (fc1, fc2) "
                          "modules to split")
+    if sequence_parallel:
+        placements["input0"] = {axis: Shard(1)}
+        if batch_axis is not None:
+            placements["input0"] = {batch_axis: Shard(0), axis: Shard(1)}
     return ParallelPlan(placements, batch_axis=batch_axis)
 
 
