@@ -44,9 +44,12 @@ struct PrepareShardingPass
       auto splat = dyn_cast<SplatElementsAttr>(op.getValue());
       if (!type || type.getRank() == 0 || !splat || !type.hasStaticShape())
         continue;
+      // Complex splats are arrays, not scalars a fill can take.
+      auto element = dyn_cast<TypedAttr>(splat.getSplatValue<Attribute>());
+      if (!element)
+        continue;
       rewriter.setInsertionPoint(op);
-      Value scalar = arith::ConstantOp::create(
-          rewriter, op.getLoc(), cast<TypedAttr>(splat.getSplatValue<Attribute>()));
+      Value scalar = arith::ConstantOp::create(rewriter, op.getLoc(), element);
       Value empty = tensor::EmptyOp::create(rewriter, op.getLoc(), type.getShape(),
                                             type.getElementType());
       rewriter.replaceOpWithNewOp<linalg::FillOp>(op, scalar, empty);

@@ -42,9 +42,10 @@ struct VerifyShardingPass
       shard::GridOp grid = shard::getGridOrNull(users, to.getGridAttr(), symbols);
       if (!grid || grid.getRank() == 1)
         return;
-      Operation *user = *users->getUsers().begin();
+      Operation *user =
+          users->use_empty() ? users.getOperation() : *users->getUsers().begin();
       InFlightDiagnostic diag =
-          (user ? user : users.getOperation())->emitOpError()
+          user->emitOpError()
           << "needs its operand resharded on the " << grid.getRank()
           << "-D grid @" << grid.getSymName()
           << ", which MLIR 22's shard-partition supports only on 1-D grids; "

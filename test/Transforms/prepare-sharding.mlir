@@ -164,3 +164,14 @@ func.func @collapse_of_empty_folds() -> tensor<32x64xf32> {
   %r = tensor.collapse_shape %e [[0, 1], [2]] : tensor<2x16x64xf32> into tensor<32x64xf32>
   return %r : tensor<32x64xf32>
 }
+
+// -----
+
+// A complex splat is not a scalar a fill can take: left alone.
+// CHECK-LABEL: func.func @complex_splat_left_alone
+// CHECK: arith.constant dense<(1.000000e+00,2.000000e+00)> : tensor<4xcomplex<f32>>
+// CHECK-NOT: linalg.fill
+func.func @complex_splat_left_alone() -> tensor<4xcomplex<f32>> {
+  %c = arith.constant dense<(1.0, 2.0)> : tensor<4xcomplex<f32>>
+  return %c : tensor<4xcomplex<f32>>
+}

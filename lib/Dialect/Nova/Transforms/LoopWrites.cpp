@@ -9,9 +9,14 @@
 using namespace mlir;
 
 Value mlir::nova::rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
+  while (true) {
+    if (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+      v = view.getViewSource();
+    else if (auto transpose = v.getDefiningOp<memref::TransposeOp>())
+      v = transpose.getIn(); // A view too, without ViewLikeOpInterface.
+    else
+      return v;
+  }
 }
 
 bool mlir::nova::mayWriteInLoop(scf::ForOp loop, Value root,

@@ -83,6 +83,13 @@ struct MergeStagesPass : public nova::impl::NovaMergeStagesBase<MergeStagesPass>
                << "stage " << stages.size()
                << ": expected one block taking (parameters..., x) and returning y, got "
                << type;
+      auto isBuffer = [](Type t) { return isa<MemRefType>(t); };
+      if (!llvm::all_of(type.getInputs(), isBuffer) ||
+          !llvm::all_of(type.getResults(), isBuffer))
+        return funcs[0].emitOpError()
+               << "stage " << stages.size()
+               << ": expected buffers (the nova level, after nova-lower-to-tiles), got "
+               << type;
       stages.push_back({module, funcs[0], type});
     }
     if (stages.empty())
@@ -110,7 +117,12 @@ struct MergeStagesPass : public nova::impl::NovaMergeStagesBase<MergeStagesPass>
           continue;
         }
         if (it != kept.end()) {
+          // A name neither kept nor used in this stage.
           std::string renamed = name + "_stage" + std::to_string(s);
+          for (int n = 1; kept.count(renamed) ||
+                          SymbolTable::lookupSymbolIn(stage.module, renamed);
+               ++n)
+            renamed = name + "_stage" + std::to_string(s) + "_" + std::to_string(n);
           if (failed(SymbolTable::replaceAllSymbolUses(
                   global.getSymNameAttr(), StringAttr::get(&getContext(), renamed),
                   stage.func)))

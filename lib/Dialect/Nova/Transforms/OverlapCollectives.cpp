@@ -29,13 +29,20 @@ bool isCollective(Operation *op) {
   return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(op);
 }
 
-/// A buffer identity: the root allocation or argument of a view chain; all
-/// get_global of one symbol are one buffer.
+/// A buffer identity: the root allocation or function argument of a view
+/// chain; all get_global of one symbol are one buffer. Null when the root is
+/// something else (a select, a region result, a loop-carried block
+/// argument): which buffer it is is not known statically.
 const void *bufferKey(Value memref) {
   Value root = rootOf(memref);
   if (auto global = root.getDefiningOp<memref::GetGlobalOp>())
     return global.getNameAttr().getAttr().getAsOpaquePointer();
-  return root.getAsOpaquePointer();
+  if (root.getDefiningOp<memref::AllocOp>() || root.getDefiningOp<memref::AllocaOp>())
+    return root.getAsOpaquePointer();
+  auto arg = dyn_cast<BlockArgument>(root);
+  if (arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    return root.getAsOpaquePointer();
+  return nullptr;
 }
 
 /// The buffers an op (and everything nested in it) reads and writes.
@@ -85,17 +92,21 @@ Accesses accessesOf(Operation *root) {
     SmallVector<MemoryEffects::EffectInstance> effects;
     iface.getEffects(effects);
     for (const MemoryEffects::EffectInstance &effect : effects) {
-      if (isa<MemoryEffects::Allocate, MemoryEffects::Free>(effect.getEffect()))
+      if (isa<MemoryEffects::Allocate>(effect.getEffect()))
         continue;
       Value value = effect.getValue();
-      if (!value || !isa<BaseMemRefType>(value.getType())) {
+      const void *key = value && isa<BaseMemRefType>(value.getType())
+                            ? bufferKey(value)
+                            : nullptr;
+      if (!key) {
         acc.unknown = true;
         continue;
       }
+      // A free counts as a write: nothing may free a buffer in flight.
       if (isa<MemoryEffects::Read>(effect.getEffect()))
-        acc.reads.insert(bufferKey(value));
+        acc.reads.insert(key);
       else
-        acc.writes.insert(bufferKey(value));
+        acc.writes.insert(key);
     }
   });
   return acc;
@@ -119,16 +130,18 @@ bool operandsAvailableBefore(Operation *op, Operation *point) {
   return !result.wasInterrupted();
 }
 
-/// The wait for `collective`'s token in its block, if it has exactly one.
+/// The wait for `collective`'s token in its block, if it is the only user
+/// and waits for nothing else (a wait that also covers other transfers
+/// would need their buffers pinned too).
 WaitOp waitOf(Operation *collective) {
-  WaitOp found;
-  for (Operation *user : collective->getResult(0).getUsers()) {
-    auto wait = dyn_cast<WaitOp>(user);
-    if (!wait || wait->getBlock() != collective->getBlock() || found)
-      return nullptr;
-    found = wait;
-  }
-  return found;
+  Value token = collective->getResult(0);
+  if (!token.hasOneUse())
+    return nullptr;
+  auto wait = dyn_cast<WaitOp>(*token.getUsers().begin());
+  if (!wait || wait->getBlock() != collective->getBlock() ||
+      wait.getTokens().size() != 1)
+    return nullptr;
+  return wait;
 }
 
 struct OverlapCollectivesPass

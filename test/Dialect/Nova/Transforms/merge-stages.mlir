@@ -96,3 +96,45 @@ module {
     return %x : !m
   }
 }
+
+// -----
+
+// The name a clash would be renamed to is taken in the stage: a fresh one.
+!m = memref<4xf32, #nova.memory_space<hbm>>
+// CHECK-DAG: memref.global "private" constant @bias : {{.*}} = dense<1.000000e+00>
+// CHECK-DAG: memref.global "private" constant @bias_stage1_1 : {{.*}} = dense<3.000000e+00>
+// CHECK-DAG: memref.global "private" constant @bias_stage1 : {{.*}} = dense<5.000000e+00>
+// CHECK-LABEL: func.func @stage1
+// CHECK: memref.get_global @bias_stage1_1
+// CHECK: memref.get_global @bias_stage1 :
+module {
+  module {
+    memref.global "private" constant @bias : !m = dense<1.0>
+    func.func @forward(%x: !m) -> !m {
+      %b = memref.get_global @bias : !m
+      return %x : !m
+    }
+  }
+  module {
+    memref.global "private" constant @bias : !m = dense<3.0>
+    memref.global "private" constant @bias_stage1 : !m = dense<5.0>
+    func.func @forward(%x: !m) -> !m {
+      %b = memref.get_global @bias : !m
+      %c = memref.get_global @bias_stage1 : !m
+      memref.copy %b, %x : !m to !m
+      memref.copy %c, %x : !m to !m
+      return %x : !m
+    }
+  }
+}
+
+// -----
+
+module {
+  module {
+    // expected-error @+1 {{stage 0: expected buffers (the nova level, after nova-lower-to-tiles)}}
+    func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+      return %x : tensor<4xf32>
+    }
+  }
+}

@@ -84,3 +84,64 @@ func.func @foreign_wait_is_a_barrier(%p: !h, %r: !h, %x: !h, %a: !s, %b: !s) {
   nova.elementwise <exp> ins(%a : !s) outs(%b : !s)
   return
 }
+
+// -----
+
+!h = memref<8x8xf32, #nova.memory_space<hbm>>
+!s = memref<8x8xf32, #nova.memory_space<sram>>
+
+// A read of the reduced buffer through memref.transpose (how a transposed
+// matmul operand is staged) is a read of that buffer: it stays.
+// CHECK-LABEL: func.func @read_through_transpose_stays
+// CHECK: nova.all_reduce
+// CHECK-NEXT: nova.wait
+// CHECK-NEXT: scf.for
+func.func @read_through_transpose_stays(%kp: !h, %k: !h, %ks: !s) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = nova.all_reduce <sum> ins(%kp : !h) outs(%k : !h) groups [[0, 1]]
+  nova.wait %t
+  scf.for %i = %c0 to %c1 step %c1 {
+    %kt = memref.transpose %k (i, j) -> (j, i) : !h to memref<8x8xf32, strided<[1, 8]>, #nova.memory_space<hbm>>
+    %l = nova.dma_start %kt, %ks : memref<8x8xf32, strided<[1, 8]>, #nova.memory_space<hbm>> -> !s
+    nova.wait %l
+  }
+  return
+}
+
+// -----
+
+!h = memref<8x8xf32, #nova.memory_space<hbm>>
+!s = memref<8x8xf32, #nova.memory_space<sram>>
+
+// A wait that also covers a second all-reduce is left alone: nothing may
+// move past it.
+// CHECK-LABEL: func.func @shared_wait_is_left_alone
+// CHECK: nova.all_reduce
+// CHECK-NEXT: nova.all_reduce
+// CHECK-NEXT: nova.wait
+// CHECK-NEXT: nova.dma_start
+func.func @shared_wait_is_left_alone(%p1: !h, %r1: !h, %p2: !h, %r2: !h, %a: !s) {
+  %t1 = nova.all_reduce <sum> ins(%p1 : !h) outs(%r1 : !h) groups [[0, 1]]
+  %t2 = nova.all_reduce <sum> ins(%p2 : !h) outs(%r2 : !h) groups [[0, 1]]
+  nova.wait %t1, %t2
+  %l = nova.dma_start %r2, %a : !h -> !s
+  nova.wait %l
+  return
+}
+
+// -----
+
+!h = memref<8x8xf32, #nova.memory_space<hbm>>
+
+// Freeing the all-reduce's input counts as writing it: it stays.
+// CHECK-LABEL: func.func @dealloc_stays
+// CHECK: nova.wait
+// CHECK-NEXT: memref.dealloc
+func.func @dealloc_stays(%r: !h) {
+  %p = memref.alloc() : !h
+  %t = nova.all_reduce <sum> ins(%p : !h) outs(%r : !h) groups [[0, 1]]
+  nova.wait %t
+  memref.dealloc %p : !h
+  return
+}

@@ -164,3 +164,24 @@ func.func @looped0(%x: !b, %y: !b, %n: index) attributes {nova.chips = array<i64
 func.func @looped1(%x: !b, %y: !b) attributes {nova.chips = array<i64: 1>} {
   return
 }
+
+// -----
+
+// The receiving stage loops: it is left to the simulator, and the sender
+// is not reported for sending to it.
+!b = memref<8x4xf32, #nova.memory_space<hbm>>
+// CHECK-LABEL: func.func @sends_to_a_looping_stage
+func.func @sends_to_a_looping_stage(%x: !b) attributes {nova.chips = array<i64: 0>} {
+  %t = nova.send ins(%x : !b) to 1 channel 0
+  nova.wait %t
+  return
+}
+func.func @receives_in_a_loop(%y: !b) attributes {nova.chips = array<i64: 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %c1 step %c1 {
+    %t = nova.recv outs(%y : !b) from 0 channel 0
+    nova.wait %t
+  }
+  return
+}
