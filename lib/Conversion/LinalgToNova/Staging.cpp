@@ -65,27 +65,29 @@ Value staging::reshapeTile(OpBuilder &b, Location loc, Value tile,
   auto type = cast<MemRefType>(tile.getType());
   if (type.getShape() == shape)
     return tile;
+  auto resultType =
+      MemRefType::get(shape, type.getElementType(),
+                      MemRefLayoutAttrInterface(), type.getMemorySpace());
+  // A scalar (rank 0) and a shape of ones convert with no reassociation
+  // groups at all (a full reduction's result, e.g. a mean).
+  if (type.getRank() == 0)
+    return memref::ExpandShapeOp::create(b, loc, resultType, tile,
+                                         ArrayRef<ReassociationIndices>{});
+  if (shape.empty())
+    return memref::CollapseShapeOp::create(b, loc, tile,
+                                           ArrayRef<ReassociationIndices>{});
   Value flat = tile;
   if (type.getRank() != 1) {
-    SmallVector<ReassociationIndices> all;
-    if (type.getRank() > 0) {
-      all.emplace_back();
-      for (int64_t i = 0; i < type.getRank(); ++i)
-        all.back().push_back(i);
-    }
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      all.back().push_back(i);
     flat = memref::CollapseShapeOp::create(b, loc, tile, all);
   }
   if (shape.size() == 1)
     return flat;
-  SmallVector<ReassociationIndices> all;
-  if (!shape.empty()) {
-    all.emplace_back();
-    for (int64_t i = 0; i < (int64_t)shape.size(); ++i)
-      all.back().push_back(i);
-  }
-  auto resultType =
-      MemRefType::get(shape, type.getElementType(),
-                      MemRefLayoutAttrInterface(), type.getMemorySpace());
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t i = 0; i < (int64_t)shape.size(); ++i)
+    all.back().push_back(i);
   return memref::ExpandShapeOp::create(b, loc, resultType, flat, all);
 }
 

@@ -22,11 +22,17 @@ from nova.parallel.plan import (ParallelPlan, data_parallel_plan, megatron_block
 __all__ = ["Mesh", "ParallelPlan", "Partial", "Placement", "Replicate", "Shard",
            "compile_parallel", "compile_pipeline", "data_parallel_plan",
            "megatron_block_plan", "megatron_mlp_plan", "megatron_transformer_plan",
-           "split_gpt", "split_stages"]
+           "split_gpt", "split_stages", "ParallelProgram", "PlanError"]
 
 
 def __getattr__(name: str):
     # torch and the compiler are imported only when compiling.
+    if name == "ParallelProgram":
+        from nova.parallel.program import ParallelProgram
+        return ParallelProgram
+    if name == "PlanError":
+        from nova.parallel.annotate import PlanError
+        return PlanError
     if name == "compile_parallel":
         from nova.parallel.compile import compile_parallel
         return compile_parallel

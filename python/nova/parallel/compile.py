@@ -52,9 +52,12 @@ def compile_parallel(model: torch.nn.Module, *example_args: torch.Tensor, mesh: 
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     params = [t.detach().cpu().numpy() for t in state.values()]
     input_placements = arg_placements[len(imported.params):]
-    output_placements = ([{mesh.axis(plan.batch_axis): Shard(0)}] * len(imported.outputs)
+    # A data-parallel output stays split along the batch; a scalar (a loss)
+    # has no batch and is replicated.
+    output_placements = ([{mesh.axis(plan.batch_axis): Shard(0)} if len(out.shape) else {}
+                          for out in imported.outputs]
                          if plan.batch_axis is not None else [])
-    _check_batch_split(example_args, input_placements, mesh)
+    _check_even_splits(names, [*state.values(), *example_args], arg_placements, mesh)
     annotated, spmd = partition(imported.mlir, mesh, arg_placements, output_placements)
     if dump_dir is not None:
         folder = Path(dump_dir)
@@ -71,15 +74,16 @@ def compile_parallel(model: torch.nn.Module, *example_args: torch.Tensor, mesh: 
                            output_placements=output_placements)
 
 
-def _check_batch_split(example_args, input_placements, mesh: Mesh) -> None:
-    """A clear error for an input dimension the plan splits unevenly."""
-    for index, (arg, placements) in enumerate(zip(example_args, input_placements)):
+def _check_even_splits(names, tensors, placements_of, mesh: Mesh) -> None:
+    """A clear error for a parameter or input dimension the plan splits
+    unevenly (shard-partition would abort on it)."""
+    for name, tensor, placements in zip(names, tensors, placements_of):
         chips_of_dim: dict[int, int] = {}
         for axis, placement in placements.items():
             if isinstance(placement, Shard):
                 chips_of_dim[placement.dim] = chips_of_dim.get(placement.dim, 1) * mesh.shape[axis]
         for dim, chips in chips_of_dim.items():
-            size = arg.shape[dim] if dim < arg.dim() else 0
+            size = tensor.shape[dim] if dim < tensor.dim() else 0
             if size % chips:
-                raise PlanError(f"input {index}: dimension {dim} of size {size} does not "
-                                f"split evenly over {chips} chips")
+                raise PlanError(f"{name}: dimension {dim} of size {size} does not split "
+                                f"evenly over {chips} chips")

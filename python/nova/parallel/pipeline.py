@@ -46,6 +46,7 @@ to every chip (the I/O table is shared by all programs).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -100,7 +101,9 @@ def split_stages(model: nn.Module, example: torch.Tensor,
         if unknown:
             raise ValueError(f"split points {unknown} are not submodules of the model")
         spec = {point: SplitPoint.BEGINNING for point in split_points}
-    pipe = pipeline(model, mb_args=(example,), split_spec=spec)
+    # torch's frontend rewrites the split submodules' forward in place: work
+    # on a copy so that the caller's model stays compilable.
+    pipe = pipeline(copy.deepcopy(model), mb_args=(example,), split_spec=spec)
     if pipe.num_stages < 2:
         raise ValueError("the model splits into one stage: name a split point or call "
                          "torch.distributed.pipelining.pipe_split() in its forward")

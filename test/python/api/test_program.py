@@ -134,3 +134,15 @@ def test_op_outside_nova_dialects_names_the_source_line():
         nova.compile(CumSum(), torch.randn(4, 8))
     assert "'tm_tensor.scan' has no Nova lowering" in str(info.value)
     assert "torch.cumsum(x, 1)" in str(info.value)
+
+
+def test_full_reduction_to_a_scalar_matches_torch():
+    """A mean over every element (a loss) reduces to a rank-0 tensor; its
+    accumulator tile is reshaped to and from rank 0 without reassociation."""
+    class MeanSquare(torch.nn.Module):
+        def forward(self, x):
+            return (x * x).mean()
+
+    x = torch.randn(8, 4)
+    program = nova.compile(MeanSquare(), x)
+    torch.testing.assert_close(program(x), (x * x).mean(), rtol=1e-4, atol=1e-5)

@@ -76,3 +76,26 @@ def test_conflicting_placements_are_a_compile_error_not_a_crash() -> None:
     plan = ParallelPlan({"input0": {"dp": Replicate()}}, batch_axis="dp")
     with pytest.raises(NovaCompileError, match="has no sharding after sharding propagation"):
         compile_parallel(Double(), torch.randn(8, 4), mesh=Mesh((4,), ("dp",)), plan=plan)
+
+
+def test_uneven_parameter_split_is_a_plan_error() -> None:
+    from nova.models import MLP
+    from nova.parallel import PlanError as Exported, megatron_mlp_plan
+
+    assert Exported is PlanError
+    # 96 hidden units do not split over 5 chips (shard-partition would abort).
+    with pytest.raises(PlanError, match=r"fc1.weight: dimension 0 of size 96 does not split "
+                                        r"evenly over 5 chips"):
+        compile_parallel(MLP(16, 96).eval(), torch.randn(4, 16), mesh=Mesh((5,), ("tp",)),
+                         plan=megatron_mlp_plan("fc1", "fc2", axis="tp"))
+
+
+def test_scalar_output_of_a_data_parallel_model_is_replicated() -> None:
+    class MeanSquare(torch.nn.Module):
+        def forward(self, x):
+            return (x * x).mean()
+
+    x = torch.randn(8, 4)
+    program = compile_parallel(MeanSquare(), x, mesh=Mesh((2,), ("dp",)),
+                               plan=data_parallel_plan("dp"))
+    torch.testing.assert_close(program(x), (x * x).mean(), rtol=RTOL, atol=ATOL)

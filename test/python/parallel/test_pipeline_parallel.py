@@ -101,3 +101,15 @@ def test_split_stages_rejects_unknown_split_points() -> None:
     model = GPT(GPTConfig(d_model=64, n_heads=4, n_layers=2, seq_len=16)).eval()
     with pytest.raises(ValueError, match="not submodules"):
         split_stages(model, torch.randn(1, 16, 64), ["blocks.7"])
+
+
+def test_split_stages_leaves_the_model_compilable() -> None:
+    from nova.parallel import split_stages
+
+    model = GPT(GPTConfig(d_model=64, n_heads=4, n_layers=2, seq_len=16)).eval()
+    x = torch.randn(1, 16, 64)
+    split_stages(model, x, ["blocks.1"])
+    split_stages(model, x, ["blocks.1"])   # twice: the model was not rewritten
+    program = nova.compile(model, x)
+    with torch.no_grad():
+        torch.testing.assert_close(program(x), model(x), rtol=RTOL, atol=ATOL)
