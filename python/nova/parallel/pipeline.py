@@ -141,8 +141,20 @@ class PipelineProgram:
     def __post_init__(self) -> None:
         from nova.runtime.binary import load_binary
         self.binary = load_binary(self.binary_bytes)
+        self._traced = None
+
+    def write_trace(self, path) -> None:
+        """Writes the last traced run's timeline (``run(x, trace=True)``)."""
+        if self._traced is None:
+            raise ValueError("no trace recorded: call run(x, trace=True) first")
+        self._traced.write_trace(path)
 
     def __call__(self, x: Any) -> torch.Tensor:
+        return self.run(x)
+
+    def run(self, x: Any, *, trace: bool = False) -> torch.Tensor:
+        """Runs the pipeline on ``x``; ``trace=True`` records a timeline (one
+        process per chip) for :meth:`write_trace`."""
         from nova.sim import Simulator
         array = x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
         pieces = np.split(array, self.microbatches, axis=0)
@@ -150,9 +162,10 @@ class PipelineProgram:
         values = self.params + [np.ascontiguousarray(p) for p in pieces]
         if len(values) != len(inputs):
             raise ValueError(f"the program takes {len(inputs)} inputs, got {len(values)}")
-        outputs, report = Simulator(self.binary).run(
-            {e.index: v for e, v in zip(inputs, values)})
+        simulator = Simulator(self.binary, trace=trace)
+        outputs, report = simulator.run({e.index: v for e, v in zip(inputs, values)})
         self.report = report
+        self._traced = simulator if trace else None
         last = outputs.get("chips", [outputs])[-1]
         outs = sorted(self.binary.outputs, key=lambda e: e.index)
         return torch.from_numpy(np.concatenate([np.array(last[e.index]) for e in outs], axis=0))
