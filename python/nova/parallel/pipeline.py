@@ -47,6 +47,7 @@ to every chip (the I/O table is shared by all programs).
 from __future__ import annotations
 
 import copy
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -103,7 +104,10 @@ def split_stages(model: nn.Module, example: torch.Tensor,
         spec = {point: SplitPoint.BEGINNING for point in split_points}
     # torch's frontend rewrites the split submodules' forward in place: work
     # on a copy so that the caller's model stays compilable.
-    pipe = pipeline(copy.deepcopy(model), mb_args=(example,), split_spec=spec)
+    with warnings.catch_warnings():
+        # torch's pytree deprecation (LeafSpec), raised inside its frontend.
+        warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+        pipe = pipeline(copy.deepcopy(model), mb_args=(example,), split_spec=spec)
     if pipe.num_stages < 2:
         raise ValueError("the model splits into one stage: name a split point or call "
                          "torch.distributed.pipelining.pipe_split() in its forward")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import io
+import json
+import zipfile
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from nova.parallel.mesh import Mesh
-from nova.parallel.placements import Placement
+from nova.parallel.placements import Partial, Placement, Replicate, Shard
 from nova.parallel.shards import assemble, local_shard
 from nova.runtime.binary import load_binary
 from nova.runtime.program import ProgramInputError, _to_numpy
@@ -79,6 +83,57 @@ class ParallelProgram:
             raise ValueError("no trace recorded: call run(..., trace=True) first")
         self._traced.write_trace(path)
 
+    def save(self, path: str | Path) -> None:
+        """Writes the binary, every chip's parameters, the mesh and the I/O
+        placements to one file (a zip archive; :func:`nova.load` reads it)."""
+        meta = {"format": FORMAT, "chips": len(self.chip_params),
+                "params": [len(p) for p in self.chip_params],
+                "mesh": None if self.mesh is None else
+                {"shape": list(self.mesh.shape), "names": list(self.mesh.axis_names)},
+                "inputs": [_placements_to_json(p) for p in self.input_placements],
+                "outputs": [_placements_to_json(p) for p in self.output_placements]}
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+            archive.writestr("meta.json", json.dumps(meta))
+            archive.writestr("program.nova", self.binary_bytes)
+            for chip, params in enumerate(self.chip_params):
+                for i, param in enumerate(params):
+                    buffer = io.BytesIO()
+                    np.save(buffer, param, allow_pickle=False)
+                    archive.writestr(f"chip{chip}/param{i}.npy", buffer.getvalue())
+
     def __call__(self, *args: Any) -> Any:
         results = self.run(*args)
         return results[0] if len(results) == 1 else tuple(results)
+
+
+FORMAT = "nova-parallel-program/1"
+
+
+def _placements_to_json(placements: Mapping[int, Placement]) -> dict[str, list]:
+    def one(p: Placement) -> list:
+        if isinstance(p, Shard):
+            return ["shard", p.dim]
+        return ["partial"] if isinstance(p, Partial) else ["replicate"]
+    return {str(axis): one(p) for axis, p in placements.items()}
+
+
+def _placements_from_json(data: Mapping[str, list]) -> dict[int, Placement]:
+    def one(p: list) -> Placement:
+        kind = p[0]
+        if kind == "shard":
+            return Shard(int(p[1]))
+        return Partial() if kind == "partial" else Replicate()
+    return {int(axis): one(p) for axis, p in data.items()}
+
+
+def load_parallel(archive: zipfile.ZipFile, meta: Mapping[str, Any]) -> ParallelProgram:
+    """The :class:`ParallelProgram` of an archive written by its ``save``."""
+    chip_params = [[np.load(io.BytesIO(archive.read(f"chip{chip}/param{i}.npy")),
+                            allow_pickle=False) for i in range(count)]
+                   for chip, count in enumerate(meta["params"])]
+    mesh = Mesh(tuple(meta["mesh"]["shape"]), tuple(meta["mesh"]["names"])) \
+        if meta.get("mesh") else None
+    return ParallelProgram(archive.read("program.nova"), chip_params, mesh=mesh,
+                           input_placements=[_placements_from_json(p) for p in meta["inputs"]],
+                           output_placements=[_placements_from_json(p)
+                                              for p in meta["outputs"]])

@@ -124,13 +124,19 @@ class CompiledProgram:
                 archive.writestr(f"param{i}.npy", buffer.getvalue())
 
 
-def load(path: str | Path) -> CompiledProgram:
-    """Loads a program written by :meth:`CompiledProgram.save` (or a bare ``.nova`` binary)."""
+def load(path: str | Path) -> Any:
+    """Loads a program written by :meth:`CompiledProgram.save` (or a bare
+    ``.nova`` binary), or a multi-chip one written by
+    :meth:`nova.parallel.ParallelProgram.save`."""
     data = Path(path).read_bytes()
     if not zipfile.is_zipfile(io.BytesIO(data)):
         return CompiledProgram(data)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         meta = json.loads(archive.read("meta.json"))
+        from nova.parallel import program as parallel
+
+        if meta.get("format") == parallel.FORMAT:
+            return parallel.load_parallel(archive, meta)
         if meta.get("format") != _FORMAT:
             raise NovaRuntimeError(f"{path}: not a saved Nova program (format {meta.get('format')!r})")
         params = [np.load(io.BytesIO(archive.read(f"param{i}.npy")), allow_pickle=False)

@@ -99,3 +99,22 @@ def test_scalar_output_of_a_data_parallel_model_is_replicated() -> None:
     program = compile_parallel(MeanSquare(), x, mesh=Mesh((2,), ("dp",)),
                                plan=data_parallel_plan("dp"))
     torch.testing.assert_close(program(x), (x * x).mean(), rtol=RTOL, atol=ATOL)
+
+
+def test_parallel_program_saves_and_loads(tmp_path) -> None:
+    import nova
+    from nova.parallel import megatron_transformer_plan
+
+    torch.manual_seed(5)
+    model = GPT(GPTConfig(d_model=64, n_heads=4, n_layers=1, seq_len=16)).eval()
+    x = torch.randn(4, 16, 64)
+    program = compile_parallel(model, x, mesh=Mesh((2, 2), ("dp", "tp")),
+                               plan=megatron_transformer_plan(model, axis="tp",
+                                                              batch_axis="dp"))
+    path = tmp_path / "gpt.novaprog"
+    program.save(path)
+    loaded = nova.load(path)
+    assert type(loaded).__name__ == "ParallelProgram" and loaded.mesh == program.mesh
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(x), model(x), rtol=RTOL, atol=ATOL)
+    torch.testing.assert_close(loaded(x), program(x))
