@@ -100,6 +100,11 @@ def main(targets: list[str]) -> None:
             "tensor parallel (megatron_transformer_plan(model, axis='tp'))": [
                 ((chips,), ("tp",), megatron_transformer_plan(model, axis="tp"))
                 for chips in CHIPS[1:]],
+            "TP + sequence parallelism (megatron_transformer_plan(model, axis='tp', "
+            "sequence_parallel=True))": [
+                ((chips,), ("tp",),
+                 megatron_transformer_plan(model, axis="tp", sequence_parallel=True))
+                for chips in CHIPS[1:]],
             "DP x TP (megatron_transformer_plan(model, axis='tp', batch_axis='dp'))": [
                 ((2, 4), ("dp", "tp"),
                  megatron_transformer_plan(model, axis="tp", batch_axis="dp"))],
