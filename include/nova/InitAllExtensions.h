@@ -12,6 +12,7 @@
 namespace nova {
 inline void registerAllExtensions(mlir::DialectRegistry &registry) {
   mlir::nova::registerReshapeShardingModels(registry);
+  mlir::nova::registerPadShardingModel(registry);
 }
 } // namespace nova
 

@@ -43,6 +43,10 @@ expandSplitAxes(ArrayRef<int64_t> fineShape,
 /// Attaches the models to `tensor.expand_shape` and `tensor.collapse_shape`.
 void registerReshapeShardingModels(DialectRegistry &registry);
 
+/// Attaches the model of `tensor.pad` (lib/Extensions/PadSharding.cpp):
+/// unpadded dimensions keep their split, padded ones are whole per chip.
+void registerPadShardingModel(DialectRegistry &registry);
+
 } // namespace nova
 } // namespace mlir
 

@@ -118,3 +118,18 @@ def test_parallel_program_saves_and_loads(tmp_path) -> None:
     with torch.no_grad():
         torch.testing.assert_close(loaded(x), model(x), rtol=RTOL, atol=ATOL)
     torch.testing.assert_close(loaded(x), program(x))
+
+
+def test_convolution_data_parallel_is_a_clear_error() -> None:
+    """MLIR 22's linalg partitioning refuses ops whose indexing maps are not
+    projected permutations (a convolution's input map has oh + kh): a
+    NovaCompileError naming the op, not a crash. (The zero-padding before it
+    does partition: lib/Extensions/PadSharding.cpp.)"""
+    from nova.compiler.errors import NovaCompileError
+    from nova.models import SmallCNN
+
+    model = SmallCNN(3, 10, 8).eval()
+    with pytest.raises(NovaCompileError, match="conv_2d_nchw_fchw' op supports indexing maps "
+                                               "that are only projected permutation"):
+        compile_parallel(model, torch.randn(4, 3, 8, 8), mesh=Mesh((2,), ("dp",)),
+                         plan=data_parallel_plan("dp"))
