@@ -1,6 +1,8 @@
 //===- InitAllExtensions.h - register Nova's extensions ---------*- C++ -*-===//
 //
-// Interface models Nova attaches to upstream ops.
+// Interface models Nova attaches to upstream ops. Register them before
+// upstream's extensions: where both attach an interface to one op (the
+// convolutions' ShardingInterface), the first attachment wins.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NOVA_INITALLEXTENSIONS_H
@@ -13,6 +15,7 @@ namespace nova {
 inline void registerAllExtensions(mlir::DialectRegistry &registry) {
   mlir::nova::registerReshapeShardingModels(registry);
   mlir::nova::registerPadShardingModel(registry);
+  mlir::nova::registerConvShardingModels(registry);
 }
 } // namespace nova
 

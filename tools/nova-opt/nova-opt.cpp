@@ -17,10 +17,13 @@ int main(int argc, char **argv) {
   nova::registerAllPasses();
 
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  nova::registerAllDialects(registry);
+  // Nova's extensions first: the first attachment of an interface wins, and
+  // Nova's convolution sharding model replaces upstream's (which
+  // registerAllDialects attaches).
   nova::registerAllExtensions(registry);
+  mlir::registerAllDialects(registry);
+  nova::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Nova optimizer driver\n", registry));

@@ -47,6 +47,11 @@ void registerReshapeShardingModels(DialectRegistry &registry);
 /// unpadded dimensions keep their split, padded ones are whole per chip.
 void registerPadShardingModel(DialectRegistry &registry);
 
+/// Attaches the model of the linalg convolutions and poolings
+/// (lib/Extensions/ConvSharding.cpp): batch and output-channel splits
+/// partition. Must be registered before upstream's linalg models.
+void registerConvShardingModels(DialectRegistry &registry);
+
 } // namespace nova
 } // namespace mlir
 

@@ -120,16 +120,34 @@ def test_parallel_program_saves_and_loads(tmp_path) -> None:
     torch.testing.assert_close(loaded(x), program(x))
 
 
-def test_convolution_data_parallel_is_a_clear_error() -> None:
-    """MLIR 22's linalg partitioning refuses ops whose indexing maps are not
-    projected permutations (a convolution's input map has oh + kh): a
-    NovaCompileError naming the op, not a crash. (The zero-padding before it
-    does partition: lib/Extensions/PadSharding.cpp.)"""
-    from nova.compiler.errors import NovaCompileError
+@pytest.mark.parametrize("target", ["nova-t1", "nova-t1-ring8"])
+def test_convolution_network_data_parallel_matches_torch(target: str) -> None:
+    """Convolutions partition along the batch (lib/Extensions/ConvSharding.cpp:
+    upstream refuses any op whose indexing maps are not projected
+    permutations), the zero padding too (PadSharding.cpp)."""
     from nova.models import SmallCNN
 
+    torch.manual_seed(6)
     model = SmallCNN(3, 10, 8).eval()
-    with pytest.raises(NovaCompileError, match="conv_2d_nchw_fchw' op supports indexing maps "
-                                               "that are only projected permutation"):
-        compile_parallel(model, torch.randn(4, 3, 8, 8), mesh=Mesh((2,), ("dp",)),
-                         plan=data_parallel_plan("dp"))
+    x = torch.randn(4, 3, 8, 8)
+    program = compile_parallel(model, x, mesh=Mesh((4,), ("dp",)),
+                               plan=data_parallel_plan("dp"), target=target)
+    assert "tensor<1x3x8x8xf32>" in program.stages["linalg"]
+    assert program.stages["nova"].count("nova.all_") == 0
+    with torch.no_grad():
+        torch.testing.assert_close(program(x), model(x), rtol=RTOL, atol=ATOL)
+
+
+def test_convolution_output_channels_split_matches_torch() -> None:
+    from nova.models import SmallCNN
+    from nova.parallel import ParallelPlan
+
+    torch.manual_seed(7)
+    model = SmallCNN(3, 10, 8).eval()
+    x = torch.randn(2, 3, 8, 8)
+    plan = ParallelPlan({"conv1.weight": {"tp": Shard(0)}, "conv1.bias": {"tp": Shard(0)}})
+    program = compile_parallel(model, x, mesh=Mesh((2,), ("tp",)), plan=plan)
+    # Each chip computes 4 of conv1's 8 output channels.
+    assert "tensor<2x4x8x8xf32>" in program.stages["linalg"]
+    with torch.no_grad():
+        torch.testing.assert_close(program(x), model(x), rtol=RTOL, atol=ATOL)
