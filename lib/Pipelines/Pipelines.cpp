@@ -84,6 +84,8 @@ void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // Sequence parallelism's all-reduce + local slice -> reduce-scatter.
+  pm.addNestedPass<func::FuncOp>(createNovaFormReduceScatter());
   pm.addPass(createConvertShardToNova());
 }
 

@@ -384,4 +384,38 @@ def NovaVerifySharding : Pass<"nova-verify-sharding", "::mlir::func::FuncOp"> {
   }];
 }
 
+def NovaFormReduceScatter : Pass<"nova-form-reduce-scatter", "::mlir::func::FuncOp"> {
+  let summary = "turn an all-reduce whose result each chip slices into a reduce-scatter";
+  let description = [{
+    After `shard-partition`, sequence parallelism (the output of a
+    row-parallel layer kept as each chip's slice of the sequence) reads
+
+    ```mlir
+    %r = shard.all_reduce %p on @g grid_axes = [0] : tensor<32x64xf32> -> tensor<32x64xf32>
+    %b = linalg.generic {elementwise, + a bias broadcast along dim 1} ins(%r, %bias ...)
+    %e = tensor.expand_shape %b [[0, 1], [2]] : tensor<32x64xf32> into tensor<2x16x64xf32>
+    %s = shard.all_slice %e on @g grid_axes = [0] slice_axis = 1 : ... -> tensor<2x4x64xf32>
+    ```
+
+    Every chip reduces the whole tensor, then keeps a quarter. This pass
+    reduce-scatters the (expanded) partial sums instead, half the link
+    traffic, and runs the elementwise op on the chip's slice:
+
+    ```mlir
+    %pe = tensor.expand_shape %p [[0, 1], [2]] : tensor<32x64xf32> into tensor<2x16x64xf32>
+    %rs = shard.reduce_scatter %pe on @g grid_axes = [0] scatter_axis = 1 : ... -> tensor<2x4x64xf32>
+    %s  = linalg.generic {the same body, at 2x4x64} ins(%rs, %bias ...)
+    ```
+
+    The expand and the elementwise op are optional; each value in the chain
+    must have that one use. The elementwise op's other operands must not
+    index the sliced dimension, nor a dimension the expand splits.
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numFormed", "reduce-scatters", "all_reduce + all_slice pairs fused">,
+  ];
+}
+
 #endif // NOVA_TRANSFORMS_PASSES_TD

@@ -89,10 +89,10 @@ def megatron_transformer_plan(model, *, axis: str | int = "tp",
     ``sequence_parallel`` also splits the input ``[batch, seq, d_model]``
     along the sequence over ``axis``: propagation then keeps the LayerNorms
     and residual adds on each chip's slice of the sequence, all-gathers it
-    before each column-parallel layer, and slices the all-reduced output of
-    each row-parallel layer back to the chip's part (Megatron's sequence
-    parallelism, with all-reduce + local slice where Megatron uses
-    reduce-scatter). It needs resharding, which MLIR 22's shard-partition
+    before each column-parallel layer, and reduce-scatters the output of
+    each row-parallel layer (Megatron's sequence parallelism; the
+    reduce-scatter is formed by ``nova-form-reduce-scatter`` from the
+    all-reduce + slice that partitioning gives). It needs resharding, which MLIR 22's shard-partition
     does only on a 1-D mesh: with ``batch_axis`` it is a compile error."""
     placements: dict[str, Mapping[str | int, Placement]] = {}
     for name, module in model.named_modules():

@@ -73,15 +73,19 @@ def test_dp_tp_groups_follow_the_mesh(gpt_and_batch) -> None:
 
 def test_sequence_parallel_matches_torch(gpt_and_batch) -> None:
     """LayerNorms and residual adds on each chip's slice of the sequence; an
-    all-gather of the sequence before every column-parallel layer."""
+    all-gather of the sequence before every column-parallel layer, a
+    reduce-scatter after every row-parallel one."""
     model, x, expected = gpt_and_batch
     plan = megatron_transformer_plan(model, axis="tp", sequence_parallel=True)
     program = compile_parallel(model, x, mesh=Mesh((4,), ("tp",)), plan=plan,
                                target="nova-t1-ring8")
     nova_ir = program.stages["nova"]
-    assert nova_ir.count("nova.all_reduce") == 4
-    assert nova_ir.count("nova.all_gather") >= 4   # before q/k/v and fc1 of each layer
-    assert "nova.chip_id" in program.stages["linalg"]
+    # Megatron-SP: a reduce-scatter after each row-parallel layer (the
+    # all-reduce + slice that partitioning gives, fused), an all-gather
+    # before q/k/v and fc1 of each layer.
+    assert nova_ir.count("nova.reduce_scatter") == 4
+    assert nova_ir.count("nova.all_reduce") == 0
+    assert nova_ir.count("nova.all_gather") >= 4
     torch.testing.assert_close(program(x), expected, rtol=RTOL, atol=ATOL)
 
 
