@@ -41,6 +41,16 @@ class ParallelProgram:
         self.report = None
         self._traced = None
 
+    def _full_shape(self, local: Sequence[int], placements: Mapping[int, Placement]
+                    ) -> tuple[int, ...]:
+        """The whole input's shape from a chip's piece of it."""
+        shape = list(local)
+        if self.mesh is not None:
+            for axis, placement in placements.items():
+                if isinstance(placement, Shard) and placement.dim < len(shape):
+                    shape[placement.dim] *= self.mesh.shape[axis]
+        return tuple(shape)
+
     def _placement(self, placements: Sequence[Mapping[int, Placement]], i: int):
         return placements[i] if i < len(placements) else {}
 
@@ -58,6 +68,10 @@ class ParallelProgram:
         for i, (entry, arg) in enumerate(zip(self.input_entries, args)):
             array = _to_numpy(arg)
             placements = self._placement(self.input_placements, i)
+            full = self._full_shape(entry.shape, placements)
+            if tuple(array.shape) != full:
+                raise ProgramInputError(f"input {i} must have shape {list(full)}, "
+                                        f"got {list(array.shape)}")
             for chip in per_chip:
                 per_chip[chip][entry.index] = (
                     local_shard(array, self.mesh, placements, chip)

@@ -151,3 +151,15 @@ def test_convolution_output_channels_split_matches_torch() -> None:
     assert "tensor<2x4x8x8xf32>" in program.stages["linalg"]
     with torch.no_grad():
         torch.testing.assert_close(program(x), model(x), rtol=RTOL, atol=ATOL)
+
+
+def test_wrong_input_shape_names_the_whole_shape() -> None:
+    from nova.runtime.program import ProgramInputError
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(d_model=64, n_heads=4, n_layers=1, seq_len=16)).eval()
+    program = compile_parallel(model, torch.randn(4, 16, 64), mesh=Mesh((2,), ("dp",)),
+                               plan=data_parallel_plan("dp"))
+    with pytest.raises(ProgramInputError, match=r"input 0 must have shape \[4, 16, 64\], "
+                                                r"got \[2, 16, 64\]"):
+        program(torch.randn(2, 16, 64))
