@@ -3,12 +3,12 @@ only: compute that does not read its result proceeds while it moves data."""
 
 from __future__ import annotations
 
-import json
-
 import torch
 from torch import nn
 
 from nova.parallel import Mesh, compile_parallel, megatron_mlp_plan
+
+from .traces import any_overlap, engine_spans
 
 
 class TwoBranches(nn.Module):
@@ -40,13 +40,7 @@ def test_all_reduce_overlaps_independent_matmul(tmp_path) -> None:
 
     path = tmp_path / "trace.json"
     program.write_trace(path)
-    events = json.loads(path.read_text())["traceEvents"]
-    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
-             if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    spans = [e for e in events if e.get("ph") == "X" and e["pid"] == 0]
-    collective = [e for e in spans if names.get((0, e["tid"])) == "collective"]
-    matrix = [e for e in spans if names.get((0, e["tid"])) == "matrix"]
+    collective = engine_spans(path, 0, "collective")
+    matrix = engine_spans(path, 0, "matrix")
     assert collective and matrix
-    overlapping = [m for m in matrix for c in collective
-                   if m["ts"] < c["ts"] + c["dur"] and c["ts"] < m["ts"] + m["dur"]]
-    assert overlapping, "the matrix engine idles while chip 0's all-reduce runs"
+    assert any_overlap(matrix, collective), "the matrix engine idles while chip 0's all-reduce runs"

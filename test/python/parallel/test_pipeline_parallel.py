@@ -116,7 +116,7 @@ def test_split_stages_leaves_the_model_compilable() -> None:
 
 
 def test_pipeline_trace_shows_both_stages_busy_at_once(tmp_path) -> None:
-    import json
+    from .traces import any_overlap, engine_spans
 
     torch.manual_seed(4)
     model = GPT(GPTConfig(d_model=64, n_heads=4, n_layers=2, seq_len=16)).eval()
@@ -127,12 +127,7 @@ def test_pipeline_trace_shows_both_stages_busy_at_once(tmp_path) -> None:
     with torch.no_grad():
         torch.testing.assert_close(program.run(x, trace=True), model(x), rtol=RTOL, atol=ATOL)
     program.write_trace(tmp_path / "pp.json")
-    events = json.loads((tmp_path / "pp.json").read_text())["traceEvents"]
-    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
-             if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    matrix = {chip: [e for e in events if e.get("ph") == "X" and e["pid"] == chip
-                     and names.get((chip, e["tid"])) == "matrix"] for chip in (0, 1)}
+    matrix = [engine_spans(tmp_path / "pp.json", chip, "matrix") for chip in (0, 1)]
     assert matrix[0] and matrix[1]
     # GPipe: chip 1 computes microbatch i while chip 0 computes i + 1.
-    assert any(a["ts"] < b["ts"] + b["dur"] and b["ts"] < a["ts"] + a["dur"]
-               for a in matrix[0] for b in matrix[1])
+    assert any_overlap(matrix[0], matrix[1])
