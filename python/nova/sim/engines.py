@@ -28,12 +28,15 @@ import numpy as np
 from . import collectives as coll
 from . import opcodes as oc
 from .collectives import CollectivePlanner
-from .errors import (CollectiveMismatchError, DeadlockError, MemoryFaultError, ProgramError,
-                     ScalarFaultError, SimulationError)
+from .engines_dma import DmaUnit
+from .engines_vector import VectorUnit
+from .errors import (CollectiveMismatchError, DeadlockError, EngineFaultError, MemoryFaultError,
+                     ProgramError, ScalarFaultError, SimulationError)
 from .interconnect import Interconnect
 from .memory import ChipMemory, TileAccess
-from .numerics import BINARY, UNARY, reduce_axis
+from .numerics import scalar_of
 from .program import ChipCode, Instr, Program
+from .verify import type_error
 from .timing import BandwidthPool, CostModel
 from .trace import TraceRecorder
 
@@ -67,7 +70,7 @@ class Dec:
     """An instruction prepared for execution (static parts resolved once)."""
 
     __slots__ = ("ins", "pc", "op", "qkey", "waits", "signals", "ta", "tb", "tc", "td", "name",
-                 "fscalar", "perm", "label")
+                 "scalar", "perm", "label")
 
     def __init__(self, ins: Instr, pc: int, tiles: list[TileAccess], dma_engines: int) -> None:
         self.ins, self.pc, self.op = ins, pc, ins.opcode
@@ -77,9 +80,9 @@ class Dec:
         t = lambda i: None if i == oc.NO_TILE else tiles[i]  # noqa: E731
         self.ta, self.tb, self.tc, self.td = t(ins.a), t(ins.b), t(ins.c), t(ins.d)
         self.waits, self.signals = _bits(ins.wait), _bits(ins.signal)
-        self.fscalar = 0.0
+        self.scalar: np.ndarray | None = None
         self.perm: tuple[int, ...] = ()
-        if op == oc.DMA_COPY or (op == oc.NOP and ins.engine == oc.DMA):
+        if op in oc.DMA_OPS or (op == oc.NOP and ins.engine == oc.DMA):
             if ins.queue >= dma_engines:
                 raise ProgramError(f"instruction {pc} ({self.name}) uses dma queue {ins.queue} but the "
                                    f"target has {dma_engines} dma engine(s)")
@@ -94,15 +97,30 @@ class Dec:
             self.qkey = -1
         need = {oc.DMA_COPY: "ad", oc.MATMUL: "abd", oc.VUNARY: "ad", oc.VBINARY: "abd",
                 oc.VSCALAR: "ad", oc.VSELECT: "abcd", oc.VREDUCE: "ad", oc.VTRANSPOSE: "ad",
-                oc.VFILL: "d", oc.VCOPY: "ad", oc.ALL_REDUCE: "ad", oc.ALL_GATHER: "ad",
-                oc.REDUCE_SCATTER: "ad", oc.ALL_TO_ALL: "ad", oc.SEND: "a", oc.RECV: "d"}.get(op, "")
+                oc.VFILL: "d", oc.VCOPY: "ad", oc.VIOTA: "d", oc.VASSERT: "a", oc.VSCAN: "ad",
+                oc.VSORT: "acd", oc.DMA_GATHER: "abd", oc.DMA_SCATTER: "abd", oc.ALL_REDUCE: "ad",
+                oc.ALL_GATHER: "ad", oc.REDUCE_SCATTER: "ad", oc.ALL_TO_ALL: "ad", oc.SEND: "a",
+                oc.RECV: "d"}.get(op, "")
         for s in need:
             if getattr(self, "t" + s) is None:
                 raise ProgramError(f"instruction {pc} ({self.name}) has no tile in slot {s}")
-        if op in (oc.VSCALAR, oc.VFILL):
-            self.fscalar = float(np.float32(_f64(ins.imm0)))
-        if op == oc.VUNARY and ins.kind not in UNARY or op in (oc.VBINARY, oc.VSCALAR) and ins.kind not in BINARY:
+        if op == oc.VUNARY and ins.kind not in oc.UNARY_KINDS or \
+                op in (oc.VBINARY, oc.VSCALAR) and ins.kind not in oc.BINARY_KINDS:
             raise ProgramError(f"instruction {pc} ({self.name}) has unknown elementwise kind {ins.kind}")
+        if op in (oc.VREDUCE, oc.VSCAN, oc.VSORT, oc.VIOTA):
+            rank = len((self.td if op == oc.VIOTA else self.ta).shape)
+            if not 0 <= ins.imm0 < rank:
+                raise ProgramError(f"instruction {pc} ({self.name}) axis {ins.imm0} is out of range for a "
+                                   f"rank-{rank} tile")
+        if op in (oc.VREDUCE, oc.VSCAN) and ins.kind >= len(oc.REDUCE_NAMES):
+            raise ProgramError(f"instruction {pc} ({self.name}) has unknown reduction kind {ins.kind}")
+        problem = type_error(op, ins.kind, self.ta, self.tb, self.tc, self.td) if need else None
+        if problem:
+            raise ProgramError(f"instruction {pc} ({self.name}): {problem}")
+        if op in (oc.VSCALAR, oc.VFILL) and not ins.flags & oc.F_SCALAR_REG:
+            dt = (self.ta if op == oc.VSCALAR else self.td).dtype
+            from_int = dt not in oc.FLOAT_DTYPES  # an i64 immediate, else f64 bits
+            self.scalar = scalar_of(ins.imm0 if from_int else _f64(ins.imm0), dt, from_int)
         if op == oc.VTRANSPOSE:
             self.perm = tuple((ins.imm0 >> (8 * k)) & 0xFF for k in range(len(self.ta.shape)))
             if sorted(self.perm) != list(range(len(self.perm))):
@@ -184,8 +202,9 @@ class Chip:
 _RW = (("hbm_read", "hbm_write"), ("sram_read", "sram_write"), ("acc_read", "acc_write"))
 
 
-class Machine:
-    """All chips of one program, simulated together."""
+class Machine(VectorUnit, DmaUnit):
+    """All chips of one program, simulated together (vector and DMA instruction semantics in
+    :mod:`nova.sim.engines_vector` and :mod:`nova.sim.engines_dma`)."""
 
     def __init__(self, program: Program, memories: list[ChipMemory] | None,
                  trace: TraceRecorder | None = None) -> None:
@@ -225,6 +244,8 @@ class Machine:
             oc.VUNARY: self._x_vunary, oc.VBINARY: self._x_vbinary, oc.VSCALAR: self._x_vscalar,
             oc.VSELECT: self._x_vselect, oc.VREDUCE: self._x_vreduce,
             oc.VTRANSPOSE: self._x_vtranspose, oc.VFILL: self._x_vfill, oc.VCOPY: self._x_vcopy,
+            oc.VIOTA: self._x_viota, oc.VASSERT: self._x_vassert, oc.VSCAN: self._x_vscan,
+            oc.VSORT: self._x_vsort, oc.DMA_GATHER: self._x_dma_gather, oc.DMA_SCATTER: self._x_dma_scatter,
             oc.ALL_REDUCE: self._x_collective, oc.ALL_GATHER: self._x_collective,
             oc.REDUCE_SCATTER: self._x_collective, oc.ALL_TO_ALL: self._x_collective,
             oc.BARRIER: self._x_collective, oc.SEND: self._x_send, oc.RECV: self._x_recv,
@@ -459,6 +480,10 @@ class Machine:
         loc = ch.debug.get(d.pc)
         return f"chip {ch.id}: instruction {d.pc} ({d.name}{' at ' + loc if loc else ''}): {msg}"
 
+    def _fault(self, ch: Chip, d: Dec, msg: str) -> EngineFaultError:
+        """A run-time fault of instruction ``d``, located by its DEBUG entry."""
+        return EngineFaultError(self._where(ch, d, msg), ch.id, d.pc, ch.debug.get(d.pc))
+
     def _read(self, ch: Chip, t: TileAccess, addr: int, d: Dec) -> np.ndarray:
         ch.mem_bytes[_RW[t.space][0]] += t.nbytes
         return ch.mem.read(t, addr, d.label)
@@ -508,92 +533,10 @@ class Machine:
         ch.compute_bound_ns += 2.0 * m * n * k / self.target.peak_flops * 1e9 * (4 if ta.dtype == oc.F32 else 1)
         return self.cost.matmul(m, k, n, ta.dtype)
 
-    def _vector(self, q: Queue, o: Op, ins: tuple[TileAccess, ...], fn: Callable[..., np.ndarray] | None,
-                elements: int) -> float:
-        d, ch = o.d, q.chip
-        addrs = (o.ra, o.rb, o.rc)
-        if self.functional:
-            xs = [self._read(ch, t, a, d) for t, a in zip(ins, addrs)]
-            with np.errstate(all="ignore"):
-                y = fn(*xs)  # type: ignore[misc]
-            self._write(ch, d.td, o.rdst, y, d)
-        else:
-            for t, a in zip(ins, addrs):
-                self._check(ch, t, a, d, False)
-            self._check(ch, d.td, o.rdst, d, True)
-        ch.flops += elements
-        ch.compute_bound_ns += elements / self.target.vector_lanes * self.cycle
-        return self.cost.vector(d.op, d.ins.kind, elements)
-
-    def _x_vunary(self, q: Queue, o: Op) -> float:
-        d = o.d
-        return self._vector(q, o, (d.ta,), UNARY[d.ins.kind], d.td.size)
-
-    def _x_vbinary(self, q: Queue, o: Op) -> float:
-        d = o.d
-        return self._vector(q, o, (d.ta, d.tb), BINARY[d.ins.kind], d.td.size)
-
-    def _x_vscalar(self, q: Queue, o: Op) -> float:
-        d = o.d
-        fn, s = BINARY[d.ins.kind], np.float32(d.fscalar)
-        return self._vector(q, o, (d.ta,), lambda x: fn(x, s), d.td.size)
-
-    def _x_vselect(self, q: Queue, o: Op) -> float:
-        d = o.d
-        return self._vector(q, o, (d.ta, d.tb, d.tc), lambda c, x, z: np.where(c != 0, x, z), d.td.size)
-
-    def _x_vreduce(self, q: Queue, o: Op) -> float:
-        d = o.d
-        kind, axis = d.ins.kind, d.ins.imm0
-        return self._vector(q, o, (d.ta,), lambda x: reduce_axis(x, kind, axis), d.ta.size)
-
-    def _x_vtranspose(self, q: Queue, o: Op) -> float:
-        d = o.d
-        perm = d.perm
-        return self._vector(q, o, (d.ta,), lambda x: x.transpose(perm), d.td.size)
-
-    def _x_vfill(self, q: Queue, o: Op) -> float:
-        d = o.d
-        v = np.float32(d.fscalar)
-        return self._vector(q, o, (), lambda: v, d.td.size)
-
-    def _x_vcopy(self, q: Queue, o: Op) -> float:
-        d = o.d
-        return self._vector(q, o, (d.ta,), lambda x: x, d.td.size)
-
     def _peer(self, ch: Chip, d: Dec, peer: int) -> int:
         if not 0 <= peer < len(self.chips):
             raise ScalarFaultError(self._where(ch, d, f"peer chip {peer} is outside 0..{len(self.chips) - 1}"))
         return peer
-
-    def _x_dma(self, q: Queue, o: Op) -> None:
-        d, ch = o.d, q.chip
-        ta, td = d.ta, d.td
-        peer = self._peer(ch, d, o.rc) if d.ins.flags & oc.F_PEER else ch.id
-        dst = self.chips[peer]
-        what = d.label
-        if self.functional:
-            ch.mem_bytes[_RW[ta.space][0]] += ta.nbytes
-            dst.mem_bytes[_RW[td.space][1]] += td.nbytes
-            raw = ch.mem.view(ta, o.ra, what)
-            dst.mem.write_raw(td, o.rdst, raw, what)
-        else:
-            self._check(ch, ta, o.ra, d, False)
-            self._check(dst, td, o.rdst, d, True)
-        setup = self.cost.dma_setup
-        if peer != ch.id:
-            route = self.net.route(ch.id, peer)
-            res, setup = route.links, setup + route.latency_ns
-        elif ta.space == oc.SRAM and td.space == oc.SRAM:
-            res = (f"c{ch.id}.sram",)
-        else:
-            res = (f"c{ch.id}.hbm",)
-        self.schedule(self.now + setup, self._dma_flow, (q, ta.nbytes, res))
-        return None
-
-    def _dma_flow(self, arg: tuple[Queue, int, tuple[str, ...]]) -> None:
-        q, nbytes, res = arg
-        self.pool.start(self.now, nbytes, res, lambda: self._complete(q))
 
     # Point-to-point ---------------------------------------------------------------------------
     def _x_send(self, q: Queue, o: Op) -> None:

@@ -27,6 +27,25 @@ class ScalarFaultError(SimulationError):
     """A run-time fault of the sequencer: zero divisor, bad loop step, bad peer, overflow."""
 
 
+class EngineFaultError(SimulationError):
+    """A run-time fault of an engine instruction: integer division by zero, a shift amount
+    or a float -> int conversion out of range, an indexed-DMA position out of bounds.
+
+    ``chip`` and ``instruction`` say where; ``location`` is the instruction's DEBUG entry
+    (the model's source line) or ``None``.
+    """
+
+    def __init__(self, message: str, chip: int | None = None, instruction: int | None = None,
+                 location: str | None = None) -> None:
+        super().__init__(message)
+        self.chip, self.instruction, self.location = chip, instruction, location
+
+
+class AssertionFailedError(EngineFaultError):
+    """A ``vassert`` found a zero element; ``location`` holds its DEBUG text
+    (``file:line:col: message``)."""
+
+
 class DeadlockError(SimulationError):
     """Every sequencer and queue that has work left is blocked forever."""
 

@@ -14,7 +14,32 @@ from .errors import MemoryFaultError
 from .numerics import bf16_bits_to_f32, f32_to_bf16_bits
 from .program import TileDesc
 
-_STORAGE = (np.dtype("<f4"), np.dtype("<u2"), np.dtype("<f2"))
+#: Storage type of each tile dtype (bf16 as its raw bits, i1 as one byte 0 / 1).
+_STORAGE = (np.dtype("<f4"), np.dtype("<u2"), np.dtype("<f2"), np.dtype("<i8"), np.dtype("<i4"),
+            np.dtype("i1"), np.dtype("u1"))
+
+
+def decode_values(dtype: int, raw: np.ndarray) -> np.ndarray:
+    """Storage (as :attr:`TileAccess.storage`) to compute values; f32 and integer
+    storage is returned as is."""
+    if dtype == oc.F32 or dtype in oc.INT_DTYPES:
+        return raw
+    if dtype == oc.BF16:
+        return bf16_bits_to_f32(raw)
+    if dtype == oc.I1:
+        return raw != 0
+    return raw.astype(np.float32)
+
+
+def encode_values(dtype: int, values: np.ndarray) -> np.ndarray:
+    """Compute values to storage: rounds float32 to bf16 / f16, wraps integers."""
+    if dtype == oc.BF16:
+        return f32_to_bf16_bits(np.asarray(values, dtype=np.float32))
+    if dtype == oc.I1:
+        return (np.asarray(values) != 0).astype(np.uint8)
+    if dtype in oc.INT_DTYPES:
+        return np.asarray(values).astype(_STORAGE[dtype], copy=False)
+    return values
 
 
 class TileAccess:
@@ -86,32 +111,37 @@ class ChipMemory:
                        Memory("acc", acc_bytes, chip))
 
     def view(self, t: TileAccess, addr: int, what: str = "") -> np.ndarray:
-        """A strided view of the tile's storage (f32, u16 bf16 bits, or f16)."""
+        """A strided view of the tile's storage (its dtype's storage type, bf16 as u16 bits, i1 as u8)."""
         mem = self.spaces[t.space]
         mem.ensure(addr, t.extent, what)
         return np.ndarray(t.shape, dtype=t.storage, buffer=mem.buf, offset=addr, strides=t.bstrides)
 
     def read(self, t: TileAccess, addr: int, what: str = "") -> np.ndarray:
-        """The tile's values as float32 (a view for f32 tiles: do not write through it)."""
-        v = self.view(t, addr, what)
-        if t.dtype == oc.F32:
-            return v
-        if t.dtype == oc.BF16:
-            return bf16_bits_to_f32(v)
-        return v.astype(np.float32)
+        """The tile's values in its compute type: float32 for float tiles, the integer
+        type itself for integer tiles, bool for i1 (a view for f32 and integer tiles: do
+        not write through it)."""
+        return decode_values(t.dtype, self.view(t, addr, what))
 
     def read_raw(self, t: TileAccess, addr: int, what: str = "") -> np.ndarray:
         """A copy of the tile in its storage type (DMA: moves bits, no conversion)."""
         return self.view(t, addr, what).copy()
 
     def write(self, t: TileAccess, addr: int, values: np.ndarray, what: str = "") -> None:
-        """Writes float32 ``values`` (broadcast to the tile's shape), rounding to its dtype."""
+        """Writes ``values`` (broadcast to the tile's shape) given in the tile's compute
+        type: float32 rounded to a float dtype, integers wrapped to an integer dtype,
+        nonzero as 1 for i1. Conversions that can fault (float -> int) are the caller's
+        (:func:`nova.sim.numerics.convert`)."""
         v = self.view(t, addr, what)
         if t.dtype == oc.BF16:
             values = np.broadcast_to(np.asarray(values, dtype=np.float32), t.shape)
-            v[...] = f32_to_bf16_bits(values)
-        else:
-            v[...] = values
+        v[...] = encode_values(t.dtype, values)
+
+    def flat(self, t: TileAccess, addr: int, what: str = "") -> np.ndarray:
+        """The tile's storage from its address to its extent as a 1-D element array:
+        element ``(i0, ..)`` is at ``sum(i_k * strides[k])`` (indexed DMA)."""
+        mem = self.spaces[t.space]
+        mem.ensure(addr, t.extent, what)
+        return np.ndarray((t.extent // t.storage.itemsize,), dtype=t.storage, buffer=mem.buf, offset=addr)
 
     def write_raw(self, t: TileAccess, addr: int, raw: np.ndarray, what: str = "") -> None:
         v = self.view(t, addr, what)

@@ -61,7 +61,8 @@ class Instr:
 
 @dataclass(frozen=True)
 class TileDesc:
-    """A tile descriptor: space (0 hbm, 1 sram, 2 acc), dtype (0 f32, 1 bf16, 2 f16), shape, element strides."""
+    """A tile descriptor: space (0 hbm, 1 sram, 2 acc), dtype (0 f32, 1 bf16, 2 f16, 3 i64, 4 i32,
+    5 i8, 6 i1), shape, element strides."""
 
     space: int
     dtype: int
@@ -71,8 +72,8 @@ class TileDesc:
     def __post_init__(self) -> None:
         if self.space not in (0, 1, 2):
             raise ProgramError(f"tile space must be 0..2, got {self.space}")
-        if self.dtype not in (0, 1, 2):
-            raise ProgramError(f"tile dtype must be 0..2, got {self.dtype}")
+        if not 0 <= self.dtype < len(oc.DTYPE_NAMES):
+            raise ProgramError(f"tile dtype must be 0..{len(oc.DTYPE_NAMES) - 1}, got {self.dtype}")
         if not 1 <= len(self.shape) <= 4 or len(self.shape) != len(self.strides):
             raise ProgramError(f"tile rank must be 1..4 with one stride per size, got {self.shape} {self.strides}")
         if any(s <= 0 for s in self.shape) or any(s < 0 for s in self.strides):

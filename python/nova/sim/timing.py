@@ -30,13 +30,19 @@ class CostModel:
         return (k + n + m * math.ceil(n / self.cols) * r) * self.cycle
 
     def vector(self, opcode: int, kind: int, elements: int) -> float:
-        if opcode == oc.VTRANSPOSE:
+        if opcode == oc.VTRANSPOSE or opcode == oc.VSCAN:
             c = 2
         elif opcode in (oc.VUNARY, oc.VBINARY, oc.VSCALAR) and kind in oc.TRANSCENDENTAL:
             c = 4
         else:
             c = 1
         return (16 + -(-elements // self.lanes) * c) * self.cycle
+
+    def sort(self, elements: int, n: int) -> float:
+        """``vsort`` of ``elements`` with ``n`` along the axis: a bitonic network of
+        ``s (s + 1) / 2`` stages, ``s = max(1, ceil(log2 n))``."""
+        s = max(1, (n - 1).bit_length())
+        return (16 + -(-elements // self.lanes) * (s * (s + 1) // 2)) * self.cycle
 
 
 class Flow:

@@ -1,0 +1,148 @@
+"""DMA-engine instructions (docs/isa.md 2.2, 2.6): ``dma_copy`` and the indexed DMAs
+``dma_gather`` / ``dma_scatter``.
+
+:class:`DmaUnit` is mixed into :class:`nova.sim.engines.Machine`. A DMA waits its setup
+time (``DMA_SETUP``, plus the link latency to a peer, plus ``RUN_SETUP`` per run of an
+indexed DMA) and then moves its bytes as a flow of the shared-bandwidth pool, so DMAs on
+different queues share the memory (or link) bandwidth while they overlap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import opcodes as oc
+from .memory import decode_values, encode_values
+
+if TYPE_CHECKING:
+    from .engines import Chip, Dec, Op, Queue
+    from .memory import TileAccess
+
+#: Cycles an indexed DMA spends on each run of consecutive positions (docs/isa.md 2.6).
+RUN_SETUP_CYCLES = 4
+_RW = (("hbm_read", "hbm_write"), ("sram_read", "sram_write"), ("acc_read", "acc_write"))
+
+
+def count_runs(p: np.ndarray) -> int:
+    """Maximal runs of row-major consecutive elements whose positions are consecutive."""
+    return 1 + int(np.count_nonzero(np.diff(p) != 1)) if p.size else 0
+
+
+class DmaUnit:
+    """The DMA engines' instruction semantics (a mixin of ``Machine``)."""
+
+    def _x_dma(self, q: "Queue", o: "Op") -> None:
+        d, ch = o.d, q.chip
+        ta, td = d.ta, d.td
+        peer = self._peer(ch, d, o.rc) if d.ins.flags & oc.F_PEER else ch.id
+        dst = self.chips[peer]
+        what = d.label
+        if self.functional:
+            ch.mem_bytes[_RW[ta.space][0]] += ta.nbytes
+            dst.mem_bytes[_RW[td.space][1]] += td.nbytes
+            raw = ch.mem.view(ta, o.ra, what)
+            dst.mem.write_raw(td, o.rdst, raw, what)
+        else:
+            self._check(ch, ta, o.ra, d, False)
+            self._check(dst, td, o.rdst, d, True)
+        setup = self.cost.dma_setup
+        if peer != ch.id:
+            route = self.net.route(ch.id, peer)
+            res, setup = route.links, setup + route.latency_ns
+        else:
+            res = self._dma_port(ch, ta, td)
+        self.schedule(self.now + setup, self._dma_flow, (q, ta.nbytes, res))
+        return None
+
+    @staticmethod
+    def _dma_port(ch: "Chip", ta: "TileAccess", td: "TileAccess") -> tuple[str, ...]:
+        """The memory whose bandwidth a local DMA uses: SRAM if both ends are in SRAM, else HBM."""
+        if ta.space == oc.SRAM and td.space == oc.SRAM:
+            return (f"c{ch.id}.sram",)
+        return (f"c{ch.id}.hbm",)
+
+    def _dma_flow(self, arg: tuple["Queue", int, tuple[str, ...]]) -> None:
+        q, nbytes, res = arg
+        self.pool.start(self.now, nbytes, res, lambda: self._complete(q))
+
+    # Indexed DMA ------------------------------------------------------------------------
+    def _positions(self, ch: "Chip", d: "Dec", o: "Op", table: "TileAccess", what: str) -> np.ndarray:
+        """The index tile's positions (row-major over the moved tile), bounds-checked
+        against the elements of ``table`` (the gather source / scatter destination)."""
+        p = self._read(ch, d.tb, o.rb, d).astype(np.int64).reshape(-1)
+        bad = (p < 0) | (p >= table.size)
+        if bad.any():
+            e = int(np.argmax(bad))
+            at = [int(i) for i in np.unravel_index(e, d.tb.shape)]
+            raise self._fault(ch, d, f"index {int(p[e])} at position {at} is outside [0, {table.size}) "
+                                     f"(the {table.size} elements of the {what} tile)")
+        return p
+
+    @staticmethod
+    def _offsets(t: "TileAccess", p: np.ndarray) -> np.ndarray:
+        """Element offsets (through the descriptor's strides) of row-major positions ``p``."""
+        coords = np.unravel_index(p, t.shape)
+        off = np.zeros(p.shape, np.int64)
+        for c, s in zip(coords, t.desc.strides):
+            off += c * s
+        return off
+
+    def _indexed_flow(self, q: "Queue", o: "Op", runs: int, nbytes: int) -> None:
+        d, ch = o.d, q.chip
+        setup = self.cost.dma_setup + runs * RUN_SETUP_CYCLES * self.cycle
+        self.schedule(self.now + setup, self._dma_flow, (q, nbytes, self._dma_port(ch, d.ta, d.td)))
+
+    def _unknown_runs(self, t: "TileAccess") -> int:
+        """Timing-only runs have no index values: assume whole rows (the last dimension)
+        are contiguous, the common case of an embedding lookup."""
+        return t.size // t.shape[-1]
+
+    def _x_dma_gather(self, q: "Queue", o: "Op") -> None:
+        d, ch = o.d, q.chip
+        ta, tb, td = d.ta, d.tb, d.td  # source table, indices, destination
+        if self.functional:
+            p = self._positions(ch, d, o, ta, "source")
+            values = ch.mem.flat(ta, o.ra, d.label)[self._offsets(ta, p)]
+            ch.mem.write_raw(td, o.rdst, values.reshape(td.shape), d.label)
+            ch.mem_bytes[_RW[ta.space][0]] += td.nbytes
+            ch.mem_bytes[_RW[td.space][1]] += td.nbytes
+            runs = count_runs(p)
+        else:
+            for t, a, w in ((ta, o.ra, False), (tb, o.rb, False), (td, o.rdst, True)):
+                self._check(ch, t, a, d, w)
+            runs = self._unknown_runs(tb)
+        self._indexed_flow(q, o, runs, td.nbytes)
+        return None
+
+    def _x_dma_scatter(self, q: "Queue", o: "Op") -> None:
+        d, ch = o.d, q.chip
+        ta, tb, td = d.ta, d.tb, d.td  # source, indices, destination table
+        accumulate = bool(d.ins.flags & oc.F_ACCUMULATE)
+        if self.functional:
+            p = self._positions(ch, d, o, td, "destination")
+            src = ch.mem.read_raw(ta, o.ra, d.label).reshape(-1)
+            dst = ch.mem.flat(td, o.rdst, d.label)
+            if accumulate:
+                # DST.flat[p] += SRC[e] in row-major order of e (np.add.at), in the
+                # compute type, rounded to the destination's type once per position.
+                pos, inverse = np.unique(p, return_inverse=True)
+                off = self._offsets(td, pos)
+                acc = np.array(decode_values(td.dtype, dst[off]), copy=True)
+                np.add.at(acc, inverse.reshape(-1), decode_values(ta.dtype, src))
+                dst[off] = encode_values(td.dtype, acc)
+                ch.mem_bytes[_RW[td.space][0]] += ta.nbytes
+            else:
+                # A later e wins: keep the last occurrence of every position.
+                pos, first = np.unique(p[::-1], return_index=True)
+                dst[self._offsets(td, pos)] = src[p.size - 1 - first]
+            ch.mem_bytes[_RW[ta.space][0]] += ta.nbytes
+            ch.mem_bytes[_RW[td.space][1]] += ta.nbytes
+            runs = count_runs(p)
+        else:
+            for t, a, w in ((ta, o.ra, False), (tb, o.rb, False), (td, o.rdst, True)):
+                self._check(ch, t, a, d, w)
+            runs = self._unknown_runs(tb)
+        self._indexed_flow(q, o, runs, ta.nbytes * (2 if accumulate else 1))
+        return None
