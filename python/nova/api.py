@@ -5,22 +5,36 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 
 from nova.compiler.compile import compile_linalg
 from nova.compiler.options import TargetOptions
-from nova.frontend import import_model
+from nova.frontend import ImportedProgram, import_model
 from nova.runtime.program import CompiledProgram
 
 if TYPE_CHECKING:
     from nova.parallel.program import ParallelProgram
 
 
-def compile(model: torch.nn.Module, *example_args: torch.Tensor, target: str = "nova-t1",
+def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
             chips: int = 1, dump_dir: str | Path | None = None,
             double_buffer: bool = True, mesh: Any = None,
-            plan: Any = None) -> CompiledProgram | ParallelProgram:
-    """Exports ``model`` at ``example_args`` and compiles it for ``target``.
+            plan: Any = None, **example_kwargs: Any) -> CompiledProgram | ParallelProgram:
+    """Exports ``model`` at ``example_args`` / ``example_kwargs`` and compiles
+    it for ``target``.
+
+    The model's inputs may be positional or keyword arguments
+    (``nova.compile(model, input_ids=ids, attention_mask=mask)``; the names
+    of Nova's own options are taken). The program is called the same way
+    and returns what the model returns — a tensor, a tuple, a dict, a Hugging
+    Face ``ModelOutput`` — with only tensors going through the accelerator.
+    Python scalar inputs are baked in at their export value (calling with
+    another value is an error); ``None`` passes through. Inputs the model
+    updates in place are updated in the caller's tensors after each run.
+    Integer and bool tensors keep their dtype. Hugging Face models need
+    ``use_cache=False`` (a KV-cache object is no tensor). Shapes come from
+    the exported program: the model is not run on the host.
 
     ``chips`` is the number of chips of the target system the program runs on
     (1 by default; 0 keeps the target file's chip count).
@@ -40,17 +54,29 @@ def compile(model: torch.nn.Module, *example_args: torch.Tensor, target: str = "
         if mesh is None or plan is None:
             raise ValueError("nova.compile: mesh and plan go together")
         from nova.parallel.compile import compile_parallel
+        if example_kwargs:
+            raise ValueError("nova.compile: a parallel program takes positional inputs only")
         return compile_parallel(model, *example_args, mesh=mesh, plan=plan, target=target,
                                 dump_dir=dump_dir, double_buffer=double_buffer)
     options = TargetOptions(name=target, chips=chips)
-    imported = import_model(model, *example_args)
+    imported = import_model(model, *example_args, **example_kwargs)
     result = compile_linalg(imported.mlir, options, dump_dir=dump_dir,
                             double_buffer=double_buffer)
-    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
-    params = [t.detach().cpu().numpy() for t in state.values()]
-    return CompiledProgram(result.binary, params, stages=result.stages)
+    return CompiledProgram(result.binary, param_arrays(imported), stages=result.stages,
+                           binding=imported.binding)
 
 
-def export_and_run(model: torch.nn.Module, *args: torch.Tensor, target: str = "nova-t1") -> Any:
-    """Compiles ``model`` at ``args`` and runs it once on the simulator."""
-    return compile(model, *args, target=target)(*args)
+def param_arrays(imported: ImportedProgram) -> list[np.ndarray]:
+    """The values of the program's state arguments (parameters, buffers and
+    lifted constants, in argument order) as arrays for the binary."""
+    arrays = []
+    for value in imported.param_values:
+        value = value.detach().cpu()
+        arrays.append((value.float() if value.dtype == torch.bfloat16 else value).numpy())
+    return arrays
+
+
+def export_and_run(model: torch.nn.Module, *args: Any, target: str = "nova-t1",
+                   **kwargs: Any) -> Any:
+    """Compiles ``model`` at ``args`` / ``kwargs`` and runs it once on the simulator."""
+    return compile(model, *args, target=target, **kwargs)(*args, **kwargs)

@@ -1,4 +1,6 @@
 """PyTorch -> linalg-on-tensors import (torch.export + torch-mlir)."""
-from nova.frontend.export import ImportedProgram, TensorSpec, import_model
+from nova.frontend.errors import NovaExportError
+from nova.frontend.export import ImportedProgram, import_model
+from nova.frontend.signature import TensorSpec
 
-__all__ = ["ImportedProgram", "TensorSpec", "import_model"]
+__all__ = ["ImportedProgram", "NovaExportError", "TensorSpec", "import_model"]

@@ -1,39 +1,55 @@
-"""torch.export a model with its parameters as function arguments and import
-it into linalg-on-tensors with torch-mlir.
+"""torch.export a model and import it into linalg-on-tensors with torch-mlir.
 
-Parameters and buffers become leading arguments of `@forward` (in
-`named_parameters()` then `named_buffers()` order), so a large model's IR stays
-small and the binary can refer to parameters by name.
+The model's state (parameters, buffers persistent or not, and tensor
+constants lifted out of ``forward``) becomes the leading arguments of
+``@forward``, in the exported program's order: parameters in
+``named_parameters()`` order, then buffers in ``named_buffers()`` order, then
+lifted constants. A large model's IR stays small and the binary refers to its
+state by name. Each state tensor's value comes with the import
+(``ImportedProgram.param_values``).
+
+Inputs and outputs are torch pytrees: positional and keyword arguments,
+tuples, dicts and Hugging Face ``ModelOutput`` objects. Only their tensor
+leaves become function arguments and results; Python scalars among the
+inputs (``int``, ``float``, ``bool``, ``str``) are baked into the program at
+their export value (a later call must pass the same value), and ``None`` and
+scalars among the outputs are returned as exported. The import reads shapes
+and dtypes from the exported program's fake tensors: the model never runs on
+the host.
+
+Hugging Face models: pass ``use_cache=False`` (or build the config with it).
+A KV cache (``past_key_values``, a ``DynamicCache``) is an object, not a
+tensor, and has no program form.
 """
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
-
-@dataclass(frozen=True)
-class TensorSpec:
-    """Name, shape and dtype of one function argument or result."""
-
-    name: str
-    shape: tuple[int, ...]
-    dtype: str
-
-    @classmethod
-    def of(cls, name: str, t: torch.Tensor) -> "TensorSpec":
-        return cls(name, tuple(t.shape), str(t.dtype).removeprefix("torch."))
+from nova.frontend.decompositions import decomposition_table
+from nova.frontend.signature import TensorSpec, read_signature
+from nova.runtime.binding import CallBinding
 
 
 @dataclass(frozen=True)
 class ImportedProgram:
-    """linalg-on-tensors text plus the meaning of each argument."""
+    """linalg-on-tensors text plus the meaning of each argument and result.
+
+    ``params`` and ``param_values`` describe the leading (state) arguments,
+    ``inputs`` the tensor inputs after them, ``outputs`` the results;
+    ``binding`` maps a call with the model's own arguments onto them and the
+    results back onto the model's output structure.
+    """
 
     mlir: str
     params: tuple[TensorSpec, ...]
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
+    param_values: tuple[torch.Tensor, ...] = ()
+    binding: CallBinding | None = None
 
 
 _LOWERING = (
@@ -45,21 +61,10 @@ _LOWERING = (
 )
 
 
-def _decompositions() -> dict:
-    """torch-mlir's decomposition table, plus PyTorch's own GELU decomposition:
-    torch-mlir lowers tanh-GELU with sqrt(2/pi) rounded to 0.797724, off by
-    1e-4 relative, while torch's decomposition keeps the exact constant."""
-    from torch._decomp import get_decompositions
-    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
-
-    table = dict(get_decomposition_table())
-    table.update(get_decompositions([torch.ops.aten.gelu]))
-    return table
-
-
 #: Dialects of torch-mlir's linalg-on-tensors output that Nova compiles.
+#: ``cf`` holds torch-mlir's index bounds checks (``cf.assert``).
 _SUPPORTED_DIALECTS = frozenset(
-    {"builtin", "func", "linalg", "tensor", "arith", "math", "ml_program"})
+    {"builtin", "func", "linalg", "tensor", "arith", "math", "ml_program", "cf"})
 
 
 def _reject_foreign_ops(module) -> None:
@@ -85,48 +90,50 @@ def _reject_foreign_ops(module) -> None:
         raise NovaUnsupportedOpError(name, frame_of_location(location))
 
 
-class _ParamsAsInputs(torch.nn.Module):
-    """Calls `model` with parameters/buffers taken from the argument list."""
-
-    def __init__(self, model: torch.nn.Module, names: list[str]) -> None:
-        super().__init__()
-        self.model = model
-        self.names = names
-
-    def forward(self, *args: torch.Tensor):
-        state = dict(zip(self.names, args[: len(self.names)]))
-        return torch.func.functional_call(self.model, state, args[len(self.names):])
-
-
-def import_model(model: torch.nn.Module, *example_args: torch.Tensor,
-                 func_name: str = "forward") -> ImportedProgram:
-    """Exports `model` at `example_args` and returns its linalg-on-tensors IR."""
-    from torch_mlir import fx  # heavy import, only when compiling
-
+def export(model: torch.nn.Module, args: tuple[Any, ...],
+           kwargs: dict[str, Any] | None = None) -> torch.export.ExportedProgram:
+    """``torch.export`` (non-strict) of ``model`` in eval mode at ``args`` /
+    ``kwargs``, decomposed to the ops torch-mlir lowers to linalg."""
     model = model.eval()
-    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
-    names = list(state)
-    tensors = [t.detach() for t in state.values()]
-    with torch.no_grad():
-        expected = model(*example_args)
-    outputs = expected if isinstance(expected, (tuple, list)) else (expected,)
-    from torch_mlir.compiler_utils import run_pipeline_with_repro_report
-
     with warnings.catch_warnings():
+        # torch's pytree deprecation (LeafSpec), raised inside its export.
         warnings.simplefilter("ignore", FutureWarning)
-        module = fx.export_and_import(
-            _ParamsAsInputs(model, names), *tensors, *example_args,
-            output_type="raw", func_name=func_name,
-            decomposition_table=_decompositions())
+        exported = torch.export.export(model, tuple(args), dict(kwargs or {}), strict=False)
+        return exported.run_decompositions(decomposition_table())
+
+
+def import_model(model: torch.nn.Module, *example_args: Any, func_name: str = "forward",
+                 **example_kwargs: Any) -> ImportedProgram:
+    """Exports ``model`` at ``example_args`` / ``example_kwargs`` and returns
+    its linalg-on-tensors IR (see the module docstring for what becomes an
+    argument)."""
+    return import_exported(export(model, example_args, example_kwargs), func_name=func_name)
+
+
+def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = "forward",
+                    reject_foreign_ops: bool = True) -> ImportedProgram:
+    """torch-mlir import of a program made by :func:`export` (its graph is
+    rewritten in place). ``reject_foreign_ops=False`` keeps ops outside the
+    dialects Nova compiles (``tm_tensor.*``) in the text, for inspection."""
+    from torch_mlir import ir
+    from torch_mlir.compiler_utils import run_pipeline_with_repro_report
+    from torch_mlir.dialects import torch as torch_d
+    from torch_mlir.extras.fx_importer import FxImporter
+
+    signature = read_signature(exported)
+    context = ir.Context()
+    torch_d.register_dialect(context)
+    importer = FxImporter(context=context)
+    importer.import_stateless_graph(exported.graph, func_name=func_name)
+    module = importer.module
     # Lowered here rather than by export_and_import(output_type=linalg...),
     # which loses the FX nodes' source locations on the way; diagnostics
     # need them to point at the user's line of Python.
     for pipeline, what in _LOWERING:
         run_pipeline_with_repro_report(module, pipeline, what)
-    _reject_foreign_ops(module)
+    if reject_foreign_ops:
+        _reject_foreign_ops(module)
     return ImportedProgram(
         mlir=module.operation.get_asm(enable_debug_info=True),
-        params=tuple(TensorSpec.of(n, t) for n, t in zip(names, tensors)),
-        inputs=tuple(TensorSpec.of(f"input{i}", t) for i, t in enumerate(example_args)),
-        outputs=tuple(TensorSpec.of(f"output{i}", t) for i, t in enumerate(outputs)),
-    )
+        params=signature.params, inputs=signature.inputs, outputs=signature.outputs,
+        param_values=signature.param_values, binding=signature.binding)

@@ -15,13 +15,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from nova.runtime.binary import Binary, load_binary
+from nova.runtime.binding import CallBinding, ProgramInputError
 from nova.runtime.errors import NovaRuntimeError
 
 _FORMAT = "nova-program/1"
 
-
-class ProgramInputError(NovaRuntimeError, ValueError):
-    """A call passed the wrong number, shape or dtype of inputs."""
+__all__ = ["CompiledProgram", "ProgramInputError", "load"]
 
 
 def _to_numpy(value: Any) -> np.ndarray:
@@ -33,18 +32,31 @@ def _to_numpy(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
+def _contiguous(array: np.ndarray) -> np.ndarray:
+    """C-contiguous, keeping a 0-d array 0-d (np.ascontiguousarray makes it 1-d)."""
+    return array if array.flags.c_contiguous else np.array(array, order="C")
+
+
 class CompiledProgram:
-    """``program(*inputs)`` runs the model on the simulated system.
+    """``program(*args, **kwargs)`` runs the model on the simulated system.
 
     Parameters are bound at compile time (they are the leading arguments of
     the binary's I/O table); calls pass only the model's inputs.
+
+    With a ``binding`` (recorded by ``nova.compile`` from the exported
+    program) a call takes the model's own arguments, positional or keyword,
+    and returns the model's own output structure (a tensor, a tuple, a dict,
+    a Hugging Face ``ModelOutput``...); only tensors go through the
+    accelerator. Without one, a call takes the binary's inputs in order and
+    returns one tensor or a tuple.
     """
 
     def __init__(self, binary: bytes, params: Sequence[np.ndarray] = (),
-                 stages: dict | None = None) -> None:
+                 stages: dict | None = None, binding: CallBinding | None = None) -> None:
         self.binary_bytes = bytes(binary)
         self.binary: Binary = load_binary(self.binary_bytes)
-        self.params = [np.ascontiguousarray(p) for p in params]
+        self.params = [_contiguous(np.asarray(p)) for p in params]
+        self.binding = binding
         self.stages = dict(stages or {})
         inputs = sorted(self.binary.inputs, key=lambda e: e.index)
         if len(self.params) > len(inputs):
@@ -61,17 +73,20 @@ class CompiledProgram:
         if len(args) != len(self.input_entries):
             raise ProgramInputError(
                 f"the program takes {len(self.input_entries)} input(s), got {len(args)}")
+        names = ([leaf.name for leaf in self.binding.tensor_inputs]
+                 if self.binding is not None else [])
         arrays = []
         for position, (entry, value) in enumerate(zip(self.input_entries, args)):
+            label = _input_label(names[position] if position < len(names) else "", position)
             array = _to_numpy(value)
             if tuple(array.shape) != tuple(entry.shape):
                 raise ProgramInputError(
-                    f"input {position} must have shape {list(entry.shape)}, got {list(array.shape)}")
+                    f"{label} must have shape {list(entry.shape)}, got {list(array.shape)}")
             expected = entry.dtype.numpy_dtype
             if array.dtype != expected:
                 raise ProgramInputError(
-                    f"input {position} must have dtype {np.dtype(expected).name}, got {array.dtype.name}")
-            arrays.append(np.ascontiguousarray(array))
+                    f"{label} must have dtype {np.dtype(expected).name}, got {array.dtype.name}")
+            arrays.append(_contiguous(array))
         return arrays
 
     def run(self, *args: Any, trace: bool = False) -> list[Any]:
@@ -102,9 +117,16 @@ class CompiledProgram:
             results.append(torch.from_numpy(np.array(value)))
         return results
 
-    def __call__(self, *args: Any) -> Any:
-        results = self.run(*args)
-        return results[0] if len(results) == 1 else tuple(results)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.binding is None:
+            if kwargs:
+                raise ProgramInputError("this program takes positional inputs only "
+                                        "(it carries no call signature)")
+            results = self.run(*args)
+            return results[0] if len(results) == 1 else tuple(results)
+        leaves = self.binding.flatten(args, kwargs)
+        results = self.run(*self.binding.tensors_of(leaves))
+        return self.binding.restore(results, leaves)
 
     def write_trace(self, path: str | Path) -> None:
         """Writes the last run's Chrome-trace/Perfetto timeline (run with ``trace=True``)."""
@@ -116,12 +138,22 @@ class CompiledProgram:
     def save(self, path: str | Path) -> None:
         """Writes the binary and the bound parameters to one file (a zip archive)."""
         with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
-            archive.writestr("meta.json", json.dumps({"format": _FORMAT, "params": len(self.params)}))
+            meta = {"format": _FORMAT, "params": len(self.params)}
+            if self.binding is not None:
+                meta["binding"] = self.binding.to_json()
+            archive.writestr("meta.json", json.dumps(meta))
             archive.writestr("program.nova", self.binary_bytes)
             for i, param in enumerate(self.params):
                 buffer = io.BytesIO()
                 np.save(buffer, param, allow_pickle=False)
                 archive.writestr(f"param{i}.npy", buffer.getvalue())
+
+
+def _input_label(name: str, position: int) -> str:
+    """'input 0' for the model's first positional tensor, 'input 'mask'' for a keyword one."""
+    if not name or name == f"input{position}":
+        return f"input {position}"
+    return f"input {name!r}"
 
 
 def load(path: str | Path) -> Any:
@@ -141,4 +173,5 @@ def load(path: str | Path) -> Any:
             raise NovaRuntimeError(f"{path}: not a saved Nova program (format {meta.get('format')!r})")
         params = [np.load(io.BytesIO(archive.read(f"param{i}.npy")), allow_pickle=False)
                   for i in range(int(meta["params"]))]
-        return CompiledProgram(archive.read("program.nova"), params)
+        binding = CallBinding.from_json(meta["binding"]) if "binding" in meta else None
+        return CompiledProgram(archive.read("program.nova"), params, binding=binding)

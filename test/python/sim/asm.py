@@ -14,7 +14,9 @@ from nova.sim.target import Target, load_target
 
 ROOT = Path(__file__).resolve().parents[3]
 SPACES = {"hbm": 0, "sram": 1, "acc": 2}
-DTYPES = {"f32": 0, "bf16": 1, "f16": 2}
+#: Tile element types (docs/isa.md 3.5) and I/O element types (docs/binary-format.md 4.4).
+DTYPES = {n: i for i, n in enumerate(oc.DTYPE_NAMES)}
+IO_DTYPES = {"f32": 0, "bf16": 1, "f16": 2, "f64": 3, "i64": 4, "i32": 5, "i16": 6, "i8": 7, "i1": 8}
 UNARY = {v: k for k, v in oc.UNARY_KINDS.items()}
 BINARY = {v: k for k, v in oc.BINARY_KINDS.items()}
 RED = {n: i for i, n in enumerate(oc.REDUCE_NAMES)}
@@ -52,6 +54,7 @@ class Asm:
         self.groups: list[tuple[tuple[int, ...], ...]] = []
         self.io: list[IOEntry] = []
         self.constants: list[Constant] = []
+        self.debug: dict[int, str] = {}
 
     # tables -------------------------------------------------------------------
     def tile(self, space: str, dtype: str, shape: Sequence[int], strides: Sequence[int] | None = None) -> int:
@@ -67,16 +70,20 @@ class Asm:
         return self.groups.index(g)
 
     def input(self, index: int, name: str, dtype: str, shape: Sequence[int], address: int) -> None:
-        self.io.append(IOEntry(index, "input", name, DTYPES[dtype], tuple(shape), address))
+        self.io.append(IOEntry(index, "input", name, IO_DTYPES[dtype], tuple(shape), address))
 
     def output(self, index: int, name: str, dtype: str, shape: Sequence[int], address: int) -> None:
-        self.io.append(IOEntry(index, "output", name, DTYPES[dtype], tuple(shape), address))
+        self.io.append(IOEntry(index, "output", name, IO_DTYPES[dtype], tuple(shape), address))
 
     def program(self, tg: Target) -> Program:
         if not self.code or self.code[-1].opcode != oc.HALT:
             self.halt()
-        return Program(tg, (ChipCode(tuple(self.code), tuple(self.tiles), tuple(self.groups)),),
+        return Program(tg, (ChipCode(tuple(self.code), tuple(self.tiles), tuple(self.groups), dict(self.debug)),),
                        tuple(self.io), tuple(self.constants))
+
+    def at(self, text: str) -> None:
+        """Gives the last instruction a DEBUG entry (its source location)."""
+        self.debug[len(self.code) - 1] = text
 
     def emit(self, opcode: int, engine: int, **kw: int) -> int:
         self.code.append(Instr(opcode, engine, **kw))
@@ -150,8 +157,19 @@ class Asm:
     def vbinary(self, kind: str, ra: int, ta: int, rb: int, tb: int, rd: int, td: int, **kw: Sequence[int]) -> None:
         self.emit(oc.VBINARY, oc.VECTOR, kind=BINARY[kind], ra=ra, a=ta, rb=rb, b=tb, rdst=rd, d=td, **self._sync(kw))
 
-    def vscalar(self, kind: str, ra: int, ta: int, s: float, rd: int, td: int, **kw: Sequence[int]) -> None:
-        self.emit(oc.VSCALAR, oc.VECTOR, kind=BINARY[kind], ra=ra, a=ta, imm0=f64bits(s), rdst=rd, d=td, **self._sync(kw))
+    def _scalar(self, tile: int, s: float | int | str) -> tuple[int, int, int]:
+        """(flags, register, imm0) of a scalar: 'rN' a register, an int an i64 immediate
+        on integer / i1 tiles, else f64 bits."""
+        if isinstance(s, str):
+            return oc.F_SCALAR_REG, int(s[1:]), 0
+        if self.tiles[tile].dtype in oc.FLOAT_DTYPES:
+            return 0, 0, f64bits(float(s))
+        return 0, 0, int(s)
+
+    def vscalar(self, kind: str, ra: int, ta: int, s: float | int | str, rd: int, td: int, **kw: Sequence[int]) -> None:
+        flags, reg, imm = self._scalar(ta, s)
+        self.emit(oc.VSCALAR, oc.VECTOR, kind=BINARY[kind], ra=ra, a=ta, rb=reg, flags=flags, imm0=imm, rdst=rd,
+                  d=td, **self._sync(kw))
 
     def vselect(self, rc_: int, tc_: int, rx: int, tx: int, rz: int, tz: int, rd: int, td: int, **kw: Sequence[int]) -> None:
         self.emit(oc.VSELECT, oc.VECTOR, ra=rc_, a=tc_, rb=rx, b=tx, rc=rz, c=tz, rdst=rd, d=td, **self._sync(kw))
@@ -163,11 +181,36 @@ class Asm:
         imm = sum(p << (8 * k) for k, p in enumerate(perm))
         self.emit(oc.VTRANSPOSE, oc.VECTOR, ra=ra, a=ta, rdst=rd, d=td, imm0=imm, **self._sync(kw))
 
-    def vfill(self, value: float, rd: int, td: int, **kw: Sequence[int]) -> None:
-        self.emit(oc.VFILL, oc.VECTOR, imm0=f64bits(value), rdst=rd, d=td, **self._sync(kw))
+    def vfill(self, value: float | int | str, rd: int, td: int, **kw: Sequence[int]) -> None:
+        flags, reg, imm = self._scalar(td, value)
+        self.emit(oc.VFILL, oc.VECTOR, imm0=imm, ra=reg, flags=flags, rdst=rd, d=td, **self._sync(kw))
 
     def vcopy(self, ra: int, ta: int, rd: int, td: int, **kw: Sequence[int]) -> None:
         self.emit(oc.VCOPY, oc.VECTOR, ra=ra, a=ta, rdst=rd, d=td, **self._sync(kw))
+
+    def viota(self, rd: int, td: int, axis: int, **kw: Sequence[int]) -> None:
+        self.emit(oc.VIOTA, oc.VECTOR, rdst=rd, d=td, imm0=axis, **self._sync(kw))
+
+    def vassert(self, ra: int, ta: int, **kw: Sequence[int]) -> None:
+        self.emit(oc.VASSERT, oc.VECTOR, ra=ra, a=ta, **self._sync(kw))
+
+    def vscan(self, kind: str, ra: int, ta: int, rd: int, td: int, axis: int, **kw: Sequence[int]) -> None:
+        self.emit(oc.VSCAN, oc.VECTOR, kind=RED[kind], ra=ra, a=ta, rdst=rd, d=td, imm0=axis, **self._sync(kw))
+
+    def vsort(self, ra: int, ta: int, rv: int, tv: int, ri: int, ti: int, axis: int, descending: bool = False,
+              **kw: Sequence[int]) -> None:
+        """Values to (rv, tv) in slot d, indices to (ri, ti) in slot c."""
+        self.emit(oc.VSORT, oc.VECTOR, ra=ra, a=ta, rc=ri, c=ti, rdst=rv, d=tv, imm0=axis,
+                  flags=oc.F_DESCENDING if descending else 0, **self._sync(kw))
+
+    def dma_gather(self, rs: int, ts: int, ri: int, ti: int, rd: int, td: int, queue: int = 0,
+                   **kw: Sequence[int]) -> None:
+        self.emit(oc.DMA_GATHER, oc.DMA, queue=queue, ra=rs, a=ts, rb=ri, b=ti, rdst=rd, d=td, **self._sync(kw))
+
+    def dma_scatter(self, rs: int, ts: int, ri: int, ti: int, rd: int, td: int, queue: int = 0,
+                    accumulate: bool = False, **kw: Sequence[int]) -> None:
+        self.emit(oc.DMA_SCATTER, oc.DMA, queue=queue, ra=rs, a=ts, rb=ri, b=ti, rdst=rd, d=td,
+                  flags=oc.F_ACCUMULATE if accumulate else 0, **self._sync(kw))
 
     # collectives ---------------------------------------------------------------
     def all_reduce(self, kind: str, ra: int, ta: int, rd: int, td: int, groups: Sequence[Sequence[int]], **kw: Sequence[int]) -> None:
@@ -194,3 +237,47 @@ class Asm:
     @staticmethod
     def _sync(kw: dict[str, Sequence[int]]) -> dict[str, int]:
         return {k: mask(v) for k, v in kw.items()}
+
+
+#: numpy type of each tile dtype's values on the host (bf16 given and returned as float32).
+NUMPY = {"f32": "float32", "bf16": "float32", "f16": "float16", "i64": "int64", "i32": "int32", "i8": "int8",
+         "i1": "bool"}
+
+
+def run_tiles(build: "callable", inputs: dict[str, tuple[object, str]], outputs: dict[str, tuple[Sequence[int], str]],
+              slot: int = 1024, tg: Target | None = None, debug: dict[str, str] | None = None,
+              functional: bool = True) -> tuple[dict[str, object], object]:
+    """Stages each input HBM -> SRAM, calls ``build(s, t)`` with ``t[name] = (sram register, sram
+    tile)`` for inputs and outputs, then copies the outputs back; returns (outputs, report).
+
+    Operand k lives at byte ``k * slot`` of HBM and of SRAM. The build must signal semaphore 1
+    when its last instruction completes."""
+    import numpy as np
+
+    from nova.sim import Simulator
+
+    s = Asm()
+    t: dict[str, tuple[int, int]] = {}
+    host = {}
+    for k, (name, (value, dtype)) in enumerate(inputs.items()):
+        arr = np.asarray(value, dtype=NUMPY[dtype])
+        host[name] = arr
+        s.input(k, name, dtype, arr.shape, k * slot)
+        s.li(100 + k, k * slot)
+        t[name] = (100 + k, s.tile("sram", dtype, arr.shape))
+        s.dma(100 + k, s.tile("hbm", dtype, arr.shape), 100 + k, t[name][1], signal=[0])
+        s.sem_wait([0])
+    n = len(inputs)
+    for j, (name, (shape, dtype)) in enumerate(outputs.items()):
+        k = n + j
+        s.output(k, name, dtype, shape, k * slot)
+        s.li(100 + k, k * slot)
+        t[name] = (100 + k, s.tile("sram", dtype, shape))
+    build(s, t)
+    s.sem_wait([1])
+    for j, (name, (shape, dtype)) in enumerate(outputs.items()):
+        k = n + j
+        s.dma(100 + k, t[name][1], 100 + k, s.tile("hbm", dtype, shape), queue=1, signal=[2])
+        s.sem_wait([2])
+    out, rep = Simulator(s.program(tg or target("tiny", chips=1)), functional=functional).run(host)
+    return {name: out[name] for name in outputs} if functional else {}, rep

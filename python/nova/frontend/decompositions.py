@@ -1,0 +1,55 @@
+"""The decomposition table applied to the exported program before torch-mlir
+imports it: torch-mlir's own, with PyTorch's decompositions where torch-mlir's
+lose accuracy or fail."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+aten = torch.ops.aten
+
+
+def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
+    """torch-mlir's table, plus:
+
+    - PyTorch's GELU decomposition: torch-mlir lowers tanh-GELU with
+      sqrt(2/pi) rounded to 0.797724, off by 1e-4 relative, while torch's
+      keeps the exact constant;
+    - scaled_dot_product_attention through PyTorch's math path, laid out the
+      way the exported graph expects (see :func:`_sdpa_math`).
+    """
+    from torch._decomp import get_decompositions
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    table = dict(get_decomposition_table())
+    table.update(get_decompositions([aten.gelu]))
+    table[aten.scaled_dot_product_attention.default] = _sdpa_math
+    return table
+
+
+def _sdpa_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+               attn_mask: torch.Tensor | None = None, dropout_p: float = 0.0,
+               is_causal: bool = False, scale: float | None = None,
+               enable_gqa: bool = False) -> torch.Tensor:
+    """``aten.scaled_dot_product_attention`` as PyTorch's math kernel
+    (matmul, softmax, matmul), which reaches linalg.
+
+    torch.export traces SDPA with the strides of the kernel CPU would pick:
+    the flash kernel returns ``(N, H, L, E)`` stored as ``(N, L, H, E)``, so
+    ``out.transpose(1, 2)`` is contiguous and the model's next ``view``
+    (GPT-2's and Llama's ``reshape(N, L, H * E)``) was traced as a view.
+    torch-mlir's table decomposes SDPA into the math kernel, whose result is
+    contiguous ``(N, H, L, E)``, and that view then fails ("Cannot view a
+    tensor with shape [2, 16, 64] and strides (64, 128, 1)"). Here the result
+    is laid out as the kernel CPU picks would have laid it out.
+    """
+    output, _ = aten._scaled_dot_product_attention_math.default(
+        query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
+        is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+    choice = torch._fused_sdp_choice(query, key, value, attn_mask, dropout_p, is_causal,
+                                     scale=scale, enable_gqa=enable_gqa)
+    if choice == torch.nn.attention.SDPBackend.FLASH_ATTENTION.value:
+        output = output.transpose(1, 2).contiguous().transpose(1, 2)
+    return output

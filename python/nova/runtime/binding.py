@@ -1,0 +1,217 @@
+"""How a call's Python arguments become the binary's input tensors, and the
+binary's results the model's own output structure.
+
+``torch.export`` records both sides as torch pytree specs: the inputs as the
+spec of ``(args, kwargs)``, the outputs as the spec of what ``forward``
+returns (a tensor, a tuple, a dict, a Hugging Face ``ModelOutput``...). A
+:class:`CallBinding` keeps those specs and says, for every leaf, whether it is
+a tensor that goes through the accelerator or a Python value that was fixed
+when the model was exported. ``None`` is no leaf at all in torch's pytree: it
+passes through as part of the structure.
+
+Works on torch's pytree alone (no compiler, no torch graph).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from nova.runtime.errors import NovaRuntimeError
+
+#: Python values that may be baked into a program as input or output leaves.
+_SCALARS = (bool, int, float, str, type(None))
+
+
+class ProgramInputError(NovaRuntimeError, ValueError):
+    """A call passed the wrong number, structure, shape or dtype of inputs."""
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One leaf of the flattened inputs or outputs.
+
+    A ``tensor`` leaf's ``index`` is its position among the binary's (non
+    parameter) inputs or among its results; a ``constant`` leaf holds the
+    Python ``value`` that was fixed at export.
+    """
+
+    kind: str
+    name: str
+    index: int = -1
+    value: Any = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("tensor", "constant"):
+            raise ValueError(f"a leaf is a tensor or a constant, not {self.kind!r}")
+        if self.kind == "constant" and not isinstance(self.value, _SCALARS):
+            raise ValueError(f"{self.name}: a baked leaf must be a Python scalar, "
+                             f"got {type(self.value).__name__}")
+
+
+@dataclass(frozen=True)
+class CallBinding:
+    """The call signature of a compiled program.
+
+    ``inputs`` has one leaf per leaf of ``in_spec`` (the spec of ``(args,
+    kwargs)``), ``outputs`` one per leaf of ``out_spec``. ``mutations`` pairs
+    a result index with the input leaf that the model updates in place
+    (``x.copy_(...)``, ``x[0] = ...``): the result is written back into the
+    caller's tensor after the run, as torch eager would have left it.
+    """
+
+    in_spec: Any
+    out_spec: Any
+    inputs: tuple[Leaf, ...]
+    outputs: tuple[Leaf, ...]
+    mutations: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.in_spec.num_leaves != len(self.inputs):
+            raise ValueError(f"{len(self.inputs)} input leaves for a spec with "
+                             f"{self.in_spec.num_leaves}")
+        if self.out_spec.num_leaves != len(self.outputs):
+            raise ValueError(f"{len(self.outputs)} output leaves for a spec with "
+                             f"{self.out_spec.num_leaves}")
+
+    @property
+    def tensor_inputs(self) -> tuple[Leaf, ...]:
+        return tuple(leaf for leaf in self.inputs if leaf.kind == "tensor")
+
+    # Inputs ------------------------------------------------------------------------------
+    def flatten(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
+        """Every leaf of ``(args, kwargs)``, checked against the exported
+        structure and the baked constants."""
+        from torch.utils import _pytree as pytree
+
+        kwargs = self._ordered_kwargs(kwargs)
+        leaves, spec = pytree.tree_flatten((tuple(args), kwargs))
+        if spec != self.in_spec:
+            raise ProgramInputError(
+                f"the program takes {_describe(self.in_spec)}, got {_describe(spec)}")
+        for leaf, value in zip(self.inputs, leaves):
+            if leaf.kind == "constant" and not _same_constant(leaf.value, value):
+                raise ProgramInputError(
+                    f"{leaf.name} was {leaf.value!r} when the model was exported and is "
+                    f"baked into the program; got {value!r} (compile again for another value)")
+        return leaves
+
+    def tensors_of(self, leaves: Sequence[Any]) -> list[Any]:
+        """The leaves that go to the binary, in the order of its inputs."""
+        return [value for leaf, value in zip(self.inputs, leaves) if leaf.kind == "tensor"]
+
+    def _ordered_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        # torch.export keeps keyword arguments in the order they were given at
+        # export; a call may give them in any order.
+        expected = self.in_spec.child(1).context if self.in_spec.num_children == 2 else None
+        if expected is not None and set(expected) == set(kwargs):
+            return {name: kwargs[name] for name in expected}
+        return dict(kwargs)
+
+    # Outputs -----------------------------------------------------------------------------
+    def restore(self, results: Sequence[Any], leaves: Sequence[Any] = ()) -> Any:
+        """The model's own output structure from the binary's ``results``;
+        writes in-place updates back into the caller's input ``leaves``."""
+        from torch.utils import _pytree as pytree
+
+        for result, position in self.mutations:
+            _write_back(leaves[position] if position < len(leaves) else None,
+                        results[result], self.inputs[position].name)
+        values = [results[leaf.index] if leaf.kind == "tensor" else leaf.value
+                  for leaf in self.outputs]
+        return pytree.tree_unflatten(values, self.out_spec)
+
+    # Saving ------------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able description; raises NovaRuntimeError when a structure
+        has no serialised pytree name."""
+        from torch.utils import _pytree as pytree
+
+        try:
+            specs = {"in_spec": pytree.treespec_dumps(self.in_spec),
+                     "out_spec": pytree.treespec_dumps(self.out_spec)}
+        except (NotImplementedError, TypeError, ValueError) as error:
+            raise NovaRuntimeError(f"cannot save the program's call signature: {error}") from error
+        return {**specs,
+                "inputs": [_leaf_json(leaf) for leaf in self.inputs],
+                "outputs": [_leaf_json(leaf) for leaf in self.outputs],
+                "mutations": [list(m) for m in self.mutations]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "CallBinding":
+        return cls(in_spec=_load_spec(data["in_spec"]), out_spec=_load_spec(data["out_spec"]),
+                   inputs=tuple(Leaf(**leaf) for leaf in data["inputs"]),
+                   outputs=tuple(Leaf(**leaf) for leaf in data["outputs"]),
+                   mutations=tuple((int(r), int(i)) for r, i in data["mutations"]))
+
+
+def _same_constant(baked: Any, given: Any) -> bool:
+    return type(baked) is type(given) and baked == given
+
+
+def _write_back(target: Any, value: Any, name: str) -> None:
+    if hasattr(target, "copy_"):
+        import torch
+
+        with torch.no_grad():
+            target.copy_(value)
+    elif hasattr(target, "__setitem__") and hasattr(target, "shape"):
+        target[...] = value.numpy() if hasattr(value, "numpy") else value
+    else:
+        raise ProgramInputError(f"the model updates {name} in place, which needs a tensor, "
+                                f"got {type(target).__name__}")
+
+
+def _describe(spec: Any) -> str:
+    """'2 input(s)', or '1 input(s) and keyword arguments input_ids, attention_mask'."""
+    if spec.num_children != 2:
+        return f"inputs structured as {spec}"
+    args, kwargs = spec.child(0), spec.child(1)
+    text = f"{args.num_children} input(s)"
+    if kwargs.num_children:
+        text += " and keyword argument(s) " + ", ".join(map(str, kwargs.context))
+    return text
+
+
+def _leaf_json(leaf: Leaf) -> dict[str, Any]:
+    return {"kind": leaf.kind, "name": leaf.name, "index": leaf.index, "value": leaf.value}
+
+
+def _load_spec(text: str) -> Any:
+    """torch's pytree finds a custom node type (a ``ModelOutput``) only once its
+    class is defined: import its module when the package it belongs to has
+    been imported already (never a package the caller has not loaded)."""
+    from torch.utils import _pytree as pytree
+
+    try:
+        return pytree.treespec_loads(text)
+    except NotImplementedError:
+        pass
+    names = sorted(_type_names(json.loads(text)))
+    for name in names:
+        module = name.rpartition(".")[0]
+        if module and module.split(".")[0] in sys.modules:
+            try:
+                importlib.import_module(module)
+            except ImportError:
+                pass
+    try:
+        return pytree.treespec_loads(text)
+    except NotImplementedError as error:
+        raise NovaRuntimeError(
+            f"the saved program's inputs or outputs use {', '.join(names)}, which torch's "
+            f"pytree does not know yet: import the module that defines it before loading"
+        ) from error
+
+
+def _type_names(node: Any) -> set[str]:
+    """The custom pytree node types named in a serialised spec."""
+    if isinstance(node, list):
+        return set().union(*map(_type_names, node)) if node else set()
+    if not isinstance(node, dict):
+        return set()
+    own = {node["type"]} if isinstance(node.get("type"), str) and "." in node["type"] else set()
+    return own | _type_names(node.get("children_spec", []))
