@@ -1,7 +1,7 @@
 """Reader, validator and disassembler of ``.nova`` binaries.
 
 The format is docs/binary-format.md (version 1) around the instruction
-encoding of docs/isa.md (version 1). :func:`load_binary` checks everything the
+encoding of docs/isa.md (version 2). :func:`load_binary` checks everything the
 format promises and raises :class:`~nova.runtime.errors.BinaryFormatError`
 naming the first broken rule; what it returns is safe to simulate without
 further structural checks. Code sections are decoded with a numpy structured
@@ -28,11 +28,12 @@ from typing import Mapping, Union
 
 import numpy as np
 
+from nova.runtime.code import check_code, decode_instructions
+from nova.runtime.disassembly import disassemble
 from nova.runtime.errors import BinaryFormatError
 from nova.runtime.isa import (
-    ALLOWED_ENGINES, ISA_VERSION, MAX_LOOP_DEPTH, NO_TILE, TILE_DTYPE, WORD_BYTES,
-    WORD_DTYPE, DType, ElementwiseKind, Engine, Flag, Instruction, MemorySpace,
-    Opcode, ReductionKind, ReplicaGroups, SaluKind, Tile,
+    ISA_VERSION, NO_TILE, TILE_DTYPE, WORD_BYTES, WORD_DTYPE, DType, Instruction,
+    MemorySpace, ReplicaGroups, Tile,
 )
 
 __all__ = [
@@ -166,7 +167,7 @@ class Program:
 
     @cached_property
     def instructions(self) -> list[Instruction]:
-        return _decode_instructions(self.words)
+        return decode_instructions(self.words)
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,86 +201,6 @@ class Binary:
     @property
     def outputs(self) -> tuple[IOEntry, ...]:
         return tuple(e for e in self.io if e.role == Role.OUTPUT)
-
-
-# ----------------------------------------------------------------------------
-# Opcode tables (docs/isa.md 3.2)
-# ----------------------------------------------------------------------------
-
-_FIELDS = ("kind", "queue", "rd", "ra", "rb", "rc", "rdst", "tile_a", "tile_b",
-           "tile_c", "tile_d", "group", "target", "wait", "signal", "imm0",
-           "imm1", "imm2")
-_SYNC = ("wait", "signal")
-_USES: dict[Opcode, tuple[str, ...]] = {
-    Opcode.NOP: _SYNC,
-    Opcode.HALT: (),
-    Opcode.LI: ("rd", "imm0"),
-    Opcode.SALU: ("kind", "rd", "ra", "rb"),
-    Opcode.CHIP_ID: ("rd",),
-    Opcode.SEM_WAIT: ("wait",),
-    Opcode.SEM_SIGNAL: ("signal",),
-    Opcode.LOOP: ("rd", "ra", "rb", "rc", "target", "imm0", "imm1", "imm2"),
-    Opcode.ENDLOOP: ("target",),
-    Opcode.IF: ("ra", "target"),
-    Opcode.ELSE: ("target",),
-    Opcode.ENDIF: (),
-    Opcode.DMA_COPY: ("queue", "ra", "tile_a", "rdst", "tile_d", "rc") + _SYNC,
-    Opcode.MATMUL: ("ra", "tile_a", "rb", "tile_b", "rdst", "tile_d") + _SYNC,
-    Opcode.VUNARY: ("kind", "ra", "tile_a", "rdst", "tile_d") + _SYNC,
-    Opcode.VBINARY: ("kind", "ra", "tile_a", "rb", "tile_b", "rdst", "tile_d") + _SYNC,
-    Opcode.VSCALAR: ("kind", "ra", "tile_a", "rdst", "tile_d", "imm0") + _SYNC,
-    Opcode.VSELECT: ("ra", "tile_a", "rb", "tile_b", "rc", "tile_c", "rdst",
-                     "tile_d") + _SYNC,
-    Opcode.VREDUCE: ("kind", "ra", "tile_a", "rdst", "tile_d", "imm0") + _SYNC,
-    Opcode.VTRANSPOSE: ("ra", "tile_a", "rdst", "tile_d", "imm0") + _SYNC,
-    Opcode.VFILL: ("rdst", "tile_d", "imm0") + _SYNC,
-    Opcode.VCOPY: ("ra", "tile_a", "rdst", "tile_d") + _SYNC,
-    Opcode.ALL_REDUCE: ("kind", "ra", "tile_a", "rdst", "tile_d", "group") + _SYNC,
-    Opcode.ALL_GATHER: ("ra", "tile_a", "rdst", "tile_d", "group", "imm0") + _SYNC,
-    Opcode.REDUCE_SCATTER: ("kind", "ra", "tile_a", "rdst", "tile_d", "group",
-                            "imm0") + _SYNC,
-    Opcode.ALL_TO_ALL: ("ra", "tile_a", "rdst", "tile_d", "group", "imm0",
-                        "imm1") + _SYNC,
-    Opcode.SEND: ("ra", "tile_a", "rc", "imm1") + _SYNC,
-    Opcode.RECV: ("rdst", "tile_d", "rc", "imm1") + _SYNC,
-    Opcode.BARRIER: ("group",) + _SYNC,
-}
-_ALLOWED_FLAGS = {Opcode.LOOP: Flag.LB_REG | Flag.UB_REG | Flag.STEP_REG,
-                  Opcode.DMA_COPY: Flag.PEER, Opcode.SEND: Flag.PEER,
-                  Opcode.RECV: Flag.PEER, Opcode.MATMUL: Flag.ACCUMULATE}
-_REQUIRED_FLAGS = {Opcode.SEND: Flag.PEER, Opcode.RECV: Flag.PEER}
-_KINDS = {
-    Opcode.SALU: [int(k) for k in SaluKind],
-    Opcode.VUNARY: [int(k) for k in ElementwiseKind if k.is_unary],
-    Opcode.VBINARY: [int(k) for k in ElementwiseKind if not k.is_unary],
-    Opcode.VSCALAR: [int(k) for k in ElementwiseKind if not k.is_unary],
-    Opcode.VREDUCE: [int(k) for k in ReductionKind],
-    Opcode.ALL_REDUCE: [int(k) for k in ReductionKind],
-    Opcode.REDUCE_SCATTER: [int(k) for k in ReductionKind],
-}
-_TILE_SLOTS = ("tile_a", "tile_b", "tile_c", "tile_d")
-
-_KNOWN = np.zeros(256, bool)
-_ENGINE_OK = np.zeros((256, 256), bool)
-_FLAGS_OK = np.zeros(256, np.uint8)
-_FLAGS_REQ = np.zeros(256, np.uint8)
-_KIND_OK = np.zeros((256, 256), bool)
-_USED = {name: np.zeros(256, bool) for name in _FIELDS}
-for _op, _fields in _USES.items():
-    _KNOWN[_op] = True
-    for _e in ALLOWED_ENGINES[_op]:
-        _ENGINE_OK[_op, _e] = True
-    _FLAGS_OK[_op] = int(_ALLOWED_FLAGS.get(_op, 0))
-    _FLAGS_REQ[_op] = int(_REQUIRED_FLAGS.get(_op, 0))
-    for _name in _fields:
-        _USED[_name][_op] = True
-    if "kind" not in _fields:
-        _KIND_OK[_op, 0] = True
-    for _k in _KINDS.get(_op, ()):
-        _KIND_OK[_op, _k] = True
-_CONTROL = np.zeros(256, bool)
-for _op in (Opcode.LOOP, Opcode.ENDLOOP, Opcode.IF, Opcode.ELSE, Opcode.ENDIF):
-    _CONTROL[_op] = True
 
 
 # ----------------------------------------------------------------------------
@@ -555,7 +476,7 @@ class _Reader:
                 raise self.fail(f"{what}: nonzero reserved bytes")
             if space > 2:
                 raise self.fail(f"{what}: unknown memory space {space}")
-            if dtype > 2:
+            if dtype > max(DType):
                 raise self.fail(f"{what}: unknown element type {dtype}")
             if not 1 <= rank <= 4:
                 raise self.fail(f"{what}: rank {rank} is out of range [1, 4]")
@@ -612,143 +533,8 @@ class _Reader:
                             f"multiple of {WORD_BYTES}")
         n = s.size // WORD_BYTES
         w = np.frombuffer(self.data, WORD_DTYPE, count=n, offset=s.offset)
-
-        def first(bad: np.ndarray, message) -> None:
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise self.fail(f"code of {where}, instruction {i}: {message(i)}")
-
-        op = w["opcode"]
-        engine = w["engine"]
-        first(~_KNOWN[op], lambda i: f"unknown opcode 0x{op[i]:02x}")
-        opn = lambda i: Opcode(int(op[i])).name  # noqa: E731
-        first(engine > 4, lambda i: f"unknown engine {engine[i]}")
-        first(~_ENGINE_OK[op, engine],
-              lambda i: f"{opn(i)} cannot run on engine {Engine(int(engine[i])).name.lower()}")
-        flags = w["flags"]
-        first((flags & ~_FLAGS_OK[op]) != 0,
-              lambda i: f"flag bits 0x{int(flags[i]) & ~int(_FLAGS_OK[op[i]]) & 0xFF:02x} "
-                        f"are not defined for {opn(i)}")
-        first((flags & _FLAGS_REQ[op]) != _FLAGS_REQ[op],
-              lambda i: f"{opn(i)} must have the peer flag set")
-        # Fields the opcode does not use hold their default value.
-        for name in _FIELDS:
-            default = NO_TILE if name.startswith("tile_") else 0
-            unused = ~_USED[name][op]
-            if name in ("ra", "imm0"):
-                cond = (op == Opcode.LOOP) & (((flags & Flag.LB_REG) != 0) == (name == "imm0"))
-                unused = unused | cond
-            elif name in ("rb", "imm1"):
-                cond = (op == Opcode.LOOP) & (((flags & Flag.UB_REG) != 0) == (name == "imm1"))
-                unused = unused | cond
-            if name in ("rc", "imm2"):
-                cond = (op == Opcode.LOOP) & (((flags & Flag.STEP_REG) != 0) == (name == "imm2"))
-                unused = unused | cond
-            if name == "rc":
-                unused = unused | ((op == Opcode.DMA_COPY) & ((flags & Flag.PEER) == 0))
-            col = w[name]
-            first(unused & (col != default),
-                  lambda i: f"nonzero reserved field '{name}' (= {int(col[i])}), "
-                            f"not used by {opn(i)}")
-        kind = w["kind"]
-        first(~_KIND_OK[op, kind], lambda i: f"kind {kind[i]} is not valid for {opn(i)}")
-        first((op == Opcode.DMA_COPY) & (w["queue"] >= self.target["dma_engines"]),
-              lambda i: f"DMA queue {w['queue'][i]} is out of range "
-                        f"[0, {self.target['dma_engines']})")
-        first((op == Opcode.SEM_WAIT) & (w["wait"] == 0),
-              lambda i: "SEM_WAIT with an empty semaphore mask")
-        first((op == Opcode.SEM_SIGNAL) & (w["signal"] == 0),
-              lambda i: "SEM_SIGNAL with an empty semaphore mask")
-        ntiles = len(tiles)
-        for slot in _TILE_SLOTS:
-            col = w[slot]
-            first(_USED[slot][op] & (col >= ntiles),
-                  lambda i: f"{slot} index {col[i]} is out of range "
-                            f"({ntiles} tiles)")
-        first(_USED["group"][op] & (w["group"] >= len(groups)),
-              lambda i: f"group index {w['group'][i]} is out of range "
-                        f"({len(groups)} groups)")
-        first((op == Opcode.LOOP) & ((flags & Flag.STEP_REG) == 0) & (w["imm2"] <= 0),
-              lambda i: f"LOOP immediate step {w['imm2'][i]} is not positive")
-        first(((op == Opcode.SEND) | (op == Opcode.RECV))
-              & ((w["imm1"] < 0) | (w["imm1"] > 255)),
-              lambda i: f"channel {w['imm1'][i]} is out of range [0, 255]")
-        # Immediates that index the dimensions of tile a.
-        ranks = np.array([t.rank for t in tiles] + [0], np.int64)
-        rank_a = ranks[np.minimum(w["tile_a"], ntiles)]
-        dim_ops = ((op == Opcode.VREDUCE) | (op == Opcode.ALL_GATHER)
-                   | (op == Opcode.REDUCE_SCATTER) | (op == Opcode.ALL_TO_ALL))
-        first(dim_ops & ((w["imm0"] < 0) | (w["imm0"] >= rank_a)),
-              lambda i: f"{opn(i)} axis/dim {w['imm0'][i]} is out of range for "
-                        f"a rank-{rank_a[i]} tile")
-        first((op == Opcode.ALL_TO_ALL) & ((w["imm1"] < 0) | (w["imm1"] >= rank_a)),
-              lambda i: f"ALL_TO_ALL concat_dim {w['imm1'][i]} is out of range "
-                        f"for a rank-{rank_a[i]} tile")
-        for i in np.nonzero(op == Opcode.VTRANSPOSE)[0].tolist():
-            rank = int(rank_a[i])
-            perm = int(w["imm0"][i]) & 0xFFFFFFFFFFFFFFFF
-            digits = [(perm >> (8 * k)) & 0xFF for k in range(8)]
-            if sorted(digits[:rank]) != list(range(rank)) or any(digits[rank:]):
-                raise self.fail(f"code of {where}, instruction {i}: VTRANSPOSE "
-                                f"permutation {digits[:rank]} is not a "
-                                f"permutation of 0..{rank - 1}")
-        self.check_control_flow(w, where)
-        if op[-1] != Opcode.HALT:
-            raise self.fail(f"code of {where}: the last instruction ({n - 1}) is "
-                            f"not HALT")
+        check_code(w, where, tiles, groups, self.target["dma_engines"])
         return w
-
-    def check_control_flow(self, w: np.ndarray, where: str) -> None:
-        op, target = w["opcode"], w["target"]
-        stack: list[list[int]] = []  # [opcode, index, else index]
-        loops = 0
-        for i in np.nonzero(_CONTROL[op])[0].tolist():
-            code = int(op[i])
-            tgt = int(target[i])
-            bad = lambda m: self.fail(f"code of {where}, instruction {i}: {m}")  # noqa: E731
-            if code == Opcode.LOOP:
-                loops += 1
-                if loops > MAX_LOOP_DEPTH:
-                    raise bad(f"loops nest deeper than {MAX_LOOP_DEPTH}")
-                stack.append([code, i, -1])
-            elif code == Opcode.IF:
-                stack.append([code, i, -1])
-            elif code == Opcode.ENDLOOP:
-                if not stack or stack[-1][0] != Opcode.LOOP:
-                    raise bad("ENDLOOP without a matching LOOP")
-                start = stack.pop()[1]
-                loops -= 1
-                if tgt != start:
-                    raise bad(f"bad jump target: ENDLOOP target {tgt}, its LOOP "
-                              f"is instruction {start}")
-                if int(target[start]) != i:
-                    raise self.fail(f"code of {where}, instruction {start}: bad "
-                                    f"jump target: LOOP target {int(target[start])}, "
-                                    f"its ENDLOOP is instruction {i}")
-            elif code == Opcode.ELSE:
-                if not stack or stack[-1][0] != Opcode.IF or stack[-1][2] >= 0:
-                    raise bad("ELSE without a matching IF")
-                stack[-1][2] = i
-                start = stack[-1][1]
-                if int(target[start]) != i:
-                    raise self.fail(f"code of {where}, instruction {start}: bad "
-                                    f"jump target: IF target {int(target[start])}, "
-                                    f"its ELSE is instruction {i}")
-            else:  # ENDIF
-                if not stack or stack[-1][0] != Opcode.IF:
-                    raise bad("ENDIF without a matching IF")
-                _, start, els = stack.pop()
-                opener = els if els >= 0 else start
-                if int(target[opener]) != i:
-                    name = "ELSE" if els >= 0 else "IF"
-                    raise self.fail(f"code of {where}, instruction {opener}: bad "
-                                    f"jump target: {name} target "
-                                    f"{int(target[opener])}, its ENDIF is "
-                                    f"instruction {i}")
-        if stack:
-            kind, start, _ = stack[-1]
-            raise self.fail(f"code of {where}, instruction {start}: "
-                            f"{Opcode(kind).name} is never closed")
 
     def read_debug(self, s: SectionEntry, where: str, ninstr: int) -> dict[int, str]:
         what = f"DEBUG section of {where}"
@@ -845,151 +631,6 @@ class _Reader:
             data = self.data[s.offset + doff:s.offset + doff + size]
             constants.append(Constant(name, addr, data))
         return tuple(constants)
-
-
-# ----------------------------------------------------------------------------
-# Decoding to objects
-# ----------------------------------------------------------------------------
-
-_OPCODES = {int(o): o for o in Opcode}
-_ENGINES = {int(e): e for e in Engine}
-
-
-def _decode_instructions(words: np.ndarray) -> list[Instruction]:
-    # Frozen dataclass __init__ costs ~18 object.__setattr__ calls per word;
-    # filling __dict__ directly is ~5x faster (1e5 words in well under 1 s).
-    out = []
-    append = out.append
-    new = object.__new__
-    cls = Instruction
-    for (opcode, engine, kind, flags, queue, rd, ra, rb, rc, rdst, ta, tb, tc, td,
-         group, target, wait, signal, imm0, imm1, imm2) in words.tolist():
-        ins = new(cls)
-        ins.__dict__.update(
-            opcode=_OPCODES[opcode], engine=_ENGINES[engine], kind=kind,
-            flags=flags, queue=queue, rd=rd, ra=ra, rb=rb, rc=rc, rdst=rdst,
-            tiles=(ta, tb, tc, td), group=group, target=target, wait=wait,
-            signal=signal, imm0=imm0, imm1=imm1, imm2=imm2)
-        append(ins)
-    return out
-
-
-# ----------------------------------------------------------------------------
-# Disassembly
-# ----------------------------------------------------------------------------
-
-def _sync(ins: Instruction) -> str:
-    text = f" on {ins.engine.name.lower()}"
-    if ins.wait:
-        text += f" wait {list(ins.wait_ids)}"
-    if ins.signal:
-        text += f" signal {list(ins.signal_ids)}"
-    return text
-
-
-def _format(ins: Instruction, depth: int) -> str:
-    op = ins.opcode
-    r = lambda n: f"r{n}"  # noqa: E731
-    t = lambda slot, reg: f"{r(reg)}:t{ins.tiles[slot]}"  # noqa: E731
-    a, b, c, d = t(0, ins.ra), t(1, ins.rb), t(2, ins.rc), t(3, ins.rdst)
-    if op == Opcode.NOP:
-        text = "nop" + _sync(ins)
-    elif op == Opcode.HALT:
-        text = "halt"
-    elif op == Opcode.LI:
-        text = f"li {r(ins.rd)}, {ins.imm0}"
-    elif op == Opcode.SALU:
-        text = f"salu {SaluKind(ins.kind).name.lower()} {r(ins.rd)}, {r(ins.ra)}, {r(ins.rb)}"
-    elif op == Opcode.CHIP_ID:
-        text = f"chip_id {r(ins.rd)}"
-    elif op == Opcode.SEM_WAIT:
-        text = f"sem_wait {list(ins.wait_ids)}"
-    elif op == Opcode.SEM_SIGNAL:
-        text = f"sem_signal {list(ins.signal_ids)}"
-    elif op == Opcode.LOOP:
-        lb = r(ins.ra) if ins.has_flag(Flag.LB_REG) else ins.imm0
-        ub = r(ins.rb) if ins.has_flag(Flag.UB_REG) else ins.imm1
-        st = r(ins.rc) if ins.has_flag(Flag.STEP_REG) else ins.imm2
-        text = f"loop {r(ins.rd)} = {lb} to {ub} step {st}  -> {ins.target}"
-    elif op == Opcode.ENDLOOP:
-        text = f"endloop  -> {ins.target}"
-    elif op == Opcode.IF:
-        text = f"if {r(ins.ra)}  -> {ins.target}"
-    elif op == Opcode.ELSE:
-        text = f"else  -> {ins.target}"
-    elif op == Opcode.ENDIF:
-        text = "endif"
-    elif op == Opcode.DMA_COPY:
-        peer = f" peer {r(ins.rc)}" if ins.has_flag(Flag.PEER) else ""
-        text = f"dma_copy {a} -> {d} queue {ins.queue}{peer}" + _sync(ins)
-    elif op == Opcode.MATMUL:
-        acc = " accumulate" if ins.has_flag(Flag.ACCUMULATE) else ""
-        text = f"matmul {a}, {b} -> {d}{acc}" + _sync(ins)
-    elif op in (Opcode.VUNARY, Opcode.VBINARY, Opcode.VSCALAR):
-        kind = ElementwiseKind(ins.kind).name.lower()
-        ins_text = {Opcode.VUNARY: a, Opcode.VBINARY: f"{a}, {b}",
-                    Opcode.VSCALAR: f"{a}, {ins.imm0_f64!r}"}[op]
-        text = f"{op.name.lower()} {kind} {ins_text} -> {d}" + _sync(ins)
-    elif op == Opcode.VSELECT:
-        text = f"vselect {a}, {b}, {c} -> {d}" + _sync(ins)
-    elif op == Opcode.VREDUCE:
-        text = (f"vreduce {ReductionKind(ins.kind).name.lower()} {a} -> {d} "
-                f"axis {ins.imm0}" + _sync(ins))
-    elif op == Opcode.VTRANSPOSE:
-        text = f"vtranspose {a} -> {d} perm 0x{ins.imm0 & (2**64 - 1):x}" + _sync(ins)
-    elif op == Opcode.VFILL:
-        text = f"vfill {ins.imm0_f64!r} -> {d}" + _sync(ins)
-    elif op == Opcode.VCOPY:
-        text = f"vcopy {a} -> {d}" + _sync(ins)
-    elif op in (Opcode.ALL_REDUCE, Opcode.REDUCE_SCATTER):
-        dim = f" dim {ins.imm0}" if op == Opcode.REDUCE_SCATTER else ""
-        text = (f"{op.name.lower()} {ReductionKind(ins.kind).name.lower()} {a} -> "
-                f"{d}{dim} groups g{ins.group}" + _sync(ins))
-    elif op == Opcode.ALL_GATHER:
-        text = f"all_gather {a} -> {d} dim {ins.imm0} groups g{ins.group}" + _sync(ins)
-    elif op == Opcode.ALL_TO_ALL:
-        text = (f"all_to_all {a} -> {d} split_dim {ins.imm0} concat_dim {ins.imm1} "
-                f"groups g{ins.group}" + _sync(ins))
-    elif op == Opcode.SEND:
-        text = f"send {a} to {r(ins.rc)} channel {ins.imm1}" + _sync(ins)
-    elif op == Opcode.RECV:
-        text = f"recv {d} from {r(ins.rc)} channel {ins.imm1}" + _sync(ins)
-    else:  # BARRIER
-        text = f"barrier groups g{ins.group}" + _sync(ins)
-    return "  " * depth + text
-
-
-def disassemble(binary: Binary) -> str:
-    """A readable listing of a loaded binary: target, programs (tables and
-    code with debug locations), I/O and constants."""
-    h = binary.header
-    lines = [f"; nova binary format {h.format_version}, isa {h.isa_version}, "
-             f"target {h.target_name} ({h.chips} chips)",
-             "; target " + json.dumps(dict(binary.target), separators=(",", ":"))]
-    for p, program in enumerate(binary.programs):
-        lines.append(f"program {p} chips {_fmt_chips(program.chips)}: "
-                     f"{len(program)} instructions")
-        for i, tile in enumerate(program.tiles):
-            lines.append(f"  t{i} = {tile}")
-        for g, groups in enumerate(program.groups):
-            lines.append(f"  g{g} = {[list(x) for x in groups]}")
-        depth = 0
-        for i, ins in enumerate(program.instructions):
-            if ins.opcode in (Opcode.ENDLOOP, Opcode.ENDIF, Opcode.ELSE):
-                depth -= 1
-            text = f"  {i:6d}  " + _format(ins, depth)
-            if i in program.debug:
-                text = f"{text:<72} ; {program.debug[i]}"
-            lines.append(text)
-            if ins.opcode in (Opcode.LOOP, Opcode.IF, Opcode.ELSE):
-                depth += 1
-    for e in binary.io:
-        lines.append(f"{e.role.name.lower()} {e.index} '{e.name}': "
-                     f"{e.dtype.name.lower()}{list(e.shape)} at hbm 0x{e.address:x} "
-                     f"({e.byte_size} bytes)")
-    for c in binary.constants:
-        lines.append(f"constant '{c.name}' at hbm 0x{c.address:x} ({len(c.data)} bytes)")
-    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""The Nova instruction set, version 1 (docs/isa.md), as the decoder sees it.
+"""The Nova instruction set, version 2 (docs/isa.md), as the decoder sees it.
 
 Enums carry the encoding codes; :class:`Instruction` is one decoded 64-byte
 word with named fields, :class:`Tile` one tile descriptor. ``WORD_DTYPE`` is
@@ -22,7 +22,7 @@ __all__ = [
     "ALLOWED_ENGINES", "element_bytes",
 ]
 
-ISA_VERSION = 1
+ISA_VERSION = 2
 WORD_BYTES = 64
 NO_TILE = 0xFFFF
 NUM_REGISTERS = 256
@@ -44,6 +44,8 @@ class Opcode(enum.IntEnum):
     ELSE = 0x1B
     ENDIF = 0x1C
     DMA_COPY = 0x20
+    DMA_GATHER = 0x21
+    DMA_SCATTER = 0x22
     MATMUL = 0x30
     VUNARY = 0x40
     VBINARY = 0x41
@@ -53,6 +55,10 @@ class Opcode(enum.IntEnum):
     VTRANSPOSE = 0x45
     VFILL = 0x46
     VCOPY = 0x47
+    VIOTA = 0x48
+    VASSERT = 0x49
+    VSCAN = 0x4A
+    VSORT = 0x4B
     ALL_REDUCE = 0x50
     ALL_GATHER = 0x51
     REDUCE_SCATTER = 0x52
@@ -75,7 +81,9 @@ class Flag(enum.IntFlag):
     UB_REG = 1 << 1
     STEP_REG = 1 << 2
     PEER = 1 << 3
+    SCALAR_REG = 1 << 4
     ACCUMULATE = 1 << 5
+    DESCENDING = 1 << 6
 
 
 class SaluKind(enum.IntEnum):
@@ -105,6 +113,14 @@ class ElementwiseKind(enum.IntEnum):
     ERF = 9
     SIGMOID = 10
     RELU = 11
+    FLOOR = 12
+    CEIL = 13
+    ROUND = 14
+    TRUNC = 15
+    SIN = 16
+    COS = 17
+    LOG1P = 18
+    NOT = 19
     ADD = 32
     SUB = 33
     MUL = 34
@@ -118,6 +134,14 @@ class ElementwiseKind(enum.IntEnum):
     CMP_LE = 42
     CMP_GT = 43
     CMP_GE = 44
+    REM = 45
+    FLOORDIV = 46
+    AND = 47
+    OR = 48
+    XOR = 49
+    SHL = 50
+    SHR = 51
+    SHRU = 52
 
     @property
     def is_unary(self) -> bool:
@@ -125,10 +149,16 @@ class ElementwiseKind(enum.IntEnum):
 
 
 class ReductionKind(enum.IntEnum):
+    """Reduction kinds of VREDUCE (all), VSCAN (sum max min prod) and the
+    collectives (sum max min avg)."""
+
     SUM = 0
     MAX = 1
     MIN = 2
     AVG = 3
+    PROD = 4
+    ARGMAX = 5
+    ARGMIN = 6
 
 
 class MemorySpace(enum.IntEnum):
@@ -138,16 +168,32 @@ class MemorySpace(enum.IntEnum):
 
 
 class DType(enum.IntEnum):
-    """Tile element types (docs/isa.md 3.5)."""
+    """Tile element types (docs/isa.md 1.3, 3.5); i1 is one byte holding 0 or 1."""
 
     F32 = 0
     BF16 = 1
     F16 = 2
+    I64 = 3
+    I32 = 4
+    I8 = 5
+    I1 = 6
+
+    @property
+    def is_float(self) -> bool:
+        return self.value <= 2
+
+    @property
+    def is_integer(self) -> bool:
+        """i64, i32 or i8 (not i1)."""
+        return 3 <= self.value <= 5
+
+
+_ELEMENT_BYTES = (4, 2, 2, 8, 4, 1, 1)
 
 
 def element_bytes(dtype: DType) -> int:
     """Bytes per element of a tile dtype."""
-    return 4 if dtype == DType.F32 else 2
+    return _ELEMENT_BYTES[dtype]
 
 
 _ALL_ENGINES = frozenset(Engine)
@@ -163,11 +209,12 @@ ALLOWED_ENGINES: dict[Opcode, frozenset[Engine]] = {
     **{op: _S for op in (Opcode.HALT, Opcode.LI, Opcode.SALU, Opcode.CHIP_ID,
                          Opcode.SEM_WAIT, Opcode.SEM_SIGNAL, Opcode.LOOP,
                          Opcode.ENDLOOP, Opcode.IF, Opcode.ELSE, Opcode.ENDIF)},
-    Opcode.DMA_COPY: _D,
+    **{op: _D for op in (Opcode.DMA_COPY, Opcode.DMA_GATHER, Opcode.DMA_SCATTER)},
     Opcode.MATMUL: _M,
     **{op: _V for op in (Opcode.VUNARY, Opcode.VBINARY, Opcode.VSCALAR,
                          Opcode.VSELECT, Opcode.VREDUCE, Opcode.VTRANSPOSE,
-                         Opcode.VFILL, Opcode.VCOPY)},
+                         Opcode.VFILL, Opcode.VCOPY, Opcode.VIOTA, Opcode.VASSERT,
+                         Opcode.VSCAN, Opcode.VSORT)},
     **{op: _C for op in (Opcode.ALL_REDUCE, Opcode.ALL_GATHER,
                          Opcode.REDUCE_SCATTER, Opcode.ALL_TO_ALL, Opcode.SEND,
                          Opcode.RECV, Opcode.BARRIER)},
@@ -268,7 +315,7 @@ class Instruction:
 
     @property
     def imm0_f64(self) -> float:
-        """``imm0`` read as an IEEE binary64 (VSCALAR, VFILL)."""
+        """``imm0`` read as an IEEE binary64 (VSCALAR, VFILL on float tiles)."""
         return struct.unpack("<d", struct.pack("<q", self.imm0))[0]
 
     def has_flag(self, flag: Flag) -> bool:
