@@ -43,7 +43,7 @@ def tiny_target() -> dict:
 def test_matmul_relu_header_and_target() -> None:
     b = load_binary(vector("matmul_relu"))
     h = b.header
-    assert (h.format_version, h.isa_version, h.flags) == (1, 1, 0)
+    assert (h.format_version, h.isa_version, h.flags) == (1, 2, 0)
     assert h.target_name == "tiny" and h.chips == 2 == b.chips
     assert h.file_size == vector("matmul_relu").stat().st_size
     assert dict(b.target) == tiny_target()
