@@ -45,6 +45,11 @@ def _sdpa_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     tensor with shape [2, 16, 64] and strides (64, 128, 1)"). Here the result
     is laid out as the kernel CPU picks would have laid it out.
     """
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        # As torch's own SDPA does before its kernels: the math kernel adds
+        # the mask to the scores, so True keeps and False becomes -inf.
+        attn_mask = torch.zeros_like(attn_mask, dtype=query.dtype).masked_fill(
+            attn_mask.logical_not(), float("-inf"))
     output, _ = aten._scaled_dot_product_attention_math.default(
         query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
         is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)

@@ -17,12 +17,15 @@ scalars among the outputs are returned as exported. The import reads shapes
 and dtypes from the exported program's fake tensors: the model never runs on
 the host.
 
-Hugging Face models: pass ``use_cache=False`` (or build the config with it).
-A KV cache (``past_key_values``, a ``DynamicCache``) is an object, not a
-tensor, and has no program form.
+Hugging Face models: a KV cache (``past_key_values``, a ``DynamicCache``)
+is an object, not a tensor, and has no program form. A model whose
+``config.use_cache`` is set is exported with ``use_cache=False`` (unless the
+call passes ``use_cache`` itself): the program returns the model's output
+without ``past_key_values``, as ``model(..., use_cache=False)`` does.
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +53,8 @@ class ImportedProgram:
     outputs: tuple[TensorSpec, ...]
     param_values: tuple[torch.Tensor, ...] = ()
     binding: CallBinding | None = None
+    #: The names of the ops in ``mlir`` (``linalg.generic``, ``cf.assert``...).
+    ops: frozenset[str] = frozenset()
 
 
 _LOWERING = (
@@ -67,26 +72,34 @@ _SUPPORTED_DIALECTS = frozenset(
     {"builtin", "func", "linalg", "tensor", "arith", "math", "ml_program", "cf"})
 
 
-def _reject_foreign_ops(module) -> None:
-    """torch-mlir lowers a few ops (cumsum, sort, scatter...) to its own
-    `tm_tensor` dialect, which Nova does not take; say so at the user's line
-    instead of letting nova-opt fail to parse."""
+def _walk_ops(module) -> tuple[frozenset[str], list[tuple[str, str]]]:
+    """The names of the ops in ``module``, and the first op (name, location)
+    of each dialect that Nova does not compile."""
     from torch_mlir import ir
 
-    from nova.compiler.diagnostics import frame_of_location
-    from nova.compiler.errors import NovaUnsupportedOpError
-
-    found = []
+    names, foreign = set(), {}
 
     def visit(op):
         name = op.name
-        if name.split(".", 1)[0] not in _SUPPORTED_DIALECTS and not found:
-            found.append((name, str(op.location)))
+        names.add(name)
+        dialect = name.split(".", 1)[0]
+        if dialect not in _SUPPORTED_DIALECTS and dialect not in foreign:
+            foreign[dialect] = (name, str(op.location))
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    if found:
-        name, location = found[0]
+    return frozenset(names), list(foreign.values())
+
+
+def _reject_foreign_ops(foreign: list[tuple[str, str]]) -> None:
+    """torch-mlir lowers a few ops (cumsum, sort, scatter...) to its own
+    `tm_tensor` dialect, which Nova does not take; say so at the user's line
+    instead of letting nova-opt fail to parse."""
+    from nova.compiler.diagnostics import frame_of_location
+    from nova.compiler.errors import NovaUnsupportedOpError
+
+    if foreign:
+        name, location = foreign[0]
         raise NovaUnsupportedOpError(name, frame_of_location(location))
 
 
@@ -95,11 +108,27 @@ def export(model: torch.nn.Module, args: tuple[Any, ...],
     """``torch.export`` (non-strict) of ``model`` in eval mode at ``args`` /
     ``kwargs``, decomposed to the ops torch-mlir lowers to linalg."""
     model = model.eval()
-    with warnings.catch_warnings():
+    kwargs = dict(kwargs or {})
+    with warnings.catch_warnings(), _without_kv_cache(model, kwargs):
         # torch's pytree deprecation (LeafSpec), raised inside its export.
         warnings.simplefilter("ignore", FutureWarning)
-        exported = torch.export.export(model, tuple(args), dict(kwargs or {}), strict=False)
+        exported = torch.export.export(model, tuple(args), kwargs, strict=False)
         return exported.run_decompositions(decomposition_table())
+
+
+@contextlib.contextmanager
+def _without_kv_cache(model: torch.nn.Module, kwargs: dict[str, Any]):
+    """Turns a Hugging Face config's ``use_cache`` off while exporting (see
+    the module docstring); a call that passes ``use_cache`` decides itself."""
+    config = getattr(model, "config", None)
+    if "use_cache" in kwargs or getattr(config, "use_cache", None) is not True:
+        yield
+        return
+    config.use_cache = False
+    try:
+        yield
+    finally:
+        config.use_cache = True
 
 
 def import_model(model: torch.nn.Module, *example_args: Any, func_name: str = "forward",
@@ -131,9 +160,10 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     # need them to point at the user's line of Python.
     for pipeline, what in _LOWERING:
         run_pipeline_with_repro_report(module, pipeline, what)
+    ops, foreign = _walk_ops(module)
     if reject_foreign_ops:
-        _reject_foreign_ops(module)
+        _reject_foreign_ops(foreign)
     return ImportedProgram(
         mlir=module.operation.get_asm(enable_debug_info=True),
         params=signature.params, inputs=signature.inputs, outputs=signature.outputs,
-        param_values=signature.param_values, binding=signature.binding)
+        param_values=signature.param_values, binding=signature.binding, ops=ops)
