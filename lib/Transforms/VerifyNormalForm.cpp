@@ -1,7 +1,11 @@
 //===- VerifyNormalForm.cpp - check Nova linalg normal form -----*- C++ -*-===//
 #include "nova/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "nova/Dialect/Nova/IR/ElementTypes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -34,23 +38,22 @@ bool isProjectedPermutationOrBroadcast(AffineMap map) {
 }
 
 LogicalResult checkPayloadOp(Operation &op) {
-  if (isa<linalg::IndexOp>(op))
-    return op.emitError("linalg.index in a generic payload; shape-only "
-                        "integer computations must be folded to constants");
+  // linalg.index, cf.assert (torch-mlir's bounds checks), tensor.extract of
+  // a tensor from outside (a gather) and affine index arithmetic are
+  // evaluated on tiles by convert-linalg-to-nova.
+  if (isa<linalg::IndexOp, cf::AssertOp, tensor::ExtractOp,
+          affine::AffineApplyOp>(op))
+    return success();
   if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
     return op.emitError() << "'" << op.getName()
                           << "' in a generic payload; only arith and math "
                              "ops are allowed";
   for (Type t : op.getResultTypes()) {
-    if (t.isF32())
-      continue;
-    // i1 predicates from cmpf, combined with boolean logic, feed select.
-    if (t.isInteger(1) &&
-        isa<arith::CmpFOp, arith::AndIOp, arith::OrIOp, arith::XOrIOp,
-            arith::ConstantOp>(op))
+    if (t.isF32() || t.isIndex() || nova::isTileIntegerType(t))
       continue;
     return op.emitError() << "payload value of type " << t
-                          << "; payloads compute on f32 only";
+                          << "; payloads compute on f32, i64, i32, i8, i1 "
+                             "and index";
   }
   return success();
 }
@@ -82,10 +85,12 @@ struct VerifyNormalFormPass
       ++numChecked;
       for (Type t : op->getResultTypes())
         if (auto tensor = dyn_cast<TensorType>(t);
-            tensor && !tensor.getElementType().isF32()) {
+            tensor && !tensor.getElementType().isF32() &&
+            !nova::isTileIntegerType(tensor.getElementType())) {
           op->emitError() << "tensor of element type "
                           << tensor.getElementType()
-                          << "; nova normal form is f32 only";
+                          << "; nova normal form holds f32, i64, i32, i8 "
+                             "and i1 tensors";
           ok = false;
         }
       if (isa<linalg::ConvolutionOpInterface>(op)) {

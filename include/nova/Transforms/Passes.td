@@ -94,7 +94,8 @@ def NovaFoldShapeConstants
     : Pass<"nova-fold-shape-constants", "::mlir::func::FuncOp"> {
   let summary = "fold shape-only integer/i1 tensor computations into f32 constants";
   let description = [{
-    The accelerator computes on f32 only. Integer and boolean tensors in
+    Integer and boolean tensors that depend on the program's inputs are computed
+    on chip; the ones that are compile-time constants (masks, iotas) in
     torch-mlir output that depend only on shapes (the causal mask:
     `linalg.index` iota, `arith.subi`, `arith.cmpi`, `arith.andi`, ...) are
     evaluated at compile time. Such a constant consumed by a float generic

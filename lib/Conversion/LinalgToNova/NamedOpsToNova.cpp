@@ -17,9 +17,14 @@ struct FillToNova : public OpRewritePattern<linalg::FillOp> {
     if (!op.hasPureBufferSemantics())
       return failure();
     auto cst = op.getInputs().front().getDefiningOp<arith::ConstantOp>();
-    auto value = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+    std::optional<double> value;
+    if (auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr())
+      value = f.getValueAsDouble();
+    else if (auto i = cst ? dyn_cast<IntegerAttr>(cst.getValue()) : IntegerAttr())
+      value = i.getType().isInteger(1) ? double(i.getValue().getBoolValue())
+                                       : double(i.getValue().getSExtValue());
     if (!value)
-      return rewriter.notifyMatchFailure(op, "fill value is not a float constant");
+      return rewriter.notifyMatchFailure(op, "fill value is not a constant");
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     Value out = op.getOutputs().front();
@@ -28,7 +33,7 @@ struct FillToNova : public OpRewritePattern<linalg::FillOp> {
     if (getMemorySpace(cast<MemRefType>(out.getType())) != MemorySpace::ACC)
       staged = staging::stageOut(rewriter, loc, out, /*load=*/false);
     FillOp::create(rewriter, loc,
-                   rewriter.getF64FloatAttr(value.getValueAsDouble()),
+                   rewriter.getF64FloatAttr(*value),
                    staged.tile);
     staged.finish(rewriter, loc);
     rewriter.eraseOp(op);

@@ -98,11 +98,19 @@ Operation *staging::precedingFill(Operation *op, Value buffer, double *value) {
   if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
     if (fill.getOutputs().front() != buffer)
       return nullptr;
-    auto cst = fill.getInputs().front().getDefiningOp<arith::ConstantFloatOp>();
+    auto cst = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
     if (!cst)
       return nullptr;
+    double v;
+    if (auto f = dyn_cast<FloatAttr>(cst.getValue()))
+      v = f.getValueAsDouble();
+    else if (auto i = dyn_cast<IntegerAttr>(cst.getValue()))
+      v = i.getType().isInteger(1) ? double(i.getValue().getBoolValue())
+                                   : double(i.getValue().getSExtValue());
+    else
+      return nullptr;
     if (value)
-      *value = cst.value().convertToDouble();
+      *value = v;
     return fill;
   }
   if (auto fill = dyn_cast<FillOp>(prev)) {

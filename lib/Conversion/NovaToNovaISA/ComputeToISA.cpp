@@ -145,11 +145,43 @@ static LogicalResult lowerFill(nova::FillOp op, FuncLowering &l) {
   FailureOr<TileOperand> out = l.tile(op.getOutput(), op);
   if (failed(out))
     return failure();
+  Value valueReg;
+  if (Value dynamic = op.getDynamicValue()) {
+    FailureOr<Value> reg = l.scalar(op.getLoc(), dynamic, op);
+    if (failed(reg))
+      return failure();
+    valueReg = *reg;
+  }
   OpBuilder &b = l.builder();
   auto instr = nova_isa::VFillOp::create(
       b, op.getLoc(), b.getF64FloatAttr(op.getValue().convertToDouble()),
-      out->addr, out->tile, engine(l, Engine::Vector), nullptr, nullptr);
+      out->addr, out->tile, valueReg, engine(l, Engine::Vector), nullptr,
+      nullptr);
   l.instruction(instr, {write(*out)});
+  return success();
+}
+
+static LogicalResult lowerIota(nova::IotaOp op, FuncLowering &l) {
+  FailureOr<TileOperand> out = l.tile(op.getOutput(), op);
+  if (failed(out))
+    return failure();
+  OpBuilder &b = l.builder();
+  auto instr = nova_isa::VIotaOp::create(
+      b, op.getLoc(), out->addr, out->tile, b.getI64IntegerAttr(op.getDim()),
+      engine(l, Engine::Vector), nullptr, nullptr);
+  l.instruction(instr, {write(*out)});
+  return success();
+}
+
+static LogicalResult lowerAssert(nova::AssertOp op, FuncLowering &l) {
+  FailureOr<TileOperand> cond = l.tile(op.getCondition(), op);
+  if (failed(cond))
+    return failure();
+  OpBuilder &b = l.builder();
+  auto instr = nova_isa::VAssertOp::create(
+      b, op.getLoc(), cond->addr, cond->tile, op.getMessageAttr(),
+      engine(l, Engine::Vector), nullptr, nullptr);
+  l.instruction(instr, {read(*cond)});
   return success();
 }
 
@@ -160,4 +192,6 @@ void mlir::nova::isa_lowering::populateComputePatterns(
   patterns.add<nova::ReduceOp>(lowerReduce);
   patterns.add<nova::TransposeOp>(lowerTranspose);
   patterns.add<nova::FillOp>(lowerFill);
+  patterns.add<nova::IotaOp>(lowerIota);
+  patterns.add<nova::AssertOp>(lowerAssert);
 }

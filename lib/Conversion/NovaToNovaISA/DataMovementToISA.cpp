@@ -51,6 +51,27 @@ static LogicalResult lowerDmaStart(nova::DmaStartOp op, FuncLowering &l) {
   return success();
 }
 
+static LogicalResult lowerGather(nova::GatherOp op, FuncLowering &l) {
+  FailureOr<TileOperand> src = l.tile(op.getSource(), op);
+  if (failed(src))
+    return failure();
+  FailureOr<TileOperand> idx = l.tile(op.getIndices(), op);
+  if (failed(idx))
+    return failure();
+  FailureOr<TileOperand> dst = l.tile(op.getTarget(), op);
+  if (failed(dst))
+    return failure();
+  OpBuilder &b = l.builder();
+  auto dma = nova_isa::DmaGatherOp::create(
+      b, op.getLoc(), src->addr, src->tile, idx->addr, idx->tile, dst->addr,
+      dst->tile, b.getI64IntegerAttr(l.nextDmaQueue()), engine(l, Engine::DMA),
+      nullptr, nullptr);
+  l.instruction(dma, {Access{src->range, false}, Access{idx->range, false},
+                      Access{dst->range, true}});
+  l.setToken(op.getToken(), dma, /*strict=*/false);
+  return success();
+}
+
 static LogicalResult lowerCopy(memref::CopyOp op, FuncLowering &l) {
   auto srcSpace = getMemorySpace(cast<MemRefType>(op.getSource().getType()));
   auto dstSpace = getMemorySpace(cast<MemRefType>(op.getTarget().getType()));
@@ -103,6 +124,7 @@ static LogicalResult checkChannel(Operation *op, int64_t channel) {
 void mlir::nova::isa_lowering::populateDataMovementPatterns(
     NovaToNovaISAPatterns &patterns) {
   patterns.add<nova::DmaStartOp>(lowerDmaStart);
+  patterns.add<nova::GatherOp>(lowerGather);
   patterns.add<memref::CopyOp>(lowerCopy);
   patterns.add<nova::WaitOp>(lowerWait);
 

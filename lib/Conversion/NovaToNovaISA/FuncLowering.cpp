@@ -1,4 +1,5 @@
 //===- FuncLowering.cpp - driver of the nova -> nova_isa lowering ---------===//
+#include "nova/Dialect/Nova/IR/ElementTypes.h"
 #include "FuncLowering.h"
 #include "Synchronization.h"
 
@@ -18,10 +19,6 @@ using nova_isa::SaluKind;
 static constexpr int64_t kReuseWindow = 48;
 
 int64_t mlir::nova::isa_lowering::elementBytes(Type type) {
-  if (type.isF32())
-    return 4;
-  if (type.isBF16() || type.isF16())
-    return 2;
   if (type.isIntOrFloat())
     return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
   return 0;
@@ -144,9 +141,10 @@ FailureOr<TileOperand> FuncLowering::tile(Value memref, Operation *user) {
   if (!type.hasStaticShape())
     return user->emitOpError() << "operand has a dynamic shape " << type;
   Type elt = type.getElementType();
-  if (!elt.isF32() && !elt.isBF16() && !elt.isF16())
-    return user->emitOpError()
-           << "operand element type must be f32, bf16 or f16, got " << elt;
+  if (!isTileElementType(elt))
+    return user->emitOpError() << "operand element type must be f32, bf16, "
+                                  "f16, i64, i32, i8 or i1, got "
+                               << elt;
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)) ||

@@ -94,6 +94,8 @@ private:
     case Engine::DMA:
       if (auto dma = dyn_cast<nova_isa::DmaCopyOp>(op))
         return 3 + dma.getQueue();
+      if (auto dma = dyn_cast<nova_isa::DmaGatherOp>(op))
+        return 3 + dma.getQueue();
       return 3;
     }
     return seqEngine;

@@ -5,6 +5,7 @@
 // sections, the IO and CONSTANTS sections, and the CRC-32 trailer.
 //
 //===----------------------------------------------------------------------===//
+#include "nova/Dialect/Nova/IR/ElementTypes.h"
 #include "nova/Target/Binary/BinaryEmitter.h"
 
 #include "ProgramEncoder.h"
@@ -104,11 +105,8 @@ std::string encodeCode(const ProgramImage &image) {
 }
 
 uint8_t tileDType(Type type) {
-  if (type.isF32())
-    return 0;
-  if (type.isBF16())
-    return 1;
-  return 2; // f16, the only other type the tile verifier admits
+  // The tile verifier admits only types that have a code.
+  return *nova::tileElementCode(type);
 }
 
 std::string encodeTiles(const ProgramImage &image) {
@@ -151,6 +149,9 @@ std::string encodeDebug(const ProgramImage &image) {
   std::vector<std::pair<uint32_t, std::string>> entries;
   for (auto [index, op] : llvm::enumerate(image.origins)) {
     std::string text = renderLocation(op->getLoc());
+    // An assertion's fault message travels with its location (isa.md 2.6).
+    if (auto check = dyn_cast<nova_isa::VAssertOp>(op))
+      text = (text.empty() ? "" : text + ": ") + check.getMessage().str();
     if (!text.empty())
       entries.emplace_back(index, std::move(text));
   }

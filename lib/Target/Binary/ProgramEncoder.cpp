@@ -9,6 +9,7 @@
 //   3. encoding: one Word per instruction (docs/isa.md section 3).
 //
 //===----------------------------------------------------------------------===//
+#include <limits>
 #include "ProgramEncoder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -290,6 +291,19 @@ private:
     return bits;
   }
 
+  /// A vscalar/vfill immediate: the integer itself for integer and i1 tiles
+  /// (the lowering only emits integers exact in an f64; the i64 extremes,
+  /// whose f64 forms round outward, saturate), f64 bits otherwise.
+  static int64_t immediateFor(double value, TileAttr tile) {
+    if (!isa<IntegerType>(tile.getElementType()))
+      return bitsOf(value);
+    if (value >= 9223372036854775807.0)
+      return std::numeric_limits<int64_t>::max();
+    if (value <= -9223372036854775808.0)
+      return std::numeric_limits<int64_t>::min();
+    return int64_t(value);
+  }
+
   static int64_t bitsOf(double value) {
     return llvm::bit_cast<int64_t>(value);
   }
@@ -458,7 +472,9 @@ private:
               word.kind = uint8_t(v.getKind());
               setTile(word, 0, v.getInput(), v.getInputTile());
               setTile(word, 3, v.getOutput(), v.getOutputTile());
-              word.imm[0] = bitsOf(v.getScalar().convertToDouble());
+              // The scalar has the input's type (a comparison may write i1).
+              word.imm[0] = immediateFor(v.getScalar().convertToDouble(),
+                                         v.getInputTile());
               setSync(word, v);
               return success();
             })
@@ -494,8 +510,35 @@ private:
             .Case<VFillOp>([&](VFillOp v) {
               opcode(Opcode::VFill);
               setTile(word, 3, v.getOutput(), v.getOutputTile());
-              word.imm[0] = bitsOf(v.getValue().convertToDouble());
+              word.imm[0] = immediateFor(v.getValue().convertToDouble(),
+                                         v.getOutputTile());
+              if (Value r = v.getValueReg()) {
+                word.flags |= kFlagScalarReg;
+                word.ra = reg(r);
+              }
               setSync(word, v);
+              return success();
+            })
+            .Case<VIotaOp>([&](VIotaOp v) {
+              opcode(Opcode::VIota);
+              setTile(word, 3, v.getOutput(), v.getOutputTile());
+              word.imm[0] = int64_t(v.getAxis());
+              setSync(word, v);
+              return success();
+            })
+            .Case<VAssertOp>([&](VAssertOp v) {
+              opcode(Opcode::VAssert);
+              setTile(word, 0, v.getCondition(), v.getConditionTile());
+              setSync(word, v);
+              return success();
+            })
+            .Case<DmaGatherOp>([&](DmaGatherOp dma) {
+              opcode(Opcode::DmaGather);
+              word.queue = uint8_t(dma.getQueue());
+              setTile(word, 0, dma.getSource(), dma.getSourceTile());
+              setTile(word, 1, dma.getIndices(), dma.getIndicesTile());
+              setTile(word, 3, dma.getTarget(), dma.getTargetTile());
+              setSync(word, dma);
               return success();
             })
             .Case<VCopyOp>([&](VCopyOp v) {

@@ -14,7 +14,7 @@ namespace mlir::nova::binary {
 constexpr char kMagic[4] = {'N', 'O', 'V', 'A'};
 constexpr char kTrailerTag[4] = {'N', 'C', 'R', 'C'};
 constexpr uint16_t kFormatVersion = 1;
-constexpr uint16_t kIsaVersion = 1;
+constexpr uint16_t kIsaVersion = 2;
 constexpr uint64_t kHeaderBytes = 128;
 constexpr uint64_t kSectionEntryBytes = 64;
 constexpr uint64_t kTrailerBytes = 8;
@@ -54,6 +54,8 @@ enum class Opcode : uint8_t {
   Else = 0x1B,
   EndIf = 0x1C,
   DmaCopy = 0x20,
+  DmaGather = 0x21,
+  DmaScatter = 0x22,
   Matmul = 0x30,
   VUnary = 0x40,
   VBinary = 0x41,
@@ -63,6 +65,10 @@ enum class Opcode : uint8_t {
   VTranspose = 0x45,
   VFill = 0x46,
   VCopy = 0x47,
+  VIota = 0x48,
+  VAssert = 0x49,
+  VScan = 0x4A,
+  VSort = 0x4B,
   AllReduce = 0x50,
   AllGather = 0x51,
   ReduceScatter = 0x52,
@@ -78,7 +84,9 @@ enum Flag : uint8_t {
   kFlagUbReg = 1 << 1,
   kFlagStepReg = 1 << 2,
   kFlagPeer = 1 << 3,
+  kFlagScalarReg = 1 << 4,
   kFlagAccumulate = 1 << 5,
+  kFlagDescending = 1 << 6,
 };
 
 /// I/O element types (docs/binary-format.md 4.4).

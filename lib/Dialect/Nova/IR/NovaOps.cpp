@@ -179,6 +179,48 @@ LogicalResult MatmulOp::verify() {
   return success();
 }
 
+/// The element types each kind accepts (docs/isa.md 2.6).
+static LogicalResult checkKindTypes(Operation *op, ElementwiseKind kind,
+                                    Value output, ValueRange inputs) {
+  using K = ElementwiseKind;
+  // The operand type that decides: a comparison's or select's data inputs.
+  Type t = elementTypeOf(output);
+  if (!inputs.empty() && (kind >= K::CmpEq && kind <= K::CmpGe))
+    t = elementTypeOf(inputs[0]);
+  if (kind == K::Select && inputs.size() == 3)
+    t = elementTypeOf(inputs[1]);
+  if (kind == K::Copy)
+    return success();
+  bool isFloat = isa<FloatType>(t);
+  bool isBool = t.isInteger(1);
+  switch (kind) {
+  case K::Exp: case K::Log: case K::Sqrt: case K::Rsqrt: case K::Recip:
+  case K::Tanh: case K::Erf: case K::Sigmoid: case K::Relu: case K::Floor:
+  case K::Ceil: case K::Round: case K::Trunc: case K::Sin: case K::Cos:
+  case K::Log1p: case K::Pow:
+    if (!isFloat)
+      return op->emitOpError() << "'" << stringifyElementwiseKind(kind)
+                               << "' needs float operands, got " << t;
+    return success();
+  case K::Not: case K::And: case K::Or: case K::Xor: case K::Shl: case K::Shr:
+  case K::ShrU:
+    if (isFloat)
+      return op->emitOpError() << "'" << stringifyElementwiseKind(kind)
+                               << "' needs integer or i1 operands, got " << t;
+    if (isBool && (kind == K::Shl || kind == K::Shr || kind == K::ShrU))
+      return op->emitOpError() << "'" << stringifyElementwiseKind(kind)
+                               << "' needs integer operands, got i1";
+    return success();
+  case K::Max: case K::Min: case K::CmpEq: case K::CmpNe: case K::Select:
+    return success();
+  default:
+    if (isBool)
+      return op->emitOpError() << "'" << stringifyElementwiseKind(kind)
+                               << "' does not take i1 operands";
+    return success();
+  }
+}
+
 unsigned ElementwiseOp::getArity(ElementwiseKind kind) {
   auto code = static_cast<uint32_t>(kind);
   if (code < 32)
@@ -220,17 +262,23 @@ LogicalResult ElementwiseOp::verify() {
                              << shapeStr(inType.getShape())
                              << " does not broadcast to the output shape "
                              << shapeStr(outType.getShape());
-    if (kind != ElementwiseKind::Copy &&
-        inType.getElementType() != outType.getElementType())
+    bool isCmp = kind >= ElementwiseKind::CmpEq && kind <= ElementwiseKind::CmpGe;
+    bool exempt = kind == ElementwiseKind::Copy ||
+                  (isCmp && outType.getElementType().isInteger(1)) ||
+                  (kind == ElementwiseKind::Select && index == 0);
+    if (!exempt && inType.getElementType() != outType.getElementType())
       return emitOpError() << "input " << index << " element type "
                            << inType.getElementType()
                            << " differs from the output's "
                            << outType.getElementType()
-                           << " (only copy converts)";
+                           << " (only copy converts; comparisons may write "
+                              "i1)";
     if (failed(checkSpace(op, ("input " + Twine(index)).str(), input,
                           kSramOrAcc)))
       return failure();
   }
+  if (failed(checkKindTypes(op, kind, getOutput(), getInputs())))
+    return failure();
   return checkSpace(op, "output", getOutput(), kSram);
 }
 
@@ -240,12 +288,48 @@ LogicalResult ReduceOp::verify() {
     return failure();
   SmallVector<int64_t> expected(getInput().getType().getShape());
   expected[getDim()] = 1;
+  bool arg = getKind() == ReductionKind::ArgMax ||
+             getKind() == ReductionKind::ArgMin;
   if (failed(checkShape(op, "output", getOutput(), expected)) ||
-      failed(checkSameElementType(op, getInput(), "input", getOutput(),
-                                  "output")) ||
       failed(checkSpace(op, "input", getInput(), kSramOrAcc)))
     return failure();
+  Type outElt = elementTypeOf(getOutput());
+  if (arg) {
+    if (!outElt.isSignlessInteger(64) && !outElt.isSignlessInteger(32))
+      return emitOpError() << "'" << stringifyReductionKind(getKind())
+                           << "' writes an i64 or i32 index, got " << outElt;
+  } else if (failed(checkSameElementType(op, getInput(), "input", getOutput(),
+                                         "output"))) {
+    return failure();
+  }
+  if (getKind() == ReductionKind::Avg &&
+      isa<IntegerType>(elementTypeOf(getInput())))
+    return emitOpError() << "'avg' needs a float input, got "
+                         << elementTypeOf(getInput());
   return checkSpace(op, "output", getOutput(), kSram);
+}
+
+LogicalResult IotaOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkDim(op, "dim", getDim(), getOutput())))
+    return failure();
+  return checkSpace(op, "output", getOutput(), kSram);
+}
+
+LogicalResult AssertOp::verify() {
+  return checkSpace(getOperation(), "condition", getCondition(), kSramOrAcc);
+}
+
+LogicalResult GatherOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkSpace(op, "source", getSource(), kHbmOrSram)) ||
+      failed(checkSpace(op, "target", getTarget(), kHbmOrSram)) ||
+      failed(checkSpace(op, "indices", getIndices(), kSram)) ||
+      failed(checkSameElementType(op, getSource(), "source", getTarget(),
+                                  "target")))
+    return failure();
+  return checkShape(op, "indices", getIndices(),
+                    getTarget().getType().getShape());
 }
 
 LogicalResult TransposeOp::verify() {

@@ -1,4 +1,5 @@
 //===- NovaISADialect.cpp - nova_isa dialect and attributes -----*- C++ -*-===//
+#include "nova/Dialect/Nova/IR/ElementTypes.h"
 #include "nova/Dialect/NovaISA/IR/NovaISADialect.h"
 #include "nova/Dialect/NovaISA/IR/NovaISAOps.h"
 
@@ -47,14 +48,15 @@ LogicalResult TileAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (stride < 0)
       return emitError() << "tile strides must be non-negative, got "
                          << stride << " in dimension " << dim;
-  if (!elementType.isF32() && !elementType.isBF16() && !elementType.isF16())
-    return emitError() << "tile element type must be f32, bf16 or f16, got "
+  if (!nova::isTileElementType(elementType))
+    return emitError() << "tile element type must be f32, bf16, f16, i64, "
+                          "i32, i8 or i1, got "
                        << elementType;
   return success();
 }
 
 int64_t TileAttr::getElementBytes() const {
-  return getElementType().isF32() ? 4 : 2;
+  return nova::tileElementBytes(getElementType());
 }
 
 int64_t TileAttr::getNumElements() const {

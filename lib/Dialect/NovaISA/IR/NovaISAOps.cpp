@@ -194,9 +194,10 @@ static LogicalResult checkDim(Operation *op, StringRef role, int64_t dim,
 }
 
 /// Checks that `input` broadcasts to `output` (same rank, each size equal or
-/// 1) and has its element type.
+/// 1) and, with `sameType`, has its element type.
 static LogicalResult checkBroadcast(Operation *op, StringRef role,
-                                    TileAttr input, TileAttr output) {
+                                    TileAttr input, TileAttr output,
+                                    bool sameType = true) {
   if (input.getRank() != output.getRank())
     return op->emitOpError() << role << " has rank " << input.getRank()
                              << " but the output has rank "
@@ -208,7 +209,19 @@ static LogicalResult checkBroadcast(Operation *op, StringRef role,
              << role << " of shape " << shapeStr(input.getShape())
              << " does not broadcast to the output shape "
              << shapeStr(output.getShape());
+  if (!sameType)
+    return success();
   return checkSameElementType(op, role, input, "output", output);
+}
+
+static bool isComparison(nova::ElementwiseKind kind) {
+  return kind >= nova::ElementwiseKind::CmpEq &&
+         kind <= nova::ElementwiseKind::CmpGe;
+}
+
+/// A comparison may write i1 instead of its inputs' type.
+static bool typeExempt(nova::ElementwiseKind kind, TileAttr output) {
+  return isComparison(kind) && output.getElementType().isInteger(1);
 }
 
 enum class Arity { Unary, Binary };
@@ -457,9 +470,15 @@ LogicalResult VBinaryOp::verify() {
       failed(checkTile(op, "rhs", getRhsTile(), kSramOrAcc)) ||
       failed(checkTile(op, "output", getOutputTile(), kSramOrAcc,
                        /*isOutput=*/true)) ||
-      failed(checkBroadcast(op, "lhs", getLhsTile(), getOutputTile())))
+      failed(checkBroadcast(op, "lhs", getLhsTile(), getOutputTile(),
+                            !typeExempt(getKind(), getOutputTile()))))
     return failure();
-  return checkBroadcast(op, "rhs", getRhsTile(), getOutputTile());
+  if (getLhsTile().getElementType() != getRhsTile().getElementType())
+    return emitOpError() << "lhs and rhs element types must match, got "
+                         << getLhsTile().getElementType() << " and "
+                         << getRhsTile().getElementType();
+  return checkBroadcast(op, "rhs", getRhsTile(), getOutputTile(),
+                        !typeExempt(getKind(), getOutputTile()));
 }
 
 LogicalResult VScalarOp::verify() {
@@ -469,7 +488,8 @@ LogicalResult VScalarOp::verify() {
       failed(checkTile(op, "output", getOutputTile(), kSramOrAcc,
                        /*isOutput=*/true)))
     return failure();
-  return checkBroadcast(op, "input", getInputTile(), getOutputTile());
+  return checkBroadcast(op, "input", getInputTile(), getOutputTile(),
+                        !typeExempt(getKind(), getOutputTile()));
 }
 
 LogicalResult VSelectOp::verify() {
@@ -482,7 +502,8 @@ LogicalResult VSelectOp::verify() {
         {"true value", getTrueTile()},
         {"false value", getFalseTile()}})
     if (failed(checkTile(op, role, tile, kSramOrAcc)) ||
-        failed(checkBroadcast(op, role, tile, output)))
+        failed(checkBroadcast(op, role, tile, output,
+                              /*sameType=*/role != "condition")))
       return failure();
   return success();
 }
@@ -498,7 +519,53 @@ LogicalResult VReduceOp::verify() {
   expected[getAxis()] = 1;
   if (failed(checkShape(op, "output", output, expected)))
     return failure();
+  if (getKind() == nova::ReductionKind::ArgMax ||
+      getKind() == nova::ReductionKind::ArgMin) {
+    Type t = output.getElementType();
+    if (!t.isSignlessInteger(64) && !t.isSignlessInteger(32))
+      return emitOpError() << "argmax/argmin write an i64 or i32 tile, got "
+                           << t;
+    return success();
+  }
+  if (getKind() == nova::ReductionKind::Avg &&
+      isa<IntegerType>(input.getElementType()))
+    return emitOpError() << "avg needs a float tile, got "
+                         << input.getElementType();
   return checkSameElementType(op, "input", input, "output", output);
+}
+
+LogicalResult VIotaOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkTile(op, "output", getOutputTile(), kSramOrAcc,
+                       /*isOutput=*/true)))
+    return failure();
+  return checkDim(op, "axis", getAxis(), getOutputTile());
+}
+
+LogicalResult VAssertOp::verify() {
+  return checkTile(getOperation(), "condition", getConditionTile(), kSramOrAcc);
+}
+
+LogicalResult DmaGatherOp::verify() {
+  Operation *op = getOperation();
+  TileAttr source = getSourceTile(), indices = getIndicesTile(),
+           target = getTargetTile();
+  if (failed(checkTile(op, "source", source, kHbmOrSram)) ||
+      failed(checkTile(op, "indices", indices, kSram)) ||
+      failed(checkTile(op, "target", target, kHbmOrSram, /*isOutput=*/true)) ||
+      failed(checkSameElementType(op, "source", source, "target", target)))
+    return failure();
+  Type it = indices.getElementType();
+  if (!it.isSignlessInteger(64) && !it.isSignlessInteger(32))
+    return emitOpError() << "indices must be an i64 or i32 tile, got " << it;
+  if (failed(checkShape(op, "indices", indices, target.getShape())))
+    return failure();
+  if (nova::TargetAttr targetDesc = nova::lookupTarget(op))
+    if (getQueue() >= targetDesc.getDmaEngines())
+      return emitOpError() << "queue " << getQueue()
+                           << " is out of range for a target with "
+                           << targetDesc.getDmaEngines() << " dma engines";
+  return success();
 }
 
 LogicalResult VTransposeOp::verify() {

@@ -42,6 +42,14 @@ def Nova_ElementwiseKind : I32EnumAttr<"ElementwiseKind",
     I32EnumAttrCase<"Erf", 9, "erf">,
     I32EnumAttrCase<"Sigmoid", 10, "sigmoid">,
     I32EnumAttrCase<"Relu", 11, "relu">,
+    I32EnumAttrCase<"Floor", 12, "floor">,
+    I32EnumAttrCase<"Ceil", 13, "ceil">,
+    I32EnumAttrCase<"Round", 14, "round">,
+    I32EnumAttrCase<"Trunc", 15, "trunc">,
+    I32EnumAttrCase<"Sin", 16, "sin">,
+    I32EnumAttrCase<"Cos", 17, "cos">,
+    I32EnumAttrCase<"Log1p", 18, "log1p">,
+    I32EnumAttrCase<"Not", 19, "not">,
     // Binary.
     I32EnumAttrCase<"Add", 32, "add">,
     I32EnumAttrCase<"Sub", 33, "sub">,
@@ -56,6 +64,14 @@ def Nova_ElementwiseKind : I32EnumAttr<"ElementwiseKind",
     I32EnumAttrCase<"CmpLe", 42, "cmp_le">,
     I32EnumAttrCase<"CmpGt", 43, "cmp_gt">,
     I32EnumAttrCase<"CmpGe", 44, "cmp_ge">,
+    I32EnumAttrCase<"Rem", 45, "rem">,
+    I32EnumAttrCase<"FloorDiv", 46, "floordiv">,
+    I32EnumAttrCase<"And", 47, "and">,
+    I32EnumAttrCase<"Or", 48, "or">,
+    I32EnumAttrCase<"Xor", 49, "xor">,
+    I32EnumAttrCase<"Shl", 50, "shl">,
+    I32EnumAttrCase<"Shr", 51, "shr">,
+    I32EnumAttrCase<"ShrU", 52, "shru">,
     // Ternary.
     I32EnumAttrCase<"Select", 64, "select">]> {
   let genSpecializedAttr = 0;
@@ -67,7 +83,10 @@ def Nova_ReductionKind : I32EnumAttr<"ReductionKind",
     I32EnumAttrCase<"Sum", 0, "sum">,
     I32EnumAttrCase<"Max", 1, "max">,
     I32EnumAttrCase<"Min", 2, "min">,
-    I32EnumAttrCase<"Avg", 3, "avg">]> {
+    I32EnumAttrCase<"Avg", 3, "avg">,
+    I32EnumAttrCase<"Prod", 4, "prod">,
+    I32EnumAttrCase<"ArgMax", 5, "argmax">,
+    I32EnumAttrCase<"ArgMin", 6, "argmin">]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::nova";
 }

@@ -15,6 +15,9 @@ def Nova_ReplicaGroupsAttr
 class Nova_BufferOf<list<Type> types>
     : StaticShapeMemRefOf<types>;
 def Nova_FloatBuffer : Nova_BufferOf<[F32, BF16, F16]>;
+// Every element type a tile may hold (nova/Dialect/Nova/IR/ElementTypes.h).
+def Nova_TileBuffer : Nova_BufferOf<[F32, BF16, F16, I64, I32, I8, I1]>;
+def Nova_IndexBuffer : Nova_BufferOf<[I64, I32]>;
 defvar Nova_AnyBuffer = AnyStaticShapeMemRef;
 
 //===----------------------------------------------------------------------===//
@@ -111,10 +114,13 @@ def Nova_ElementwiseOp : Nova_Op<"elementwise"> {
     Applies `kind` element by element. Unary kinds take one input, binary
     kinds two inputs or one input and a `scalar` right operand, `select` takes
     (condition, true value, false value) where a non-zero condition selects
-    the true value. Comparisons produce 1.0 or 0.0. Inputs have the output's
-    rank and broadcast along dimensions of size 1. All operands share one
-    float type, except that `copy` converts between float types. Inputs live
-    in SRAM or the accumulator, the output in SRAM.
+    the true value. Comparisons produce 1 or 0, in the inputs' type or as i1.
+    Inputs have the output's rank and broadcast along dimensions of size 1.
+    All operands share one element type, except that `copy` converts, a
+    comparison may write i1 and `select`'s condition may have any type.
+    Integer tiles compute with the integer semantics of docs/isa.md 2.6; the
+    scalar of an integer op is an integer value held in the f64 attribute.
+    Inputs live in SRAM or the accumulator, the output in SRAM.
 
     ```mlir
     nova.elementwise <add> ins(%x, %bias : memref<64x128xf32, #nova.memory_space<acc>>, memref<1x128xf32, #nova.memory_space<sram>>)
@@ -124,8 +130,8 @@ def Nova_ElementwiseOp : Nova_Op<"elementwise"> {
     ```
   }];
   let arguments = (ins Nova_ElementwiseKindAttr:$kind,
-                       Arg<Variadic<Nova_FloatBuffer>, "", [MemRead]>:$inputs,
-                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+                       Arg<Variadic<Nova_TileBuffer>, "", [MemRead]>:$inputs,
+                       Arg<Nova_TileBuffer, "", [MemWrite]>:$output,
                        OptionalAttr<F64Attr>:$scalar);
   let assemblyFormat = [{
     $kind (`scalar` `(` $scalar^ `)`)? `ins` `(` $inputs `:` type($inputs) `)`
@@ -142,7 +148,8 @@ def Nova_ReduceOp : Nova_Op<"reduce"> {
   let summary = "reduce a tile along one dimension on the vector unit";
   let description = [{
     Combines the elements of `input` along `dim` with `kind` (`avg` is the
-    mean). The output keeps the reduced dimension with size 1, so that it
+    mean; `argmax` / `argmin` write the position of the first maximum /
+    minimum along `dim` into an i64 or i32 output). The output keeps the reduced dimension with size 1, so that it
     broadcasts back in a following `nova.elementwise`.
 
     ```mlir
@@ -151,8 +158,8 @@ def Nova_ReduceOp : Nova_Op<"reduce"> {
     ```
   }];
   let arguments = (ins Nova_ReductionKindAttr:$kind,
-                       Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
-                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+                       Arg<Nova_TileBuffer, "", [MemRead]>:$input,
+                       Arg<Nova_TileBuffer, "", [MemWrite]>:$output,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
   let assemblyFormat = [{
     $kind `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)`
@@ -172,8 +179,8 @@ def Nova_TransposeOp : Nova_Op<"transpose"> {
                    outs(%y : memref<128x64xf32, #nova.memory_space<sram>>) permutation = [1, 0]
     ```
   }];
-  let arguments = (ins Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
-                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+  let arguments = (ins Arg<Nova_TileBuffer, "", [MemRead]>:$input,
+                       Arg<Nova_TileBuffer, "", [MemWrite]>:$output,
                        DenseI64ArrayAttr:$permutation);
   let assemblyFormat = [{
     `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)`
@@ -187,11 +194,84 @@ def Nova_FillOp : Nova_Op<"fill"> {
   let description = [{
     ```mlir
     nova.fill 0.000000e+00 outs(%acc : memref<64x128xf32, #nova.memory_space<acc>>)
+    nova.fill 0.000000e+00 value(%i) outs(%t : memref<1x1xi64, #nova.memory_space<sram>>)
     ```
+    With `value`, the tile is filled with that index value (a loop induction
+    variable entering tile arithmetic) instead of the attribute.
   }];
   let arguments = (ins F64Attr:$value,
-                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output);
-  let assemblyFormat = "$value `outs` `(` $output `:` type($output) `)` attr-dict";
+                       Arg<Nova_TileBuffer, "", [MemWrite]>:$output,
+                       Optional<Index>:$dynamic_value);
+  let assemblyFormat = [{
+    $value (`value` `(` $dynamic_value^ `)`)? `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::FloatAttr":$value, "::mlir::Value":$output), [{
+      build($_builder, $_state, value, output, ::mlir::Value());
+    }]>];
+  let hasVerifier = 1;
+}
+
+def Nova_IotaOp : Nova_Op<"iota"> {
+  let summary = "fill a tile with the position of each element along one dimension";
+  let description = [{
+    `output[i_0, .., i_n-1] = i_dim`: the local index that `linalg.index`
+    reads, before the tile's offset is added.
+
+    ```mlir
+    nova.iota outs(%i : memref<16x64xi64, #nova.memory_space<sram>>) dim 1
+    ```
+  }];
+  let arguments = (ins Arg<Nova_TileBuffer, "", [MemWrite]>:$output,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let assemblyFormat = "`outs` `(` $output `:` type($output) `)` `dim` $dim attr-dict";
+  let hasVerifier = 1;
+}
+
+def Nova_AssertOp : Nova_Op<"assert"> {
+  let summary = "fail the program when any element of a tile is zero";
+  let description = [{
+    The checked form of `cf.assert`: at run time, a zero element of `condition`
+    stops the program with `message` and the op's source location.
+
+    ```mlir
+    nova.assert ins(%ok : memref<1x1xi1, #nova.memory_space<sram>>) "index out of range"
+    ```
+  }];
+  // The write effect keeps the check alive: an op that only reads is
+  // trivially dead to the canonicalizer.
+  let arguments = (ins Arg<Nova_TileBuffer, "", [MemRead, MemWrite]>:$condition,
+                       StrAttr:$message);
+  let assemblyFormat = "`ins` `(` $condition `:` type($condition) `)` $message attr-dict";
+  let hasVerifier = 1;
+}
+
+def Nova_GatherOp : Nova_Op<"gather"> {
+  let summary = "indexed DMA: gather elements of a buffer by computed positions";
+  let description = [{
+    `target[e] = source.flat[indices[e]]` for every element `e` of `target`,
+    where `source.flat` numbers the elements of `source` row-major. A position
+    outside `[0, numel(source))` is a run-time fault. `indices` is an integer
+    SRAM tile of `target`'s shape; `source` and `target` have one element type
+    and live in `hbm` or `sram`. Returns a token like `nova.dma_start`.
+
+    ```mlir
+    %t = nova.gather %table[%pos] into %rows : memref<128x64xf32, #nova.memory_space<hbm>>, memref<16x64xi64, #nova.memory_space<sram>> -> memref<16x64xf32, #nova.memory_space<sram>>
+    ```
+  }];
+  let arguments = (ins Arg<Nova_AnyBuffer, "gathered buffer", [MemRead]>:$source,
+                       Arg<Nova_IndexBuffer, "positions", [MemRead]>:$indices,
+                       Arg<Nova_AnyBuffer, "destination", [MemWrite]>:$target);
+  let results = (outs Nova_TokenType:$token);
+  let assemblyFormat = [{
+    $source `[` $indices `]` `into` $target attr-dict `:` type($source) `,` type($indices) `->` type($target)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$source, "::mlir::Value":$indices,
+                   "::mlir::Value":$target), [{
+      build($_builder, $_state, TokenType::get($_builder.getContext()),
+            source, indices, target);
+    }]>];
   let hasVerifier = 1;
 }
 

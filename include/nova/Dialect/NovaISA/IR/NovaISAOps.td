@@ -1,6 +1,6 @@
 //===- NovaISAOps.td - nova_isa instructions ---------------*- tablegen -*-===//
 //
-// One op per instruction of the Nova ISA (docs/isa.md, version 1).
+// One op per instruction of the Nova ISA (docs/isa.md, version 2).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NOVA_DIALECT_NOVAISA_IR_NOVAISAOPS_TD
@@ -409,12 +409,16 @@ def NovaISA_VFillOp : NovaISA_Inst<"vfill", ["Vector"]> {
   let description = [{
     ```mlir
     nova_isa.vfill 0.000000e+00 -> %c : #nova_isa.tile<acc, f32, [64, 128], [128, 1]> on vector
+    nova_isa.vfill 0.000000e+00 value(%i) -> %t : #nova_isa.tile<sram, i64, [1, 1], [1, 1]> on vector
     ```
+    Integer and i1 tiles take the value as an integer (encoded as an i64);
+    with `value`, the tile is filled with that register instead.
   }];
   let arguments = !con((ins F64Attr:$value,
-                            Index:$output, NovaISA_TileAttr:$output_tile),
+                            Index:$output, NovaISA_TileAttr:$output_tile,
+                            Optional<Index>:$value_reg),
                        NovaISA_SyncArgs);
-  let assemblyFormat = !strconcat("$value `->` custom<Tile>($output, $output_tile)",
+  let assemblyFormat = !strconcat("$value (`value` `(` $value_reg^ `)`)? `->` custom<Tile>($output, $output_tile)",
       NovaISA_SyncFormat);
   let hasVerifier = 1;
 }
@@ -434,6 +438,61 @@ def NovaISA_VCopyOp : NovaISA_Inst<"vcopy", ["Vector"]> {
                        NovaISA_SyncArgs);
   let assemblyFormat = !strconcat("custom<Tile>($input, $input_tile) `->` "
       "custom<Tile>($output, $output_tile)",
+      NovaISA_SyncFormat);
+  let hasVerifier = 1;
+}
+
+def NovaISA_VIotaOp : NovaISA_Inst<"viota", ["Vector"]> {
+  let summary = "write each element's position along an axis (VIOTA)";
+  let description = [{
+    ```mlir
+    nova_isa.viota -> %y : #nova_isa.tile<sram, i64, [16, 64], [64, 1]> axis 1 on vector
+    ```
+  }];
+  let arguments = !con((ins Index:$output, NovaISA_TileAttr:$output_tile,
+                            ConfinedAttr<I64Attr, [IntNonNegative]>:$axis),
+                       NovaISA_SyncArgs);
+  let assemblyFormat = !strconcat("`->` custom<Tile>($output, $output_tile) `axis` $axis",
+      NovaISA_SyncFormat);
+  let hasVerifier = 1;
+}
+
+def NovaISA_VAssertOp : NovaISA_Inst<"vassert", ["Vector"]> {
+  let summary = "fault when any element of a tile is zero (VASSERT)";
+  let description = [{
+    The message travels in the binary's DEBUG section with the source
+    location.
+
+    ```mlir
+    nova_isa.vassert %c : #nova_isa.tile<sram, i1, [1, 1], [1, 1]> "index out of range" on vector
+    ```
+  }];
+  let arguments = !con((ins Index:$condition, NovaISA_TileAttr:$condition_tile,
+                            StrAttr:$message),
+                       NovaISA_SyncArgs);
+  let assemblyFormat = !strconcat("custom<Tile>($condition, $condition_tile) $message",
+      NovaISA_SyncFormat);
+  let hasVerifier = 1;
+}
+
+def NovaISA_DmaGatherOp : NovaISA_Inst<"dma_gather", ["DMA"]> {
+  let summary = "gather elements by computed positions (DMA_GATHER)";
+  let description = [{
+    `dst[e] = src.flat[idx[e]]`; a position outside the source is a fault.
+
+    ```mlir
+    nova_isa.dma_gather %src : #nova_isa.tile<hbm, f32, [128, 64], [64, 1]>,
+                        %idx : #nova_isa.tile<sram, i64, [16, 64], [64, 1]>
+        -> %dst : #nova_isa.tile<sram, f32, [16, 64], [64, 1]> queue 0 on dma
+    ```
+  }];
+  let arguments = !con((ins Index:$source, NovaISA_TileAttr:$source_tile,
+                            Index:$indices, NovaISA_TileAttr:$indices_tile,
+                            Index:$target, NovaISA_TileAttr:$target_tile,
+                            ConfinedAttr<I64Attr, [IntNonNegative, IntMaxValue<255>]>:$queue),
+                       NovaISA_SyncArgs);
+  let assemblyFormat = !strconcat("custom<Tile>($source, $source_tile) `,` custom<Tile>($indices, $indices_tile)"
+      " `->` custom<Tile>($target, $target_tile) `queue` $queue",
       NovaISA_SyncFormat);
   let hasVerifier = 1;
 }
