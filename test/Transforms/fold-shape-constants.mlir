@@ -127,11 +127,15 @@ func.func @negative_float_only(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// A mask that depends on run-time data cannot be folded.
-func.func @negative_runtime_mask(%x: tensor<4xf32>) -> tensor<4xf32> {
+// A mask that depends on run-time data is not folded: it stays an i1
+// computation for the vector unit.
+// CHECK-LABEL: func.func @runtime_mask_stays_on_chip
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xi1>)
+// CHECK: arith.cmpf ogt
+// CHECK: linalg.generic {{.*}} ins(%[[M]], %{{.*}} : tensor<4xi1>, tensor<4xf32>)
+func.func @runtime_mask_stays_on_chip(%x: tensor<4xf32>) -> tensor<4xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4xi1>
-  // expected-error @+1 {{integer/i1 tensor computation 'linalg.generic' cannot be folded at compile time (operand #0 is not a compile-time constant); the accelerator computes on f32 only}}
   %m = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xi1>) {
   ^bb0(%in: f32, %out: i1):
     %p = arith.cmpf ogt, %in, %zero : f32
@@ -148,8 +152,12 @@ func.func @negative_runtime_mask(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// An integer tensor that leaves the function is not supported.
-func.func @negative_integer_result() -> tensor<4xi64> {
+// An integer tensor that leaves the function is computed on chip: the iota
+// is not replaced by a float constant (no float consumer).
+// CHECK-LABEL: func.func @integer_result_stays
+// CHECK: linalg.index 0
+// CHECK: return %{{.*}} : tensor<4xi64>
+func.func @integer_result_stays() -> tensor<4xi64> {
   %e = tensor.empty() : tensor<4xi64>
   %iota = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e : tensor<4xi64>) {
   ^bb0(%out: i64):
@@ -157,15 +165,16 @@ func.func @negative_integer_result() -> tensor<4xi64> {
     %ii = arith.index_cast %i : index to i64
     linalg.yield %ii : i64
   } -> tensor<4xi64>
-  // expected-error @+1 {{integer tensor operand #0 of 'func.return' is not supported; only float linalg.generic inputs can take a folded mask or index tensor}}
   return %iota : tensor<4xi64>
 }
 
 // -----
 
-// Integer token ids from the caller are run-time data.
-// expected-error @+1 {{integer tensor argument #0 is not supported; the accelerator computes on f32 only}}
-func.func @negative_integer_argument(%ids: tensor<4xi64>, %x: tensor<4xf32>) -> tensor<4xf32> {
+// Integer token ids from the caller are run-time data, left to the chip.
+// CHECK-LABEL: func.func @integer_argument_stays
+// CHECK: ins(%{{.*}}, %{{.*}} : tensor<4xi64>, tensor<4xf32>)
+// CHECK: arith.sitofp
+func.func @integer_argument_stays(%ids: tensor<4xi64>, %x: tensor<4xf32>) -> tensor<4xf32> {
   %ef = tensor.empty() : tensor<4xf32>
   %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%ids, %x : tensor<4xi64>, tensor<4xf32>) outs(%ef : tensor<4xf32>) {
   ^bb0(%p: i64, %v: f32, %out: f32):

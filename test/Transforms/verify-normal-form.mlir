@@ -20,25 +20,24 @@ func.func @normal_form(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %c: tensor<4x
 // -----
 
 func.func @negative_f64_tensor(%x: f64) -> tensor<4xf64> {
-  // expected-error @+1 {{tensor of element type 'f64'; nova normal form is f32 only}}
+  // expected-error @+1 {{tensor of element type 'f64'; nova normal form holds f32, i64, i32, i8 and i1 tensors}}
   %e = tensor.empty() : tensor<4xf64>
-  // expected-error @+1 {{tensor of element type 'f64'; nova normal form is f32 only}}
+  // expected-error @+1 {{tensor of element type 'f64'; nova normal form holds f32, i64, i32, i8 and i1 tensors}}
   %f = linalg.fill ins(%x : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
   return %f : tensor<4xf64>
 }
 
 // -----
 
-func.func @negative_index_in_payload(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @negative_i16_in_payload(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
       ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%in: f32, %out: f32):
-    // expected-error @+1 {{linalg.index in a generic payload; shape-only integer computations must be folded to constants}}
     %i = linalg.index 0 : index
-    // expected-error @+1 {{payload value of type 'i32'; payloads compute on f32 only}}
-    %c = arith.index_cast %i : index to i32
-    %f = arith.sitofp %c : i32 to f32
+    // expected-error @+1 {{payload value of type 'i16'; payloads compute on f32, i64, i32, i8, i1 and index}}
+    %c = arith.index_cast %i : index to i16
+    %f = arith.sitofp %c : i16 to f32
     %a = arith.addf %in, %f : f32
     linalg.yield %a : f32
   } -> tensor<4xf32>

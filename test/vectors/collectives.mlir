@@ -31,7 +31,7 @@ module attributes {nova.target = #nova.target<name = "ring4", clock_mhz = 1400, 
 
 // The readable encoding names the target, the program and its instructions.
 // RUN: cd %S && nova-translate --nova-to-binary-text collectives.mlir | FileCheck collectives.mlir
-// CHECK: // target {{.*}}, format 1, isa 1
+// CHECK: // target {{.*}}, format 1, isa 2
 // CHECK: program @
 // CHECK: nova_isa.all_reduce
 // CHECK: nova_isa.all_gather

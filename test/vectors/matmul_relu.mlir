@@ -37,7 +37,7 @@ module attributes {nova.target = #nova.target<name = "tiny", clock_mhz = 1000, m
 
 // The readable encoding names the target, the program and its instructions.
 // RUN: cd %S && nova-translate --nova-to-binary-text matmul_relu.mlir | FileCheck matmul_relu.mlir
-// CHECK: // target {{.*}}, format 1, isa 1
+// CHECK: // target {{.*}}, format 1, isa 2
 // CHECK: program @
 // CHECK: nova_isa.dma_copy
 // CHECK: nova_isa.matmul

@@ -24,7 +24,7 @@ module attributes {nova.target = #nova.target<name = "tiny", clock_mhz = 1000, m
 
 // The readable encoding names the target, the program and its instructions.
 // RUN: cd %S && nova-translate --nova-to-binary-text pipeline.mlir | FileCheck pipeline.mlir
-// CHECK: // target {{.*}}, format 1, isa 1
+// CHECK: // target {{.*}}, format 1, isa 2
 // CHECK: program @
 // CHECK: nova_isa.send
 // CHECK: nova_isa.recv

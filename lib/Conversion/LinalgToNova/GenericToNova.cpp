@@ -431,7 +431,7 @@ public:
           return bodyOp->emitError() << "assertion always fails: "
                                      << check.getMsg(),
                  failure();
-        return *c;
+        return *c; // proven at compile time
       }
       AssertOp::create(b, bodyOp->getLoc(), asTile(*c), check.getMsgAttr());
       return *c;
@@ -601,10 +601,14 @@ public:
           cur = dst;
         }
         if (cur != out.view) {
-          if (env.count(arg))
-            cur = emit(payload::combineKind(*out.reduction),
-                       {env[arg].tile, cur}, Value(), out.type);
-          emit(ElementwiseKind::Copy, {cur}, out.view, outElt);
+          if (env.count(arg)) {
+            // Combine with the old output, in place when it has its type.
+            Value old = env[arg].tile;
+            cur = emit(payload::combineKind(*out.reduction), {old, cur},
+                       old == out.view ? out.view : Value(), out.type);
+          }
+          if (cur != out.view)
+            emit(ElementwiseKind::Copy, {cur}, out.view, outElt);
         }
       } else {
         FailureOr<Operand> result = lookup(yield.getOperand(idx));
@@ -667,8 +671,15 @@ std::string whyBodyOpNotLowerable(linalg::GenericOp op, Operation &bodyOp) {
     if (!computeType(t))
       return describe(&bodyOp) + " computes a value of type " + typeString(t) +
              ", which the vector unit does not hold";
+  if (auto check = dyn_cast<cf::AssertOp>(bodyOp)) {
+    // A check that fails for every element is a compile-time error.
+    if (auto cst = check.getArg().getDefiningOp<arith::ConstantIntOp>();
+        cst && cst.value() == 0)
+      return "its assertion always fails: " + check.getMsg().str();
+    return "";
+  }
   if (isa<arith::ConstantOp, linalg::IndexOp, affine::AffineApplyOp,
-          cf::AssertOp, arith::SelectOp>(bodyOp))
+          arith::SelectOp>(bodyOp))
     return "";
   if (std::optional<Load> load = asOutsideLoad(&bodyOp)) {
     auto type = cast<ShapedType>(load->source.getType());

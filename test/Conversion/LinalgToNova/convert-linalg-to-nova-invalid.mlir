@@ -3,12 +3,12 @@
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
-func.func @negative_integer_tile(%x: memref<8x8xi32, #nova.memory_space<sram>>) {
-  // expected-error @+1 {{'linalg.generic' op cannot be lowered to nova: an operand has element type i32; the vector unit computes on floats}}
+func.func @negative_i16_tile(%x: memref<8x8xi16, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'linalg.generic' op cannot be lowered to nova: an operand has element type i16; the vector unit holds f32, bf16, f16, i64, i32, i8 and i1}}
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%x : memref<8x8xi32, #nova.memory_space<sram>>) outs(%x : memref<8x8xi32, #nova.memory_space<sram>>) {
-  ^bb0(%a: i32, %o: i32):
-    linalg.yield %a : i32
+      ins(%x : memref<8x8xi16, #nova.memory_space<sram>>) outs(%x : memref<8x8xi16, #nova.memory_space<sram>>) {
+  ^bb0(%a: i16, %o: i16):
+    linalg.yield %a : i16
   }
   return
 }
@@ -40,3 +40,31 @@ func.func @negative_non_projected_map(%a: memref<16xf32, #nova.memory_space<sram
 }
 
 // NOTARGET: error: convert-linalg-to-nova needs a #nova.target on the module; run --nova-attach-target first
+
+// -----
+
+func.func @negative_unsigned_compare(%x: memref<8xi64, #nova.memory_space<sram>>, %o: memref<8xi1, #nova.memory_space<sram>>) {
+  %c = arith.constant 3 : i64
+  // expected-error @+1 {{'linalg.generic' op cannot be lowered to nova: 'arith.cmpi' in its body has no nova lowering: an unsigned integer comparison (the vector unit compares signed)}}
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : memref<8xi64, #nova.memory_space<sram>>) outs(%o : memref<8xi1, #nova.memory_space<sram>>) {
+  ^bb0(%a: i64, %out: i1):
+    %p = arith.cmpi ult, %a, %c : i64
+    linalg.yield %p : i1
+  }
+  return
+}
+
+// -----
+
+func.func @negative_assert_always_fails(%x: memref<8xf32, #nova.memory_space<sram>>) {
+  %false = arith.constant false
+  // expected-error @+1 {{'linalg.generic' op cannot be lowered to nova: its assertion always fails: index out of range}}
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      outs(%x : memref<8xf32, #nova.memory_space<sram>>) {
+  ^bb0(%out: f32):
+    cf.assert %false, "index out of range"
+    linalg.yield %out : f32
+  }
+  return
+}

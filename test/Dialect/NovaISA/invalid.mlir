@@ -41,8 +41,8 @@ func.func @tile_negative_stride(%a: index, %b: index, %c: index, %d: index) {
 // -----
 
 func.func @tile_element_type(%a: index, %b: index, %c: index, %d: index) {
-  // expected-error @+1 {{tile element type must be f32, bf16 or f16, got 'i32'}}
-  nova_isa.vfill 0.0 -> %a : #nova_isa.tile<sram, i32, [4], [1]> on vector
+  // expected-error @+1 {{tile element type must be f32, bf16, f16, i64, i32, i8 or i1, got 'i16'}}
+  nova_isa.vfill 0.0 -> %a : #nova_isa.tile<sram, i16, [4], [1]> on vector
   return
 }
 
@@ -658,5 +658,37 @@ func.func @recv_output_in_acc(%a: index, %b: index, %c: index, %d: index) {
 func.func @barrier_groups(%a: index, %b: index, %c: index, %d: index) {
   // expected-error @+1 {{'nova_isa.barrier' op chip 0 appears in more than one replica group}}
   nova_isa.barrier groups [[0], [0]] on collective
+  return
+}
+
+// -----
+
+func.func @gather_float_indices(%a: index, %b: index, %c: index) {
+  // expected-error @+1 {{indices must be an i64 or i32 tile, got 'f32'}}
+  nova_isa.dma_gather %a : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]>, %b : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> -> %c : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> queue 0 on dma
+  return
+}
+
+// -----
+
+func.func @viota_axis(%a: index) {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  nova_isa.viota -> %a : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> axis 2 on vector
+  return
+}
+
+// -----
+
+func.func @argmax_float_output(%a: index, %b: index) {
+  // expected-error @+1 {{argmax/argmin write an i64 or i32 tile, got 'f32'}}
+  nova_isa.vreduce argmax %a : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> -> %b : #nova_isa.tile<sram, f32, [4, 1], [1, 1]> axis 1 on vector
+  return
+}
+
+// -----
+
+func.func @integer_matmul(%a: index, %b: index, %c: index) {
+  // expected-error @+1 {{lhs and rhs must be float tiles, got 'i32'}}
+  nova_isa.matmul %a : #nova_isa.tile<sram, i32, [4, 8], [8, 1]>, %b : #nova_isa.tile<sram, i32, [8, 8], [8, 1]> -> %c : #nova_isa.tile<acc, f32, [4, 8], [8, 1]> on matrix
   return
 }

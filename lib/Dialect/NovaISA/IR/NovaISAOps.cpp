@@ -431,6 +431,9 @@ LogicalResult MatmulOp::verify() {
   if (!acc.getElementType().isF32())
     return emitOpError() << "acc element type must be f32, got "
                          << acc.getElementType();
+  if (!isa<FloatType>(lhs.getElementType()))
+    return emitOpError() << "lhs and rhs must be float tiles, got "
+                         << lhs.getElementType();
   if (failed(checkTile(op, "lhs", lhs, kSram)) ||
       failed(checkTile(op, "rhs", rhs, kSram)) ||
       failed(checkTile(op, "acc", acc, kAcc, /*isOutput=*/true)))

@@ -1,0 +1,38 @@
+// RUN: nova-opt %s | nova-opt | FileCheck %s
+// RUN: nova-opt %s -mlir-print-op-generic | nova-opt | FileCheck %s
+
+// Round trip of the integer and indexing ops: iota, fill from a register,
+// integer elementwise kinds, argmax, assert and the indexed DMA gather.
+
+!ids = memref<4x8xi64, #nova.memory_space<sram>>
+
+// CHECK-LABEL: func.func @integer_tiles
+// CHECK: nova.iota outs(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>) dim 1
+// CHECK: nova.fill 0.000000e+00 value(%{{.*}}) outs(%{{.*}} : memref<1x1xi64, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <floordiv> ins(%{{.*}}, %{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>, memref<1x1xi64, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <cmp_lt> scalar(3.000000e+00) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>) outs(%{{.*}} : memref<4x8xi1, #nova.memory_space<sram>>)
+// CHECK: nova.assert ins(%{{.*}} : memref<4x8xi1, #nova.memory_space<sram>>) "position in range"
+// CHECK: nova.reduce <argmax> ins(%{{.*}} : memref<4x8xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<4x1xi64, #nova.memory_space<sram>>) dim 1
+func.func @integer_tiles(%i: index, %x: memref<4x8xf32, #nova.memory_space<sram>>) {
+  %a = memref.alloc() : !ids
+  %o = memref.alloc() : memref<1x1xi64, #nova.memory_space<sram>>
+  %q = memref.alloc() : !ids
+  %m = memref.alloc() : memref<4x8xi1, #nova.memory_space<sram>>
+  %r = memref.alloc() : memref<4x1xi64, #nova.memory_space<sram>>
+  nova.iota outs(%a : !ids) dim 1
+  nova.fill 0.0 value(%i) outs(%o : memref<1x1xi64, #nova.memory_space<sram>>)
+  nova.elementwise <floordiv> ins(%a, %o : !ids, memref<1x1xi64, #nova.memory_space<sram>>) outs(%q : !ids)
+  nova.elementwise <cmp_lt> scalar(3.0) ins(%q : !ids) outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
+  nova.assert ins(%m : memref<4x8xi1, #nova.memory_space<sram>>) "position in range"
+  nova.reduce <argmax> ins(%x : memref<4x8xf32, #nova.memory_space<sram>>) outs(%r : memref<4x1xi64, #nova.memory_space<sram>>) dim 1
+  return
+}
+
+// CHECK-LABEL: func.func @gather_rows
+// CHECK: %[[T:.*]] = nova.gather %{{.*}}[%{{.*}}] into %{{.*}} : memref<128x8xf32, #nova.memory_space<hbm>>, memref<4x8xi64, #nova.memory_space<sram>> -> memref<4x8xf32, #nova.memory_space<sram>>
+// CHECK: nova.wait %[[T]]
+func.func @gather_rows(%table: memref<128x8xf32, #nova.memory_space<hbm>>, %pos: !ids, %rows: memref<4x8xf32, #nova.memory_space<sram>>) {
+  %t = nova.gather %table[%pos] into %rows : memref<128x8xf32, #nova.memory_space<hbm>>, !ids -> memref<4x8xf32, #nova.memory_space<sram>>
+  nova.wait %t
+  return
+}
