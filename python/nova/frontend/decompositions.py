@@ -8,6 +8,8 @@ from typing import Callable
 
 import torch
 
+from nova.frontend.decompose_indexing import indexing_decompositions
+
 aten = torch.ops.aten
 
 
@@ -18,7 +20,12 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
       sqrt(2/pi) rounded to 0.797724, off by 1e-4 relative, while torch's
       keeps the exact constant;
     - scaled_dot_product_attention through PyTorch's math path, laid out the
-      way the exported graph expects (see :func:`_sdpa_math`).
+      way the exported graph expects (see :func:`_sdpa_math`);
+    - cumsum/cumprod, sort/topk, scatters and index_put, and argmax/argmin and
+      max/min with indices, as elementwise ops and single-result reductions
+      (torch-mlir lowers them to ``tm_tensor`` ops or to two-result
+      ``linalg.generic``s, which Nova does not take; see
+      :mod:`nova.frontend.decompose_indexing`).
     """
     from torch._decomp import get_decompositions
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
@@ -26,6 +33,7 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
     table = dict(get_decomposition_table())
     table.update(get_decompositions([aten.gelu]))
     table[aten.scaled_dot_product_attention.default] = _sdpa_math
+    table.update(indexing_decompositions())
     return table
 
 

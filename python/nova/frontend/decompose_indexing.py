@@ -1,0 +1,383 @@
+"""ATen decompositions of the scans, sorts and scatters that torch-mlir lowers to
+its own ``tm_tensor`` dialect (``scan``, ``sort``, ``topk``, ``scatter``), and of
+the value-and-index reductions it lowers to ``linalg.generic``s with two
+results (argmax, argmin, ``max.dim``, ``min.dim``). Nova takes neither; each op
+here is rewritten into comparisons, ``where`` and single-result reductions
+over an extra axis, which torch-mlir lowers to one-result ``linalg.generic``s.
+
+Every rewrite is exact: integer results are computed in their own type, and
+the float ones either select one element (a one-hot sum adds one value to
+zeros) or, for ``cumsum``/``cumprod``, reduce the same elements as torch in
+another order.
+
+Costs, for ``n`` elements along the op's dim and ``r`` elements across the
+others (the vector unit does all of it; a DMA-scatter and a sorting network
+are future work):
+
+- ``cumsum``/``cumprod``: an ``n x n`` triangular mask, ``r * n^2``;
+- ``argmax``/``argmin``/``max.dim``/``min.dim``: two reductions, ``2 * r * n``;
+- ``sort``: ranks by pairwise comparison, then a one-hot select, ``r * n^2``
+  each; ``topk`` selects only ``k`` ranks, ``r * n * (n + k)``;
+- ``scatter_add``/``scatter``/``index_add``/``index_put``: a one-hot over the
+  ``P`` output positions for each of the ``M`` written elements, ``r * M * P``,
+  plus one gather of the ``M`` indices that checks their range (``index out of
+  range`` in torch; the indexed DMA's bounds check on Nova).
+
+NaN: argmax/argmin and ``max.dim``/``min.dim`` return the first NaN as torch
+does; ``sort``/``topk`` order NaN above every number (last ascending, first
+descending), as torch does.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import torch
+
+aten = torch.ops.aten
+
+
+def indexing_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
+    """The rewrites of this module, keyed by the overloads torch.export emits."""
+    return {
+        aten.cumsum.default: _cumsum,
+        aten.cumprod.default: _cumprod,
+        aten.argmax.default: _argmax,
+        aten.argmin.default: _argmin,
+        aten.max.dim: _max_dim,
+        aten.min.dim: _min_dim,
+        aten.sort.default: _sort,
+        aten.sort.stable: _sort_stable,
+        aten.topk.default: _topk,
+        aten.scatter_add.default: _scatter_add,
+        aten.scatter.src: _scatter_src,
+        aten.scatter.value: _scatter_value,
+        aten.index_add.default: _index_add,
+        aten.index_put.default: _index_put,
+        aten._unsafe_index_put.default: _index_put,
+    }
+
+
+# -- helpers --------------------------------------------------------------------
+
+
+def _along(values: torch.Tensor, dim: int, ndim: int) -> torch.Tensor:
+    """1-d ``values`` viewed so that it runs along ``dim`` of an ``ndim``-d
+    tensor (size 1 everywhere else)."""
+    shape = [1] * ndim
+    shape[dim] = values.numel()
+    return values.reshape(shape)
+
+
+def _iota(n: int, dim: int, ndim: int, device) -> torch.Tensor:
+    return _along(torch.arange(n, dtype=torch.int64, device=device), dim, ndim)
+
+
+def _sum(t: torch.Tensor, dim: int, dtype: torch.dtype) -> torch.Tensor:
+    """``t.sum(dim)`` in ``dtype`` (torch's sum would widen integers to int64)."""
+    if dtype == torch.bool:
+        return t.to(torch.int64).sum(dim) != 0
+    return t.sum(dim, dtype=dtype)
+
+
+def _scan_dtype(x: torch.Tensor, dtype: torch.dtype | None) -> torch.dtype:
+    if dtype is not None:
+        return dtype
+    return torch.int64 if not (x.is_floating_point() or x.is_complex()) else x.dtype
+
+
+def _checked(index: torch.Tensor, size: int) -> torch.Tensor:
+    """``index`` itself, read back through a gather of ``arange(size)``: the
+    gather is bounds-checked (torch raises for an index out of range, Nova's
+    indexed DMA faults), so a bad index never writes silently nowhere."""
+    flat = aten.index_select.default(
+        torch.arange(size, dtype=torch.int64, device=index.device), 0,
+        index.reshape(-1).to(torch.int64))
+    return flat.reshape(index.shape)
+
+
+# -- scans ----------------------------------------------------------------------
+
+
+def _scan(x: torch.Tensor, dim: int, dtype: torch.dtype | None, neutral, reduce):
+    x = x.to(_scan_dtype(x, dtype))
+    if x.dim() == 0:
+        return x.clone()
+    dim = dim % x.dim()
+    n = x.shape[dim]
+    # out[..., i, ...] = reduce_j where(j <= i, x[..., j, ...], neutral), with
+    # i on `dim` and j on a new axis right after it.
+    i = _iota(n, dim, x.dim() + 1, x.device)
+    j = _iota(n, dim + 1, x.dim() + 1, x.device)
+    terms = torch.where(j <= i, x.unsqueeze(dim), neutral)
+    return reduce(terms, dim + 1, x.dtype)
+
+
+def _cumsum(x: torch.Tensor, dim: int, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    return _scan(x, dim, dtype, 0, _sum)
+
+
+def _cumprod(x: torch.Tensor, dim: int, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    def prod(t, d, dt):
+        return t.prod(d, dtype=dt) if dt != torch.bool else t.to(torch.int64).prod(d) != 0
+    return _scan(x, dim, dtype, 1, prod)
+
+
+# -- value-and-index reductions -------------------------------------------------
+
+
+def _extremum_with_index(x: torch.Tensor, dim: int, keepdim: bool, largest: bool):
+    """(values, first index of the values) along ``dim``, NaN counting as the
+    extremum as in torch."""
+    dim = dim % x.dim()
+    if x.dtype == torch.bool:
+        values, indices = _extremum_with_index(x.to(torch.uint8), dim, keepdim, largest)
+        return values.to(torch.bool), indices
+    n = x.shape[dim]
+    m = x.amax(dim, keepdim=True) if largest else x.amin(dim, keepdim=True)
+    hit = x == m
+    if x.is_floating_point():
+        # amax/amin propagate NaN, so if x holds one m is NaN and only the
+        # NaNs hit; otherwise isnan is false everywhere.
+        hit = hit | torch.isnan(x)
+    candidates = torch.where(hit, _iota(n, dim, x.dim(), x.device), n)
+    indices = candidates.amin(dim, keepdim=keepdim)
+    return (m if keepdim else m.squeeze(dim)), indices
+
+
+def _arg_extremum(x: torch.Tensor, dim: int | None, keepdim: bool, largest: bool):
+    if x.dim() == 0:
+        return torch.zeros((), dtype=torch.int64, device=x.device)
+    if dim is None:
+        indices = _extremum_with_index(x.reshape(-1), 0, False, largest)[1]
+        return indices.reshape([1] * x.dim()) if keepdim else indices
+    return _extremum_with_index(x, dim, keepdim, largest)[1]
+
+
+def _argmax(x: torch.Tensor, dim: int | None = None, keepdim: bool = False) -> torch.Tensor:
+    return _arg_extremum(x, dim, keepdim, largest=True)
+
+
+def _argmin(x: torch.Tensor, dim: int | None = None, keepdim: bool = False) -> torch.Tensor:
+    return _arg_extremum(x, dim, keepdim, largest=False)
+
+
+def _max_dim(x: torch.Tensor, dim: int, keepdim: bool = False):
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
+    return _extremum_with_index(x, dim, keepdim, largest=True)
+
+
+def _min_dim(x: torch.Tensor, dim: int, keepdim: bool = False):
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
+    return _extremum_with_index(x, dim, keepdim, largest=False)
+
+
+# -- sort and topk --------------------------------------------------------------
+
+
+def _ranks(x: torch.Tensor, dim: int, descending: bool) -> torch.Tensor:
+    """The stable sort position of each element along ``dim`` (int64):
+    rank[i] = #{j: x[j] sorts before x[i]} + #{j < i: x[j] ties x[i]}."""
+    nd = x.dim() + 1
+    xi, xj = x.unsqueeze(dim + 1), x.unsqueeze(dim)  # i on dim, j on dim + 1
+    before = xj > xi if descending else xj < xi
+    tie = xj == xi
+    if x.is_floating_point():
+        # NaN sorts above every number and ties every NaN.
+        ni, nj = torch.isnan(xi), torch.isnan(xj)
+        before = before | ((nj & ~ni) if descending else (ni & ~nj))
+        tie = tie | (ni & nj)
+    n = x.shape[dim]
+    earlier = _iota(n, dim + 1, nd, x.device) < _iota(n, dim, nd, x.device)
+    return (before | (tie & earlier)).sum(dim + 1)
+
+
+def _select_ranks(x: torch.Tensor, dim: int, ranks: torch.Tensor, k: int):
+    """(values, indices) of the elements of rank 0..k-1 along ``dim``."""
+    nd = x.dim() + 1
+    n = x.shape[dim]
+    # r on dim, i on dim + 1; exactly one i has each rank.
+    onehot = ranks.unsqueeze(dim) == _iota(k, dim, nd, x.device)
+    values = _sum(torch.where(onehot, x.unsqueeze(dim), 0), dim + 1, x.dtype)
+    indices = torch.where(onehot, _iota(n, dim + 1, nd, x.device), 0).sum(dim + 1)
+    return values, indices
+
+
+def _sort_impl(x: torch.Tensor, dim: int, descending: bool, k: int | None = None):
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
+    dim = dim % x.dim()
+    if x.dtype == torch.bool:
+        values, indices = _sort_impl(x.to(torch.uint8), dim, descending, k)
+        return values.to(torch.bool), indices
+    k = x.shape[dim] if k is None else k
+    return _select_ranks(x, dim, _ranks(x, dim, descending), k)
+
+
+def _sort(x: torch.Tensor, dim: int = -1, descending: bool = False):
+    # torch's sort is not promised stable; the stable order is one it may give.
+    return _sort_impl(x, dim, descending)
+
+
+def _sort_stable(x: torch.Tensor, *, stable: bool | None = None, dim: int = -1,
+                 descending: bool = False):
+    return _sort_impl(x, dim, descending)
+
+
+def _topk(x: torch.Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+    # Sorted whatever `sorted` says (torch leaves the order unspecified then);
+    # among ties the lower index comes first.
+    return _sort_impl(x, dim, largest, k)
+
+
+# -- scatters -------------------------------------------------------------------
+
+
+def _pad_to(t: torch.Tensor, shape: Sequence[int], value) -> torch.Tensor:
+    """``t`` padded at the end of each dim up to ``shape``."""
+    pad = []
+    for have, want in reversed(list(zip(t.shape, shape))):
+        pad += [0, want - have]
+    if not any(pad):
+        return t
+    return aten.constant_pad_nd.default(t, pad, value)
+
+
+def _narrow_to(t: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
+    for d, size in enumerate(shape):
+        if t.shape[d] != size:
+            t = t.narrow(d, 0, size)
+    return t
+
+
+def _onehot_along(index: torch.Tensor, dim: int, size: int) -> torch.Tensor:
+    """onehot[.., p, i, ..] = index[.., i, ..] == p: p on ``dim`` (``size``
+    output positions), the index's own ``dim`` moved to ``dim + 1``."""
+    return index.unsqueeze(dim) == _iota(size, dim, index.dim() + 1, index.device)
+
+
+def _last_writer(index: torch.Tensor, dim: int, size: int) -> torch.Tensor:
+    """last[.., p, ..] = the largest i with index[.., i, ..] == p, or -1."""
+    onehot = _onehot_along(index, dim, size)
+    writers = _iota(index.shape[dim], dim + 1, index.dim() + 1, index.device)
+    return torch.where(onehot, writers, -1).amax(dim + 1)
+
+
+def _scatter_add(x: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    if x.dim() == 0:
+        return NotImplemented
+    dim = dim % x.dim()
+    size = x.shape[dim]
+    index = _checked(index, size)
+    src = _narrow_to(src, index.shape)
+    onehot = _onehot_along(index, dim, size)
+    added = _sum(torch.where(onehot, src.unsqueeze(dim).to(x.dtype), 0), dim + 1, x.dtype)
+    return x + _pad_to(added, x.shape, 0)
+
+
+def _scatter_last(x: torch.Tensor, dim: int, index: torch.Tensor, src) -> torch.Tensor:
+    """``x.scatter(dim, index, src)``: the last write to a position wins (the
+    order torch's CPU kernel writes in; torch leaves duplicates unspecified)."""
+    if x.dim() == 0:
+        return NotImplemented
+    dim = dim % x.dim()
+    size = x.shape[dim]
+    index = _checked(index, size)
+    last = _last_writer(index, dim, size)
+    if isinstance(src, torch.Tensor):
+        src = _narrow_to(src, index.shape).to(x.dtype)
+        pick = last.unsqueeze(dim + 1) == _iota(index.shape[dim], dim + 1, x.dim() + 1, x.device)
+        written = _sum(torch.where(pick, src.unsqueeze(dim), 0), dim + 1, x.dtype)
+        written = _pad_to(written, x.shape, 0)
+    else:
+        written = src
+    return torch.where(_pad_to(last, x.shape, -1) >= 0, written, x)
+
+
+def _scatter_src(x, dim, index, src):
+    return _scatter_last(x, dim, index, src)
+
+
+def _scatter_value(x, dim, index, value):
+    return _scatter_last(x, dim, index, value)
+
+
+def _index_add(x: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor,
+               *, alpha=1) -> torch.Tensor:
+    if x.dim() == 0:
+        return NotImplemented
+    dim = dim % x.dim()
+    size = x.shape[dim]
+    index = _checked(index.reshape(-1), size)
+    # onehot[.., p, i, ..]: source's dim i matches output position p.
+    onehot = _along(index, dim + 1, x.dim() + 1) == _iota(size, dim, x.dim() + 1, x.device)
+    if alpha != 1:
+        source = source * alpha
+    added = _sum(torch.where(onehot, source.unsqueeze(dim).to(x.dtype), 0), dim + 1, x.dtype)
+    return x + added
+
+
+def _index_put(x: torch.Tensor, indices: Sequence[torch.Tensor | None], values: torch.Tensor,
+               accumulate: bool = False) -> torch.Tensor:
+    """``x[indices] = values`` (or ``+=`` with ``accumulate``) for integer
+    index tensors; bool masks are left to torch-mlir.
+
+    The indexed dims are flattened into one of ``Q`` positions and moved to
+    the front; the ``M`` written elements (the indices broadcast together)
+    become a one-hot over ``Q``. Without ``accumulate`` the last write to a
+    position wins, as torch's CPU kernel does (torch leaves it unspecified).
+    """
+    if any(t is not None and t.dtype in (torch.bool, torch.uint8) for t in indices):
+        return NotImplemented
+    if x.dim() == 0 or all(t is None for t in indices):
+        return NotImplemented
+    nd = x.dim()
+    advanced = [d for d, t in enumerate(indices) if t is not None]
+    rest = [d for d in range(nd) if d not in advanced]
+    index_tensors = torch.broadcast_tensors(*[indices[d] for d in advanced])
+    bshape = list(index_tensors[0].shape)
+    # torch's result layout: the broadcast index dims replace the indexed dims
+    # in place if those are adjacent, else they come first.
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    first = advanced[0] if adjacent else 0
+    rest_shape = [x.shape[d] for d in rest]
+    target = rest_shape[:first] + bshape + rest_shape[first:]
+    values = values.to(x.dtype).expand(target) if list(values.shape) != target else values.to(x.dtype)
+    nb = len(bshape)
+    order = list(range(first, first + nb)) + list(range(first)) + list(range(first + nb, len(target)))
+    if order != list(range(len(target))):
+        values = values.permute(order)
+    m = 1
+    for s in bshape:
+        m *= s
+    values = values.reshape([m] + rest_shape)
+
+    # Linear position over the indexed dims (row-major), negatives wrapped.
+    q, position = 1, None
+    for d, t in zip(advanced, index_tensors):
+        t = t.reshape(-1).to(torch.int64)
+        t = torch.where(t < 0, t + x.shape[d], t)
+        t = _checked(t, x.shape[d])
+        position = t if position is None else position * x.shape[d] + t
+        q *= x.shape[d]
+
+    perm = advanced + rest
+    xp = x.permute(perm) if perm != list(range(nd)) else x
+    xp = xp.reshape([q] + rest_shape)
+    ndp = xp.dim() + 1
+    onehot = _along(position, 1, ndp) == _iota(q, 0, ndp, x.device)  # [q, m, 1..]
+    if accumulate:
+        out = xp + _sum(torch.where(onehot, values.unsqueeze(0), 0), 1, x.dtype)
+    else:
+        writers = _iota(m, 1, ndp, x.device)
+        last = torch.where(onehot, writers, -1).amax(1, keepdim=True)
+        pick = writers == last  # one-hot over m, or nothing where last is -1
+        written = _sum(torch.where(pick, values.unsqueeze(0), 0), 1, x.dtype)
+        out = torch.where(last.squeeze(1) >= 0, written, xp)
+    out = out.reshape([x.shape[d] for d in perm])
+    if perm != list(range(nd)):
+        inverse = [perm.index(d) for d in range(nd)]
+        out = out.permute(inverse)
+    return out
