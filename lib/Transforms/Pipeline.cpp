@@ -17,6 +17,9 @@ void nova::buildLinalgNormalizePipeline(OpPassManager &pm) {
   fn.addPass(createNovaFoldTransposeIntoMatmul());
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
+  // Before fusion: a fused broadcast picks up constant indexing maps, which
+  // the loop-collapsing analysis does not take.
+  fn.addPass(createNovaCollapseRank());
   fn.addPass(createNovaFuseElementwise());
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());

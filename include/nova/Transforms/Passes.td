@@ -322,6 +322,33 @@ def NovaExpandBatchDims
   ];
 }
 
+def NovaCollapseRank
+    : Pass<"nova-collapse-rank", "::mlir::func::FuncOp"> {
+  let summary = "collapse the loops of generics of rank above 4 into what a tile holds";
+  let description = [{
+    A tile descriptor holds at most 4 dimensions (docs/isa.md 1.3). A
+    `linalg.generic` with more loops (Llama's grouped-query `repeat_kv`
+    broadcast is [B, H_kv, n_rep, S, D]) has adjacent loops of one iterator
+    type merged wherever every operand keeps them adjacent and in order
+    (upstream `linalg::collapseOpIterationDims`), until it has 4 loops.
+
+    ```mlir
+    // before: out[b, h, r, s, d] = in[b, h, s, d]
+    %o = linalg.generic {indexing_maps = [(b,h,r,s,d) -> (b,h,s,d), (b,h,r,s,d) -> (b,h,r,s,d)], ...}
+    // after: the (s, d) pair is one loop of size S*D; collapse_shape of the
+    // operands, expand_shape of the result
+    ```
+
+    A generic whose loops cannot be merged enough is left alone (lowering
+    then reports its rank at the op).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numCollapsed", "collapsed-generics", "Generics brought to at most 4 loops">,
+  ];
+}
+
 def NovaCollapseBatchDims
     : Pass<"nova-collapse-batch-dims", "::mlir::func::FuncOp"> {
   let summary = "turn a multi-batch-dimension contraction back into linalg.batch_matmul";

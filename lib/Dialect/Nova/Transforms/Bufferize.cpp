@@ -63,6 +63,9 @@ struct BufferizePass : public nova::impl::NovaBufferizeBase<BufferizePass> {
     // Tile-sized temporaries: extract_slice(tensor.empty) -> tensor.empty.
     RewritePatternSet patterns(ctx);
     tensor::populateFoldTensorEmptyPatterns(patterns);
+    // Upstream's concat bufferization takes no memory space: write each
+    // operand into a slice of one destination instead.
+    tensor::populateDecomposeTensorConcatPatterns(patterns);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
 

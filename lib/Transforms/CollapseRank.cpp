@@ -1,0 +1,87 @@
+//===- CollapseRank.cpp - generics of rank > 4 to rank 4 --------*- C++ -*-===//
+#include "nova/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+
+#define DEBUG_TYPE "nova-collapse-rank"
+
+namespace mlir::nova {
+#define GEN_PASS_DEF_NOVACOLLAPSERANK
+#include "nova/Transforms/Passes.h.inc"
+} // namespace mlir::nova
+
+using namespace mlir;
+
+namespace {
+
+/// The most tile dimensions a descriptor holds (docs/isa.md 1.3).
+constexpr unsigned kMaxTileRank = 4;
+
+/// Groups of adjacent loops to merge so that `op` has at most 4 loops, or
+/// nothing when no such merge keeps every operand's dimensions adjacent.
+SmallVector<ReassociationIndices> plan(linalg::GenericOp op) {
+  unsigned rank = op.getNumLoops();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  // Upstream's adjacency check takes projected permutations only.
+  if (!llvm::all_of(maps, [](AffineMap m) { return m.isProjectedPermutation(); }))
+    return {};
+  auto types = op.getIteratorTypesArray();
+  SmallVector<ReassociationIndices> groups;
+  for (unsigned i = 0; i < rank; ++i)
+    groups.push_back({int64_t(i)});
+  // Merge the innermost mergeable pair first: inner loops are contiguous in
+  // row-major operands.
+  bool merged = true;
+  while (groups.size() > kMaxTileRank && merged) {
+    merged = false;
+    for (int g = (int)groups.size() - 2; g >= 0; --g) {
+      ReassociationIndices candidate = groups[g];
+      llvm::append_range(candidate, groups[g + 1]);
+      if (types[candidate.front()] != types[candidate.back()])
+        continue;
+      if (!linalg::areDimSequencesPreserved(maps, {candidate}))
+        continue;
+      groups[g] = candidate;
+      groups.erase(groups.begin() + g + 1);
+      merged = true;
+      break;
+    }
+  }
+  if (groups.size() > kMaxTileRank)
+    return {};
+  SmallVector<ReassociationIndices> folded;
+  for (ReassociationIndices &g : groups)
+    if (g.size() > 1)
+      folded.push_back(g);
+  return folded;
+}
+
+struct CollapseRankPass
+    : public nova::impl::NovaCollapseRankBase<CollapseRankPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> ops;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op.getNumLoops() > kMaxTileRank && op.hasPureTensorSemantics())
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : ops) {
+      SmallVector<ReassociationIndices> folded = plan(op);
+      if (folded.empty())
+        continue;
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::CollapseResult> result =
+          linalg::collapseOpIterationDims(op, folded, rewriter);
+      if (failed(result))
+        continue;
+      rewriter.replaceOp(op, result->results);
+      ++numCollapsed;
+    }
+  }
+};
+
+} // namespace
