@@ -54,20 +54,22 @@ void Word::appendTo(std::string &out) const {
 }
 
 std::string mlir::nova::binary::renderLocation(Location loc) {
-  std::optional<FileLineColLoc> file;
+  // A call-site location (torch-mlir's `callsite(library at model)`) lists
+  // the frames callee first: all of them are kept, so that the text names
+  // the model's own line as well as the library's.
+  SmallVector<FileLineColLoc> files;
   loc->walk([&](Location inner) {
-    if (auto f = dyn_cast<FileLineColLoc>(inner)) {
-      file = f;
-      return WalkResult::interrupt();
-    }
+    if (auto f = dyn_cast<FileLineColLoc>(inner))
+      if (files.empty() || files.back() != f)
+        files.push_back(f);
     return WalkResult::advance();
   });
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (file)
-    os << file->getFilename().getValue() << ":" << file->getLine() << ":"
-       << file->getColumn();
-  else if (!isa<UnknownLoc>(loc))
+  for (auto [i, f] : llvm::enumerate(files))
+    os << (i ? " called from " : "") << f.getFilename().getValue() << ":"
+       << f.getLine() << ":" << f.getColumn();
+  if (files.empty() && !isa<UnknownLoc>(loc))
     loc->print(os);
   return text;
 }

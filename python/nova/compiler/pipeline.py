@@ -10,8 +10,10 @@ from __future__ import annotations
 from nova.compiler.options import TargetOptions
 
 # Diagnostics name the source location; printing the whole failing module after
-# every error (MLIR's default) buries them.
-DIAGNOSTIC_FLAGS = ("--mlir-print-op-on-diagnostic=false",)
+# every error (MLIR's default) buries them. Locations are printed with the IR
+# handed from one stage to the next, so that an instruction of the binary (a
+# run-time assertion among them) still names the model's line of Python.
+DIAGNOSTIC_FLAGS = ("--mlir-print-op-on-diagnostic=false", "--mlir-print-debuginfo")
 
 
 def attach_target(target: TargetOptions) -> str:
