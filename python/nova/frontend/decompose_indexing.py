@@ -14,7 +14,8 @@ Costs, for ``n`` elements along the op's dim and ``r`` elements across the
 others (the vector unit does all of it; a DMA-scatter and a sorting network
 are future work):
 
-- ``cumsum``/``cumprod``: an ``n x n`` triangular mask, ``r * n^2``;
+- ``cumsum``/``cumprod``/``logcumsumexp``/``cummax``/``cummin``: an
+  ``n x n`` triangular mask, ``r * n^2`` (twice for cummax/cummin);
 - ``argmax``/``argmin``/``max.dim``/``min.dim``: two reductions, ``2 * r * n``;
 - ``sort``: ranks by pairwise comparison, then a one-hot select, ``r * n^2``
   each; ``topk`` selects only ``k`` ranks, ``r * n * (n + k)``;
@@ -42,6 +43,9 @@ def indexing_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
     return {
         aten.cumsum.default: _cumsum,
         aten.cumprod.default: _cumprod,
+        aten.logcumsumexp.default: _logcumsumexp,
+        aten.cummax.default: _cummax,
+        aten.cummin.default: _cummin,
         aten.argmax.default: _argmax,
         aten.argmin.default: _argmin,
         aten.max.dim: _max_dim,
@@ -52,6 +56,7 @@ def indexing_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
         aten.scatter_add.default: _scatter_add,
         aten.scatter.src: _scatter_src,
         aten.scatter.value: _scatter_value,
+        aten.scatter_reduce.two: _scatter_reduce,
         aten.index_add.default: _index_add,
         aten.index_put.default: _index_put,
         aten._unsafe_index_put.default: _index_put,
@@ -121,6 +126,49 @@ def _cumprod(x: torch.Tensor, dim: int, *, dtype: torch.dtype | None = None) -> 
     def prod(t, d, dt):
         return t.prod(d, dtype=dt) if dt != torch.bool else t.to(torch.int64).prod(d) != 0
     return _scan(x, dim, dtype, 1, prod)
+
+
+def _logcumsumexp(x: torch.Tensor, dim: int) -> torch.Tensor:
+    if x.dim() == 0:
+        return x.clone()
+    # logsumexp of an all -inf row is -inf; j = 0 <= i keeps one term anyway.
+    return _scan(x, dim, None, float("-inf"), lambda t, d, dt: torch.logsumexp(t, d))
+
+
+def _cum_extremum(x: torch.Tensor, dim: int, largest: bool):
+    """(values, indices) of ``cummax``/``cummin``: the index is the last
+    j <= i holding the running extremum (torch's kernel updates on ties), and
+    NaN, once seen, is the extremum (the index of the latest NaN)."""
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
+    dim = dim % x.dim()
+    if x.dtype == torch.bool:
+        values, indices = _cum_extremum(x.to(torch.uint8), dim, largest)
+        return values.to(torch.bool), indices
+    n, nd = x.shape[dim], x.dim() + 1
+    if x.is_floating_point():
+        neutral = float("-inf") if largest else float("inf")
+    else:
+        info = torch.iinfo(x.dtype)
+        neutral = info.min if largest else info.max
+    i, j = _iota(n, dim, nd, x.device), _iota(n, dim + 1, nd, x.device)
+    seen = j <= i
+    terms = torch.where(seen, x.unsqueeze(dim), neutral)
+    values = terms.amax(dim + 1) if largest else terms.amin(dim + 1)
+    xj, vi = x.unsqueeze(dim), values.unsqueeze(dim + 1)
+    hit = xj == vi
+    if x.is_floating_point():
+        hit = hit | (torch.isnan(xj) & torch.isnan(vi))
+    indices = torch.where(seen & hit, j, -1).amax(dim + 1)
+    return values, indices
+
+
+def _cummax(x: torch.Tensor, dim: int):
+    return _cum_extremum(x, dim, largest=True)
+
+
+def _cummin(x: torch.Tensor, dim: int):
+    return _cum_extremum(x, dim, largest=False)
 
 
 # -- value-and-index reductions -------------------------------------------------
@@ -304,6 +352,45 @@ def _scatter_value(x, dim, index, value):
     return _scatter_last(x, dim, index, value)
 
 
+def _scatter_reduce(x: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor,
+                    reduce: str, *, include_self: bool = True) -> torch.Tensor:
+    """``x.scatter_reduce(dim, index, src, reduce, include_self=...)`` for
+    ``sum``, ``prod``, ``amax``, ``amin`` and float ``mean``."""
+    if x.dim() == 0 or reduce not in ("sum", "prod", "amax", "amin", "mean"):
+        return NotImplemented
+    if reduce == "mean" and not x.is_floating_point():
+        return NotImplemented
+    dim = dim % x.dim()
+    size = x.shape[dim]
+    index = _checked(index, size)
+    src = _narrow_to(src, index.shape).to(x.dtype).unsqueeze(dim)
+    onehot = _onehot_along(index, dim, size)
+    hits = _pad_to(onehot.sum(dim + 1), x.shape, 0)  # int64 writers per position
+    if reduce in ("sum", "mean"):
+        reduced = _pad_to(_sum(torch.where(onehot, src, 0), dim + 1, x.dtype), x.shape, 0)
+        if include_self:
+            reduced = reduced + x
+        if reduce == "mean":
+            reduced = reduced / (hits + int(include_self)).clamp(min=1).to(x.dtype)
+    elif reduce == "prod":
+        reduced = _pad_to(torch.where(onehot, src, 1).prod(dim + 1, dtype=x.dtype), x.shape, 1)
+        if include_self:
+            reduced = reduced * x
+    else:
+        largest = reduce == "amax"
+        if x.is_floating_point():
+            neutral = float("-inf") if largest else float("inf")
+        else:
+            info = torch.iinfo(x.dtype)
+            neutral = info.min if largest else info.max
+        terms = torch.where(onehot, src, neutral)
+        reduced = terms.amax(dim + 1) if largest else terms.amin(dim + 1)
+        reduced = _pad_to(reduced, x.shape, neutral)
+        if include_self:
+            reduced = torch.maximum(reduced, x) if largest else torch.minimum(reduced, x)
+    return torch.where(hits > 0, reduced, x)
+
+
 def _index_add(x: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor,
                *, alpha=1) -> torch.Tensor:
     if x.dim() == 0:
@@ -330,7 +417,7 @@ def _index_put(x: torch.Tensor, indices: Sequence[torch.Tensor | None], values: 
     position wins, as torch's CPU kernel does (torch leaves it unspecified).
     """
     if any(t is not None and t.dtype in (torch.bool, torch.uint8) for t in indices):
-        return NotImplemented
+        return _mask_put(x, indices, values, accumulate)
     if x.dim() == 0 or all(t is None for t in indices):
         return NotImplemented
     nd = x.dim()
@@ -381,3 +468,23 @@ def _index_put(x: torch.Tensor, indices: Sequence[torch.Tensor | None], values: 
         inverse = [perm.index(d) for d in range(nd)]
         out = out.permute(inverse)
     return out
+
+
+def _mask_put(x: torch.Tensor, indices, values: torch.Tensor, accumulate: bool):
+    """``x[mask] = v`` (or ``+=``) with one bool mask over x's leading dims
+    and values that broadcast over the masked elements (a scalar, or one
+    value per trailing position): ``where(mask, v, x)``. Values given one per
+    True element (a count known only at run time) keep torch-mlir's lowering."""
+    if len(indices) != 1 or indices[0] is None or indices[0].dtype != torch.bool:
+        return NotImplemented
+    mask = indices[0]
+    if list(mask.shape) != list(x.shape[:mask.dim()]):
+        return NotImplemented
+    trailing = x.dim() - mask.dim()
+    shape = list(values.shape)
+    leading = shape[:max(len(shape) - trailing, 0)]
+    if not all(isinstance(size, int) and size == 1 for size in leading):
+        return NotImplemented
+    values = values.to(x.dtype).reshape(shape[len(leading):])
+    mask = mask.reshape(list(mask.shape) + [1] * trailing)
+    return torch.where(mask, x + values if accumulate else values, x)
