@@ -15,6 +15,7 @@ namespace nova {
 inline void registerAllExtensions(mlir::DialectRegistry &registry) {
   mlir::nova::registerReshapeShardingModels(registry);
   mlir::nova::registerPadShardingModel(registry);
+  mlir::nova::registerSliceShardingModels(registry);
   mlir::nova::registerConvShardingModels(registry);
 }
 } // namespace nova

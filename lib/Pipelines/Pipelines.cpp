@@ -63,6 +63,10 @@ void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm) {
   // dimension with a constant, which the sharding interface of linalg ops
   // rejects; dropping unit dimensions turns them into plain projections.
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
+  // A 0-d operand (torch's scalar tensors: a mask's fill value) makes the
+  // linalg sharding model build a sharding without a grid; read it in the
+  // body instead (a captured, replicated value).
+  pm.addNestedPass<func::FuncOp>(createLinalgInlineScalarOperandsPass());
   // Attention's batch matmuls collapse [B, H] into one dimension, which hides
   // the head dimension from sharding; give them a loop per batch dimension.
   pm.addNestedPass<func::FuncOp>(createNovaExpandBatchDims());

@@ -2,7 +2,9 @@
 #include "nova/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/IRMapping.h"
@@ -87,6 +89,31 @@ struct PrepareShardingPass
         rewriter.modifyOpInPlace(use->getOwner(),
                                  [&] { use->set(clone->getResult(0)); });
         ++numCloned;
+      }
+    }
+    // An argument the program never reads (GPT-2's causal-mask buffer) lost
+    // its annotation to canonicalization; shard-partition asserts that every
+    // argument has one use. Last, since the pattern driver above erases unused
+    // annotations: give it a replicated annotation on the grid the
+    // others use.
+    func::FuncOp func = getOperation();
+    shard::ShardingOp someSharding;
+    func.walk([&](shard::ShardingOp op) {
+      someSharding = op;
+      return WalkResult::interrupt();
+    });
+    if (someSharding) {
+      rewriter.setInsertionPointToStart(&func.getBody().front());
+      Value replicated;
+      for (BlockArgument arg : func.getArguments()) {
+        if (!arg.use_empty() || !isa<RankedTensorType>(arg.getType()))
+          continue;
+        if (!replicated)
+          replicated = shard::ShardingOp::create(
+              rewriter, func.getLoc(), someSharding.getGridAttr(),
+              ArrayRef<shard::GridAxesAttr>{});
+        shard::ShardOp::create(rewriter, func.getLoc(), arg, replicated,
+                               /*annotate_for_users=*/true);
       }
     }
   }

@@ -175,3 +175,17 @@ func.func @complex_splat_left_alone() -> tensor<4xcomplex<f32>> {
   %c = arith.constant dense<(1.0, 2.0)> : tensor<4xcomplex<f32>>
   return %c : tensor<4xcomplex<f32>>
 }
+
+// -----
+
+// An argument nothing reads gets a replicated annotation, so that
+// shard-partition finds one use on every argument.
+// CHECK-LABEL: func.func @unused_argument_annotated
+// CHECK: %[[S:.*]] = shard.sharding @grid split_axes = [] : !shard.sharding
+// CHECK: shard.shard %arg1 to %[[S]] annotate_for_users : tensor<4x4xi1>
+shard.grid @grid(shape = 2)
+func.func @unused_argument_annotated(%x: tensor<8xf32>, %unused: tensor<4x4xi1>) -> tensor<8xf32> {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %a = shard.shard %x to %s annotate_for_users : tensor<8xf32>
+  return %a : tensor<8xf32>
+}

@@ -47,6 +47,10 @@ void registerReshapeShardingModels(DialectRegistry &registry);
 /// unpadded dimensions keep their split, padded ones are whole per chip.
 void registerPadShardingModel(DialectRegistry &registry);
 
+/// Registers the models of `tensor.extract_slice` and `tensor.concat`
+/// (lib/Extensions/SliceSharding.cpp).
+void registerSliceShardingModels(DialectRegistry &registry);
+
 /// Attaches the model of the linalg convolutions and poolings
 /// (lib/Extensions/ConvSharding.cpp): batch and output-channel splits
 /// partition. Must be registered before upstream's linalg models.
