@@ -1,7 +1,10 @@
 //===- FuseElementwise.cpp - controlled elementwise fusion ------*- C++ -*-===//
 #include "nova/Transforms/Passes.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -63,6 +66,43 @@ bool controlReshapeFolding(OpOperand *fused) {
   return false;
 }
 
+/// A fused producer whose payload holds `cf.assert` (torch-mlir's bounds
+/// checks of a gather) has side effects, so fusion leaves it behind with its
+/// result unused; the consumer it was fused into holds the same checks on the
+/// same inputs. Such leftovers are erased; any other generic is kept.
+void eraseFusedCheckLeftovers(func::FuncOp func) {
+  SmallVector<linalg::GenericOp> generics;
+  func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+  auto messages = [](linalg::GenericOp op) {
+    llvm::SmallSetVector<StringRef, 4> msgs;
+    op.getBody()->walk([&](cf::AssertOp check) { msgs.insert(check.getMsg()); });
+    return msgs;
+  };
+  for (linalg::GenericOp op : generics) {
+    if (!op->use_empty() || !op.hasPureTensorSemantics())
+      continue;
+    auto mine = messages(op);
+    if (mine.empty())
+      continue;
+    bool onlyChecks = llvm::all_of(op.getBody()->without_terminator(), [](Operation &inner) {
+      return isa<cf::AssertOp>(inner) || isMemoryEffectFree(&inner);
+    });
+    if (!onlyChecks)
+      continue;
+    bool covered = llvm::any_of(generics, [&](linalg::GenericOp other) {
+      if (other == op || other->getBlock() != op->getBlock() || other->use_empty())
+        return false;
+      auto theirs = messages(other);
+      return llvm::all_of(mine, [&](StringRef m) { return theirs.contains(m); }) &&
+             llvm::all_of(op.getDpsInputs(), [&](Value in) {
+               return llvm::is_contained(other.getDpsInputs(), in);
+             });
+    });
+    if (covered)
+      op->erase();
+  }
+}
+
 int64_t countGenerics(func::FuncOp func) {
   int64_t count = 0;
   func.walk([&](linalg::GenericOp) { ++count; });
@@ -86,6 +126,7 @@ struct FuseElementwisePass
                                                          &getContext());
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();
+    eraseFusedCheckLeftovers(func);
     numGenericsAfter += countGenerics(func);
   }
 };

@@ -111,3 +111,36 @@ func.func @negative_producer_two_uses(%x: tensor<8xf32>) -> (tensor<8xf32>, tens
   } -> tensor<8xf32>
   return %a, %b : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A gather whose payload holds torch-mlir's bounds checks fuses into its
+// consumer, which keeps the checks; the leftover producer (side effects only,
+// result unused) is erased.
+// CHECK-LABEL: func.func @fused_gather_checks_not_left_behind
+// CHECK-COUNT-1: linalg.generic
+// CHECK: cf.assert %{{.*}}, "index must be smaller than dim size"
+// CHECK: tensor.extract
+// CHECK: arith.negf
+// CHECK-NOT: linalg.generic
+func.func @fused_gather_checks_not_left_behind(%x: tensor<2x8xf32>, %i: tensor<2x8xi64>) -> tensor<2x8xf32> {
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i : tensor<2x8xi64>) outs(%f : tensor<2x8xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %r = linalg.index 0 : index
+    %c = arith.index_cast %in : i64 to index
+    %ok = arith.cmpi slt, %c, %c8 : index
+    cf.assert %ok, "index must be smaller than dim size"
+    %v = tensor.extract %x[%r, %c] : tensor<2x8xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x8xf32>
+  %n = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<2x8xf32>) outs(%e : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.negf %in : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8xf32>
+  return %n : tensor<2x8xf32>
+}

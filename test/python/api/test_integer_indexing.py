@@ -173,19 +173,12 @@ def test_gather():
          x, torch.randint(0, 8, (2, 5)))
 
 
-_ZERO_RESULT_GENERIC = (
-    "nova-opt --nova-lower-to-tiles: 'linalg.generic has 0 results; nova normal form needs "
-    "exactly one' when torch-mlir's gather generic (outs = linalg.fill, cf.assert bounds "
-    "checks in the body) feeds an elementwise generic (repro: "
-    "/tmp/repro/gather_then_elementwise_zero_result_generic.mlir)")
-
-
-@pytest.mark.xfail(strict=True, reason=_ZERO_RESULT_GENERIC)
+# torch-mlir's gather (bounds checks in the payload) fused into a consumer:
+# the checks stay with the consumer (nova-fuse-elementwise).
 def test_gather_then_elementwise():
     _run(lambda s, x, i: -torch.gather(x, 1, i), torch.randn(2, 8), torch.randint(0, 8, (2, 8)))
 
 
-@pytest.mark.xfail(strict=True, reason=_ZERO_RESULT_GENERIC + " (nll_loss's gather of the target)")
 def test_cross_entropy_from_int_targets():
     _run(lambda s, x, t: nn.functional.cross_entropy(x, t), torch.randn(2, 8), torch.tensor([3, 5]))
 
