@@ -277,3 +277,29 @@ def test_simulator_runs_the_vector() -> None:
     bias = rng.standard_normal((1, 8)).astype(np.float32)
     out, _ = sim.Simulator(vector("matmul_relu")).run({"x": x, "w": w, "bias": bias})
     np.testing.assert_allclose(out["arg2"], np.maximum(x @ w + bias, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_integer_gather_vector() -> None:
+    """ISA 2: the C++ encoder's integer tiles, register vfill, vassert (its
+    message in the DEBUG text) and dma_gather decode, and the simulator runs
+    them: an embedding lookup checked against torch-style indexing, then an
+    out-of-range id faults with the assertion's message."""
+    from nova.sim import Simulator
+    from nova.sim.errors import AssertionFailedError
+    from nova.runtime.isa import DType
+    b = load_binary(vector("integer_gather"))
+    code = b.code(0)
+    ops = [i.opcode for i in code]
+    for op in (Opcode.VIOTA, Opcode.VASSERT, Opcode.DMA_GATHER, Opcode.VFILL):
+        assert op in ops
+    assert any(t.dtype == DType.I64 for t in b.program_for(0).tiles)
+    assert any(t.dtype == DType.I1 for t in b.program_for(0).tiles)
+    debug = b.program_for(0).debug
+    check = ops.index(Opcode.VASSERT)
+    assert debug[check].endswith(": index must be smaller than dim size")
+    table = np.arange(64, dtype=np.float32).reshape(16, 4)
+    ids = np.array([[3], [0], [15]], dtype=np.int64)
+    out, _ = Simulator(vector("integer_gather")).run({"table": table, "ids": ids})
+    np.testing.assert_array_equal(out["rows"], table[ids[:, 0]])
+    with pytest.raises(AssertionFailedError, match="index must be smaller than dim size"):
+        Simulator(vector("integer_gather")).run({"table": table, "ids": np.array([[3], [16], [1]])})
