@@ -22,26 +22,36 @@ class MLP(nn.Module):
 class MultiHeadAttention(nn.Module):
     """Multi-head self-attention with an optional causal mask.
 
-    Queries, keys and values have their own projections (as in LLaMA), so
-    splitting each projection's output features splits the heads: Megatron
-    tensor parallelism needs no re-layout of a fused QKV weight."""
+    By default queries, keys and values have their own projections (as in
+    LLaMA), so splitting each projection's output features splits the heads:
+    Megatron tensor parallelism needs no re-layout of a fused QKV weight.
+    ``fused_qkv=True`` is nanoGPT's and GPT-2's form instead: one ``qkv``
+    Linear of ``3 * d_model`` outputs, split into q, k and v."""
 
-    def __init__(self, d_model: int, n_heads: int, causal: bool = True) -> None:
+    def __init__(self, d_model: int, n_heads: int, causal: bool = True,
+                 fused_qkv: bool = False) -> None:
         super().__init__()
         if d_model % n_heads:
             raise ValueError(f"d_model {d_model} is not divisible by n_heads {n_heads}")
         self.n_heads = n_heads
         self.d_head = d_model // n_heads
         self.causal = causal
-        self.q = nn.Linear(d_model, d_model)
-        self.k = nn.Linear(d_model, d_model)
-        self.v = nn.Linear(d_model, d_model)
+        self.fused_qkv = fused_qkv
+        if fused_qkv:
+            self.qkv = nn.Linear(d_model, 3 * d_model)
+        else:
+            self.q = nn.Linear(d_model, d_model)
+            self.k = nn.Linear(d_model, d_model)
+            self.v = nn.Linear(d_model, d_model)
         self.proj = nn.Linear(d_model, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, t, c = x.shape
-        q, k, v = (proj(x).view(b, t, self.n_heads, self.d_head).transpose(1, 2)
-                   for proj in (self.q, self.k, self.v))
+        if self.fused_qkv:
+            qkv = self.qkv(x).split(c, dim=-1)
+        else:
+            qkv = (self.q(x), self.k(x), self.v(x))
+        q, k, v = (p.view(b, t, self.n_heads, self.d_head).transpose(1, 2) for p in qkv)
         scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.d_head))
         if self.causal:
             mask = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
