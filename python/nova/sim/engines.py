@@ -189,8 +189,10 @@ class Chip:
         self.sem_blocked: dict[Queue, None] = {}
         self.coll_seq: dict[tuple[int, ...], int] = {}
         self.scalar_count = 0
-        self.flops = 0.0
-        self.compute_bound_ns = 0.0
+        # Per instruction (by pc): engine busy ns and completed executions, for the
+        # report's bound from the work and its attribution to source lines.
+        self.pc_busy = [0.0] * len(self.code)
+        self.pc_count = [0] * len(self.code)
         self.mem_bytes = {k: 0.0 for k in ("hbm_read", "hbm_write", "sram_read", "sram_write",
                                            "acc_read", "acc_write")}
 
@@ -446,8 +448,12 @@ class Machine(VectorUnit, DmaUnit):
         q.running = None
         ch = q.chip
         now = self.now
-        q.busy += now - o.start
+        dur = now - o.start
+        q.busy += dur
         q.count += 1
+        pc = o.d.pc
+        ch.pc_busy[pc] += dur
+        ch.pc_count[pc] += 1
         if now > ch.t_end:
             ch.t_end = now
         if self.trace is not None:
@@ -529,8 +535,6 @@ class Machine(VectorUnit, DmaUnit):
             self._check(ch, ta, o.ra, d, False)
             self._check(ch, tb, o.rb, d, False)
             self._check(ch, td, o.rdst, d, True)
-        ch.flops += 2.0 * m * n * k
-        ch.compute_bound_ns += 2.0 * m * n * k / self.target.peak_flops * 1e9 * (4 if ta.dtype == oc.F32 else 1)
         return self.cost.matmul(m, k, n, ta.dtype)
 
     def _peer(self, ch: Chip, d: Dec, peer: int) -> int:

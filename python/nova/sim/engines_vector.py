@@ -43,8 +43,6 @@ class VectorUnit:
         return self._vector_cost(ch, d, elements)
 
     def _vector_cost(self, ch, d, elements: int) -> float:
-        ch.flops += elements
-        ch.compute_bound_ns += elements / self.target.vector_lanes * self.cycle
         return self.cost.vector(d.op, d.ins.kind, elements)
 
     def _x_vunary(self, q: "Queue", o: "Op") -> float:
@@ -133,6 +131,4 @@ class VectorUnit:
             self._check(ch, d.td, o.rdst, d, True)
             self._check(ch, d.tc, o.rc, d, True)
         n = d.ta.shape[axis]
-        ch.flops += d.ta.size
-        ch.compute_bound_ns += d.ta.size / self.target.vector_lanes * self.cycle
         return self.cost.sort(d.ta.size, n)

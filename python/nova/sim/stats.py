@@ -1,11 +1,14 @@
-"""The run report: simulated time, engine utilisation, bytes moved, FLOPs, % of roofline."""
+"""The run report: simulated time, engine utilisation, bytes moved, FLOPs, the bound
+from the work (per chip, each term), and per-instruction busy time for the profile."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import opcodes as oc
 from .engines import Machine
+from .report_work import instruction_work
 
 
 @dataclass(frozen=True)
@@ -18,12 +21,75 @@ class EngineStats:
 
 
 @dataclass(frozen=True)
+class ChipBound:
+    """The bound from the work of one chip: the time no schedule can beat.
+
+    ``bound_ns = max(matrix_ns, vector_ns, hbm_ns)``:
+    matrix_ns  matrix FLOPs (``2 M K N`` of every matmul executed, loop trip counts
+               included) at the matrix peak of their dtype;
+    vector_ns  vector element-ops at the ISA's per-kind cost (``E * c / lanes``
+               cycles, see :class:`nova.sim.report_work.Work`);
+    hbm_ns     compulsory HBM bytes over HBM bandwidth: every input (parameters
+               included), output and constant of the I/O table moved once.
+    hbm_bytes is the HBM traffic the program actually made, for comparison.
+    """
+
+    chip: int
+    matrix_ns: float
+    vector_ns: float
+    hbm_ns: float
+    matrix_flops: float
+    vector_ops: float
+    compulsory_bytes: float
+    hbm_bytes: float
+
+    @property
+    def bound_ns(self) -> float:
+        return max(self.matrix_ns, self.vector_ns, self.hbm_ns)
+
+    @property
+    def limiter(self) -> str:
+        """The term that sets the bound: ``matrix``, ``vector`` or ``hbm``."""
+        terms = {"matrix": self.matrix_ns, "vector": self.vector_ns, "hbm": self.hbm_ns}
+        return max(terms, key=terms.__getitem__)
+
+
+@dataclass(frozen=True)
+class InstrStat:
+    """One static instruction of one chip: how often it completed, its engine busy
+    time in all, its work (all executions) and its DEBUG-section location."""
+
+    chip: int
+    pc: int
+    name: str
+    engine: str
+    location: str | None
+    count: int
+    busy_ns: float
+    matrix_flops: float
+    matrix_ns: float
+    vector_ops: float
+    vector_ns: float
+    bytes: float
+    hbm_bytes: float
+
+
+@dataclass(frozen=True)
 class Report:
     """What one simulated run cost.
 
     time_ns: simulated time until the last chip finished.
-    roofline_ns: per chip ``max(compute bound, hbm bytes / hbm bandwidth)``, worst chip;
-    roofline_fraction = roofline_ns / time_ns.
+    roofline_ns: the worst chip's bound from the work (:class:`ChipBound`; each term
+    per chip in ``bounds``); roofline_fraction = roofline_ns / time_ns.
+    flops: matrix FLOPs plus vector element-ops, all chips.
+    timing_only: the run computed no numbers (``Simulator(..., functional=False)``).
+    data_dependent: instructions whose cost depends on the data (``dma_gather`` /
+    ``dma_scatter``: one ``RUN_SETUP`` per run of consecutive positions), e.g.
+    ``"chip 0 instruction 12 (dma_gather at model.py:7:9)"``; a timing-only run
+    cannot see the positions and assumes every row of the index tile (its last
+    dimension) is one run, so its time may differ from the functional run's.
+    instr_stats: per chip and instruction, engine busy time and work
+    (see :meth:`profile`).
     """
 
     time_ns: float
@@ -35,6 +101,11 @@ class Report:
     roofline_ns: float
     instructions: int
     collectives: tuple[tuple[str, str, float], ...] = field(default=())
+    bounds: tuple[ChipBound, ...] = field(default=())
+    timing_only: bool = False
+    data_dependent: tuple[str, ...] = field(default=())
+    instr_stats: tuple[InstrStat, ...] = field(default=(), repr=False)
+    hbm_gbps: float = 0.0
 
     def __post_init__(self) -> None:
         if self.time_ns < 0:
@@ -53,10 +124,40 @@ class Report:
         return sum(e.busy_ns for e in self.engines if (chip is None or e.chip == chip)
                    and (e.engine == engine or (engine == "dma" and e.engine.startswith("dma"))))
 
+    @property
+    def busy_ns(self) -> float:
+        """Busy time of every engine queue of every chip, summed."""
+        return sum(e.busy_ns for e in self.engines)
+
+    def bound(self, chip: int | None = None) -> ChipBound:
+        """The bound of ``chip``, or of the chip with the largest bound."""
+        if chip is not None:
+            return next(b for b in self.bounds if b.chip == chip)
+        return max(self.bounds, key=lambda b: b.bound_ns)
+
+    def profile(self, by: str = "line", top: int | None = 20) -> str:
+        """A ``torch.profiler``-style table of simulated busy time per source line
+        (``by="line"``), per instruction (``"instruction"``) or per opcode
+        (``"opcode"``), top-N by time; see :mod:`nova.sim.report_profile`."""
+        from .report_profile import format_profile, profile_rows
+
+        return format_profile(profile_rows(self, by), top, by, total_ns=self.busy_ns)
+
     def summary(self) -> str:
         lines = [f"simulated time   {self.time_ns / 1e3:12.3f} us   ({self.instructions} instructions)",
                  f"FLOPs            {self.flops:14.4g}",
                  f"roofline         {self.roofline_ns / 1e3:12.3f} us   ({100 * self.roofline_fraction:.1f}% of roofline)"]
+        if self.timing_only:
+            lines.append("timing only      (no numbers computed)")
+        if self.data_dependent:
+            lines.append(f"data-dependent   {len(self.data_dependent)} instruction(s) whose cost depends on "
+                         f"the data, e.g. {self.data_dependent[0]}"
+                         + ("; timing-only assumes one run per index row" if self.timing_only else ""))
+        for b in self.bounds:
+            lines.append(f"chip {b.chip} bound     {b.bound_ns / 1e3:10.3f} us ({b.limiter}): matrix "
+                         f"{b.matrix_ns / 1e3:.3f} us, vector {b.vector_ns / 1e3:.3f} us, hbm "
+                         f"{b.hbm_ns / 1e3:.3f} us ({b.compulsory_bytes:.4g} B compulsory, "
+                         f"{b.hbm_bytes:.4g} B moved)")
         for k, v in sorted(self.memory_bytes.items()):
             lines.append(f"{k:16s} {v:14.4g} B")
         for e in self.engines:
@@ -68,13 +169,22 @@ class Report:
         return "\n".join(lines)
 
 
+def compulsory_bytes(program) -> float:
+    """Bytes of every I/O entry (inputs, parameters, outputs) and constant, once."""
+    return float(sum(e.nbytes for e in program.io) + sum(len(c.data) for c in program.constants))
+
+
 def build_report(m: Machine, time_ns: float) -> Report:
     tg = m.target
     engines = []
     mem: dict[str, float] = {}
-    roof = 0.0
+    bounds = []
+    stats = []
+    dependent = []
     flops = 0.0
     n_instr = 0
+    compulsory = compulsory_bytes(m.program)
+    work_of: dict[int, object] = {}  # by id(Dec): SPMD chips share decoded code
     for ch in m.chips:
         for q in ch.queues:
             engines.append(EngineStats(ch.id, q.name, q.count, q.busy, q.busy / time_ns if time_ns else 0.0))
@@ -82,9 +192,28 @@ def build_report(m: Machine, time_ns: float) -> Report:
         n_instr += ch.scalar_count
         for k, v in ch.mem_bytes.items():
             mem[k] = mem.get(k, 0.0) + v
+        mx = mx_ns = vo = vo_ns = 0.0
+        for d, busy, count in zip(ch.code, ch.pc_busy, ch.pc_count):
+            if d.qkey < 0:
+                continue
+            w = work_of.get(id(d))
+            if w is None:
+                w = work_of[id(d)] = instruction_work(d, tg)
+            if not count:
+                continue
+            if d.op in (oc.DMA_GATHER, oc.DMA_SCATTER):
+                loc = ch.debug.get(d.pc)
+                dependent.append(f"chip {ch.id} instruction {d.pc} ({d.name}{' at ' + loc if loc else ''})")
+            mx += w.matrix_flops * count
+            mx_ns += w.matrix_ns * count
+            vo += w.vector_ops * count
+            vo_ns += w.vector_ns * count
+            stats.append(InstrStat(ch.id, d.pc, d.name, ch.queues[d.qkey].name, ch.debug.get(d.pc), count, busy,
+                                   w.matrix_flops * count, w.matrix_ns * count, w.vector_ops * count,
+                                   w.vector_ns * count, w.bytes * count, w.hbm_bytes * count))
         hbm = ch.mem_bytes["hbm_read"] + ch.mem_bytes["hbm_write"]
-        roof = max(roof, ch.compute_bound_ns, hbm / tg.hbm_gbps)
-        flops += ch.flops
+        bounds.append(ChipBound(ch.id, mx_ns, vo_ns, compulsory / tg.hbm_gbps, mx, vo, compulsory, hbm))
+        flops += mx + vo
     links: dict[str, float] = {}
     busy: dict[str, float] = {}
     for src_b, src_busy in ((m.pool.bytes, m.pool.busy), (m.coll_link_bytes, m.coll_link_busy)):
@@ -94,6 +223,9 @@ def build_report(m: Machine, time_ns: float) -> Report:
             links[k] = links.get(k, 0.0) + v
             busy[k] = busy.get(k, 0.0) + src_busy.get(k, 0.0)
     util = {k: min(1.0, v / time_ns) if time_ns else 0.0 for k, v in busy.items()}
+    roof = max((b.bound_ns for b in bounds), default=0.0)
     return Report(time_ns=time_ns, engines=tuple(engines), memory_bytes=mem, link_bytes=links,
                   link_utilisation=util, flops=flops, roofline_ns=roof, instructions=n_instr,
-                  collectives=tuple(m.collectives))
+                  collectives=tuple(m.collectives), bounds=tuple(bounds), timing_only=not m.functional,
+                  data_dependent=tuple(dependent), instr_stats=tuple(stats),
+                  hbm_gbps=tg.hbm_gbps)

@@ -29,20 +29,26 @@ class CostModel:
         r = 4 if dtype == oc.F32 else 1
         return (k + n + m * math.ceil(n / self.cols) * r) * self.cycle
 
-    def vector(self, opcode: int, kind: int, elements: int) -> float:
+    @staticmethod
+    def vector_factor(opcode: int, kind: int, axis_size: int = 1) -> int:
+        """Cycles per ``vector_lanes`` elements (docs/isa.md 2.4, 2.6): ``c`` of the
+        elementwise, transpose and scan costs; ``s (s + 1) / 2`` bitonic stages of
+        ``vsort`` (``s = max(1, ceil(log2 n))``, ``n = axis_size``)."""
+        if opcode == oc.VSORT:
+            s = max(1, (axis_size - 1).bit_length())
+            return s * (s + 1) // 2
         if opcode == oc.VTRANSPOSE or opcode == oc.VSCAN:
-            c = 2
-        elif opcode in (oc.VUNARY, oc.VBINARY, oc.VSCALAR) and kind in oc.TRANSCENDENTAL:
-            c = 4
-        else:
-            c = 1
-        return (16 + -(-elements // self.lanes) * c) * self.cycle
+            return 2
+        if opcode in (oc.VUNARY, oc.VBINARY, oc.VSCALAR) and kind in oc.TRANSCENDENTAL:
+            return 4
+        return 1
+
+    def vector(self, opcode: int, kind: int, elements: int) -> float:
+        return (16 + -(-elements // self.lanes) * self.vector_factor(opcode, kind)) * self.cycle
 
     def sort(self, elements: int, n: int) -> float:
-        """``vsort`` of ``elements`` with ``n`` along the axis: a bitonic network of
-        ``s (s + 1) / 2`` stages, ``s = max(1, ceil(log2 n))``."""
-        s = max(1, (n - 1).bit_length())
-        return (16 + -(-elements // self.lanes) * (s * (s + 1) // 2)) * self.cycle
+        """``vsort`` of ``elements`` with ``n`` along the axis: a bitonic network."""
+        return (16 + -(-elements // self.lanes) * self.vector_factor(oc.VSORT, 0, n)) * self.cycle
 
 
 class Flow:
