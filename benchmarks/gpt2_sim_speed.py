@@ -4,8 +4,10 @@ GPT-2 small shapes: d_model 768, 12 heads, seq 128, batch 1, 12 layers (fewer wi
 --layers; the 12-layer numbers are then extrapolated linearly and labelled so).
 The model is compiled once; only the simulator run (Program.run, including the
 Simulator's set-up) is timed. numpy runs the forward's matmuls directly (qkv,
-per-head q@k^T and att@v, proj, fc1, fc2 per layer), best of --repeat runs.
-Both sides use one BLAS thread. Usage: python benchmarks/gpt2_sim_speed.py [--layers 12]
+per-head q@k^T and att@v, proj, fc1, fc2 per layer, inputs renormalised per layer),
+best of --repeat runs, every activation checked float32 with normal magnitudes
+(benchmarks/yardstick.py). Both sides use one BLAS thread; both are measured in
+this one run and the ratio printed from them. Usage: python benchmarks/gpt2_sim_speed.py [--layers 12]
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
@@ -27,29 +30,48 @@ import torch  # noqa: E402
 import nova  # noqa: E402
 from nova import models  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from yardstick import best_of, check_all, f32, renormalise  # noqa: E402
+
 FULL_LAYERS = 12
 
 
-def numpy_matmuls(cfg: models.GPTConfig, layers: int, rng: np.random.Generator) -> float:
-    """Wall time of the forward's matmuls in numpy (f32), one call."""
+def numpy_forward(cfg: models.GPTConfig, layers: int, rng: np.random.Generator
+                  ) -> tuple[Callable[[], list[tuple[str, np.ndarray]]], int]:
+    """The forward's matmuls in numpy (f32; qkv, per-head q@k^T and att@v, proj, fc1,
+    fc2 per layer), each layer's input renormalised as the model's LayerNorm does so
+    activations stay at normal magnitudes. Returns the forward (it returns every
+    activation, for :func:`yardstick.check`) and its matmul FLOPs."""
     t, d, h = cfg.seq_len, cfg.d_model, cfg.n_heads
     dh, f = d // h, cfg.mlp_ratio * d
-    x = rng.standard_normal((t, d)).astype(np.float32)
+    x0 = rng.standard_normal((t, d)).astype(np.float32)
 
     def weight(k: int, n: int) -> np.ndarray:
-        return (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+        return (rng.standard_normal((k, n)) * f32(1 / np.sqrt(k))).astype(np.float32)
 
     w = [(weight(d, 3 * d), weight(d, d), weight(d, f), weight(f, d)) for _ in range(layers)]
-    start = time.perf_counter()
-    for qkv_w, proj_w, fc1_w, fc2_w in w:
-        qkv = x @ qkv_w
-        q, k, v = (qkv[:, i * d:(i + 1) * d].reshape(t, h, dh).transpose(1, 0, 2) for i in range(3))
-        # Scaled like softmax rows (sum 1) so values stay finite over 12 layers.
-        att = (q @ k.transpose(0, 2, 1)) * np.float32(1 / (np.sqrt(dh) * t))
-        y = (att @ v).transpose(1, 0, 2).reshape(t, d)
-        x = y @ proj_w
-        x = (x @ fc1_w) @ fc2_w
-    return time.perf_counter() - start
+    scale = f32(1 / np.sqrt(dh))
+    inv_t = f32(1 / t)
+
+    def forward() -> list[tuple[str, np.ndarray]]:
+        acts = []
+        x = x0
+        for i, (qkv_w, proj_w, fc1_w, fc2_w) in enumerate(w):
+            x = renormalise(x)
+            qkv = x @ qkv_w
+            q, k, v = (qkv[:, j * d:(j + 1) * d].reshape(t, h, dh).transpose(1, 0, 2) for j in range(3))
+            # Scores scaled like softmax rows (sum ~1) so att @ v keeps v's magnitude.
+            att = (q @ k.transpose(0, 2, 1)) * scale * inv_t
+            y = (att @ v).transpose(1, 0, 2).reshape(t, d)
+            a = y @ proj_w
+            m = renormalise(x + a)
+            x = x + a + (m @ fc1_w) @ fc2_w
+            acts += [(f"layer {i} qkv", qkv), (f"layer {i} att", att), (f"layer {i} att@v", y),
+                     (f"layer {i} proj", a), (f"layer {i} out", x)]
+        return acts
+
+    flops = layers * 2 * t * (d * 3 * d + 2 * t * d + d * d + 2 * d * f)
+    return forward, flops
 
 
 def main() -> None:
@@ -84,8 +106,11 @@ def main() -> None:
           f"{100 * r.roofline_fraction:.1f}% of roofline; max |error| vs torch {error:.2e})")
 
     rng = np.random.default_rng(0)
-    t_np = min(numpy_matmuls(cfg, args.layers, rng) for _ in range(args.repeat))
-    print(f"numpy matmuls: {t_np * 1e3:.2f} ms (best of {args.repeat})")
+    forward, np_flops = numpy_forward(cfg, args.layers, rng)
+    checked = check_all(forward())  # float32, finite, no denormals: every activation
+    t_np = best_of(forward, args.repeat)
+    print(f"numpy forward matmuls: {t_np * 1e3:.2f} ms (best of {args.repeat}; {np_flops:.3e} FLOPs, "
+          f"{checked} activations checked float32 and normal)")
     print(f"ratio simulator / numpy, {args.layers} layer(s): {t_sim / t_np:.2f}x (target <= 3x)")
     if args.layers != FULL_LAYERS:
         scale = FULL_LAYERS / args.layers

@@ -26,6 +26,9 @@ from asm import target  # noqa: E402
 from nova.sim import Simulator  # noqa: E402
 from test_matmul import tiled_matmul_bias  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from yardstick import check_all  # noqa: E402
+
 
 def main(M: int, K: int, N: int, T: int) -> None:
     rng = np.random.default_rng(0)
@@ -47,6 +50,8 @@ def main(M: int, K: int, N: int, T: int) -> None:
                 acc += a[i:i + T, k:k + T] @ b[k:k + T, j:j + T]
             c[i:i + T, j:j + T] = acc + bias[j:j + T]
     t_np = time.perf_counter() - t0
+    check_all([("a", a), ("b", b), ("bias", bias), ("numpy c", c)])  # float32, normal magnitudes
+    assert np.allclose(c, out["c"], rtol=1e-3, atol=1e-3)
     print(f"GEMM {M}x{K}x{N}, tiles {T}: {rep.instructions} dynamic instructions, "
           f"simulated {rep.time_ns / 1e3:.1f} us ({100 * rep.roofline_fraction:.1f}% of roofline)")
     print(f"simulator wall {t_sim:.3f} s, numpy same tile matmuls {t_np:.3f} s, ratio {t_sim / t_np:.2f}x, "
