@@ -35,9 +35,27 @@ def run_demo(example: str = DEFAULT_EXAMPLE, target: TargetOptions = TargetOptio
     return DemoResult(example=path, target=target, output=output)
 
 
+#: The demo's model: a 2-layer GPT language model over a byte-sized vocabulary.
+DEMO_CONFIG = dict(d_model=128, n_heads=4, n_layers=2, seq_len=64, vocab_size=256)
+
+
+def _demo_model(seed: int, batch: int):
+    """The demo GPT (random weights, LM head tied to the token embedding) and
+    random token ids ``[batch, seq_len]``."""
+    import torch
+
+    from nova.models import GPT, GPTConfig
+
+    torch.manual_seed(seed)
+    config = GPTConfig(**DEMO_CONFIG)
+    model = GPT(config).eval()
+    ids = torch.randint(0, config.vocab_size, (batch, config.seq_len))
+    return config, model, ids
+
+
 @dataclass(frozen=True)
 class ModelDemoResult:
-    """A GPT-style decoder compiled, run on the simulator and checked against torch."""
+    """A GPT language model compiled, run on the simulator and checked against torch."""
 
     config: object
     max_abs_error: float
@@ -48,21 +66,18 @@ class ModelDemoResult:
 
 def run_model_demo(target: TargetOptions = TargetOptions(), *,
                    trace: str | Path | None = None, seed: int = 0) -> ModelDemoResult:
-    """The main job: a 2-layer GPT-style decoder (random weights) through the whole
-    compiler, run on the simulated chip, compared with torch eager."""
+    """The main job: a 2-layer GPT language model (random weights) through the
+    whole compiler, from random token ids to logits on the simulated chip,
+    compared with torch eager."""
     import torch
 
     import nova
-    from nova.models import GPT, GPTConfig
 
-    torch.manual_seed(seed)
-    config = GPTConfig(d_model=128, n_heads=4, n_layers=2, seq_len=64)
-    model = GPT(config).eval()
-    x = torch.randn(1, config.seq_len, config.d_model)
-    program = nova.compile(model, x, target=target.name, chips=target.chips or 1)
-    (y,) = program.run(x, trace=trace is not None)
+    config, model, ids = _demo_model(seed, batch=1)
+    program = nova.compile(model, ids, target=target.name, chips=target.chips or 1)
+    (y,) = program.run(ids, trace=trace is not None)
     with torch.no_grad():
-        expected = model(x)
+        expected = model(ids)
     error = float((y - expected).abs().max())
     if trace is not None:
         program.write_trace(trace)
@@ -83,19 +98,17 @@ class ParallelRow:
 
 
 def run_parallel_demo(target: str = "nova-t1", *, seed: int = 0) -> list[ParallelRow]:
-    """The demo GPT (batch 4) on 1 chip, TP=4, DP=2 x TP=4 and PP=2 x 4
-    microbatches of ``target``, each checked against torch eager."""
+    """The demo GPT (token ids of batch 4 in, logits out) on 1 chip, TP=4,
+    DP=2 x TP=4 and PP=2 x 4 microbatches of ``target``, each checked against
+    torch eager. Tensor parallelism splits the blocks; the embeddings and the
+    tied LM head are replicated."""
     import torch
 
     import nova
-    from nova.models import GPT, GPTConfig
     from nova.parallel import (Mesh, compile_parallel, compile_pipeline,
                                megatron_transformer_plan, split_stages)
 
-    torch.manual_seed(seed)
-    config = GPTConfig(d_model=128, n_heads=4, n_layers=2, seq_len=64)
-    model = GPT(config).eval()
-    x = torch.randn(4, config.seq_len, config.d_model)
+    _, model, x = _demo_model(seed, batch=4)
     with torch.no_grad():
         expected = model(x)
     layouts = [

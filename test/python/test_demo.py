@@ -30,6 +30,8 @@ def test_model_demo_matches_torch(tmp_path) -> None:
     from nova.demo import run_model_demo
 
     result = run_model_demo(trace=tmp_path / "trace.json")
+    # The language model: token ids in, logits over the vocabulary out.
+    assert result.config.vocab_size == 256 and result.config.tie_weights
     assert result.matches_torch, result.max_abs_error
     assert "simulated time" in result.summary
     assert (tmp_path / "trace.json").stat().st_size > 0

@@ -45,7 +45,8 @@ def _demo(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 0
-    cfg_text = "2-layer GPT-style decoder (d_model 128, 4 heads, seq 64, random weights)"
+    cfg_text = ("2-layer GPT language model (d_model 128, 4 heads, seq 64, vocab 256, "
+                "random weights; token ids in, logits out)")
     if args.parallel:
         return _parallel_demo(cfg_text, args.target)
     _progress(f"compiling a {cfg_text} for {target.name} ...")
