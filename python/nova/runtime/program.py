@@ -89,12 +89,23 @@ class CompiledProgram:
             arrays.append(_contiguous(array))
         return arrays
 
-    def run(self, *args: Any, trace: bool = False) -> list[Any]:
-        """Runs on the simulator; returns the outputs (torch tensors) and sets ``report``."""
+    def run(self, *args: Any, trace: bool = False, timing_only: bool = False) -> list[Any]:
+        """Runs on the simulator; returns the outputs (torch tensors) and sets ``report``.
+
+        ``timing_only=True`` simulates shapes and costs only (no numbers, no simulated
+        memory; see ``nova.sim.Simulator``): the inputs may be left out, nothing is
+        returned (``[]``) and ``report`` holds the same simulated times as a full run.
+        """
         import torch
 
         from nova.sim import Simulator
 
+        if timing_only:
+            arrays = self._check(args) if args else []
+            simulator = Simulator(self.binary, functional=False, trace=trace)
+            _, self.report = simulator.run({e.index: a for e, a in zip(self.input_entries, arrays)})
+            self._simulator = simulator
+            return []
         arrays = self._check(args)
         inputs = {e.index: a for e, a in zip(self.input_entries, arrays)}
         if trace:

@@ -534,6 +534,8 @@ class Machine(VectorUnit, DmaUnit):
         else:
             self._check(ch, ta, o.ra, d, False)
             self._check(ch, tb, o.rb, d, False)
+            if d.ins.flags & oc.F_ACCUMULATE:
+                ch.mem_bytes[_RW[td.space][0]] += td.nbytes
             self._check(ch, td, o.rdst, d, True)
         return self.cost.matmul(m, k, n, ta.dtype)
 

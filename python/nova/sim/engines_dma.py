@@ -112,6 +112,8 @@ class DmaUnit:
         else:
             for t, a, w in ((ta, o.ra, False), (tb, o.rb, False), (td, o.rdst, True)):
                 self._check(ch, t, a, d, w)
+            # Count the bytes as the functional run does: the gathered ones, not the table.
+            ch.mem_bytes[_RW[ta.space][0]] += td.nbytes - ta.nbytes
             runs = self._unknown_runs(tb)
         self._indexed_flow(q, o, runs, td.nbytes)
         return None
@@ -143,6 +145,10 @@ class DmaUnit:
         else:
             for t, a, w in ((ta, o.ra, False), (tb, o.rb, False), (td, o.rdst, True)):
                 self._check(ch, t, a, d, w)
+            # Count the bytes as the functional run does: the scattered ones, not the table.
+            ch.mem_bytes[_RW[td.space][1]] += ta.nbytes - td.nbytes
+            if accumulate:
+                ch.mem_bytes[_RW[td.space][0]] += ta.nbytes
             runs = self._unknown_runs(tb)
         self._indexed_flow(q, o, runs, ta.nbytes * (2 if accumulate else 1))
         return None

@@ -29,8 +29,16 @@ _PRESIZE_LIMIT = 1 << 28
 class Simulator:
     """Runs a program (a loaded binary or a :class:`Program`) on every chip of its target.
 
-    functional=False runs the timing model only (no data is stored or computed; memory
-    bounds are still checked), for sweeps over large sizes.
+    functional=False runs the timing model only: shapes and costs, no numbers
+    computed and no memory allocated (no HBM, SRAM or accumulator buffers; memory
+    bounds are still checked), for models and meshes too large to compute. Inputs
+    may be left out (given ones are still checked against the I/O table) and no
+    outputs are returned. Simulated times equal the functional mode's, except for
+    instructions whose cost depends on the data: ``dma_gather`` / ``dma_scatter``
+    pay one run setup per run of consecutive positions, which a timing-only run
+    cannot see; it assumes one run per row of the index tile and lists those
+    instructions in ``report.data_dependent``. ``vassert`` checks nothing in this
+    mode.
     trace=True records a Chrome/Perfetto timeline, see :meth:`write_trace`.
     resident=True keeps every chip's memories between runs, as a device keeps
     its weights in HBM: a later run need only pass the inputs that changed.
@@ -111,7 +119,7 @@ class Simulator:
                     enc[e.index] = self._encode(e, mine[e.index])
                 elif e.index in given:
                     enc[e.index] = self._encode(e, given[e.index][1])
-                elif e.index not in self._loaded:
+                elif self.functional and e.index not in self._loaded:
                     raise InputError(f"input {e.index} ('{e.name}') was not given")
             encoded[c] = enc
         mems = None
