@@ -160,9 +160,19 @@ def _profile(args: argparse.Namespace) -> int:
     from nova.cli.program_file import load_program
 
     program = load_program(args.program)
-    inputs = _program_inputs(args, program)
-    program.run(*inputs, trace=True)
+    if args.timing_only:
+        from nova.runtime.program import CompiledProgram
+
+        if not isinstance(program, CompiledProgram):
+            raise NovaRuntimeError(f"{args.program}: --timing-only runs single-program .novaprog "
+                                   "files (a multi-chip program: use nova.sim.Simulator(binary, "
+                                   "functional=False))")
+        program.run(trace=True, timing_only=True)
+    else:
+        program.run(*_program_inputs(args, program), trace=True)
     print(program.report.summary())
+    print()
+    print(program.report.profile(by=args.by, top=args.top or None))
     trace = Path(args.trace) if args.trace else Path(args.program).with_suffix(".trace.json")
     program.write_trace(trace)
     _progress(f"wrote Chrome trace to {trace} (open in https://ui.perfetto.dev)")
@@ -232,9 +242,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(run=_run)
 
     profile = commands.add_parser(
-        "profile", help="run a program, print the performance report and write a Chrome trace")
+        "profile", help="run a program, print the performance report, the time per source "
+        "line and write a Chrome trace")
     profile.add_argument("program", help=".novaprog (or bare .nova binary)")
     _add_input_flags(profile)
+    profile.add_argument("--by", default="line", choices=("line", "opcode", "instruction"),
+                         help="rows of the profile table (default: the model's source line)")
+    profile.add_argument("--top", type=int, default=20, help="rows shown, largest first (0: all)")
+    profile.add_argument("--timing-only", action="store_true",
+                         help="simulate shapes and costs only (no numbers, no inputs, no memory): "
+                              "the same simulated times, for programs too large to compute")
     profile.add_argument("--trace", help="trace file to write (default: PROGRAM with .trace.json)")
     profile.set_defaults(run=_profile)
 
