@@ -74,6 +74,15 @@ def numpy_forward(cfg: models.GPTConfig, layers: int, rng: np.random.Generator
     return forward, flops
 
 
+def bound_text(r) -> str:
+    """The bound from the work of the report's worst chip, its three terms and the traffic."""
+    b = r.bound()
+    return (f"bound from the work {b.bound_ns / 1e3:.1f} us ({b.limiter}): matrix {b.matrix_ns / 1e3:.1f} us "
+            f"({b.matrix_flops:.3e} FLOPs), vector {b.vector_ns / 1e3:.1f} us ({b.vector_ops:.3e} element-ops), "
+            f"hbm {b.hbm_ns / 1e3:.1f} us ({b.compulsory_bytes / 1e6:.2f} MB compulsory; "
+            f"{b.hbm_bytes / 1e6:.2f} MB moved); simulated / bound {r.time_ns / b.bound_ns:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=FULL_LAYERS)
@@ -104,6 +113,16 @@ def main() -> None:
     print(f"simulator: {t_sim:.2f} s wall for {r.instructions} dynamic instructions "
           f"({r.time_s * 1e3:.3f} ms simulated, {r.flops:.3e} FLOPs, "
           f"{100 * r.roofline_fraction:.1f}% of roofline; max |error| vs torch {error:.2e})")
+
+    print(bound_text(r))
+    t0 = time.perf_counter()
+    program.run(timing_only=True)
+    t_timing = time.perf_counter() - t0
+    rt = program.report
+    same = rt.time_ns == r.time_ns and [e.busy_ns for e in rt.engines] == [e.busy_ns for e in r.engines]
+    print(f"timing-only run: {t_timing:.3f} s wall, {rt.time_s * 1e3:.3f} ms simulated "
+          f"({'identical to' if same else 'DIFFERENT from'} the functional run); speedup over the warm "
+          f"functional run {t_sim / t_timing:.1f}x, over the first run {t_first / t_timing:.1f}x")
 
     rng = np.random.default_rng(0)
     forward, np_flops = numpy_forward(cfg, args.layers, rng)

@@ -1,6 +1,7 @@
 """Simulated time / roofline bound on nova-t1 for a big matmul and the GPT block.
 
-Prints report.roofline_fraction (roofline time / simulated time) and its inverse
+Prints report.roofline_fraction (bound from the work / simulated time, the bound's
+three terms and the actual HBM traffic beside the compulsory bytes) and its inverse
 (how many times slower than the roofline the compiled program runs), plus the
 compile and simulation wall times. A matmul size whose simulation would take
 much longer than ~2 minutes on this machine can be skipped with --sizes.
@@ -46,6 +47,10 @@ def measure(name: str, model: torch.nn.Module, x: torch.Tensor) -> None:
           f"roofline_fraction {r.roofline_fraction:.3f} (sim / roofline = "
           f"{1 / r.roofline_fraction:.2f}x), {r.flops:.3e} FLOPs, {r.instructions} instructions; "
           f"compile {t_compile:.1f} s, simulate {t_sim:.1f} s wall", flush=True)
+    b = r.bound()
+    print(f"  bound from the work ({b.limiter}): matrix {b.matrix_ns / 1e3:.1f} us, vector "
+          f"{b.vector_ns / 1e3:.1f} us, hbm {b.hbm_ns / 1e3:.1f} us ({b.compulsory_bytes / 1e6:.2f} MB "
+          f"compulsory, {b.hbm_bytes / 1e6:.2f} MB moved = {b.hbm_bytes / b.compulsory_bytes:.2f}x)", flush=True)
 
 
 def main() -> None:
