@@ -67,6 +67,7 @@ class CompiledProgram:
         self.report = None
         self._simulator = None
         self._resident = None
+        self._timing = None
 
     # Calling -----------------------------------------------------------------------------
     def _check(self, args: Sequence[Any]) -> list[np.ndarray]:
@@ -102,7 +103,10 @@ class CompiledProgram:
 
         if timing_only:
             arrays = self._check(args) if args else []
-            simulator = Simulator(self.binary, functional=False, trace=trace)
+            simulator = (Simulator(self.binary, functional=False, trace=True) if trace else
+                         self._timing or Simulator(self.binary, functional=False))
+            if not trace:
+                self._timing = simulator  # decoded once, like the resident simulator
             _, self.report = simulator.run({e.index: a for e, a in zip(self.input_entries, arrays)})
             self._simulator = simulator
             return []

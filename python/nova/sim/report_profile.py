@@ -5,7 +5,8 @@ Every engine instruction's busy time (start to completion on its queue, all
 executions, all chips) is attributed to its DEBUG-section location. A location is
 ``file:line:col``, a call-site chain ``lib.py:10:3 called from model.py:42:9`` (the
 model's own line last), and for ``vassert`` ``: <message>`` after it; a row is keyed
-by the last frame's ``file:line``. Instructions without a location go under
+by the last frame's ``file:line`` (``by="line"``) or the first's (``by="op"``: the
+line of the op itself, e.g. inside a library module's ``forward``). Instructions without a location go under
 ``<unknown>``. The rows' times add up to the report's total busy time
 (:attr:`nova.sim.stats.Report.busy_ns`); engines run concurrently, so that total
 exceeds the simulated time.
@@ -30,12 +31,13 @@ UNKNOWN = "<unknown>"
 _FRAME = re.compile(r"^(.*?):(\d+)(?::(\d+))?")
 
 
-def source_line(location: str | None) -> str:
+def source_line(location: str | None, innermost: bool = False) -> str:
     """``file:line`` of the model's own frame (the last of a ``called from`` chain),
-    or ``<unknown>``."""
+    or with ``innermost`` of the first (the op's own line inside a module's
+    ``forward``), or ``<unknown>``."""
     if not location:
         return UNKNOWN
-    frame = location.split(" called from ")[-1].strip()
+    frame = location.split(" called from ")[0 if innermost else -1].strip()
     m = _FRAME.match(frame)
     return f"{m.group(1)}:{m.group(2)}" if m else frame or UNKNOWN
 
@@ -59,11 +61,13 @@ class ProfileRow:
 def _key(s: "InstrStat", by: str) -> str:
     if by == "line":
         return source_line(s.location)
+    if by == "op":
+        return source_line(s.location, innermost=True)
     if by == "opcode":
         return s.name
     if by == "instruction":
         return f"chip {s.chip} #{s.pc} {s.name} @ {source_line(s.location)}"
-    raise ValueError(f"profile rows are by 'line', 'opcode' or 'instruction', got {by!r}")
+    raise ValueError(f"profile rows are by 'line', 'op', 'opcode' or 'instruction', got {by!r}")
 
 
 def profile_rows(report: "Report", by: str = "line") -> list[ProfileRow]:

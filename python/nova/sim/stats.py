@@ -137,7 +137,7 @@ class Report:
 
     def profile(self, by: str = "line", top: int | None = 20) -> str:
         """A ``torch.profiler``-style table of simulated busy time per source line
-        (``by="line"``), per instruction (``"instruction"``) or per opcode
+        (``by="line"``, the model's frame), per innermost frame (``"op"``), per instruction (``"instruction"``) or per opcode
         (``"opcode"``), top-N by time; see :mod:`nova.sim.report_profile`."""
         from .report_profile import format_profile, profile_rows
 

@@ -15,6 +15,8 @@ def test_source_line_is_the_models_frame():
     assert source_line("model.py:7:9") == "model.py:7"
     assert source_line("/lib/functional.py:2100:5 called from /m/model.py:42:13") == "/m/model.py:42"
     assert source_line("a.py:1:1 called from b.py:2:2 called from m.py:3:4: index out of range") == "m.py:3"
+    assert source_line("/lib/functional.py:2100:5 called from /m/model.py:42:13", innermost=True) == \
+        "/lib/functional.py:2100"
     assert source_line(None) == source_line("") == UNKNOWN
 
 
@@ -64,6 +66,8 @@ def test_small_model_every_instruction_attributed(gpt_block):
     located = [r for r in rows if r.key != UNKNOWN]
     assert located and sum(r.busy_ns for r in located) > 0.5 * rep.busy_ns
     assert any("models" in r.key and ".py:" in r.key for r in located)
+    ops = profile_rows(rep, "op")
+    assert sum(r.busy_ns for r in ops) == pytest.approx(rep.busy_ns, rel=1e-12)
     # The rows' work is the chip's: matrix FLOPs + vector element-ops.
     b = rep.bound(0)
     assert sum(r.flops for r in rows) == pytest.approx(b.matrix_flops + b.vector_ops)
