@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import torch
 
 from nova.compiler.compile import compile_linalg
 from nova.compiler.options import TargetOptions
-from nova.frontend import ImportedProgram, import_model
+from nova.frontend import import_model
+from nova.frontend.state import param_arrays
 from nova.runtime.program import CompiledProgram
 
 if TYPE_CHECKING:
@@ -48,32 +48,22 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
     With a ``mesh`` (``nova.parallel.Mesh``) and a ``plan``
     (``nova.parallel.ParallelPlan``) the model is partitioned over
     ``mesh.size`` chips and a ``nova.parallel.ParallelProgram`` is returned
-    (see ``nova.parallel.compile_parallel``; ``chips`` is then unused).
+    (see ``nova.parallel.compile_parallel``; ``chips`` is then unused), called
+    the same way as a single-chip program.
     """
     if mesh is not None or plan is not None:
         if mesh is None or plan is None:
             raise ValueError("nova.compile: mesh and plan go together")
         from nova.parallel.compile import compile_parallel
-        if example_kwargs:
-            raise ValueError("nova.compile: a parallel program takes positional inputs only")
         return compile_parallel(model, *example_args, mesh=mesh, plan=plan, target=target,
-                                dump_dir=dump_dir, double_buffer=double_buffer)
+                                dump_dir=dump_dir, double_buffer=double_buffer,
+                                **example_kwargs)
     options = TargetOptions(name=target, chips=chips)
     imported = import_model(model, *example_args, **example_kwargs)
     result = compile_linalg(imported.mlir, options, dump_dir=dump_dir,
                             double_buffer=double_buffer)
     return CompiledProgram(result.binary, param_arrays(imported), stages=result.stages,
                            binding=imported.binding)
-
-
-def param_arrays(imported: ImportedProgram) -> list[np.ndarray]:
-    """The values of the program's state arguments (parameters, buffers and
-    lifted constants, in argument order) as arrays for the binary."""
-    arrays = []
-    for value in imported.param_values:
-        value = value.detach().cpu()
-        arrays.append((value.float() if value.dtype == torch.bfloat16 else value).numpy())
-    return arrays
 
 
 def export_and_run(model: torch.nn.Module, *args: Any, target: str = "nova-t1",

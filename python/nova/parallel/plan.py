@@ -10,13 +10,16 @@ from nova.parallel.placements import Placement, Replicate, Shard
 
 @dataclass(frozen=True)
 class ParallelPlan:
-    """Placements by parameter name (``"fc1.weight"``) or input position
-    (``"input0"``), each a mapping from mesh axis (name or index) to a
+    """Placements by state name (``"fc1.weight"``, as the exported program
+    names its parameters, buffers and lifted constants) or input name
+    (``"input0"`` for the first positional input, ``"input_ids"`` for a
+    keyword one), each a mapping from mesh axis (name or index) to a
     placement. Anything not named is replicated, and so are the outputs."""
 
     placements: Mapping[str, Mapping[str | int, Placement]] = field(default_factory=dict)
-    #: When set, every input the plan does not name is split along its first
-    #: (batch) dimension over this mesh axis (data parallelism).
+    #: When set, every tensor input the plan does not name is split along its
+    #: first (batch) dimension over this mesh axis (data parallelism), whatever
+    #: its dtype (token ids and masks too); a 0-d input is replicated.
     batch_axis: str | int | None = None
 
     def __post_init__(self) -> None:
@@ -26,18 +29,21 @@ class ParallelPlan:
                     raise TypeError(f"placement of {name!r} on axis {axis!r} must be a "
                                     f"Shard, Replicate or Partial, got {placement!r}")
 
-    def of(self, name: str, *, is_input: bool = False) -> Mapping[str | int, Placement]:
+    def of(self, name: str, *, is_input: bool = False,
+           rank: int | None = None) -> Mapping[str | int, Placement]:
+        """The placements of argument ``name`` (of rank ``rank`` when known)."""
         if name in self.placements:
             return self.placements[name]
-        if is_input and self.batch_axis is not None:
+        if is_input and self.batch_axis is not None and rank != 0:
             return {self.batch_axis: Shard(0)}
         return {}
 
 
 def data_parallel_plan(axis: str | int = 0) -> ParallelPlan:
-    """Data parallelism over mesh axis ``axis``: every input is split along
-    its batch dimension (``Shard(0)``), every parameter is replicated, and
-    each chip's outputs are its rows of the batch."""
+    """Data parallelism over mesh axis ``axis``: every tensor input
+    (positional or keyword, float, integer or bool) is split along its batch
+    dimension (``Shard(0)``; a 0-d input is replicated), all state is
+    replicated, and each chip's outputs are its rows of the batch."""
     return ParallelPlan({}, batch_axis=axis)
 
 

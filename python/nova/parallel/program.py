@@ -14,24 +14,34 @@ from nova.parallel.mesh import Mesh
 from nova.parallel.placements import Partial, Placement, Replicate, Shard
 from nova.parallel.shards import assemble, local_shard
 from nova.runtime.binary import load_binary
-from nova.runtime.program import ProgramInputError, _to_numpy
+from nova.runtime.binding import CallBinding
+from nova.runtime.program import ProgramInputError, _contiguous, _input_label, _to_numpy
 
 
 class ParallelProgram:
-    """``program(*inputs)`` runs the SPMD binary on every chip of the mesh,
-    each with its own parameter shards. Inputs are split over the chips by
-    ``input_placements`` (replicated when not given) and outputs put back
-    together by ``output_placements`` (replicated: chip 0's)."""
+    """``program(*args, **kwargs)`` runs the SPMD binary on every chip of the
+    mesh, each with its own parameter shards. Inputs are split over the chips
+    by ``input_placements`` (replicated when not given) and outputs put back
+    together by ``output_placements`` (replicated: chip 0's).
+
+    With a ``binding`` (``compile_parallel`` records the exported program's)
+    a call takes the model's own arguments, positional or keyword, and
+    returns the model's own output structure, as a single-chip
+    ``CompiledProgram`` does; without one it takes the binary's inputs in
+    order and returns one tensor or a tuple."""
 
     def __init__(self, binary: bytes, chip_params: Sequence[Sequence[np.ndarray]],
                  stages: dict | None = None, *, mesh: Mesh | None = None,
                  input_placements: Sequence[Mapping[int, Placement]] = (),
-                 output_placements: Sequence[Mapping[int, Placement]] = ()) -> None:
+                 output_placements: Sequence[Mapping[int, Placement]] = (),
+                 binding: CallBinding | None = None) -> None:
         self.binary_bytes = bytes(binary)
         self.binary = load_binary(self.binary_bytes)
-        self.chip_params = [[np.ascontiguousarray(p) for p in params] for params in chip_params]
+        self.chip_params = [[_contiguous(np.asarray(p)) for p in params]
+                            for params in chip_params]
         self.stages = dict(stages or {})
         self.mesh = mesh
+        self.binding = binding
         self.input_placements = list(input_placements)
         self.output_placements = list(output_placements)
         count = len(self.chip_params[0]) if self.chip_params else 0
@@ -64,14 +74,22 @@ class ParallelProgram:
         if len(args) != len(self.input_entries):
             raise ProgramInputError(
                 f"the program takes {len(self.input_entries)} input(s), got {len(args)}")
+        names = ([leaf.name for leaf in self.binding.tensor_inputs]
+                 if self.binding is not None else [])
         per_chip = {chip: dict(enumerate(params)) for chip, params in enumerate(self.chip_params)}
         for i, (entry, arg) in enumerate(zip(self.input_entries, args)):
+            label = _input_label(names[i] if i < len(names) else "", i)
             array = _to_numpy(arg)
             placements = self._placement(self.input_placements, i)
             full = self._full_shape(entry.shape, placements)
             if tuple(array.shape) != full:
-                raise ProgramInputError(f"input {i} must have shape {list(full)}, "
+                raise ProgramInputError(f"{label} must have shape {list(full)}, "
                                         f"got {list(array.shape)}")
+            expected = entry.dtype.numpy_dtype
+            if array.dtype != expected:
+                raise ProgramInputError(f"{label} must have dtype {np.dtype(expected).name}, "
+                                        f"got {array.dtype.name}")
+            array = _contiguous(array)
             for chip in per_chip:
                 per_chip[chip][entry.index] = (
                     local_shard(array, self.mesh, placements, chip)
@@ -98,14 +116,16 @@ class ParallelProgram:
         self._traced.write_trace(path)
 
     def save(self, path: str | Path) -> None:
-        """Writes the binary, every chip's parameters, the mesh and the I/O
-        placements to one file (a zip archive; :func:`nova.load` reads it)."""
+        """Writes the binary, every chip's parameters, the mesh, the I/O
+        placements and the call signature to one file (a zip archive; :func:`nova.load` reads it)."""
         meta = {"format": FORMAT, "chips": len(self.chip_params),
                 "params": [len(p) for p in self.chip_params],
                 "mesh": None if self.mesh is None else
                 {"shape": list(self.mesh.shape), "names": list(self.mesh.axis_names)},
                 "inputs": [_placements_to_json(p) for p in self.input_placements],
                 "outputs": [_placements_to_json(p) for p in self.output_placements]}
+        if self.binding is not None:
+            meta["binding"] = self.binding.to_json()
         with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
             archive.writestr("meta.json", json.dumps(meta))
             archive.writestr("program.nova", self.binary_bytes)
@@ -115,9 +135,18 @@ class ParallelProgram:
                     np.save(buffer, param, allow_pickle=False)
                     archive.writestr(f"chip{chip}/param{i}.npy", buffer.getvalue())
 
-    def __call__(self, *args: Any) -> Any:
-        results = self.run(*args)
-        return results[0] if len(results) == 1 else tuple(results)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # The call convention of CompiledProgram.__call__: the binding maps
+        # the model's arguments onto the binary's inputs and back.
+        if self.binding is None:
+            if kwargs:
+                raise ProgramInputError("this program takes positional inputs only "
+                                        "(it carries no call signature)")
+            results = self.run(*args)
+            return results[0] if len(results) == 1 else tuple(results)
+        leaves = self.binding.flatten(args, kwargs)
+        results = self.run(*self.binding.tensors_of(leaves))
+        return self.binding.restore(results, leaves)
 
 
 FORMAT = "nova-parallel-program/1"
@@ -147,7 +176,9 @@ def load_parallel(archive: zipfile.ZipFile, meta: Mapping[str, Any]) -> Parallel
                    for chip, count in enumerate(meta["params"])]
     mesh = Mesh(tuple(meta["mesh"]["shape"]), tuple(meta["mesh"]["names"])) \
         if meta.get("mesh") else None
+    binding = CallBinding.from_json(meta["binding"]) if "binding" in meta else None
     return ParallelProgram(archive.read("program.nova"), chip_params, mesh=mesh,
                            input_placements=[_placements_from_json(p) for p in meta["inputs"]],
                            output_placements=[_placements_from_json(p)
-                                              for p in meta["outputs"]])
+                                              for p in meta["outputs"]],
+                           binding=binding)

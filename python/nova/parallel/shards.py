@@ -30,7 +30,8 @@ def local_shard(array: np.ndarray, mesh: Mesh, placements: Mapping[int, Placemen
                              f"evenly over {count} chips")
         size = piece.shape[dim] // count
         piece = np.take(piece, np.arange(index * size, (index + 1) * size), axis=dim)
-    return np.ascontiguousarray(piece)
+    # Not np.ascontiguousarray, which makes a 0-d array 1-d.
+    return piece if piece.flags.c_contiguous else np.array(piece, order="C")
 
 
 def assemble(pieces: list[np.ndarray], mesh: Mesh, placements: Mapping[int, Placement]
