@@ -14,6 +14,7 @@ import torch
 from nova.compiler.compile import compile_linalg
 from nova.compiler.options import TargetOptions
 from nova.frontend import import_model
+from nova.frontend.state import param_arrays
 from nova.runtime.program import CompiledProgram
 
 
@@ -22,12 +23,12 @@ def compile_stages(model: torch.nn.Module, *example_args: torch.Tensor, target: 
                    ) -> Iterator[tuple[str, CompiledProgram | None]]:
     """Yields ``("exporting", None)`` (torch-mlir), ``("compiling", None)``
     (nova-opt and nova-translate) and ``("encoding", program)`` (binding the
-    parameters), each once that step is done, the last with the program."""
+    state: parameters, buffers and lifted constants, as the exported program
+    lists them), each once that step is done, the last with the program."""
     options = TargetOptions(name=target, chips=chips)
     imported = import_model(model, *example_args)
     yield "exporting", None
     result = compile_linalg(imported.mlir, options, dump_dir=dump_dir)
     yield "compiling", None
-    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
-    params = [t.detach().cpu().numpy() for t in state.values()]
-    yield "encoding", CompiledProgram(result.binary, params, stages=result.stages)
+    yield "encoding", CompiledProgram(result.binary, param_arrays(imported),
+                                      stages=result.stages, binding=imported.binding)

@@ -59,6 +59,7 @@ from nova.compiler import pipeline as flags
 from nova.compiler.driver import run_opt, run_translate
 from nova.compiler.options import TargetOptions
 from nova.frontend import import_model
+from nova.frontend.state import param_arrays
 
 
 class Stage(nn.Module):
@@ -118,9 +119,7 @@ def _generic_tiles(stage: nn.Module, example: torch.Tensor, target: TargetOption
     imported = import_model(stage, example)
     # No attribute aliases: the stage modules are nested in one file.
     text = run_opt(imported.mlir, flags.lower_to_tiles(target) + ["--mlir-print-local-scope"])
-    state = {**dict(stage.named_parameters()), **dict(stage.named_buffers())}
-    params = [t.detach().cpu().numpy() for t in state.values()]
-    return text, params
+    return text, param_arrays(imported)
 
 
 def merge_stages(stage_texts: Sequence[str], microbatches: int) -> str:
