@@ -163,3 +163,74 @@ def test_wrong_input_shape_names_the_whole_shape() -> None:
     with pytest.raises(ProgramInputError, match=r"input 0 must have shape \[4, 16, 64\], "
                                                 r"got \[2, 16, 64\]"):
         program(torch.randn(2, 16, 64))
+
+
+class _TiedEmbedding(torch.nn.Module):
+    """Keyword int64 inputs, a dict output, and state that
+    named_parameters() + named_buffers() do not list as the program binds it:
+    a tied weight (one parameter, two arguments), non-persistent buffers (one
+    0-d) and a lifted constant."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(32, 16)
+        self.pos = torch.nn.Embedding(8, 16)
+        self.head = torch.nn.Linear(16, 32, bias=False)
+        self.head.weight = self.embed.weight
+        self.register_buffer("scale", torch.tensor(0.5), persistent=False)
+        self.register_buffer("shift", torch.randn(16), persistent=False)
+        self.offset = torch.randn(16)
+
+    def forward(self, input_ids, position_ids):
+        h = (self.embed(input_ids) + self.pos(position_ids)) * self.scale + self.shift
+        h = h + self.offset
+        return {"logits": self.head(h), "total": (h * 2.0).sum(-1)}
+
+
+def test_data_parallel_binds_the_exported_state_and_call_structure(tmp_path) -> None:
+    import nova
+
+    torch.manual_seed(0)
+    model = _TiedEmbedding().eval()
+    ids, pos = torch.randint(0, 32, (4, 8)), torch.randint(0, 8, (4, 8))
+    program = nova.compile(model, input_ids=ids, position_ids=pos, mesh=Mesh((4,), ("dp",)),
+                           plan=data_parallel_plan("dp"))
+    # head.weight, the 0-d scale and the lifted offset are arguments too.
+    assert len(program.chip_params[0]) == 6
+    assert program.chip_params[0][3].shape == ()
+    with torch.no_grad():
+        expected = model(ids, pos)
+    got = program(position_ids=pos, input_ids=ids)
+    assert set(got) == {"logits", "total"}
+    for key in expected:
+        torch.testing.assert_close(got[key], expected[key], rtol=RTOL, atol=ATOL)
+    program.save(tmp_path / "tied.novaprog")
+    loaded = nova.load(tmp_path / "tied.novaprog")
+    torch.testing.assert_close(loaded(input_ids=ids, position_ids=pos)["logits"],
+                               got["logits"], rtol=0, atol=0)
+    with pytest.raises(ValueError, match="input 'input_ids' must have dtype int64"):
+        program(input_ids=ids.int(), position_ids=pos)
+
+
+@pytest.mark.xfail(strict=True, reason="nova-opt --nova-partition: <unknown>:0: error: operand "
+                                       "#0 does not dominate this use")
+def test_data_parallel_result_also_used_by_another_result() -> None:
+    import nova
+
+    class Hidden(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = torch.nn.Embedding(32, 16)
+            self.head = torch.nn.Linear(16, 32, bias=False)
+
+        def forward(self, input_ids):
+            h = self.embed(input_ids)
+            return {"logits": self.head(h), "hidden": h}
+
+    torch.manual_seed(0)
+    model = Hidden().eval()
+    ids = torch.randint(0, 32, (4, 8))
+    program = nova.compile(model, ids, mesh=Mesh((4,), ("dp",)), plan=data_parallel_plan("dp"))
+    got, expected = program(ids), model(ids)
+    for key in expected:
+        torch.testing.assert_close(got[key], expected[key], rtol=RTOL, atol=ATOL)
