@@ -21,6 +21,79 @@ struct VerifyShardingPass
     : public nova::impl::NovaVerifyShardingBase<VerifyShardingPass> {
   using Base::Base;
 
+  /// On a 1-D grid, an op that propagation left without annotations runs
+  /// replicated: results annotated replicated (all their uses read the
+  /// annotation), operands read through a replicated annotation for users.
+  /// Partitioning then gathers what such an op reads and slices what it gives.
+  void replicateUnannotated(func::FuncOp func, SymbolTableCollection &symbols) {
+    shard::ShardingOp someSharding;
+    func.walk([&](shard::ShardingOp op) {
+      someSharding = op;
+      return WalkResult::interrupt();
+    });
+    if (!someSharding)
+      return;
+    shard::GridOp grid =
+        shard::getGridOrNull(someSharding, someSharding.getGridAttr(), symbols);
+    if (!grid || grid.getRank() != 1)
+      return;
+    OpBuilder b(func.getContext());
+    Value replicated;
+    auto getReplicated = [&]() {
+      if (!replicated) {
+        b.setInsertionPointAfter(someSharding);
+        replicated = shard::ShardingOp::create(b, func.getLoc(),
+                                               someSharding.getGridAttr(),
+                                               ArrayRef<shard::GridAxesAttr>{});
+      }
+      return replicated;
+    };
+    auto annotatedResult = [](OpResult result) {
+      return result.hasOneUse() &&
+             isa<shard::ShardOp>(*result.getUsers().begin()) &&
+             !cast<shard::ShardOp>(*result.getUsers().begin())
+                  .getAnnotateForUsers();
+    };
+    SmallVector<Operation *> ops;
+    for (Operation &op : func.getBody().getOps())
+      if (!isa<shard::ShardOp, shard::ShardingOp>(op) &&
+          !op.hasTrait<OpTrait::IsTerminator>() &&
+          !op.hasTrait<OpTrait::ConstantLike>())
+        ops.push_back(&op);
+    for (Operation *op : ops) {
+      bool changed = false;
+      for (OpResult result : op->getResults()) {
+        if (!isShardable(result.getType()) || annotatedResult(result))
+          continue;
+        Value sharding = getReplicated();
+        b.setInsertionPointAfter(op);
+        auto annotation = shard::ShardOp::create(b, op->getLoc(), result,
+                                                 sharding, false);
+        result.replaceAllUsesExcept(annotation.getResult(), annotation);
+        changed = true;
+      }
+      if (changed)
+        ++numReplicated;
+    }
+    for (Operation *op : ops) {
+      bool changed = false;
+      for (OpOperand &operand : op->getOpOperands()) {
+        if (!isShardable(operand.get().getType()))
+          continue;
+        auto shard = operand.get().getDefiningOp<shard::ShardOp>();
+        if (shard && shard.getAnnotateForUsers())
+          continue;
+        b.setInsertionPoint(op);
+        auto annotation = shard::ShardOp::create(
+            b, op->getLoc(), operand.get(), getReplicated(), true);
+        operand.set(annotation.getResult());
+        changed = true;
+      }
+      if (changed)
+        ++numReplicated;
+    }
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     // Nothing to partition without annotations.
@@ -52,6 +125,8 @@ struct VerifyShardingPass
              "use a plan whose placements agree here, or a 1-D mesh";
       failed = true;
     });
+    if (!failed)
+      replicateUnannotated(func, symbols);
     for (Operation &op : func.getBody().getOps()) {
       if (isa<shard::ShardOp, shard::ShardingOp>(op) ||
           op.hasTrait<OpTrait::IsTerminator>() || op.hasTrait<OpTrait::ConstantLike>())

@@ -21,11 +21,38 @@ func.func @annotated(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
 // -----
 
 // A replicated input whose result is placed split: propagation decides
-// nothing for the generic, so its destination has no sharding.
+// nothing for the generic. On a 1-D grid it runs replicated: its
+// destination gets replicated annotations (its own and for its user), and
+// partitioning slices the result for the split use.
+// CHECK-LABEL: func.func @conflict_runs_replicated
+// CHECK: %[[REP:.*]] = shard.sharding @grid split_axes = [] : !shard.sharding
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<8x4xf32>
+// CHECK: %[[SE:.*]] = shard.shard %[[E]] to %[[REP]] : tensor<8x4xf32>
+// CHECK: %[[AE:.*]] = shard.shard %[[SE]] to %[[REP]] annotate_for_users : tensor<8x4xf32>
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} outs(%[[AE]] : tensor<8x4xf32>)
+// CHECK: shard.shard %[[R]] to %{{.*}} : tensor<8x4xf32>
 shard.grid @grid(shape = 2)
-func.func @conflict(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+func.func @conflict_runs_replicated(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %rep = shard.sharding @grid split_axes = [[]] : !shard.sharding
   %split = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %a = shard.shard %x to %rep annotate_for_users : tensor<8x4xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<8x4xf32>
+  %sr = shard.shard %r to %split : tensor<8x4xf32>
+  return %sr : tensor<8x4xf32>
+}
+
+// -----
+
+// On a 2-D grid there is no resharding to fall back on: an op left without
+// annotations is an error at the op.
+shard.grid @grid2(shape = 2x2)
+func.func @conflict_2d(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %rep = shard.sharding @grid2 split_axes = [[]] : !shard.sharding
+  %split = shard.sharding @grid2 split_axes = [[0]] : !shard.sharding
   %a = shard.shard %x to %rep annotate_for_users : tensor<8x4xf32>
   // expected-error @+1 {{'tensor.empty' op result #0 has no sharding after sharding propagation}}
   %e = tensor.empty() : tensor<8x4xf32>

@@ -405,11 +405,19 @@ def NovaVerifySharding : Pass<"nova-verify-sharding", "::mlir::func::FuncOp"> {
     do not feed exactly one `shard.shard`; MLIR 22's `sharding-propagation`
     can leave such ops behind when the annotations it starts from conflict
     (a replicated input whose result is annotated split, say). This pass,
-    run between the two, turns that into an error at the op, naming the
-    operand or result, instead of a crash. Likewise for a change of sharding
-    on a grid of rank 2 or more, which MLIR 22's `shard-partition` cannot
-    reshard (it asserts "Only 1D grides are currently supported").
+    run between the two, completes such ops on a 1-D grid: they run
+    replicated (their operands annotated replicated for them, their results
+    annotated replicated), so that partitioning gathers what they read and
+    slices what they give. A Hugging Face causal mask built from shapes
+    alone (no attention_mask) is such a computation under data parallelism.
+    On a grid of rank 2 or more (which MLIR 22's `shard-partition` cannot
+    reshard: it asserts "Only 1D grides are currently supported") a missing
+    annotation or a change of sharding is an error at the op, naming the
+    operand or result, instead of a crash.
   }];
+  let statistics = [
+    Statistic<"numReplicated", "replicated-ops", "Ops left unannotated by propagation that run replicated">,
+  ];
 }
 
 def NovaFormReduceScatter : Pass<"nova-form-reduce-scatter", "::mlir::func::FuncOp"> {

@@ -50,19 +50,10 @@ def _inputs(with_mask: bool) -> dict[str, torch.Tensor]:
     return {"input_ids": ids, "attention_mask": mask}
 
 
-#: Cases nova-opt --nova-partition cannot compile yet (the C++ side), with
-#: the first error it reports. Without an attention_mask, transformers'
-#: create_causal_mask builds a batch-sized mask from the input's shape alone,
-#: and sharding propagation leaves it unplaced.
-_NO_MASK = ("nova-opt --nova-partition: {file}: error: 'tensor.empty' op result #0 has no "
-            "sharding after sharding propagation: the placements around it conflict; place "
-            "the inputs and outputs consistently")
-XFAIL: dict[str, str] = {
-    "gpt2-eager-ids": _NO_MASK.format(file="modeling_gpt2.py:873:0"),
-    "gpt2-sdpa-ids": _NO_MASK.format(file="modeling_gpt2.py:873:0"),
-    "llama-eager-ids": _NO_MASK.format(file="modeling_llama.py:382:0"),
-    "llama-sdpa-ids": _NO_MASK.format(file="modeling_llama.py:382:0"),
-}
+#: Without an attention_mask, create_causal_mask builds a batch-sized mask from
+#: the input's shape alone; sharding propagation leaves it unplaced and
+#: nova-verify-sharding runs it replicated (each chip slices its rows).
+XFAIL: dict[str, str] = {}
 
 
 def _case(name: str, attn: str, inputs: str):
