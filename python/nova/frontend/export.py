@@ -144,16 +144,30 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     """torch-mlir import of a program made by :func:`export` (its graph is
     rewritten in place). ``reject_foreign_ops=False`` keeps ops outside the
     dialects Nova compiles (``tm_tensor.*``) in the text, for inspection."""
+    signature = read_signature(exported)
+    mlir, ops = import_fx_graph(exported.graph, func_name=func_name,
+                                reject_foreign_ops=reject_foreign_ops)
+    return ImportedProgram(
+        mlir=mlir,
+        params=signature.params, inputs=signature.inputs, outputs=signature.outputs,
+        param_values=signature.param_values, binding=signature.binding, ops=ops)
+
+
+def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
+                    reject_foreign_ops: bool = True) -> tuple[str, frozenset[str]]:
+    """torch-mlir import of a stateless FX graph (every tensor a placeholder)
+    lowered to linalg-on-tensors: the text, with source locations, and the
+    names of its ops. Shared by :func:`import_exported` and the training
+    frontend (:mod:`nova.frontend.train_export`)."""
     from torch_mlir import ir
     from torch_mlir.compiler_utils import run_pipeline_with_repro_report
     from torch_mlir.dialects import torch as torch_d
     from torch_mlir.extras.fx_importer import FxImporter
 
-    signature = read_signature(exported)
     context = ir.Context()
     torch_d.register_dialect(context)
     importer = FxImporter(context=context)
-    importer.import_stateless_graph(exported.graph, func_name=func_name)
+    importer.import_stateless_graph(graph, func_name=func_name)
     module = importer.module
     # Lowered here rather than by export_and_import(output_type=linalg...),
     # which loses the FX nodes' source locations on the way; diagnostics
@@ -163,7 +177,4 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     ops, foreign = _walk_ops(module)
     if reject_foreign_ops:
         _reject_foreign_ops(foreign)
-    return ImportedProgram(
-        mlir=module.operation.get_asm(enable_debug_info=True),
-        params=signature.params, inputs=signature.inputs, outputs=signature.outputs,
-        param_values=signature.param_values, binding=signature.binding, ops=ops)
+    return module.operation.get_asm(enable_debug_info=True), ops

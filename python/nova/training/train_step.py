@@ -1,0 +1,291 @@
+"""``nova.compile_train_step``: one training step compiled as one program, run
+on the simulator call after call.
+
+The program (see :mod:`nova.frontend.train_export`) takes the parameters,
+the optimizer's state, the hyperparameters and the batch and returns the
+loss, the updated parameters and the updated state. Between calls the
+parameters and the optimizer state are kept by :class:`TrainStep` as host
+arrays and written into the resident simulator's HBM again at each call
+(``CompiledProgram`` writes every input of each run): the compiler does not
+yet alias a result onto its input's buffer, so the update cannot yet run in
+place in simulated HBM.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from nova.compiler.compile import compile_linalg
+from nova.compiler.options import TargetOptions
+from nova.frontend.train_export import ImportedTrainStep, StepLayout, import_train_step
+from nova.runtime.program import CompiledProgram
+from nova.training.errors import TrainStepError
+from nova.training.optimizers import UpdateRule, rule_for
+
+__all__ = ["TrainStep", "compile_train_step"]
+
+
+def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] | None,
+                       optimizer: torch.optim.Optimizer, *example_batch: torch.Tensor,
+                       target: str = "nova-t1", model_inputs: int = 1,
+                       max_grad_norm: float | None = None, accumulation_steps: int = 1,
+                       dump_dir: str | Path | None = None,
+                       double_buffer: bool = True) -> "TrainStep":
+    """Compiles one training step of ``model`` for ``target`` (one chip).
+
+    ``step(*batch)`` then runs, on the simulator, what this does in torch::
+
+        optimizer.zero_grad()
+        loss = loss_fn(model(*batch[:model_inputs]), *batch[model_inputs:])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)  # if given
+        optimizer.step()
+
+    and returns the loss as a 0-d torch tensor. With ``loss_fn=None`` the
+    model's output is the loss (or has it as ``.loss``). The batch's shapes
+    and dtypes are those of ``example_batch``. ``accumulation_steps=k``
+    splits every batch tensor into ``k`` micro-batches along dim 0 and
+    accumulates the gradients of ``loss_i / k``; the loss returned is their
+    mean.
+
+    ``optimizer`` is a ``torch.optim.SGD`` or ``torch.optim.AdamW`` over the
+    model's parameters; each call reads its ``param_groups`` (so an lr
+    scheduler drives the step) and a state it already holds is where the
+    compiled step starts. Parameters that are frozen (``requires_grad=False``)
+    or in no group are read, never updated, and have no state; a weight tied
+    under two names is one parameter whose gradient sums both uses.
+    The model's current mode is traced: dropout must be off (p=0 or
+    ``model.eval()``) as Nova has no random numbers yet.
+    """
+    rule = rule_for(optimizer)
+    layout, groups_params = _layout(model, optimizer, rule, example_batch, model_inputs,
+                                    max_grad_norm is not None, accumulation_steps)
+    step = TrainStep(model, optimizer, rule, layout, max_grad_norm=max_grad_norm)
+    example = step._arguments([torch.as_tensor(b) for b in example_batch], check=False)
+    imported = import_train_step(model, loss_fn, layout, rule.update,
+                                 [torch.from_numpy(np.asarray(a)) for a in example])
+    result = compile_linalg(imported.mlir, TargetOptions(name=target, chips=1),
+                            dump_dir=dump_dir, double_buffer=double_buffer)
+    step._attach(imported, CompiledProgram(result.binary, stages=result.stages))
+    return step
+
+
+def _layout(model: torch.nn.Module, optimizer: torch.optim.Optimizer, rule: UpdateRule,
+            batch: tuple[Any, ...], model_inputs: int, clip: bool,
+            accumulation_steps: int) -> tuple[StepLayout, list[list[torch.nn.Parameter]]]:
+    named = list(model.named_parameters())  # a tied weight once, under its first name
+    group_of = {}
+    for g, group in enumerate(optimizer.param_groups):
+        for p in group["params"]:
+            group_of[id(p)] = g
+    known = {id(p) for _, p in named}
+    stray = [key for key in group_of if key not in known]
+    if stray:
+        raise TrainStepError("the optimizer holds tensors that are not parameters of the model")
+    trainable = [(n, p) for n, p in named if id(p) in group_of and p.requires_grad]
+    index = {id(p): i for i, (_, p) in enumerate(trainable)}
+    groups = tuple(tuple(index[id(p)] for p in group["params"] if id(p) in index)
+                   for group in optimizer.param_groups)
+    constant = ([n for n, p in named if id(p) not in index] +
+                [n for n, _ in model.named_buffers()])
+    for position, value in enumerate(batch):
+        if not isinstance(value, torch.Tensor):
+            raise TrainStepError(f"batch element {position} is a {type(value).__name__}: "
+                                 "the batch holds tensors only")
+        if accumulation_steps > 1 and (value.dim() == 0 or value.shape[0] % accumulation_steps):
+            raise TrainStepError(
+                f"batch element {position} of shape {list(value.shape)} does not split into "
+                f"{accumulation_steps} micro-batches along dim 0")
+    layout = StepLayout(trainable=tuple(n for n, _ in trainable), constant=tuple(constant),
+                        groups=groups, slots=rule.slots, hypers=rule.hypers,
+                        batch=len(batch), model_inputs=model_inputs, clip=clip,
+                        accumulation_steps=accumulation_steps)
+    return layout, [[p for p in g["params"]] for g in optimizer.param_groups]
+
+
+class TrainStep:
+    """A compiled training step: ``loss = step(*batch)``.
+
+    Holds the parameters and the optimizer state between calls (see the
+    module docstring); ``state_dict()`` / ``load_state_dict()`` save and
+    restore them, ``sync_to(model, optimizer)`` writes them into the torch
+    model and optimizer. ``report`` is the last call's simulator report;
+    ``grad_norm`` the last call's gradient norm before clipping (with
+    ``max_grad_norm``). ``max_grad_norm`` may be changed between calls.
+    """
+
+    def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                 rule: UpdateRule, layout: StepLayout, *, max_grad_norm: float | None) -> None:
+        self.model = model
+        self.optimizer = optimizer
+        self.rule = rule
+        self.layout = layout
+        self.max_grad_norm = max_grad_norm
+        self.program: CompiledProgram | None = None
+        self.imported: ImportedTrainStep | None = None
+        self.report = None
+        self.grad_norm: torch.Tensor | None = None
+        state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+        self._values = {name: _array(state[name]) for name in layout.trainable + layout.constant}
+        self._slots = {slot: [np.zeros_like(self._values[n]) for n in layout.trainable]
+                       for slot in layout.slots}
+        self._steps = [0] * len(layout.groups)
+        if optimizer.state:
+            self._read_optimizer_state(optimizer.state_dict())
+
+    def _attach(self, imported: ImportedTrainStep, program: CompiledProgram) -> None:
+        self.imported = imported
+        self.program = program
+
+    # Calling -----------------------------------------------------------------------------
+    def _arguments(self, batch: list[torch.Tensor], *, check: bool = True) -> list[np.ndarray]:
+        layout = self.layout
+        groups = self.optimizer.param_groups
+        hypers = []
+        for g in range(len(layout.groups)):
+            if check:
+                self.rule.check(groups[g])
+            hypers += self.rule.hyper_values(groups[g], self._steps[g])
+        if len(groups) != len(layout.groups):
+            raise TrainStepError("the optimizer's parameter groups changed since the step "
+                                 "was compiled")
+        arrays = [self._values[n] for n in layout.trainable + layout.constant]
+        arrays += [a for slot in layout.slots for a in self._slots[slot]]
+        arrays += [np.array(v, dtype=np.float32) for v in hypers]
+        if layout.clip:
+            if self.max_grad_norm is None:
+                raise TrainStepError("the step was compiled with clipping: max_grad_norm "
+                                     "cannot become None")
+            arrays.append(np.array(self.max_grad_norm, dtype=np.float32))
+        if len(batch) != layout.batch:
+            raise TrainStepError(f"the step takes a batch of {layout.batch} tensor(s), "
+                                 f"got {len(batch)}")
+        return arrays + [_array(b) for b in batch]
+
+    def __call__(self, *batch: torch.Tensor) -> torch.Tensor:
+        """Runs forward, backward and the update on the simulator; returns the loss."""
+        layout = self.layout
+        results = self.program.run(*self._arguments(list(batch)))
+        self.report = self.program.report
+        n = len(layout.trainable)
+        for name, value in zip(layout.trainable, results[1:1 + n]):
+            self._values[name] = value.numpy()
+        position = 1 + n
+        for slot in layout.slots:
+            self._slots[slot] = [v.numpy() for v in results[position:position + n]]
+            position += n
+        self.grad_norm = results[position] if layout.clip else None
+        used = {name for name in layout.trainable if name not in self.imported.unused}
+        for g, group in enumerate(layout.groups):
+            if any(layout.trainable[i] in used for i in group):
+                self._steps[g] += 1
+        return results[0]
+
+    # State -------------------------------------------------------------------------------
+    @property
+    def steps(self) -> list[int]:
+        """Updates done so far, per parameter group."""
+        return list(self._steps)
+
+    def parameters(self) -> dict[str, torch.Tensor]:
+        """The current parameters and buffers by name (a tied weight once)."""
+        return {name: torch.from_numpy(value.copy()) for name, value in self._values.items()}
+
+    def _torch_indices(self) -> dict[str, int]:
+        """Trainable name -> its index in ``optimizer.state_dict()`` (torch numbers the
+        parameters of all groups in order)."""
+        by_id, start = {}, 0
+        for group in self.optimizer.param_groups:
+            for i, p in enumerate(group["params"], start):
+                by_id.setdefault(id(p), i)
+            start += len(group["params"])
+        named = dict(self.model.named_parameters())
+        return {name: by_id[id(named[name])] for name in self.layout.trainable}
+
+    def optimizer_state_dict(self) -> dict[str, Any]:
+        """The optimizer's state in ``optimizer.state_dict()`` format, loadable by
+        ``optimizer.load_state_dict`` (the current ``param_groups`` included)."""
+        indices = self._torch_indices()
+        state = {}
+        for g, group in enumerate(self.layout.groups):
+            for i in group:
+                name = self.layout.trainable[i]
+                if name in self.imported.unused:
+                    continue
+                slots = {slot: torch.from_numpy(self._slots[slot][i].copy())
+                         for slot in self.layout.slots}
+                entry = self.rule.torch_state(slots, self._steps[g])
+                if entry:
+                    state[indices[name]] = entry
+        return {"state": state, "param_groups": self.optimizer.state_dict()["param_groups"]}
+
+    def _read_optimizer_state(self, saved: dict[str, Any]) -> None:
+        indices = self._torch_indices()
+        entries = saved.get("state", {})
+        for g, group in enumerate(self.layout.groups):
+            counts = set()
+            for i in group:
+                name = self.layout.trainable[i]
+                slots, steps = self.rule.read_state(entries.get(indices[name], {}))
+                for slot in self.layout.slots:
+                    value = slots.get(slot)
+                    self._slots[slot][i] = (np.zeros_like(self._values[name]) if value is None
+                                            else _array(value).reshape(self._values[name].shape))
+                counts.add(1 if steps is None else steps)
+            if len(counts) > 1:
+                raise TrainStepError(f"parameter group {g}: its parameters have taken different "
+                                     f"numbers of steps {sorted(counts)}; the compiled step keeps "
+                                     "one count per group")
+            self._steps[g] = counts.pop() if counts else 0
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{"model": {name: tensor}, "optimizer": <optimizer.state_dict() format>}``."""
+        return {"model": self.parameters(), "optimizer": self.optimizer_state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores what :meth:`state_dict` returned (the optimizer's
+        hyperparameters too, as ``optimizer.load_state_dict`` does)."""
+        values = state.get("model", {})
+        unknown = sorted(set(values) - set(self._values))
+        if unknown:
+            raise TrainStepError(f"state_dict names tensors the step does not hold: {unknown}")
+        for name, value in values.items():
+            array = _array(value)
+            if array.shape != self._values[name].shape or array.dtype != self._values[name].dtype:
+                raise TrainStepError(
+                    f"{name}: expected {self._values[name].dtype} {list(self._values[name].shape)}"
+                    f", got {array.dtype} {list(array.shape)}")
+            self._values[name] = array
+        if "optimizer" in state:
+            saved = state["optimizer"]
+            for group, saved_group in zip(self.optimizer.param_groups, saved["param_groups"]):
+                group.update({k: v for k, v in saved_group.items() if k != "params"})
+            self._read_optimizer_state(saved)
+
+    def sync_to(self, model: torch.nn.Module | None = None,
+                optimizer: torch.optim.Optimizer | None = None) -> None:
+        """Writes the parameters into ``model`` (the compiled one by default) and,
+        given an ``optimizer``, loads the optimizer state into it."""
+        model = self.model if model is None else model
+        state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+        with torch.no_grad():
+            for name, value in self._values.items():
+                if name not in state:
+                    raise TrainStepError(f"the model has no parameter or buffer {name!r}")
+                state[name].copy_(torch.from_numpy(value))
+        if optimizer is not None:
+            optimizer.load_state_dict(self.optimizer_state_dict())
+
+
+def _array(value: Any) -> np.ndarray:
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu()
+        if value.dtype == torch.bfloat16:
+            raise TrainStepError("bfloat16 tensors are not supported in training yet")
+        value = value.numpy()
+    # A copy: a parameter's array would share the torch tensor's memory.
+    return np.array(value, order="C")
