@@ -1,0 +1,17 @@
+"""``torch.compile(model, backend="nova")``: Dynamo's graphs on the simulated accelerator.
+
+    import torch
+    compiled = torch.compile(model, backend="nova", options={"target": "nova-t1"})
+    y = compiled(x)            # each graph runs on the simulator; graph breaks are fine
+
+The backend is found through the ``torch_dynamo_backends`` entry point, so
+nova need not be imported first. See docs/torch-compile.md.
+"""
+
+from nova.dynamo.backend import backend
+from nova.dynamo.cache import CacheInfo, cache_info, clear_cache
+from nova.dynamo.errors import NovaFallbackWarning
+from nova.dynamo.options import BackendOptions
+
+__all__ = ["BackendOptions", "CacheInfo", "NovaFallbackWarning", "backend", "cache_info",
+           "clear_cache"]

@@ -1,0 +1,74 @@
+"""The in-process cache of compiled graphs.
+
+Dynamo calls the backend again whenever its guards fail (a new input shape,
+another dtype, a second ``torch.compile`` of the same model), often with a
+graph it has handed over before. Two levels keep Nova from compiling the
+same thing twice:
+
+- programs, keyed by the graph's fingerprint, the call's shapes, dtypes and
+  strides (and Python scalars) and the options: a hit skips everything;
+- binaries, keyed by the imported linalg text and the options: a graph that
+  differs from an earlier one only in Dynamo's spelling (a dynamic graph
+  specialised at a shape already compiled statically) skips nova-opt.
+
+A graph that could not be compiled is remembered too, so it falls back to
+eager once, with one warning, and is not tried again at each call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """Counts since the process started (or :func:`clear_cache`).
+
+    compiles: graphs compiled by the nova-opt pipeline; imports: graphs
+    exported and imported to linalg; hits: calls served by a program compiled
+    before; fallbacks: graphs that run in eager; programs: programs held.
+    """
+
+    compiles: int
+    imports: int
+    hits: int
+    fallbacks: int
+    programs: int
+
+
+@dataclass
+class ProgramCache:
+    programs: dict[tuple, Any] = field(default_factory=dict)
+    binaries: dict[str, Any] = field(default_factory=dict)
+    failures: dict[tuple, str] = field(default_factory=dict)
+    compiles: int = 0
+    imports: int = 0
+    hits: int = 0
+
+    def info(self) -> CacheInfo:
+        return CacheInfo(compiles=self.compiles, imports=self.imports, hits=self.hits,
+                         fallbacks=len(self.failures), programs=len(self.programs))
+
+    @staticmethod
+    def binary_key(linalg: str, options_key: str) -> str:
+        return hashlib.sha256(f"{options_key}\n{linalg}".encode()).hexdigest()
+
+
+_CACHE = ProgramCache()
+
+
+def program_cache() -> ProgramCache:
+    return _CACHE
+
+
+def cache_info() -> CacheInfo:
+    """Compilations, imports, cache hits and fallbacks of the nova backend so far."""
+    return _CACHE.info()
+
+
+def clear_cache() -> None:
+    """Forgets every compiled graph and fallback, and zeroes the counts."""
+    global _CACHE
+    _CACHE = ProgramCache()
