@@ -91,6 +91,31 @@ struct PrepareShardingPass
         ++numCloned;
       }
     }
+    // A result annotation (`shard.shard %r to ..` feeding func.return) sits
+    // right before the return. When %r has other users, propagation can
+    // route them through that annotation, above its definition (an IR that
+    // does not verify: "operand does not dominate this use"). It moves right
+    // after %r's definition.
+    func::FuncOp fn = getOperation();
+    Operation *ret = fn.getBody().front().getTerminator();
+    for (Value v : ret->getOperands()) {
+      auto annotation = v.getDefiningOp<shard::ShardOp>();
+      if (!annotation || annotation.getAnnotateForUsers())
+        continue;
+      Operation *def = annotation.getSrc().getDefiningOp();
+      if (!def || def->getBlock() != annotation->getBlock())
+        continue;
+      Operation *sharding = annotation.getSharding().getDefiningOp();
+      if (sharding && sharding->getBlock() == def->getBlock() &&
+          def->isBeforeInBlock(sharding) && sharding->getNumOperands() == 0)
+        sharding->moveAfter(def);
+      if (sharding && sharding->getBlock() == def->getBlock() &&
+          def->isBeforeInBlock(sharding))
+        annotation->moveAfter(sharding);
+      else
+        annotation->moveAfter(def);
+    }
+
     // An argument the program never reads (GPT-2's causal-mask buffer) lost
     // its annotation to canonicalization; shard-partition asserts that every
     // argument has one use. Last, since the pattern driver above erases unused

@@ -54,11 +54,44 @@ struct VerifyShardingPass
              !cast<shard::ShardOp>(*result.getUsers().begin())
                   .getAnnotateForUsers();
     };
+    // Only ops whose existing annotations are all replicated (or missing)
+    // can run replicated as they are; one that is also placed split
+    // somewhere is a real conflict, reported below.
+    auto isReplicated = [](Value sharding) {
+      auto op = sharding.getDefiningOp<shard::ShardingOp>();
+      return op && llvm::all_of(shard::Sharding(op).getSplitAxes(),
+                                [](shard::GridAxesAttr a) { return a.empty(); });
+    };
+    auto replicable = [&](Operation &op) {
+      bool missing = false;
+      for (OpResult result : op.getResults()) {
+        if (!isShardable(result.getType()))
+          continue;
+        if (!annotatedResult(result)) {
+          missing = true;
+          continue;
+        }
+        if (!isReplicated(cast<shard::ShardOp>(*result.getUsers().begin()).getSharding()))
+          return false;
+      }
+      for (OpOperand &operand : op.getOpOperands()) {
+        if (!isShardable(operand.get().getType()))
+          continue;
+        auto shard = operand.get().getDefiningOp<shard::ShardOp>();
+        if (!shard || !shard.getAnnotateForUsers()) {
+          missing = true;
+          continue;
+        }
+        if (!isReplicated(shard.getSharding()))
+          return false;
+      }
+      return missing;
+    };
     SmallVector<Operation *> ops;
     for (Operation &op : func.getBody().getOps())
       if (!isa<shard::ShardOp, shard::ShardingOp>(op) &&
           !op.hasTrait<OpTrait::IsTerminator>() &&
-          !op.hasTrait<OpTrait::ConstantLike>())
+          !op.hasTrait<OpTrait::ConstantLike>() && replicable(op))
         ops.push_back(&op);
     for (Operation *op : ops) {
       bool changed = false;

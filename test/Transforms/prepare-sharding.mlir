@@ -189,3 +189,36 @@ func.func @unused_argument_annotated(%x: tensor<8xf32>, %unused: tensor<4x4xi1>)
   %a = shard.shard %x to %s annotate_for_users : tensor<8xf32>
   return %a : tensor<8xf32>
 }
+
+// -----
+
+// A result annotation moves next to its value's definition, so that the
+// value's other users can be routed through it by propagation.
+// CHECK-LABEL: func.func @result_annotation_moves_up
+// CHECK: %[[H:.*]] = linalg.generic
+// CHECK: } -> tensor<8xf32>
+// CHECK-NEXT: %[[S:.*]] = shard.sharding @grid split_axes = {{\[\[}}0]] : !shard.sharding
+// CHECK-NEXT: %[[A:.*]] = shard.shard %[[H]] to %[[S]] : tensor<8xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[H]] : tensor<8xf32>)
+shard.grid @grid(shape = 2)
+func.func @result_annotation_moves_up(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %a = shard.shard %x to %s annotate_for_users : tensor<8xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %h = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%h : tensor<8xf32>) outs(%e2 : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %s1 = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %ry = shard.shard %y to %s1 : tensor<8xf32>
+  %s2 = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %rh = shard.shard %h to %s2 : tensor<8xf32>
+  return %ry, %rh : tensor<8xf32>, tensor<8xf32>
+}

@@ -20,23 +20,55 @@ func.func @annotated(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
 
 // -----
 
-// A replicated input whose result is placed split: propagation decides
-// nothing for the generic. On a 1-D grid it runs replicated: its
-// destination gets replicated annotations (its own and for its user), and
-// partitioning slices the result for the split use.
-// CHECK-LABEL: func.func @conflict_runs_replicated
+// A computation from shapes alone (a causal mask built from an iota, as
+// Hugging Face builds one without an attention_mask): propagation places
+// nothing for it (its split user's operand is placed), and on a 1-D grid it
+// runs replicated: replicated annotations on its results and operands, and
+// partitioning slices what the split user reads.
+// CHECK-LABEL: func.func @unplaced_runs_replicated
 // CHECK: %[[REP:.*]] = shard.sharding @grid split_axes = [] : !shard.sharding
 // CHECK: %[[E:.*]] = tensor.empty() : tensor<8x4xf32>
 // CHECK: %[[SE:.*]] = shard.shard %[[E]] to %[[REP]] : tensor<8x4xf32>
 // CHECK: %[[AE:.*]] = shard.shard %[[SE]] to %[[REP]] annotate_for_users : tensor<8x4xf32>
-// CHECK: %[[R:.*]] = linalg.generic {{.*}} outs(%[[AE]] : tensor<8x4xf32>)
-// CHECK: shard.shard %[[R]] to %{{.*}} : tensor<8x4xf32>
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} outs(%[[AE]] : tensor<8x4xf32>)
+// CHECK: %[[SM:.*]] = shard.shard %[[M]] to %[[REP]] : tensor<8x4xf32>
+// CHECK: shard.shard %[[SM]] to %{{.*}} annotate_for_users : tensor<8x4xf32>
 shard.grid @grid(shape = 2)
-func.func @conflict_runs_replicated(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+func.func @unplaced_runs_replicated(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %split = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %a = shard.shard %x to %split annotate_for_users : tensor<8x4xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<8x4xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 1 : index
+    %c = arith.index_cast %i : index to i64
+    %f = arith.sitofp %c : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<8x4xf32>
+  %am = shard.shard %m to %split annotate_for_users : tensor<8x4xf32>
+  %e2 = tensor.empty() : tensor<8x4xf32>
+  %se2 = shard.shard %e2 to %split : tensor<8x4xf32>
+  %ae2 = shard.shard %se2 to %split annotate_for_users : tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a, %am : tensor<8x4xf32>, tensor<8x4xf32>) outs(%ae2 : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %k: f32, %out: f32):
+    %s = arith.addf %in, %k : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  %sr = shard.shard %r to %split : tensor<8x4xf32>
+  return %sr : tensor<8x4xf32>
+}
+
+// -----
+
+// A replicated input whose result is placed split: the generic is placed on
+// one side and not the other, a real conflict: an error at the op.
+shard.grid @grid(shape = 2)
+func.func @conflict(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %rep = shard.sharding @grid split_axes = [[]] : !shard.sharding
   %split = shard.sharding @grid split_axes = [[0]] : !shard.sharding
   %a = shard.shard %x to %rep annotate_for_users : tensor<8x4xf32>
   %e = tensor.empty() : tensor<8x4xf32>
+  // expected-error @+1 {{operand #1 has no sharding after sharding propagation}}
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
