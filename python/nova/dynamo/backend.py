@@ -46,11 +46,19 @@ def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     unknown = set(kwargs) - {"options", "mode"}
     if unknown:
         raise TypeError(f"nova backend: unexpected argument(s) {sorted(unknown)}")
-    return NovaGraph(gm, example_inputs, BackendOptions.from_dict(kwargs.get("options")))
+    options = BackendOptions.from_dict(kwargs.get("options"))
+    if torch.is_grad_enabled() and any(isinstance(value, torch.Tensor) and value.requires_grad
+                                       for value in example_inputs):
+        from nova.dynamo.training import aot_backend
+        return aot_backend(options)(gm, example_inputs)
+    return NovaGraph(gm, example_inputs, options)
 
 
 class NovaGraph:
     """One Dynamo graph: compiled per input signature at call time, or run in eager."""
+
+    #: What the graph computes: "inference", or aot_autograd's "forward" / "backward".
+    kind = "inference"
 
     def __init__(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
                  options: BackendOptions) -> None:
@@ -68,6 +76,10 @@ class NovaGraph:
         if program is None:
             return self.gm(*args)
         return program(*args)
+
+    @property
+    def label(self) -> str:
+        return self.name if self.kind == "inference" else f"{self.name} ({self.kind})"
 
     # Compiling ---------------------------------------------------------------------------
     def _program(self, args: Sequence[Any]) -> Any:
@@ -87,7 +99,7 @@ class NovaGraph:
                 raise
             reason = fallback_reason(error)
             cache.failures[(self.fingerprint, options_key)] = reason
-            _warn(f"nova: Dynamo graph {self.name} runs in eager: {reason}",
+            _warn(f"nova: Dynamo graph {self.label} runs in eager: {reason}",
                   getattr(error, "frame", None))
             return None
         cache.programs[key] = program
@@ -112,7 +124,7 @@ class NovaGraph:
             result = compile_linalg(
                 imported.mlir, TargetOptions(name=self.options.target, chips=self.options.chips),
                 dump_dir=self._dump_dir(), double_buffer=self.options.double_buffer)
-            cache.compiles += 1
+            cache.count_compile(self.kind)
             cache.binaries[binary_key] = result
         return CompiledProgram(result.binary, param_arrays(imported), stages=result.stages,
                                binding=imported.binding)
@@ -125,7 +137,7 @@ class NovaGraph:
                                dump_dir=self._dump_dir(),
                                double_buffer=self.options.double_buffer)
         cache.imports += 1
-        cache.compiles += 1
+        cache.count_compile(self.kind)
         return program
 
     def _plan(self) -> Any:
@@ -145,7 +157,8 @@ class NovaGraph:
     def _dump_dir(self) -> Path | None:
         if self.options.dump_dir is None:
             return None
-        return Path(self.options.dump_dir) / f"graph_{self.name.replace('/', '_')}"
+        suffix = "" if self.kind == "inference" else f"_{self.kind}"
+        return Path(self.options.dump_dir) / f"graph_{self.name.replace('/', '_')}{suffix}"
 
 
 def _warn(message: str, frame: Any) -> None:

@@ -36,6 +36,9 @@ class CacheInfo:
     hits: int
     fallbacks: int
     programs: int
+    #: nova-opt compilations by graph kind: "inference", and aot_autograd's
+    #: "forward" and "backward" when the backend compiles for training.
+    by_kind: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -46,10 +49,16 @@ class ProgramCache:
     compiles: int = 0
     imports: int = 0
     hits: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+
+    def count_compile(self, kind: str) -> None:
+        self.compiles += 1
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
 
     def info(self) -> CacheInfo:
         return CacheInfo(compiles=self.compiles, imports=self.imports, hits=self.hits,
-                         fallbacks=len(self.failures), programs=len(self.programs))
+                         fallbacks=len(self.failures), programs=len(self.programs),
+                         by_kind=dict(self.by_kind))
 
     @staticmethod
     def binary_key(linalg: str, options_key: str) -> str:

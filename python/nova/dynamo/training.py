@@ -1,0 +1,115 @@
+"""Training through ``torch.compile(backend="nova")``: aot_autograd splits
+each Dynamo graph into a forward and a backward graph (min-cut
+rematerialisation partitioner) and Nova compiles both, so ``loss.backward()``
+runs Nova's backward program and ``torch.optim`` steps the parameters on the
+host.
+
+aot_autograd's graphs are already aten-level, functional and decomposed
+(with Nova's decomposition table), with every tensor a placeholder: they are
+imported by the frontend's :func:`nova.frontend.export.import_fx_graph` (the
+import ``nova.compile_train_step`` uses) and compiled by the same pipeline.
+The backward graph returns ``None`` for inputs that need no gradient; those
+are put back around the program's results. The tensors the forward saves for
+the backward come back to the host between the two programs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch
+
+from nova.compiler.errors import NovaError
+from nova.dynamo.backend import NovaGraph
+from nova.dynamo.cache import ProgramCache
+from nova.dynamo.options import BackendOptions
+
+
+class NovaTrainingGraphError(NovaError):
+    """An aot_autograd graph that the training path does not compile (the
+    graph then runs in eager, with the fallback warning)."""
+
+
+def aot_backend(options: BackendOptions) -> Callable[..., Any]:
+    """aot_autograd with Nova compiling the forward and the backward graph."""
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+    from nova.frontend.decompositions import decomposition_table
+
+    def compiler(kind: str):
+        def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]):
+            return make_boxed_func(AotGraph(gm, example_inputs, options, kind))
+        return compile_graph
+
+    return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
+                        partition_fn=min_cut_rematerialization_partition,
+                        decompositions=decomposition_table())
+
+
+class AotGraph(NovaGraph):
+    """An aot_autograd forward or backward graph, compiled at its first call."""
+
+    def __init__(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
+                 options: BackendOptions, kind: str) -> None:
+        super().__init__(gm, example_inputs, options)
+        self.kind = kind
+        from torch._guards import TracingContext
+
+        context = TracingContext.try_get()
+        compile_id = getattr(context, "compile_id", None) if context is not None else None
+        if compile_id is not None:
+            self.name = str(compile_id)
+        returned = self.gm.graph.output_node().args[0]
+        self.returned = tuple(returned) if isinstance(returned, (tuple, list)) else (returned,)
+        self.kept = [i for i, value in enumerate(self.returned)
+                     if isinstance(value, torch.fx.Node)]
+
+    def __call__(self, *args: Any) -> Any:
+        program = self._program(args)
+        if program is None:
+            return self.gm(*args)
+        results = program.run(*args)
+        full: list[Any] = list(self.returned)
+        for position, result in zip(self.kept, results):
+            full[position] = result
+        return tuple(full)
+
+    def _compile(self, args: Sequence[Any], cache: ProgramCache) -> Any:
+        from nova.compiler.compile import compile_linalg
+        from nova.compiler.options import TargetOptions
+        from nova.frontend.export import import_fx_graph
+        from nova.runtime.program import CompiledProgram
+
+        if self.options.parallel:
+            raise NovaTrainingGraphError(
+                "training graphs compile for one chip; the mesh and plan options apply to "
+                "inference (under torch.no_grad())")
+        for node in self.gm.graph.nodes:
+            value = node.meta.get("val")
+            if node.op == "placeholder" and not (
+                    isinstance(value, torch.Tensor)
+                    and all(isinstance(d, int) for d in value.shape)):
+                raise NovaTrainingGraphError(
+                    f"the {self.kind} graph takes {node.name} with a symbolic shape or no "
+                    f"tensor value; compile with torch.compile(..., dynamic=False)")
+        graph = self.gm.graph
+        output = graph.output_node()
+        saved = output.args
+        output.args = (tuple(self.returned[i] for i in self.kept),)
+        try:
+            mlir, _ = import_fx_graph(graph, func_name="forward")
+        finally:
+            output.args = saved
+        cache.imports += 1
+        options_key = self.options.cache_key()
+        binary_key = cache.binary_key(mlir, options_key)
+        result = cache.binaries.get(binary_key)
+        if result is None:
+            result = compile_linalg(
+                mlir, TargetOptions(name=self.options.target, chips=self.options.chips),
+                dump_dir=self._dump_dir(), double_buffer=self.options.double_buffer)
+            cache.count_compile(self.kind)
+            cache.binaries[binary_key] = result
+        return CompiledProgram(result.binary, stages=result.stages)
