@@ -234,3 +234,15 @@ def test_data_parallel_result_also_used_by_another_result() -> None:
     got, expected = program(ids), model(ids)
     for key in expected:
         torch.testing.assert_close(got[key], expected[key], rtol=RTOL, atol=ATOL)
+
+
+def test_data_parallel_input_the_program_never_reads() -> None:
+    """Partitioning keeps an unread input whole: every chip gets all of it."""
+    class IgnoresSecond(torch.nn.Module):
+        def forward(self, x, unused):
+            return x * 2
+
+    x, u = torch.randn(8, 4), torch.randn(8, 3)
+    program = compile_parallel(IgnoresSecond(), x, u, mesh=Mesh((4,), ("dp",)),
+                               plan=data_parallel_plan("dp"))
+    torch.testing.assert_close(program(x, u), x * 2, rtol=1e-4, atol=1e-5)
