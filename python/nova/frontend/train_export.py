@@ -18,11 +18,13 @@ The program's arguments, in order (:class:`StepLayout` names them):
    ``exp_avg``, then every ``exp_avg_sq``...);
 4. the hyperparameters, 0-d float32, group by group (``lr``, ``beta1``...),
    then ``max_grad_norm`` when clipping;
-5. the batch's tensors.
+5. the batch's tensors;
+6. the tensor constants the trace captured (``ImportedTrainStep.constants``).
 
 Its results: the loss (0-d), the updated trainable parameters, the updated
-optimizer state (same order as the arguments), and the gradients' global norm
-(before clipping) when clipping.
+optimizer state (same order as the arguments), the gradients the update used
+when asked (``StepLayout.grads``), and the gradients' global norm (before
+clipping) when clipping.
 """
 
 from __future__ import annotations
@@ -56,19 +58,26 @@ class StepLayout:
     slots: tuple[str, ...]
     #: The names of each group's hyperparameter inputs.
     hypers: tuple[str, ...]
-    #: Number of tensors in the batch; the first ``model_inputs`` go to the
-    #: model, the others to the loss function after the model's output.
+    #: Number of tensors in the batch; of the positional ones (all but the
+    #: last ``len(keywords)``) the first ``model_inputs`` go to the model, the
+    #: others to the loss function after the model's output.
     batch: int
     model_inputs: int = 1
+    #: Names of the batch's last tensors, passed to the model as keywords
+    #: (Hugging Face's ``input_ids=..., labels=...``).
+    keywords: tuple[str, ...] = ()
     clip: bool = False
     #: The batch is split into this many micro-batches along dim 0.
     accumulation_steps: int = 1
+    #: The gradients the optimizer used (accumulated, clipped) are results too.
+    grads: bool = False
 
     def __post_init__(self) -> None:
         if self.accumulation_steps < 1:
             raise ValueError(f"accumulation_steps must be >= 1, got {self.accumulation_steps}")
-        if not 0 <= self.model_inputs <= self.batch:
-            raise ValueError(f"model_inputs must be in [0, {self.batch}], got {self.model_inputs}")
+        positional = self.batch - len(self.keywords)
+        if not 0 <= self.model_inputs <= positional:
+            raise ValueError(f"model_inputs must be in [0, {positional}], got {self.model_inputs}")
         grouped = sorted(i for group in self.groups for i in group)
         if grouped != list(range(len(self.trainable))):
             raise ValueError("every trainable parameter must be in exactly one group")
@@ -78,13 +87,15 @@ class StepLayout:
         slots = tuple(f"{slot}:{name}" for slot in self.slots for name in self.trainable)
         hypers = tuple(f"group{g}.{h}" for g in range(len(self.groups)) for h in self.hypers)
         clip = ("max_grad_norm",) if self.clip else ()
-        batch = tuple(f"batch{i}" for i in range(self.batch))
+        positional = self.batch - len(self.keywords)
+        batch = tuple(f"batch{i}" for i in range(positional)) + self.keywords
         return self.trainable + self.constant + slots + hypers + clip + batch
 
     @property
     def output_names(self) -> tuple[str, ...]:
         slots = tuple(f"{slot}:{name}" for slot in self.slots for name in self.trainable)
-        return ("loss",) + self.trainable + slots + (("grad_norm",) if self.clip else ())
+        grads = tuple(f"grad:{name}" for name in self.trainable) if self.grads else ()
+        return ("loss",) + self.trainable + slots + grads + (("grad_norm",) if self.clip else ())
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,9 @@ class ImportedTrainStep:
     #: Trainable parameters the loss does not depend on (no gradient): the
     #: step leaves them and their state unchanged, as torch's optimizers do.
     unused: tuple[str, ...] = ()
+    #: Values of the tensor constants the trace captured, the program's last
+    #: arguments (after the batch).
+    constants: tuple[torch.Tensor, ...] = ()
 
 
 def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] | None,
@@ -136,8 +150,7 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
         k = layout.accumulation_steps
         micro_batches = (list(zip(*(t.chunk(k, dim=0) for t in batch))) if k > 1 and batch
                          else [tuple(batch)])
-        losses = [_loss(model, loss_fn, state, micro, layout.model_inputs)
-                  for micro in micro_batches]
+        losses = [_loss(model, loss_fn, state, micro, layout) for micro in micro_batches]
         loss = losses[0] if k == 1 else sum(losses[1:], losses[0]) / k
         grads = list(torch.autograd.grad(loss, params, allow_unused=True))
         if unused is not None:
@@ -170,6 +183,9 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
                 for s in range(len(layout.slots)):
                     new_slots[s][i] = updated_slots[s][j]
         results = [loss.detach()] + new_params + [t for slot in new_slots for t in slot]
+        if layout.grads:
+            results += [g.detach() if g is not None else torch.zeros_like(p)
+                        for g, p in zip(grads, params)]
         if grad_norm is not None:
             results.append(grad_norm.detach())
         return tuple(results)
@@ -179,10 +195,13 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
 
 def _loss(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] | None,
           state: dict[str, torch.Tensor], batch: Sequence[torch.Tensor],
-          model_inputs: int) -> torch.Tensor:
-    output = torch.func.functional_call(model, state, tuple(batch[:model_inputs]))
+          layout: StepLayout) -> torch.Tensor:
+    positional = len(batch) - len(layout.keywords)
+    args, targets = batch[:layout.model_inputs], batch[layout.model_inputs:positional]
+    kwargs = dict(zip(layout.keywords, batch[positional:]))
+    output = torch.func.functional_call(model, state, tuple(args), kwargs)
     if loss_fn is not None:
-        loss = loss_fn(output, *batch[model_inputs:])
+        loss = loss_fn(output, *targets)
     else:
         loss = getattr(output, "loss", output)
     if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
@@ -203,10 +222,61 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
                          f"got {len(example_args)}")
     unused: list[str] = []
     fn = step_function(model, loss_fn, layout, update, unused)
-    graph = make_fx(fn, decomposition_table=decomposition_table(),
-                    tracing_mode="fake")(*[_plain(a) for a in example_args]).graph
-    mlir, ops = import_fx_graph(graph, func_name="forward")
-    return ImportedTrainStep(mlir=mlir, layout=layout, ops=ops, unused=tuple(unused))
+    args = [_plain(a) for a in example_args]
+    table = decomposition_table()
+    module = make_fx(fn, decomposition_table=table, tracing_mode="fake")(*args)
+    if _mutates(module.graph):
+        # torch-mlir's import takes no in-place ops (Hugging Face models write
+        # into index tensors). autograd inside torch.func.functionalize is not
+        # supported, and prims ops (from the table) cannot be functionalized:
+        # the joint graph is traced in ATen ops, then again functionalized
+        # and decomposed.
+        joint = make_fx(fn, tracing_mode="fake")(*args)
+        module = make_fx(torch.func.functionalize(joint, remove="mutations"),
+                         decomposition_table=table, tracing_mode="fake")(*args)
+    constants = _lift_constants(module)
+    mlir, ops = import_fx_graph(module.graph, func_name="forward")
+    return ImportedTrainStep(mlir=mlir, layout=layout, ops=ops,
+                             unused=tuple(dict.fromkeys(unused)), constants=tuple(constants))
+
+
+def _lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:
+    """Turns the tensor constants the trace captured (``get_attr`` nodes: a
+    mask built from Python data, say) into arguments after the others, as
+    :mod:`nova.frontend.export` lifts a model's constants; returns their
+    values. torch-mlir cannot lower some as literals (an ``i1`` tensor)."""
+    graph = module.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    values = []
+    for node in list(graph.nodes):
+        if node.op != "get_attr":
+            continue
+        value = getattr(module, node.target)
+        if not isinstance(value, torch.Tensor):
+            continue
+        anchor = placeholders[-1] if placeholders else next(iter(graph.nodes))
+        with graph.inserting_after(anchor):
+            lifted = graph.placeholder(f"lifted_{node.target}")
+        lifted.meta.update(node.meta)
+        if "val" not in lifted.meta:
+            from torch._subclasses.fake_tensor import FakeTensorMode
+            lifted.meta["val"] = FakeTensorMode().from_tensor(value)
+        node.replace_all_uses_with(lifted)
+        graph.erase_node(node)
+        placeholders.append(lifted)
+        values.append(value.detach().clone())
+    graph.lint()
+    module.recompile()
+    return values
+
+
+def _mutates(graph: torch.fx.Graph) -> bool:
+    """Whether ``graph`` holds an op that writes into one of its operands."""
+    for node in graph.nodes:
+        schema = getattr(node.target, "_schema", None)
+        if node.op == "call_function" and schema is not None and schema.is_mutable:
+            return True
+    return False
 
 
 def _plain(value: Any) -> torch.Tensor:

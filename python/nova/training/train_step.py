@@ -31,10 +31,11 @@ __all__ = ["TrainStep", "compile_train_step"]
 
 def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] | None,
                        optimizer: torch.optim.Optimizer, *example_batch: torch.Tensor,
-                       target: str = "nova-t1", model_inputs: int = 1,
+                       target: str = "nova-t1", model_inputs: int | None = None,
                        max_grad_norm: float | None = None, accumulation_steps: int = 1,
-                       dump_dir: str | Path | None = None,
-                       double_buffer: bool = True) -> "TrainStep":
+                       keep_grads: bool = False, dump_dir: str | Path | None = None,
+                       double_buffer: bool = True,
+                       **example_keywords: torch.Tensor) -> "TrainStep":
     """Compiles one training step of ``model`` for ``target`` (one chip).
 
     ``step(*batch)`` then runs, on the simulator, what this does in torch::
@@ -45,12 +46,18 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
         torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)  # if given
         optimizer.step()
 
-    and returns the loss as a 0-d torch tensor. With ``loss_fn=None`` the
+    and returns the loss as a 0-d torch tensor. ``model_inputs`` is 1 by
+    default (all of the positional batch with ``loss_fn=None``). Keyword
+    tensors go to the model as keywords: a Hugging Face model is trained by
+    ``compile_train_step(model, None, optimizer, input_ids=ids, labels=labels)``
+    and ``step(input_ids=ids, labels=labels)``. With ``loss_fn=None`` the
     model's output is the loss (or has it as ``.loss``). The batch's shapes
-    and dtypes are those of ``example_batch``. ``accumulation_steps=k``
+    and dtypes are those of ``example_batch`` / ``example_keywords``. ``accumulation_steps=k``
     splits every batch tensor into ``k`` micro-batches along dim 0 and
     accumulates the gradients of ``loss_i / k``; the loss returned is their
-    mean.
+    mean. ``keep_grads=True`` makes the gradients the update used (what
+    ``p.grad`` holds before ``optimizer.step()``) results of the program too:
+    :meth:`TrainStep.grads`.
 
     ``optimizer`` is a ``torch.optim.SGD`` or ``torch.optim.AdamW`` over the
     model's parameters; each call reads its ``param_groups`` (so an lr
@@ -62,12 +69,16 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     ``model.eval()``) as Nova has no random numbers yet.
     """
     rule = rule_for(optimizer)
-    layout, groups_params = _layout(model, optimizer, rule, example_batch, model_inputs,
-                                    max_grad_norm is not None, accumulation_steps)
+    if model_inputs is None:
+        model_inputs = len(example_batch) if loss_fn is None else 1
+    batch = tuple(example_batch) + tuple(example_keywords.values())
+    layout = _layout(model, optimizer, rule, batch, model_inputs,
+                     max_grad_norm is not None, accumulation_steps, keep_grads,
+                     tuple(example_keywords))
     step = TrainStep(model, optimizer, rule, layout, max_grad_norm=max_grad_norm)
-    example = step._arguments([torch.as_tensor(b) for b in example_batch], check=False)
+    example = step._arguments(list(batch), check=False)
     imported = import_train_step(model, loss_fn, layout, rule.update,
-                                 [torch.from_numpy(np.asarray(a)) for a in example])
+                                 [torch.from_numpy(a) for a in example])
     result = compile_linalg(imported.mlir, TargetOptions(name=target, chips=1),
                             dump_dir=dump_dir, double_buffer=double_buffer)
     step._attach(imported, CompiledProgram(result.binary, stages=result.stages))
@@ -76,7 +87,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
 
 def _layout(model: torch.nn.Module, optimizer: torch.optim.Optimizer, rule: UpdateRule,
             batch: tuple[Any, ...], model_inputs: int, clip: bool,
-            accumulation_steps: int) -> tuple[StepLayout, list[list[torch.nn.Parameter]]]:
+            accumulation_steps: int, keep_grads: bool, keywords: tuple[str, ...]) -> StepLayout:
     named = list(model.named_parameters())  # a tied weight once, under its first name
     group_of = {}
     for g, group in enumerate(optimizer.param_groups):
@@ -103,8 +114,9 @@ def _layout(model: torch.nn.Module, optimizer: torch.optim.Optimizer, rule: Upda
     layout = StepLayout(trainable=tuple(n for n, _ in trainable), constant=tuple(constant),
                         groups=groups, slots=rule.slots, hypers=rule.hypers,
                         batch=len(batch), model_inputs=model_inputs, clip=clip,
-                        accumulation_steps=accumulation_steps)
-    return layout, [[p for p in g["params"]] for g in optimizer.param_groups]
+                        accumulation_steps=accumulation_steps, grads=keep_grads,
+                        keywords=keywords)
+    return layout
 
 
 class TrainStep:
@@ -129,6 +141,7 @@ class TrainStep:
         self.imported: ImportedTrainStep | None = None
         self.report = None
         self.grad_norm: torch.Tensor | None = None
+        self._grads: dict[str, torch.Tensor] = {}
         state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
         self._values = {name: _array(state[name]) for name in layout.trainable + layout.constant}
         self._slots = {slot: [np.zeros_like(self._values[n]) for n in layout.trainable]
@@ -140,6 +153,7 @@ class TrainStep:
     def _attach(self, imported: ImportedTrainStep, program: CompiledProgram) -> None:
         self.imported = imported
         self.program = program
+        self._constants = [_array(c) for c in imported.constants]
 
     # Calling -----------------------------------------------------------------------------
     def _arguments(self, batch: list[torch.Tensor], *, check: bool = True) -> list[np.ndarray]:
@@ -164,12 +178,17 @@ class TrainStep:
         if len(batch) != layout.batch:
             raise TrainStepError(f"the step takes a batch of {layout.batch} tensor(s), "
                                  f"got {len(batch)}")
-        return arrays + [_array(b) for b in batch]
+        constants = list(self._constants) if self.imported is not None else []
+        return arrays + [_array(b) for b in batch] + constants
 
-    def __call__(self, *batch: torch.Tensor) -> torch.Tensor:
+    def __call__(self, *batch: torch.Tensor, **keywords: torch.Tensor) -> torch.Tensor:
         """Runs forward, backward and the update on the simulator; returns the loss."""
         layout = self.layout
-        results = self.program.run(*self._arguments(list(batch)))
+        if set(keywords) != set(layout.keywords):
+            raise TrainStepError(f"the step takes the keyword tensors {list(layout.keywords)}, "
+                                 f"got {list(keywords)}")
+        batch = list(batch) + [keywords[k] for k in layout.keywords]
+        results = self.program.run(*self._arguments(batch))
         self.report = self.program.report
         n = len(layout.trainable)
         for name, value in zip(layout.trainable, results[1:1 + n]):
@@ -177,6 +196,9 @@ class TrainStep:
         position = 1 + n
         for slot in layout.slots:
             self._slots[slot] = [v.numpy() for v in results[position:position + n]]
+            position += n
+        if layout.grads:
+            self._grads = dict(zip(layout.trainable, results[position:position + n]))
             position += n
         self.grad_norm = results[position] if layout.clip else None
         used = {name for name in layout.trainable if name not in self.imported.unused}
@@ -190,6 +212,12 @@ class TrainStep:
     def steps(self) -> list[int]:
         """Updates done so far, per parameter group."""
         return list(self._steps)
+
+    def grads(self) -> dict[str, torch.Tensor]:
+        """The last call's gradients by trainable parameter (compiled with ``keep_grads=True``)."""
+        if not self.layout.grads:
+            raise TrainStepError("the step was compiled without keep_grads=True")
+        return dict(self._grads)
 
     def parameters(self) -> dict[str, torch.Tensor]:
         """The current parameters and buffers by name (a tied weight once)."""

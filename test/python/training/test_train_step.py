@@ -248,3 +248,139 @@ def test_unsupported_optimizer_is_a_clear_error():
     with pytest.raises(TrainStepError, match="Adagrad is not supported"):
         nova.compile_train_step(model, torch.nn.functional.mse_loss,
                                 torch.optim.Adagrad(model.parameters()), *_batches(1)[0])
+
+
+# Hugging Face models from small configs (nothing downloaded): the loss comes from
+# the model given labels (shifted inside, -100 ignored), the batch as keywords.
+
+def _hf_gpt2():
+    transformers = pytest.importorskip("transformers")
+    config = transformers.GPT2Config(
+        vocab_size=64, n_embd=32, n_layer=1, n_head=2, n_positions=16,
+        attn_implementation="eager", resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+        use_cache=False)
+    return transformers.GPT2LMHeadModel(config)
+
+
+def _hf_llama(kv_heads: int):
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=kv_heads, max_position_embeddings=16,
+        attn_implementation="eager", use_cache=False)
+    return transformers.LlamaForCausalLM(config)
+
+
+def _check_hf_gradients(make):
+    torch.manual_seed(0)
+    model = make()
+    reference = copy.deepcopy(model)
+    generator = torch.Generator().manual_seed(4)
+    ids = torch.randint(0, 64, (2, 8), generator=generator)
+    labels = ids.clone()
+    labels[0, :3] = -100
+    step = nova.compile_train_step(model, None, torch.optim.SGD(model.parameters(), lr=0.1),
+                                   input_ids=ids, labels=labels, keep_grads=True)
+    loss = step(input_ids=ids, labels=labels)
+    expected = reference(input_ids=ids, labels=labels).loss
+    expected.backward()
+    torch.testing.assert_close(loss, expected.detach(), rtol=RTOL, atol=ATOL)
+    grads = step.grads()
+    named = dict(reference.named_parameters())
+    assert sorted(grads) == sorted(named)
+    for name, grad in grads.items():
+        torch.testing.assert_close(grad, named[name].grad, rtol=RTOL, atol=ATOL,
+                                   msg=lambda m: f"{name}: {m}")
+
+
+def test_hf_gpt2_tied_head_gradients_match_torch():
+    _check_hf_gradients(_hf_gpt2)
+
+
+def test_hf_llama_gradients_match_torch():
+    _check_hf_gradients(lambda: _hf_llama(kv_heads=2))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "nova-opt: 'nova.dma_start' op operand has rank 5, a tile descriptor holds at most 4 "
+    "dimensions (the backward of GQA's repeat_kv sums a rank-5 tensor; /tmp/repro_train)"))
+def test_hf_llama_gqa_gradients_match_torch():
+    _check_hf_gradients(lambda: _hf_llama(kv_heads=1))
+
+
+@pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
+def test_gpt_lm_20_steps_cosine_schedule_clipping_frozen_ignored_labels(optimizer):
+    """Issue 13's training check: 20 steps with a cosine lr schedule, clipping,
+    one frozen parameter and some -100 labels; the loss at every step at rtol
+    1e-4, the parameters after 20 steps at rtol 1e-3 / atol 1e-5, and the
+    optimizer state loads into torch, which continues identically."""
+    cfg = GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=8, vocab_size=64)
+    torch.manual_seed(0)
+    model = GPT(cfg)
+    reference = copy.deepcopy(model)
+    for m in (model, reference):
+        m.blocks[0].attn.k.bias.requires_grad_(False)  # see the tied-head test
+        m.ln_f.bias.requires_grad_(False)
+
+    def make(m):
+        params = [p for p in m.parameters() if p.requires_grad]
+        if optimizer == "adamw":
+            return torch.optim.AdamW(params, lr=3e-3, weight_decay=0.1)
+        return torch.optim.SGD(params, lr=0.3, momentum=0.9)
+
+    opt, ref_opt = make(model), make(reference)
+    schedulers = [torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=20) for o in (opt, ref_opt)]
+
+    def loss_fn(logits, labels):
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, cfg.vocab_size),
+                                                 labels.reshape(-1))
+
+    generator = torch.Generator().manual_seed(11)
+    data = torch.randint(0, cfg.vocab_size, (4, cfg.seq_len + 1), generator=generator)
+    ids, labels = data[:, :-1].contiguous(), data[:, 1:].clone()
+    labels[:, :2] = -100
+    step = nova.compile_train_step(model, loss_fn, opt, ids, labels, max_grad_norm=1.0)
+    for _ in range(20):
+        loss = step(ids, labels)
+        expected = _torch_step(reference, ref_opt, loss_fn, (ids, labels), max_grad_norm=1.0)
+        torch.testing.assert_close(loss, expected, rtol=1e-4, atol=0)
+        for scheduler in schedulers:
+            scheduler.step()
+    ours = step.parameters()
+    for name, value in reference.named_parameters():
+        torch.testing.assert_close(ours[name], value.detach(), rtol=1e-3, atol=1e-5,
+                                   msg=lambda m: f"{name}: {m}")
+    eager = copy.deepcopy(model)
+    eager_opt = make(eager)
+    step.sync_to(eager, eager_opt)
+    for _ in range(2):
+        loss = step(ids, labels)
+        expected = _torch_step(eager, eager_opt, loss_fn, (ids, labels), max_grad_norm=1.0)
+        torch.testing.assert_close(loss, expected, rtol=1e-4, atol=0)
+
+
+def test_gpt_lm_gradients_match_torch_autograd():
+    """After one step every gradient (the tied embedding/head one summed over
+    both uses, the key bias's exact zero as rounding noise) matches torch.autograd."""
+    cfg = GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=8, vocab_size=64)
+    torch.manual_seed(0)
+    model = GPT(cfg)
+    reference = copy.deepcopy(model)
+
+    def loss_fn(logits, labels):
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, cfg.vocab_size),
+                                                 labels.reshape(-1))
+
+    generator = torch.Generator().manual_seed(2)
+    ids = torch.randint(0, cfg.vocab_size, (2, cfg.seq_len), generator=generator)
+    labels = torch.randint(0, cfg.vocab_size, (2, cfg.seq_len), generator=generator)
+    step = nova.compile_train_step(model, loss_fn, torch.optim.SGD(model.parameters(), lr=0.1),
+                                   ids, labels, keep_grads=True)
+    step(ids, labels)
+    loss_fn(reference(ids), labels).backward()
+    named = dict(reference.named_parameters())
+    grads = step.grads()
+    assert sorted(grads) == sorted(named)
+    for name, grad in grads.items():
+        torch.testing.assert_close(grad, named[name].grad, rtol=RTOL, atol=ATOL,
+                                   msg=lambda m: f"{name}: {m}")
