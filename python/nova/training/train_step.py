@@ -190,6 +190,19 @@ class TrainStep:
         batch = list(batch) + [keywords[k] for k in layout.keywords]
         results = self.program.run(*self._arguments(batch))
         self.report = self.program.report
+        self._take(results)
+        return results[0]
+
+    def time_step(self):
+        """Simulates one step's timing only (no numbers, no state change; see
+        ``CompiledProgram.run(timing_only=True)``) and returns its report: the
+        simulated step time of a model too large to simulate functionally."""
+        self.program.run(timing_only=True)
+        self.report = self.program.report
+        return self.report
+
+    def _take(self, results: list[torch.Tensor]) -> None:
+        layout = self.layout
         n = len(layout.trainable)
         for name, value in zip(layout.trainable, results[1:1 + n]):
             self._values[name] = value.numpy()
@@ -205,7 +218,6 @@ class TrainStep:
         for g, group in enumerate(layout.groups):
             if any(layout.trainable[i] in used for i in group):
                 self._steps[g] += 1
-        return results[0]
 
     # State -------------------------------------------------------------------------------
     @property

@@ -384,3 +384,17 @@ def test_gpt_lm_gradients_match_torch_autograd():
     for name, grad in grads.items():
         torch.testing.assert_close(grad, named[name].grad, rtol=RTOL, atol=ATOL,
                                    msg=lambda m: f"{name}: {m}")
+
+
+def test_time_step_gives_the_functional_runs_time_and_keeps_the_state():
+    model = _mlp()
+    batch = _batches(1)[0]
+    step = nova.compile_train_step(model, torch.nn.functional.mse_loss,
+                                   torch.optim.AdamW(model.parameters(), lr=1e-2), *batch)
+    before = step.parameters()
+    timing = step.time_step()
+    assert timing.timing_only and step.steps == [0]
+    for name, value in step.parameters().items():
+        torch.testing.assert_close(value, before[name], rtol=0, atol=0)
+    step(*batch)
+    assert step.report.time_ns == pytest.approx(timing.time_ns)
