@@ -398,3 +398,16 @@ def test_time_step_gives_the_functional_runs_time_and_keeps_the_state():
         torch.testing.assert_close(value, before[name], rtol=0, atol=0)
     step(*batch)
     assert step.report.time_ns == pytest.approx(timing.time_ns)
+
+
+def test_parameter_groups_keep_their_own_hyperparameters():
+    def make(m):
+        return torch.optim.AdamW([
+            {"params": m[0].parameters(), "lr": 1e-2, "weight_decay": 0.2},
+            {"params": m[2].parameters(), "lr": 3e-3, "betas": (0.5, 0.9)},
+        ], weight_decay=0.0)
+
+    model, reference = _mlp(), _mlp()
+    step = _run_both(model, make(model), reference, make(reference),
+                     torch.nn.functional.mse_loss, _batches(2))
+    assert step.layout.groups == ((0, 1), (2, 3))
