@@ -161,6 +161,8 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
             # torch.nn.utils.clip_grad_norm_: the 2-norm of all gradients
             # together, scaled down (never up) to max_norm.
             squares = [(g * g).sum() for g in grads if g is not None]
+            if not squares:
+                raise ValueError("max_grad_norm: no parameter has a gradient")
             grad_norm = torch.sqrt(sum(squares[1:], squares[0]))
             scale = torch.clamp(max_norm / (grad_norm + 1e-6), max=1.0)
             grads = [g * scale if g is not None else None for g in grads]
