@@ -70,6 +70,23 @@ struct CollapseRankPass
     });
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : ops) {
+      // Unit loops first (the backward of Llama's repeat_kv sums a
+      // [1, 1, n_rep, S, D] tensor into a keep-dim [1, 1, 1, S, D]): dropping
+      // them may be enough, and leaves projected maps for the merge below.
+      if (llvm::is_contained(op.getStaticLoopRanges(), 1)) {
+        rewriter.setInsertionPoint(op);
+        linalg::ControlDropUnitDims control;
+        FailureOr<linalg::DropUnitDimsResult> dropped =
+            linalg::dropUnitDims(rewriter, op, control);
+        if (succeeded(dropped)) {
+          rewriter.replaceOp(op, dropped->replacements);
+          op = cast<linalg::GenericOp>(dropped->resultOp.getOperation());
+          if (op.getNumLoops() <= kMaxTileRank) {
+            ++numCollapsed;
+            continue;
+          }
+        }
+      }
       SmallVector<ReassociationIndices> folded = plan(op);
       if (folded.empty())
         continue;

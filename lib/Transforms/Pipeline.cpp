@@ -14,6 +14,7 @@ void nova::buildLinalgNormalizePipeline(OpPassManager &pm) {
   fn.addPass(createNovaFoldShapeConstants());
   fn.addPass(createNovaDecomposeConv());
   fn.addPass(createNovaCollapseBatchDims());
+  fn.addPass(createNovaFoldExtIntoMatmul());
   fn.addPass(createNovaFoldTransposeIntoMatmul());
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());

@@ -49,11 +49,11 @@ LogicalResult checkPayloadOp(Operation &op) {
                           << "' in a generic payload; only arith and math "
                              "ops are allowed";
   for (Type t : op.getResultTypes()) {
-    if (t.isF32() || t.isIndex() || nova::isTileIntegerType(t))
+    if (nova::isTileFloatType(t) || t.isIndex() || nova::isTileIntegerType(t))
       continue;
     return op.emitError() << "payload value of type " << t
-                          << "; payloads compute on f32, i64, i32, i8, i1 "
-                             "and index";
+                          << "; payloads compute on f32, bf16, f16, i64, "
+                             "i32, i8, i1 and index";
   }
   return success();
 }
@@ -85,12 +85,11 @@ struct VerifyNormalFormPass
       ++numChecked;
       for (Type t : op->getResultTypes())
         if (auto tensor = dyn_cast<TensorType>(t);
-            tensor && !tensor.getElementType().isF32() &&
-            !nova::isTileIntegerType(tensor.getElementType())) {
+            tensor && !nova::isTileElementType(tensor.getElementType())) {
           op->emitError() << "tensor of element type "
                           << tensor.getElementType()
-                          << "; nova normal form holds f32, i64, i32, i8 "
-                             "and i1 tensors";
+                          << "; nova normal form holds f32, bf16, f16, i64, "
+                             "i32, i8 and i1 tensors";
           ok = false;
         }
       if (isa<linalg::ConvolutionOpInterface>(op)) {

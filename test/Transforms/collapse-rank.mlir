@@ -49,3 +49,22 @@ func.func @negative_not_collapsible(%x: tensor<2x3x4x5x6xf32>) -> tensor<6x5x4x3
   } -> tensor<6x5x4x3x2xf32>
   return %r : tensor<6x5x4x3x2xf32>
 }
+
+// -----
+
+// The backward of repeat_kv: a keep-dim sum over n_rep of a rank-5 tensor
+// with unit leading loops. Dropping the unit loops brings it to rank 3.
+// CHECK-LABEL: func.func @rank5_reduction_with_unit_loops
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3], [4]] : tensor<1x1x2x8x16xf32> into tensor<2x8x16xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]
+// CHECK-SAME: outs(%{{.*}} : tensor<8x16xf32>)
+// CHECK: tensor.expand_shape %{{.*}} output_shape [1, 1, 1, 8, 16]
+func.func @rank5_reduction_with_unit_loops(%x: tensor<1x1x2x8x16xf32>, %acc: tensor<1x1x1x8x16xf32>) -> tensor<1x1x1x8x16xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, 0, d3, d4)>], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel"]}
+      ins(%x : tensor<1x1x2x8x16xf32>) outs(%acc : tensor<1x1x1x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x1x8x16xf32>
+  return %r : tensor<1x1x1x8x16xf32>
+}

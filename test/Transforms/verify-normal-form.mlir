@@ -20,9 +20,9 @@ func.func @normal_form(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %c: tensor<4x
 // -----
 
 func.func @negative_f64_tensor(%x: f64) -> tensor<4xf64> {
-  // expected-error @+1 {{tensor of element type 'f64'; nova normal form holds f32, i64, i32, i8 and i1 tensors}}
+  // expected-error @+1 {{tensor of element type 'f64'; nova normal form holds f32, bf16, f16, i64, i32, i8 and i1 tensors}}
   %e = tensor.empty() : tensor<4xf64>
-  // expected-error @+1 {{tensor of element type 'f64'; nova normal form holds f32, i64, i32, i8 and i1 tensors}}
+  // expected-error @+1 {{tensor of element type 'f64'; nova normal form holds f32, bf16, f16, i64, i32, i8 and i1 tensors}}
   %f = linalg.fill ins(%x : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
   return %f : tensor<4xf64>
 }
@@ -35,7 +35,7 @@ func.func @negative_i16_in_payload(%x: tensor<4xf32>) -> tensor<4xf32> {
       ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%in: f32, %out: f32):
     %i = linalg.index 0 : index
-    // expected-error @+1 {{payload value of type 'i16'; payloads compute on f32, i64, i32, i8, i1 and index}}
+    // expected-error @+1 {{payload value of type 'i16'; payloads compute on f32, bf16, f16, i64, i32, i8, i1 and index}}
     %c = arith.index_cast %i : index to i16
     %f = arith.sitofp %c : i16 to f32
     %a = arith.addf %in, %f : f32

@@ -189,6 +189,36 @@ def NovaDecomposeConv : Pass<"nova-decompose-conv", "::mlir::func::FuncOp"> {
   ];
 }
 
+def NovaFoldExtIntoMatmul
+    : Pass<"nova-fold-ext-into-matmul", "::mlir::func::FuncOp"> {
+  let summary = "run bf16/f16 matmuls on the matrix unit at their own rate";
+  let description = [{
+    torch-mlir lowers a bf16 (or f16) `mm` as `arith.extf` of both operands
+    to f32, an f32 `linalg.matmul` and a `truncf` of the result: the matrix
+    unit would run at its f32 rate (a quarter of bf16's). Products of two bf16
+    values are exact in f32 and the matrix unit accumulates in f32, so the
+    widening is dropped: the matmul reads the narrow operands (linalg's cast
+    semantics) and still accumulates into its f32 output.
+
+    Before:
+    ```mlir
+    %a32 = linalg.generic {identity maps} ins(%a : tensor<16x64xbf16>) ... { arith.extf }
+    %b32 = linalg.generic {identity maps} ins(%b : tensor<64x128xbf16>) ... { arith.extf }
+    %c = linalg.matmul ins(%a32, %b32 : tensor<16x64xf32>, tensor<64x128xf32>) outs(%acc : tensor<16x128xf32>)
+    ```
+    After:
+    ```mlir
+    %c = linalg.matmul ins(%a, %b : tensor<16x64xbf16>, tensor<64x128xbf16>) outs(%acc : tensor<16x128xf32>)
+    ```
+    Both operands must widen from the same type; a mixed f32 x bf16 matmul
+    stays in f32.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numFolded", "folded-widenings", "Matmuls that read their narrow operands">,
+  ];
+}
+
 def NovaFoldTransposeIntoMatmul
     : Pass<"nova-fold-transpose-into-matmul", "::mlir::func::FuncOp"> {
   let summary = "read a transposed matmul operand through the matmul's indexing map";

@@ -84,7 +84,10 @@ class CompiledProgram:
                 raise ProgramInputError(
                     f"{label} must have shape {list(entry.shape)}, got {list(array.shape)}")
             expected = entry.dtype.numpy_dtype
-            if array.dtype != expected:
+            # bf16 has no numpy type: its values travel as float32 (the
+            # simulator rounds them to bf16 bits).
+            bf16_as_f32 = entry.dtype.name == "BF16" and array.dtype == np.float32
+            if array.dtype != expected and not bf16_as_f32:
                 raise ProgramInputError(
                     f"{label} must have dtype {np.dtype(expected).name}, got {array.dtype.name}")
             arrays.append(_contiguous(array))
@@ -129,7 +132,8 @@ class CompiledProgram:
         results = []
         for entry in self.output_entries:
             value = outputs.get(entry.index, outputs.get(entry.name))
-            results.append(torch.from_numpy(np.array(value)))
+            tensor = torch.from_numpy(np.array(value))
+            results.append(tensor.to(torch.bfloat16) if entry.dtype.name == "BF16" else tensor)
         return results
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
