@@ -1,7 +1,8 @@
 //===- SliceSharding.cpp - shard interface of slices and concat -*- C++ -*-===//
 //
 // `tensor.extract_slice` (a fused QKV projection split into q, k and v,
-// Llama's rotate_half) and `tensor.concat` are elementwise on every
+// Llama's rotate_half), `tensor.insert_slice` (slice assignment) and
+// `tensor.concat` are elementwise on every
 // dimension they do not cut or join: those keep their split across the op.
 // A sliced or concatenated dimension must be whole on every chip (its
 // offsets are global), so its split is dropped and partitioning gathers it
@@ -152,6 +153,70 @@ struct ExtractSliceShardingModel
   }
 };
 
+/// Whether `insert` writes only part of dimension `dim` of its destination.
+bool cuts(tensor::InsertSliceOp insert, int64_t dim) {
+  return insert.getStaticOffsets()[dim] != 0 ||
+         insert.getStaticStrides()[dim] != 1 ||
+         insert.getStaticSizes()[dim] != insert.getDestType().getDimSize(dim);
+}
+
+/// `tensor.insert_slice` (slice assignment, `x[:, :2] = y`): the dimensions it
+/// writes whole keep their split; a partly written one is whole per chip.
+struct InsertSliceShardingModel
+    : public shard::ShardingInterface::ExternalModel<InsertSliceShardingModel,
+                                                     tensor::InsertSliceOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(
+        cast<tensor::InsertSliceOp>(op).getDestType().getRank(),
+        utils::IteratorType::parallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto insert = cast<tensor::InsertSliceOp>(op);
+    if (!insert.getOffsets().empty() || !insert.getSizes().empty() ||
+        !insert.getStrides().empty() ||
+        insert.getSourceType().getRank() != insert.getDestType().getRank())
+      return {}; // dynamic or rank-extending: not shardable (verify fails)
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(
+        insert.getDestType().getRank(), op->getContext());
+    return {identity, identity, identity};
+  }
+
+  FailureOr<shard::ShardingOption>
+  getShardingOption(Operation *op, ArrayRef<shard::Sharding> operandShardings,
+                    ArrayRef<shard::Sharding> resultShardings) const {
+    auto insert = cast<tensor::InsertSliceOp>(op);
+    return optionKeepingWhole(op, operandShardings, resultShardings,
+                              [&](int64_t d) { return cuts(insert, d); });
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<shard::Sharding> operandShardings,
+                          ArrayRef<shard::Sharding> resultShardings,
+                          IRMapping &partitionMap,
+                          SymbolTableCollection &symbolTable,
+                          OpBuilder &builder) const {
+    auto insert = cast<tensor::InsertSliceOp>(op);
+    auto whole = [&](int64_t d) { return cuts(insert, d); };
+    if (failed(checkWhole(op, operandShardings, whole)) ||
+        failed(checkWhole(op, resultShardings, whole)))
+      return failure();
+    Value source = partitionedOperands[0], dest = partitionedOperands[1];
+    auto localSource = cast<RankedTensorType>(source.getType());
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (int64_t d = 0; d < localSource.getRank(); ++d) {
+      offsets.push_back(builder.getIndexAttr(insert.getStaticOffsets()[d]));
+      sizes.push_back(builder.getIndexAttr(localSource.getDimSize(d)));
+      strides.push_back(builder.getIndexAttr(insert.getStaticStrides()[d]));
+    }
+    auto local = tensor::InsertSliceOp::create(builder, op->getLoc(), source,
+                                               dest, offsets, sizes, strides);
+    partitionMap.map(op->getResult(0), local.getResult());
+    partitionMap.map(op, local.getOperation());
+    return success();
+  }
+};
+
 struct ConcatShardingModel
     : public shard::ShardingInterface::ExternalModel<ConcatShardingModel,
                                                      tensor::ConcatOp> {
@@ -204,5 +269,6 @@ void mlir::nova::registerSliceShardingModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
     tensor::ExtractSliceOp::attachInterface<ExtractSliceShardingModel>(*ctx);
     tensor::ConcatOp::attachInterface<ConcatShardingModel>(*ctx);
+    tensor::InsertSliceOp::attachInterface<InsertSliceShardingModel>(*ctx);
   });
 }

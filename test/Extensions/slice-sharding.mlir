@@ -63,3 +63,20 @@ func.func @concat_keeps_the_batch_split(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>
   %r = shard.shard %c to %s : tensor<8x16xf32>
   return %r : tensor<8x16xf32>
 }
+
+// -----
+
+// tensor.insert_slice (slice assignment `z[:, 1:3] = y`): the batch split
+// passes through; each chip writes its rows' columns 1..2.
+// CHECK-LABEL: func.func @insert_slice_keeps_the_batch_split
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 1] [4, 2] [1, 1] : tensor<4x2xf32> into tensor<4x6xf32>
+// CHECK-NOT: shard.all
+shard.grid @grid(shape = 2)
+func.func @insert_slice_keeps_the_batch_split(%z: tensor<8x6xf32>, %y: tensor<8x2xf32>) -> tensor<8x6xf32> {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %a = shard.shard %z to %s annotate_for_users : tensor<8x6xf32>
+  %b = shard.shard %y to %s annotate_for_users : tensor<8x2xf32>
+  %i = tensor.insert_slice %b into %a[0, 1] [8, 2] [1, 1] : tensor<8x2xf32> into tensor<8x6xf32>
+  %r = shard.shard %i to %s : tensor<8x6xf32>
+  return %r : tensor<8x6xf32>
+}

@@ -246,3 +246,17 @@ def test_data_parallel_input_the_program_never_reads() -> None:
     program = compile_parallel(IgnoresSecond(), x, u, mesh=Mesh((4,), ("dp",)),
                                plan=data_parallel_plan("dp"))
     torch.testing.assert_close(program(x, u), x * 2, rtol=1e-4, atol=1e-5)
+
+
+def test_data_parallel_slice_assignment() -> None:
+    """Slice assignment (tensor.insert_slice) keeps the batch split."""
+    class Assign(torch.nn.Module):
+        def forward(self, x, y):
+            z = x * 2
+            z[:, 1:3] = y
+            return z + 1
+
+    x, y = torch.randn(8, 6), torch.randn(8, 2)
+    program = compile_parallel(Assign(), x, y, mesh=Mesh((4,), ("dp",)),
+                               plan=data_parallel_plan("dp"))
+    torch.testing.assert_close(program(x, y), Assign()(x, y), rtol=1e-4, atol=1e-5)
