@@ -80,6 +80,8 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
     result = compile_linalg(spmd, TargetOptions(name=target, chips=mesh.size),
                             dump_dir=dump_dir, double_buffer=double_buffer)
     result.stages["sharded"] = annotated
+    arg_placements = _whole_where_kept_whole(result.binary, specs, arg_placements, mesh)
+    input_placements = arg_placements[state_count:]
     params = param_arrays(imported)
     chip_params = [[local_shard(p, mesh, placements, chip)
                     for p, placements in zip(params, arg_placements)]
@@ -87,6 +89,23 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
     return ParallelProgram(result.binary, chip_params, stages=result.stages, mesh=mesh,
                            input_placements=input_placements,
                            output_placements=output_placements, binding=imported.binding)
+
+
+def _whole_where_kept_whole(binary: bytes, specs: Sequence[TensorSpec],
+                            placements_of: list[Mapping[int, Placement]],
+                            mesh: Mesh) -> list[Mapping[int, Placement]]:
+    """An argument the program never reads is kept whole by partitioning
+    (nothing placed it): it goes whole to every chip, whatever the plan said."""
+    from nova.runtime.binary import load_binary
+
+    entries = sorted(load_binary(binary).inputs, key=lambda e: e.index)
+    result = list(placements_of)
+    for i, (spec, placements) in enumerate(zip(specs, placements_of)):
+        splits = any(isinstance(p, Shard) and mesh.shape[axis] > 1
+                     for axis, p in placements.items())
+        if splits and i < len(entries) and tuple(entries[i].shape) == tuple(spec.shape):
+            result[i] = {}
+    return result
 
 
 def _check_even_splits(specs: Sequence[TensorSpec],

@@ -81,11 +81,6 @@ class ParallelProgram:
             label = _input_label(names[i] if i < len(names) else "", i)
             array = _to_numpy(arg)
             placements = self._placement(self.input_placements, i)
-            if placements and tuple(entry.shape) == tuple(array.shape) and \
-                    self._full_shape(entry.shape, placements) != tuple(array.shape):
-                # The program never reads this input, so partitioning kept
-                # it whole (replicated): every chip gets all of it.
-                placements = {}
             full = self._full_shape(entry.shape, placements)
             if tuple(array.shape) != full:
                 raise ProgramInputError(f"{label} must have shape {list(full)}, "
