@@ -454,6 +454,18 @@ def _index_put(x: torch.Tensor, indices: Sequence[torch.Tensor | None], values: 
     xp = x.permute(perm) if perm != list(range(nd)) else x
     xp = xp.reshape([q] + rest_shape)
     ndp = xp.dim() + 1
+    if accumulate and x.dtype.is_floating_point:
+        # A one-hot [q, m] times the values [m, rest] on the matrix unit: the
+        # embedding backward (q = vocabulary) costs 2·q·m·rest FLOPs there
+        # instead of q·m·rest element-ops on the vector unit. Exact up to the
+        # order of the float sums (torch's kernel has its own order too).
+        weights = (position.unsqueeze(0) == _iota(q, 0, 2, x.device)).to(x.dtype)
+        added = weights @ values.reshape(m, -1)
+        out = (xp + added.reshape([q] + rest_shape))
+        out = out.reshape([x.shape[d] for d in perm])
+        if perm != list(range(nd)):
+            out = out.permute([perm.index(d) for d in range(nd)])
+        return out
     onehot = _along(position, 1, ndp) == _iota(q, 0, ndp, x.device)  # [q, m, 1..]
     if accumulate:
         out = xp + _sum(torch.where(onehot, values.unsqueeze(0), 0), 1, x.dtype)
