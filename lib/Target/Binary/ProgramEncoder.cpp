@@ -58,10 +58,16 @@ std::string mlir::nova::binary::renderLocation(Location loc) {
   // the frames callee first: all of them are kept, so that the text names
   // the model's own line as well as the library's.
   SmallVector<FileLineColLoc> files;
+  std::string module;
   loc->walk([&](Location inner) {
     if (auto f = dyn_cast<FileLineColLoc>(inner))
       if (files.empty() || files.back() != f)
         files.push_back(f);
+    // The frontend names each op's location after its module
+    // (`module:blocks.0.attn`); a fused location keeps the first.
+    if (auto name = dyn_cast<NameLoc>(inner))
+      if (module.empty() && name.getName().getValue().starts_with("module:"))
+        module = name.getName().getValue().drop_front(7).str();
     return WalkResult::advance();
   });
   std::string text;
@@ -69,8 +75,10 @@ std::string mlir::nova::binary::renderLocation(Location loc) {
   for (auto [i, f] : llvm::enumerate(files))
     os << (i ? " called from " : "") << f.getFilename().getValue() << ":"
        << f.getLine() << ":" << f.getColumn();
-  if (files.empty() && !isa<UnknownLoc>(loc))
+  if (files.empty() && module.empty() && !isa<UnknownLoc>(loc))
     loc->print(os);
+  if (!module.empty())
+    os << (files.empty() ? "" : " ") << "in " << module;
   return text;
 }
 

@@ -246,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
         "line and write a Chrome trace")
     profile.add_argument("program", help=".novaprog (or bare .nova binary)")
     _add_input_flags(profile)
-    profile.add_argument("--by", default="line", choices=("line", "op", "opcode", "instruction"),
+    profile.add_argument("--by", default="line", choices=("line", "op", "module", "opcode", "instruction"),
                          help="rows of the profile table: the model's source line (default), "
                               "the op's own line (innermost frame), the opcode or the instruction")
     profile.add_argument("--top", type=int, default=20, help="rows shown, largest first (0: all)")

@@ -26,6 +26,7 @@ without ``past_key_values``, as ``model(..., use_cache=False)`` does.
 from __future__ import annotations
 
 import contextlib
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -153,6 +154,45 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
         param_values=signature.param_values, binding=signature.binding, ops=ops)
 
 
+#: Prefix of the name location that carries an op's module path
+#: (``module:blocks.0.attn``); nova-translate writes it into the binary's DEBUG
+#: entries, and ``nova profile --by module`` groups by it.
+MODULE_LOCATION_PREFIX = "module:"
+
+
+def _module_path(node: torch.fx.Node) -> str | None:
+    """The qualified name of the innermost module an FX node ran in, from
+    torch.export's ``nn_module_stack`` (``blocks.0.attn``), or None."""
+    stack = node.meta.get("nn_module_stack")
+    if not stack:
+        return None
+    path = list(stack.values())[-1][0]
+    # Dynamo-style paths (L['self'].blocks[0].attn) to module names.
+    path = re.sub(r"^L\['self'\]\.?", "", path)
+    path = re.sub(r"\[(\d+)\]", r".\1", path).strip(".")
+    return path or None
+
+
+def _name_locations_by_module(importer) -> None:
+    """Makes torch-mlir wrap the location of every node in a name location
+    holding its module path, so that each instruction can be attributed to
+    the module it came from (``blocks.3.attn``) as well as to its line."""
+    from torch_mlir.extras.fx_importer import ContextCache
+    from torch_mlir.ir import Location
+
+    class ModuleNamingCache(ContextCache):
+        __slots__ = ()
+
+        def get_node_location(self, node):
+            loc = super().get_node_location(node)
+            path = _module_path(node)
+            if loc is None or path is None:
+                return loc
+            return Location.name(MODULE_LOCATION_PREFIX + path, childLoc=loc, context=self._c)
+
+    importer._cc = ModuleNamingCache(importer._c, py_attr_tracker=importer._py_attr_tracker)
+
+
 def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
                     reject_foreign_ops: bool = True) -> tuple[str, frozenset[str]]:
     """torch-mlir import of a stateless FX graph (every tensor a placeholder)
@@ -167,6 +207,7 @@ def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
     context = ir.Context()
     torch_d.register_dialect(context)
     importer = FxImporter(context=context)
+    _name_locations_by_module(importer)
     importer.import_stateless_graph(graph, func_name=func_name)
     module = importer.module
     # Lowered here rather than by export_and_import(output_type=linalg...),

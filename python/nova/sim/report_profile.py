@@ -6,7 +6,9 @@ executions, all chips) is attributed to its DEBUG-section location. A location i
 ``file:line:col``, a call-site chain ``lib.py:10:3 called from model.py:42:9`` (the
 model's own line last), and for ``vassert`` ``: <message>`` after it; a row is keyed
 by the last frame's ``file:line`` (``by="line"``) or the first's (``by="op"``: the
-line of the op itself, e.g. inside a library module's ``forward``). Instructions without a location go under
+line of the op itself, e.g. inside a library module's ``forward``) or by the module
+the op ran in (``by="module"``: ``blocks.0.attn``, from the ``in <module>`` the
+frontend adds). Instructions without a location go under
 ``<unknown>``. The rows' times add up to the report's total busy time
 (:attr:`nova.sim.stats.Report.busy_ns`); engines run concurrently, so that total
 exceeds the simulated time.
@@ -29,6 +31,15 @@ if TYPE_CHECKING:
 
 UNKNOWN = "<unknown>"
 _FRAME = re.compile(r"^(.*?):(\d+)(?::(\d+))?")
+#: ``... in blocks.0.attn``: the module an instruction came from (its DEBUG text
+#: ends with it, before a ``vassert``'s ``: <message>``).
+_MODULE = re.compile(r"(?:^| )in ([\w.\-]+)(?=$|: )")
+
+
+def module_of(location: str | None) -> str:
+    """The module path in a DEBUG location (``blocks.0.attn``), or ``<unknown>``."""
+    m = _MODULE.search(location or "")
+    return m.group(1) if m else UNKNOWN
 
 
 def source_line(location: str | None, innermost: bool = False) -> str:
@@ -37,6 +48,7 @@ def source_line(location: str | None, innermost: bool = False) -> str:
     ``forward``), or ``<unknown>``."""
     if not location:
         return UNKNOWN
+    location = _MODULE.sub("", location)
     frame = location.split(" called from ")[0 if innermost else -1].strip()
     m = _FRAME.match(frame)
     return f"{m.group(1)}:{m.group(2)}" if m else frame or UNKNOWN
@@ -63,11 +75,14 @@ def _key(s: "InstrStat", by: str) -> str:
         return source_line(s.location)
     if by == "op":
         return source_line(s.location, innermost=True)
+    if by == "module":
+        return module_of(s.location)
     if by == "opcode":
         return s.name
     if by == "instruction":
         return f"chip {s.chip} #{s.pc} {s.name} @ {source_line(s.location)}"
-    raise ValueError(f"profile rows are by 'line', 'op', 'opcode' or 'instruction', got {by!r}")
+    raise ValueError(f"profile rows are by 'line', 'op', 'module', 'opcode' or 'instruction', "
+                     f"got {by!r}")
 
 
 def profile_rows(report: "Report", by: str = "line") -> list[ProfileRow]:
