@@ -17,7 +17,7 @@ def load_program(path: str | Path) -> CompiledProgram:
     if not path.is_file():
         raise ProgramFileError(f"{path}: no such file")
     try:
-        return load(path)
+        return load(path, import_types=True)
     except (NovaRuntimeError, zipfile.BadZipFile, KeyError, json.JSONDecodeError,
             ValueError, OSError) as error:
         raise ProgramFileError(f"{path}: not a valid Nova program: {error}") from error

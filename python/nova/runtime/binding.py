@@ -141,8 +141,9 @@ class CallBinding:
                 "mutations": [list(m) for m in self.mutations]}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "CallBinding":
-        return cls(in_spec=_load_spec(data["in_spec"]), out_spec=_load_spec(data["out_spec"]),
+    def from_json(cls, data: dict[str, Any], import_types: bool = False) -> "CallBinding":
+        return cls(in_spec=_load_spec(data["in_spec"], import_types),
+                   out_spec=_load_spec(data["out_spec"], import_types),
                    inputs=tuple(Leaf(**leaf) for leaf in data["inputs"]),
                    outputs=tuple(Leaf(**leaf) for leaf in data["outputs"]),
                    mutations=tuple((int(r), int(i)) for r, i in data["mutations"]))
@@ -180,10 +181,11 @@ def _leaf_json(leaf: Leaf) -> dict[str, Any]:
     return {"kind": leaf.kind, "name": leaf.name, "index": leaf.index, "value": leaf.value}
 
 
-def _load_spec(text: str) -> Any:
+def _load_spec(text: str, import_types: bool = False) -> Any:
     """torch's pytree finds a custom node type (a ``ModelOutput``) only once its
     class is defined: import its module when the package it belongs to has
-    been imported already (never a package the caller has not loaded)."""
+    been imported already, or with ``import_types`` (the ``nova`` command,
+    which loads programs on the user's behalf) in any case."""
     from torch.utils import _pytree as pytree
 
     try:
@@ -193,7 +195,7 @@ def _load_spec(text: str) -> Any:
     names = sorted(_type_names(json.loads(text)))
     for name in names:
         module = name.rpartition(".")[0]
-        if module and module.split(".")[0] in sys.modules:
+        if module and (import_types or module.split(".")[0] in sys.modules):
             try:
                 importlib.import_module(module)
             except ImportError:

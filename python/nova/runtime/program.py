@@ -175,10 +175,12 @@ def _input_label(name: str, position: int) -> str:
     return f"input {name!r}"
 
 
-def load(path: str | Path) -> Any:
+def load(path: str | Path, import_types: bool = False) -> Any:
     """Loads a program written by :meth:`CompiledProgram.save` (or a bare
     ``.nova`` binary), or a multi-chip one written by
-    :meth:`nova.parallel.ParallelProgram.save`."""
+    :meth:`nova.parallel.ParallelProgram.save`. ``import_types`` imports the
+    modules of the output types the program returns (a Hugging Face
+    ``ModelOutput``) even when their package is not imported yet."""
     data = Path(path).read_bytes()
     if not zipfile.is_zipfile(io.BytesIO(data)):
         return CompiledProgram(data)
@@ -192,5 +194,6 @@ def load(path: str | Path) -> Any:
             raise NovaRuntimeError(f"{path}: not a saved Nova program (format {meta.get('format')!r})")
         params = [np.load(io.BytesIO(archive.read(f"param{i}.npy")), allow_pickle=False)
                   for i in range(int(meta["params"]))]
-        binding = CallBinding.from_json(meta["binding"]) if "binding" in meta else None
+        binding = (CallBinding.from_json(meta["binding"], import_types)
+                   if "binding" in meta else None)
         return CompiledProgram(archive.read("program.nova"), params, binding=binding)
