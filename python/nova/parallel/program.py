@@ -64,12 +64,21 @@ class ParallelProgram:
     def _placement(self, placements: Sequence[Mapping[int, Placement]], i: int):
         return placements[i] if i < len(placements) else {}
 
-    def run(self, *args: Any, trace: bool = False) -> list[Any]:
+    def run(self, *args: Any, trace: bool = False, timing_only: bool = False) -> list[Any]:
         """Runs every chip; ``trace=True`` records a Chrome/Perfetto timeline
-        (one process per chip) for :meth:`write_trace`."""
+        (one process per chip) for :meth:`write_trace`. ``timing_only=True``
+        simulates shapes and costs only (no numbers, no simulated memory: a
+        model too large to compute still gets its times); it takes no inputs,
+        returns ``[]`` and sets ``report``."""
         import torch
 
         from nova.sim import Simulator
+
+        if timing_only:
+            simulator = Simulator(self.binary, functional=False, trace=trace)
+            _, self.report = simulator.run({})
+            self._traced = simulator if trace else None
+            return []
 
         if len(args) != len(self.input_entries):
             raise ProgramInputError(

@@ -260,3 +260,24 @@ def test_data_parallel_slice_assignment() -> None:
     program = compile_parallel(Assign(), x, y, mesh=Mesh((4,), ("dp",)),
                                plan=data_parallel_plan("dp"))
     torch.testing.assert_close(program(x, y), Assign()(x, y), rtol=1e-4, atol=1e-5)
+
+
+def test_parallel_timing_only_gives_the_functional_times() -> None:
+    """ParallelProgram.run(timing_only=True): no inputs, no numbers, the same
+    simulated time as a full run; with a gather (token ids) the report says
+    the time depends on the data."""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=8)).eval()
+    x = torch.randn(4, 8, 32)
+    program = compile_parallel(model, x, mesh=Mesh((4,), ("dp",)), plan=data_parallel_plan("dp"))
+    program(x)
+    functional = program.report.time_ns
+    assert program.run(timing_only=True) == []
+    assert program.report.timing_only and not program.report.data_dependent
+    assert program.report.time_ns == pytest.approx(functional, rel=1e-9)
+
+    lm = GPT(GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=8, vocab_size=64)).eval()
+    ids = torch.randint(0, 64, (4, 8))
+    program = compile_parallel(lm, ids, mesh=Mesh((4,), ("dp",)), plan=data_parallel_plan("dp"))
+    program.run(timing_only=True)
+    assert any("dma_gather" in entry for entry in program.report.data_dependent)
