@@ -53,6 +53,8 @@ class Simulator:
         self.target = self.program.target
         self.functional = functional
         self.trace = TraceRecorder() if trace else None
+        if self.trace is not None:
+            self.trace.locations = {c: dict(code.debug) for c, code in enumerate(self.program.chips)}
         self.resident = resident
         self._memories: list[ChipMemory] | None = None
         self._loaded: set[int] = set()  # inputs already in the resident memories

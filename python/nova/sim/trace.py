@@ -16,6 +16,9 @@ class TraceRecorder:
     def __init__(self) -> None:
         self.ops: list[tuple[int, str, str, int, float, float]] = []
         self.links: list[tuple[str, str, float, float, float]] = []
+        #: Per chip, instruction index -> DEBUG-section location (set by the
+        #: simulator): slices are named after the module / line they came from.
+        self.locations: dict[int, dict[int, str]] = {}
 
     def op(self, chip: int, track: str, name: str, pc: int, start_ns: float, dur_ns: float) -> None:
         self.ops.append((chip, track, name, pc, start_ns, dur_ns))
@@ -40,9 +43,19 @@ class TraceRecorder:
         chips = sorted({c for c, *_ in self.ops})
         for c in chips:
             ev.append({"ph": "M", "name": "process_name", "pid": c, "args": {"name": f"chip {c}"}})
+        from .report_profile import UNKNOWN, module_of, source_line
+
         for chip, track, name, pc, s, d in self.ops:
+            args: dict[str, Any] = {"pc": pc}
+            location = self.locations.get(chip, {}).get(pc)
+            if location:
+                # The same names as nova profile's rows: module, then the model's line.
+                module, line = module_of(location), source_line(location)
+                where = module if module != UNKNOWN else line
+                name = f"{name} {where}"
+                args.update(module=module, line=line, location=location)
             ev.append({"ph": "X", "name": name, "cat": track, "pid": chip, "tid": tid(chip, track),
-                       "ts": s / 1e3, "dur": d / 1e3, "args": {"pc": pc}})
+                       "ts": s / 1e3, "dur": d / 1e3, "args": args})
         if self.links:
             ev.append({"ph": "M", "name": "process_name", "pid": LINKS_PID, "args": {"name": "interconnect"}})
         for link, name, s, d, b in self.links:

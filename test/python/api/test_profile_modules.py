@@ -27,3 +27,19 @@ def test_profile_by_module_names_the_blocks_and_adds_up():
     # The line view is unchanged by the module suffix: model lines, no "in ...".
     lines = {r.key for r in profile_rows(program.report, by="line")}
     assert not any(" in " in key for key in lines), lines
+
+
+def test_trace_slices_carry_the_module_and_line(tmp_path):
+    import json
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=8, vocab_size=64)).eval()
+    ids = torch.randint(0, 64, (1, 8))
+    program = nova.compile(model, ids, target="nova-t1")
+    program.run(ids, trace=True)
+    path = tmp_path / "trace.json"
+    program.write_trace(path)
+    slices = [e for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X"]
+    modules = {e["args"].get("module") for e in slices}
+    assert "blocks.0.attn" in modules
+    assert any(e["name"].startswith("matmul ") and e["args"].get("module") for e in slices)
