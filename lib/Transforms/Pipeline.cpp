@@ -16,6 +16,7 @@ void nova::buildLinalgNormalizePipeline(OpPassManager &pm) {
   fn.addPass(createNovaCollapseBatchDims());
   fn.addPass(createNovaFoldExtIntoMatmul());
   fn.addPass(createNovaFoldTransposeIntoMatmul());
+  fn.addPass(createNovaPadMatmul());
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
   // Before fusion: a fused broadcast picks up constant indexing maps, which

@@ -219,6 +219,32 @@ def NovaFoldExtIntoMatmul
   ];
 }
 
+def NovaPadMatmul : Pass<"nova-pad-matmul", "::mlir::func::FuncOp"> {
+  let summary = "pad a matmul's width when the matrix unit could only tile it in slivers";
+  let description = [{
+    nova-tile cuts a matmul's N dimension into equal tiles of the largest
+    divisor that fits the matrix unit's columns. A width with no good
+    divisor (GPT-2's vocabulary, 50257 = 29 x 1733, on a 128-column array)
+    would run in 29-column tiles, a quarter of the array or less. Such a
+    matmul (N above the array width, best divisor under a quarter of it)
+    gets B and its destination zero-padded to a multiple of the width and
+    its result sliced back; the extra columns cost one padded copy of B.
+
+    ```mlir
+    // before: C[1024, 50257] = A[1024, 768] * B[768, 50257]
+    // after:  %b = tensor.pad %B high[0, 47]; %c = tensor.pad %C high[0, 47]
+    //         %w = linalg.matmul ins(%A, %b) outs(%c) -> tensor<1024x50304xf32>
+    //         %r = tensor.extract_slice %w[0, 0] [1024, 50257] [1, 1]
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numPadded", "padded-matmuls", "Matmuls whose width was padded">,
+  ];
+}
+
 def NovaFoldTransposeIntoMatmul
     : Pass<"nova-fold-transpose-into-matmul", "::mlir::func::FuncOp"> {
   let summary = "read a transposed matmul operand through the matmul's indexing map";

@@ -50,3 +50,14 @@ def test_gpt_without_vocabulary_is_the_decoder_over_activations() -> None:
     model = GPT(GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=8))
     assert not hasattr(model, "tok_emb") and not hasattr(model, "lm_head")
     assert model(torch.randn(1, 8, 32)).shape == (1, 8, 32)
+
+
+def test_lm_head_with_a_prime_vocabulary_is_padded_and_exact():
+    """A 257-token vocabulary (prime) would tile the LM head in 1-column
+    slivers; nova-pad-matmul pads it to 384 columns and slices the logits."""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(d_model=64, n_heads=4, n_layers=1, seq_len=16, vocab_size=257)).eval()
+    ids = torch.randint(0, 257, (2, 16))
+    program = nova.compile(model, ids, target="nova-t1")
+    torch.testing.assert_close(program(ids), model(ids), rtol=1e-4, atol=1e-5)
+    assert "x384xf32" in program.stages["nova"]
