@@ -173,6 +173,8 @@ def _profile(args: argparse.Namespace) -> int:
     print(program.report.summary())
     print()
     print(program.report.profile(by=args.by, top=args.top or None))
+    print()
+    print(program.critical_path(by="module" if args.by == "module" else "engine"))
     trace = Path(args.trace) if args.trace else Path(args.program).with_suffix(".trace.json")
     program.write_trace(trace)
     _progress(f"wrote Chrome trace to {trace} (open in https://ui.perfetto.dev)")

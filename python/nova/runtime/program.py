@@ -153,6 +153,15 @@ class CompiledProgram:
             raise NovaRuntimeError("no trace recorded: call run(..., trace=True) first")
         self._simulator.write_trace(path)
 
+    def critical_path(self, by: str = "engine", top: int = 10) -> str:
+        """The critical path through the engines of the last traced run, as a
+        table of its time per engine (``by="module"`` or ``"line"`` too)."""
+        from nova.sim.critical_path import format_critical_path
+
+        if self._simulator is None or self._simulator.trace is None:
+            raise NovaRuntimeError("no trace recorded: call run(..., trace=True) first")
+        return format_critical_path(self._simulator.critical_path(), by=by, top=top)
+
     # Saving ------------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
         """Writes the binary and the bound parameters to one file (a zip archive)."""

@@ -130,16 +130,17 @@ class Dec:
 class Op:
     """One dispatched instruction (register operands read at dispatch)."""
 
-    __slots__ = ("d", "ra", "rb", "rc", "rdst", "t", "start", "wait_reason")
+    __slots__ = ("d", "ra", "rb", "rc", "rdst", "t", "start", "wait_reason", "deps")
 
     def __init__(self, d: Dec, ra: int, rb: int, rc: int, rdst: int, t: float) -> None:
         self.d, self.ra, self.rb, self.rc, self.rdst, self.t = d, ra, rb, rc, rdst, t
         self.start = 0.0
         self.wait_reason = ""
+        self.deps: tuple[int, ...] = ()  # traced runs: instances whose signals it waited on
 
 
 class Queue:
-    __slots__ = ("chip", "key", "name", "pending", "running", "wake", "busy", "count")
+    __slots__ = ("chip", "key", "name", "pending", "running", "wake", "busy", "count", "last")
 
     def __init__(self, chip: "Chip", key: int, name: str) -> None:
         self.chip, self.key, self.name = chip, key, name
@@ -148,6 +149,7 @@ class Queue:
         self.wake = False
         self.busy = 0.0
         self.count = 0
+        self.last = -1  # traced runs: the queue's last completed instance
 
 
 #: Decoded code of recently run programs, by ChipCode identity: a program run
@@ -177,6 +179,11 @@ class Chip:
         self.debug = code.debug
         self.regs = [0] * oc.NUM_REGISTERS
         self.sems = [0] * oc.NUM_SEMAPHORES
+        # Traced runs: per semaphore, the instances whose signals are not
+        # consumed yet, in order (-1: the sequencer's sem_signal). The j-th
+        # wait is released by the j-th signal (docs/isa.md 1.1), which gives
+        # the critical path its cross-engine edges.
+        self.sem_fifo: list[deque[int]] = [deque() for _ in range(oc.NUM_SEMAPHORES)]
         self.pc = 0
         self.t = 0.0
         self.halted = False
@@ -385,12 +392,16 @@ class Machine(VectorUnit, DmaUnit):
                             break
                         for s in d.waits:
                             sems[s] -= 1
+                            if self.trace is not None and ch.sem_fifo[s]:
+                                ch.sem_fifo[s].popleft()
                         pc += 1
                     else:
                         for s in d.signals:
                             if sems[s] >= U32_MAX:
                                 raise ScalarFaultError(self._where(ch, d, f"semaphore s{s} overflows"))
                             sems[s] += 1
+                            if self.trace is not None:
+                                ch.sem_fifo[s].append(-1)
                         pc += 1
                         t += cyc
                         ch.pc, ch.t = pc, t
@@ -437,6 +448,9 @@ class Machine(VectorUnit, DmaUnit):
                     return
             for s in waits:
                 sems[s] -= 1
+            if self.trace is not None:
+                fifo = ch.sem_fifo
+                o.deps = tuple(fifo[s].popleft() if fifo[s] else -1 for s in waits)
         q.running = o
         o.start = now
         dur = self._exec[o.d.op](q, o)
@@ -456,14 +470,20 @@ class Machine(VectorUnit, DmaUnit):
         ch.pc_count[pc] += 1
         if now > ch.t_end:
             ch.t_end = now
+        instance = -1
         if self.trace is not None:
             self.trace.op(ch.id, q.name, o.d.name, o.d.pc, o.start, now - o.start)
+            instance = self.trace.instance(ch.id, q.name, o.d.name, pc, o.start, now, o.t,
+                                           q.last, o.deps)
+            q.last = instance
         if o.d.signals:
             sems = ch.sems
             for s in o.d.signals:
                 if sems[s] >= U32_MAX:
                     raise ScalarFaultError(self._where(ch, o.d, f"semaphore s{s} overflows"))
                 sems[s] += 1
+                if instance >= 0:
+                    ch.sem_fifo[s].append(instance)
             self._sems_changed(ch)
         if ch.block is q:
             ch.block = "time"

@@ -175,6 +175,15 @@ class Simulator:
         self.machine = machine
         return outputs, report
 
+    def critical_path(self):
+        """The critical path through the engines of the last traced run
+        (:mod:`nova.sim.critical_path`)."""
+        from .critical_path import critical_path
+
+        if self.trace is None:
+            raise ValueError("the critical path needs a traced run: Simulator(..., trace=True)")
+        return critical_path(self.trace)
+
     def write_trace(self, path: str | Path) -> None:
         if self.trace is None:
             raise ValueError("construct the Simulator with trace=True to record a timeline")

@@ -19,6 +19,15 @@ class TraceRecorder:
         #: Per chip, instruction index -> DEBUG-section location (set by the
         #: simulator): slices are named after the module / line they came from.
         self.locations: dict[int, dict[int, str]] = {}
+        #: Every completed engine instruction: (chip, track, name, pc, start, end,
+        #: dispatch time, previous instance on its queue, instances it waited on).
+        self.instances: list[tuple[int, str, str, int, float, float, float, int,
+                                   tuple[int, ...]]] = []
+
+    def instance(self, chip: int, track: str, name: str, pc: int, start: float, end: float,
+                 dispatched: float, previous: int, deps: tuple[int, ...]) -> int:
+        self.instances.append((chip, track, name, pc, start, end, dispatched, previous, deps))
+        return len(self.instances) - 1
 
     def op(self, chip: int, track: str, name: str, pc: int, start_ns: float, dur_ns: float) -> None:
         self.ops.append((chip, track, name, pc, start_ns, dur_ns))

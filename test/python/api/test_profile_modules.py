@@ -5,6 +5,7 @@ a row per module (`blocks.0.attn`) that adds up to the total busy time."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import nova
@@ -43,3 +44,24 @@ def test_trace_slices_carry_the_module_and_line(tmp_path):
     modules = {e["args"].get("module") for e in slices}
     assert "blocks.0.attn" in modules
     assert any(e["name"].startswith("matmul ") and e["args"].get("module") for e in slices)
+
+
+def test_critical_path_adds_up_to_the_simulated_time():
+    from nova.sim.critical_path import WAITING
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=8, vocab_size=64)).eval()
+    ids = torch.randint(0, 64, (1, 8))
+    program = nova.compile(model, ids, target="nova-t1")
+    program.run(ids, trace=True)
+    path = program._simulator.critical_path()
+    total = sum(seg.duration_ns for seg in path)
+    # The path ends with the last engine instruction; the sequencer's final
+    # drain and halt come after it.
+    assert program.report.time_ns * 0.99 <= total <= program.report.time_ns
+    for before, after in zip(path, path[1:]):
+        assert after.start_ns == pytest.approx(before.end_ns, abs=1e-6)
+    engines = {seg.engine.rstrip("0123456789") for seg in path if seg.engine != WAITING}
+    assert {"matrix", "vector", "dma"} <= engines
+    table = program.critical_path(by="module")
+    assert "critical path" in table and "blocks.0.attn" in table
