@@ -79,10 +79,25 @@ struct VerifyNormalFormPass
 
   void runOnOperation() override {
     bool ok = true;
+    for (BlockArgument arg : getOperation().getArguments())
+      if (auto tensor = dyn_cast<RankedTensorType>(arg.getType());
+          tensor && llvm::is_contained(tensor.getShape(), 0)) {
+        getOperation().emitError()
+            << "argument #" << arg.getArgNumber() << " is a zero-size tensor "
+            << arg.getType() << "; nova does not compile tensors without elements";
+        ok = false;
+      }
     getOperation().getBody().walk([&](Operation *op) {
       if (op->getParentOfType<linalg::LinalgOp>())
         return; // payload: checked with its generic
       ++numChecked;
+      for (Type t : op->getResultTypes())
+        if (auto tensor = dyn_cast<RankedTensorType>(t);
+            tensor && llvm::is_contained(tensor.getShape(), 0)) {
+          op->emitError() << "zero-size tensor " << t
+                          << "; nova does not compile tensors without elements";
+          ok = false;
+        }
       for (Type t : op->getResultTypes())
         if (auto tensor = dyn_cast<TensorType>(t);
             tensor && !nova::isTileElementType(tensor.getElementType())) {

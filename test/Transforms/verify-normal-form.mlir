@@ -66,3 +66,12 @@ func.func @negative_two_results(%x: tensor<4x8xf32>, %m: tensor<4xf32>, %n: tens
   } -> (tensor<4xf32>, tensor<4xf32>)
   return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+2 {{argument #0 is a zero-size tensor 'tensor<5x0xf32>'; nova does not compile tensors without elements}}
+// expected-error @+1 {{argument #1 is a zero-size tensor 'tensor<0x10xf32>'}}
+func.func @negative_zero_size_argument(%a: tensor<5x0xf32>, %b: tensor<0x10xf32>, %c: tensor<5x10xf32>) -> tensor<5x10xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<5x0xf32>, tensor<0x10xf32>) outs(%c : tensor<5x10xf32>) -> tensor<5x10xf32>
+  return %r : tensor<5x10xf32>
+}

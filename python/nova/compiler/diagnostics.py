@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_LOCATION = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+):(?P<col>\d+): (?P<kind>error|note|warning|remark): (?P<msg>.*)$")
+_LOCATION = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<kind>error|note|warning|remark): (?P<msg>.*)$")
 
 # Frames that are never the user's code.
 _LIBRARY_PARTS = ("site-packages", "dist-packages", "/torch/", "nova/frontend/")

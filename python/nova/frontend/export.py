@@ -146,12 +146,37 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     rewritten in place). ``reject_foreign_ops=False`` keeps ops outside the
     dialects Nova compiles (``tm_tensor.*``) in the text, for inspection."""
     signature = read_signature(exported)
+    _reject_unsigned(exported.graph)
     mlir, ops = import_fx_graph(exported.graph, func_name=func_name,
                                 reject_foreign_ops=reject_foreign_ops)
     return ImportedProgram(
         mlir=mlir,
         params=signature.params, inputs=signature.inputs, outputs=signature.outputs,
         param_values=signature.param_values, binding=signature.binding, ops=ops)
+
+
+_UNSIGNED = {torch.uint8, torch.uint16, torch.uint32, torch.uint64}
+
+
+def _reject_unsigned(graph: torch.fx.Graph) -> None:
+    """torch-mlir lowers unsigned tensors to signless integers with signed
+    conversions (``x.byte()`` becomes ``fptosi`` to i8), so their numbers would
+    come out wrong: a clear error at the model's line instead."""
+    from nova.compiler.diagnostics import SourceFrame, _is_user_file
+    from nova.compiler.errors import NovaUnsupportedOpError
+
+    for node in graph.nodes:
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor) and val.dtype in _UNSIGNED:
+            frame = None
+            for file, line in re.findall(r'File "([^"]+)", line (\d+)',
+                                         node.meta.get("stack_trace") or ""):
+                if _is_user_file(file):
+                    import linecache
+                    frame = SourceFrame(file, int(line), linecache.getline(file, int(line)).strip())
+            raise NovaUnsupportedOpError(
+                f"{node.target} producing a {str(val.dtype).removeprefix('torch.')} tensor "
+                f"(unsigned integers are not supported; use int32/int64)", frame)
 
 
 #: Prefix of the name location that carries an op's module path

@@ -146,3 +146,23 @@ def test_full_reduction_to_a_scalar_matches_torch():
     x = torch.randn(8, 4)
     program = nova.compile(MeanSquare(), x)
     torch.testing.assert_close(program(x), (x * x).mean(), rtol=1e-4, atol=1e-5)
+
+
+def test_unsigned_tensors_are_refused_not_miscomputed():
+    """torch-mlir lowers uint8 as a signed i8 (x.byte() as fptosi): refused
+    with a clear error instead of wrong numbers."""
+    class Byte(torch.nn.Module):
+        def forward(self, x):
+            return x.byte()
+
+    with pytest.raises(nova.NovaUnsupportedOpError, match="uint8"):
+        nova.compile(Byte(), torch.tensor([[178.6, 5.0, 200.0]]))
+
+
+def test_zero_size_tensors_are_a_clear_error():
+    class MatMul(torch.nn.Module):
+        def forward(self, a, b):
+            return a @ b
+
+    with pytest.raises(nova.NovaModelCompileError, match="zero-size tensor"):
+        nova.compile(MatMul(), torch.randn(5, 0), torch.randn(0, 10))
