@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - the nova-linalg-normalize pipeline --------*- C++ -*-===//
 #include "nova/Transforms/Passes.h"
 
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -10,6 +11,13 @@ using namespace mlir;
 void nova::buildLinalgNormalizePipeline(OpPassManager &pm) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
   fn.addPass(createNovaDemoteF64());
+  // Hyperbolic functions and tan as exp/log/sqrt/sin/cos, which the vector
+  // unit has (upstream's expansions; fma as a multiply and an add).
+  {
+    math::MathExpandOpsPassOptions expand;
+    expand.opMnemonics = {"sinh", "cosh", "tan", "asinh", "acosh", "atanh", "fma"};
+    fn.addPass(math::createMathExpandOpsPass(expand));
+  }
   fn.addPass(createNovaEraseDeadGenericResults());
   fn.addPass(createNovaFoldShapeConstants());
   fn.addPass(createNovaDecomposeConv());
