@@ -87,6 +87,52 @@ def run_model_demo(target: TargetOptions = TargetOptions(), *,
         summary=program.report.summary(), trace=Path(trace) if trace is not None else None)
 
 
+@dataclass(frozen=True)
+class TrainDemoResult:
+    """Training steps of the demo GPT on the simulator beside torch's."""
+
+    losses: tuple[float, ...]
+    torch_losses: tuple[float, ...]
+    step_time_us: float
+    matches_torch: bool
+
+
+def run_train_demo(target: TargetOptions = TargetOptions(), *, steps: int = 3,
+                   seed: int = 0) -> TrainDemoResult:
+    """A few AdamW steps of the demo GPT (next-token loss on random token ids)
+    compiled as one training program (:func:`nova.compile_train_step`), each
+    loss compared with torch training a copy of the same model."""
+    import copy
+
+    import torch
+    import torch.nn.functional as F
+
+    import nova
+
+    _, model, ids = _demo_model(seed, batch=1)
+    model.train()
+    reference = copy.deepcopy(model)
+    targets = torch.roll(ids, -1, dims=1)
+
+    def loss_fn(logits, labels):
+        return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    step = nova.compile_train_step(model, loss_fn, optimizer, ids, targets,
+                                   target=target.name)
+    reference_optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-3)
+    losses, torch_losses = [], []
+    for _ in range(steps):
+        losses.append(float(step(ids, targets)))
+        reference_optimizer.zero_grad()
+        loss = loss_fn(reference(ids), targets)
+        loss.backward()
+        reference_optimizer.step()
+        torch_losses.append(loss.item())
+    ok = all(abs(a - b) <= 1e-4 * abs(b) + 1e-5 for a, b in zip(losses, torch_losses))
+    return TrainDemoResult(tuple(losses), tuple(torch_losses), step.report.time_ns / 1e3, ok)
+
+
 @dataclass
 class ParallelRow:
     layout: str

@@ -46,3 +46,12 @@ def test_parallel_demo_matches_torch_on_every_layout() -> None:
     assert [r.all_reduces for r in rows] == [0, 4, 4, 0]
     # Every multi-chip layout beats the lone chip on this batch.
     assert all(r.time_us < rows[0].time_us for r in rows[1:])
+
+
+def test_train_demo_matches_torch() -> None:
+    from nova.demo import run_train_demo
+
+    result = run_train_demo(steps=2)
+    assert result.matches_torch, (result.losses, result.torch_losses)
+    assert result.losses[1] < result.losses[0]  # AdamW on one batch: the loss falls
+    assert result.step_time_us > 0

@@ -14,7 +14,7 @@ from nova import examples
 from nova.compiler.driver import run_opt, run_opt_file
 from nova.compiler.errors import NovaCompileError, NovaError
 from nova.compiler.options import TargetOptions
-from nova.demo import run_demo, run_model_demo, run_parallel_demo
+from nova.demo import run_demo, run_model_demo, run_parallel_demo, run_train_demo
 from nova.runtime.errors import NovaRuntimeError
 from nova.sim.errors import SimulationError
 
@@ -49,6 +49,15 @@ def _demo(args: argparse.Namespace) -> int:
                 "random weights; token ids in, logits out)")
     if args.parallel:
         return _parallel_demo(cfg_text, args.target)
+    if args.train:
+        _progress(f"compiling a training step (forward, backward, AdamW) of a {cfg_text} ...")
+        trained = run_train_demo(target)
+        for i, (a, b) in enumerate(zip(trained.losses, trained.torch_losses)):
+            print(f"step {i}: loss {a:.6f} on the simulator, {b:.6f} in torch")
+        print(f"simulated time per step {trained.step_time_us:.1f} us")
+        print("every step matches torch (rtol 1e-4)" if trained.matches_torch
+              else "losses DO NOT match torch")
+        return 0 if trained.matches_torch else 1
     _progress(f"compiling a {cfg_text} for {target.name} ...")
     result = run_model_demo(target, trace=args.trace)
     print(result.summary)
@@ -211,6 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--target", default="nova-t1", help="target name or .json path")
     demo.add_argument("--chips", type=int, default=0, help="chips in the system (0: target's)")
     demo.add_argument("--trace", default=None, help="write the run's Chrome/Perfetto timeline here")
+    demo.add_argument("--train", action="store_true",
+                      help="instead, compile a training step (forward, backward, AdamW) "
+                           "and run three steps beside torch")
     demo.add_argument("--parallel", action="store_true",
                       help="also run the model with TP=4, DP=2 x TP=4 and PP=2 x 4 "
                            "microbatches on --target (a multi-chip system) and compare")
