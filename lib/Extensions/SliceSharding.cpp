@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -47,6 +48,11 @@ SmallVector<int64_t> sourceDims(tensor::ExtractSliceOp slice) {
     if (!dropped.test(d))
       dims.push_back(d);
   return dims;
+}
+
+/// `rank` parallel loops: the ops here are elementwise on their loops.
+SmallVector<utils::IteratorType> allParallel(int64_t rank) {
+  return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
 }
 
 /// Drops the splits of the dimensions `whole` says must not be split.
@@ -84,9 +90,7 @@ struct ExtractSliceShardingModel
   // Loops are the source's dimensions; a rank-reducing slice's result map
   // leaves out the unit dimensions it drops.
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    return SmallVector<utils::IteratorType>(
-        cast<tensor::ExtractSliceOp>(op).getSourceType().getRank(),
-        utils::IteratorType::parallel);
+    return allParallel(cast<tensor::ExtractSliceOp>(op).getSourceType().getRank());
   }
 
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
@@ -133,20 +137,17 @@ struct ExtractSliceShardingModel
     for (int64_t d = 0; d < localType.getRank(); ++d)
       if (!cuts(slice, d))
         sizes[d] = localType.getDimSize(d);
-    SmallVector<OpFoldResult> offsets, sizeFolds, strides;
-    for (auto [o, s, st] : llvm::zip_equal(slice.getStaticOffsets(), sizes,
-                                           slice.getStaticStrides())) {
-      offsets.push_back(builder.getIndexAttr(o));
-      sizeFolds.push_back(builder.getIndexAttr(s));
-      strides.push_back(builder.getIndexAttr(st));
-    }
+    MLIRContext *ctx = builder.getContext();
     SmallVector<int64_t> resultShape;
     for (int64_t d : dims)
       resultShape.push_back(sizes[d]);
     auto resultType = RankedTensorType::get(
         resultShape, slice.getResultType().getElementType());
     auto local = tensor::ExtractSliceOp::create(
-        builder, op->getLoc(), resultType, source, offsets, sizeFolds, strides);
+        builder, op->getLoc(), resultType, source,
+        getAsIndexOpFoldResult(ctx, slice.getStaticOffsets()),
+        getAsIndexOpFoldResult(ctx, sizes),
+        getAsIndexOpFoldResult(ctx, slice.getStaticStrides()));
     partitionMap.map(op->getResult(0), local.getResult());
     partitionMap.map(op, local.getOperation());
     return success();
@@ -166,9 +167,7 @@ struct InsertSliceShardingModel
     : public shard::ShardingInterface::ExternalModel<InsertSliceShardingModel,
                                                      tensor::InsertSliceOp> {
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    return SmallVector<utils::IteratorType>(
-        cast<tensor::InsertSliceOp>(op).getDestType().getRank(),
-        utils::IteratorType::parallel);
+    return allParallel(cast<tensor::InsertSliceOp>(op).getDestType().getRank());
   }
 
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
@@ -202,15 +201,13 @@ struct InsertSliceShardingModel
         failed(checkWhole(op, resultShardings, whole)))
       return failure();
     Value source = partitionedOperands[0], dest = partitionedOperands[1];
-    auto localSource = cast<RankedTensorType>(source.getType());
-    SmallVector<OpFoldResult> offsets, sizes, strides;
-    for (int64_t d = 0; d < localSource.getRank(); ++d) {
-      offsets.push_back(builder.getIndexAttr(insert.getStaticOffsets()[d]));
-      sizes.push_back(builder.getIndexAttr(localSource.getDimSize(d)));
-      strides.push_back(builder.getIndexAttr(insert.getStaticStrides()[d]));
-    }
-    auto local = tensor::InsertSliceOp::create(builder, op->getLoc(), source,
-                                               dest, offsets, sizes, strides);
+    // Written whole, a dimension takes the local size of the partitioned source.
+    MLIRContext *ctx = builder.getContext();
+    auto local = tensor::InsertSliceOp::create(
+        builder, op->getLoc(), source, dest,
+        getAsIndexOpFoldResult(ctx, insert.getStaticOffsets()),
+        getAsIndexOpFoldResult(ctx, cast<RankedTensorType>(source.getType()).getShape()),
+        getAsIndexOpFoldResult(ctx, insert.getStaticStrides()));
     partitionMap.map(op->getResult(0), local.getResult());
     partitionMap.map(op, local.getOperation());
     return success();
@@ -221,9 +218,7 @@ struct ConcatShardingModel
     : public shard::ShardingInterface::ExternalModel<ConcatShardingModel,
                                                      tensor::ConcatOp> {
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    return SmallVector<utils::IteratorType>(
-        cast<tensor::ConcatOp>(op).getResultType().getRank(),
-        utils::IteratorType::parallel);
+    return allParallel(cast<tensor::ConcatOp>(op).getResultType().getRank());
   }
 
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {

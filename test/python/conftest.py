@@ -36,3 +36,30 @@ def matmul_bad() -> str:
 @pytest.fixture
 def repo_root() -> Path:
     return REPO_ROOT
+
+
+#: The small Hugging Face causal LMs the tests build (random weights, nothing
+#: downloaded): GPT-2 and Llama with grouped-query attention.
+HF_VOCAB = 128
+
+
+@pytest.fixture
+def hf_causal_lm():
+    """``build(name, attn)``: a ``GPT2LMHeadModel`` (``name="gpt2"``) or a
+    ``LlamaForCausalLM`` (``"llama"``) from a small config, in eval mode, with
+    ``attn`` ("eager" or "sdpa") attention."""
+    transformers = pytest.importorskip("transformers")
+
+    def build(name: str, attn: str = "eager"):
+        if name == "gpt2":
+            config = transformers.GPT2Config(vocab_size=HF_VOCAB, n_embd=64, n_layer=2,
+                                             n_head=4, n_positions=64,
+                                             attn_implementation=attn)
+            return transformers.GPT2LMHeadModel(config).eval()
+        config = transformers.LlamaConfig(
+            vocab_size=HF_VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+            attn_implementation=attn)
+        return transformers.LlamaForCausalLM(config).eval()
+
+    return build

@@ -14,7 +14,7 @@ from nova.parallel.mesh import Mesh
 from nova.parallel.placements import Partial, Placement, Replicate, Shard
 from nova.parallel.shards import assemble, local_shard
 from nova.runtime.binary import load_binary
-from nova.runtime.binding import CallBinding
+from nova.runtime.binding import CallBinding, call_with_binding
 from nova.runtime.program import ProgramInputError, _contiguous, _input_label, _to_numpy
 
 
@@ -145,17 +145,7 @@ class ParallelProgram:
                     archive.writestr(f"chip{chip}/param{i}.npy", buffer.getvalue())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # The call convention of CompiledProgram.__call__: the binding maps
-        # the model's arguments onto the binary's inputs and back.
-        if self.binding is None:
-            if kwargs:
-                raise ProgramInputError("this program takes positional inputs only "
-                                        "(it carries no call signature)")
-            results = self.run(*args)
-            return results[0] if len(results) == 1 else tuple(results)
-        leaves = self.binding.flatten(args, kwargs)
-        results = self.run(*self.binding.tensors_of(leaves))
-        return self.binding.restore(results, leaves)
+        return call_with_binding(self.binding, self.run, args, kwargs)
 
 
 FORMAT = "nova-parallel-program/1"

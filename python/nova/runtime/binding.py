@@ -217,3 +217,19 @@ def _type_names(node: Any) -> set[str]:
         return set()
     own = {node["type"]} if isinstance(node.get("type"), str) and "." in node["type"] else set()
     return own | _type_names(node.get("children_spec", []))
+
+
+def call_with_binding(binding: "CallBinding | None", run, args: Sequence[Any],
+                      kwargs: dict[str, Any]) -> Any:
+    """A compiled program's call convention (single- and multi-chip alike):
+    the binding maps the model's arguments onto the binary's inputs and the
+    outputs back into the model's structure; without one, positional inputs
+    and one output or a tuple. ``run`` runs the binary on flat inputs."""
+    if binding is None:
+        if kwargs:
+            raise ProgramInputError("this program takes positional inputs only "
+                                    "(it carries no call signature)")
+        results = run(*args)
+        return results[0] if len(results) == 1 else tuple(results)
+    leaves = binding.flatten(args, kwargs)
+    return binding.restore(run(*binding.tensors_of(leaves)), leaves)

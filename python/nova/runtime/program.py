@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from nova.runtime.binary import Binary, load_binary
-from nova.runtime.binding import CallBinding, ProgramInputError
+from nova.runtime.binding import CallBinding, ProgramInputError, call_with_binding
 from nova.runtime.errors import NovaRuntimeError
 
 _FORMAT = "nova-program/1"
@@ -137,15 +137,7 @@ class CompiledProgram:
         return results
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.binding is None:
-            if kwargs:
-                raise ProgramInputError("this program takes positional inputs only "
-                                        "(it carries no call signature)")
-            results = self.run(*args)
-            return results[0] if len(results) == 1 else tuple(results)
-        leaves = self.binding.flatten(args, kwargs)
-        results = self.run(*self.binding.tensors_of(leaves))
-        return self.binding.restore(results, leaves)
+        return call_with_binding(self.binding, self.run, args, kwargs)
 
     def write_trace(self, path: str | Path) -> None:
         """Writes the last run's Chrome-trace/Perfetto timeline (run with ``trace=True``)."""

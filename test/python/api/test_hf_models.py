@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch import nn
 
 import nova
 
@@ -17,21 +16,7 @@ RTOL, ATOL = 1e-4, 1e-5
 VOCAB, BATCH, SEQ = 128, 2, 16
 
 
-def _gpt2(attn: str) -> nn.Module:
-    config = transformers.GPT2Config(vocab_size=VOCAB, n_embd=64, n_layer=2, n_head=4,
-                                     n_positions=64, attn_implementation=attn)
-    return transformers.GPT2LMHeadModel(config).eval()
-
-
-def _llama(attn: str) -> nn.Module:
-    config = transformers.LlamaConfig(
-        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-        attn_implementation=attn)
-    return transformers.LlamaForCausalLM(config).eval()
-
-
-MODELS = {"gpt2": _gpt2, "llama": _llama}
+MODELS = ("gpt2", "llama")  # built by the hf_causal_lm fixture (conftest.py)
 
 
 def _inputs(with_mask: bool) -> dict[str, torch.Tensor]:
@@ -46,10 +31,11 @@ def _inputs(with_mask: bool) -> dict[str, torch.Tensor]:
 
 @pytest.mark.parametrize("inputs", ["mask", "ids"])
 @pytest.mark.parametrize("attn", ["eager", "sdpa"])
-@pytest.mark.parametrize("name", ["gpt2", "llama"])
-def test_hf_causal_lm_matches_eager_on_one_chip(name: str, attn: str, inputs: str) -> None:
+@pytest.mark.parametrize("name", MODELS)
+def test_hf_causal_lm_matches_eager_on_one_chip(name: str, attn: str, inputs: str,
+                                                hf_causal_lm) -> None:
     torch.manual_seed(0)
-    model = MODELS[name](attn)
+    model = hf_causal_lm(name, attn)
     kwargs = _inputs(inputs == "mask")
     program = nova.compile(model, target="nova-t1", **kwargs)
     out = program(**kwargs)
@@ -59,14 +45,14 @@ def test_hf_causal_lm_matches_eager_on_one_chip(name: str, attn: str, inputs: st
     torch.testing.assert_close(out.logits, ref.logits, rtol=RTOL, atol=ATOL)
 
 
-def test_out_of_range_token_id_names_the_model_line() -> None:
+def test_out_of_range_token_id_names_the_model_line(hf_causal_lm) -> None:
     """torch-mlir's index bounds check is a run-time check on the chip: an id
     past the vocabulary stops the program with the check's message and the
     line of transformers' code that looks the token up."""
     from nova.sim.errors import AssertionFailedError
 
     torch.manual_seed(0)
-    model = _gpt2("eager")
+    model = hf_causal_lm("gpt2", "eager")
     ids = torch.randint(0, VOCAB, (BATCH, SEQ))
     program = nova.compile(model, target="nova-t1", input_ids=ids)
     bad = ids.clone()

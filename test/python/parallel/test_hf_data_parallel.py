@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch import nn
 
 import nova
 from nova.compiler.errors import NovaCompileError
@@ -22,21 +21,7 @@ VOCAB, BATCH, SEQ = 128, 8, 16
 MESH = Mesh((8,), ("dp",))
 
 
-def _gpt2(attn: str) -> nn.Module:
-    config = transformers.GPT2Config(vocab_size=VOCAB, n_embd=64, n_layer=2, n_head=4,
-                                     n_positions=64, attn_implementation=attn)
-    return transformers.GPT2LMHeadModel(config).eval()
-
-
-def _llama(attn: str) -> nn.Module:
-    config = transformers.LlamaConfig(
-        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-        attn_implementation=attn)
-    return transformers.LlamaForCausalLM(config).eval()
-
-
-MODELS = {"gpt2": _gpt2, "llama": _llama}
+MODELS = ("gpt2", "llama")  # built by the hf_causal_lm fixture (conftest.py)
 
 
 def _inputs(with_mask: bool) -> dict[str, torch.Tensor]:
@@ -68,9 +53,10 @@ CASES = [_case(name, attn, inputs) for name in MODELS for attn in ("eager", "sdp
 
 
 @pytest.mark.parametrize("name,attn,inputs", CASES)
-def test_hf_data_parallel_matches_eager(name: str, attn: str, inputs: str, tmp_path) -> None:
+def test_hf_data_parallel_matches_eager(name: str, attn: str, inputs: str, tmp_path,
+                                        hf_causal_lm) -> None:
     torch.manual_seed(0)
-    model = MODELS[name](attn)
+    model = hf_causal_lm(name, attn)
     kwargs = _inputs(inputs == "mask")
     program = nova.compile(model, **kwargs, mesh=MESH, plan=data_parallel_plan("dp"),
                            target="nova-t1")
@@ -91,9 +77,9 @@ def test_hf_data_parallel_matches_eager(name: str, attn: str, inputs: str, tmp_p
         torch.testing.assert_close(again.logits, got.logits, rtol=0, atol=0)
 
 
-def test_plan_names_keyword_inputs() -> None:
+def test_plan_names_keyword_inputs(hf_causal_lm) -> None:
     torch.manual_seed(0)
-    model = _gpt2("sdpa")
+    model = hf_causal_lm("gpt2", "sdpa")
     kwargs = _inputs(True)
     with pytest.raises(PlanError, match=r"\['attention_masks'\].*input_ids, attention_mask\)"):
         nova.compile(model, **kwargs, mesh=MESH, target="nova-t1",
