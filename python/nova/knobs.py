@@ -12,6 +12,10 @@ from pathlib import Path
 from typing import Mapping
 
 
+class KnobError(ValueError):
+    """An environment variable Nova reads holds a value it cannot use."""
+
+
 @dataclass(frozen=True)
 class Knobs:
     """Settings taken from the environment.
@@ -20,17 +24,48 @@ class Knobs:
         (``NOVA_TOOLS_DIR``), for running the Python package against a
         development build such as ``build-py/bin``; ``None`` means the tools
         installed with the package (``nova/bin``).
+    sim_max_instructions: the simulator watchdog's budget of dynamic
+        instructions per chip and run (``NOVA_SIM_MAX_INSTRUCTIONS``);
+        ``None`` means the default of :mod:`nova.sim.watchdog`.
+    sim_max_time_s: the watchdog's budget of simulated seconds per run
+        (``NOVA_SIM_MAX_TIME_S``); ``None`` means the default.
     """
 
     tools_dir: Path | None = None
+    sim_max_instructions: int | None = None
+    sim_max_time_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.tools_dir is not None and not isinstance(self.tools_dir, Path):
             raise TypeError(f"tools_dir must be a Path, got {type(self.tools_dir).__name__}")
+        n = self.sim_max_instructions
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise TypeError(f"sim_max_instructions must be a positive int, got {n!r}")
+        s = self.sim_max_time_s
+        if s is not None and (isinstance(s, bool) or not isinstance(s, (int, float))
+                              or not 0 < s < float("inf")):
+            raise TypeError(f"sim_max_time_s must be a positive number of seconds, got {s!r}")
+
+
+def _number(env: Mapping[str, str], name: str, integer: bool) -> int | float | None:
+    """A positive number from ``env[name]`` (``1e9`` is fine for an integer), or None."""
+    text = (env.get(name) or "").strip()
+    if not text:
+        return None
+    try:
+        value: float = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf") or (integer and not value.is_integer()):
+        raise KnobError(f"{name}={text!r}: expected a positive "
+                        f"{'integer' if integer else 'number'}")
+    return int(value) if integer else value
 
 
 def knobs(environ: Mapping[str, str] | None = None) -> Knobs:
     """Reads the knobs from ``environ`` (default: the process environment) now."""
     env = os.environ if environ is None else environ
     tools_dir = env.get("NOVA_TOOLS_DIR") or None
-    return Knobs(tools_dir=Path(tools_dir).expanduser() if tools_dir else None)
+    return Knobs(tools_dir=Path(tools_dir).expanduser() if tools_dir else None,
+                 sim_max_instructions=_number(env, "NOVA_SIM_MAX_INSTRUCTIONS", True),
+                 sim_max_time_s=_number(env, "NOVA_SIM_MAX_TIME_S", False))

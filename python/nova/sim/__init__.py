@@ -4,9 +4,9 @@
     outputs, report = Simulator(load_binary("model.nova")).run({0: x})
 """
 
-from .errors import (AssertionFailedError, CollectiveMismatchError, DeadlockError, EngineFaultError,
-                     InputError, MemoryFaultError, ProgramError, ScalarFaultError, SimulationError,
-                     TargetError)
+from .errors import (AssertionFailedError, BudgetExceededError, CollectiveMismatchError,
+                     DeadlockError, EngineFaultError, InputError, MemoryFaultError, ProgramError,
+                     ScalarFaultError, SimulationError, TargetError)
 from .program import Constant, ChipCode, IOEntry, Instr, Program, TileDesc, program_from_binary
 from .simulator import Simulator
 from .stats import Report
@@ -16,4 +16,4 @@ __all__ = ["Simulator", "Report", "Target", "load_target", "target_from_dict", "
            "Instr", "TileDesc", "IOEntry", "Constant", "program_from_binary", "SimulationError",
            "TargetError", "ProgramError", "InputError", "MemoryFaultError", "ScalarFaultError",
            "DeadlockError", "CollectiveMismatchError", "EngineFaultError",
-           "AssertionFailedError"]
+           "AssertionFailedError", "BudgetExceededError"]

@@ -29,6 +29,7 @@ from . import collectives as coll
 from . import opcodes as oc
 from .collectives import CollectivePlanner
 from .engines_dma import DmaUnit
+from .engines_matrix import MatrixUnit
 from .engines_vector import VectorUnit
 from .errors import (CollectiveMismatchError, DeadlockError, EngineFaultError, MemoryFaultError,
                      ProgramError, ScalarFaultError, SimulationError)
@@ -39,6 +40,7 @@ from .program import ChipCode, Instr, Program
 from .verify import type_error
 from .timing import BandwidthPool, CostModel
 from .trace import TraceRecorder
+from .watchdog import Budget, over_instructions, over_time
 
 M64 = (1 << 64) - 1
 S63 = 1 << 63
@@ -179,6 +181,7 @@ class Chip:
         self.debug = code.debug
         self.regs = [0] * oc.NUM_REGISTERS
         self.sems = [0] * oc.NUM_SEMAPHORES
+        self.sem_time = [0.0] * oc.NUM_SEMAPHORES  # when each was last signalled (matrix pipelining)
         # Traced runs: per semaphore, the instances whose signals are not
         # consumed yet, in order (-1: the sequencer's sem_signal). The j-th
         # wait is released by the j-th signal (docs/isa.md 1.1), which gives
@@ -196,6 +199,7 @@ class Chip:
         self.sem_blocked: dict[Queue, None] = {}
         self.coll_seq: dict[tuple[int, ...], int] = {}
         self.scalar_count = 0
+        self.executed = 0  # dynamic instructions, scalar and dispatched (the watchdog's count)
         # Per instruction (by pc): engine busy ns and completed executions, for the
         # report's bound from the work and its attribution to source lines.
         self.pc_busy = [0.0] * len(self.code)
@@ -211,19 +215,22 @@ class Chip:
 _RW = (("hbm_read", "hbm_write"), ("sram_read", "sram_write"), ("acc_read", "acc_write"))
 
 
-class Machine(VectorUnit, DmaUnit):
+class Machine(VectorUnit, DmaUnit, MatrixUnit):
     """All chips of one program, simulated together (vector and DMA instruction semantics in
     :mod:`nova.sim.engines_vector` and :mod:`nova.sim.engines_dma`)."""
 
     def __init__(self, program: Program, memories: list[ChipMemory] | None,
-                 trace: TraceRecorder | None = None) -> None:
+                 trace: TraceRecorder | None = None, budget: Budget | None = None) -> None:
         self.program = program
+        self.budget = budget or Budget()
         tg = self.target = program.target
         self.functional = memories is not None
         self.chips = [Chip(i, c, memories[i] if memories else None, tg.dma_engines)
                       for i, c in enumerate(program.chips)]
         self.cost = CostModel(tg)
-        self.cycle = tg.cycle_ns
+        # One sequencer instruction (timing.sequencer_cycles clock cycles).
+        self.cycle = self.cost.sequencer
+        self.queue_depth = tg.timing["queue_depth"]
         self.net = Interconnect.from_target(tg)
         self.planner = CollectivePlanner(self.net)
         self.heap: list[tuple[float, int, Callable[[Any], None], Any]] = []
@@ -269,8 +276,11 @@ class Machine(VectorUnit, DmaUnit):
             self.schedule(0.0, self._resume, ch)
         heap, pop, pool = self.heap, heapq.heappop, self.pool
         n = 0
+        t_max = self.budget.max_time_ns
         while heap:
             t, _, fn, arg = pop(heap)
+            if t > t_max:
+                raise over_time(self, t, self.budget)
             self.now = pool.now = t
             fn(arg)
             n += 1
@@ -287,14 +297,15 @@ class Machine(VectorUnit, DmaUnit):
         now = self.now
         t = ch.t if ch.t > now else now
         pc, code, regs, cyc, queues = ch.pc, ch.code, ch.regs, self.cycle, ch.queues
-        n = 0
+        n = k = 0  # scalar instructions, dispatches
+        left, t_max = self.budget.max_instructions - ch.executed, self.budget.max_time_ns
         try:
             while True:
                 d = code[pc]
                 op = d.op
                 if d.qkey >= 0:
                     q = queues[d.qkey]
-                    if len(q.pending) >= oc.QUEUE_DEPTH:
+                    if len(q.pending) >= self.queue_depth:
                         ch.block = q
                         break
                     ins = d.ins
@@ -305,6 +316,7 @@ class Machine(VectorUnit, DmaUnit):
                         self.schedule(t, self._wake, q)
                     t += cyc
                     pc += 1
+                    k += 1
                     continue
                 ins = d.ins
                 n += 1
@@ -366,6 +378,10 @@ class Machine(VectorUnit, DmaUnit):
                     regs[rd] = v
                     if v < ub:
                         pc = lpc + 1
+                        if n + k > left or t > t_max:  # the watchdog, at each back-edge
+                            ch.executed += n + k
+                            raise (over_instructions(ch, ch.executed, self.budget) if n + k > left
+                                   else over_time(self, t, self.budget, ch))
                     else:
                         ch.loops.pop()
                         pc += 1
@@ -400,6 +416,7 @@ class Machine(VectorUnit, DmaUnit):
                             if sems[s] >= U32_MAX:
                                 raise ScalarFaultError(self._where(ch, d, f"semaphore s{s} overflows"))
                             sems[s] += 1
+                            ch.sem_time[s] = t
                             if self.trace is not None:
                                 ch.sem_fifo[s].append(-1)
                         pc += 1
@@ -422,6 +439,7 @@ class Machine(VectorUnit, DmaUnit):
             raise
         ch.pc, ch.t = pc, t
         ch.scalar_count += n
+        ch.executed += n + k
 
     # Queues ------------------------------------------------------------------------------
     def _wake(self, q: Queue) -> None:
@@ -482,6 +500,7 @@ class Machine(VectorUnit, DmaUnit):
                 if sems[s] >= U32_MAX:
                     raise ScalarFaultError(self._where(ch, o.d, f"semaphore s{s} overflows"))
                 sems[s] += 1
+                ch.sem_time[s] = now
                 if instance >= 0:
                     ch.sem_fifo[s].append(instance)
             self._sems_changed(ch)
@@ -529,7 +548,7 @@ class Machine(VectorUnit, DmaUnit):
 
     # Instruction semantics (return the cost in ns, or None when completion is an event) -----
     def _x_nop(self, q: Queue, o: Op) -> float:
-        return self.cycle
+        return self.cost.nop
 
     def _x_matmul(self, q: Queue, o: Op) -> float:
         d, ch = o.d, q.chip
@@ -557,7 +576,7 @@ class Machine(VectorUnit, DmaUnit):
             if d.ins.flags & oc.F_ACCUMULATE:
                 ch.mem_bytes[_RW[td.space][0]] += td.nbytes
             self._check(ch, td, o.rdst, d, True)
-        return self.cost.matmul(m, k, n, ta.dtype)
+        return self._matmul_time(q, o, m, k, n, ta.dtype)
 
     def _peer(self, ch: Chip, d: Dec, peer: int) -> int:
         if not 0 <= peer < len(self.chips):
@@ -611,7 +630,7 @@ class Machine(VectorUnit, DmaUnit):
             ch.mem.write_raw(d.td, o.rdst, data, f"instruction {d.pc} (recv)")
         else:
             self._check(ch, d.td, o.rdst, d, True)
-        self.schedule(self.now + self.cycle, self._complete, q)
+        self.schedule(self.now + self.cost.recv, self._complete, q)
 
     # Collectives ------------------------------------------------------------------------------
     def _members(self, ch: Chip, d: Dec) -> tuple[int, ...]:

@@ -52,3 +52,20 @@ class DeadlockError(SimulationError):
 
 class CollectiveMismatchError(DeadlockError):
     """Chips of one replica group issued different collectives (or never issued one)."""
+
+
+class BudgetExceededError(SimulationError):
+    """A run went past its watchdog budget of dynamic instructions or simulated time
+    (a loop that does not end, or one far longer than any real model's).
+
+    ``budget`` names the budget (``"instructions"`` or ``"time"``), ``limit`` its value
+    (instructions per chip, or simulated seconds); ``chip``, ``instruction`` and
+    ``location`` say which loop was running (the ``loop`` instruction and its DEBUG
+    entry, the model's source line, or ``None``).
+    """
+
+    def __init__(self, message: str, budget: str, limit: float, chip: int | None = None,
+                 instruction: int | None = None, location: str | None = None) -> None:
+        super().__init__(message)
+        self.budget, self.limit = budget, limit
+        self.chip, self.instruction, self.location = chip, instruction, location

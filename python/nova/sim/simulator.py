@@ -16,6 +16,7 @@ from .numerics import bf16_bits_to_f32, f32_to_bf16_bits
 from .program import IOEntry, Program, program_from_binary
 from .stats import Report, build_report
 from .trace import TraceRecorder
+from .watchdog import Budget
 
 #: numpy dtype of each I/O element type (index as in IO_DTYPES; bf16 handled apart).
 _NP = (np.dtype("<f4"), None, np.dtype("<f2"), np.dtype("<f8"), np.dtype("<i8"), np.dtype("<i4"),
@@ -42,10 +43,16 @@ class Simulator:
     trace=True records a Chrome/Perfetto timeline, see :meth:`write_trace`.
     resident=True keeps every chip's memories between runs, as a device keeps
     its weights in HBM: a later run need only pass the inputs that changed.
+    max_instructions (dynamic instructions per chip) and max_time_s (simulated
+    seconds) are each run's watchdog budget (:mod:`nova.sim.watchdog`; default: the
+    knobs ``NOVA_SIM_MAX_INSTRUCTIONS`` / ``NOVA_SIM_MAX_TIME_S``, else 10^9 and 10 s):
+    a run that goes past one raises BudgetExceededError naming the loop.
     """
 
     def __init__(self, binary: Any, *, functional: bool = True, trace: bool = False,
-                 resident: bool = False) -> None:
+                 resident: bool = False, max_instructions: int | None = None,
+                 max_time_s: float | None = None) -> None:
+        self.budget = Budget.from_settings(max_instructions, max_time_s)
         if isinstance(binary, (str, Path, bytes, bytearray)):
             from nova.runtime.binary import load_binary  # the reader: no MLIR, no compiler
             binary = load_binary(binary)
@@ -154,7 +161,7 @@ class Simulator:
             if self.resident:
                 self._memories = mems
                 self._loaded.update(i for enc in encoded.values() for i in enc)
-        machine = Machine(self.program, mems, self.trace)
+        machine = Machine(self.program, mems, self.trace, self.budget)
         t = machine.run()
         report = build_report(machine, t)
         outputs: dict[Any, Any] = {}
