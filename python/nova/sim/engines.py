@@ -29,7 +29,6 @@ from . import collectives as coll
 from . import opcodes as oc
 from .collectives import CollectivePlanner
 from .engines_dma import DmaUnit
-from .engines_matrix import MatrixUnit
 from .engines_vector import VectorUnit
 from .errors import (CollectiveMismatchError, DeadlockError, EngineFaultError, MemoryFaultError,
                      ProgramError, ScalarFaultError, SimulationError)
@@ -181,7 +180,6 @@ class Chip:
         self.debug = code.debug
         self.regs = [0] * oc.NUM_REGISTERS
         self.sems = [0] * oc.NUM_SEMAPHORES
-        self.sem_time = [0.0] * oc.NUM_SEMAPHORES  # when each was last signalled (matrix pipelining)
         # Traced runs: per semaphore, the instances whose signals are not
         # consumed yet, in order (-1: the sequencer's sem_signal). The j-th
         # wait is released by the j-th signal (docs/isa.md 1.1), which gives
@@ -215,7 +213,7 @@ class Chip:
 _RW = (("hbm_read", "hbm_write"), ("sram_read", "sram_write"), ("acc_read", "acc_write"))
 
 
-class Machine(VectorUnit, DmaUnit, MatrixUnit):
+class Machine(VectorUnit, DmaUnit):
     """All chips of one program, simulated together (vector and DMA instruction semantics in
     :mod:`nova.sim.engines_vector` and :mod:`nova.sim.engines_dma`)."""
 
@@ -228,9 +226,7 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit):
         self.chips = [Chip(i, c, memories[i] if memories else None, tg.dma_engines)
                       for i, c in enumerate(program.chips)]
         self.cost = CostModel(tg)
-        # One sequencer instruction (timing.sequencer_cycles clock cycles).
-        self.cycle = self.cost.sequencer
-        self.queue_depth = tg.timing["queue_depth"]
+        self.cycle = tg.cycle_ns
         self.net = Interconnect.from_target(tg)
         self.planner = CollectivePlanner(self.net)
         self.heap: list[tuple[float, int, Callable[[Any], None], Any]] = []
@@ -305,7 +301,7 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit):
                 op = d.op
                 if d.qkey >= 0:
                     q = queues[d.qkey]
-                    if len(q.pending) >= self.queue_depth:
+                    if len(q.pending) >= oc.QUEUE_DEPTH:
                         ch.block = q
                         break
                     ins = d.ins
@@ -416,7 +412,6 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit):
                             if sems[s] >= U32_MAX:
                                 raise ScalarFaultError(self._where(ch, d, f"semaphore s{s} overflows"))
                             sems[s] += 1
-                            ch.sem_time[s] = t
                             if self.trace is not None:
                                 ch.sem_fifo[s].append(-1)
                         pc += 1
@@ -500,7 +495,6 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit):
                 if sems[s] >= U32_MAX:
                     raise ScalarFaultError(self._where(ch, o.d, f"semaphore s{s} overflows"))
                 sems[s] += 1
-                ch.sem_time[s] = now
                 if instance >= 0:
                     ch.sem_fifo[s].append(instance)
             self._sems_changed(ch)
@@ -548,7 +542,7 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit):
 
     # Instruction semantics (return the cost in ns, or None when completion is an event) -----
     def _x_nop(self, q: Queue, o: Op) -> float:
-        return self.cost.nop
+        return self.cycle
 
     def _x_matmul(self, q: Queue, o: Op) -> float:
         d, ch = o.d, q.chip
@@ -576,7 +570,7 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit):
             if d.ins.flags & oc.F_ACCUMULATE:
                 ch.mem_bytes[_RW[td.space][0]] += td.nbytes
             self._check(ch, td, o.rdst, d, True)
-        return self._matmul_time(q, o, m, k, n, ta.dtype)
+        return self.cost.matmul(m, k, n, ta.dtype)
 
     def _peer(self, ch: Chip, d: Dec, peer: int) -> int:
         if not 0 <= peer < len(self.chips):
@@ -630,7 +624,7 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit):
             ch.mem.write_raw(d.td, o.rdst, data, f"instruction {d.pc} (recv)")
         else:
             self._check(ch, d.td, o.rdst, d, True)
-        self.schedule(self.now + self.cost.recv, self._complete, q)
+        self.schedule(self.now + self.cycle, self._complete, q)
 
     # Collectives ------------------------------------------------------------------------------
     def _members(self, ch: Chip, d: Dec) -> tuple[int, ...]:
