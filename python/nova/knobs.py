@@ -29,11 +29,15 @@ class Knobs:
         ``None`` means the default of :mod:`nova.sim.watchdog`.
     sim_max_time_s: the watchdog's budget of simulated seconds per run
         (``NOVA_SIM_MAX_TIME_S``); ``None`` means the default.
+    sim_host_memory: bytes of host memory a functional simulation may allocate
+        (``NOVA_SIM_HOST_MEMORY``, e.g. ``16e9``); ``None`` means half the
+        machine's physical memory (:mod:`nova.sim.memory`).
     """
 
     tools_dir: Path | None = None
     sim_max_instructions: int | None = None
     sim_max_time_s: float | None = None
+    sim_host_memory: int | None = None
 
     def __post_init__(self) -> None:
         if self.tools_dir is not None and not isinstance(self.tools_dir, Path):
@@ -68,4 +72,5 @@ def knobs(environ: Mapping[str, str] | None = None) -> Knobs:
     tools_dir = env.get("NOVA_TOOLS_DIR") or None
     return Knobs(tools_dir=Path(tools_dir).expanduser() if tools_dir else None,
                  sim_max_instructions=_number(env, "NOVA_SIM_MAX_INSTRUCTIONS", True),
-                 sim_max_time_s=_number(env, "NOVA_SIM_MAX_TIME_S", False))
+                 sim_max_time_s=_number(env, "NOVA_SIM_MAX_TIME_S", False),
+                 sim_host_memory=_number(env, "NOVA_SIM_HOST_MEMORY", True))

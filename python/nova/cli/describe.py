@@ -6,7 +6,7 @@ from nova.runtime.binary import Role, disassemble
 from nova.runtime.program import CompiledProgram
 
 
-def describe(program: CompiledProgram, *, code: bool = True) -> str:
+def describe(program: CompiledProgram, *, code: bool = True) -> str:  # or a ParallelProgram
     """A readable summary of ``program``'s binary, followed by its disassembly when ``code``."""
     binary = program.binary
     h = binary.header
@@ -25,7 +25,9 @@ def describe(program: CompiledProgram, *, code: bool = True) -> str:
     for i, p in enumerate(binary.programs):
         lines.append(f"program {i}         chips {list(p.chips)}: {len(p)} instructions, "
                      f"{len(p.tiles)} tiles")
-    bound = {e.index for e in sorted(binary.inputs, key=lambda e: e.index)[:len(program.params)]}
+    # Inputs the program binds itself (parameters): those a call does not pass. A
+    # multi-chip program (nova.parallel.ParallelProgram) binds them per chip.
+    bound = {e.index for e in binary.inputs} - {e.index for e in program.input_entries}
     lines.append(f"io                {len(program.input_entries)} input(s), "
                  f"{len(program.output_entries)} output(s), {len(bound)} bound parameter(s)")
     lines.append(f"  {'#':>3} {'role':9s} {'name':24s} {'dtype':6s} {'shape':18s} "

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 import os
 import struct
 import sys
@@ -28,7 +29,9 @@ from typing import Mapping, Union
 
 import numpy as np
 
-from nova.runtime.code import check_code, decode_instructions
+from nova.runtime.bounds import check_addresses
+from nova.runtime.code import check_code, decode_instructions, instruction_error
+from nova.runtime.rules import check_rules
 from nova.runtime.disassembly import disassemble
 from nova.runtime.errors import BinaryFormatError
 from nova.runtime.isa import (
@@ -161,6 +164,9 @@ class Program:
     tiles: tuple[Tile, ...]
     groups: tuple[ReplicaGroups, ...]
     debug: Mapping[int, str] = field(default_factory=dict)
+    #: One past the highest byte any instruction may touch in hbm, sram and acc
+    #: (nova.runtime.bounds), for the simulator's host-memory estimate.
+    high: tuple[int, int, int] = (0, 0, 0)
 
     def __len__(self) -> int:
         return len(self.words)
@@ -448,13 +454,28 @@ class _Reader:
             debug = {}
             if code.chips in debug_of:
                 debug = self.read_debug(debug_of[code.chips], where, len(words))
+            high = self.check_operands(words, where, code.chips, tiles, groups)
             programs.append(Program(code.chips, words, tiles, groups,
-                                    MappingProxyType(debug)))
+                                    MappingProxyType(debug), high))
         io = self.read_io(by_type[SectionType.IO][0])
         constants = ()
         if by_type[SectionType.CONSTANTS]:
             constants = self.read_constants(by_type[SectionType.CONSTANTS][0])
+        self.check_hbm_layout(io, constants)
         return tuple(programs), io, constants
+
+    def check_hbm_layout(self, io: tuple[IOEntry, ...],
+                         constants: tuple[Constant, ...]) -> None:
+        """No two arguments and no two constants share HBM bytes, and no constant
+        lies on an argument (the runtime writes them all before the run, so an
+        overlap would let one silently overwrite another)."""
+        spans = sorted([(e.address, e.address + e.byte_size, f"IO entry '{e.name}'")
+                        for e in io if e.byte_size]
+                       + [(c.address, c.address + len(c.data), f"constant '{c.name}'")
+                          for c in constants if c.data])
+        for (s0, e0, a), (s1, e1, b) in zip(spans, spans[1:]):
+            if s1 < e0:
+                raise self.fail(f"{b} at HBM [{s1}, {e1}) overlaps {a} at [{s0}, {e0})")
 
     def read_tiles(self, s: SectionEntry, where: str) -> tuple[Tile, ...]:
         if s.size % TILE_DTYPE.itemsize:
@@ -536,6 +557,21 @@ class _Reader:
         check_code(w, where, tiles, groups, self.target["dma_engines"])
         return w
 
+    def check_operands(self, w: np.ndarray, where: str, chips: tuple[int, ...],
+                       tiles: tuple[Tile, ...], groups: tuple[ReplicaGroups, ...]
+                       ) -> tuple[int, int, int]:
+        """docs/isa.md section 2's operand rules and the static address bounds
+        (docs/binary-format.md 7.1) of one program's words."""
+        check_rules(w, tiles, groups, self.target,
+                    lambda i, rule: instruction_error(w, where, i, rule, tiles))
+
+        def fail(i: int, rule: str, chip: int | None) -> BinaryFormatError:
+            at = where if chip is None else f"{where} (on chip {chip})"
+            return instruction_error(w, at, i, rule, tiles)
+
+        bounds = check_addresses(w.tolist(), tiles, self.target, chips, fail)
+        return tuple(bounds.high)
+
     def read_debug(self, s: SectionEntry, where: str, ninstr: int) -> dict[int, str]:
         what = f"DEBUG section of {where}"
         count, reserved = self.counted(s, what, 16)
@@ -596,7 +632,7 @@ class _Reader:
                 raise self.fail(f"{what}: empty name")
             name = self.string(s, noff, nsize, what)
             dt = IODType(dtype)
-            expected = int(np.prod(shape[:rank], dtype=np.uint64)) * dt.itemsize
+            expected = math.prod(shape[:rank]) * dt.itemsize  # exact: no u64 wrap
             if size != expected:
                 raise self.fail(f"{what} '{name}': byte_size {size} does not "
                                 f"match shape {list(shape[:rank])} of "

@@ -9,6 +9,8 @@ and kinds it accepts.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from nova.runtime.errors import BinaryFormatError
@@ -17,11 +19,32 @@ from nova.runtime.isa import (
     Instruction, Opcode, ReductionKind, ReplicaGroups, SaluKind, Tile,
 )
 
-__all__ = ["check_code", "check_control_flow", "decode_instructions"]
+__all__ = ["check_code", "check_control_flow", "decode_instructions", "describe_word",
+           "instruction_error"]
 
 
 def _fail(message: str) -> BinaryFormatError:
     return BinaryFormatError(message)
+
+
+def describe_word(w: np.ndarray, i: int, tiles: Sequence[Tile] = ()) -> str:
+    """Word ``i`` in docs/isa.md syntax, or its fields when it does not decode."""
+    from nova.runtime.disassembly import format_instruction
+
+    try:
+        return format_instruction(decode_instructions(w[i:i + 1])[0], 0, tiles)
+    except (KeyError, ValueError, IndexError):
+        fields = w[i].tolist()
+        return "word " + " ".join(f"{n}={v}" for n, v in zip(w.dtype.names, fields)
+                                  if v not in (0, NO_TILE))
+
+
+def instruction_error(w: np.ndarray, where: str, i: int, rule: str,
+                      tiles: Sequence[Tile] = ()) -> BinaryFormatError:
+    """The loader's error for instruction ``i``: where, the index, the rule broken and
+    the instruction's disassembly."""
+    return _fail(f"code of {where}, instruction {i}: {rule} "
+                 f"[{describe_word(w, i, tiles)}]")
 
 
 # ----------------------------------------------------------------------------
@@ -131,7 +154,7 @@ def check_code(w: np.ndarray, where: str, tiles: tuple[Tile, ...],
     def first(bad: np.ndarray, message) -> None:
         if bad.any():
             i = int(np.argmax(bad))
-            raise _fail(f"code of {where}, instruction {i}: {message(i)}")
+            raise instruction_error(w, where, i, message(i), tiles)
 
     op = w["opcode"]
     engine = w["engine"]
@@ -207,9 +230,9 @@ def check_code(w: np.ndarray, where: str, tiles: tuple[Tile, ...],
         perm = int(w["imm0"][i]) & 0xFFFFFFFFFFFFFFFF
         digits = [(perm >> (8 * k)) & 0xFF for k in range(8)]
         if sorted(digits[:rank]) != list(range(rank)) or any(digits[rank:]):
-            raise _fail(f"code of {where}, instruction {i}: VTRANSPOSE "
-                        f"permutation {digits[:rank]} is not a "
-                        f"permutation of 0..{rank - 1}")
+            raise instruction_error(w, where, i, f"VTRANSPOSE permutation "
+                                    f"{digits[:rank]} is not a permutation of "
+                                    f"0..{rank - 1}", tiles)
     check_control_flow(w, where)
     if op[-1] != Opcode.HALT:
         raise _fail(f"code of {where}: the last instruction ({n - 1}) is "
@@ -223,7 +246,7 @@ def check_control_flow(w: np.ndarray, where: str) -> None:
     for i in np.nonzero(_CONTROL[op])[0].tolist():
         code = int(op[i])
         tgt = int(target[i])
-        bad = lambda m: _fail(f"code of {where}, instruction {i}: {m}")  # noqa: E731
+        bad = lambda m: instruction_error(w, where, i, m)  # noqa: E731
         if code == Opcode.LOOP:
             loops += 1
             if loops > MAX_LOOP_DEPTH:
@@ -240,18 +263,18 @@ def check_control_flow(w: np.ndarray, where: str) -> None:
                 raise bad(f"bad jump target: ENDLOOP target {tgt}, its LOOP "
                           f"is instruction {start}")
             if int(target[start]) != i:
-                raise _fail(f"code of {where}, instruction {start}: bad "
-                            f"jump target: LOOP target {int(target[start])}, "
-                            f"its ENDLOOP is instruction {i}")
+                raise instruction_error(w, where, start, f"bad jump target: LOOP target "
+                                        f"{int(target[start])}, its ENDLOOP is "
+                                        f"instruction {i}")
         elif code == Opcode.ELSE:
             if not stack or stack[-1][0] != Opcode.IF or stack[-1][2] >= 0:
                 raise bad("ELSE without a matching IF")
             stack[-1][2] = i
             start = stack[-1][1]
             if int(target[start]) != i:
-                raise _fail(f"code of {where}, instruction {start}: bad "
-                            f"jump target: IF target {int(target[start])}, "
-                            f"its ELSE is instruction {i}")
+                raise instruction_error(w, where, start, f"bad jump target: IF target "
+                                        f"{int(target[start])}, its ELSE is "
+                                        f"instruction {i}")
         else:  # ENDIF
             if not stack or stack[-1][0] != Opcode.IF:
                 raise bad("ENDIF without a matching IF")
@@ -259,14 +282,12 @@ def check_control_flow(w: np.ndarray, where: str) -> None:
             opener = els if els >= 0 else start
             if int(target[opener]) != i:
                 name = "ELSE" if els >= 0 else "IF"
-                raise _fail(f"code of {where}, instruction {opener}: bad "
-                            f"jump target: {name} target "
-                            f"{int(target[opener])}, its ENDIF is "
-                            f"instruction {i}")
+                raise instruction_error(w, where, opener, f"bad jump target: {name} "
+                                        f"target {int(target[opener])}, its ENDIF "
+                                        f"is instruction {i}")
     if stack:
         kind, start, _ = stack[-1]
-        raise _fail(f"code of {where}, instruction {start}: "
-                    f"{Opcode(kind).name} is never closed")
+        raise instruction_error(w, where, start, f"{Opcode(kind).name} is never closed")
 
 
 # ----------------------------------------------------------------------------
@@ -316,7 +337,7 @@ def check_types(w: np.ndarray, where: str, tiles: tuple[Tile, ...]) -> None:
         t = [None if w[s][i] == NO_TILE else tiles[int(w[s][i])] for s in _TILE_SLOTS]
         problem = _type_rule(Opcode(int(w["opcode"][i])), int(w["kind"][i]), t)
         if problem:
-            raise _fail(f"code of {where}, instruction {i}: {problem}")
+            raise instruction_error(w, where, i, problem, tiles)
 
 
 # ----------------------------------------------------------------------------

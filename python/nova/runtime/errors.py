@@ -6,7 +6,7 @@ compiler, so these do not derive from ``nova.compiler.errors.NovaError``.
 
 from __future__ import annotations
 
-__all__ = ["BinaryFormatError", "NovaRuntimeError"]
+__all__ = ["BinaryFormatError", "NovaRuntimeError", "ProgramArchiveError"]
 
 
 class NovaRuntimeError(Exception):
@@ -20,3 +20,9 @@ class BinaryFormatError(NovaRuntimeError, ValueError):
     set, instruction index), e.g.
     ``"code of chips [0, 1], instruction 7: tile_a index 9 is out of range (3 tiles)"``.
     """
+
+
+class ProgramArchiveError(NovaRuntimeError, ValueError):
+    """A saved program (``.novaprog``, a zip archive) is corrupt or incomplete; the
+    message names the file, the member and the problem, e.g.
+    ``"model.novaprog: member 'param3.npy' is missing"``."""

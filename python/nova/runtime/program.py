@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import io
 import json
+import math
+import struct
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -16,11 +19,11 @@ import numpy as np
 
 from nova.runtime.binary import Binary, load_binary
 from nova.runtime.binding import CallBinding, ProgramInputError, call_with_binding
-from nova.runtime.errors import NovaRuntimeError
+from nova.runtime.errors import BinaryFormatError, NovaRuntimeError, ProgramArchiveError
 
 _FORMAT = "nova-program/1"
 
-__all__ = ["CompiledProgram", "ProgramInputError", "load"]
+__all__ = ["CompiledProgram", "ProgramInputError", "load", "load_archive"]
 
 
 def _to_numpy(value: Any) -> np.ndarray:
@@ -181,20 +184,162 @@ def load(path: str | Path, import_types: bool = False) -> Any:
     ``.nova`` binary), or a multi-chip one written by
     :meth:`nova.parallel.ParallelProgram.save`. ``import_types`` imports the
     modules of the output types the program returns (a Hugging Face
-    ``ModelOutput``) even when their package is not imported yet."""
-    data = Path(path).read_bytes()
+    ``ModelOutput``) even when their package is not imported yet.
+
+    Every problem with the file is a :class:`~nova.runtime.errors.NovaRuntimeError`
+    naming it: :class:`BinaryFormatError` for the binary,
+    :class:`ProgramArchiveError` for the archive around it."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ProgramArchiveError(f"{path}: cannot read: {error.strerror or error}") from None
     if not zipfile.is_zipfile(io.BytesIO(data)):
-        return CompiledProgram(data)
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        meta = json.loads(archive.read("meta.json"))
+        with _binary_errors(path):
+            return CompiledProgram(data)
+    return load_archive(data, path, import_types)
+
+
+#: What zipfile, zlib and numpy raise on damaged archive members.
+_MEMBER_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError,
+                  zlib.error, struct.error, OSError, ValueError, OverflowError, MemoryError)
+#: What the third-party parsers of untrusted archive contents (numpy's .npy header,
+#: torch's pytree spec, the metadata's JSON shapes) may raise: anything. Each is
+#: turned into a ProgramArchiveError naming the member and the exception's type.
+_META_ERRORS = (Exception,)
+
+
+class _binary_errors:
+    """Prefixes a binary's errors with the file (and the member) they come from."""
+
+    def __init__(self, path: Path, member: str = "") -> None:
+        self.where = f"{path}: {member + ': ' if member else ''}"
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, error, tb) -> bool:
+        if isinstance(error, BinaryFormatError):
+            raise BinaryFormatError(self.where + str(error)) from None
+        if isinstance(error, NovaRuntimeError) and not str(error).startswith(self.where):
+            raise type(error)(self.where + str(error)) from None
+        return False
+
+
+def load_archive(data: bytes, path: Path, import_types: bool = False) -> Any:
+    """The program in a saved archive's bytes (``path`` names it in errors)."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except _MEMBER_ERRORS as error:
+        raise ProgramArchiveError(f"{path}: not a readable program archive: {error}") from None
+    with archive:
+        meta = _meta(archive, path)
+        for name in archive.namelist():
+            if name.endswith(".npy"):
+                _check_npy(archive, name, path)
         from nova.parallel import program as parallel
 
         if meta.get("format") == parallel.FORMAT:
-            return parallel.load_parallel(archive, meta)
+            binary = _member(archive, "program.nova", path)
+            with _binary_errors(path, "program.nova"):
+                load_binary(binary)  # the binary's own errors first, with the file named
+            try:
+                return parallel.load_parallel(archive, meta)
+            except NovaRuntimeError as error:
+                raise ProgramArchiveError(f"{path}: {error}") from None
+            except _MEMBER_ERRORS + _META_ERRORS as error:
+                raise ProgramArchiveError(f"{path}: malformed multi-chip program: "
+                                          f"{_reason(error)}") from None
         if meta.get("format") != _FORMAT:
-            raise NovaRuntimeError(f"{path}: not a saved Nova program (format {meta.get('format')!r})")
-        params = [np.load(io.BytesIO(archive.read(f"param{i}.npy")), allow_pickle=False)
-                  for i in range(int(meta["params"]))]
-        binding = (CallBinding.from_json(meta["binding"], import_types)
-                   if "binding" in meta else None)
-        return CompiledProgram(archive.read("program.nova"), params, binding=binding)
+            raise ProgramArchiveError(f"{path}: not a saved Nova program (format "
+                                      f"{meta.get('format')!r})")
+        count = meta.get("params")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ProgramArchiveError(f"{path}: meta.json 'params' must be a count of "
+                                      f"parameters, got {count!r}")
+        params = [_npy(archive, f"param{i}.npy", path) for i in range(count)]
+        binding = None
+        if "binding" in meta:
+            try:
+                binding = CallBinding.from_json(meta["binding"], import_types)
+            except NovaRuntimeError as error:
+                raise ProgramArchiveError(f"{path}: {error}") from None
+            except _META_ERRORS as error:
+                raise ProgramArchiveError(f"{path}: meta.json 'binding' is malformed: "
+                                          f"{_reason(error)}") from None
+        binary = _member(archive, "program.nova", path)
+        with _binary_errors(path, "program.nova"):
+            program = CompiledProgram(binary, params, binding=binding)
+        _check_params(program, path)
+        return program
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _member(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
+    try:
+        return archive.read(name)
+    except KeyError:
+        raise ProgramArchiveError(f"{path}: member '{name}' is missing") from None
+    except _MEMBER_ERRORS as error:
+        raise ProgramArchiveError(f"{path}: member '{name}' is corrupt: "
+                                  f"{_reason(error)}") from None
+
+
+def _meta(archive: zipfile.ZipFile, path: Path) -> dict:
+    raw = _member(archive, "meta.json", path)
+    try:
+        meta = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise ProgramArchiveError(f"{path}: meta.json is not valid JSON: {error}") from None
+    if not isinstance(meta, dict):
+        raise ProgramArchiveError(f"{path}: meta.json must hold a JSON object, got "
+                                  f"{type(meta).__name__}")
+    return meta
+
+
+def _check_npy(archive: zipfile.ZipFile, name: str, path: Path) -> None:
+    """A ``.npy`` member's header must describe exactly the bytes that follow it
+    (numpy would otherwise allocate what a damaged header claims)."""
+    raw = _member(archive, name, path)
+    stream = io.BytesIO(raw)
+    try:
+        version = np.lib.format.read_magic(stream)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read_header(stream)
+    except _MEMBER_ERRORS + _META_ERRORS as error:
+        raise ProgramArchiveError(f"{path}: member '{name}' is not a valid .npy array: "
+                                  f"{_reason(error)}") from None
+    if dtype.hasobject:
+        raise ProgramArchiveError(f"{path}: member '{name}' holds Python objects")
+    need = math.prod(shape) * dtype.itemsize
+    have = len(raw) - stream.tell()
+    if need != have:
+        raise ProgramArchiveError(f"{path}: member '{name}' declares {list(shape)} of "
+                                  f"{dtype} ({need} bytes) but holds {have} bytes")
+
+
+def _npy(archive: zipfile.ZipFile, name: str, path: Path) -> np.ndarray:
+    _check_npy(archive, name, path)
+    try:
+        return np.load(io.BytesIO(archive.read(name)), allow_pickle=False)
+    except _MEMBER_ERRORS as error:
+        raise ProgramArchiveError(f"{path}: member '{name}' is not a valid .npy array: "
+                                  f"{_reason(error)}") from None
+
+
+def _check_params(program: CompiledProgram, path: Path) -> None:
+    """Each bound parameter has the shape and dtype of its entry in the I/O table."""
+    inputs = sorted(program.binary.inputs, key=lambda e: e.index)
+    for i, (entry, value) in enumerate(zip(inputs, program.params)):
+        expected = entry.dtype.numpy_dtype
+        bf16_ok = entry.dtype.name == "BF16" and value.dtype in (np.float32, np.uint16)
+        if tuple(value.shape) != tuple(entry.shape) or (value.dtype != expected and not bf16_ok):
+            raise ProgramArchiveError(
+                f"{path}: member 'param{i}.npy' holds {value.dtype}{list(value.shape)} but "
+                f"input {entry.index} ('{entry.name}') of the binary is "
+                f"{entry.dtype.name.lower()}{list(entry.shape)}")

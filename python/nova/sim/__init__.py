@@ -5,7 +5,7 @@
 """
 
 from .errors import (AssertionFailedError, BudgetExceededError, CollectiveMismatchError,
-                     DeadlockError, EngineFaultError, InputError, MemoryFaultError, ProgramError,
+                     DeadlockError, EngineFaultError, HostMemoryError, InputError, MemoryFaultError, ProgramError,
                      ScalarFaultError, SimulationError, TargetError)
 from .program import Constant, ChipCode, IOEntry, Instr, Program, TileDesc, program_from_binary
 from .simulator import Simulator
@@ -16,4 +16,4 @@ __all__ = ["Simulator", "Report", "Target", "load_target", "target_from_dict", "
            "Instr", "TileDesc", "IOEntry", "Constant", "program_from_binary", "SimulationError",
            "TargetError", "ProgramError", "InputError", "MemoryFaultError", "ScalarFaultError",
            "DeadlockError", "CollectiveMismatchError", "EngineFaultError",
-           "AssertionFailedError", "BudgetExceededError"]
+           "AssertionFailedError", "BudgetExceededError", "HostMemoryError"]

@@ -69,3 +69,9 @@ class BudgetExceededError(SimulationError):
         super().__init__(message)
         self.budget, self.limit = budget, limit
         self.chip, self.instruction, self.location = chip, instruction, location
+
+
+class HostMemoryError(SimulationError):
+    """A functional run would need more host memory than the limit
+    (``NOVA_SIM_HOST_MEMORY``, default half the physical memory); raised before
+    the memory is allocated."""

@@ -154,6 +154,9 @@ class ChipCode:
     tiles: tuple[TileDesc, ...]
     groups: tuple[tuple[tuple[int, ...], ...], ...] = ()
     debug: dict[int, str] = field(default_factory=dict, compare=False, hash=False)
+    #: One past the highest byte of hbm, sram and acc the code can touch, when the
+    #: loader proved it (nova.runtime.bounds); None if unknown.
+    high: tuple[int, int, int] | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if not self.code:
@@ -294,7 +297,8 @@ def program_from_binary(binary: Any) -> Program:
                     code=tuple(instr_from(i) for i in p.instructions),
                     tiles=tuple(tile_from(t) for t in p.tiles),
                     groups=tuple(_groups_from(g) for g in p.groups),
-                    debug=dict(getattr(p, "debug", {}) or {}))
+                    debug=dict(getattr(p, "debug", {}) or {}),
+                    high=getattr(p, "high", None))
             chips.append(cc)
         chips_obj = None
     else:

@@ -11,7 +11,7 @@ from threadpoolctl import threadpool_limits
 from . import opcodes as oc
 from .engines import Machine
 from .errors import InputError
-from .memory import ChipMemory
+from .memory import ChipMemory, check_host_memory
 from .numerics import bf16_bits_to_f32, f32_to_bf16_bits
 from .program import IOEntry, Program, program_from_binary
 from .stats import Report, build_report
@@ -59,6 +59,8 @@ class Simulator:
         self.program: Program = program_from_binary(binary)
         self.target = self.program.target
         self.functional = functional
+        if functional:  # refuse before allocating (nova.sim.memory's host limit)
+            check_host_memory(self.program, _PRESIZE_LIMIT)
         self.trace = TraceRecorder() if trace else None
         if self.trace is not None:
             self.trace.locations = {c: dict(code.debug) for c, code in enumerate(self.program.chips)}
@@ -144,14 +146,7 @@ class Simulator:
                 for c in range(tg.chips):
                     m = ChipMemory(c, tg.hbm_bytes, tg.sram_bytes, tg.acc_bytes)
                     hbm = m.spaces[0]
-                    top = max([e.address + e.nbytes for e in self.program.io] +
-                              [k.address + len(k.data) for k in self.program.constants] + [0])
-                    # Sized up front (zeroed pages cost nothing until touched),
-                    # so that growing does not copy the parameters: SRAM and the
-                    # accumulator whole, HBM with room for the intermediates.
-                    hbm.ensure(0, min(hbm.capacity, 2 * top))
-                    for space in m.spaces[1:]:
-                        space.ensure(0, min(space.capacity, _PRESIZE_LIMIT))
+                    m.presize(self.program, _PRESIZE_LIMIT)  # I/O, constants, SRAM, acc
                     for k in self.program.constants:
                         hbm.write_bytes(k.address, k.data)
                     io = {e.index: e for e in self.program.io}
