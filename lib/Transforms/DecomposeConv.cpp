@@ -1,7 +1,9 @@
 //===- DecomposeConv.cpp - conv_2d_nchw_fchw -> matmuls over views -*- C++ -*-===//
 #include "nova/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -45,12 +47,34 @@ struct DecomposeConvPass
     int64_t c = filter.getDimSize(1), kh = filter.getDimSize(2),
             kw = filter.getDimSize(3);
 
+    // Loops over images and kernel taps rather than one matmul per (image,
+    // tap) pair: the program stays proportional to the input (a weight
+    // gradient's "kernel" is the output gradient, H x W taps), and so does
+    // the compile time of everything downstream (one-shot bufferization is
+    // quadratic in the number of aliasing slices).
     IRRewriter rewriter(conv);
     Location loc = conv.getLoc();
     Value x = conv.getInputs()[0], w = conv.getInputs()[1];
-    Value result = conv.getOutputs()[0];
-    auto i64 = [&](int64_t v) -> OpFoldResult {
+    llvm::SmallDenseMap<int64_t, Value> constants;
+    auto index = [&](int64_t v) -> Value {
+      Value &c = constants[v];
+      if (!c)
+        c = arith::ConstantIndexOp::create(rewriter, loc, v);
+      return c;
+    };
+    auto attr = [&](int64_t v) -> OpFoldResult {
       return rewriter.getIndexAttr(v);
+    };
+    // Loop bounds and dilations, made once in front of the loops.
+    Value zero = index(0), one = index(1), images = index(n),
+          rows = index(kh), cols = index(kw);
+    Value dilation[2] = {dilations[0] == 1 ? Value() : index(dilations[0]),
+                         dilations[1] == 1 ? Value() : index(dilations[1])};
+    // The tap's offset along spatial dim `d`: `iv * dilation` (or `iv`).
+    auto scaled = [&](Value iv, int d) -> OpFoldResult {
+      if (!dilation[d])
+        return iv;
+      return arith::MulIOp::create(rewriter, loc, iv, dilation[d]).getResult();
     };
     auto wSliceType = RankedTensorType::get({f, c}, element);
     auto xSliceType = RankedTensorType::get({c, oh, ow}, element);
@@ -58,47 +82,62 @@ struct DecomposeConvPass
     auto accSliceType = RankedTensorType::get({f, oh, ow}, element);
     auto accType = RankedTensorType::get({f, oh * ow}, element);
     SmallVector<ReassociationIndices> collapse = {{0}, {1, 2}};
+    SmallVector<OpFoldResult> ones(4, attr(1));
 
-    // The filter taps are shared by every image: slice them once.
-    SmallVector<Value> taps;
-    for (int64_t i = 0; i < kh; ++i)
-      for (int64_t j = 0; j < kw; ++j)
-        taps.push_back(tensor::ExtractSliceOp::create(
-            rewriter, loc, wSliceType, w,
-            ArrayRef<OpFoldResult>{i64(0), i64(0), i64(i), i64(j)},
-            ArrayRef<OpFoldResult>{i64(f), i64(c), i64(1), i64(1)},
-            ArrayRef<OpFoldResult>{i64(1), i64(1), i64(1), i64(1)}));
-
-    for (int64_t b = 0; b < n; ++b) {
-      SmallVector<OpFoldResult> outOffsets = {i64(b), i64(0), i64(0), i64(0)};
-      SmallVector<OpFoldResult> outSizes = {i64(1), i64(f), i64(oh), i64(ow)};
-      SmallVector<OpFoldResult> ones(4, i64(1));
-      Value acc = tensor::ExtractSliceOp::create(
-          rewriter, loc, accSliceType, result, outOffsets, outSizes, ones);
-      acc = tensor::CollapseShapeOp::create(rewriter, loc, accType, acc,
-                                            collapse);
-      for (int64_t i = 0; i < kh; ++i)
-        for (int64_t j = 0; j < kw; ++j) {
-          Value xs = tensor::ExtractSliceOp::create(
-              rewriter, loc, xSliceType, x,
-              ArrayRef<OpFoldResult>{i64(b), i64(0), i64(i * dilations[0]),
-                                     i64(j * dilations[1])},
-              ArrayRef<OpFoldResult>{i64(1), i64(c), i64(oh), i64(ow)},
-              ArrayRef<OpFoldResult>{i64(1), i64(1), i64(strides[0]),
-                                     i64(strides[1])});
-          Value xm = tensor::CollapseShapeOp::create(rewriter, loc, xMatType,
-                                                     xs, collapse);
-          acc = linalg::MatmulOp::create(rewriter, loc, TypeRange{accType},
-                                         ValueRange{taps[i * kw + j], xm},
-                                         ValueRange{acc})
-                    .getResult(0);
-          ++numMatmuls;
-        }
-      Value expanded = tensor::ExpandShapeOp::create(
-          rewriter, loc, accSliceType, acc, collapse);
-      result = tensor::InsertSliceOp::create(rewriter, loc, expanded, result,
-                                             outOffsets, outSizes, ones);
-    }
+    auto imageLoop = scf::ForOp::create(
+        rewriter, loc, zero, images, one,
+        ValueRange{conv.getOutputs()[0]},
+        [&](OpBuilder &, Location, Value b, ValueRange imageArgs) {
+          SmallVector<OpFoldResult> outOffsets = {b, attr(0), attr(0),
+                                                  attr(0)};
+          SmallVector<OpFoldResult> outSizes = {attr(1), attr(f), attr(oh),
+                                                attr(ow)};
+          Value acc = tensor::ExtractSliceOp::create(
+              rewriter, loc, accSliceType, imageArgs[0], outOffsets, outSizes,
+              ones);
+          acc = tensor::CollapseShapeOp::create(rewriter, loc, accType, acc,
+                                                collapse);
+          auto rowLoop = scf::ForOp::create(
+              rewriter, loc, zero, rows, one, ValueRange{acc},
+              [&](OpBuilder &, Location, Value i, ValueRange rowArgs) {
+                auto colLoop = scf::ForOp::create(
+                    rewriter, loc, zero, cols, one, ValueRange{rowArgs[0]},
+                    [&](OpBuilder &, Location, Value j, ValueRange colArgs) {
+                      Value tap = tensor::ExtractSliceOp::create(
+                          rewriter, loc, wSliceType, w,
+                          ArrayRef<OpFoldResult>{attr(0), attr(0), i, j},
+                          ArrayRef<OpFoldResult>{attr(f), attr(c), attr(1),
+                                                 attr(1)},
+                          ones);
+                      Value xs = tensor::ExtractSliceOp::create(
+                          rewriter, loc, xSliceType, x,
+                          ArrayRef<OpFoldResult>{b, attr(0),
+                                                 scaled(i, 0), scaled(j, 1)},
+                          ArrayRef<OpFoldResult>{attr(1), attr(c), attr(oh),
+                                                 attr(ow)},
+                          ArrayRef<OpFoldResult>{attr(1), attr(1),
+                                                 attr(strides[0]),
+                                                 attr(strides[1])});
+                      Value xm = tensor::CollapseShapeOp::create(
+                          rewriter, loc, xMatType, xs, collapse);
+                      Value mm = linalg::MatmulOp::create(
+                                     rewriter, loc, TypeRange{accType},
+                                     ValueRange{tap, xm},
+                                     ValueRange{colArgs[0]})
+                                     .getResult(0);
+                      scf::YieldOp::create(rewriter, loc, mm);
+                    });
+                scf::YieldOp::create(rewriter, loc, colLoop.getResult(0));
+              });
+          Value expanded = tensor::ExpandShapeOp::create(
+              rewriter, loc, accSliceType, rowLoop.getResult(0), collapse);
+          Value written = tensor::InsertSliceOp::create(
+              rewriter, loc, expanded, imageArgs[0], outOffsets, outSizes,
+              ones);
+          scf::YieldOp::create(rewriter, loc, written);
+        });
+    Value result = imageLoop.getResult(0);
+    numMatmuls += n * kh * kw;
     rewriter.replaceOp(conv, result);
     ++numDecomposed;
     return success();

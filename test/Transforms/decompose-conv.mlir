@@ -1,23 +1,29 @@
 // RUN: nova-opt %s --nova-decompose-conv -split-input-file -verify-diagnostics | FileCheck %s
 
-// Stride 2, 2x2 kernel, one image: four taps, four accumulating matmuls.
+// Stride 2, 2x2 kernel, one image: loops over the image and the kernel
+// taps around one accumulating matmul over strided views.
 // CHECK-LABEL: func.func @conv_stride2
 // CHECK-SAME: (%[[X:.*]]: tensor<1x3x6x6xf32>, %[[W:.*]]: tensor<4x3x2x2xf32>, %[[B:.*]]: tensor<1x4x3x3xf32>)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
-// CHECK-DAG: %[[W00:.*]] = tensor.extract_slice %[[W]][0, 0, 0, 0] [4, 3, 1, 1] [1, 1, 1, 1] : tensor<4x3x2x2xf32> to tensor<4x3xf32>
-// CHECK-DAG: %[[W11:.*]] = tensor.extract_slice %[[W]][0, 0, 1, 1] [4, 3, 1, 1] [1, 1, 1, 1] : tensor<4x3x2x2xf32> to tensor<4x3xf32>
-// CHECK: %[[ACC:.*]] = tensor.extract_slice %[[B]][0, 0, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> to tensor<4x3x3xf32>
+// CHECK: %[[R:.*]] = scf.for %[[N:[a-z0-9_]+]] = %[[C0]] to %[[C1]] step %[[C1]] iter_args(%[[OUT:[a-z0-9_]+]] = %[[B]])
+// CHECK: %[[ACC:.*]] = tensor.extract_slice %[[OUT]][%[[N]], 0, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> to tensor<4x3x3xf32>
 // CHECK: %[[ACC2:.*]] = tensor.collapse_shape %[[ACC]] {{\[\[}}0], [1, 2]] : tensor<4x3x3xf32> into tensor<4x9xf32>
-// CHECK: %[[X00:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 3, 3, 3] [1, 1, 2, 2] : tensor<1x3x6x6xf32> to tensor<3x3x3xf32>
-// CHECK: %[[XM:.*]] = tensor.collapse_shape %[[X00]] {{\[\[}}0], [1, 2]] : tensor<3x3x3xf32> into tensor<3x9xf32>
-// CHECK: %[[M0:.*]] = linalg.matmul ins(%[[W00]], %[[XM]] : tensor<4x3xf32>, tensor<3x9xf32>) outs(%[[ACC2]] : tensor<4x9xf32>)
-// CHECK: tensor.extract_slice %[[X]][0, 0, 0, 1] [1, 3, 3, 3] [1, 1, 2, 2]
-// CHECK: linalg.matmul {{.*}} outs(%[[M0]] : tensor<4x9xf32>)
-// CHECK: tensor.extract_slice %[[X]][0, 0, 1, 1] [1, 3, 3, 3] [1, 1, 2, 2]
-// CHECK: %[[M3:.*]] = linalg.matmul ins(%[[W11]], %{{.*}} : tensor<4x3xf32>, tensor<3x9xf32>)
-// CHECK: %[[E:.*]] = tensor.expand_shape %[[M3]] {{\[\[}}0], [1, 2]] output_shape [4, 3, 3] : tensor<4x9xf32> into tensor<4x3x3xf32>
-// CHECK: %[[R:.*]] = tensor.insert_slice %[[E]] into %[[B]][0, 0, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<4x3x3xf32> into tensor<1x4x3x3xf32>
+// CHECK: %[[ROWS:.*]] = scf.for %[[I:[a-z0-9_]+]] = %[[C0]] to %[[C2]] step %[[C1]] iter_args(%[[A1:[a-z0-9_]+]] = %[[ACC2]])
+// CHECK: %[[COLS:.*]] = scf.for %[[J:[a-z0-9_]+]] = %[[C0]] to %[[C2]] step %[[C1]] iter_args(%[[A2:[a-z0-9_]+]] = %[[A1]])
+// CHECK: %[[TAP:.*]] = tensor.extract_slice %[[W]][0, 0, %[[I]], %[[J]]] [4, 3, 1, 1] [1, 1, 1, 1] : tensor<4x3x2x2xf32> to tensor<4x3xf32>
+// CHECK: %[[XS:.*]] = tensor.extract_slice %[[X]][%[[N]], 0, %[[I]], %[[J]]] [1, 3, 3, 3] [1, 1, 2, 2] : tensor<1x3x6x6xf32> to tensor<3x3x3xf32>
+// CHECK: %[[XM:.*]] = tensor.collapse_shape %[[XS]] {{\[\[}}0], [1, 2]] : tensor<3x3x3xf32> into tensor<3x9xf32>
+// CHECK: %[[MM:.*]] = linalg.matmul ins(%[[TAP]], %[[XM]] : tensor<4x3xf32>, tensor<3x9xf32>) outs(%[[A2]] : tensor<4x9xf32>)
+// CHECK: scf.yield %[[MM]]
+// CHECK: scf.yield %[[COLS]]
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[ROWS]] {{\[\[}}0], [1, 2]] output_shape [4, 3, 3] : tensor<4x9xf32> into tensor<4x3x3xf32>
+// CHECK: %[[W2:.*]] = tensor.insert_slice %[[E]] into %[[OUT]][%[[N]], 0, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<4x3x3xf32> into tensor<1x4x3x3xf32>
+// CHECK: scf.yield %[[W2]]
 // CHECK: return %[[R]]
+// CHECK-NOT: linalg.matmul
 func.func @conv_stride2(%x: tensor<1x3x6x6xf32>, %w: tensor<4x3x2x2xf32>, %b: tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32> {
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
       ins(%x, %w : tensor<1x3x6x6xf32>, tensor<4x3x2x2xf32>) outs(%b : tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
@@ -26,19 +32,20 @@ func.func @conv_stride2(%x: tensor<1x3x6x6xf32>, %w: tensor<4x3x2x2xf32>, %b: te
 
 // -----
 
-// Two images, dilation 2, 1x2 kernel: 2 * 2 matmuls, one insert_slice per image.
+// Two images, dilation 2, 1x2 kernel: the tap offsets are the induction
+// variables times the dilation; still one matmul in the IR.
 // CHECK-LABEL: func.func @conv_batch2_dilated
 // CHECK-SAME: (%[[X:.*]]: tensor<2x1x4x5xf32>
-// CHECK: tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 1, 4, 3] [1, 1, 1, 1]
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: scf.for %[[N:[a-z0-9_]+]] = %{{.*}} to %[[C2]]
+// CHECK: scf.for %[[I:[a-z0-9_]+]] =
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK-DAG: %[[DI:.*]] = arith.muli %[[I]], %[[C2]] : index
+// CHECK-DAG: %[[DJ:.*]] = arith.muli %[[J]], %[[C2]] : index
+// CHECK: tensor.extract_slice %[[X]][%[[N]], 0, %[[DI]], %[[DJ]]] [1, 1, 4, 3] [1, 1, 1, 1]
 // CHECK: linalg.matmul
-// CHECK: tensor.extract_slice %[[X]][0, 0, 0, 2] [1, 1, 4, 3] [1, 1, 1, 1]
-// CHECK: linalg.matmul
-// CHECK: %[[R0:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 2, 4, 3]
-// CHECK: tensor.extract_slice %[[X]][1, 0, 0, 0] [1, 1, 4, 3] [1, 1, 1, 1]
-// CHECK: linalg.matmul
-// CHECK: linalg.matmul
-// CHECK: %[[R1:.*]] = tensor.insert_slice %{{.*}} into %[[R0]][1, 0, 0, 0] [1, 2, 4, 3]
-// CHECK: return %[[R1]]
+// CHECK-NOT: linalg.matmul
+// CHECK: return
 func.func @conv_batch2_dilated(%x: tensor<2x1x4x5xf32>, %w: tensor<2x1x1x2xf32>, %b: tensor<2x2x4x3xf32>) -> tensor<2x2x4x3xf32> {
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
       ins(%x, %w : tensor<2x1x4x5xf32>, tensor<2x1x1x2xf32>) outs(%b : tensor<2x2x4x3xf32>) -> tensor<2x2x4x3xf32>

@@ -145,22 +145,25 @@ def NovaFoldShapeConstants
 }
 
 def NovaDecomposeConv : Pass<"nova-decompose-conv", "::mlir::func::FuncOp"> {
-  let summary = "decompose linalg.conv_2d_nchw_fchw into matmuls over views";
+  let summary = "decompose linalg.conv_2d_nchw_fchw into loops of matmuls over views";
   let description = [{
-    Rewrites a static-shape `linalg.conv_2d_nchw_fchw` as a chain of
-    `linalg.matmul` ops that accumulate into the output, one per
-    (batch image n, kernel row kh, kernel column kw):
+    Rewrites a static-shape `linalg.conv_2d_nchw_fchw` as three nested
+    `scf.for` loops (batch image n, kernel row kh, kernel column kw) around
+    one `linalg.matmul` that accumulates into the image's output:
 
       out[n] (F x OH*OW) += W[:, :, kh, kw] (F x C)
                             * X[n, :, kh*d : +s : OH, kw*d : +s : OW] (C x OH*OW)
 
     Every operand is a view: a strided, rank-reducing `tensor.extract_slice`
-    followed by `tensor.collapse_shape`; the per-image result is written back
-    with `tensor.insert_slice`. Padding stays the `tensor.pad` torch-mlir
+    at offsets computed from the induction variables, followed by
+    `tensor.collapse_shape`; the per-image result is written back with
+    `tensor.insert_slice`. Padding stays the `tensor.pad` torch-mlir
     emitted in front of the convolution. No im2col buffer is built and no
     gather appears in a payload, so the result is matmul + views only, which
-    the tiling pass handles like any other matmul. The cost is N*KH*KW
-    matmuls of shape (F x C) * (C x OH*OW).
+    the tiling pass handles like any other matmul. The loops run N*KH*KW
+    matmuls of shape (F x C) * (C x OH*OW) while the IR holds one: a weight
+    gradient, whose "kernel" is the output gradient (OH x OW taps), stays as
+    small as the convolution that produced it, and so does compile time.
 
     Before:
     ```mlir
@@ -169,23 +172,26 @@ def NovaDecomposeConv : Pass<"nova-decompose-conv", "::mlir::func::FuncOp"> {
         ins(%x, %w : tensor<1x8x10x10xf32>, tensor<16x8x3x3xf32>)
         outs(%b : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
     ```
-    After (one of nine kernel taps shown):
+    After (the innermost loop's body):
     ```mlir
-    %wk = tensor.extract_slice %w[0, 0, 0, 0] [16, 8, 1, 1] [1, 1, 1, 1]
+    %wk = tensor.extract_slice %w[0, 0, %i, %j] [16, 8, 1, 1] [1, 1, 1, 1]
         : tensor<16x8x3x3xf32> to tensor<16x8xf32>
-    %xk = tensor.extract_slice %x[0, 0, 0, 0] [1, 8, 4, 4] [1, 1, 2, 2]
+    %xk = tensor.extract_slice %x[%n, 0, %i, %j] [1, 8, 4, 4] [1, 1, 2, 2]
         : tensor<1x8x10x10xf32> to tensor<8x4x4xf32>
     %xc = tensor.collapse_shape %xk [[0], [1, 2]] : tensor<8x4x4xf32> into tensor<8x16xf32>
     %acc1 = linalg.matmul ins(%wk, %xc : tensor<16x8xf32>, tensor<8x16xf32>)
         outs(%acc0 : tensor<16x16xf32>) -> tensor<16x16xf32>
+    scf.yield %acc1 : tensor<16x16xf32>
     ```
     Dynamic shapes are an error.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
   let statistics = [
     Statistic<"numDecomposed", "decomposed-convs", "convolutions decomposed">,
-    Statistic<"numMatmuls", "created-matmuls", "linalg.matmul ops created">,
+    Statistic<"numMatmuls", "matmul-runs", "matmuls the loops run (images x kernel taps)">,
   ];
 }
 

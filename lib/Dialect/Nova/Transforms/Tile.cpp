@@ -121,10 +121,11 @@ TilePass::planContraction(linalg::LinalgOp op,
     plan.sizes[d] = 1;
   unsigned mDim = dims.m.back(), nDim = dims.n.back();
   int64_t n = divisorAtMost(ranges[nDim], target.getMatrixCols());
-  // Rows: bounded by max-rows and by half the accumulator (double buffering).
-  int64_t m = std::min<int64_t>(ranges[mDim], maxRows);
-  m = divisorAtMost(ranges[mDim],
-                    std::min(m, target.getAccBytes() / 2 / (n * 4)));
+  // Rows: as many as half the accumulator holds (f32, double buffered), not
+  // max-rows: every matmul tile pays the array's weight load, fill and drain
+  // once, so longer row tiles amortise them (docs/isa.md 2.3).
+  int64_t m = divisorAtMost(
+      ranges[mDim], std::max<int64_t>(1, target.getAccBytes() / 2 / (n * 4)));
   plan.sizes[nDim] = n;
   for (unsigned d : ArrayRef(dims.k).drop_back())
     plan.sizes[d] = 1;
@@ -248,9 +249,12 @@ void TilePass::runOnOperation() {
 
   // Roots in program order; consumers are visited last-to-first so that a
   // contraction is fused into its epilogue before it would be tiled alone.
+  // Ops inside the program's own loops (a decomposed convolution's loops
+  // over images and kernel taps) are tiled like any other; the loops this
+  // pass creates are made after the walk.
   SmallVector<linalg::LinalgOp> ops;
   func.walk([&](linalg::LinalgOp op) {
-    if (op.hasPureTensorSemantics() && !op->getParentOfType<scf::ForOp>())
+    if (op.hasPureTensorSemantics())
       ops.push_back(op);
   });
 
@@ -349,6 +353,17 @@ void TilePass::runOnOperation() {
       rootSizes = plan->sizes;
     }
     peakTileBytes = std::max<uint64_t>(peakTileBytes, plan->bytes);
+
+    // Inside a loop, an op that is one tile already (tiled earlier, or a
+    // small matmul in a convolution's tap loop) is left as it is.
+    SmallVector<int64_t> rootRanges = root.getStaticLoopRanges();
+    bool oneTile = llvm::all_of(llvm::enumerate(rootSizes), [&](auto it) {
+      return it.value() == 0 || it.value() >= rootRanges[it.index()];
+    });
+    if (oneTile && root->getParentOfType<scf::ForOp>()) {
+      done.insert(root);
+      continue;
+    }
 
     SmallVector<OpFoldResult> sizes =
         getAsIndexOpFoldResult(func.getContext(), rootSizes);
