@@ -1,7 +1,10 @@
 //===- TargetDescription.cpp - load #nova.target from json ------*- C++ -*-===//
 #include "nova/Target/TargetDescription.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -55,25 +58,74 @@ llvm::Expected<TargetAttr> mlir::nova::loadTarget(MLIRContext *context,
   if (!object)
     return makeError("target file '" + path + "' must hold a JSON object");
 
+  // Every key is known and typed (python/nova/sim/target_schema.py holds the
+  // same table with ranges; the simulator checks those).
+  static constexpr llvm::StringLiteral kKeyList[] = {
+      "name",        "description", "clock_mhz",  "matrix_rows",
+      "matrix_cols", "vector_lanes", "sram_bytes", "sram_gbps",
+      "acc_bytes",   "hbm_bytes",   "hbm_gbps",   "dma_engines",
+      "chips",       "topology",    "link_gbps",  "link_latency_ns",
+      "timing"};
+  llvm::ArrayRef<llvm::StringLiteral> kKeys(kKeyList);
+  for (const auto &entry : *object)
+    if (!llvm::is_contained(kKeys, llvm::StringRef(entry.first).str()))
+      return makeError("target file '" + path + "': unknown key '" +
+                       llvm::StringRef(entry.first) + "' (known: " +
+                       llvm::join(kKeys, ", ") + ")");
+
+  auto kindName = [](const llvm::json::Value &value) -> std::string {
+    switch (value.kind()) {
+    case llvm::json::Value::Null:
+      return "null";
+    case llvm::json::Value::Boolean:
+      return "a bool";
+    case llvm::json::Value::Number:
+      return "the number " + llvm::formatv("{0}", value).str();
+    case llvm::json::Value::String:
+      return "a string";
+    case llvm::json::Value::Array:
+      return "an array";
+    case llvm::json::Value::Object:
+      return "an object";
+    }
+    return "a value";
+  };
   llvm::Error error = llvm::Error::success();
-  auto integer = [&](llvm::StringRef key) -> int64_t {
-    if (std::optional<int64_t> value = object->getInteger(key))
-      return *value;
+  auto fail = [&](const llvm::Twine &message) {
     if (!error)
-      error = makeError("target file '" + path +
-                        "': missing integer field '" + key + "'");
-    return 0;
+      error = makeError("target file '" + path + "': " + message);
+  };
+  auto integer = [&](llvm::StringRef key) -> int64_t {
+    const llvm::json::Value *value = object->get(key);
+    if (!value) {
+      fail("missing key '" + key + "' (an integer)");
+      return 0;
+    }
+    if (value->kind() == llvm::json::Value::Boolean ||
+        !value->getAsInteger()) {
+      fail("key '" + key + "' must be an integer, got " + kindName(*value));
+      return 0;
+    }
+    return *value->getAsInteger();
   };
   auto string = [&](llvm::StringRef key) -> llvm::StringRef {
-    if (std::optional<llvm::StringRef> value = object->getString(key))
-      return *value;
-    if (!error)
-      error = makeError("target file '" + path + "': missing string field '" +
-                        key + "'");
-    return "";
+    const llvm::json::Value *value = object->get(key);
+    if (!value) {
+      fail("missing key '" + key + "' (a string)");
+      return "";
+    }
+    if (!value->getAsString()) {
+      fail("key '" + key + "' must be a string, got " + kindName(*value));
+      return "";
+    }
+    return *value->getAsString();
   };
 
   llvm::StringRef name = string("name");
+  if (const llvm::json::Value *description = object->get("description"))
+    if (!description->getAsString())
+      fail("key 'description' must be a string, got " +
+           kindName(*description));
   int64_t clock = integer("clock_mhz"), rows = integer("matrix_rows"),
           cols = integer("matrix_cols"), lanes = integer("vector_lanes"),
           sram = integer("sram_bytes"), sramBw = integer("sram_gbps"),
@@ -82,6 +134,35 @@ llvm::Expected<TargetAttr> mlir::nova::loadTarget(MLIRContext *context,
           fileChips = integer("chips"), linkBw = integer("link_gbps"),
           latency = integer("link_latency_ns");
   llvm::StringRef topologyName = string("topology");
+
+  // The timing constants: an object of numbers, bools and strings (their
+  // names, types and ranges are checked by the simulator's schema).
+  Builder builder(context);
+  SmallVector<NamedAttribute> timing;
+  const llvm::json::Value *timingValue = object->get("timing");
+  if (!timingValue) {
+    fail("missing key 'timing' (an object of timing constants)");
+  } else if (const llvm::json::Object *entries = timingValue->getAsObject()) {
+    for (const auto &entry : *entries) {
+      llvm::StringRef key = entry.first;
+      const llvm::json::Value &value = entry.second;
+      if (std::optional<bool> b = value.getAsBoolean())
+        timing.push_back(builder.getNamedAttr(key, builder.getBoolAttr(*b)));
+      else if (value.kind() == llvm::json::Value::Number &&
+               value.getAsInteger())
+        timing.push_back(builder.getNamedAttr(
+            key, builder.getI64IntegerAttr(*value.getAsInteger())));
+      else if (std::optional<double> d = value.getAsNumber())
+        timing.push_back(builder.getNamedAttr(key, builder.getF64FloatAttr(*d)));
+      else if (std::optional<llvm::StringRef> str = value.getAsString())
+        timing.push_back(builder.getNamedAttr(key, builder.getStringAttr(*str)));
+      else
+        fail("timing key '" + key + "' must be a number, bool or string, got " +
+             kindName(value));
+    }
+  } else {
+    fail("key 'timing' must be an object, got " + kindName(*timingValue));
+  }
   if (error)
     return std::move(error);
   std::optional<Topology> topology = symbolizeTopology(topologyName);
@@ -101,7 +182,7 @@ llvm::Expected<TargetAttr> mlir::nova::loadTarget(MLIRContext *context,
   TargetAttr attr = TargetAttr::getChecked(
       emitError, context, name, clock, rows, cols, lanes, sram, sramBw, acc,
       hbm, hbmBw, dma, chips > 0 ? chips : fileChips, *topology, linkBw,
-      latency);
+      latency, builder.getDictionaryAttr(timing));
   if (!attr)
     return makeError("target file '" + path + "': " + message);
   return attr;

@@ -1,7 +1,7 @@
 // RUN: cd %S && nova-translate --nova-to-binary collectives.mlir -o %t && cmp %t collectives.nova
 // Test vector: collectives on 4 chips (replica-group table with a shared
 // entry), a peer DMA and send/recv between ring neighbours.
-module attributes {nova.target = #nova.target<name = "ring4", clock_mhz = 1400, matrix_rows = 128, matrix_cols = 128, vector_lanes = 128, sram_bytes = 25165824, sram_gbps = 4000, acc_bytes = 2097152, hbm_bytes = 34359738368, hbm_gbps = 820, dma_engines = 16, chips = 4, topology = ring, link_gbps = 450, link_latency_ns = 1000>} {
+module attributes {nova.target = #nova.target<name = "ring4", clock_mhz = 1400, matrix_rows = 128, matrix_cols = 128, vector_lanes = 128, sram_bytes = 25165824, sram_gbps = 4000, acc_bytes = 2097152, hbm_bytes = 34359738368, hbm_gbps = 820, dma_engines = 16, chips = 4, topology = ring, link_gbps = 450, link_latency_ns = 1000, timing = {collective_algorithm = "auto", collective_reduce_on_vector = true, dma_run_setup_cycles = 4, dma_setup_cycles = 64, hbm_burst_bytes = 64, matmul_f32_row_cycles = 4, matmul_fill_drain_cycles = -2, matmul_row_cycles = 1, matmul_weight_overlap = true, matmul_weight_row_cycles = 1, nop_cycles = 1, queue_depth = 32, recv_cycles = 1, sequencer_cycles = 1, sram_burst_bytes = 4, vector_elementwise_factor = 1, vector_overhead_cycles = 16, vector_scan_factor = 2, vector_sort_stage_factor = 1, vector_transcendental_factor = 4, vector_transpose_factor = 2}>} {
   func.func @main(%g: memref<64x64xf32, #nova.memory_space<hbm>> {nova.address = 0 : i64, nova.role = "input", nova.name = "grad"},
                   %o: memref<16x64xf32, #nova.memory_space<hbm>> {nova.address = 17179869184 : i64, nova.role = "output", nova.name = "shard"}) {
     %id = nova_isa.chip_id on scalar

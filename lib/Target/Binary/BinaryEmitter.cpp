@@ -22,6 +22,7 @@
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <array>
@@ -409,6 +410,23 @@ std::string targetJson(TargetAttr t) {
   os << ",\"topology\":\"" << stringifyTopology(t.getTopology()) << "\"";
   field("link_gbps", t.getLinkGbps());
   field("link_latency_ns", t.getLinkLatencyNs());
+  // The simulator's timing constants, as the target file gave them (a module
+  // without them yields a binary the simulator refuses, naming the key).
+  if (DictionaryAttr timing = t.getTiming()) {
+    llvm::json::Object object;
+    for (NamedAttribute entry : timing) {
+      Attribute value = entry.getValue();
+      if (auto b = dyn_cast<BoolAttr>(value))
+        object[entry.getName().str()] = b.getValue();
+      else if (auto i = dyn_cast<IntegerAttr>(value))
+        object[entry.getName().str()] = i.getInt();
+      else if (auto f = dyn_cast<FloatAttr>(value))
+        object[entry.getName().str()] = f.getValueAsDouble();
+      else if (auto s = dyn_cast<StringAttr>(value))
+        object[entry.getName().str()] = s.getValue().str();
+    }
+    os << ",\"timing\":" << llvm::json::Value(std::move(object));
+  }
   os << "}";
   return out;
 }

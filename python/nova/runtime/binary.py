@@ -34,6 +34,8 @@ from nova.runtime.code import check_code, decode_instructions, instruction_error
 from nova.runtime.rules import check_rules
 from nova.runtime.disassembly import disassemble
 from nova.runtime.errors import BinaryFormatError
+from nova.sim.errors import TargetError
+from nova.sim.target_schema import FIELDS as SCHEMA_FIELDS, TOPOLOGIES, validate_target
 from nova.runtime.isa import (
     ISA_VERSION, NO_TILE, TILE_DTYPE, WORD_BYTES, WORD_DTYPE, DType, Instruction,
     MemorySpace, ReplicaGroups, Tile,
@@ -55,14 +57,9 @@ ALIGNMENT = 64
 MAX_CHIPS = 256
 MAX_IO_RANK = 8
 
-#: Keys of the target JSON and their types (docs/binary-format.md 2.1).
-TARGET_FIELDS: dict[str, type] = {
-    "name": str, "clock_mhz": int, "matrix_rows": int, "matrix_cols": int,
-    "vector_lanes": int, "sram_bytes": int, "sram_gbps": int, "acc_bytes": int,
-    "hbm_bytes": int, "hbm_gbps": int, "dma_engines": int, "chips": int,
-    "topology": str, "link_gbps": int, "link_latency_ns": int,
-}
-TOPOLOGIES = ("switch", "ring", "torus2d", "pcie")
+#: Keys of the target JSON and their types (docs/binary-format.md 2.1; the whole
+#: schema with ranges and the timing constants is nova.sim.target_schema).
+TARGET_FIELDS: dict[str, type] = {k: v.type for k, v in SCHEMA_FIELDS.items() if not v.optional}
 
 
 class SectionType(enum.IntEnum):
@@ -166,7 +163,7 @@ class Program:
     debug: Mapping[int, str] = field(default_factory=dict)
     #: One past the highest byte any instruction may touch in hbm, sram and acc
     #: (nova.runtime.bounds), for the simulator's host-memory estimate.
-    high: tuple[int, int, int] = (0, 0, 0)
+    high: tuple[int, int, int] | None = None
 
     def __len__(self) -> int:
         return len(self.words)
@@ -219,10 +216,11 @@ Source = Union[str, os.PathLike, bytes, bytearray, memoryview]
 def load_binary(source: Source) -> Binary:
     """Reads and validates a ``.nova`` binary from a path or from its bytes."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        data = bytes(source)
-    else:
-        data = Path(source).read_bytes()
-    return _Reader(data).read()
+        return _Reader(bytes(source)).read()
+    try:
+        return _Reader(Path(source).read_bytes()).read()
+    except BinaryFormatError as error:  # name the file in every message
+        raise BinaryFormatError(f"{source}: {error}") from None
 
 
 def _chip_list(mask_words: tuple[int, int, int, int]) -> tuple[int, ...]:
@@ -334,18 +332,12 @@ class _Reader:
             raise self.fail(f"target description is not valid UTF-8 JSON: {e}") from None
         if not isinstance(target, dict):
             raise self.fail("target description is not a JSON object")
-        for key, kind in TARGET_FIELDS.items():
-            if key not in target:
-                raise self.fail(f"target description lacks '{key}'")
-            value = target[key]
-            if not isinstance(value, kind) or isinstance(value, bool):
-                raise self.fail(f"target '{key}' must be a {kind.__name__}, "
-                                f"got {value!r}")
-            if kind is int and value <= 0:
-                raise self.fail(f"target '{key}' must be positive, got {value}")
-        if target["topology"] not in TOPOLOGIES:
-            raise self.fail(f"target topology {target['topology']!r} is not one "
-                            f"of {', '.join(TOPOLOGIES)}")
+        # The one target schema (nova.sim.target_schema): unknown, missing, ill-typed
+        # and out-of-range keys, timing constants included, each named.
+        try:
+            validate_target(target, "binary's target description")
+        except TargetError as e:
+            raise self.fail(str(e)) from None
         if target["name"] != self.header.target_name:
             raise self.fail(f"target name {target['name']!r} disagrees with the "
                             f"header's {self.header.target_name!r}")
@@ -677,7 +669,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         sys.stdout.write(disassemble(load_binary(args[0])))
     except BinaryFormatError as e:
-        print(f"error: {args[0]}: {e}", file=sys.stderr)
+        print(f"error: {e}", file=sys.stderr)  # e names the file
+        return 1
+    except OSError as e:
+        print(f"error: {args[0]}: {e.strerror or e}", file=sys.stderr)
         return 1
     return 0
 

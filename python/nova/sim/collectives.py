@@ -1,11 +1,13 @@
 """Collective semantics (real data movement between chips) and their timing.
 
 Functional results follow docs/isa.md 2.5. Timing: every algorithm is a list of
-synchronous *steps*, each a set of point-to-point transfers ``(src, dst, bytes)``
-routed over the interconnect; a step lasts ``max route latency + max over links of
-(bytes on that link / link bandwidth)``, so transfers that share a link split its
-bandwidth. For every collective the candidate algorithms for its group are priced on
-the topology and the fastest is used (NCCL-style selection):
+synchronous *steps*, each a set of point-to-point transfers ``(src, dst, bytes)``;
+the machine (:mod:`nova.sim.engines_collective`) runs each transfer as a flow of the
+shared-bandwidth pool over the sender's memory port, the route's links and the
+receiver's memory port, so collectives contend with DMAs and with each other, and
+charges each reducing step's arithmetic and operand traffic at the receivers. The
+algorithm is chosen by pricing every candidate alone (``CollectivePlanner``) and taking
+the fastest (NCCL-style selection), unless ``timing.collective_algorithm`` forces one:
 
 * ``ring``        reduce-scatter + all-gather around a topology-ordered ring, the
                   message cut in ``p`` chunks that pipeline round it (2(p-1) steps);
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -57,40 +60,37 @@ def all_to_all(xs: list[np.ndarray], split_dim: int, concat_dim: int) -> list[np
 # Timing.
 
 @dataclass(frozen=True)
-class Step:
-    duration_ns: float
-    link_bytes: tuple[tuple[str, float], ...]
-
-
-@dataclass(frozen=True)
 class Plan:
-    """How one collective runs: chosen algorithm, its steps and total time."""
+    """How one collective runs: the chosen algorithm, its synchronous steps (each a set
+    of point-to-point transfers), which steps reduce at the receivers, and the time it
+    takes alone (the price it was chosen by)."""
 
     algorithm: str
     duration_ns: float
-    steps: tuple[Step, ...]
+    steps: tuple[tuple[Transfer, ...], ...]
+    reduces: tuple[bool, ...]
+    net: Interconnect | None = None
 
     @property
     def link_bytes(self) -> dict[str, float]:
         out: dict[str, float] = {}
-        for s in self.steps:
-            for l, b in s.link_bytes:
-                out[l] = out.get(l, 0.0) + b
+        for st in self.steps:
+            for s, d, b in st:
+                if s == d or b <= 0:
+                    continue
+                for l in self.net.route(s, d).links:
+                    out[l] = out.get(l, 0.0) + b
         return out
 
 
-def _step(net: Interconnect, transfers: list[Transfer]) -> Step:
-    loads: dict[str, float] = {}
-    lat = 0.0
+def receivers(transfers: tuple[Transfer, ...]) -> dict[int, tuple[int, float]]:
+    """Per receiving chip: (chunks arrived, bytes per chunk) of one step."""
+    out: dict[int, tuple[int, float]] = {}
     for s, d, b in transfers:
-        if s == d or b <= 0:
-            continue
-        r = net.route(s, d)
-        lat = max(lat, r.latency_ns)
-        for l in r.links:
-            loads[l] = loads.get(l, 0.0) + b
-    bw = max(loads.values()) / net.link_gbps if loads else 0.0
-    return Step(lat + bw, tuple(sorted(loads.items())))
+        if s != d and b > 0:
+            j, _ = out.get(d, (0, b))
+            out[d] = (j + 1, b)
+    return out
 
 
 def _ring_steps(o: tuple[int, ...], nbytes: float, nsteps: int, both: bool) -> list[list[Transfer]]:
@@ -130,63 +130,103 @@ def _doubling(m: tuple[int, ...], piece: float) -> list[list[Transfer]]:
 
 
 def candidates(op: int, members: tuple[int, ...], nbytes: float,
-               net: Interconnect) -> dict[str, list[list[Transfer]]]:
-    """Algorithms (as lists of steps) for ``op`` on ``members``; ``nbytes`` = input bytes per chip."""
+               net: Interconnect) -> dict[str, tuple[list[list[Transfer]], list[bool]]]:
+    """Algorithms for ``op`` on ``members`` (``nbytes`` = input bytes per chip): each a
+    list of steps and, per step, whether the receivers reduce what arrived."""
     p = len(members)
     o = net.ring_order(members)
-    algos: dict[str, list[list[Transfer]]] = {}
+    algos: dict[str, tuple[list[list[Transfer]], list[bool]]] = {}
     if op == oc.ALL_REDUCE:
-        algos["ring"] = _ring_steps(o, nbytes / p, 2 * (p - 1), False)
-        algos["biring"] = _ring_steps(o, nbytes / p, 2 * (p - 1), True)
-        algos["direct"] = [_direct(members, nbytes / p)] * 2
+        rs, ag = [True] * (p - 1), [False] * (p - 1)
+        algos["ring"] = (_ring_steps(o, nbytes / p, 2 * (p - 1), False), rs + ag)
+        algos["biring"] = (_ring_steps(o, nbytes / p, 2 * (p - 1), True), rs + ag)
+        algos["direct"] = ([_direct(members, nbytes / p)] * 2, [True, False])
         if _pow2(p):
-            algos["rhd"] = _halving(members, nbytes) + _doubling(members, nbytes / p)
+            h = _halving(members, nbytes)
+            algos["rhd"] = (h + _doubling(members, nbytes / p), [True] * len(h) + [False] * len(h))
     elif op == oc.ALL_GATHER:
-        algos["ring"] = _ring_steps(o, nbytes, p - 1, False)
-        algos["biring"] = _ring_steps(o, nbytes, p - 1, True)
-        algos["direct"] = [_direct(members, nbytes)]
+        algos["ring"] = (_ring_steps(o, nbytes, p - 1, False), [False] * (p - 1))
+        algos["biring"] = (_ring_steps(o, nbytes, p - 1, True), [False] * (p - 1))
+        algos["direct"] = ([_direct(members, nbytes)], [False])
         if _pow2(p):
-            algos["rhd"] = _doubling(members, nbytes)
+            d = _doubling(members, nbytes)
+            algos["rhd"] = (d, [False] * len(d))
     elif op == oc.REDUCE_SCATTER:
-        algos["ring"] = _ring_steps(o, nbytes / p, p - 1, False)
-        algos["biring"] = _ring_steps(o, nbytes / p, p - 1, True)
-        algos["direct"] = [_direct(members, nbytes / p)]
+        algos["ring"] = (_ring_steps(o, nbytes / p, p - 1, False), [True] * (p - 1))
+        algos["biring"] = (_ring_steps(o, nbytes / p, p - 1, True), [True] * (p - 1))
+        algos["direct"] = ([_direct(members, nbytes / p)], [True])
         if _pow2(p):
-            algos["rhd"] = _halving(members, nbytes)
+            h = _halving(members, nbytes)
+            algos["rhd"] = (h, [True] * len(h))
     elif op == oc.ALL_TO_ALL:
-        algos["direct"] = [_direct(members, nbytes / p)]
-        algos["pairwise"] = [[(members[i], members[(i + k) % p], nbytes / p) for i in range(p)]
-                             for k in range(1, p)]
+        algos["direct"] = ([_direct(members, nbytes / p)], [False])
+        algos["pairwise"] = ([[(members[i], members[(i + k) % p], nbytes / p) for i in range(p)]
+                              for k in range(1, p)], [False] * (p - 1))
     else:
         raise ValueError(f"no algorithms for opcode 0x{op:02x}")
     return algos
 
 
 class CollectivePlanner:
-    """Prices and caches the collective algorithms of one interconnect."""
+    """Chooses and caches the algorithm of each collective on one interconnect.
 
-    def __init__(self, net: Interconnect) -> None:
+    Every candidate is priced alone, as the bandwidth pool would run it on an idle
+    system: a step lasts its longest route latency plus, over every resource it uses
+    (links, and with ``ports`` the memory ports read at the senders and written at the
+    receivers), the bytes through it over its bandwidth; a reducing step adds, with
+    ``reduce`` pricing, the slowest receiver's reduction. ``algorithm`` other than
+    ``auto`` forces that one where it applies to the collective.
+    """
+
+    def __init__(self, net: Interconnect, bandwidth: Callable[[str], float] | None = None,
+                 reduce: Callable[[int, float, int, str], float] | None = None,
+                 algorithm: str = "auto") -> None:
         self.net = net
-        self._cache: dict[tuple[int, tuple[int, ...], float], Plan] = {}
+        self._bw = bandwidth or (lambda r: net.link_gbps)
+        self._reduce = reduce
+        self.algorithm = algorithm
+        self._cache: dict[tuple, Plan] = {}
 
-    def plan(self, op: int, members: tuple[int, ...], nbytes: float) -> Plan:
-        key = (op, members, nbytes)
+    def plan(self, op: int, members: tuple[int, ...], nbytes: float, ports: tuple[str, str] | None = None,
+             elt: int = 4) -> Plan:
+        """``ports``: memory kinds ("hbm"/"sram") of the input and output tiles."""
+        key = (op, members, nbytes, ports, elt)
         plan = self._cache.get(key)
         if plan is None:
-            plan = self._cache[key] = self._plan(op, members, nbytes)
+            plan = self._cache[key] = self._plan(op, members, nbytes, ports, elt)
         return plan
 
-    def _plan(self, op: int, members: tuple[int, ...], nbytes: float) -> Plan:
+    def step_ns(self, transfers: list[Transfer], reduces: bool, ports: tuple[str, str] | None, elt: int) -> float:
+        loads: dict[str, float] = {}
+        lat = 0.0
+        for s, d, b in transfers:
+            if s == d or b <= 0:
+                continue
+            r = self.net.route(s, d)
+            lat = max(lat, r.latency_ns)
+            res = r.links if ports is None else (f"c{s}.{ports[0]}",) + r.links + (f"c{d}.{ports[1]}",)
+            for l in res:
+                loads[l] = loads.get(l, 0.0) + b
+        t = lat + max((v / self._bw(l) for l, v in loads.items()), default=0.0)
+        if reduces and self._reduce is not None and ports is not None:
+            t += max((self._reduce(j, b, elt, f"c{d}.{ports[1]}")
+                      for d, (j, b) in receivers(tuple(transfers)).items()), default=0.0)
+        return t
+
+    def _plan(self, op: int, members: tuple[int, ...], nbytes: float, ports: tuple[str, str] | None,
+              elt: int) -> Plan:
         p = len(members)
         if p == 1:
-            return Plan("local", 0.0, ())
+            return Plan("local", 0.0, (), (), self.net)
         if op == oc.BARRIER:
-            return Plan("dissemination", 2 * math.ceil(math.log2(p)) * self.net.link_latency_ns, ())
+            return Plan("dissemination", 2 * math.ceil(math.log2(p)) * self.net.link_latency_ns, (), (), self.net)
+        algos = candidates(op, members, nbytes, self.net)
+        if self.algorithm in algos:
+            algos = {self.algorithm: algos[self.algorithm]}
         best: Plan | None = None
-        for name, steps in candidates(op, members, nbytes, self.net).items():
-            st = tuple(_step(self.net, s) for s in steps)
-            t = sum(s.duration_ns for s in st)
+        for name, (steps, reduces) in algos.items():
+            t = sum(self.step_ns(st, r, ports, elt) for st, r in zip(steps, reduces))
             if best is None or t < best.duration_ns:
-                best = Plan(name, t, st)
+                best = Plan(name, t, tuple(tuple(st) for st in steps), tuple(reduces), self.net)
         assert best is not None
         return best

@@ -28,7 +28,9 @@ import numpy as np
 from . import collectives as coll
 from . import opcodes as oc
 from .collectives import CollectivePlanner
+from .engines_collective import CollectiveUnit
 from .engines_dma import DmaUnit
+from .engines_matrix import MatrixUnit
 from .engines_vector import VectorUnit
 from .errors import (CollectiveMismatchError, DeadlockError, EngineFaultError, MemoryFaultError,
                      ProgramError, ScalarFaultError, SimulationError)
@@ -180,6 +182,7 @@ class Chip:
         self.debug = code.debug
         self.regs = [0] * oc.NUM_REGISTERS
         self.sems = [0] * oc.NUM_SEMAPHORES
+        self.sem_time = [0.0] * oc.NUM_SEMAPHORES  # when each was last signalled (matrix pipelining)
         # Traced runs: per semaphore, the instances whose signals are not
         # consumed yet, in order (-1: the sequencer's sem_signal). The j-th
         # wait is released by the j-th signal (docs/isa.md 1.1), which gives
@@ -213,7 +216,7 @@ class Chip:
 _RW = (("hbm_read", "hbm_write"), ("sram_read", "sram_write"), ("acc_read", "acc_write"))
 
 
-class Machine(VectorUnit, DmaUnit):
+class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
     """All chips of one program, simulated together (vector and DMA instruction semantics in
     :mod:`nova.sim.engines_vector` and :mod:`nova.sim.engines_dma`)."""
 
@@ -226,9 +229,10 @@ class Machine(VectorUnit, DmaUnit):
         self.chips = [Chip(i, c, memories[i] if memories else None, tg.dma_engines)
                       for i, c in enumerate(program.chips)]
         self.cost = CostModel(tg)
-        self.cycle = tg.cycle_ns
+        # One sequencer instruction (timing.sequencer_cycles clock cycles).
+        self.cycle = self.cost.sequencer
+        self.queue_depth = tg.timing["queue_depth"]
         self.net = Interconnect.from_target(tg)
-        self.planner = CollectivePlanner(self.net)
         self.heap: list[tuple[float, int, Callable[[Any], None], Any]] = []
         self._seq = itertools.count()
         self.now = 0.0
@@ -242,6 +246,9 @@ class Machine(VectorUnit, DmaUnit):
             return v
 
         self.pool = BandwidthPool(bandwidth, self.schedule)
+        self._bandwidth = bandwidth
+        self.planner = CollectivePlanner(self.net, bandwidth, self.reduce_alone_ns,
+                                         tg.timing["collective_algorithm"])
         self.trace = trace
         self.rendezvous: dict[tuple[tuple[int, ...], int], dict[int, tuple[Queue, Op]]] = {}
         self.mailbox: dict[tuple[int, int, int], deque[tuple[float, np.ndarray | None, Op]]] = {}
@@ -301,7 +308,7 @@ class Machine(VectorUnit, DmaUnit):
                 op = d.op
                 if d.qkey >= 0:
                     q = queues[d.qkey]
-                    if len(q.pending) >= oc.QUEUE_DEPTH:
+                    if len(q.pending) >= self.queue_depth:
                         ch.block = q
                         break
                     ins = d.ins
@@ -412,6 +419,7 @@ class Machine(VectorUnit, DmaUnit):
                             if sems[s] >= U32_MAX:
                                 raise ScalarFaultError(self._where(ch, d, f"semaphore s{s} overflows"))
                             sems[s] += 1
+                            ch.sem_time[s] = t
                             if self.trace is not None:
                                 ch.sem_fifo[s].append(-1)
                         pc += 1
@@ -495,6 +503,7 @@ class Machine(VectorUnit, DmaUnit):
                 if sems[s] >= U32_MAX:
                     raise ScalarFaultError(self._where(ch, o.d, f"semaphore s{s} overflows"))
                 sems[s] += 1
+                ch.sem_time[s] = now
                 if instance >= 0:
                     ch.sem_fifo[s].append(instance)
             self._sems_changed(ch)
@@ -542,7 +551,9 @@ class Machine(VectorUnit, DmaUnit):
 
     # Instruction semantics (return the cost in ns, or None when completion is an event) -----
     def _x_nop(self, q: Queue, o: Op) -> float:
-        return self.cycle
+        if q.key == Q_MATRIX:
+            self._matrix_nop(q, o)
+        return self.cost.nop
 
     def _x_matmul(self, q: Queue, o: Op) -> float:
         d, ch = o.d, q.chip
@@ -570,7 +581,7 @@ class Machine(VectorUnit, DmaUnit):
             if d.ins.flags & oc.F_ACCUMULATE:
                 ch.mem_bytes[_RW[td.space][0]] += td.nbytes
             self._check(ch, td, o.rdst, d, True)
-        return self.cost.matmul(m, k, n, ta.dtype)
+        return self._matmul_time(q, o, m, k, n, ta.dtype)
 
     def _peer(self, ch: Chip, d: Dec, peer: int) -> int:
         if not 0 <= peer < len(self.chips):
@@ -624,7 +635,7 @@ class Machine(VectorUnit, DmaUnit):
             ch.mem.write_raw(d.td, o.rdst, data, f"instruction {d.pc} (recv)")
         else:
             self._check(ch, d.td, o.rdst, d, True)
-        self.schedule(self.now + self.cycle, self._complete, q)
+        self.schedule(self.now + self.cost.recv, self._complete, q)
 
     # Collectives ------------------------------------------------------------------------------
     def _members(self, ch: Chip, d: Dec) -> tuple[int, ...]:
@@ -700,21 +711,7 @@ class Machine(VectorUnit, DmaUnit):
                 for ch, (_, o) in zip(chips, parts):
                     self._check(ch, o.d.ta, o.ra, o.d, False)
                     self._check(ch, o.d.td, o.rdst, o.d, True)
-        nbytes = d0.ta.nbytes if d0.ta is not None else 0
-        plan = self.planner.plan(op, members, float(nbytes))
-        dur = max(plan.duration_ns, self.cycle)
-        now = self.now
-        self.collectives.append((d0.name, plan.algorithm, dur))
-        t = now
-        for st in plan.steps:
-            for link, b in st.link_bytes:
-                self.coll_link_bytes[link] = self.coll_link_bytes.get(link, 0.0) + b
-                self.coll_link_busy[link] = self.coll_link_busy.get(link, 0.0) + st.duration_ns
-                if self.trace is not None:
-                    self.trace.link(link, f"{d0.name} ({plan.algorithm})", t, st.duration_ns, b)
-            t += st.duration_ns
-        for q, _ in parts:
-            self.schedule(now + dur, self._complete, q)
+        self._collective_timing(members, parts)
 
     # End of run ----------------------------------------------------------------------------
     def _check_end(self) -> None:

@@ -2,9 +2,12 @@
 ``dma_gather`` / ``dma_scatter``.
 
 :class:`DmaUnit` is mixed into :class:`nova.sim.engines.Machine`. A DMA waits its setup
-time (``DMA_SETUP``, plus the link latency to a peer, plus ``RUN_SETUP`` per run of an
-indexed DMA) and then moves its bytes as a flow of the shared-bandwidth pool, so DMAs on
-different queues share the memory (or link) bandwidth while they overlap.
+time (``timing.dma_setup_cycles``, plus the link latency to a peer, plus
+``timing.dma_run_setup_cycles`` per run of an indexed DMA) and then moves its bytes as a
+flow of the shared-bandwidth pool over the source memory's port (read), the links to a
+peer and the destination memory's port (write), so DMAs on different queues, peer DMAs
+and collectives share memory and link bandwidth while they overlap. A strided tile's
+contiguous runs are rounded up to whole bursts at its memory.
 """
 
 from __future__ import annotations
@@ -20,8 +23,6 @@ if TYPE_CHECKING:
     from .engines import Chip, Dec, Op, Queue
     from .memory import TileAccess
 
-#: Cycles an indexed DMA spends on each run of consecutive positions (docs/isa.md 2.6).
-RUN_SETUP_CYCLES = 4
 _RW = (("hbm_read", "hbm_write"), ("sram_read", "sram_write"), ("acc_read", "acc_write"))
 
 
@@ -48,24 +49,36 @@ class DmaUnit:
             self._check(ch, ta, o.ra, d, False)
             self._check(dst, td, o.rdst, d, True)
         setup = self.cost.dma_setup
+        res, w = self._dma_ends(ch.id, ta, peer, td)
         if peer != ch.id:
             route = self.net.route(ch.id, peer)
-            res, setup = route.links, setup + route.latency_ns
-        else:
-            res = self._dma_port(ch, ta, td)
-        self.schedule(self.now + setup, self._dma_flow, (q, ta.nbytes, res))
+            res, w, setup = res + route.links, w + (1.0,) * len(route.links), setup + route.latency_ns
+        self.schedule(self.now + setup, self._dma_flow, (q, ta.nbytes, res, w))
         return None
 
-    @staticmethod
-    def _dma_port(ch: "Chip", ta: "TileAccess", td: "TileAccess") -> tuple[str, ...]:
-        """The memory whose bandwidth a local DMA uses: SRAM if both ends are in SRAM, else HBM."""
-        if ta.space == oc.SRAM and td.space == oc.SRAM:
-            return (f"c{ch.id}.sram",)
-        return (f"c{ch.id}.hbm",)
+    def _dma_ends(self, src: int, ta: "TileAccess", dst: int, td: "TileAccess",
+                  strided: bool = True) -> tuple[tuple[str, ...], tuple[float, ...]]:
+        """The memory ports a copy uses, with the bytes each moves per payload byte: the
+        read at the source and the write at the destination (both on one port when they
+        are the same memory), each run rounded up to whole bursts (docs/isa.md 2.2)."""
+        ports: dict[str, float] = {}
+        for chip, t in ((src, ta), (dst, td)):
+            port = f"c{chip}.{'sram' if t.space == oc.SRAM else 'hbm'}"
+            f = self._burst(t) if strided else 1.0
+            ports[port] = ports.get(port, 0.0) + f
+        return tuple(ports), tuple(ports.values())
 
-    def _dma_flow(self, arg: tuple["Queue", int, tuple[str, ...]]) -> None:
-        q, nbytes, res = arg
-        self.pool.start(self.now, nbytes, res, lambda: self._complete(q))
+    def _burst(self, t: "TileAccess") -> float:
+        key = (t.space, t.shape, t.desc.strides, t.desc.elt_bytes)
+        cache = self.__dict__.setdefault("_burst_cache", {})
+        f = cache.get(key)
+        if f is None:
+            f = cache[key] = self.cost.burst_factor(*key)
+        return f
+
+    def _dma_flow(self, arg: tuple["Queue", int, tuple[str, ...], tuple[float, ...]]) -> None:
+        q, nbytes, res, w = arg
+        self.pool.start(self.now, nbytes, res, lambda: self._complete(q), w)
 
     # Indexed DMA ------------------------------------------------------------------------
     def _positions(self, ch: "Chip", d: "Dec", o: "Op", table: "TileAccess", what: str) -> np.ndarray:
@@ -91,8 +104,10 @@ class DmaUnit:
 
     def _indexed_flow(self, q: "Queue", o: "Op", runs: int, nbytes: int) -> None:
         d, ch = o.d, q.chip
-        setup = self.cost.dma_setup + runs * RUN_SETUP_CYCLES * self.cycle
-        self.schedule(self.now + setup, self._dma_flow, (q, nbytes, self._dma_port(ch, d.ta, d.td)))
+        # Runs are priced by dma_run_setup_cycles each; the moved bytes by the ports' bandwidth.
+        setup = self.cost.dma_setup + runs * self.cost.dma_run_setup
+        res, w = self._dma_ends(ch.id, d.ta, ch.id, d.td, strided=False)
+        self.schedule(self.now + setup, self._dma_flow, (q, nbytes, res, w))
 
     def _unknown_runs(self, t: "TileAccess") -> int:
         """Timing-only runs have no index values: assume whole rows (the last dimension)

@@ -13,6 +13,7 @@ as work here.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,11 @@ class Work:
 NONE = Work()
 
 
+@functools.lru_cache(maxsize=8)
+def _cost_model(target: "Target") -> CostModel:
+    return CostModel(target)
+
+
 def _hbm(*parts: tuple[int, float]) -> float:
     return float(sum(n for space, n in parts if space == oc.HBM))
 
@@ -61,7 +67,9 @@ def instruction_work(d: "Dec", target: "Target") -> Work:
         m, k = d.ta.shape
         n = d.tb.shape[1]
         flops = 2.0 * m * k * n
-        peak = target.peak_flops / (4 if d.ta.dtype == oc.F32 else 1)
+        tm = target.timing
+        peak = target.peak_flops * (tm["matmul_row_cycles"] / tm["matmul_f32_row_cycles"]
+                                    if d.ta.dtype == oc.F32 else 1.0)
         return Work(matrix_flops=flops, matrix_ns=flops / peak * 1e9)
     if op in oc.VECTOR_OPS:
         if op in (oc.VREDUCE, oc.VASSERT, oc.VSORT):
@@ -69,7 +77,7 @@ def instruction_work(d: "Dec", target: "Target") -> Work:
         else:
             e = d.td.size
         axis = d.ta.shape[d.ins.imm0] if op == oc.VSORT else 1
-        c = CostModel.vector_factor(op, d.ins.kind, axis)
+        c = _cost_model(target).vector_factor(op, d.ins.kind, axis)
         return Work(vector_ops=float(e), vector_ns=e * c / target.vector_lanes * target.cycle_ns)
     if op == oc.DMA_COPY:
         b = float(d.ta.nbytes)

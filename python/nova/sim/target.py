@@ -1,57 +1,85 @@
-"""The hardware description the simulator runs on (a ``targets/*.json`` file)."""
+"""The hardware description the simulator runs on (a ``targets/*.json`` file).
+
+Fields and timing constants are checked against :mod:`nova.sim.target_schema`.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from .errors import TargetError
+from .target_schema import TOPOLOGIES, validate_target  # noqa: F401  (TOPOLOGIES re-exported)
 
-TOPOLOGIES = ("switch", "ring", "torus2d", "pcie")
+
+class Timing(Mapping[str, Any]):
+    """The read-only, hashable ``timing`` mapping of a target (name -> value)."""
+
+    __slots__ = ("_d", "_h")
+
+    def __init__(self, d: Mapping[str, Any]) -> None:
+        self._d = dict(d)
+        self._h = hash(tuple(sorted(self._d.items())))
+
+    def __getitem__(self, k: str) -> Any:
+        try:
+            return self._d[k]
+        except KeyError:
+            raise TargetError(f"target has no timing constant '{k}'") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __hash__(self) -> int:
+        return self._h
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self._d) == dict(other)
+
+    def __repr__(self) -> str:
+        return f"Timing({self._d!r})"
 
 
 @dataclass(frozen=True)
 class Target:
     """One target: fields as in ``docs/isa.md`` and ``targets/*.json``.
 
-    Bandwidths are GB/s (= bytes/ns), latency in ns, sizes in bytes.
+    Bandwidths are GB/s (= bytes/ns), latency in ns, sizes in bytes; ``timing`` holds
+    every timing constant of the simulator (docs/isa.md "Timing constants").
     """
 
     name: str
-    clock_mhz: float
+    clock_mhz: int
     matrix_rows: int
     matrix_cols: int
     vector_lanes: int
     sram_bytes: int
-    sram_gbps: float
+    sram_gbps: int
     acc_bytes: int
     hbm_bytes: int
-    hbm_gbps: float
+    hbm_gbps: int
     dma_engines: int
     chips: int
     topology: str
-    link_gbps: float
-    link_latency_ns: float
+    link_gbps: int
+    link_latency_ns: int
+    timing: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name in ("name", "description", "topology"):
-                if not isinstance(v, str):
-                    raise TargetError(f"target field '{f.name}' must be a string, got {v!r}")
-            elif isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-                raise TargetError(f"target field '{f.name}' must be a positive number, got {v!r}")
-        for name in ("matrix_rows", "matrix_cols", "vector_lanes", "sram_bytes", "acc_bytes",
-                     "hbm_bytes", "dma_engines", "chips"):
-            if int(getattr(self, name)) != getattr(self, name):
-                raise TargetError(f"target field '{name}' must be an integer, got {getattr(self, name)!r}")
-        if self.topology not in TOPOLOGIES:
-            raise TargetError(f"target topology must be one of {', '.join(TOPOLOGIES)}, got '{self.topology}'")
-        if self.dma_engines > 256:
-            raise TargetError(f"target dma_engines must be <= 256, got {self.dma_engines}")
+        d = validate_target(self.as_dict())
+        object.__setattr__(self, "timing", Timing(d["timing"]))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The target as its JSON object."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["timing"] = dict(self.timing)
+        return d
 
     # Derived numbers -----------------------------------------------------------------
     @property
@@ -66,8 +94,8 @@ class Target:
 
     @property
     def peak_flops(self) -> float:
-        """Matrix-unit peak in FLOP/s (bf16/f16; f32 runs at a quarter of it)."""
-        return 2.0 * self.macs_per_cycle * self.clock_mhz * 1e6
+        """Matrix-unit peak in FLOP/s (bf16/f16; f32 at ``matmul_row_cycles / matmul_f32_row_cycles`` of it)."""
+        return 2.0 * self.macs_per_cycle * self.clock_mhz * 1e6 / self.timing["matmul_row_cycles"]
 
     @property
     def hbm_bytes_per_cycle(self) -> float:
@@ -83,32 +111,36 @@ class Target:
 
     @property
     def dma_setup_ns(self) -> float:
-        """``DMA_SETUP`` = 64 cycles (docs/isa.md 2.2)."""
-        return 64.0 * self.cycle_ns
+        """``DMA_SETUP`` = ``timing.dma_setup_cycles`` cycles (docs/isa.md 2.2)."""
+        return self.timing["dma_setup_cycles"] * self.cycle_ns
 
     def capacity(self, space: int) -> int:
         """Capacity in bytes of memory space 0 hbm, 1 sram, 2 acc."""
         return (self.hbm_bytes, self.sram_bytes, self.acc_bytes)[space]
 
     def with_changes(self, **changes: Any) -> "Target":
-        """A copy with some fields replaced (validated again)."""
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        """A copy with some fields replaced (validated again); ``timing={...}`` merges
+        the given constants into the current ones."""
+        d = self.as_dict()
+        if "timing" in changes:
+            t = changes.pop("timing")
+            if not isinstance(t, Mapping):
+                raise TargetError(f"target key 'timing' must be an object, got {t!r}")
+            d["timing"].update(t)
+        unknown = [k for k in changes if k not in d]
+        if unknown:
+            raise TargetError(f"target has unknown key(s) {', '.join(repr(k) for k in unknown)}")
         d.update(changes)
-        return Target(**d)
+        return target_from_dict(d)
 
 
-def target_from_dict(d: Mapping[str, Any]) -> Target:
+def target_from_dict(d: Mapping[str, Any], where: str = "target") -> Target:
     """Converts a target JSON object (or the dict carried by a binary) to a :class:`Target`.
 
-    Unknown keys are ignored (newer targets may carry more); missing ones are an error.
+    Unknown, missing, ill-typed and out-of-range keys are each a :class:`TargetError`.
     """
-    if not isinstance(d, Mapping):
-        raise TargetError(f"a target must be a JSON object, got {type(d).__name__}")
-    names = [f.name for f in fields(Target)]
-    missing = [n for n in names if n not in d and n != "description"]
-    if missing:
-        raise TargetError(f"target is missing field(s): {', '.join(missing)}")
-    return Target(**{n: d[n] for n in names if n in d})
+    v = validate_target(d, where)
+    return Target(**v)
 
 
 def load_target(path: str | Path) -> Target:
@@ -118,4 +150,4 @@ def load_target(path: str | Path) -> Target:
         d = json.loads(p.read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise TargetError(f"cannot read target '{p}': {e}") from e
-    return target_from_dict(d)
+    return target_from_dict(d, f"target file '{p}'")

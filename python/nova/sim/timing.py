@@ -1,4 +1,4 @@
-"""Cost formulas of docs/isa.md (in ns) and the fluid model of shared bandwidth.
+"""Cost formulas of docs/isa.md (in ns, every constant from the target's ``timing``) and the fluid model of shared bandwidth.
 
 :class:`BandwidthPool` runs transfers ("flows") over named resources (a chip's HBM or
 SRAM port, an interconnect link). While several flows share a resource each gets an
@@ -17,47 +17,95 @@ from .target import Target
 
 
 class CostModel:
-    """Fixed-latency costs of the compute engines, from the target."""
+    """Costs of the compute engines, from the target and its ``timing`` constants."""
 
     def __init__(self, target: Target) -> None:
+        tm = target.timing
         self.cycle = target.cycle_ns
-        self.cols = target.matrix_cols
+        self.rows, self.cols = target.matrix_rows, target.matrix_cols
         self.lanes = target.vector_lanes
         self.dma_setup = target.dma_setup_ns
+        self.sequencer = tm["sequencer_cycles"] * self.cycle
+        self.nop = tm["nop_cycles"] * self.cycle
+        self.recv = tm["recv_cycles"] * self.cycle
+        self.dma_run_setup = tm["dma_run_setup_cycles"] * self.cycle
+        self.burst = (tm["hbm_burst_bytes"], tm["sram_burst_bytes"], tm["sram_burst_bytes"])
+        self.row_cycles = tm["matmul_row_cycles"]
+        self.f32_row_cycles = tm["matmul_f32_row_cycles"]
+        self.overlap = tm["matmul_weight_overlap"]
+        # A weight-stationary array loads its stationary operand from the top edge
+        # through all R rows and drains partial sums through all R rows and C columns,
+        # whatever the tile's K and N: a partial tile pays the full array's load,
+        # fill and drain (as SCALE-Sim charges it).
+        self.weight_load = self.rows * tm["matmul_weight_row_cycles"] * self.cycle
+        self.fill_drain = max(0.0, self.rows + self.cols + tm["matmul_fill_drain_cycles"]) * self.cycle
+        self.v_over = tm["vector_overhead_cycles"]
+        self.v_plain = tm["vector_elementwise_factor"]
+        self.v_trans = tm["vector_transcendental_factor"]
+        self.v_transpose = tm["vector_transpose_factor"]
+        self.v_scan = tm["vector_scan_factor"]
+        self.v_sort = tm["vector_sort_stage_factor"]
+
+    def matmul_stream(self, m: int, n: int, dtype: int) -> float:
+        """ns the M rows of the lhs take to stream through the array."""
+        r = self.f32_row_cycles if dtype == oc.F32 else self.row_cycles
+        return m * math.ceil(n / self.cols) * r * self.cycle
 
     def matmul(self, m: int, k: int, n: int, dtype: int) -> float:
-        r = 4 if dtype == oc.F32 else 1
-        return (k + n + m * math.ceil(n / self.cols) * r) * self.cycle
+        """One matmul alone on an idle array: load + stream + fill/drain (ns)."""
+        return self.weight_load + self.matmul_stream(m, n, dtype) + self.fill_drain
 
-    @staticmethod
-    def vector_factor(opcode: int, kind: int, axis_size: int = 1) -> int:
+    def vector_factor(self, opcode: int, kind: int, axis_size: int = 1) -> float:
         """Cycles per ``vector_lanes`` elements (docs/isa.md 2.4, 2.6): ``c`` of the
-        elementwise, transpose and scan costs; ``s (s + 1) / 2`` bitonic stages of
-        ``vsort`` (``s = max(1, ceil(log2 n))``, ``n = axis_size``)."""
+        elementwise, transpose and scan costs; ``vector_sort_stage_factor`` times the
+        ``s (s + 1) / 2`` bitonic stages of ``vsort`` (``s = max(1, ceil(log2 n))``,
+        ``n = axis_size``)."""
         if opcode == oc.VSORT:
             s = max(1, (axis_size - 1).bit_length())
-            return s * (s + 1) // 2
-        if opcode == oc.VTRANSPOSE or opcode == oc.VSCAN:
-            return 2
+            return self.v_sort * (s * (s + 1) // 2)
+        if opcode == oc.VTRANSPOSE:
+            return self.v_transpose
+        if opcode == oc.VSCAN:
+            return self.v_scan
         if opcode in (oc.VUNARY, oc.VBINARY, oc.VSCALAR) and kind in oc.TRANSCENDENTAL:
-            return 4
-        return 1
+            return self.v_trans
+        return self.v_plain
 
     def vector(self, opcode: int, kind: int, elements: int) -> float:
-        return (16 + -(-elements // self.lanes) * self.vector_factor(opcode, kind)) * self.cycle
+        return (self.v_over + -(-elements // self.lanes) * self.vector_factor(opcode, kind)) * self.cycle
 
     def sort(self, elements: int, n: int) -> float:
         """``vsort`` of ``elements`` with ``n`` along the axis: a bitonic network."""
-        return (16 + -(-elements // self.lanes) * self.vector_factor(oc.VSORT, 0, n)) * self.cycle
+        return (self.v_over + -(-elements // self.lanes) * self.vector_factor(oc.VSORT, 0, n)) * self.cycle
+
+    def reduce_elements(self, elements: float) -> float:
+        """Vector-engine ns of ``elements`` two-input reductions (a collective's arithmetic)."""
+        if elements <= 0:
+            return 0.0
+        return (self.v_over + math.ceil(elements / self.lanes) * self.v_plain) * self.cycle
+
+    def burst_factor(self, space: int, shape: tuple[int, ...], strides: tuple[int, ...], elt: int) -> float:
+        """Bytes a memory moves per payload byte of a tile access: every contiguous run
+        is rounded up to whole bursts of the space's access granule."""
+        run = 1
+        for size, stride in zip(reversed(shape), reversed(strides)):
+            if stride != run and size != 1:
+                break
+            run *= size
+        run_bytes = run * elt
+        b = self.burst[space]
+        return math.ceil(run_bytes / b) * b / run_bytes if run_bytes else 1.0
 
 
 class Flow:
-    __slots__ = ("remaining", "resources", "rate", "version", "done", "bytes", "t0")
+    __slots__ = ("remaining", "resources", "weights", "rate", "version", "done", "bytes", "t0")
 
-    def __init__(self, nbytes: float, resources: tuple[str, ...], done: Callable[[], None]) -> None:
+    def __init__(self, nbytes: float, resources: tuple[str, ...], done: Callable[[], None],
+                 weights: tuple[float, ...] | None = None) -> None:
         self.remaining = float(nbytes)
         self.bytes = float(nbytes)
         self.resources = resources
+        self.weights = weights  # bytes resource i moves per payload byte (None: all 1)
         self.rate = 0.0
         self.version = 0
         self.done = done
@@ -88,17 +136,25 @@ class BandwidthPool:
                 continue
             f.remaining -= f.rate * (now - f.t0)
             f.t0 = now
-            rate = min(bw(r) / len(on[r]) for r in f.resources) if f.resources else math.inf
+            if not f.resources:
+                rate = math.inf
+            elif f.weights is None:
+                rate = min(bw(r) / len(on[r]) for r in f.resources)
+            else:
+                rate = min(bw(r) / (len(on[r]) * w) for r, w in zip(f.resources, f.weights))
             f.rate = rate
             f.version += 1
             eta = now + (max(f.remaining, 0.0) / rate if rate != math.inf else 0.0)
             self._schedule(eta, self._finish, (f, f.version))
 
-    def start(self, now: float, nbytes: float, resources: tuple[str, ...], done: Callable[[], None]) -> None:
-        f = Flow(nbytes, resources, done)
+    def start(self, now: float, nbytes: float, resources: tuple[str, ...], done: Callable[[], None],
+              weights: tuple[float, ...] | None = None) -> None:
+        """Starts a flow of ``nbytes`` payload over ``resources``; resource ``i`` moves
+        ``weights[i]`` bytes per payload byte (a strided access's burst overhead)."""
+        f = Flow(nbytes, resources, done, weights)
         f.t0 = now
         affected = {f}
-        for r in resources:
+        for i, r in enumerate(resources):
             s = self._on.get(r)
             if s is None:
                 s = self._on[r] = set()
@@ -106,7 +162,7 @@ class BandwidthPool:
                 self._since[r] = now
             affected |= s
             s.add(f)
-            self.bytes[r] = self.bytes.get(r, 0.0) + nbytes
+            self.bytes[r] = self.bytes.get(r, 0.0) + nbytes * (1.0 if weights is None else weights[i])
         self._rerate(affected, now)
 
     def _finish(self, arg: object) -> None:

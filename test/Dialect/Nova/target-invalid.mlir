@@ -126,7 +126,7 @@ module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matr
 // -----
 
 // A missing field is a parse error.
-// expected-error @+1 {{expected ','}}
+// expected-error @+1 {{struct is missing required parameter: link_latency_ns}}
 module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matrix_rows = 64, matrix_cols = 32, vector_lanes = 64, sram_bytes = 1048576, sram_gbps = 1000, acc_bytes = 16384, hbm_bytes = 1073741824, hbm_gbps = 100, dma_engines = 4, chips = 1, topology = ring, link_gbps = 50>} {
 }
 
@@ -143,4 +143,11 @@ func.func @negative_address_negative() {
 // expected-error @+1 {{'nova.chips' must be a non-empty array of chip ids}}
 func.func @negative_chips_empty() attributes {nova.chips = array<i64>} {
   return
+}
+
+// -----
+
+// Timing constants are numbers, bools or strings.
+// expected-error @+1 {{target timing key 'queue_depth' must be a number, bool or string, got [32]}}
+module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matrix_rows = 64, matrix_cols = 32, vector_lanes = 64, sram_bytes = 1048576, sram_gbps = 1000, acc_bytes = 16384, hbm_bytes = 1073741824, hbm_gbps = 100, dma_engines = 4, chips = 2, topology = ring, link_gbps = 50, link_latency_ns = 500, timing = {queue_depth = [32]}>} {
 }

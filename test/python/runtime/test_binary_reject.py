@@ -128,7 +128,7 @@ def test_target_json_disagrees_with_header() -> None:
     data = data_of("matmul_relu")
     at = bytes(data).index(b'"topology":"switch"')
     data[at:at + 19] = b'"topology":"swatch"'
-    rejects(seal(data), "topology 'swatch'")
+    rejects(seal(data), "key 'topology' must be one of switch, ring, torus2d, pcie, got 'swatch'")
     data = data_of("matmul_relu")
     data[128] = ord("[")
     rejects(seal(data), "not valid UTF-8 JSON|not a JSON object")

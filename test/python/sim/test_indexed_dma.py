@@ -129,7 +129,8 @@ def test_gather_cost_counts_runs():
     table = np.arange(64, dtype=np.float32)
     idx = np.array([0, 1, 2, 3, 10, 11, 5, 6, 7, 40], np.int64)  # runs: 0-3, 10-11, 5-7, 40
     _, rep = gather(table, idx)
-    b = idx.size * 4
+    # hbm -> hbm: the read and the write both cross the chip's HBM port (2 b bytes).
+    b = idx.size * 4 * 2
     expect = 64 * tg.cycle_ns + 4 * 4 * tg.cycle_ns + b / tg.hbm_gbps
     assert rep.busy("dma1") == pytest.approx(expect)
     # fully contiguous: one run
@@ -156,4 +157,5 @@ def test_indexed_dma_timing_only_mode_assumes_contiguous_rows():
     table = np.zeros((16, 4), np.float32)
     idx = np.zeros((3, 4), np.int64)
     _, rep = gather(table, idx, functional=False)
-    assert rep.busy("dma1") == pytest.approx(64 * tg.cycle_ns + 3 * 4 * tg.cycle_ns + 48 / tg.hbm_gbps)
+    # hbm -> hbm: read and write both on the HBM port (2 x 48 bytes).
+    assert rep.busy("dma1") == pytest.approx(64 * tg.cycle_ns + 3 * 4 * tg.cycle_ns + 96 / tg.hbm_gbps)

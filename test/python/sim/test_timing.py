@@ -68,7 +68,9 @@ def test_peer_dma_uses_the_link():
     s.dma(0, h, 4, h, peer=3, signal=[0])
     s.sem_wait([0])
     _, rep = Simulator(s.program(tg), functional=False).run()
-    assert rep.busy("dma0", chip=0) == pytest.approx(64 * tg.cycle_ns + tg.link_latency_ns + 4096 / tg.link_gbps)
+    # Each chip's HBM carries its own read and the other chip's incoming write: two
+    # flows share it (tiny: hbm_gbps == link_gbps), so the HBM, not the link, limits.
+    assert rep.busy("dma0", chip=0) == pytest.approx(64 * tg.cycle_ns + tg.link_latency_ns + 4096 / (tg.hbm_gbps / 2))
     assert rep.link_bytes["c0->sw"] == 4096 and rep.link_bytes["sw->c0"] == 4096
 
 
@@ -81,8 +83,8 @@ def test_routes_per_topology():
     assert r.links == ("c0->c3", "c3->c15") and r.latency_ns == 20
 
 
-def busbw_fraction(chips, topology, nbytes):
-    tg = target("nova-t1", chips=chips, topology=topology)
+def busbw_fraction(chips, topology, nbytes, **changes):
+    tg = target("nova-t1", chips=chips, topology=topology, **changes)
     s = Asm()
     n = nbytes // 4
     t = s.tile("hbm", "f32", [n])
@@ -97,10 +99,27 @@ def busbw_fraction(chips, topology, nbytes):
 
 @pytest.mark.parametrize("topology", ["switch", "ring", "pcie", "torus2d"])
 def test_all_reduce_busbw_approaches_link_bandwidth(topology):
-    frac, rep = busbw_fraction(8, topology, 256 << 20)
+    # The links alone: memory ports that do not bind and no reduction charge (the
+    # transfers also cross each chip's HBM port and the receivers reduce, see below).
+    links_only = dict(hbm_gbps=10 ** 6, timing={"collective_reduce_on_vector": False})
+    frac, rep = busbw_fraction(8, topology, 256 << 20, **links_only)
     assert frac > 0.95
-    small, _ = busbw_fraction(8, topology, 1024)
+    small, _ = busbw_fraction(8, topology, 1024, **links_only)
     assert small < 0.05            # latency bound
+
+
+def test_all_reduce_in_hbm_is_bound_by_the_hbm_port_on_nova_t1():
+    """nova-t1's HBM (820 GB/s) carries every step's send read, receive write and the
+    reduction's 3 passes: it, not the 450 GB/s link, bounds an HBM all-reduce."""
+    frac, rep = busbw_fraction(8, "switch", 256 << 20)
+    assert rep.collectives[0][1] == "direct"  # one reduction pass over all chunks is cheapest
+    B, p, hbm = 256 << 20, 8, 820.0
+    b = B / p
+    # direct: two steps moving 7 chunks out and 7 in per chip (14 b through the HBM
+    # port), one reduction of 7 chunks ((7 + 2) b through it); latency 2 x 1000 ns.
+    expect = 2 * 1000.0 + 2 * 14 * b / hbm + 9 * b / hbm
+    assert rep.busy("collective", chip=0) == pytest.approx(expect, rel=1e-3)
+    assert frac < 0.75
 
 
 def test_ring_all_reduce_on_a_switch_matches_the_spec_formula():

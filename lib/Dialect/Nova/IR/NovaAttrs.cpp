@@ -19,7 +19,8 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    int64_t matrixCols, int64_t vectorLanes, int64_t sramBytes,
                    int64_t sramGbps, int64_t accBytes, int64_t hbmBytes,
                    int64_t hbmGbps, int64_t dmaEngines, int64_t chips,
-                   Topology topology, int64_t linkGbps, int64_t linkLatencyNs) {
+                   Topology topology, int64_t linkGbps, int64_t linkLatencyNs,
+                   DictionaryAttr timing) {
   if (name.empty())
     return emitError() << "target name must not be empty";
   std::pair<StringRef, int64_t> positive[] = {
@@ -43,6 +44,14 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << sramBytes << " bytes)";
   if (topology == Topology::Ring && chips < 2)
     return emitError() << "a ring needs at least 2 chips, got " << chips;
+  // The simulator checks each timing constant's type and range against its
+  // schema; here only that every value is a plain scalar.
+  if (timing)
+    for (NamedAttribute entry : timing)
+      if (!isa<IntegerAttr, FloatAttr, StringAttr>(entry.getValue()))
+        return emitError() << "target timing key '" << entry.getName().str()
+                           << "' must be a number, bool or string, got "
+                           << entry.getValue();
   return success();
 }
 

@@ -3,13 +3,19 @@
 // RUN: not nova-opt %s --nova-attach-target="target=%S/Inputs/missing-field.json" 2>&1 | FileCheck %s --check-prefix=FIELD
 // RUN: not nova-opt %s --nova-attach-target="target=%S/Inputs/bad-topology.json" 2>&1 | FileCheck %s --check-prefix=TOPOLOGY
 // RUN: not nova-opt %s --nova-attach-target="target=%S/Inputs/acc-larger-than-sram.json" 2>&1 | FileCheck %s --check-prefix=VERIFY
+// RUN: not nova-opt %s --nova-attach-target="target=%S/Inputs/unknown-key.json" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not nova-opt %s --nova-attach-target="target=%S/Inputs/string-field.json" 2>&1 | FileCheck %s --check-prefix=TYPE
+// RUN: not nova-opt %s --nova-attach-target="target=%S/Inputs/bad-timing.json" 2>&1 | FileCheck %s --check-prefix=TIMING
 // RUN: not nova-opt %s --nova-attach-target="target=tiny chips=-2" 2>&1 | FileCheck %s --check-prefix=CHIPS
 // RUN: not nova-opt %s --nova-attach-target="target=tiny" 2>&1 | FileCheck %s --check-prefix=TOOBIG
 
 // Every way a target can be wrong is a diagnostic on the module, not a crash.
 // MISSING: error: cannot find target 'no-such-target' (looked in {{.*}}targets)
 // JSON: error: target file '{{.*}}not-json.json' is not valid JSON
-// FIELD: error: target file '{{.*}}missing-field.json': missing integer field 'hbm_gbps'
+// FIELD: error: target file '{{.*}}missing-field.json': missing key 'hbm_gbps' (an integer)
+// UNKNOWN: error: target file '{{.*}}unknown-key.json': unknown key 'hbm_gpbs' (known: name, description, clock_mhz,
+// TYPE: error: target file '{{.*}}string-field.json': key 'clock_mhz' must be an integer, got a string
+// TIMING: error: target file '{{.*}}bad-timing.json': timing key 'queue_depth' must be a number, bool or string, got an array
 // TOPOLOGY: error: target file '{{.*}}bad-topology.json': unknown topology 'hypercube' (expected switch, ring, torus2d or pcie)
 // VERIFY: error: target file '{{.*}}acc-larger-than-sram.json': accumulator (1048576 bytes) must not be larger than sram (16384 bytes)
 // CHIPS: error: chips must not be negative, got -2

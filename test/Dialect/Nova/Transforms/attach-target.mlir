@@ -3,13 +3,13 @@
 // RUN: nova-opt %s --nova-attach-target="target=%S/Inputs/custom.json" | FileCheck %s --check-prefix=FILE
 // RUN: nova-opt %s --nova-attach-target="target=tiny" | nova-opt | FileCheck %s --check-prefix=TINY
 
-// The default target is nova-t1 from targets/nova-t1.json.
-// DEFAULT: module attributes {nova.target = #nova.target<name = "nova-t1", clock_mhz = 1400, matrix_rows = 128, matrix_cols = 128, vector_lanes = 128, sram_bytes = 25165824, sram_gbps = 4000, acc_bytes = 2097152, hbm_bytes = 34359738368, hbm_gbps = 820, dma_engines = 16, chips = 8, topology = switch, link_gbps = 450, link_latency_ns = 1000>}
+// The default target is nova-t1 from targets/nova-t1.json, its timing constants included.
+// DEFAULT: module attributes {nova.target = #nova.target<name = "nova-t1", clock_mhz = 1400, matrix_rows = 128, matrix_cols = 128, vector_lanes = 128, sram_bytes = 25165824, sram_gbps = 4000, acc_bytes = 2097152, hbm_bytes = 34359738368, hbm_gbps = 820, dma_engines = 16, chips = 8, topology = switch, link_gbps = 450, link_latency_ns = 1000, timing = {collective_algorithm = "auto", {{.*}}dma_setup_cycles = 64 : i64, {{.*}}matmul_weight_overlap = true, {{.*}}}>}
 // DEFAULT-LABEL: func.func @matmul_tile_f32
 // DEFAULT: nova.matmul
 
 // `chips` overrides the file's chip count.
-// RING: #nova.target<name = "nova-t1-ring8", {{.*}} chips = 4, topology = ring, link_gbps = 192, link_latency_ns = 1500>
+// RING: #nova.target<name = "nova-t1-ring8", {{.*}} chips = 4, topology = ring, link_gbps = 192, link_latency_ns = 1500, timing = {
 // RING-LABEL: func.func @matmul_tile_f32
 
 // A path to a file works as well as a name.

@@ -136,6 +136,12 @@ def Nova_TargetAttr : Nova_Attr<"Target", "target"> {
     elements per cycle. `chips` chips are joined by `topology` links of
     `link_gbps` per direction and `link_latency_ns` latency.
 
+    `timing` holds the simulator's timing constants (the `"timing"` object of
+    the target file, docs/isa.md "Timing constants"): names to integers,
+    floats, bools or strings. The compiler carries it into the binary's
+    target description; it is optional here so that hand-written modules can
+    omit it (the simulator then refuses such a binary).
+
     ```mlir
     module attributes {nova.target = #nova.target<name = "nova-t1",
         clock_mhz = 1400, matrix_rows = 128, matrix_cols = 128,
@@ -160,7 +166,21 @@ def Nova_TargetAttr : Nova_Attr<"Target", "target"> {
     "int64_t":$chips,
     EnumParameter<Nova_Topology>:$topology,
     "int64_t":$link_gbps,
-    "int64_t":$link_latency_ns);
+    "int64_t":$link_latency_ns,
+    OptionalParameter<"DictionaryAttr">:$timing);
+  let builders = [
+    AttrBuilder<(ins "StringRef":$name, "int64_t":$clock_mhz,
+        "int64_t":$matrix_rows, "int64_t":$matrix_cols,
+        "int64_t":$vector_lanes, "int64_t":$sram_bytes, "int64_t":$sram_gbps,
+        "int64_t":$acc_bytes, "int64_t":$hbm_bytes, "int64_t":$hbm_gbps,
+        "int64_t":$dma_engines, "int64_t":$chips, "Topology":$topology,
+        "int64_t":$link_gbps, "int64_t":$link_latency_ns), [{
+      return $_get($_ctxt, name, clock_mhz, matrix_rows, matrix_cols,
+                   vector_lanes, sram_bytes, sram_gbps, acc_bytes, hbm_bytes,
+                   hbm_gbps, dma_engines, chips, topology, link_gbps,
+                   link_latency_ns, DictionaryAttr());
+    }]>
+  ];
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -1,0 +1,179 @@
+"""The one schema of a target description: top-level fields and ``timing`` constants.
+
+Every key has a type (int, float, bool, str), an allowed range or choice list, a unit
+and a one-line meaning. :func:`validate_target` checks a whole target object (a
+``targets/*.json`` file or the target a binary carries) against it: an unknown key, a
+value of the wrong type, one out of range and a missing key are each a
+:class:`TargetError` naming the key and the rule. No key has a default, except the
+free-text ``description``: every shipped target states every timing constant.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .errors import TargetError
+
+TOPOLOGIES = ("switch", "ring", "torus2d", "pcie")
+COLLECTIVE_ALGORITHMS = ("auto", "ring", "biring", "direct", "rhd", "pairwise")
+
+
+@dataclass(frozen=True)
+class Key:
+    type: type
+    unit: str
+    doc: str
+    lo: float | None = None  # inclusive bounds (numbers)
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+
+    def rule(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        if self.type is bool:
+            return "true or false"
+        if self.lo is not None and self.hi is not None:
+            return f"in [{_num(self.lo)}, {_num(self.hi)}]"
+        if self.lo is not None:
+            return f">= {_num(self.lo)}"
+        return "a non-empty string" if self.type is str else "a number"
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+_BIG = float(1 << 62)
+
+#: Top-level fields (docs/isa.md "Target description").
+FIELDS: dict[str, Key] = {
+    "name": Key(str, "", "target name (also in the binary header, < 32 bytes)"),
+    "description": Key(str, "", "free text (not carried into binaries)", optional=True),
+    "clock_mhz": Key(int, "MHz", "clock of every engine", 1, 100_000),
+    "matrix_rows": Key(int, "PEs", "systolic array rows R (the K of one matmul, <= R)", 1, 65_536),
+    "matrix_cols": Key(int, "PEs", "systolic array columns C (the N of one matmul, <= C)", 1, 65_536),
+    "vector_lanes": Key(int, "lanes", "vector elements per cycle", 1, 65_536),
+    "sram_bytes": Key(int, "bytes", "scratchpad capacity", 1, _BIG),
+    "sram_gbps": Key(int, "GB/s", "scratchpad bandwidth (shared by concurrent DMAs)", 1, 1e9),
+    "acc_bytes": Key(int, "bytes", "matrix accumulator capacity (<= sram_bytes)", 1, _BIG),
+    "hbm_bytes": Key(int, "bytes", "HBM capacity per chip", 1, _BIG),
+    "hbm_gbps": Key(int, "GB/s", "HBM bandwidth per chip, reads and writes together", 1, 1e9),
+    "dma_engines": Key(int, "queues", "DMA engines (queues) per chip", 1, 256),
+    "chips": Key(int, "chips", "chips in the system", 1, 256),
+    "topology": Key(str, "", "chip-to-chip network", choices=TOPOLOGIES),
+    "link_gbps": Key(int, "GB/s", "bandwidth of one link, per direction", 1, 1e9),
+    "link_latency_ns": Key(int, "ns", "latency of one link hop", 0, 1e9),
+    "timing": Key(dict, "", "the timing constants below (an object; every key required)"),
+}
+
+#: Timing constants (``"timing"`` object; docs/isa.md "Timing constants").
+TIMING: dict[str, Key] = {
+    "sequencer_cycles": Key(int, "cycles", "sequencer cost of one instruction (scalar or dispatch)", 1, 1024),
+    "queue_depth": Key(int, "instructions", "slots of every engine queue; dispatch to a full queue stalls", 1, 4096),
+    "nop_cycles": Key(int, "cycles", "cost of a nop on an engine queue", 0, 1024),
+    "recv_cycles": Key(int, "cycles", "recv completion after its data arrived", 0, 1024),
+    "dma_setup_cycles": Key(float, "cycles", "fixed cost of every DMA before its bytes move", 0, 1e6),
+    "dma_run_setup_cycles": Key(float, "cycles", "extra cost per run of consecutive positions of an indexed DMA",
+                                0, 1e6),
+    "hbm_burst_bytes": Key(int, "bytes", "HBM access granule: every contiguous run of a DMA is rounded up to "
+                           "whole bursts at an HBM end", 1, 1 << 20),
+    "sram_burst_bytes": Key(int, "bytes", "SRAM access granule (as hbm_burst_bytes, at an SRAM end)", 1, 1 << 20),
+    "matmul_row_cycles": Key(float, "cycles", "cycles per streamed lhs row, bf16/f16 inputs", 0.01, 1024),
+    "matmul_f32_row_cycles": Key(float, "cycles", "cycles per streamed lhs row, f32 inputs", 0.01, 1024),
+    "matmul_weight_row_cycles": Key(float, "cycles", "cycles per array row to load the stationary operand "
+                                    "(a load costs matrix_rows x this)", 0, 1024),
+    "matmul_fill_drain_cycles": Key(float, "cycles", "pipeline fill + drain of one tile beyond "
+                                    "matrix_rows + matrix_cols (SCALE-Sim: -2)", -1024, 1e6),
+    "matmul_weight_overlap": Key(bool, "", "double-buffered stationary operand: the next tile's weights load "
+                                 "while the previous tile streams and consecutive tiles pipeline; false: "
+                                 "every tile pays load + stream + drain in sequence"),
+    "vector_overhead_cycles": Key(float, "cycles", "fixed cost of every vector instruction", 0, 1e6),
+    "vector_elementwise_factor": Key(float, "cycles", "cycles per vector_lanes elements, plain kinds", 0, 1e4),
+    "vector_transcendental_factor": Key(float, "cycles", "cycles per vector_lanes elements, transcendental kinds",
+                                        0, 1e4),
+    "vector_transpose_factor": Key(float, "cycles", "cycles per vector_lanes elements of vtranspose", 0, 1e4),
+    "vector_scan_factor": Key(float, "cycles", "cycles per vector_lanes elements of vscan", 0, 1e4),
+    "vector_sort_stage_factor": Key(float, "cycles", "cycles per vector_lanes elements per bitonic stage of vsort",
+                                    0, 1e4),
+    "collective_algorithm": Key(str, "", "collective algorithm: auto = the fastest priced on the topology",
+                                choices=COLLECTIVE_ALGORITHMS),
+    "collective_reduce_on_vector": Key(bool, "", "charge a reducing collective's arithmetic on the vector "
+                                       "engine and its operand reads/writes on HBM"),
+}
+
+
+def _check(where: str, key: str, spec: Key, v: Any) -> Any:
+    """``v`` checked against ``spec``; ints are accepted where a float belongs."""
+    t = spec.type
+    what = f"{where} key '{key}'"
+    if t is bool:
+        if not isinstance(v, bool):
+            raise TargetError(f"{what} must be a bool (true or false), got {v!r}")
+        return v
+    if t is str:
+        if not isinstance(v, str) or (not v and not spec.optional):
+            raise TargetError(f"{what} must be {'a non-empty ' if not spec.optional else 'a '}string, got {v!r}")
+        if spec.choices and v not in spec.choices:
+            raise TargetError(f"{what} must be {spec.rule()}, got {v!r}")
+        return v
+    if t is dict:
+        if not isinstance(v, Mapping):
+            raise TargetError(f"{what} must be an object, got {v!r}")
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TargetError(f"{what} must be {'an integer' if t is int else 'a number'}, got {v!r}")
+    if t is int and not isinstance(v, int):
+        raise TargetError(f"{what} must be an integer, got {v!r}")
+    if t is float:
+        if not math.isfinite(v):
+            raise TargetError(f"{what} must be a finite number, got {v!r}")
+        v = float(v)
+    if (spec.lo is not None and v < spec.lo) or (spec.hi is not None and v > spec.hi):
+        raise TargetError(f"{what} must be {spec.rule()}, got {v!r}")
+    return v
+
+
+def _validate(d: Any, schema: Mapping[str, Key], where: str) -> dict[str, Any]:
+    if not isinstance(d, Mapping):
+        raise TargetError(f"{where} must be a JSON object, got {type(d).__name__}")
+    unknown = [k for k in d if k not in schema]
+    if unknown:
+        raise TargetError(f"{where} has unknown key(s) {', '.join(repr(k) for k in unknown)} "
+                          f"(known: {', '.join(schema)})")
+    missing = [k for k, s in schema.items() if k not in d and not s.optional]
+    if missing:
+        raise TargetError(f"{where} is missing key(s) {', '.join(repr(k) for k in missing)}")
+    return {k: _check(where, k, schema[k], d[k]) for k in schema if k in d}
+
+
+def validate_timing(d: Any, where: str = "target timing") -> dict[str, Any]:
+    """The ``timing`` object checked (values normalised: floats where a float belongs)."""
+    return _validate(d, TIMING, where)
+
+
+def validate_target(d: Any, where: str = "target") -> dict[str, Any]:
+    """A whole target object checked against :data:`FIELDS` and :data:`TIMING`."""
+    out = _validate(d, FIELDS, where)
+    out["timing"] = validate_timing(out["timing"], f"{where} timing")
+    out.setdefault("description", "")
+    if out["acc_bytes"] > out["sram_bytes"]:
+        raise TargetError(f"{where} key 'acc_bytes' must be <= sram_bytes ({out['sram_bytes']}), "
+                          f"got {out['acc_bytes']}")
+    if out["topology"] == "ring" and out["chips"] < 2:
+        raise TargetError(f"{where} key 'chips' must be >= 2 on a ring, got {out['chips']}")
+    if len(out["name"].encode("utf-8")) >= 32:
+        raise TargetError(f"{where} key 'name' must be shorter than 32 bytes, got {out['name']!r}")
+    return out
+
+
+def schema_table() -> str:
+    """The schema as a Markdown table (docs/isa.md quotes it)."""
+    rows = ["| key | type | allowed | unit | meaning |", "|---|---|---|---|---|"]
+    for prefix, schema in (("", FIELDS), ("timing.", TIMING)):
+        for k, s in schema.items():
+            rows.append(f"| `{prefix}{k}` | {s.type.__name__ if s.type is not dict else 'object'} | "
+                        f"{s.rule() if s.type is not dict else ''} | {s.unit} | {s.doc} |")
+    return "\n".join(rows)
