@@ -275,6 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("program", help=".novaprog or .nova file")
     inspect.add_argument("--no-code", action="store_true", help="leave out the disassembly")
     inspect.set_defaults(run=_inspect)
+
+    from nova.cli.calibrate import add_parser as add_calibrate  # nova calibrate (cli/calibrate.py)
+    add_calibrate(commands)
     return parser
 
 
