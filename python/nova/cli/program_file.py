@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import zipfile
 from pathlib import Path
 
 from nova.cli.errors import ProgramFileError
@@ -12,12 +10,16 @@ from nova.runtime.program import CompiledProgram, load
 
 
 def load_program(path: str | Path) -> CompiledProgram:
-    """``nova.load(path)`` with every failure turned into a one-line ProgramFileError."""
+    """``nova.load(path)`` with every failure turned into a one-line ProgramFileError
+    (``nova.load`` names the file and the problem in each of its errors)."""
     path = Path(path)
     if not path.is_file():
         raise ProgramFileError(f"{path}: no such file")
     try:
         return load(path, import_types=True)
-    except (NovaRuntimeError, zipfile.BadZipFile, KeyError, json.JSONDecodeError,
-            ValueError, OSError) as error:
-        raise ProgramFileError(f"{path}: not a valid Nova program: {error}") from error
+    except NovaRuntimeError as error:
+        text, prefix = str(error), f"{path}: "
+        detail = text[len(prefix):] if text.startswith(prefix) else text
+        raise ProgramFileError(f"{path}: not a valid Nova program: {detail}") from error
+    except OSError as error:
+        raise ProgramFileError(f"{path}: cannot read: {error.strerror or error}") from error

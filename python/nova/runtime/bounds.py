@@ -188,7 +188,7 @@ class _Analysis:
             end = value[1] + tile.extent_bytes
             cap = self.capacity[space]
             if value[0] < 0 or end > cap:
-                at = f"{value[0]}" if value[0] == value[1] else f"in [{value[0]}, {value[1]}]"
+                at = f"= {value[0]}" if value[0] == value[1] else f"in [{value[0]}, {value[1]}]"
                 raise self.fail(i, f"tile {name} at {tile.space.name.lower()} address "
                                    f"r{w[reg]} {at} with extent {tile.extent_bytes} bytes "
                                    f"reaches byte {end}, outside its capacity {cap} "
@@ -318,7 +318,7 @@ def check_addresses(words: list[tuple], tiles: Sequence[Tile], target: Mapping[s
         first = found
     uses_chip = any(w[_OP] == _CHIP_ID for w in words)
     if not uses_chip or whole[1] == whole[2]:
-        raise fail(first.index, first.rule, None if whole[1] != whole[2] else whole[1])
+        raise fail(first.index, first.rule, None)
     # Exact per chip: chip_id-dependent addresses and branches become constants.
     high = [0, 0, 0]
     for c in chip_set:

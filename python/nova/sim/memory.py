@@ -152,14 +152,14 @@ class Memory:
         self.bufs.insert(at, buf)
         return buf, addr - lo
 
-    def reserve(self, ranges: Sequence[tuple[int, int]], slack_to: int = 0) -> None:
+    def reserve(self, ranges: Sequence[tuple[int, int]], slack_to: int | None = None) -> None:
         """Allocates chunks for ``ranges`` (address, bytes) up front (the program's
         inputs, outputs and constants), each cluster of nearby ranges with as much
         room again after it for intermediates, but not beyond ``slack_to`` (the
         highest byte the code can touch, when known)."""
         for lo, hi in _clusters(ranges):
             room = min(hi + (hi - lo), self.capacity)
-            if slack_to:
+            if slack_to is not None:
                 room = min(room, max(hi, slack_to))
             self.ensure(lo, room - lo)
 
@@ -284,10 +284,10 @@ def _io_ranges(program: "Program") -> list[tuple[int, int]]:
             + [(k.address, len(k.data)) for k in program.constants])
 
 
-def _high(program: "Program", space: int) -> int:
-    """The highest byte of ``space`` the loader proved the code can touch (0: unknown)."""
-    highs = [code.high[space] for code in program.chips if code.high is not None]
-    return max(highs) if highs and len(highs) == len(program.chips) else 0
+def _high(program: "Program", space: int) -> int | None:
+    """The highest byte of ``space`` the loader proved the code can touch, or None."""
+    highs = [code.high for code in program.chips]
+    return None if any(h is None for h in highs) else max(h[space] for h in highs)
 
 
 def host_memory_estimate(program: "Program", onchip_limit: int) -> int:
@@ -297,13 +297,13 @@ def host_memory_estimate(program: "Program", onchip_limit: int) -> int:
     decoded)."""
     tg = program.target
     clusters = _clusters(_io_ranges(program))
-    hbm = 0
     high = _high(program, 0)
+    hbm = 0
     for lo, hi in clusters:
         room = min(hi + (hi - lo), tg.hbm_bytes)
-        hbm += (min(room, max(hi, high)) if high else room) - lo
-    top = max((hi for _, hi in clusters), default=0)
-    hbm += max(0, high - top)  # intermediates above the I/O (allocated on demand)
+        hbm += (room if high is None else min(room, max(hi, high))) - lo
+    if high is not None:  # intermediates above the I/O, allocated on demand
+        hbm += max(0, high - max((hi for _, hi in clusters), default=0))
     per_chip = (hbm + min(tg.sram_bytes, onchip_limit) + min(tg.acc_bytes, onchip_limit)
                 + 2 * sum(e.nbytes for e in program.io if e.role == "output"))
     return per_chip * tg.chips

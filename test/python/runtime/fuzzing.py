@@ -333,3 +333,54 @@ def tally(outcomes: list[str]) -> dict[str, int]:
 
 
 Mutator = Callable[[bytes, random.Random], "tuple[bytes, str]"]
+
+
+# ---------------------------------------------------------------------------------
+# pytest glue for the fuzz tests
+
+class CaseTimeout(Exception):
+    """A case ran past its wall-clock allowance (counted as a hang)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Raises CaseTimeout in the main thread after ``seconds`` (SIGALRM)."""
+    import signal
+
+    def expire(signum, frame):  # noqa: ARG001
+        raise CaseTimeout(f"no result after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+_SEED_PROGRAMS: dict[str, Path] = {}
+
+
+def seed_programs(tmp_path_factory: Any) -> dict[str, Path]:
+    """build_programs once per test session (both fuzz modules use them)."""
+    if not _SEED_PROGRAMS:
+        _SEED_PROGRAMS.update(build_programs(tmp_path_factory.mktemp("fuzz-seeds")))
+    return _SEED_PROGRAMS
+
+
+@contextlib.contextmanager
+def sim_limits():
+    """The fuzzers' host-memory and watchdog limits (SIM_ENV) in os.environ."""
+    import os
+
+    saved = {k: os.environ.get(k) for k in SIM_ENV}
+    os.environ.update(SIM_ENV)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
