@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         print(report(result))
         if args.output:
             out = result.target.with_changes(
-                name=args.name or start.name,
+                name=args.name or (start.name + "-cal")[:31],
                 description=calibrated_description(start, args.table, result))
             d = out.as_dict()
             Path(args.output).write_text(json.dumps(d, indent=2) + "\n")
@@ -102,7 +102,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("table", help="CSV of measured rows (see below)")
     p.add_argument("--target", default="nova-t1", help="starting target: name or .json path")
     p.add_argument("-o", "--output", help="write the calibrated target here (.json)")
-    p.add_argument("--name", help="name of the written target (default: the starting one's)")
+    p.add_argument("--name", help="name of the written target (default: the starting one's + '-cal')")
     p.add_argument("--only", metavar="KEYS",
                    help="comma-separated constants to fit, e.g. hbm_gbps,timing.dma_setup_cycles "
                         "(default: every one the table constrains; the output lists them all)")

@@ -250,10 +250,15 @@ class _Model:
         self.programs: list[Program] = [build(r.bench, start) for r in self.rows]
         self.log_measured = np.log([r.measured_ns for r in self.rows])
         self._cache: dict[tuple[tuple[float, ...], int], float] = {}
+        self._targets: dict[tuple[float, ...], Target] = {}
         self.evaluations = 0
 
     def target(self, values: Sequence[float]) -> Target:
-        return apply(self.start, {p.name: v for p, v in zip(self.params, values)})
+        key = tuple(values)
+        t = self._targets.get(key)
+        if t is None:
+            t = self._targets[key] = apply(self.start, {p.name: v for p, v in zip(self.params, values)})
+        return t
 
     def log_time(self, values: Sequence[float], i: int) -> float:
         vals = tuple(p.clamp(v) for p, v in zip(self.params, values))
@@ -381,12 +386,13 @@ def fit(target: Target, rows: Sequence[Row], *, only: Sequence[str] | None = Non
     lam, it, converged = 1e-3, 0, not chosen
     while chosen and it < max_iterations:
         it += 1
-        J = _jacobian(model, space, u, chosen, rows_of)
+        # The first iteration reuses the starting Jacobian.
+        J = Jfull[:, chosen] if it == 1 else _jacobian(model, space, u, chosen, rows_of)
         g = J.T @ r
         A = J.T @ J
         improved = False
         for _ in range(12):
-            step = np.linalg.solve(A + lam * np.diag(np.diag(A) + 1e-12), -g)
+            step = np.linalg.lstsq(A + lam * np.diag(np.diag(A) + 1e-12), -g, rcond=None)[0]
             un = u.copy()
             un[chosen] += step
             vals = space.to_values(un)

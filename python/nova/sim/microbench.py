@@ -12,7 +12,7 @@ Kinds (shapes are sizes joined by ``x``):
 * ``matmul`` ``MxKxN``: ``C[M,N] = A[M,K] @ B[K,N]`` with A and B whole in SRAM,
   cut into the matrix unit's tiles as the compiler does (K by ``matrix_rows``,
   N by ``matrix_cols``, M by what one accumulator tile of f32 holds), every K
-  tile after the first accumulating. Time: first dispatch to last completion.
+  tile after the first accumulating.
 * ``dma.SRC-DST`` (``hbm-sram``, ``sram-hbm``, ``hbm-hbm``, ``sram-sram``) and
   ``dma.peer`` (HBM of chip 0 to HBM of chip 1), optionally ``.strided``: the
   source is read transposed (element stride ``shape[-2]`` along the last dim,
@@ -27,6 +27,10 @@ Kinds (shapes are sizes joined by ``x``):
   row was measured with (``timing.collective_algorithm``); without it the target's
   setting applies (``auto``: the fastest priced on the topology).
 
+A row's time is its program's simulated time, from the first instruction fetch to
+the last completion (so it includes the sequencer's few cycles of ``li`` before the
+first dispatch, as a measured kernel includes its launch).
+
 The programs are timing-only: operand addresses are laid out without overlap where
 the memories allow (A and B in SRAM) and output tiles of a matmul reuse one
 accumulator tile, which changes no cost (costs do not depend on addresses or data).
@@ -34,6 +38,7 @@ accumulator tile, which changes no cost (costs do not depend on addresses or dat
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -172,6 +177,7 @@ def _chips(b: Bench, target: Target) -> int:
     return 1
 
 
+@functools.lru_cache(maxsize=1024)  # a fit simulates each row on many targets
 def system(b: Bench, target: Target) -> Target:
     """The target the operation runs on: ``target`` with the operation's chip count and,
     for a collective with an algorithm, ``timing.collective_algorithm`` forced to it."""

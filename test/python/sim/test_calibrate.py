@@ -142,6 +142,16 @@ def test_bad_benchmarks_are_calibration_errors(bench, message):
         Bench(*bench)
 
 
+def test_a_row_forces_its_collective_algorithm():
+    t = t1()
+    times = {a: simulate(Bench("all_reduce", (1 << 16,), "f32", chips=4, algorithm=a), t)
+             for a in ("ring", "biring", "direct", "rhd")}
+    assert len(set(times.values())) > 1
+    assert simulate(Bench("all_reduce", (1 << 16,), "f32", chips=4), t) == pytest.approx(min(times.values()))
+    with pytest.raises(CalibrationError, match="ran this collective as"):
+        simulate(Bench("all_reduce", (1 << 16,), "f32", chips=6, algorithm="rhd"), t)  # rhd needs 2^k chips
+
+
 def test_a_shape_too_large_for_the_memories_is_an_error():
     with pytest.raises(CalibrationError, match="bytes of sram"):
         simulate(Bench("matmul", (8192, 8192, 128), "f32"), t1())
@@ -190,6 +200,15 @@ def test_bad_tables_name_the_line_and_the_problem(tmp_path, text, message):
         read_table(p)
 
 
+def test_the_shipped_example_table_is_labelled_synthetic_and_parses():
+    path = ROOT / "benchmarks" / "data" / "calibration-example.csv"
+    assert path.read_text().startswith("# SYNTHETIC")
+    rows = read_table(path)
+    assert {r.bench.kind for r in rows} >= {"matmul", "dma.hbm-sram", "dma.peer", "all_reduce"}
+    start = load_target(ROOT / "benchmarks" / "data" / "nova-t1-ws-ab.json")
+    assert not start.timing["matmul_weight_overlap"] and not start.timing["collective_reduce_on_vector"]
+
+
 def test_missing_table():
     with pytest.raises(CalibrationError, match="cannot read calibration table"):
         read_table("/nonexistent/table.csv")
@@ -210,7 +229,7 @@ def test_cli_prints_residuals_and_writes_a_loadable_target(tmp_path, capsys):
     cal = load_target(out)
     assert cal.hbm_gbps == pytest.approx(true_target().hbm_gbps, rel=0.05)
     assert cal.matrix_rows == t1().matrix_rows and cal.timing["matmul_row_cycles"] == 1
-    assert "calibrated from measured.csv" in cal.description
+    assert "calibrated from measured.csv" in cal.description and cal.name == "nova-t1-cal"
     assert json.loads(out.read_text())["timing"]["dma_setup_cycles"] == pytest.approx(64 * 1.3, rel=0.05)
 
 
@@ -234,6 +253,13 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys, text, message):
     assert main(["calibrate", str(table), "--target", str(T1)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("nova: error: ") and message in err and err.count("\n") == 1
+
+
+def test_cli_unwritable_output(tmp_path, capsys):
+    table = tmp_path / "m.csv"
+    table.write_text("kind,shape,dtype,measured_ns\ndma.hbm-sram,4x64,bf16,60\n")
+    assert main(["calibrate", str(table), "--target", str(T1), "-o", str(tmp_path / "no" / "t.json")]) == 2
+    assert capsys.readouterr().err.startswith("nova: error: ")
 
 
 def test_cli_unknown_target(tmp_path, capsys):
