@@ -34,7 +34,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
+if "nova" not in sys.modules:  # run as a script: the source tree's package (tests import it themselves)
+    sys.path.insert(0, str(ROOT / "python"))
 
 from nova.sim.microbench import Bench, simulate  # noqa: E402
 from nova.sim.target import Target, load_target  # noqa: E402
