@@ -26,7 +26,6 @@ import argparse
 import csv
 import json
 import math
-import os
 import resource
 import subprocess
 import sys
