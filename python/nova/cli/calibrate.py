@@ -59,7 +59,11 @@ def report(result) -> str:
     lines.append("")
     lines.append(f"{'constant':40s} {'before':>12} {'after':>12}  status")
     for p in result.parameters:
-        change = f"{100 * (p.after / p.before - 1):+.2f}%" if p.status == "fitted" and p.before else ""
+        change = ""
+        if p.status == "fitted" and p.before:
+            change = f"{100 * (p.after / p.before - 1):+.2f}%"
+            if p.stderr == p.stderr:  # not nan
+                change += f"  (+- {p.stderr:.3g})"
         why = change or (f"({p.why})" if p.why else "")
         lines.append(f"{p.name:40s} {p.before:12.6g} {p.after:12.6g}  {p.status} {why}".rstrip())
     lines.append("")

@@ -217,6 +217,9 @@ class ParameterResult:
     after: float
     status: str
     why: str = ""
+    #: A fitted constant's standard error (value units) from the residuals' scatter and
+    #: the last Jacobian (linearised; ``nan`` with no more rows than fitted constants).
+    stderr: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -413,6 +416,9 @@ def fit(target: Target, rows: Sequence[Row], *, only: Sequence[str] | None = Non
             break
     after = space.to_values(u)
     fitted = model.target(after)
+    stderr = _stderr(J, r, len(rows), [space.log[j] for j in chosen], [space.scale[j] for j in chosen],
+                     [after[j] for j in chosen]) if chosen else []
+    err_of = dict(zip(chosen, stderr))
     row_results = tuple(RowResult(row, math.exp(model.log_measured[i] + r0[i]),
                                   math.exp(model.log_measured[i] + r[i])) for i, row in enumerate(rows))
     chosen_set = set(chosen)
@@ -420,6 +426,8 @@ def fit(target: Target, rows: Sequence[Row], *, only: Sequence[str] | None = Non
     for j, p in enumerate(all_params):
         if j in chosen_set:
             status, reason = "fitted", ""
+            presults.append(ParameterResult(p.name, start[j], after[j], status, reason, err_of[j]))
+            continue
         elif j in held:
             status, reason = "held", held[j]
         else:
@@ -428,6 +436,18 @@ def fit(target: Target, rows: Sequence[Row], *, only: Sequence[str] | None = Non
             reason = "no row depends on it" if status == "unconstrained" else reason
         presults.append(ParameterResult(p.name, start[j], after[j], status, reason))
     return Fit(fitted, row_results, tuple(presults), it, converged)
+
+
+def _stderr(J: np.ndarray, r: np.ndarray, n: int, log: Sequence[bool], scale: Sequence[float],
+            values: Sequence[float]) -> list[float]:
+    """Standard errors of the fitted constants: ``sigma^2 (J^T J)^-1`` in fit coordinates,
+    ``sigma^2`` the residual variance, mapped back to value units."""
+    k = J.shape[1]
+    if n <= k:
+        return [float("nan")] * k
+    cov = float(r @ r) / (n - k) * np.linalg.pinv(J.T @ J)
+    su = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    return [float(x * v) if lg else float(x * sc) for x, lg, sc, v in zip(su, log, scale, values)]
 
 
 def calibrated_description(target: Target, table: str | Path, fit_result: Fit) -> str:

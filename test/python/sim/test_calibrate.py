@@ -63,6 +63,7 @@ def test_fit_recovers_perturbed_constants_from_noisy_rows():
     for p in result.parameters:
         if p.status == "fitted":
             assert p.after == pytest.approx(value(truth, p.name), rel=0.05), p
+            assert 0 < p.stderr < 0.05 * abs(p.after), p  # the rows pin it
         else:
             assert p.after == p.before, p
     assert result.geomean_error_before > 0.1
