@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import target_schema as schema
+from .errors import SimulationError
 from .microbench import Bench, CalibrationError, build, parse_shape, simulate
 from .program import Program
 from .target import Target
@@ -48,6 +49,11 @@ class Row:
     bench: Bench
     measured_ns: float
     note: str = ""
+    where: str = ""  # "FILE:LINE" for messages ("" : "line LINE")
+
+    @property
+    def at(self) -> str:
+        return self.where or f"line {self.line}"
 
 
 @dataclass(frozen=True)
@@ -149,7 +155,7 @@ def read_table(path: str | Path) -> list[Row]:
             raise CalibrationError(f"{p}:{line}: {len(rec)} fields, the header has {len(header)}")
         cell = dict(zip(header, (r.strip() for r in rec)))
         try:
-            rows.append(_row(cell, line))
+            rows.append(_row(cell, line, f"{p}:{line}"))
         except CalibrationError as e:
             raise CalibrationError(f"{p}:{line}: {e}") from None
     if not rows:
@@ -157,7 +163,7 @@ def read_table(path: str | Path) -> list[Row]:
     return rows
 
 
-def _row(cell: dict[str, str], line: int) -> Row:
+def _row(cell: dict[str, str], line: int, where: str) -> Row:
     for c in REQUIRED_COLUMNS:
         if not cell.get(c):
             raise CalibrationError(f"column '{c}' is empty")
@@ -174,7 +180,7 @@ def _row(cell: dict[str, str], line: int) -> Row:
         except ValueError:
             raise CalibrationError(f"chips '{cell['chips']}' is not an integer") from None
     bench = Bench(cell["kind"], parse_shape(cell["shape"]), cell["dtype"], chips, cell.get("algorithm", ""))
-    return Row(line, bench, measured, cell.get("note", ""))
+    return Row(line, bench, measured, cell.get("note", ""), where)
 
 
 def write_table(path: str | Path, rows: Sequence[Row], comment: str = "") -> None:
@@ -250,11 +256,21 @@ class _Model:
 
     def __init__(self, start: Target, rows: Sequence[Row], params: Sequence[Parameter]) -> None:
         self.start, self.rows, self.params = start, list(rows), list(params)
-        self.programs: list[Program] = [build(r.bench, start) for r in self.rows]
+        self.programs: list[Program] = [self._guard(i, build, r.bench, start) for i, r in enumerate(self.rows)]
         self.log_measured = np.log([r.measured_ns for r in self.rows])
         self._cache: dict[tuple[tuple[float, ...], int], float] = {}
         self._targets: dict[tuple[float, ...], Target] = {}
         self.evaluations = 0
+
+    def _guard(self, i: int, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` for row ``i``: a simulator error names the row."""
+        try:
+            return fn(*args)
+        except CalibrationError as e:
+            msg = str(e)
+            raise CalibrationError(msg if msg.startswith(self.rows[i].at) else f"{self.rows[i].at}: {msg}") from None
+        except SimulationError as e:
+            raise CalibrationError(f"{self.rows[i].at}: {self.rows[i].bench.label}: {e}") from None
 
     def target(self, values: Sequence[float]) -> Target:
         key = tuple(values)
@@ -269,10 +285,9 @@ class _Model:
         t = self._cache.get(key)
         if t is None:
             self.evaluations += 1
-            ns = simulate(self.rows[i].bench, self.target(vals), self.programs[i])
+            ns = self._guard(i, simulate, self.rows[i].bench, self.target(vals), self.programs[i])
             if not ns > 0:
-                raise CalibrationError(f"line {self.rows[i].line}: {self.rows[i].bench.label} simulates to "
-                                       f"{ns} ns")
+                raise CalibrationError(f"{self.rows[i].at}: {self.rows[i].bench.label} simulates to {ns} ns")
             t = self._cache[key] = math.log(ns)
         return t
 

@@ -109,16 +109,21 @@ class Bench:
             return f"shape has rank {len(shape)}; tiles have rank 1..4"
         if kind not in COLLECTIVE_KINDS and self.algorithm:
             return f"only collectives take an algorithm, {kind} got '{self.algorithm}'"
-        if self.chips and kind not in COLLECTIVE_KINDS and kind != "dma.peer":
+        if self.chips and not self.multichip:
             return f"only collectives and dma.peer take chips, {kind} got {self.chips}"
         if self.chips < 0 or self.chips == 1:
             return f"chips must be >= 2 (or left empty: the target's), got {self.chips}"
         return None
 
     @property
+    def multichip(self) -> bool:
+        """A collective or a peer DMA: runs on a system of ``chips`` chips."""
+        return self.kind in COLLECTIVE_KINDS or self.kind.startswith("dma.peer")
+
+    @property
     def label(self) -> str:
         s = f"{self.kind} {'x'.join(map(str, self.shape))} {self.dtype}"
-        if self.kind in COLLECTIVE_KINDS or self.kind == "dma.peer":
+        if self.multichip:
             s += f" chips={self.chips or 'target'}"
         return s + (f" {self.algorithm}" if self.algorithm else "")
 
@@ -170,7 +175,7 @@ class _Code:
 
 def _chips(b: Bench, target: Target) -> int:
     n = b.chips or target.chips
-    if b.kind in COLLECTIVE_KINDS or b.kind == "dma.peer":
+    if b.multichip:
         if n < 2:
             raise CalibrationError(f"{b.label}: needs >= 2 chips, target '{target.name}' has {target.chips}")
         return n
@@ -193,7 +198,7 @@ def system(b: Bench, target: Target) -> Target:
 def _check_fits(b: Bench, target: Target, space: int, nbytes: int, what: str) -> None:
     cap = target.capacity(space)
     if nbytes > cap:
-        raise CalibrationError(f"{b.label}: {what} needs {nbytes} bytes of {oc.SPACE_NAMES[space]}, "
+        raise CalibrationError(f"{b.label}: {nbytes} bytes of {oc.SPACE_NAMES[space]} for {what}, "
                                f"target '{target.name}' has {cap}")
 
 

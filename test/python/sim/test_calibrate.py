@@ -118,6 +118,8 @@ def test_microbenchmarks_run_timing_only_on_their_systems():
     assert len(mm.chips) == 1 and mm.target.chips == 1
     # K cut by 128 rows, N by 128 columns: 2 x 2 tiles, the second K tile accumulating.
     assert sum(1 for i in mm.chips[0].code if i.name == "matmul") == 4
+    peer = build(Bench("dma.peer.strided", (16, 16), "i8", chips=2), t)
+    assert peer.target.chips == 2
     ar = build(Bench("all_reduce", (1024,), "f32", chips=4), t)
     assert ar.target.chips == 4 and len(ar.chips) == 4
     assert simulate(Bench("dma.hbm-sram", (64, 64), "bf16"), t) > t.dma_setup_ns
@@ -244,6 +246,8 @@ def test_cli_by_target_name(tmp_path, capsys):
 
 @pytest.mark.parametrize("text, message", [
     (None, "cannot read calibration table"),
+    ("kind,shape,dtype,measured_ns\nvector.not,8x8,f32,10\n", "m.csv:2: vector.not 8x8 f32: instruction 3 (vunary)"),
+    ("kind,shape,dtype,measured_ns\nmatmul,8192x8192x8,f32,10\n", "m.csv:2: matmul 8192x8192x8 f32: 536870912 bytes of sram for A and B"),
     ("kind,shape,dtype,measured_ns\nmatmul,8x8,bf16,10\n", "m.csv:2: matmul shape must be MxKxN"),
     ("kind,shape,dtype,measured_ns\nfft,8,f32,10\n", "m.csv:2: unknown kind 'fft'"),
 ])
