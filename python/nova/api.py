@@ -37,7 +37,9 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
     the exported program: the model is not run on the host.
 
     ``chips`` is the number of chips of the target system the program runs on
-    (1 by default; 0 keeps the target file's chip count).
+    (1 by default; 0 keeps the target file's chip count); more than the target
+    has is a ``nova.parallel.ChipCountError``. ``model`` may be a function
+    (wrapped in a module without state).
     The parameters' current values are bound into the returned program, which
     is called with the model's inputs only. ``dump_dir`` receives the IR of
     every stage (``0-linalg.mlir`` ... ``3-binary.nova``). ``double_buffer``
@@ -51,14 +53,19 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
     (see ``nova.parallel.compile_parallel``; ``chips`` is then unused), called
     the same way as a single-chip program.
     """
+    from nova.parallel.errors import ParallelError
+    from nova.parallel.target_chips import check_chips
+
     if mesh is not None or plan is not None:
         if mesh is None or plan is None:
-            raise ValueError("nova.compile: mesh and plan go together")
+            raise ParallelError("nova.compile: mesh and plan go together")
         from nova.parallel.compile import compile_parallel
         return compile_parallel(model, *example_args, mesh=mesh, plan=plan, target=target,
                                 dump_dir=dump_dir, double_buffer=double_buffer,
                                 **example_kwargs)
     options = TargetOptions(name=target, chips=chips)
+    if chips:
+        check_chips(target, chips, f"chips={chips}")
     imported = import_model(model, *example_args, **example_kwargs)
     result = compile_linalg(imported.mlir, options, dump_dir=dump_dir,
                             double_buffer=double_buffer)

@@ -2,10 +2,42 @@
 
 from __future__ import annotations
 
-from nova.compiler.errors import NovaError
+from nova.compiler.errors import NovaError, NovaUnsupportedOpError
 
 
 class NovaExportError(NovaError, ValueError):
     """The model's call signature has no Nova program form (a non-tensor,
     non-scalar input such as a KV-cache object, a buffer the model updates in
     place...); the message says which argument and what to do instead."""
+
+
+class NovaDataDependentError(NovaExportError):
+    """The model's Python control flow depends on tensor values (``if x.sum() > 0:``,
+    ``int(t)``): a Nova program is one static graph. ``frame`` is the model's line."""
+
+    def __init__(self, message: str, frame=None) -> None:
+        self.frame = frame
+        super().__init__(message + (f"\n{frame}" if frame is not None else ""))
+
+
+class NovaTorchExportError(NovaExportError):
+    """``torch.export`` could not trace the model; the message leads with torch's own
+    reason and ends with the model's line (``frame``); the torch exception is the
+    ``__cause__``."""
+
+    def __init__(self, message: str, frame=None) -> None:
+        self.frame = frame
+        super().__init__(message + (f"\n{frame}" if frame is not None else ""))
+
+
+class NovaLoweringError(NovaUnsupportedOpError):
+    """torch-mlir could not lower an op of the model to linalg (``torch.fft.fft`` is
+    ``torch.aten.fft_fft``, which has no linalg form); ``op_name`` names it and
+    ``frame`` is the model's line."""
+
+    def __init__(self, op_name: str, frame, detail: str = "") -> None:
+        super().__init__(op_name, frame)
+        where = f"\n{frame}" if frame is not None else ""
+        why = f" ({detail})" if detail else ""
+        self.args = (f"cannot compile the model: torch-mlir cannot lower '{op_name}' to "
+                     f"linalg{why}{where}",)

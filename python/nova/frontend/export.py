@@ -34,6 +34,7 @@ from typing import Any
 import torch
 
 from nova.frontend.decompositions import decomposition_table
+from nova.frontend.errors import NovaExportError
 from nova.frontend.signature import TensorSpec, read_signature
 from nova.runtime.binding import CallBinding
 
@@ -104,13 +105,40 @@ def _reject_foreign_ops(foreign: list[tuple[str, str]]) -> None:
         raise NovaUnsupportedOpError(name, frame_of_location(location))
 
 
+class FunctionModule(torch.nn.Module):
+    """A plain function as a module without state, so that ``nova.compile(fn, x)``
+    exports it as ``nova.compile(module, x)`` does (torch.export takes modules)."""
+
+    def __init__(self, function: Any) -> None:
+        super().__init__()
+        self.function = function
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+
+def as_module(model: Any) -> torch.nn.Module:
+    """``model`` itself, a function wrapped in a :class:`FunctionModule`, or a
+    NovaExportError for anything else."""
+    if isinstance(model, torch.nn.Module):
+        return model
+    if callable(model):
+        return FunctionModule(model)
+    raise NovaExportError(f"nova.compile takes a torch.nn.Module or a function, "
+                          f"got {type(model).__name__}")
+
+
 def export(model: torch.nn.Module, args: tuple[Any, ...],
            kwargs: dict[str, Any] | None = None) -> torch.export.ExportedProgram:
-    """``torch.export`` (non-strict) of ``model`` in eval mode at ``args`` /
-    ``kwargs``, decomposed to the ops torch-mlir lowers to linalg."""
-    model = model.eval()
+    """``torch.export`` (non-strict) of ``model`` (a module or a function) in eval
+    mode at ``args`` / ``kwargs``, decomposed to the ops torch-mlir lowers to
+    linalg. torch's failures become Nova errors at the model's line
+    (:mod:`nova.frontend.torch_errors`)."""
+    from nova.frontend.torch_errors import exporting
+
+    model = as_module(model).eval()
     kwargs = dict(kwargs or {})
-    with warnings.catch_warnings(), _without_kv_cache(model, kwargs):
+    with warnings.catch_warnings(), _without_kv_cache(model, kwargs), exporting():
         # torch's pytree deprecation (LeafSpec), raised inside its export.
         warnings.simplefilter("ignore", FutureWarning)
         exported = torch.export.export(model, tuple(args), kwargs, strict=False)
@@ -229,17 +257,36 @@ def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
     from torch_mlir.dialects import torch as torch_d
     from torch_mlir.extras.fx_importer import FxImporter
 
+    from torch_mlir.compiler_utils import TorchMlirCompilerError
+
+    from nova.frontend.torch_errors import importing_error, lowering_error
+
     context = ir.Context()
     torch_d.register_dialect(context)
+    # torch-mlir's diagnostics, kept for the error (rather than printed).
+    diagnostics: list[tuple[str, str]] = []
+
+    def keep(diagnostic) -> bool:
+        if diagnostic.severity == ir.DiagnosticSeverity.ERROR:
+            diagnostics.append((str(diagnostic.location), diagnostic.message))
+        return True
+
+    context.attach_diagnostic_handler(keep)
     importer = FxImporter(context=context)
     _name_locations_by_module(importer)
-    importer.import_stateless_graph(graph, func_name=func_name)
+    try:
+        importer.import_stateless_graph(graph, func_name=func_name)
+    except Exception as error:  # the importer's own NotImplementedError, KeyError...
+        raise importing_error(error) from error
     module = importer.module
     # Lowered here rather than by export_and_import(output_type=linalg...),
     # which loses the FX nodes' source locations on the way; diagnostics
     # need them to point at the user's line of Python.
     for pipeline, what in _LOWERING:
-        run_pipeline_with_repro_report(module, pipeline, what)
+        try:
+            run_pipeline_with_repro_report(module, pipeline, what)
+        except TorchMlirCompilerError as error:
+            raise lowering_error(module, diagnostics, error) from error
     ops, foreign = _walk_ops(module)
     if reject_foreign_ops:
         _reject_foreign_ops(foreign)

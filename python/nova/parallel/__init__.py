@@ -14,13 +14,14 @@ linalg-on-tensors program; upstream ``sharding-propagation`` and
 SPMD program whose collectives become nova collectives.
 """
 
+from nova.parallel.errors import ChipCountError, ParallelError, PipelineError
 from nova.parallel.mesh import Mesh
 from nova.parallel.placements import Partial, Placement, Replicate, Shard
 from nova.parallel.plan import (ParallelPlan, data_parallel_plan, megatron_block_plan,
                                 megatron_mlp_plan, megatron_transformer_plan)
 
-__all__ = ["Mesh", "ParallelPlan", "Partial", "Placement", "Replicate", "Shard",
-           "compile_parallel", "compile_pipeline", "data_parallel_plan",
+__all__ = ["ChipCountError", "Mesh", "ParallelError", "ParallelPlan", "PipelineError", "Partial",
+           "Placement", "Replicate", "Shard", "compile_parallel", "compile_pipeline", "data_parallel_plan",
            "megatron_block_plan", "megatron_mlp_plan", "megatron_transformer_plan",
            "split_gpt", "split_stages", "ParallelProgram", "PlanError"]
 

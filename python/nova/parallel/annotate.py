@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from nova.parallel.errors import ParallelError
 from nova.parallel.mesh import Mesh
 from nova.parallel.placements import Partial, Placement
 from nova.parallel.plan import split_axes
@@ -18,7 +19,7 @@ from nova.parallel.plan import split_axes
 GRID = "nova_mesh"
 
 
-class PlanError(ValueError):
+class PlanError(ParallelError):
     """A plan that does not fit the program (unknown names, bad dims)."""
 
 

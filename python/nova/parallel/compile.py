@@ -22,11 +22,13 @@ from nova.compiler.options import TargetOptions
 from nova.frontend import TensorSpec, import_model
 from nova.frontend.state import param_arrays
 from nova.parallel.annotate import PlanError, annotate
+from nova.parallel.errors import ParallelError
 from nova.parallel.mesh import Mesh
 from nova.parallel.placements import Placement, Shard
 from nova.parallel.plan import ParallelPlan
 from nova.parallel.program import ParallelProgram
 from nova.parallel.shards import local_shard
+from nova.parallel.target_chips import check_chips
 
 
 def partition(linalg: str, mesh: Mesh, arg_placements,
@@ -49,7 +51,13 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
     The plan names the exported program's arguments: its state as
     ``ImportedProgram.params`` names it (parameters, buffers and lifted
     constants) and its tensor inputs as ``ImportedProgram.inputs`` does
-    (``input0``, ... for positional ones, the keyword for keyword ones)."""
+    (``input0``, ... for positional ones, the keyword for keyword ones).
+    A mesh of more chips than ``target`` has is a ChipCountError."""
+    if not isinstance(mesh, Mesh):
+        raise ParallelError(f"mesh must be a nova.parallel.Mesh, got {type(mesh).__name__}")
+    if not isinstance(plan, ParallelPlan):
+        raise ParallelError(f"plan must be a nova.parallel.ParallelPlan, got {type(plan).__name__}")
+    check_chips(target, mesh.size, f"mesh {mesh.shape}")
     imported = import_model(model, *example_args, **example_kwargs)
     specs = [*imported.params, *imported.inputs]
     names = [spec.name for spec in specs]

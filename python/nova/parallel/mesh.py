@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from nova.parallel.errors import ParallelError
+
 
 @dataclass(frozen=True)
 class Mesh:
@@ -22,11 +24,11 @@ class Mesh:
         object.__setattr__(self, "axis_names", tuple(self.axis_names))
         if not self.shape or any(not isinstance(s, int) or isinstance(s, bool) or s < 1
                                  for s in self.shape):
-            raise ValueError(f"mesh shape must be positive integers, got {self.shape!r}")
+            raise ParallelError(f"mesh shape must be positive integers, got {self.shape!r}")
         if len(self.axis_names) != len(self.shape):
-            raise ValueError(f"mesh has {len(self.shape)} axes but {len(self.axis_names)} names")
+            raise ParallelError(f"mesh has {len(self.shape)} axes but {len(self.axis_names)} names")
         if len(set(self.axis_names)) != len(self.axis_names):
-            raise ValueError(f"mesh axis names must be distinct, got {self.axis_names!r}")
+            raise ParallelError(f"mesh axis names must be distinct, got {self.axis_names!r}")
 
     @property
     def size(self) -> int:
@@ -37,10 +39,10 @@ class Mesh:
         """The index of axis ``name`` (a name or an index)."""
         if isinstance(name, int):
             if not 0 <= name < len(self.shape):
-                raise ValueError(f"mesh has no axis {name}")
+                raise ParallelError(f"mesh has no axis {name}")
             return name
         if name not in self.axis_names:
-            raise ValueError(f"mesh has no axis {name!r}; axes are {self.axis_names!r}")
+            raise ParallelError(f"mesh has no axis {name!r}; axes are {self.axis_names!r}")
         return self.axis_names.index(name)
 
     def coordinates(self, chip: int) -> tuple[int, ...]:

@@ -60,6 +60,8 @@ from nova.compiler.driver import run_opt, run_translate
 from nova.compiler.options import TargetOptions
 from nova.frontend import import_model
 from nova.frontend.state import param_arrays
+from nova.parallel.errors import PipelineError
+from nova.parallel.target_chips import check_chips
 
 
 class Stage(nn.Module):
@@ -81,7 +83,7 @@ def split_gpt(model: nn.Module, k: int | None = None) -> list[Stage]:
     blocks = list(model.blocks)
     k = len(blocks) // 2 if k is None else k
     if not 0 < k < len(blocks):
-        raise ValueError(f"split point {k} must leave blocks on both stages "
+        raise PipelineError(f"split point {k} must leave blocks on both stages "
                          f"({len(blocks)} blocks)")
     return [Stage(blocks[:k]), Stage(blocks[k:] + [model.ln_f])]
 
@@ -101,7 +103,7 @@ def split_stages(model: nn.Module, example: torch.Tensor,
     if split_points is not None:
         unknown = [p for p in split_points if p not in names]
         if unknown:
-            raise ValueError(f"split points {unknown} are not submodules of the model")
+            raise PipelineError(f"split points {unknown} are not submodules of the model")
         spec = {point: SplitPoint.BEGINNING for point in split_points}
     # torch's frontend rewrites the split submodules' forward in place: work
     # on a copy so that the caller's model stays compilable.
@@ -110,7 +112,7 @@ def split_stages(model: nn.Module, example: torch.Tensor,
         warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
         pipe = pipeline(copy.deepcopy(model), mb_args=(example,), split_spec=spec)
     if pipe.num_stages < 2:
-        raise ValueError("the model splits into one stage: name a split point or call "
+        raise PipelineError("the model splits into one stage: name a split point or call "
                          "torch.distributed.pipelining.pipe_split() in its forward")
     return [pipe.get_stage_module(i) for i in range(pipe.num_stages)]
 
@@ -149,7 +151,7 @@ class PipelineProgram:
     def write_trace(self, path) -> None:
         """Writes the last traced run's timeline (``run(x, trace=True)``)."""
         if self._traced is None:
-            raise ValueError("no trace recorded: call run(x, trace=True) first")
+            raise PipelineError("no trace recorded: call run(x, trace=True) first")
         self._traced.write_trace(path)
 
     def __call__(self, x: Any) -> torch.Tensor:
@@ -158,28 +160,46 @@ class PipelineProgram:
     def run(self, x: Any, *, trace: bool = False) -> torch.Tensor:
         """Runs the pipeline on ``x``; ``trace=True`` records a timeline (one
         process per chip) for :meth:`write_trace`."""
+        from nova.runtime.binding import ProgramInputError, check_tensor_dtype
+        from nova.runtime.program import _to_numpy
         from nova.sim import Simulator
-        array = x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
-        pieces = np.split(array, self.microbatches, axis=0)
+
         inputs = sorted(self.binary.inputs, key=lambda e: e.index)
+        entries = inputs[len(self.params):]
+        if len(entries) != self.microbatches or not entries or not entries[0].shape:
+            raise PipelineError(f"the binary has {len(entries)} microbatch input(s) for "
+                                f"{self.microbatches} microbatches")
+        entry = entries[0]
+        check_tensor_dtype("input 0", x, entry.dtype.name)
+        array = _to_numpy(x)
+        whole = [entry.shape[0] * self.microbatches, *entry.shape[1:]]
+        if list(array.shape) != whole:
+            raise ProgramInputError(f"input 0 must have shape {whole} ({self.microbatches} "
+                                    f"microbatches of {list(entry.shape)}), got {list(array.shape)}")
+        bf16_as_f32 = entry.dtype.name == "BF16" and array.dtype == np.float32
+        if array.dtype != entry.dtype.numpy_dtype and not bf16_as_f32:
+            raise ProgramInputError(f"input 0 must have dtype {entry.dtype.numpy_dtype.name}, "
+                                    f"got {array.dtype.name}")
+        pieces = np.split(array, self.microbatches, axis=0)
         values = self.params + [np.ascontiguousarray(p) for p in pieces]
-        if len(values) != len(inputs):
-            raise ValueError(f"the program takes {len(inputs)} inputs, got {len(values)}")
         simulator = Simulator(self.binary, trace=trace)
         outputs, report = simulator.run({e.index: v for e, v in zip(inputs, values)})
         self.report = report
         self._traced = simulator if trace else None
         last = outputs.get("chips", [outputs])[-1]
         outs = sorted(self.binary.outputs, key=lambda e: e.index)
-        return torch.from_numpy(np.concatenate([np.array(last[e.index]) for e in outs], axis=0))
+        result = torch.from_numpy(np.concatenate([np.array(last[e.index]) for e in outs], axis=0))
+        return result.to(torch.bfloat16) if outs and outs[0].dtype.name == "BF16" else result
 
 
 def compile_pipeline(stages: Sequence[nn.Module], x: torch.Tensor, *, microbatches: int = 4,
                      target: str = "nova-t1", double_buffer: bool = True) -> PipelineProgram:
     """Compiles ``stages`` (applied in order) as a GPipe forward pipeline, stage
-    ``s`` on chip ``s``, over ``microbatches`` slices of ``x`` along dim 0."""
-    if x.shape[0] % microbatches:
-        raise ValueError(f"batch {x.shape[0]} does not split into {microbatches} microbatches")
+    ``s`` on chip ``s``, over ``microbatches`` slices of ``x`` along dim 0.
+    Settings that cannot be compiled are a PipelineError (a ChipCountError for
+    more stages than ``target`` has chips)."""
+    _check_settings(stages, x, microbatches)
+    check_chips(target, len(stages), f"a pipeline of {len(stages)} stages")
     options = TargetOptions(name=target, chips=len(stages))
     example = x[: x.shape[0] // microbatches]
     texts, params = [], []
@@ -194,3 +214,16 @@ def compile_pipeline(stages: Sequence[nn.Module], x: torch.Tensor, *, microbatch
     binary = run_translate(isa, flags.isa_to_binary())
     return PipelineProgram(binary, params, microbatches,
                            stages={"nova": merged, "nova_isa": isa, "binary": binary})
+
+
+def _check_settings(stages: Sequence[nn.Module], x: Any, microbatches: Any) -> None:
+    if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
+        raise PipelineError(f"microbatches must be a positive integer, got {microbatches!r}")
+    if not isinstance(x, torch.Tensor) or x.dim() == 0:
+        what = f"a {x.dim()}-d tensor" if isinstance(x, torch.Tensor) else type(x).__name__
+        raise PipelineError(f"the pipeline's input must be a tensor with a batch dimension "
+                            f"(dim 0) to split into microbatches, got {what}")
+    if x.shape[0] % microbatches:
+        raise PipelineError(f"batch {x.shape[0]} does not split into {microbatches} microbatches")
+    if not stages or not all(isinstance(s, nn.Module) for s in stages):
+        raise PipelineError("stages must be a non-empty list of torch.nn.Module")

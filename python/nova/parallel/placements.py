@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nova.parallel.errors import ParallelError
+
 
 class Placement:
     """Base of the placements along one mesh axis."""
@@ -17,7 +19,7 @@ class Shard(Placement):
 
     def __post_init__(self) -> None:
         if isinstance(self.dim, bool) or not isinstance(self.dim, int) or self.dim < 0:
-            raise ValueError(f"Shard dim must be a non-negative integer, got {self.dim!r}")
+            raise ParallelError(f"Shard dim must be a non-negative integer, got {self.dim!r}")
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from nova.parallel.errors import ParallelError
 from nova.parallel.placements import Placement, Replicate, Shard
 
 
@@ -113,7 +114,7 @@ def megatron_transformer_plan(model, *, axis: str | int = "tp",
             placements.update(megatron_mlp_plan(f"{prefix}fc1", f"{prefix}fc2",
                                                 axis=axis).placements)
     if not placements:
-        raise ValueError("the model has no attention (q, k, v, proj) or MLP (fc1, fc2) "
+        raise ParallelError("the model has no attention (q, k, v, proj) or MLP (fc1, fc2) "
                          "modules to split")
     if sequence_parallel:
         placements["input0"] = {axis: Shard(1)}
@@ -131,6 +132,6 @@ def split_axes(mesh_axes: Sequence[int], placements: Mapping[int, Placement],
         placement = placements.get(mesh_axis, Replicate())
         if isinstance(placement, Shard):
             if placement.dim >= rank:
-                raise ValueError(f"Shard({placement.dim}) of a rank-{rank} tensor")
+                raise ParallelError(f"Shard({placement.dim}) of a rank-{rank} tensor")
             axes[placement.dim].append(mesh_axis)
     return axes

@@ -10,11 +10,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from nova.parallel.errors import ParallelError
 from nova.parallel.mesh import Mesh
 from nova.parallel.placements import Partial, Placement, Replicate, Shard
 from nova.parallel.shards import assemble, local_shard
 from nova.runtime.binary import load_binary
-from nova.runtime.binding import CallBinding, call_with_binding
+from nova.runtime.binding import CallBinding, call_with_binding, check_tensor_dtype
 from nova.runtime.program import ProgramInputError, _contiguous, _input_label, _to_numpy
 
 
@@ -88,6 +89,7 @@ class ParallelProgram:
         per_chip = {chip: dict(enumerate(params)) for chip, params in enumerate(self.chip_params)}
         for i, (entry, arg) in enumerate(zip(self.input_entries, args)):
             label = _input_label(names[i] if i < len(names) else "", i)
+            check_tensor_dtype(label, arg, entry.dtype.name)
             array = _to_numpy(arg)
             placements = self._placement(self.input_placements, i)
             full = self._full_shape(entry.shape, placements)
@@ -95,7 +97,9 @@ class ParallelProgram:
                 raise ProgramInputError(f"{label} must have shape {list(full)}, "
                                         f"got {list(array.shape)}")
             expected = entry.dtype.numpy_dtype
-            if array.dtype != expected:
+            # bf16 travels as float32 (the simulator rounds it), as on one chip.
+            bf16_as_f32 = entry.dtype.name == "BF16" and array.dtype == np.float32
+            if array.dtype != expected and not bf16_as_f32:
                 raise ProgramInputError(f"{label} must have dtype {np.dtype(expected).name}, "
                                         f"got {array.dtype.name}")
             array = _contiguous(array)
@@ -115,13 +119,14 @@ class ParallelProgram:
                 value = assemble([np.array(c[e.index]) for c in chips], self.mesh, placements)
             else:
                 value = np.array(outputs.get(e.index, outputs.get(e.name)))
-            results.append(torch.from_numpy(value))
+            tensor = torch.from_numpy(value)
+            results.append(tensor.to(torch.bfloat16) if e.dtype.name == "BF16" else tensor)
         return results
 
     def write_trace(self, path) -> None:
         """Writes the last traced run's timeline (``run(..., trace=True)``)."""
         if self._traced is None:
-            raise ValueError("no trace recorded: call run(..., trace=True) first")
+            raise ParallelError("no trace recorded: call run(..., trace=True) first")
         self._traced.write_trace(path)
 
     def save(self, path: str | Path) -> None:

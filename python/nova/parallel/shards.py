@@ -6,6 +6,7 @@ from typing import Mapping
 
 import numpy as np
 
+from nova.parallel.errors import ParallelError
 from nova.parallel.mesh import Mesh
 from nova.parallel.placements import Placement
 from nova.parallel.plan import split_axes
@@ -26,7 +27,7 @@ def local_shard(array: np.ndarray, mesh: Mesh, placements: Mapping[int, Placemen
             count *= mesh.shape[axis]
             index = index * mesh.shape[axis] + coords[axis]
         if piece.shape[dim] % count:
-            raise ValueError(f"dimension {dim} of size {piece.shape[dim]} does not split "
+            raise ParallelError(f"dimension {dim} of size {piece.shape[dim]} does not split "
                              f"evenly over {count} chips")
         size = piece.shape[dim] // count
         piece = np.take(piece, np.arange(index * size, (index + 1) * size), axis=dim)

@@ -219,6 +219,27 @@ def _type_names(node: Any) -> set[str]:
     return own | _type_names(node.get("children_spec", []))
 
 
+#: The torch dtype of each I/O element type of the binary (IODType names).
+_TORCH_DTYPES = {"F32": "float32", "BF16": "bfloat16", "F16": "float16", "F64": "float64",
+                 "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "I1": "bool"}
+
+
+def check_tensor_dtype(label: str, value: Any, io_dtype: str) -> None:
+    """A torch tensor input must have the program's element type exactly
+    (``io_dtype``: an IODType name such as ``"F32"``): a bf16 tensor is never
+    upcast into an f32 input, nor an f32 one rounded into a bf16 input. (numpy
+    arrays have no bf16: float32 arrays carry a bf16 input's values.)"""
+    dtype = getattr(value, "dtype", None)
+    if not hasattr(value, "detach") or dtype is None:
+        return
+    given = str(dtype).removeprefix("torch.")
+    expected = _TORCH_DTYPES.get(io_dtype, io_dtype.lower())
+    if given != expected:
+        raise ProgramInputError(
+            f"{label} must have dtype {expected}, got {given} (Nova does not convert "
+            f"inputs: pass a {expected} tensor, e.g. x.to(torch.{expected}))")
+
+
 def call_with_binding(binding: "CallBinding | None", run, args: Sequence[Any],
                       kwargs: dict[str, Any]) -> Any:
     """A compiled program's call convention (single- and multi-chip alike):

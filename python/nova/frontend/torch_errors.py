@@ -1,0 +1,102 @@
+"""torch's own failures while exporting, importing or lowering a model, as Nova
+errors that lead with the reason and end with the model's line of Python.
+
+torch.export raises deep inside torch (``GuardOnDataDependentSymNode`` for an
+``if`` on a tensor value, ``Unsupported``...) and torch-mlir's lowering reports
+an op it cannot convert as a diagnostic on whatever op it met first (often a
+``torch.constant.int`` operand); the user wants the op and the line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import traceback
+from typing import Iterator
+
+from nova.compiler.diagnostics import SourceFrame, _is_user_file, frame_of_location
+from nova.compiler.errors import NovaError
+from nova.frontend.errors import NovaDataDependentError, NovaLoweringError, NovaTorchExportError
+
+
+def user_frame(error: BaseException) -> SourceFrame | None:
+    """The innermost frame in the user's code of ``error``'s traceback (or of the
+    exceptions it was raised from)."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if _is_user_file(f.filename)]
+        if frames:
+            f = frames[-1]
+            text = (f.line or linecache.getline(f.filename, f.lineno)).strip()
+            return SourceFrame(f.filename, f.lineno, text)
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _first_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return f"{type(error).__name__}: {lines[0] if lines else '(no message)'}"
+
+
+def _is_data_dependent(error: BaseException) -> bool:
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    return isinstance(error, GuardOnDataDependentSymNode) or \
+        "data-dependent" in str(error).split("\n", 1)[0]
+
+
+@contextlib.contextmanager
+def exporting() -> Iterator[None]:
+    """Turns a failure of ``torch.export`` into a Nova error at the model's line."""
+    try:
+        yield
+    except NovaError:
+        raise
+    except Exception as error:  # torch raises many types here; each becomes a Nova error
+        frame = user_frame(error)
+        if _is_data_dependent(error):
+            raise NovaDataDependentError(
+                "cannot export the model: its Python control flow depends on the values "
+                "of a tensor, and a Nova program is one static graph (compute both "
+                "branches and choose with torch.where, or decide on a Python value "
+                f"before the call); torch.export says {_first_line(error)}", frame) from error
+        raise NovaTorchExportError(
+            f"cannot export the model with torch.export: {_first_line(error)}", frame) from error
+
+
+def importing_error(error: Exception) -> NovaTorchExportError:
+    """A failure of torch-mlir's FX importer (a type or op it has no form for)."""
+    return NovaTorchExportError(f"torch-mlir cannot import the model: {_first_line(error)}",
+                                user_frame(error))
+
+
+#: torch-dialect ops that are operands or glue, never the op that failed to lower.
+_GLUE = ("torch.constant.", "torch.prim.", "torch_c.", "torch.derefine", "torch.vtensor.literal")
+
+
+def lowering_error(module, diagnostics: list[tuple[str, str]], error: Exception) -> NovaError:
+    """The op that torch-mlir left unlowered in ``module`` after a failed pipeline
+    (the first torch-dialect op that is not glue), named with its location;
+    ``diagnostics`` are the (location, message) pairs the pipeline emitted."""
+    from torch_mlir import ir
+
+    found: list = []
+
+    def visit(op):
+        name = op.name
+        if not found and name.startswith("torch.") and not name.startswith(_GLUE):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    detail = diagnostics[0][1].split(":", 1)[0] if diagnostics else ""
+    if found:
+        op = found[0]
+        frame = frame_of_location(str(op.location))
+        if frame is None and diagnostics:
+            frame = frame_of_location(diagnostics[0][0])
+        return NovaLoweringError(op.name, frame, detail)
+    frame = frame_of_location(diagnostics[0][0]) if diagnostics else None
+    what = diagnostics[0][1] if diagnostics else _first_line(error)
+    return NovaTorchExportError(f"torch-mlir cannot lower the model to linalg: {what}", frame)

@@ -1,0 +1,22 @@
+"""Exceptions raised while compiling or calling a multi-chip program."""
+
+from __future__ import annotations
+
+from nova.compiler.errors import NovaError
+
+
+class ParallelError(NovaError, ValueError):
+    """A multi-chip request that cannot be compiled as asked (the message says why)."""
+
+
+class ChipCountError(ParallelError):
+    """The chips a program asks for (``chips=``, a mesh, pipeline stages) are more
+    than its target system has; ``target``, ``available`` and ``requested`` say so."""
+
+    def __init__(self, message: str, target: str, available: int, requested: int) -> None:
+        super().__init__(message)
+        self.target, self.available, self.requested = target, available, requested
+
+
+class PipelineError(ParallelError):
+    """Pipeline settings that cannot be compiled (``microbatches``, the stages)."""

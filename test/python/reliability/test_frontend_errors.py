@@ -1,0 +1,125 @@
+"""Frontend reproducers of issue 17, finding 6: each bad or unusual model gets a
+clear Nova error naming the op or the input and the model's line, or just works."""
+
+import inspect
+
+import pytest
+import torch
+from torch import nn
+
+import nova
+from nova.compiler.errors import NovaError, NovaModelCompileError, NovaUnsupportedOpError
+from nova.frontend.errors import NovaDataDependentError, NovaExportError
+from nova.parallel import PipelineError
+from nova.parallel.pipeline import compile_pipeline
+
+
+class Affine(nn.Module):
+    def forward(self, x):
+        return x * 2 + 1
+
+
+class ScaleBy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x, s):
+        return self.linear(x) * s
+
+
+@pytest.mark.parametrize("value", [torch.tensor(3.0), torch.tensor(-1.5)])
+def test_a_0d_input_compiles_and_is_called(value):
+    program = nova.compile(Affine(), value)
+    got = program(value)
+    assert got.shape == ()
+    torch.testing.assert_close(got, Affine()(value))
+
+
+def test_a_0d_input_beside_a_tensor_and_a_parameter():
+    model, x, s = ScaleBy(), torch.randn(3, 4), torch.tensor(0.5)
+    torch.testing.assert_close(nova.compile(model, x, s)(x, s), model(x, s), rtol=1e-4, atol=1e-5)
+
+
+def test_a_0d_integer_input():
+    class AddInt(nn.Module):
+        def forward(self, x, k):
+            return x + k
+
+    x, k = torch.tensor([1, 2, 3]), torch.tensor(4)
+    assert torch.equal(nova.compile(AddInt(), x, k)(x, k), x + k)
+
+
+@pytest.mark.parametrize("microbatches", [0, -2, 1.5, True])
+def test_bad_microbatches_are_a_clear_error(microbatches):
+    with pytest.raises(PipelineError, match=f"microbatches must be a positive integer, got {microbatches!r}"):
+        compile_pipeline([nn.Linear(4, 4), nn.Linear(4, 4)], torch.randn(4, 4),
+                         microbatches=microbatches)
+
+
+def test_a_pipeline_input_without_a_batch_dimension_is_a_clear_error():
+    with pytest.raises(PipelineError, match="batch dimension"):
+        compile_pipeline([nn.Linear(4, 4), nn.Linear(4, 4)], torch.tensor(1.0), microbatches=1)
+
+
+class DataDependent(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:  # the line the error must show
+            return x + 1
+        return x - 1
+
+
+def test_data_dependent_control_flow_is_a_frontend_error_at_the_models_line():
+    with pytest.raises(NovaDataDependentError) as info:
+        nova.compile(DataDependent(), torch.randn(4))
+    message = str(info.value)
+    assert "control flow depends on the values of a tensor" in message
+    assert "torch.where" in message
+    line = inspect.getsourcelines(DataDependent.forward)[1] + 1
+    assert info.value.frame.line == line and info.value.frame.file == __file__
+    assert "if x.sum() > 0:" in message
+    assert isinstance(info.value, NovaExportError) and isinstance(info.value, NovaError)
+
+
+def double_plus(x):
+    return x * 2 + torch.tanh(x)
+
+
+def test_a_function_is_compiled_like_a_module():
+    x = torch.randn(3, 5)
+    torch.testing.assert_close(nova.compile(double_plus, x)(x), double_plus(x),
+                               rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(nova.compile(lambda a, b: a @ b, x, x.T)(x, x.T), x @ x.T,
+                               rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("model", [3, "model", None])
+def test_something_that_is_no_module_nor_function_is_a_clear_error(model):
+    with pytest.raises(NovaExportError, match="takes a torch.nn.Module or a function, got"):
+        nova.compile(model, torch.randn(2))
+
+
+class FFT(nn.Module):
+    def forward(self, x):
+        return torch.fft.fft(x).real  # the line the error must show
+
+
+def test_an_op_torch_mlir_cannot_lower_is_named_at_the_models_line():
+    with pytest.raises(NovaUnsupportedOpError) as info:
+        nova.compile(FFT(), torch.randn(8))
+    message = str(info.value)
+    assert "'torch.aten.fft_fft'" in message and "torch-mlir cannot lower" in message
+    assert info.value.op_name == "torch.aten.fft_fft"
+    assert info.value.frame.line == inspect.getsourcelines(FFT.forward)[1] + 1
+    assert "torch.fft.fft(x).real" in message
+
+
+def test_an_op_nova_cannot_lower_is_named_at_the_models_line():
+    class Atan(nn.Module):
+        def forward(self, x):
+            return torch.atan(x)
+
+    with pytest.raises(NovaModelCompileError) as info:
+        nova.compile(Atan(), torch.randn(8))
+    assert "'math.atan'" in str(info.value)
+    assert info.value.frame.line == inspect.getsourcelines(Atan.forward)[1] + 1
