@@ -18,7 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from nova.runtime.binary import Binary, load_binary
-from nova.runtime.binding import CallBinding, ProgramInputError, call_with_binding
+from nova.runtime.binding import (CallBinding, ProgramInputError, call_with_binding,
+                                  check_tensor_dtype)
 from nova.runtime.errors import BinaryFormatError, NovaRuntimeError, ProgramArchiveError
 
 _FORMAT = "nova-program/1"
@@ -82,6 +83,7 @@ class CompiledProgram:
         arrays = []
         for position, (entry, value) in enumerate(zip(self.input_entries, args)):
             label = _input_label(names[position] if position < len(names) else "", position)
+            check_tensor_dtype(label, value, entry.dtype.name)
             array = _to_numpy(value)
             if tuple(array.shape) != tuple(entry.shape):
                 raise ProgramInputError(
