@@ -247,7 +247,7 @@ def test_cli_by_target_name(tmp_path, capsys):
 @pytest.mark.parametrize("text, message", [
     (None, "cannot read calibration table"),
     ("kind,shape,dtype,measured_ns\nvector.not,8x8,f32,10\n", "m.csv:2: vector.not 8x8 f32: instruction 3 (vunary)"),
-    ("kind,shape,dtype,measured_ns\nmatmul,8192x8192x8,f32,10\n", "m.csv:2: matmul 8192x8192x8 f32: 536870912 bytes of sram for A and B"),
+    ("kind,shape,dtype,measured_ns\nmatmul,8192x8192x8,f32,10\n", "m.csv:2: matmul 8192x8192x8 f32: 268697600 bytes of sram for A and B"),
     ("kind,shape,dtype,measured_ns\nmatmul,8x8,bf16,10\n", "m.csv:2: matmul shape must be MxKxN"),
     ("kind,shape,dtype,measured_ns\nfft,8,f32,10\n", "m.csv:2: unknown kind 'fft'"),
 ])
