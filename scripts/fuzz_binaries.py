@@ -63,7 +63,8 @@ def _worker(conn, kind: str, seed: int, seeds: list[tuple[str, bytes]], workdir:
             outcome, detail = fuzzing.run_binary(mutant, references[name])
         else:
             outcome, detail = fuzzing.run_archive(mutant, Path(workdir))
-        conn.send((index, outcome, f"{name}: {what}: {detail}"[:2000]))
+        fault = detail.split(":")[0] if outcome == "faulted" else ""
+        conn.send((index, outcome, f"{name}: {what}: {detail}"[:2000], fault))
 
 
 class _Pool:
@@ -79,12 +80,12 @@ class _Pool:
         self.proc = ctx.Process(target=_worker, args=(child,) + self.args, daemon=True)
         self.proc.start()
 
-    def run(self, index: int, timeout: float) -> tuple[str, str]:
+    def run(self, index: int, timeout: float) -> tuple[str, str, str]:
         try:
             self.conn.send(index)
             if self.conn.poll(timeout):
-                _, outcome, detail = self.conn.recv()
-                return outcome, detail
+                _, outcome, detail, fault = self.conn.recv()
+                return outcome, detail, fault
             outcome, detail = "hang", f"case {index}: no answer in {timeout} s"
         except (EOFError, OSError, BrokenPipeError):
             outcome, detail = "crash", f"case {index}: worker died"
@@ -93,7 +94,7 @@ class _Pool:
         if outcome == "crash" or self.proc.exitcode not in (None, -9):
             detail += f" (exit code {self.proc.exitcode})"
         self.start()
-        return outcome, detail
+        return outcome, detail, ""
 
     def close(self) -> None:
         try:
@@ -108,20 +109,24 @@ class _Pool:
 def fuzz(kind: str, cases: int, seed: int, seeds, timeout: float, workdir: Path) -> dict:
     pool = _Pool(kind, seed, seeds, str(workdir))
     counts: dict[str, int] = {}
+    faults: dict[str, int] = {}
     failures: list[str] = []
     start = time.monotonic()
     try:
         for index in range(cases):
-            outcome, detail = pool.run(index, timeout)
+            outcome, detail, fault = pool.run(index, timeout)
             counts[outcome] = counts.get(outcome, 0) + 1
             if outcome in fuzzing.FAILURES:
                 failures.append(f"[{kind} case {index}] {outcome}: {detail}")
+            if fault:  # which Nova fault, for the breakdown
+                faults[fault] = faults.get(fault, 0) + 1
             if (index + 1) % 1000 == 0:
                 print(f"  {kind}: {index + 1}/{cases} ({time.monotonic() - start:.0f} s) {counts}",
                       file=sys.stderr, flush=True)
     finally:
         pool.close()
-    return {"counts": counts, "failures": failures, "seconds": time.monotonic() - start}
+    return {"counts": counts, "faults": faults, "failures": failures,
+            "seconds": time.monotonic() - start}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             order = ["rejected", "ran", "ran-differs", "faulted", *fuzzing.FAILURES]
             for outcome in order + sorted(set(counts) - set(order)):
                 print(f"  {outcome:12s} {counts.get(outcome, 0)}")
+            for fault, n in sorted(result["faults"].items(), key=lambda kv: -kv[1]):
+                print(f"      faulted with {fault}: {n}")
             for line in result["failures"][:10]:
                 print(line, file=sys.stderr)
             failed |= bool(result["failures"])

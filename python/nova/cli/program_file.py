@@ -20,6 +20,12 @@ def load_program(path: str | Path) -> CompiledProgram:
     except NovaRuntimeError as error:
         text, prefix = str(error), f"{path}: "
         detail = text[len(prefix):] if text.startswith(prefix) else text
-        raise ProgramFileError(f"{path}: not a valid Nova program: {detail}") from error
+        raise ProgramFileError(f"{path}: not a valid Nova program: {_one_line(detail)}") from error
     except OSError as error:
         raise ProgramFileError(f"{path}: cannot read: {error.strerror or error}") from error
+
+
+def _one_line(text: str) -> str:
+    """Escapes newlines and other control characters (names inside a damaged file
+    may hold any), so that the error stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

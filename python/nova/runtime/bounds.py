@@ -3,22 +3,24 @@
 Registers get their values only from ``li``, ``salu``, ``chip_id`` and loop
 induction variables (never from memory), so the range of every register at every
 instruction is computable from the code alone. :func:`check_addresses` runs the
-code once over intervals: each register holds ``(lo, hi)`` or ``None`` (not
-bounded), ``chip_id`` is the range of the program's chips, a loop's induction
-variable ranges over ``[lb, ub - 1]`` and a register written inside a loop body
-is unbounded at the body's entry (its value from the previous iteration is not
-tracked), branches that cannot run are skipped and both arms of an undecided
-``if`` are joined. Every tile operand's ``[lo, hi + extent)`` must then lie inside
-its memory space; if the interval over all chips fails, each chip is tried
-exactly (``chip_id`` a constant) before rejecting. The analysis is one pass over
-the words per try, linear in the code size.
+code once over abstract values: each register holds an affine form in the
+induction variables of the enclosing loops plus an interval (``Value``), or
+``None`` (not bounded); ``chip_id`` is the range of the program's chips, a loop's
+induction variable ranges over the values it takes and a register written inside
+a loop body is unbounded at the body's entry (its value from the previous
+iteration is not tracked: loops carry no values, docs/isa.md 1.2); regions that
+cannot run are skipped and both arms of an undecided ``if`` are joined. Every
+tile operand's ``[lo, hi + extent)`` must then lie inside its memory space; if
+that fails over the range of all chips, each chip is tried exactly (``chip_id`` a
+constant) before rejecting. One pass over the words per try, linear in the code
+size, with its own stack (no recursion: ``if`` has no nesting limit).
 """
 
 from __future__ import annotations
 
 from typing import Callable, Mapping, Optional, Sequence, Tuple
 
-from nova.runtime.isa import NO_TILE, Flag, MemorySpace, Opcode, Tile
+from nova.runtime.isa import NO_TILE, Flag, Opcode, Tile
 
 __all__ = ["AddressBounds", "check_addresses"]
 
@@ -81,6 +83,8 @@ class _Analysis:
         self.bounds = AddressBounds()
         self.written: dict[int, list[int]] = {}
         self.ranges: dict[int, tuple[int, int]] = {}  # induction variable -> [min, max]
+        self.tile_info = [(int(t.space), t.extent_bytes) for t in tiles]
+        self.checked_spans: set = set()  # (tile, address interval) pairs known to fit
 
     # -- the abstract domain --------------------------------------------------
 
@@ -177,24 +181,30 @@ class _Analysis:
             t = w[slot]
             if t == NO_TILE:
                 continue
-            tile = self.tiles[t]
-            space = int(tile.space)
-            name = "abcd"[slot - _TA]
-            value = self.span(regs[w[reg]])
-            if value is None:
-                raise self.fail(i, f"the address of tile {name} (r{w[reg]}) cannot be "
-                                   f"bounded statically (it depends on its own value in an "
-                                   f"earlier loop iteration, or it overflows)")
-            end = value[1] + tile.extent_bytes
+            value = regs[w[reg]]
+            if value is not None and not value[0]:
+                span = (value[1], value[2])  # no induction variable: the interval itself
+            else:
+                span = self.span(value)
+            if (t, span) in self.checked_spans:
+                continue
+            if span is None:
+                raise self.fail(i, f"the address of tile {'abcd'[slot - _TA]} (r{w[reg]}) "
+                                   f"cannot be bounded statically (it depends on its own "
+                                   f"value in an earlier loop iteration, or it overflows)")
+            space, extent = self.tile_info[t]
+            end = span[1] + extent
             cap = self.capacity[space]
-            if value[0] < 0 or end > cap:
-                at = f"= {value[0]}" if value[0] == value[1] else f"in [{value[0]}, {value[1]}]"
-                raise self.fail(i, f"tile {name} at {tile.space.name.lower()} address "
-                                   f"r{w[reg]} {at} with extent {tile.extent_bytes} bytes "
+            if span[0] < 0 or end > cap:
+                tile = self.tiles[t]
+                at = f"= {span[0]}" if span[0] == span[1] else f"in [{span[0]}, {span[1]}]"
+                raise self.fail(i, f"tile {'abcd'[slot - _TA]} at {tile.space.name.lower()} "
+                                   f"address r{w[reg]} {at} with extent {extent} bytes "
                                    f"reaches byte {end}, outside its capacity {cap} "
                                    f"(docs/isa.md 1.3)")
             if end > self.bounds.high[space]:
                 self.bounds.high[space] = end
+            self.checked_spans.add((t, span))
 
     def check_peer(self, i: int, w: tuple, regs: list) -> None:
         if w[_OP] == _PEERED[0] and not w[_FLAGS] & Flag.PEER:
@@ -207,10 +217,18 @@ class _Analysis:
     # -- walking the code -----------------------------------------------------
 
     def run(self, start: int, end: int, regs: list, chip: Value) -> list:
-        """Runs words [start, end) over ``regs`` (modified and returned)."""
+        """Runs words [start, end) over ``regs`` (modified and returned). Loops and
+        ifs nest without bound (ifs have no depth limit in the ISA), so the walk
+        keeps its own stack of open regions instead of recursing."""
         words = self.words
+        stack: list[list] = []  # open regions: [kind, region end, ...]
         pc = start
-        while pc < end:
+        while True:
+            if stack and pc == stack[-1][1]:
+                pc, regs = self.close(stack, regs)
+                continue
+            if pc >= end:
+                return regs
             w = words[pc]
             op = w[_OP]
             if op == _LI:
@@ -220,17 +238,16 @@ class _Analysis:
             elif op == _CHIP_ID:
                 regs[w[_RD]] = chip
             elif op == _LOOP:
-                pc = self.loop(pc, w, regs, chip)
+                pc, regs = self.open_loop(stack, pc, w, regs)
                 continue
             elif op == _IF:
-                pc = self.branch(pc, w, regs, chip)
+                pc, regs = self.open_if(stack, pc, w, regs)
                 continue
             elif w[_TA] != NO_TILE or w[_TB] != NO_TILE or w[_TC] != NO_TILE or w[_TD] != NO_TILE:
                 self.check_tiles(pc, w, regs)
                 if op in _PEERED:
                     self.check_peer(pc, w, regs)
             pc += 1
-        return regs
 
     def body_writes(self, start: int, end: int) -> list[int]:
         regs = self.written.get(start)
@@ -239,7 +256,8 @@ class _Analysis:
             self.written[start] = regs
         return regs
 
-    def loop(self, pc: int, w: tuple, regs: list, chip: Value) -> int:
+    def open_loop(self, stack: list, pc: int, w: tuple, regs: list):
+        """Enters a loop body; returns (next pc, registers at the body's entry)."""
         flags = w[_FLAGS]
         bound = lambda flag, reg, imm: self.span(regs[w[reg]]) if flags & flag \
             else (w[imm], w[imm])  # noqa: E731
@@ -248,7 +266,7 @@ class _Analysis:
         step = bound(Flag.STEP_REG, _RC, _IMM2)
         end = w[_TARGET]
         if lb is not None and ub is not None and lb[0] >= ub[1]:
-            return end + 1  # the body never runs
+            return end + 1, regs  # the body never runs
         ind = w[_RD]
         body = list(regs)
         for r in self.body_writes(pc, end):
@@ -261,37 +279,56 @@ class _Analysis:
                 top = lb[0] + (top - lb[0]) // step[0] * step[0]  # the last value it takes
             self.ranges[pc] = (lb[0], top)
             body[ind] = (((pc, 1),), 0, 0)
-        after = self.run(pc + 1, end, body, chip)
-        if pc in self.ranges:
-            after = [self.forget(v, pc) for v in after]
-            del self.ranges[pc]
-        may_skip = lb is None or ub is None or lb[1] >= ub[0]
-        last = (None if ub is None or step is None or step[1] <= 0
-                else self.interval((ub[0], ub[1] - 1 + step[1])))
-        after[ind] = self.join(regs[ind], last) if may_skip else last
-        if may_skip:
-            after = [self.join(x, y) for x, y in zip(after, regs)]
-        regs[:] = after
-        return end + 1
+        stack.append(["loop", end, pc, regs, lb, ub, step, ind])
+        return pc + 1, body
 
-    def branch(self, pc: int, w: tuple, regs: list, chip: Value) -> int:
+    def open_if(self, stack: list, pc: int, w: tuple, regs: list):
+        """Enters the first arm of an ``if`` that may run."""
         cond = self.span(regs[w[_RA]])
         target = w[_TARGET]
         has_else = self.words[target][_OP] == _ELSE
         endif = self.words[target][_TARGET] if has_else else target
         may_then = cond is None or cond != (0, 0)
         may_else = cond is None or cond[0] <= 0 <= cond[1]
-        states = []
+        frame = ["if", target, endif, regs, has_else, may_else, []]
         if may_then:
-            states.append(self.run(pc + 1, target, list(regs), chip))
-        if may_else:
-            states.append(self.run(target + 1, endif, list(regs), chip) if has_else
-                          else list(regs))
+            stack.append(frame)
+            return pc + 1, list(regs)
+        if has_else:  # only the else arm runs
+            frame[1], frame[5] = endif, False
+            stack.append(frame)
+            return target + 1, list(regs)
+        return endif + 1, regs
+
+    def close(self, stack: list, regs: list):
+        """Leaves the innermost open region at its end: (next pc, registers)."""
+        frame = stack[-1]
+        if frame[0] == "loop":
+            stack.pop()
+            _, loop_end, pc, entry, lb, ub, step, ind = frame
+            after = regs
+            if pc in self.ranges:
+                after = [self.forget(v, pc) for v in after]
+                del self.ranges[pc]
+            may_skip = lb is None or ub is None or lb[1] >= ub[0]
+            last = (None if ub is None or step is None or step[1] <= 0
+                    else self.interval((ub[0], ub[1] - 1 + step[1])))
+            after[ind] = self.join(entry[ind], last) if may_skip else last
+            if may_skip:
+                after = [self.join(x, y) for x, y in zip(after, entry)]
+            return loop_end + 1, after
+        _, region_end, endif, entry, has_else, may_else, states = frame
+        states.append(regs)
+        if region_end != endif and may_else and has_else:  # the then arm ended: run else
+            frame[1], frame[5] = endif, False
+            return region_end + 1, list(entry)
+        stack.pop()
+        if may_else and not has_else:
+            states.append(entry)
         joined = states[0]
         for other in states[1:]:
             joined = [self.join(x, y) for x, y in zip(joined, other)]
-        regs[:] = joined
-        return endif + 1
+        return endif + 1, joined
 
 
 def check_addresses(words: list[tuple], tiles: Sequence[Tile], target: Mapping[str, object],

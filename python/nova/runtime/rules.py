@@ -214,9 +214,10 @@ def check_rules(w: np.ndarray, tiles: Sequence[Tile], groups: Sequence[ReplicaGr
     rows = np.nonzero(_TILE_MASK[w["opcode"]])[0]
     if not len(rows):
         return
-    keys = np.stack([w[f][rows].astype(np.int64) for f in _KEY], axis=1)
-    _, first = np.unique(keys, axis=0, return_index=True)
-    for i in sorted(rows[first].tolist()):
+    first: dict[tuple, int] = {}
+    for i, key in zip(rows.tolist(), zip(*(w[f][rows].tolist() for f in _KEY))):
+        first.setdefault(key, i)
+    for i in sorted(first.values()):
         ins = w[i]
         op = Opcode(int(ins["opcode"]))
         slots = [int(ins[s]) for s in ("tile_a", "tile_b", "tile_c", "tile_d")]

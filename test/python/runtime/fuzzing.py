@@ -62,29 +62,45 @@ def truncate(data: bytes, size: int) -> bytes:
     return seal(bytes(body) + b"NCRC" + bytes(4))
 
 
+def sections(data: bytes) -> list[tuple[int, int, int]]:
+    """(type, offset, size) of the section-table entries (read raw: no validation)."""
+    count, table = struct.unpack_from("<I", data, 12)[0], struct.unpack_from("<Q", data, 40)[0]
+    out = []
+    for k in range(count):
+        stype, _, offset, size = struct.unpack_from("<IIQQ", data, table + 64 * k)
+        out.append((stype, offset, size))
+    return out
+
+
 def mutate_binary(data: bytes, rng: random.Random) -> tuple[bytes, str]:
-    """One crafted mutant (CRC recomputed) and what was done to it."""
+    """One crafted mutant (CRC recomputed) and what was done to it. Half of the
+    mutations land inside a section (code, tiles, groups, I/O, constants, debug),
+    where the loader's rules rather than the framing have to catch them."""
     buf = bytearray(data)
-    body = len(buf) - 4  # the CRC itself is recomputed anyway
+    lo, body = 0, len(buf) - 4  # the CRC itself is recomputed anyway
+    where = ""
+    if rng.random() < 0.5:
+        stype, offset, size = rng.choice([s for s in sections(data) if s[2] > 0])
+        lo, body, where = offset, offset + size, f" of section type {stype}"
     kind = rng.random()
     if kind < 0.1:
         size = rng.randrange(len(buf) - 8)
         return truncate(data, size), f"truncate to {size}"
     if kind < 0.45:
-        at, bit = rng.randrange(body), rng.randrange(8)
+        at, bit = rng.randrange(lo, body), rng.randrange(8)
         buf[at] ^= 1 << bit
         what = f"flip bit {bit} of byte {at}"
     elif kind < 0.7:
-        at, value = rng.randrange(body), rng.randrange(256)
+        at, value = rng.randrange(lo, body), rng.randrange(256)
         buf[at] = value
         what = f"byte {at} = {value}"
     else:
         width = rng.choice((2, 4, 8))
-        at = rng.randrange(max(1, body - width)) & ~(width - 1)
+        at = rng.randrange(lo, max(lo + 1, body - width)) & ~(width - 1)
         value = rng.choice(_INTERESTING) & ((1 << (8 * width)) - 1)
         buf[at:at + width] = value.to_bytes(width, "little")
         what = f"u{8 * width} at {at} = {value}"
-    return seal(buf), what
+    return seal(buf), what + where
 
 
 def _inputs(entries: Any, seed: int) -> dict[int, np.ndarray]:

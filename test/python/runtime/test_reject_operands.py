@@ -214,6 +214,18 @@ def test_chip_dependent_addresses_are_checked_per_chip() -> None:
     rejects(words, tiles, "code of chips \\[0, 1\\] \\(on chip 1\\), instruction 6: tile d", tg=tg)
 
 
+def test_deeply_nested_ifs_are_analysed_without_recursion() -> None:
+    # The ISA limits loops to 8 deep, not ifs: 5000 nested ifs around one DMA.
+    depth = 5000
+    words = [li(0, 1), li(1, 0)]
+    words += [word(opcode=Opcode.IF, engine=S, ra=0, target=2 + 2 * depth - k)
+              for k in range(depth)]
+    words.append(dma(1, 0, 1, 1))
+    words += [word(opcode=Opcode.ENDIF, engine=S) for _ in range(depth)]
+    program = loads(words, [tile(HBM, F32, [16]), tile(SRAM, F32, [16])]).programs[0]
+    assert program.high[0] == 64 and program.high[1] == 64
+
+
 def test_a_peer_that_is_never_a_chip_is_rejected() -> None:
     tg = target(chips=2)
     rejects([li(0, 0), li(2, 7),
