@@ -2,6 +2,7 @@
 #include "nova/Transforms/Passes.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "nova/Target/Binary/BinaryFormat.h"
 
 namespace mlir::nova {
 #define GEN_PASS_DEF_NOVAVERIFYSHARDING
@@ -127,6 +128,71 @@ struct VerifyShardingPass
     }
   }
 
+  /// What shard-partition asserts on instead of diagnosing: an unknown grid,
+  /// a grid without static positive sizes, a split axis beyond the grid or
+  /// repeated, a split of a dimension the tensor does not have or that its
+  /// chips do not divide.
+  bool verifyPlacements(func::FuncOp func, SymbolTableCollection &symbols) {
+    bool ok = true;
+    func.walk([&](shard::ShardOp op) {
+      shard::Sharding sharding(op.getSharding());
+      if (!sharding.getGridAttr())
+        return;
+      shard::GridOp grid =
+          shard::getGridOrNull(op, sharding.getGridAttr(), symbols);
+      if (!grid) {
+        op.emitOpError() << "is placed on an unknown grid "
+                         << sharding.getGridAttr();
+        ok = false;
+        return;
+      }
+      ArrayRef<int64_t> shape = grid.getShape();
+      for (int64_t size : shape)
+        if (ShapedType::isDynamic(size) || size <= 0 || size > nova::binary::kMaxChips) {
+          op.emitOpError() << "is placed on grid @" << grid.getSymName()
+                           << " whose axes must be static sizes in [1, "
+                           << nova::binary::kMaxChips << "]";
+          ok = false;
+          return;
+        }
+      auto type = dyn_cast<RankedTensorType>(op.getSrc().getType());
+      if (!type)
+        return;
+      llvm::SmallDenseSet<int16_t> used;
+      for (auto [dim, axes] : llvm::enumerate(sharding.getSplitAxes())) {
+        if (axes.empty())
+          continue;
+        if (int64_t(dim) >= type.getRank()) {
+          op.emitOpError() << "splits dimension " << dim << " of a rank-"
+                           << type.getRank() << " tensor";
+          ok = false;
+          return;
+        }
+        int64_t chips = 1;
+        for (int16_t axis : axes.asArrayRef()) {
+          if (axis < 0 || axis >= grid.getRank() || !used.insert(axis).second) {
+            op.emitOpError() << "splits over grid axis " << axis
+                             << ", which is not an unused axis of the "
+                             << grid.getRank() << "-D grid @"
+                             << grid.getSymName();
+            ok = false;
+            return;
+          }
+          chips *= shape[axis]; // each factor <= kMaxChips, at most a few axes
+        }
+        int64_t size = type.getDimSize(dim);
+        if (!ShapedType::isDynamic(size) && size % chips != 0) {
+          op.emitOpError() << "splits dimension " << dim << " of size " << size
+                           << " over " << chips
+                           << " chips, which do not divide it";
+          ok = false;
+          return;
+        }
+      }
+    });
+    return ok;
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     // Nothing to partition without annotations.
@@ -134,10 +200,12 @@ struct VerifyShardingPass
     func.walk([&](shard::ShardOp) { annotated = true; });
     if (!annotated)
       return;
+    SymbolTableCollection symbols;
+    if (!verifyPlacements(func, symbols))
+      return signalPassFailure();
     bool failed = false;
     // MLIR 22's shard-partition reshards only on 1-D grids (it asserts on
     // any other): a change of sharding on a 2-D grid must be refused here.
-    SymbolTableCollection symbols;
     func.walk([&](shard::ShardOp users) {
       auto def = users.getSrc().getDefiningOp<shard::ShardOp>();
       if (!users.getAnnotateForUsers() || !def || def.getAnnotateForUsers())

@@ -126,3 +126,34 @@ func.func @reshard_2d(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
   // expected-error @+1 {{needs its operand resharded on the 2-D grid @grid2, which MLIR 22's shard-partition supports only on 1-D grids}}
   return %ar : tensor<8x4xf32>
 }
+
+// -----
+
+// Placements shard-partition would assert on are diagnosed first.
+shard.grid @g4(shape = 4)
+func.func @negative_split_beyond_rank(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %s = shard.sharding @g4 split_axes = [[], [0]] : !shard.sharding
+  // expected-error @+1 {{splits dimension 1 of a rank-1 tensor}}
+  %0 = shard.shard %a to %s : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+shard.grid @huge(shape = 9223372036854775807)
+func.func @negative_grid_too_large(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %s = shard.sharding @huge split_axes = [[0]] : !shard.sharding
+  // expected-error @+1 {{is placed on grid @huge whose axes must be static sizes in [1, 256]}}
+  %0 = shard.shard %a to %s : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+shard.grid @g3(shape = 3)
+func.func @negative_split_does_not_divide(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %s = shard.sharding @g3 split_axes = [[0]] : !shard.sharding
+  // expected-error @+1 {{splits dimension 0 of size 8 over 3 chips, which do not divide it}}
+  %0 = shard.shard %a to %s : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

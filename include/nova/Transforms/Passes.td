@@ -517,3 +517,18 @@ def NovaFormReduceScatter : Pass<"nova-form-reduce-scatter", "::mlir::func::Func
 }
 
 #endif // NOVA_TRANSFORMS_PASSES_TD
+
+def NovaCheckInput : Pass<"nova-check-input"> {
+  let summary = "check what upstream verifiers assume, then verify";
+  let description = [{
+    Some upstream verifiers and passes assert (abort) on malformed input
+    instead of diagnosing it: a reassociation index beyond the rank of a
+    `tensor.collapse_shape`, a permutation entry beyond the rank of a
+    `linalg.transpose`, a `shard.sharding` split over an axis its grid does
+    not have, a `shard.grid` axis that is not a positive size. `nova-opt`
+    parses without verifying and runs this pass first: it reports those
+    inputs as errors at their location, then runs the verifier (whose
+    diagnostics are unchanged). Nothing is rewritten.
+  }];
+  let dependentDialects = [];
+}

@@ -1,0 +1,131 @@
+//===- CheckInput.cpp - the nova-check-input pass ---------------*- C++ -*-===//
+//
+// Upstream verifiers that assert on what they assume: checked first, reported
+// as diagnostics, then the verifier runs.
+//
+//===----------------------------------------------------------------------===//
+#include "nova/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
+
+namespace mlir::nova {
+#define GEN_PASS_DEF_NOVACHECKINPUT
+#include "nova/Transforms/Passes.h.inc"
+} // namespace mlir::nova
+
+using namespace mlir;
+
+namespace {
+
+/// The largest rank among an op's shaped operands and results.
+int64_t maxRank(Operation *op) {
+  int64_t rank = 0;
+  auto visit = [&](Type type) {
+    if (auto shaped = dyn_cast<ShapedType>(type); shaped && shaped.hasRank())
+      rank = std::max(rank, shaped.getRank());
+  };
+  for (Type t : op->getOperandTypes())
+    visit(t);
+  for (Type t : op->getResultTypes())
+    visit(t);
+  return rank;
+}
+
+/// `reassociation = [[0, 1], [2]]` (collapse/expand_shape of tensors and
+/// memrefs): every index a dimension of the expanded type.
+LogicalResult checkReassociation(Operation *op) {
+  if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+           memref::CollapseShapeOp, memref::ExpandShapeOp>(op))
+    return success();
+  auto groups = op->getAttrOfType<ArrayAttr>("reassociation");
+  if (!groups)
+    return success();
+  int64_t rank = maxRank(op);
+  for (Attribute group : groups) {
+    auto indices = dyn_cast<ArrayAttr>(group);
+    if (!indices)
+      return op->emitOpError() << "reassociation group " << group
+                               << " is not a list of dimensions";
+    for (Attribute index : indices) {
+      auto value = dyn_cast<IntegerAttr>(index);
+      if (!value || value.getValue().getSignificantBits() > 64 ||
+          value.getInt() < 0 || value.getInt() >= rank)
+        return op->emitOpError()
+               << "reassociation index "
+               << (value ? llvm::toString(value.getValue(), 10, /*Signed=*/true)
+                         : std::string("(not an integer)"))
+               << " is not a dimension of the rank-" << rank << " type";
+    }
+  }
+  return success();
+}
+
+/// `permutation = [1, 0]` (linalg.transpose): entries within the rank.
+LogicalResult checkPermutation(Operation *op) {
+  if (!isa<linalg::TransposeOp>(op))
+    return success();
+  auto perm = op->getAttrOfType<DenseI64ArrayAttr>("permutation");
+  if (!perm)
+    return success();
+  int64_t rank = maxRank(op);
+  for (int64_t p : perm.asArrayRef())
+    if (p < 0 || p >= rank)
+      return op->emitOpError() << "permutation entry " << p
+                               << " is not a dimension of the rank-" << rank
+                               << " operands";
+  return success();
+}
+
+LogicalResult checkGrid(shard::GridOp grid) {
+  for (int64_t size : grid.getShape())
+    if (!ShapedType::isDynamic(size) && size <= 0)
+      return grid.emitOpError() << "axis size " << size << " is not positive";
+  return success();
+}
+
+LogicalResult checkSharding(shard::ShardingOp op,
+                            SymbolTableCollection &symbols) {
+  shard::GridOp grid = shard::getGridOrNull(op, op.getGridAttr(), symbols);
+  if (!grid)
+    return success(); // the verifier reports the missing symbol
+  auto check = [&](ArrayRef<int16_t> axes) -> LogicalResult {
+    for (int16_t axis : axes)
+      if (axis < 0 || axis >= grid.getRank())
+        return op.emitOpError() << "grid axis " << axis << " is not an axis of the "
+                                << grid.getRank() << "-D grid @"
+                                << grid.getSymName();
+    return success();
+  };
+  for (shard::GridAxesAttr axes : op.getSplitAxes().getAxes())
+    if (failed(check(axes.asArrayRef())))
+      return failure();
+  return success();
+}
+
+struct CheckInputPass : public nova::impl::NovaCheckInputBase<CheckInputPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SymbolTableCollection symbols;
+    bool ok = true;
+    getOperation()->walk([&](Operation *op) {
+      LogicalResult r = success();
+      if (auto grid = dyn_cast<shard::GridOp>(op))
+        r = checkGrid(grid);
+      else if (auto sharding = dyn_cast<shard::ShardingOp>(op))
+        r = checkSharding(sharding, symbols);
+      else if (failed(checkReassociation(op)) || failed(checkPermutation(op)))
+        r = failure();
+      ok &= succeeded(r);
+    });
+    if (!ok || failed(verify(getOperation())))
+      signalPassFailure();
+  }
+};
+
+} // namespace

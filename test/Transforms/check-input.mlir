@@ -1,0 +1,58 @@
+// nova-opt parses without verifying and runs nova-check-input first: input
+// that upstream verifiers would assert on is an error at its location; valid
+// input passes unchanged (and the verifier's own diagnostics still come out).
+// RUN: nova-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: func.func @valid_reshape_and_transpose
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]]
+// CHECK: linalg.transpose
+func.func @valid_reshape_and_transpose(%a: tensor<4x8xf32>) -> (tensor<32xf32>, tensor<8x4xf32>) {
+  %0 = tensor.collapse_shape %a [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %1 = linalg.transpose ins(%a : tensor<4x8xf32>) outs(%e : tensor<8x4xf32>) permutation = [1, 0]
+  return %0, %1 : tensor<32xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+func.func @negative_reassociation_index(%a: tensor<4x8xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{reassociation index 9223372036854775807 is not a dimension of the rank-2 type}}
+  %0 = tensor.collapse_shape %a [[0, 9223372036854775807]] : tensor<4x8xf32> into tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
+func.func @negative_expand_reassociation(%a: tensor<32xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{reassociation index 7 is not a dimension of the rank-2 type}}
+  %0 = tensor.expand_shape %a [[0, 7]] output_shape [4, 8] : tensor<32xf32> into tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @negative_transpose_permutation(%a: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<8x4xf32>
+  // expected-error @+1 {{permutation entry 5 is not a dimension of the rank-2 operands}}
+  %0 = linalg.transpose ins(%a : tensor<4x8xf32>) outs(%e : tensor<8x4xf32>) permutation = [5, 0]
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+shard.grid @g(shape = 4)
+func.func @negative_split_axis(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{grid axis 2 is not an axis of the 1-D grid @g}}
+  %s = shard.sharding @g split_axes = [[2]] : !shard.sharding
+  %0 = shard.shard %a to %s : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// The verifier still runs after the checks.
+func.func @negative_verifier_still_runs(%a: tensor<4x8xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{expected dimension 0 of collapsed type to be static value of 32}}
+  %0 = tensor.collapse_shape %a [[0, 1]] : tensor<4x8xf32> into tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
