@@ -2,6 +2,7 @@
 """Long fuzz run of Nova's binary loader, simulator and program archives.
 
     scripts/fuzz_binaries.py CASES SEED [--kind binary|archive|both] [--timeout S]
+                             [--programs DIR]
 
 Each case is a mutant derived deterministically from (SEED, kind, case index):
 binaries (the test vectors and a compiled MLP) get byte flips, byte and word
@@ -33,8 +34,13 @@ import fuzzing  # noqa: E402
 ADDRESS_SPACE_LIMIT = 8 << 30
 
 
-def _seeds(workdir: Path) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
-    programs = fuzzing.build_programs(workdir)
+def _seeds(workdir: Path, programs_dir: Path | None
+           ) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+    names = ("mlp.nova", "mlp.novaprog", "mlp_tp2.novaprog")
+    if programs_dir is not None and all((programs_dir / n).is_file() for n in names):
+        programs = {n: programs_dir / n for n in names}  # compiled by an earlier run
+    else:
+        programs = fuzzing.build_programs(programs_dir or workdir)
     binaries = [(p.name, p.read_bytes()) for p in sorted(fuzzing.VECTORS.glob("*.nova"))]
     binaries.append(("mlp.nova", programs["mlp.nova"].read_bytes()))
     archives = [(n, programs[n].read_bytes()) for n in ("mlp.novaprog", "mlp_tp2.novaprog")]
@@ -135,12 +141,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("seed", type=int)
     parser.add_argument("--kind", choices=("binary", "archive", "both"), default="both")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case")
+    parser.add_argument("--programs", type=Path, default=None,
+                        help="folder to keep the compiled seed programs in (reused if present)")
     args = parser.parse_args(argv)
     os.environ.update(fuzzing.SIM_ENV)
     kinds = ("binary", "archive") if args.kind == "both" else (args.kind,)
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
-        binaries, archives = _seeds(Path(tmp))
+        binaries, archives = _seeds(Path(tmp), args.programs)
         for kind in kinds:
             seeds = binaries if kind == "binary" else archives
             result = fuzz(kind, args.cases, args.seed, seeds, args.timeout, Path(tmp))

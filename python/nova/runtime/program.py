@@ -245,13 +245,32 @@ def load_archive(data: bytes, path: Path, import_types: bool = False) -> Any:
             binary = _member(archive, "program.nova", path)
             with _binary_errors(path, "program.nova"):
                 load_binary(binary)  # the binary's own errors first, with the file named
+            counts = meta.get("params")
+            if not isinstance(counts, list) or not all(
+                    isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+                raise ProgramArchiveError(f"{path}: meta.json 'params' must list each chip's "
+                                          f"number of parameters, got {counts!r}")
+            present = set(archive.namelist())
+            for chip, count in enumerate(counts):
+                for name in (f"chip{chip}/param{i}.npy" for i in range(count)):
+                    if name not in present:
+                        raise ProgramArchiveError(f"{path}: member '{name}' is missing")
             try:
-                return parallel.load_parallel(archive, meta)
+                program = parallel.load_parallel(archive, meta)
             except NovaRuntimeError as error:
                 raise ProgramArchiveError(f"{path}: {error}") from None
             except _MEMBER_ERRORS + _META_ERRORS as error:
                 raise ProgramArchiveError(f"{path}: malformed multi-chip program: "
                                           f"{_reason(error)}") from None
+            chips = program.binary.chips
+            if len(program.chip_params) != chips:
+                raise ProgramArchiveError(f"{path}: meta.json lists parameters for "
+                                          f"{len(program.chip_params)} chip(s), the binary "
+                                          f"has {chips}")
+            for chip, params in enumerate(program.chip_params):
+                _check_params(program.binary, params, path, f"chip{chip}/param{{}}.npy",
+                              len(program.chip_params[0]))
+            return program
         if meta.get("format") != _FORMAT:
             raise ProgramArchiveError(f"{path}: not a saved Nova program (format "
                                       f"{meta.get('format')!r})")
@@ -272,7 +291,7 @@ def load_archive(data: bytes, path: Path, import_types: bool = False) -> Any:
         binary = _member(archive, "program.nova", path)
         with _binary_errors(path, "program.nova"):
             program = CompiledProgram(binary, params, binding=binding)
-        _check_params(program, path)
+        _check_params(program.binary, program.params, path, "param{}.npy")
         return program
 
 
@@ -334,14 +353,22 @@ def _npy(archive: zipfile.ZipFile, name: str, path: Path) -> np.ndarray:
                                   f"{_reason(error)}") from None
 
 
-def _check_params(program: CompiledProgram, path: Path) -> None:
-    """Each bound parameter has the shape and dtype of its entry in the I/O table."""
-    inputs = sorted(program.binary.inputs, key=lambda e: e.index)
-    for i, (entry, value) in enumerate(zip(inputs, program.params)):
+def _check_params(binary: Binary, params: Sequence[np.ndarray], path: Path, member: str,
+                  count: int | None = None) -> None:
+    """The bound parameters are the binary's leading inputs: as many as ``count``
+    (every chip binds the same ones), each of its entry's shape and dtype."""
+    inputs = sorted(binary.inputs, key=lambda e: e.index)
+    if count is not None and len(params) != count:
+        raise ProgramArchiveError(f"{path}: {member.format('*')}: {len(params)} parameters, "
+                                  f"but chip 0 binds {count}")
+    if len(params) > len(inputs):
+        raise ProgramArchiveError(f"{path}: {len(params)} parameters for a binary with "
+                                  f"{len(inputs)} inputs")
+    for i, (entry, value) in enumerate(zip(inputs, params)):
         expected = entry.dtype.numpy_dtype
         bf16_ok = entry.dtype.name == "BF16" and value.dtype in (np.float32, np.uint16)
         if tuple(value.shape) != tuple(entry.shape) or (value.dtype != expected and not bf16_ok):
             raise ProgramArchiveError(
-                f"{path}: member 'param{i}.npy' holds {value.dtype}{list(value.shape)} but "
-                f"input {entry.index} ('{entry.name}') of the binary is "
+                f"{path}: member '{member.format(i)}' holds {value.dtype}{list(value.shape)} "
+                f"but input {entry.index} ('{entry.name}') of the binary is "
                 f"{entry.dtype.name.lower()}{list(entry.shape)}")

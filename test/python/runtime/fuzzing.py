@@ -137,6 +137,15 @@ def run_binary(data: bytes, reference: dict | None = None) -> tuple[str, str]:
         return "rejected", str(error)
     except Exception:  # noqa: BLE001 - the fuzzer's job is to find these
         return "raw", "load: " + traceback.format_exc()
+    # The timing-only mode first (no memories: other code paths), then the full run.
+    try:
+        Simulator(binary, functional=False).run()
+    except (ProgramError, MemoryFaultError) as error:
+        return "gap", f"timing-only: {type(error).__name__}: {error}"
+    except SimulationError:
+        pass  # the functional run reports the fault
+    except Exception:  # noqa: BLE001
+        return "raw", "timing-only run: " + traceback.format_exc()
     try:
         simulator = Simulator(binary)
         outputs, _ = simulator.run(_inputs(binary.inputs, 0))

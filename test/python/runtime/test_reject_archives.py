@@ -113,7 +113,7 @@ def test_parameter_header_claiming_a_huge_array(saved: Path, capsys) -> None:
     (json.dumps({"format": "something else", "params": 0}).encode(),
      "not a saved Nova program \\(format 'something else'\\)"),
     (json.dumps({"format": "nova-parallel-program/1", "params": 5}).encode(),
-     "malformed multi-chip program"),
+     "meta.json 'params' must list each chip's number of parameters, got 5"),
 ])
 def test_malformed_metadata(saved: Path, meta: bytes, pattern: str, capsys) -> None:
     contents = members(saved)
@@ -146,3 +146,36 @@ def test_unreadable_and_foreign_files(tmp_path: Path, capsys) -> None:
     refused(text, "bad magic", capsys, BinaryFormatError)
     with pytest.raises(ProgramArchiveError, match="cannot read"):
         load(tmp_path / "absent.novaprog")
+
+
+@pytest.fixture
+def saved_parallel(tmp_path: Path) -> Path:
+    """A saved multi-chip program: the 2-chip matmul_relu vector, first input bound per chip."""
+    from nova.parallel.program import ParallelProgram
+
+    binary = (VECTORS / "matmul_relu.nova").read_bytes()
+    first = sorted(CompiledProgram(binary).binary.inputs, key=lambda e: e.index)[0]
+    param = np.ones(first.shape, first.dtype.numpy_dtype)
+    path = tmp_path / "good2.novaprog"
+    ParallelProgram(binary, [[param], [param]]).save(path)
+    return path
+
+
+def test_the_saved_parallel_program_loads(saved_parallel: Path) -> None:
+    assert [len(p) for p in load(saved_parallel).chip_params] == [1, 1]
+
+
+@pytest.mark.parametrize("change, pattern", [
+    ({"params": [1]}, "meta.json lists parameters for 1 chip\\(s\\), the binary has 2"),
+    ({"params": [1, 0]}, "chip1/param\\*.npy: 0 parameters, but chip 0 binds 1"),
+    ({"params": [1, 2]}, "member 'chip1/param1.npy' is missing"),
+    ({"mesh": {"shape": 3}}, "malformed multi-chip program: TypeError"),
+    ({"inputs": None}, "malformed multi-chip program"),
+])
+def test_malformed_parallel_metadata(saved_parallel: Path, change: dict, pattern: str,
+                                     capsys) -> None:
+    contents = members(saved_parallel)
+    meta = json.loads(contents["meta.json"])
+    meta.update(change)
+    contents["meta.json"] = json.dumps(meta).encode()
+    refused(rezip(saved_parallel, contents), pattern, capsys)
