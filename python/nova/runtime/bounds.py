@@ -291,6 +291,10 @@ class _Analysis:
         may_then = cond is None or cond != (0, 0)
         may_else = cond is None or cond[0] <= 0 <= cond[1]
         frame = ["if", target, endif, regs, has_else, may_else, []]
+        if may_then and not may_else:  # decided: no copy to keep (deep nests stay small)
+            frame[3] = None
+            stack.append(frame)
+            return pc + 1, regs
         if may_then:
             stack.append(frame)
             return pc + 1, list(regs)

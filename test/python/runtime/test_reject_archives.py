@@ -88,7 +88,13 @@ def test_unknown_compression_was_notimplementederror(saved: Path, capsys) -> Non
     refused(bad, "member 'meta.json' is corrupt: NotImplementedError", capsys)
 
 
-def test_truncated_parameter_was_eoferror(saved: Path, capsys) -> None:
+def test_empty_parameter_was_eoferror(saved: Path, capsys) -> None:
+    contents = members(saved)
+    contents["param0.npy"] = b""  # numpy: EOFError "No data left in file"
+    refused(rezip(saved, contents), "member 'param0.npy' is not a valid .npy array", capsys)
+
+
+def test_truncated_parameter(saved: Path, capsys) -> None:
     contents = members(saved)
     contents["param0.npy"] = contents["param0.npy"][:-7]
     refused(rezip(saved, contents), "member 'param0.npy' declares .* but holds", capsys)
