@@ -269,9 +269,12 @@ class _Analysis:
             return end + 1, regs  # the body never runs
         ind = w[_RD]
         body = list(regs)
-        for r in self.body_writes(pc, end):
+        written = self.body_writes(pc, end)
+        for r in written:
             body[r] = None
-        if lb is None or ub is None:
+        if lb is None or ub is None or ind in written:
+            # A body that writes its own induction variable steers the loop (ENDLOOP
+            # adds the step to whatever it holds): its values are not [lb, ub) then.
             body[ind] = None
         else:
             top = ub[1] - 1

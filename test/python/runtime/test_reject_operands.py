@@ -188,6 +188,14 @@ def test_an_address_carried_across_iterations_cannot_be_bounded() -> None:
             "instruction 4: the address of tile d \\(r1\\) cannot be bounded statically")
 
 
+def test_a_body_that_writes_its_induction_variable_is_not_trusted() -> None:
+    # i = -100 inside the body: ENDLOOP then counts on from -99, so i is not in [0, 4).
+    rejects([li(1, 0), li(2, -100), loop(0, 0, 4, 5), dma(1, 0, 0, 1),
+             salu(0, 0, 2, 1), endloop(2)],
+            [tile(HBM, F32, [16]), tile(SRAM, F32, [16])],
+            "instruction 3: the address of tile d \\(r0\\) cannot be bounded statically")
+
+
 def test_the_prefetch_index_of_compiled_code_is_bounded() -> None:
     # nova's pipelined loops address the next tile as i + (i + s < n) * (s), which
     # plain intervals cannot bound; affine forms in the induction variable can.
