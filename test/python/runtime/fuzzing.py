@@ -79,6 +79,8 @@ def mutate_binary(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     buf = bytearray(data)
     lo, body = 0, len(buf) - 4  # the CRC itself is recomputed anyway
     where = ""
+    if rng.random() < 0.2:
+        return _mutate_field(buf, rng)
     if rng.random() < 0.5:
         stype, offset, size = rng.choice([s for s in sections(data) if s[2] > 0])
         lo, body, where = offset, offset + size, f" of section type {stype}"
@@ -101,6 +103,28 @@ def mutate_binary(data: bytes, rng: random.Random) -> tuple[bytes, str]:
         buf[at:at + width] = value.to_bytes(width, "little")
         what = f"u{8 * width} at {at} = {value}"
     return seal(buf), what + where
+
+
+def _mutate_field(buf: bytearray, rng: random.Random) -> tuple[bytes, str]:
+    """One field of one instruction word or tile descriptor set to a small or an
+    extreme value: the mutants most likely to pass the framing checks."""
+    from nova.runtime.isa import TILE_DTYPE, WORD_DTYPE
+
+    kind = rng.choice((1, 1, 2))  # CODE twice as often as TILES
+    found = [s for s in sections(bytes(buf)) if s[0] == kind and s[2]]
+    if not found:
+        return seal(buf), "no section to mutate"
+    _, offset, size = rng.choice(found)
+    dtype = WORD_DTYPE if kind == 1 else TILE_DTYPE
+    entry = offset + dtype.itemsize * rng.randrange(size // dtype.itemsize)
+    name = rng.choice(dtype.names)
+    field, at = dtype.fields[name][0], dtype.fields[name][1]
+    width = field.itemsize if field.shape == () else field.base.itemsize
+    at += entry + (width * rng.randrange(field.shape[0]) if field.shape else 0)
+    value = (rng.randrange(16) if rng.random() < 0.6 else rng.choice(_INTERESTING)) \
+        & ((1 << (8 * width)) - 1)
+    buf[at:at + width] = value.to_bytes(width, "little")
+    return seal(buf), f"{'word' if kind == 1 else 'tile'} field {name} at {at} = {value}"
 
 
 def _inputs(entries: Any, seed: int) -> dict[int, np.ndarray]:
