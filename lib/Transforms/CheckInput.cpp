@@ -81,6 +81,24 @@ LogicalResult checkPermutation(Operation *op) {
   return success();
 }
 
+/// `strides` / `dilations` of linalg convolutions and poolings: positive
+/// (the verifier composes the indexing maps with them first).
+LogicalResult checkWindow(Operation *op) {
+  if (!isa<linalg::LinalgOp>(op))
+    return success();
+  for (StringRef name : {"strides", "dilations"}) {
+    auto values = op->getAttrOfType<DenseIntElementsAttr>(name);
+    if (!values)
+      continue;
+    for (const APInt &v : values.getValues<APInt>())
+      if (v.getSignificantBits() > 32 || v.getSExtValue() < 1)
+        return op->emitOpError()
+               << name << " must be positive, got "
+               << llvm::toString(v, 10, /*Signed=*/true);
+  }
+  return success();
+}
+
 LogicalResult checkGrid(shard::GridOp grid) {
   for (int64_t size : grid.getShape())
     if (!ShapedType::isDynamic(size) && size <= 0)
@@ -88,22 +106,21 @@ LogicalResult checkGrid(shard::GridOp grid) {
   return success();
 }
 
-LogicalResult checkSharding(shard::ShardingOp op,
-                            SymbolTableCollection &symbols) {
-  shard::GridOp grid = shard::getGridOrNull(op, op.getGridAttr(), symbols);
-  if (!grid)
+/// Grids by name, found without a SymbolTable (which asserts on the duplicate
+/// names that only the verifier, run after these checks, reports).
+using Grids = llvm::StringMap<shard::GridOp>;
+
+LogicalResult checkSharding(shard::ShardingOp op, const Grids &grids) {
+  auto it = grids.find(op.getGridAttr().getValue());
+  if (it == grids.end())
     return success(); // the verifier reports the missing symbol
-  auto check = [&](ArrayRef<int16_t> axes) -> LogicalResult {
-    for (int16_t axis : axes)
+  shard::GridOp grid = it->second;
+  for (shard::GridAxesAttr axes : op.getSplitAxes().getAxes())
+    for (int16_t axis : axes.asArrayRef())
       if (axis < 0 || axis >= grid.getRank())
         return op.emitOpError() << "grid axis " << axis << " is not an axis of the "
                                 << grid.getRank() << "-D grid @"
                                 << grid.getSymName();
-    return success();
-  };
-  for (shard::GridAxesAttr axes : op.getSplitAxes().getAxes())
-    if (failed(check(axes.asArrayRef())))
-      return failure();
   return success();
 }
 
@@ -111,15 +128,20 @@ struct CheckInputPass : public nova::impl::NovaCheckInputBase<CheckInputPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    SymbolTableCollection symbols;
+    Grids grids;
+    bool duplicate = false;
+    getOperation()->walk([&](shard::GridOp grid) {
+      duplicate |= !grids.try_emplace(grid.getSymName(), grid).second;
+    });
     bool ok = true;
     getOperation()->walk([&](Operation *op) {
       LogicalResult r = success();
       if (auto grid = dyn_cast<shard::GridOp>(op))
         r = checkGrid(grid);
       else if (auto sharding = dyn_cast<shard::ShardingOp>(op))
-        r = checkSharding(sharding, symbols);
-      else if (failed(checkReassociation(op)) || failed(checkPermutation(op)))
+        r = duplicate ? success() : checkSharding(sharding, grids);
+      else if (failed(checkReassociation(op)) || failed(checkPermutation(op)) ||
+               failed(checkWindow(op)))
         r = failure();
       ok &= succeeded(r);
     });

@@ -56,3 +56,20 @@ func.func @negative_verifier_still_runs(%a: tensor<4x8xf32>) -> tensor<16xf32> {
   %0 = tensor.collapse_shape %a [[0, 1]] : tensor<4x8xf32> into tensor<16xf32>
   return %0 : tensor<16xf32>
 }
+
+// -----
+
+func.func @negative_conv_stride(%x: tensor<1x3x6x6xf32>, %w: tensor<4x3x2x2xf32>, %b: tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32> {
+  // expected-error @+1 {{strides must be positive, got -9223372036854775808}}
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<-9223372036854775808> : vector<2xi64>}
+      ins(%x, %w : tensor<1x3x6x6xf32>, tensor<4x3x2x2xf32>) outs(%b : tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  return %y : tensor<1x4x3x3xf32>
+}
+
+// -----
+
+// Duplicate symbols are the verifier's to report (a symbol table would assert).
+shard.grid @g(shape = 2)
+// expected-error @+2 {{redefinition of symbol named 'g'}}
+// expected-note @-2 {{see existing symbol definition here}}
+shard.grid @g(shape = 2)

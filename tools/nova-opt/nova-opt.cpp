@@ -25,15 +25,53 @@
 
 using namespace mlir;
 
-/// The first decimal integer literal outside comments and strings whose
-/// magnitude needs more than 64 bits. MLIR 22's custom parsers of dense
-/// integer arrays (`linalg.transpose`'s permutation) report such a literal
-/// and then abort on the null attribute they store; no literal that large
-/// fits any type Nova compiles, so it is refused before parsing.
-static std::optional<size_t> oversizedIntegerLiteral(llvm::StringRef text) {
-  auto isWord = [](char c) { return llvm::isAlnum(c) || c == '_' || c == '.' ||
-                                    c == '$' || c == '%' || c == '#' ||
-                                    c == '@' || c == '^' || c == '!'; };
+/// Input that MLIR 22's parsers abort on instead of diagnosing, refused
+/// before parsing (position in the text, message):
+///  - a decimal integer literal needing more than 64 bits, and a
+///    `permutation = [...]` / `dimensions = [...]` list that is not all
+///    64-bit integers: linalg's custom parsers (transpose, broadcast, reduce)
+///    report the bad list, then store a null attribute and abort;
+///  - `array<index: ...>`: the dense-array parser asks index for a bit width.
+static std::optional<std::pair<size_t, std::string>>
+parserHazard(llvm::StringRef text) {
+  auto isWord = [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$' || c == '%' ||
+           c == '#' || c == '@' || c == '^' || c == '!';
+  };
+  auto fits64 = [](llvm::StringRef digits) {
+    digits = digits.ltrim('0');
+    return digits.size() < 20 ||
+           (digits.size() == 20 && digits <= "18446744073709551615");
+  };
+  auto skipSpace = [&](size_t i) {
+    while (i < text.size() && llvm::isSpace(text[i]))
+      ++i;
+    return i;
+  };
+  // `[` integers separated by commas `]`, each fitting 64 bits.
+  auto integerList = [&](size_t i) {
+    i = skipSpace(i);
+    if (i >= text.size() || text[i] != '[')
+      return false;
+    i = skipSpace(i + 1);
+    if (i < text.size() && text[i] == ']')
+      return true;
+    while (true) {
+      if (i < text.size() && text[i] == '-')
+        ++i;
+      size_t end = i;
+      while (end < text.size() && llvm::isDigit(text[end]))
+        ++end;
+      if (end == i || !fits64(text.slice(i, end)))
+        return false;
+      i = skipSpace(end);
+      if (i < text.size() && text[i] == ']')
+        return true;
+      if (i >= text.size() || text[i] != ',')
+        return false;
+      i = skipSpace(i + 1);
+    }
+  };
   for (size_t i = 0, e = text.size(); i < e;) {
     char c = text[i];
     if (c == '/' && i + 1 < e && text[i + 1] == '/') {
@@ -49,21 +87,36 @@ static std::optional<size_t> oversizedIntegerLiteral(llvm::StringRef text) {
       ++i;
       continue;
     }
-    if (llvm::isDigit(c) && (i == 0 || !isWord(text[i - 1]))) {
+    if (i > 0 && isWord(text[i - 1])) {
+      ++i;
+      continue;
+    }
+    if (llvm::isDigit(c)) {
       size_t end = i;
       while (end < e && llvm::isDigit(text[end]))
         ++end;
-      if (end < e && isWord(text[end]) && text[end] != '.') {
-        i = end; // part of a word (a hex literal, 4x8, 1e5)
-        continue;
-      }
-      llvm::StringRef digits = text.slice(i, end).ltrim('0');
-      if (digits.size() > 20 ||
-          (digits.size() == 20 && digits > "18446744073709551615"))
-        return i;
+      bool word = end < e && isWord(text[end]) && text[end] != '.';
+      if (!word && !fits64(text.slice(i, end)))
+        return std::make_pair(i, "integer literal " + text.slice(i, end).str() +
+                                     " does not fit in 64 bits");
       i = end;
       continue;
     }
+    for (llvm::StringRef keyword : {"permutation", "dimensions"}) {
+      if (!text.substr(i).starts_with(keyword) ||
+          (i + keyword.size() < e && isWord(text[i + keyword.size()])))
+        continue;
+      size_t eq = skipSpace(i + keyword.size());
+      size_t list = skipSpace(eq + 1);
+      if (eq < e && text[eq] == '=' && list < e && text[list] == '[' &&
+          !integerList(list))
+        return std::make_pair(i, "'" + keyword.str() +
+                                     "' must be a list of 64-bit integers");
+    }
+    if (text.substr(i).starts_with("array<") &&
+        text.substr(skipSpace(i + 6)).starts_with("index"))
+      return std::make_pair(i, std::string("dense arrays of index are not "
+                                           "supported (use i64)"));
     ++i;
   }
   return std::nullopt;
@@ -99,9 +152,27 @@ int main(int argc, char **argv) {
   if (config.shouldVerifyOnParsing()) {
     MlirOptMainConfig requested = config;
     config.verifyOnParsing(false);
-    config.setPassPipelineSetupFn([requested](PassManager &pm) {
-      pm.addPass(mlir::nova::createNovaCheckInput());
-      return requested.setupPassPipeline(pm);
+    // Passes cannot be put in front of a built pass manager, so the
+    // requested pipeline is printed and parsed again with nova-check-input
+    // as its first pass.
+    config.setPassPipelineSetupFn([requested](PassManager &pm) -> LogicalResult {
+      if (failed(requested.setupPassPipeline(pm)))
+        return failure();
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      pm.printAsTextualPipeline(os);
+      size_t open = text.find('(');
+      if (open == std::string::npos || text.back() != ')')
+        return emitError(UnknownLoc::get(pm.getContext()))
+               << "nova-opt cannot prepend nova-check-input to '" << text << "'";
+      std::string inner = text.substr(open + 1, text.size() - open - 2);
+      FailureOr<OpPassManager> checked = parsePassPipeline(
+          text.substr(0, open) + "(nova-check-input" +
+          (inner.empty() ? "" : "," + inner) + ")");
+      if (failed(checked))
+        return failure();
+      static_cast<OpPassManager &>(pm) = std::move(*checked);
+      return success();
     });
   }
 
@@ -111,15 +182,12 @@ int main(int argc, char **argv) {
     llvm::errs() << error << "\n";
     return EXIT_FAILURE;
   }
-  if (std::optional<size_t> at = oversizedIntegerLiteral(input->getBuffer())) {
+  if (auto hazard = parserHazard(input->getBuffer())) {
     llvm::SourceMgr sources;
-    llvm::StringRef text = input->getBuffer();
+    const char *at = input->getBufferStart() + hazard->first;
     sources.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-    size_t end = text.find_if_not(llvm::isDigit, *at);
-    sources.PrintMessage(llvm::errs(), llvm::SMLoc::getFromPointer(text.data() + *at),
-                         llvm::SourceMgr::DK_Error,
-                         "integer literal " + text.slice(*at, end) +
-                             " does not fit in 64 bits");
+    sources.PrintMessage(llvm::errs(), llvm::SMLoc::getFromPointer(at),
+                         llvm::SourceMgr::DK_Error, hazard->second);
     return EXIT_FAILURE;
   }
   std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(outputFilename, &error);
