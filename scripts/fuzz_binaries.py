@@ -40,7 +40,9 @@ def _seeds(workdir: Path, programs_dir: Path | None
     if programs_dir is not None and all((programs_dir / n).is_file() for n in names):
         programs = {n: programs_dir / n for n in names}  # compiled by an earlier run
     else:
-        programs = fuzzing.build_programs(programs_dir or workdir)
+        out = programs_dir or workdir
+        out.mkdir(parents=True, exist_ok=True)
+        programs = fuzzing.build_programs(out)
     binaries = [(p.name, p.read_bytes()) for p in sorted(fuzzing.VECTORS.glob("*.nova"))]
     binaries.append(("mlp.nova", programs["mlp.nova"].read_bytes()))
     archives = [(n, programs[n].read_bytes()) for n in ("mlp.novaprog", "mlp_tp2.novaprog")]
