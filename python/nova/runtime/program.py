@@ -10,6 +10,7 @@ import io
 import json
 import math
 import struct
+import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -256,7 +257,9 @@ def load_archive(data: bytes, path: Path, import_types: bool = False) -> Any:
                     if name not in present:
                         raise ProgramArchiveError(f"{path}: member '{name}' is missing")
             try:
-                program = parallel.load_parallel(archive, meta)
+                with warnings.catch_warnings():  # its np.load of headers judged above
+                    warnings.simplefilter("ignore")
+                    program = parallel.load_parallel(archive, meta)
             except NovaRuntimeError as error:
                 raise ProgramArchiveError(f"{path}: {error}") from None
             except _MEMBER_ERRORS + _META_ERRORS as error:
@@ -328,10 +331,12 @@ def _check_npy(archive: zipfile.ZipFile, name: str, path: Path) -> None:
     raw = _member(archive, name, path)
     stream = io.BytesIO(raw)
     try:
-        version = np.lib.format.read_magic(stream)
-        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                       else np.lib.format.read_array_header_2_0)
-        shape, _, dtype = read_header(stream)
+        with warnings.catch_warnings():  # numpy warns on odd headers; we judge them here
+            warnings.simplefilter("ignore")
+            version = np.lib.format.read_magic(stream)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, _, dtype = read_header(stream)
     except _MEMBER_ERRORS + _META_ERRORS as error:
         raise ProgramArchiveError(f"{path}: member '{name}' is not a valid .npy array: "
                                   f"{_reason(error)}") from None
@@ -347,7 +352,9 @@ def _check_npy(archive: zipfile.ZipFile, name: str, path: Path) -> None:
 def _npy(archive: zipfile.ZipFile, name: str, path: Path) -> np.ndarray:
     _check_npy(archive, name, path)
     try:
-        return np.load(io.BytesIO(archive.read(name)), allow_pickle=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.load(io.BytesIO(archive.read(name)), allow_pickle=False)
     except _MEMBER_ERRORS as error:
         raise ProgramArchiveError(f"{path}: member '{name}' is not a valid .npy array: "
                                   f"{_reason(error)}") from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import struct
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -185,3 +186,22 @@ def test_malformed_parallel_metadata(saved_parallel: Path, change: dict, pattern
     meta.update(change)
     contents["meta.json"] = json.dumps(meta).encode()
     refused(rezip(saved_parallel, contents), pattern, capsys)
+
+
+def test_numpy_header_warnings_do_not_reach_the_cli(saved: Path, capsys) -> None:
+    # "(8L, ..)": a Python 2 long in a .npy header, which numpy parses with a
+    # UserWarning on stderr; the program is fine, and `nova inspect` prints no warning.
+    contents = members(saved)
+    blob = contents["param0.npy"]
+    at = blob.index(b"'shape': (") + len(b"'shape': (")
+    digits = at + blob[at:].index(b",")
+    newline = blob.index(b"\n")
+    contents["param0.npy"] = (blob[:digits] + b"L" + blob[digits:newline - 1]  # one pad less
+                              + blob[newline:])
+    path = rezip(saved, contents)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert len(load(path).params) == 1
+        assert main(["inspect", str(path), "--no-code"]) == 0
+    assert not [w for w in caught if "npy" in str(w.message)]
+    assert capsys.readouterr().err == ""
