@@ -243,9 +243,7 @@ def load_archive(data: bytes, path: Path, import_types: bool = False) -> Any:
         from nova.parallel import program as parallel
 
         if meta.get("format") == parallel.FORMAT:
-            binary = _member(archive, "program.nova", path)
-            with _binary_errors(path, "program.nova"):
-                load_binary(binary)  # the binary's own errors first, with the file named
+            _member(archive, "program.nova", path)  # present and intact
             counts = meta.get("params")
             if not isinstance(counts, list) or not all(
                     isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
@@ -260,6 +258,8 @@ def load_archive(data: bytes, path: Path, import_types: bool = False) -> Any:
                 with warnings.catch_warnings():  # its np.load of headers judged above
                     warnings.simplefilter("ignore")
                     program = parallel.load_parallel(archive, meta)
+            except BinaryFormatError as error:  # from the binary inside
+                raise BinaryFormatError(f"{path}: program.nova: {error}") from None
             except NovaRuntimeError as error:
                 raise ProgramArchiveError(f"{path}: {error}") from None
             except _MEMBER_ERRORS + _META_ERRORS as error:

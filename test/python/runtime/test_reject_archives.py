@@ -205,3 +205,10 @@ def test_numpy_header_warnings_do_not_reach_the_cli(saved: Path, capsys) -> None
         assert main(["inspect", str(path), "--no-code"]) == 0
     assert not [w for w in caught if "npy" in str(w.message)]
     assert capsys.readouterr().err == ""
+
+
+def test_corrupt_binary_inside_a_parallel_program(saved_parallel: Path, capsys) -> None:
+    contents = members(saved_parallel)
+    contents["program.nova"] = contents["program.nova"][:100]
+    refused(rezip(saved_parallel, contents), "program.nova: truncated file", capsys,
+            BinaryFormatError)
