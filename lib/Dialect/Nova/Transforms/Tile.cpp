@@ -277,6 +277,15 @@ void TilePass::runOnOperation() {
     }
     if (ranges.empty())
       continue; // rank-0 ops need no tiling
+    if (llvm::is_contained(ranges, 0)) {
+      // No iterations: every result is its init as given (a reduction over
+      // nothing, or an empty result). Tiling would hand upstream zero tile
+      // sizes, which it asserts on.
+      rewriter.replaceOp(op, op.getDpsInits());
+      done.insert(op);
+      ++numEmpty;
+      continue;
+    }
 
     // A generic whose operand comes from a contraction: tile the pair.
     linalg::LinalgOp root = op, contraction;

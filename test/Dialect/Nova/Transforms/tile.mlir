@@ -98,3 +98,19 @@ func.func @negative_already_tiled(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   }
   return %r : tensor<4x4xf32>
 }
+
+// -----
+
+// An empty iteration space (nn.Linear(0, 4)): the result is the init.
+// T1-LABEL: func.func @zero_size_contraction
+// T1: linalg.fill
+// T1-NOT: linalg.matmul
+// T1: return
+// TINY-LABEL: func.func @zero_size_contraction
+func.func @zero_size_contraction(%a: tensor<2x0xf32>, %w: tensor<0x4xf32>) -> tensor<2x4xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %m = linalg.matmul ins(%a, %w : tensor<2x0xf32>, tensor<0x4xf32>) outs(%f : tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %m : tensor<2x4xf32>
+}

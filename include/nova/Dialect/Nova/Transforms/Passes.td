@@ -87,6 +87,7 @@ def NovaTile : Pass<"nova-tile", "::mlir::func::FuncOp"> {
   ];
   let statistics = [
     Statistic<"numTiled", "tiled-ops", "Number of linalg ops tiled">,
+    Statistic<"numEmpty", "empty-ops", "Number of linalg ops without iterations, replaced by their inits">,
     Statistic<"numFused", "fused-producers", "Number of producers fused into a consumer's tile loop">,
     Statistic<"peakTileBytes", "peak-tile-bytes", "Largest double-buffered SRAM footprint of one tile">,
   ];
