@@ -41,3 +41,16 @@ class NovaLoweringError(NovaUnsupportedOpError):
         why = f" ({detail})" if detail else ""
         self.args = (f"cannot compile the model: torch-mlir cannot lower '{op_name}' to "
                      f"linalg{why}{where}",)
+
+
+class NovaZeroSizeError(NovaUnsupportedOpError):
+    """An op (or an input) of the model makes a tensor without elements, which Nova
+    does not compile; refused before torch-mlir, whose lowering can die of a
+    division by zero on such shapes. ``frame`` is the model's line."""
+
+    def __init__(self, what: str, shape: tuple[int, ...], frame) -> None:
+        # what: "input 'x' is" or "aten.slice.Tensor makes"
+        super().__init__(what.rsplit(" ", 1)[0], frame)
+        where = f"\n{frame}" if frame is not None else ""
+        self.args = (f"cannot compile the model: {what} a zero-size tensor of shape "
+                     f"{list(shape)}; Nova does not compile tensors without elements{where}",)

@@ -175,6 +175,7 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     dialects Nova compiles (``tm_tensor.*``) in the text, for inspection."""
     signature = read_signature(exported)
     _reject_unsigned(exported.graph)
+    _reject_zero_size(exported.graph)
     mlir, ops = import_fx_graph(exported.graph, func_name=func_name,
                                 reject_foreign_ops=reject_foreign_ops)
     return ImportedProgram(
@@ -186,22 +187,42 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
 _UNSIGNED = {torch.uint8, torch.uint16, torch.uint32, torch.uint64}
 
 
+def _frame_of_node(node: torch.fx.Node):
+    """The model's line an FX node came from (its last frame in the user's code)."""
+    from nova.compiler.diagnostics import SourceFrame, _is_user_file
+
+    frame = None
+    for file, line in re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or ""):
+        if _is_user_file(file):
+            import linecache
+            frame = SourceFrame(file, int(line), linecache.getline(file, int(line)).strip())
+    return frame
+
+
+def _reject_zero_size(graph: torch.fx.Graph) -> None:
+    """Nova compiles no tensor without elements (a normal-form error in nova-opt),
+    and torch-mlir's lowering can die of SIGFPE on one (a 0x3x4 batched matmul):
+    refuse it here, at the model's line, before torch-mlir runs."""
+    from nova.frontend.errors import NovaZeroSizeError
+
+    for node in graph.nodes:
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor) and node.users and 0 in tuple(val.shape):
+            what = (f"input '{node.target}' is" if node.op == "placeholder" else
+                    f"{node.target} makes")
+            raise NovaZeroSizeError(what, tuple(val.shape), _frame_of_node(node))
+
+
 def _reject_unsigned(graph: torch.fx.Graph) -> None:
     """torch-mlir lowers unsigned tensors to signless integers with signed
     conversions (``x.byte()`` becomes ``fptosi`` to i8), so their numbers would
     come out wrong: a clear error at the model's line instead."""
-    from nova.compiler.diagnostics import SourceFrame, _is_user_file
     from nova.compiler.errors import NovaUnsupportedOpError
 
     for node in graph.nodes:
         val = node.meta.get("val")
         if isinstance(val, torch.Tensor) and val.dtype in _UNSIGNED:
-            frame = None
-            for file, line in re.findall(r'File "([^"]+)", line (\d+)',
-                                         node.meta.get("stack_trace") or ""):
-                if _is_user_file(file):
-                    import linecache
-                    frame = SourceFrame(file, int(line), linecache.getline(file, int(line)).strip())
+            frame = _frame_of_node(node)
             raise NovaUnsupportedOpError(
                 f"{node.target} producing a {str(val.dtype).removeprefix('torch.')} tensor "
                 f"(unsigned integers are not supported; use int32/int64)", frame)

@@ -164,5 +164,6 @@ def test_zero_size_tensors_are_a_clear_error():
         def forward(self, a, b):
             return a @ b
 
-    with pytest.raises(nova.NovaModelCompileError, match="zero-size tensor"):
+    # Refused by the frontend, before torch-mlir (which can die of SIGFPE on them).
+    with pytest.raises(nova.NovaUnsupportedOpError, match="input 'a' is a zero-size tensor"):
         nova.compile(MatMul(), torch.randn(5, 0), torch.randn(0, 10))

@@ -123,3 +123,23 @@ def test_an_op_nova_cannot_lower_is_named_at_the_models_line():
         nova.compile(Atan(), torch.randn(8))
     assert "'math.atan'" in str(info.value)
     assert info.value.frame.line == inspect.getsourcelines(Atan.forward)[1] + 1
+
+
+class EmptyBatchMatmul(nn.Module):
+    def forward(self, x, w):
+        rows = x[5:]  # no rows left: the line the error must show
+        return torch.matmul(rows, w)
+
+
+def test_a_zero_size_tensor_is_refused_before_torch_mlir_can_die_on_it():
+    # torch-mlir's lowering of this 0x3x4 batched matmul dies of SIGFPE (the fuzzer's
+    # crash); Nova refuses zero-size tensors first, at the model's line.
+    with pytest.raises(NovaUnsupportedOpError) as info:
+        nova.compile(EmptyBatchMatmul(), torch.randn(5, 3, 4), torch.randn(1, 4, 4))
+    assert "aten.slice.Tensor makes a zero-size tensor of shape [0, 3, 4]" in str(info.value)
+    assert info.value.frame.line == inspect.getsourcelines(EmptyBatchMatmul.forward)[1] + 1
+
+
+def test_a_zero_size_input_is_named():
+    with pytest.raises(NovaUnsupportedOpError, match=r"input 'w' is a zero-size tensor of shape \[4, 0\]"):
+        nova.compile(EmptyBatchMatmul(), torch.randn(7, 3, 4), torch.randn(4, 0))

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 SIZES = (1, 2, 3, 4, 5, 7, 8, 16)
+BIG = (33, 129, 130, 200)
 TOLERANCE = {"float32": (1e-4, 1e-5), "bfloat16": (1.6e-2, 1e-2)}
 
 
@@ -68,7 +69,10 @@ class Builder:
 
     def shape(self, rank: int | None = None) -> tuple[int, ...]:
         rank = self.rng.randint(1, 3) if rank is None else rank
-        return tuple(self.pick(SIZES[:6] if rank > 2 else SIZES) for _ in range(rank))
+        dims = [self.pick(SIZES[:6] if rank > 2 else SIZES) for _ in range(rank)]
+        if dims and rank <= 2 and self.chance(0.15):  # past a tile edge (128 lanes / rows)
+            dims[self.rng.randrange(rank)] = self.pick(BIG)
+        return tuple(dims)
 
     def new(self, expr: str, shape: tuple[int, ...], dtype: str) -> Value:
         v = Value(f"v{next(self.counter)}", tuple(shape), dtype)
@@ -240,6 +244,22 @@ class Builder:
         d = self.pick(SIZES)
         return self.new(f"F.embedding({idx.name}, {self.param((n, d))})", idx.shape + (d,), "float")
 
+    def attention(self, v: Value) -> Value:
+        """softmax(q k^T / sqrt(d) + causal mask) v, with q, k, v projections of ``v``."""
+        if len(v.shape) < 2:
+            return self.unary(v)
+        n, d = v.shape[-2], v.shape[-1]
+        h = self.pick(SIZES[1:6])
+        q, k, w = (self.new(f"({v.name} @ {self.param((d, h))})", v.shape[:-1] + (h,), v.dtype)
+                   for _ in range(3))
+        scores = self.new(f"({q.name} @ {k.name}.transpose(-1, -2)) * {1 / math.sqrt(h):.6f}",
+                          v.shape[:-1] + (n,), v.dtype)
+        if self.chance(0.6):
+            scores = self.new(f"{scores.name}.masked_fill(torch.ones({n}, {n}, dtype=torch.bool)"
+                              f".triu(1), float('-inf'))", scores.shape, v.dtype)
+        probs = self.new(f"torch.softmax({scores.name}, dim=-1)", scores.shape, v.dtype)
+        return self.new(f"({probs.name} @ {w.name})", w.shape, v.dtype)
+
     def compare(self, v: Value) -> Value:
         mask = self.new(f"({v.name} > {round(self.rng.uniform(-1, 1), 2)})", v.shape, "bool")
         r = self.rng.random()
@@ -271,8 +291,8 @@ class Builder:
             self.new(f"torch.where({v.name}, 1.0, -1.0).to(x0.dtype)", v.shape, "float")
             return
         kinds = (self.unary, self.binary, self.matmul, self.reduce, self.reshape, self.normalize,
-                 self.index, self.compare)
-        weights = (3, 3, 2, 2, 2, 1.5, 1.2, 1)
+                 self.index, self.compare, self.attention)
+        weights = (3, 3, 2, 2, 2, 1.5, 1.2, 1, 0.4)
         fn = self.rng.choices(kinds, weights)[0]
         if self.chance(0.02):
             self.new(self.pick(self.UNSUPPORTED).format(v.name), v.shape, v.dtype)
@@ -331,7 +351,7 @@ def generate(rng: Any, seed: int = 0) -> str:
     b.float_input(b.shape(rng.choice((0, 1, 2, 2, 3, 3)) if rng.random() < 0.95 else 0))
     if rng.random() < 0.3:
         b.float_input(b.values[0].shape)
-    for _ in range(rng.randint(1, 6)):
+    for _ in range(rng.randint(1, 8)):
         b.step()
     return b.source(seed)
 
