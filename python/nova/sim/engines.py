@@ -443,6 +443,8 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         ch.pc, ch.t = pc, t
         ch.scalar_count += n
         ch.executed += n + k
+        if ch.executed > self.budget.max_instructions:  # straight-line code past the budget
+            raise over_instructions(ch, ch.executed, self.budget)
 
     # Queues ------------------------------------------------------------------------------
     def _wake(self, q: Queue) -> None:

@@ -112,3 +112,13 @@ def test_defaults_and_knobs(monkeypatch):
 def test_bad_budgets_are_refused(kwargs):
     with pytest.raises(ValueError, match="must be a positive"):
         Simulator(scalar_loop().program(target("tiny", chips=1)), **kwargs)
+
+
+def test_straight_line_code_past_the_budget_is_stopped_too():
+    s = Asm()
+    for i in range(50):
+        s.li(1, i)
+        s.at(f"model.py:{i + 1}:1")
+    with pytest.raises(BudgetExceededError, match=r"budget of 20 instructions per chip \(51 executed\) "
+                                                  r"in instruction 50 \(halt"):
+        Simulator(s.program(target("tiny", chips=1)), max_instructions=20).run()
