@@ -8,8 +8,9 @@ simulated seconds. ``Simulator(..., max_instructions=, max_time_s=)`` or the kno
 ``NOVA_SIM_MAX_INSTRUCTIONS`` / ``NOVA_SIM_MAX_TIME_S`` change them.
 
 The sequencer checks the budgets at each taken loop back-edge (the only backward
-jump of the ISA, so every unbounded run passes there) and the event loop checks the
-simulated time of each event: a run stops at most one loop body past its budget.
+jump of the ISA, so every unbounded run passes there) and its instruction count
+whenever it yields; the event loop checks the simulated time of each event. A run
+stops at most one loop body (or one straight-line stretch) past its budget.
 """
 
 from __future__ import annotations
