@@ -122,3 +122,28 @@ def test_straight_line_code_past_the_budget_is_stopped_too():
     with pytest.raises(BudgetExceededError, match=r"budget of 20 instructions per chip \(51 executed\) "
                                                   r"in instruction 50 \(halt"):
         Simulator(s.program(target("tiny", chips=1)), max_instructions=20).run()
+
+
+def test_a_compiled_model_past_its_budget_names_the_models_line(monkeypatch):
+    import torch
+
+    import nova
+
+    class Mlp(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(64, 64)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x))
+
+    x = torch.randn(8, 64)
+    program = nova.compile(Mlp(), x)
+    monkeypatch.setenv("NOVA_SIM_MAX_INSTRUCTIONS", "10")
+    with pytest.raises(BudgetExceededError, match="budget of 10 instructions") as info:
+        program(x)
+    assert __file__ in str(info.value)  # the DEBUG entry's call site: the model's forward
+    monkeypatch.setenv("NOVA_SIM_MAX_INSTRUCTIONS", "100000")
+    monkeypatch.setenv("NOVA_SIM_MAX_TIME_S", "1e-8")
+    with pytest.raises(BudgetExceededError, match="budget of 1e-08 simulated seconds"):
+        program.run(x, timing_only=True)
