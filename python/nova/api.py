@@ -63,6 +63,8 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
         return compile_parallel(model, *example_args, mesh=mesh, plan=plan, target=target,
                                 dump_dir=dump_dir, double_buffer=double_buffer,
                                 **example_kwargs)
+    if isinstance(chips, bool) or not isinstance(chips, int) or chips < 0:
+        raise ParallelError(f"chips must be a non-negative integer, got {chips!r}")
     options = TargetOptions(name=target, chips=chips)
     if chips:
         check_chips(target, chips, f"chips={chips}")

@@ -90,8 +90,11 @@ class CallBinding:
         kwargs = self._ordered_kwargs(kwargs)
         leaves, spec = pytree.tree_flatten((tuple(args), kwargs))
         if spec != self.in_spec:
+            described = _describe(self.in_spec), _describe(spec)
+            detail = _first_difference(self.in_spec, spec, args) if described[0] == described[1] \
+                else ""
             raise ProgramInputError(
-                f"the program takes {_describe(self.in_spec)}, got {_describe(spec)}")
+                f"the program takes {described[0]}, got {described[1]}{detail}")
         for leaf, value in zip(self.inputs, leaves):
             if leaf.kind == "constant" and not _same_constant(leaf.value, value):
                 raise ProgramInputError(
@@ -175,6 +178,19 @@ def _describe(spec: Any) -> str:
     if kwargs.num_children:
         text += " and keyword argument(s) " + ", ".join(map(str, kwargs.context))
     return text
+
+
+def _first_difference(exported: Any, given: Any, args: Sequence[Any]) -> str:
+    """': input 1 was a tensor at export, got a list' for the first positional
+    input whose structure differs (the counts being equal)."""
+    if exported.num_children != 2 or given.num_children != 2:
+        return ""
+    for i, (want, got) in enumerate(zip(exported.child(0).children(), given.child(0).children())):
+        if want != got:
+            what = "a tensor" if want.is_leaf() else f"a {want.type.__name__}"
+            value = args[i] if i < len(args) else None
+            return f": input {i} was {what} at export, got a {type(value).__name__}"
+    return ": the keyword arguments' structure differs from the exported one"
 
 
 def _leaf_json(leaf: Leaf) -> dict[str, Any]:

@@ -50,3 +50,11 @@ def test_a_16_chip_mesh_compiles_on_a_16_chip_target():
     program = nova.compile(model, X, mesh=Mesh((16,), ("dp",)), plan=data_parallel_plan("dp"),
                            target="nova-t1-torus16")
     torch.testing.assert_close(program(X), model(X), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("chips", [-1, "2", 1.5, True])
+def test_a_chip_count_that_is_no_count_is_a_nova_error(chips):
+    from nova.parallel import ParallelError
+
+    with pytest.raises(ParallelError, match=f"chips must be a non-negative integer, got {chips!r}"):
+        nova.compile(nn.Linear(4, 4), X, chips=chips)

@@ -64,3 +64,9 @@ def test_pipeline_checks_its_input():
     with pytest.raises(ProgramInputError, match=r"must have shape \[4, 4\] \(2 microbatches of \[2, 4\]\), got \[6, 4\]"):
         program(torch.randn(6, 4))
     torch.testing.assert_close(program(X), stages[1](stages[0](X)), rtol=1e-4, atol=1e-5)
+
+
+def test_an_input_of_another_structure_is_named():
+    program = nova.compile(nn.Linear(4, 4), X)
+    with pytest.raises(ProgramInputError, match="input 0 was a tensor at export, got a list"):
+        program(X.tolist())
