@@ -63,12 +63,26 @@ struct CollapseRankPass
   using Base::Base;
 
   void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // Fills, transposes, broadcasts and copies above the tile rank (a grouped
+    // convolution's 5-D init and its weight gradient's layout change)
+    // become generics, collapsed below like any other.
+    SmallVector<linalg::LinalgOp> named;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::FillOp, linalg::TransposeOp, linalg::BroadcastOp,
+              linalg::CopyOp>(op) &&
+          op.getNumLoops() > kMaxTileRank && op.hasPureTensorSemantics())
+        named.push_back(op);
+    });
+    for (linalg::LinalgOp op : named) {
+      rewriter.setInsertionPoint(op);
+      (void)linalg::generalizeNamedOp(rewriter, op);
+    }
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op.getNumLoops() > kMaxTileRank && op.hasPureTensorSemantics())
         ops.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : ops) {
       // Unit loops first (the backward of Llama's repeat_kv sums a
       // [1, 1, n_rep, S, D] tensor into a keep-dim [1, 1, 1, S, D]): dropping

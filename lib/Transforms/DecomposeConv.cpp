@@ -22,26 +22,37 @@ struct DecomposeConvPass
     : public nova::impl::NovaDecomposeConvBase<DecomposeConvPass> {
   using Base::Base;
 
-  LogicalResult decompose(linalg::Conv2DNchwFchwOp conv) {
-    auto input = cast<RankedTensorType>(conv.getInputs()[0].getType());
-    auto filter = cast<RankedTensorType>(conv.getInputs()[1].getType());
-    auto output = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
-    if (!output || !input.hasStaticShape() || !filter.hasStaticShape() ||
-        !output.hasStaticShape())
-      return conv.emitError()
-             << "nova-decompose-conv needs static tensor shapes";
-    Type element = output.getElementType();
-    if (input.getElementType() != element || filter.getElementType() != element)
-      return conv.emitError()
-             << "nova-decompose-conv needs one element type for input, "
-                "filter and output";
+  /// The static strides/dilations and a shape check shared by the forms.
+  static LogicalResult checkShapes(Operation *conv, ArrayRef<Value> operands) {
+    Type element;
+    for (Value v : operands) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || !type.hasStaticShape())
+        return conv->emitError()
+               << "nova-decompose-conv needs static tensor shapes";
+      if (element && type.getElementType() != element)
+        return conv->emitError()
+               << "nova-decompose-conv needs one element type for input, "
+                  "filter and output";
+      element = type.getElementType();
+    }
+    return success();
+  }
 
-    SmallVector<int64_t> strides = llvm::to_vector(
-        llvm::map_range(conv.getStrides().getValues<int64_t>(),
-                        [](int64_t v) { return v; }));
-    SmallVector<int64_t> dilations = llvm::to_vector(
-        llvm::map_range(conv.getDilations().getValues<int64_t>(),
-                        [](int64_t v) { return v; }));
+  static SmallVector<int64_t> values(DenseIntElementsAttr attr) {
+    return llvm::to_vector(llvm::map_range(attr.getValues<int64_t>(),
+                                           [](int64_t v) { return v; }));
+  }
+
+  /// out[n] (F x OH*OW) += W[:, :, kh, kw] * X[n, :, kh*d : +s, kw*d : +s]
+  /// over loops n, kh, kw, at the rewriter's insertion point; `x` is
+  /// [N, C, H, W], `w` [F, C, KH, KW], `out` [N, F, OH, OW].
+  Value emitLoops(IRRewriter &rewriter, Location loc, Value x, Value w,
+                  Value out, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> dilations) {
+    auto filter = cast<RankedTensorType>(w.getType());
+    auto output = cast<RankedTensorType>(out.getType());
+    Type element = output.getElementType();
     int64_t n = output.getDimSize(0), f = output.getDimSize(1),
             oh = output.getDimSize(2), ow = output.getDimSize(3);
     int64_t c = filter.getDimSize(1), kh = filter.getDimSize(2),
@@ -52,9 +63,6 @@ struct DecomposeConvPass
     // gradient's "kernel" is the output gradient, H x W taps), and so does
     // the compile time of everything downstream (one-shot bufferization is
     // quadratic in the number of aliasing slices).
-    IRRewriter rewriter(conv);
-    Location loc = conv.getLoc();
-    Value x = conv.getInputs()[0], w = conv.getInputs()[1];
     llvm::SmallDenseMap<int64_t, Value> constants;
     auto index = [&](int64_t v) -> Value {
       Value &c = constants[v];
@@ -86,7 +94,7 @@ struct DecomposeConvPass
 
     auto imageLoop = scf::ForOp::create(
         rewriter, loc, zero, images, one,
-        ValueRange{conv.getOutputs()[0]},
+        ValueRange{out},
         [&](OpBuilder &, Location, Value b, ValueRange imageArgs) {
           SmallVector<OpFoldResult> outOffsets = {b, attr(0), attr(0),
                                                   attr(0)};
@@ -136,20 +144,106 @@ struct DecomposeConvPass
               ones);
           scf::YieldOp::create(rewriter, loc, written);
         });
-    Value result = imageLoop.getResult(0);
     numMatmuls += n * kh * kw;
+    return imageLoop.getResult(0);
+  }
+
+  LogicalResult decompose(linalg::Conv2DNchwFchwOp conv) {
+    Value x = conv.getInputs()[0], w = conv.getInputs()[1],
+          out = conv.getOutputs()[0];
+    if (failed(checkShapes(conv, {x, w, out})))
+      return failure();
+    IRRewriter rewriter(conv);
+    Value result = emitLoops(rewriter, conv.getLoc(), x, w, out,
+                             values(conv.getStrides()),
+                             values(conv.getDilations()));
     rewriter.replaceOp(conv, result);
     ++numDecomposed;
     return success();
   }
 
+  /// Grouped: a loop over groups g around the ungrouped loops on
+  /// X[:, g] [N, C, H, W], W[g] [F, C, KH, KW] and out[:, g] [N, F, OH, OW].
+  /// torch-mlir emits this form for grouped and depthwise convolutions and
+  /// for the weight gradient of a strided one (the batch as the groups).
+  LogicalResult decompose(linalg::Conv2DNgchwGfchwOp conv) {
+    Value x = conv.getInputs()[0], w = conv.getInputs()[1],
+          out = conv.getOutputs()[0];
+    if (failed(checkShapes(conv, {x, w, out})))
+      return failure();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto wt = cast<RankedTensorType>(w.getType());
+    auto ot = cast<RankedTensorType>(out.getType());
+    Type element = ot.getElementType();
+    int64_t groups = xt.getDimSize(1);
+    IRRewriter rewriter(conv);
+    Location loc = conv.getLoc();
+    auto attr = [&](int64_t v) -> OpFoldResult {
+      return rewriter.getIndexAttr(v);
+    };
+    auto drop = [](ArrayRef<int64_t> shape, unsigned d) {
+      SmallVector<int64_t> r(shape);
+      r.erase(r.begin() + d);
+      return r;
+    };
+    // A rank-reducing slice of `v` at group `g` along dim `d`, and back.
+    auto sizesAt = [&](RankedTensorType t, unsigned d) {
+      SmallVector<OpFoldResult> sizes;
+      for (auto [i, s] : llvm::enumerate(t.getShape()))
+        sizes.push_back(attr(i == d ? 1 : s));
+      return sizes;
+    };
+    auto offsetsAt = [&](RankedTensorType t, unsigned d, Value g) {
+      SmallVector<OpFoldResult> offsets(t.getRank(), attr(0));
+      offsets[d] = g;
+      return offsets;
+    };
+    SmallVector<OpFoldResult> ones(5, attr(1));
+    SmallVector<int64_t> strides = values(conv.getStrides()),
+                         dilations = values(conv.getDilations());
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value count = arith::ConstantIndexOp::create(rewriter, loc, groups);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, zero, count, one, ValueRange{out},
+        [&](OpBuilder &, Location, Value g, ValueRange args) {
+          Value xs = tensor::ExtractSliceOp::create(
+              rewriter, loc,
+              RankedTensorType::get(drop(xt.getShape(), 1), element), x,
+              offsetsAt(xt, 1, g), sizesAt(xt, 1), ones);
+          Value ws = tensor::ExtractSliceOp::create(
+              rewriter, loc,
+              RankedTensorType::get(drop(wt.getShape(), 0), element), w,
+              offsetsAt(wt, 0, g), sizesAt(wt, 0), ones);
+          Value os = tensor::ExtractSliceOp::create(
+              rewriter, loc,
+              RankedTensorType::get(drop(ot.getShape(), 1), element), args[0],
+              offsetsAt(ot, 1, g), sizesAt(ot, 1), ones);
+          Value r = emitLoops(rewriter, loc, xs, ws, os, strides, dilations);
+          Value written = tensor::InsertSliceOp::create(
+              rewriter, loc, r, args[0], offsetsAt(ot, 1, g), sizesAt(ot, 1),
+              ones);
+          scf::YieldOp::create(rewriter, loc, written);
+        });
+    rewriter.replaceOp(conv, loop.getResult(0));
+    ++numDecomposed;
+    return success();
+  }
+
   void runOnOperation() override {
-    SmallVector<linalg::Conv2DNchwFchwOp> convs;
-    getOperation().walk(
-        [&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
-    for (linalg::Conv2DNchwFchwOp conv : convs)
-      if (failed(decompose(conv)))
+    SmallVector<Operation *> convs;
+    getOperation().walk([&](Operation *op) {
+      if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp>(op))
+        convs.push_back(op);
+    });
+    for (Operation *op : convs) {
+      LogicalResult r =
+          isa<linalg::Conv2DNchwFchwOp>(op)
+              ? decompose(cast<linalg::Conv2DNchwFchwOp>(op))
+              : decompose(cast<linalg::Conv2DNgchwGfchwOp>(op));
+      if (failed(r))
         return signalPassFailure();
+    }
   }
 };
 

@@ -108,7 +108,14 @@ struct VerifyNormalFormPass
           ok = false;
         }
       if (isa<linalg::ConvolutionOpInterface>(op)) {
-        op->emitError("convolution left; run nova-decompose-conv");
+        if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp>(op))
+          op->emitError("convolution left; run nova-decompose-conv");
+        else
+          op->emitError() << "convolution '" << op->getName()
+                        << "' has no lowering: nova-decompose-conv turns "
+                           "linalg.conv_2d_nchw_fchw and "
+                           "linalg.conv_2d_ngchw_gfchw into matmuls; other "
+                           "convolution and pooling forms are not supported";
         ok = false;
       }
       if (auto generic = dyn_cast<linalg::GenericOp>(op))

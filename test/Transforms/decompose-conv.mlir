@@ -54,6 +54,25 @@ func.func @conv_batch2_dilated(%x: tensor<2x1x4x5xf32>, %w: tensor<2x1x1x2xf32>,
 
 // -----
 
+// Grouped (torch-mlir's form for groups > 1 and for a strided conv's weight
+// gradient): a loop over groups around the ungrouped loops.
+// CHECK-LABEL: func.func @conv_grouped
+// CHECK-SAME: (%[[X:.*]]: tensor<1x2x3x6x6xf32>, %[[W:.*]]: tensor<2x4x3x2x2xf32>, %[[B:.*]]: tensor<1x2x4x5x5xf32>)
+// CHECK: scf.for %[[G:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[OUT:[a-z0-9_]+]] = %[[B]])
+// CHECK-DAG: tensor.extract_slice %[[X]][0, %[[G]], 0, 0, 0] [1, 1, 3, 6, 6] [1, 1, 1, 1, 1] : tensor<1x2x3x6x6xf32> to tensor<1x3x6x6xf32>
+// CHECK-DAG: tensor.extract_slice %[[W]][%[[G]], 0, 0, 0, 0] [1, 4, 3, 2, 2] [1, 1, 1, 1, 1] : tensor<2x4x3x2x2xf32> to tensor<4x3x2x2xf32>
+// CHECK-DAG: tensor.extract_slice %[[OUT]][0, %[[G]], 0, 0, 0] [1, 1, 4, 5, 5] [1, 1, 1, 1, 1] : tensor<1x2x4x5x5xf32> to tensor<1x4x5x5xf32>
+// CHECK: linalg.matmul {{.*}} -> tensor<4x25xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %[[OUT]][0, %[[G]], 0, 0, 0] [1, 1, 4, 5, 5] [1, 1, 1, 1, 1] : tensor<1x4x5x5xf32> into tensor<1x2x4x5x5xf32>
+// CHECK-NOT: linalg.conv
+func.func @conv_grouped(%x: tensor<1x2x3x6x6xf32>, %w: tensor<2x4x3x2x2xf32>, %b: tensor<1x2x4x5x5xf32>) -> tensor<1x2x4x5x5xf32> {
+  %y = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x2x3x6x6xf32>, tensor<2x4x3x2x2xf32>) outs(%b : tensor<1x2x4x5x5xf32>) -> tensor<1x2x4x5x5xf32>
+  return %y : tensor<1x2x4x5x5xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @negative_matmul_untouched
 // CHECK: linalg.matmul ins(%arg0, %arg1
 func.func @negative_matmul_untouched(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %c: tensor<4x2xf32>) -> tensor<4x2xf32> {

@@ -55,6 +55,15 @@ func.func @negative_conv(%x: tensor<1x3x6x6xf32>, %w: tensor<4x3x2x2xf32>, %b: t
 
 // -----
 
+func.func @negative_depthwise_conv(%x: tensor<1x3x6x6xf32>, %w: tensor<3x2x2xf32>, %b: tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32> {
+  // expected-error @+1 {{convolution 'linalg.depthwise_conv_2d_nchw_chw' has no lowering: nova-decompose-conv turns linalg.conv_2d_nchw_fchw and linalg.conv_2d_ngchw_gfchw into matmuls}}
+  %y = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x3x6x6xf32>, tensor<3x2x2xf32>) outs(%b : tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32>
+  return %y : tensor<1x3x5x5xf32>
+}
+
+// -----
+
 func.func @negative_two_results(%x: tensor<4x8xf32>, %m: tensor<4xf32>, %n: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   // expected-error @+1 {{linalg.generic has 2 results; nova normal form needs exactly one}}
   %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}

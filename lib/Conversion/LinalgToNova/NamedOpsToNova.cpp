@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
 using namespace mlir::nova;
@@ -59,6 +60,32 @@ struct TransposeToNova : public OpRewritePattern<linalg::TransposeOp> {
   }
 };
 
+/// Groups of adjacent dimensions that are contiguous in both layouts, so
+/// that a copy above the tile rank can run on collapsed views (a 5-D copy of
+/// a strided slice that bufferization makes for a grouped convolution).
+static SmallVector<ReassociationIndices> contiguousGroups(MemRefType a,
+                                                          MemRefType b) {
+  SmallVector<int64_t> sa, sb;
+  int64_t oa, ob;
+  if (failed(a.getStridesAndOffset(sa, oa)) ||
+      failed(b.getStridesAndOffset(sb, ob)))
+    return {};
+  ArrayRef<int64_t> shape = a.getShape();
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    bool merge = !groups.empty() && !ShapedType::isDynamic(sa[d]) &&
+                 !ShapedType::isDynamic(sb[d]) &&
+                 sa[d] == sa[d + 1] * shape[d + 1] &&
+                 sb[d] == sb[d + 1] * shape[d + 1];
+    if (merge)
+      groups.back().insert(groups.back().begin(), d);
+    else
+      groups.push_back({d});
+  }
+  std::reverse(groups.begin(), groups.end());
+  return groups;
+}
+
 /// memref.copy / linalg.copy: a DMA (HBM side) or a vector copy (on chip).
 template <typename CopyOpTy>
 struct CopyToNova : public OpRewritePattern<CopyOpTy> {
@@ -77,6 +104,21 @@ struct CopyToNova : public OpRewritePattern<CopyOpTy> {
     }
     rewriter.setInsertionPoint(op);
     Location loc = op.getLoc();
+    constexpr int64_t kMaxTileRank = 4;
+    if (fromType.getRank() > kMaxTileRank) {
+      SmallVector<ReassociationIndices> groups =
+          contiguousGroups(fromType, toType);
+      if (groups.empty() || int64_t(groups.size()) > kMaxTileRank)
+        return op->emitOpError()
+               << "copies a rank-" << fromType.getRank()
+               << " view whose layouts do not collapse to the tile "
+                  "descriptor's "
+               << kMaxTileRank << " dimensions";
+      from = memref::CollapseShapeOp::create(rewriter, loc, from, groups);
+      to = memref::CollapseShapeOp::create(rewriter, loc, to, groups);
+      fromType = cast<MemRefType>(from.getType());
+      toType = cast<MemRefType>(to.getType());
+    }
     if (staging::isOnChip(from) != staging::isOnChip(to) ||
         !staging::isOnChip(from)) {
       if (getMemorySpace(fromType) == MemorySpace::ACC) {
