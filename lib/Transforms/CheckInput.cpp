@@ -99,6 +99,27 @@ LogicalResult checkWindow(Operation *op) {
   return success();
 }
 
+/// tensor.pad: a static padding equal to the dynamic sentinel (INT64_MIN
+/// written as a number) must come with an operand; its folder indexes the
+/// operands by the sentinels.
+LogicalResult checkPad(Operation *op) {
+  auto pad = dyn_cast<tensor::PadOp>(op);
+  if (!pad)
+    return success();
+  auto count = [](ArrayRef<int64_t> values) {
+    return llvm::count_if(values, ShapedType::isDynamic);
+  };
+  if (count(pad.getStaticLow()) != int64_t(pad.getLow().size()) ||
+      count(pad.getStaticHigh()) != int64_t(pad.getHigh().size()))
+    return pad.emitOpError()
+           << "has " << count(pad.getStaticLow()) + count(pad.getStaticHigh())
+           << " dynamic paddings but "
+           << pad.getLow().size() + pad.getHigh().size()
+           << " padding operands (" << ShapedType::kDynamic
+           << " is the dynamic marker, not a padding)";
+  return success();
+}
+
 LogicalResult checkGrid(shard::GridOp grid) {
   for (int64_t size : grid.getShape())
     if (!ShapedType::isDynamic(size) && size <= 0)
@@ -141,7 +162,7 @@ struct CheckInputPass : public nova::impl::NovaCheckInputBase<CheckInputPass> {
       else if (auto sharding = dyn_cast<shard::ShardingOp>(op))
         r = duplicate ? success() : checkSharding(sharding, grids);
       else if (failed(checkReassociation(op)) || failed(checkPermutation(op)) ||
-               failed(checkWindow(op)))
+               failed(checkWindow(op)) || failed(checkPad(op)))
         r = failure();
       ok &= succeeded(r);
     });

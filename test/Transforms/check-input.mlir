@@ -73,3 +73,14 @@ shard.grid @g(shape = 2)
 // expected-error @+2 {{redefinition of symbol named 'g'}}
 // expected-note @-2 {{see existing symbol definition here}}
 shard.grid @g(shape = 2)
+
+// -----
+
+func.func @negative_pad_sentinel(%x: tensor<2x8xf32>, %c: f32) -> tensor<2x10xf32> {
+  // expected-error @+1 {{has 1 dynamic paddings but 0 padding operands (-9223372036854775808 is the dynamic marker, not a padding)}}
+  %p = tensor.pad %x low[0, 1] high[0, -9223372036854775808] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %c : f32
+  } : tensor<2x8xf32> to tensor<2x10xf32>
+  return %p : tensor<2x10xf32>
+}
