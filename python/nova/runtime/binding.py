@@ -197,11 +197,18 @@ def _leaf_json(leaf: Leaf) -> dict[str, Any]:
     return {"kind": leaf.kind, "name": leaf.name, "index": leaf.index, "value": leaf.value}
 
 
+#: Packages whose output types (Hugging Face's ModelOutput classes) the
+#: ``nova`` command imports when a saved program names them.
+_TYPE_PACKAGES = ("transformers", "torch", "nova")
+
+
 def _load_spec(text: str, import_types: bool = False) -> Any:
     """torch's pytree finds a custom node type (a ``ModelOutput``) only once its
     class is defined: import its module when the package it belongs to has
     been imported already, or with ``import_types`` (the ``nova`` command,
-    which loads programs on the user's behalf) in any case."""
+    which loads programs on the user's behalf) when it is one of
+    :data:`_TYPE_PACKAGES` — a crafted file must not make the CLI import
+    arbitrary installed modules."""
     from torch.utils import _pytree as pytree
 
     try:
@@ -211,7 +218,10 @@ def _load_spec(text: str, import_types: bool = False) -> Any:
     names = sorted(_type_names(json.loads(text)))
     for name in names:
         module = name.rpartition(".")[0]
-        if module and (import_types or module.split(".")[0] in sys.modules):
+        root = module.split(".")[0]
+        # A saved file names the modules; only packages that define output
+        # types Nova knows (or that the user imported) are imported for it.
+        if module and (root in sys.modules or (import_types and root in _TYPE_PACKAGES)):
             try:
                 importlib.import_module(module)
             except ImportError:
