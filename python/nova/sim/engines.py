@@ -29,7 +29,7 @@ from . import collectives as coll
 from . import opcodes as oc
 from .collectives import CollectivePlanner
 from .engines_collective import CollectiveUnit
-from .engines_dma import DmaUnit
+from .engines_dma import DmaUnit, transpose_axis
 from .engines_matrix import MatrixUnit
 from .engines_vector import VectorUnit
 from .errors import (CollectiveMismatchError, DeadlockError, EngineFaultError, MemoryFaultError,
@@ -42,6 +42,8 @@ from .verify import type_error
 from .timing import BandwidthPool, CostModel
 from .trace import TraceRecorder
 from .watchdog import Budget, over_instructions, over_time
+from . import stream as sx
+from .stream import precheck, state_at, stream_of
 
 M64 = (1 << 64) - 1
 S63 = 1 << 63
@@ -73,7 +75,7 @@ class Dec:
     """An instruction prepared for execution (static parts resolved once)."""
 
     __slots__ = ("ins", "pc", "op", "qkey", "waits", "signals", "ta", "tb", "tc", "td", "name",
-                 "scalar", "perm", "label")
+                 "scalar", "perm", "label", "perm_axis", "vcost")
 
     def __init__(self, ins: Instr, pc: int, tiles: list[TileAccess], dma_engines: int) -> None:
         self.ins, self.pc, self.op = ins, pc, ins.opcode
@@ -85,6 +87,8 @@ class Dec:
         self.waits, self.signals = _bits(ins.wait), _bits(ins.signal)
         self.scalar: np.ndarray | None = None
         self.perm: tuple[int, ...] = ()
+        self.perm_axis = transpose_axis(self.ta, self.td) if op == oc.DMA_COPY and self.ta and self.td else -1
+        self.vcost: float | None = None  # vector engines' cost, cached on first use (static)
         if op in oc.DMA_OPS or (op == oc.NOP and ins.engine == oc.DMA):
             if ins.queue >= dma_engines:
                 raise ProgramError(f"instruction {pc} ({self.name}) uses dma queue {ins.queue} but the "
@@ -207,6 +211,15 @@ class Chip:
         self.pc_count = [0] * len(self.code)
         self.mem_bytes = {k: 0.0 for k in ("hbm_read", "hbm_write", "sram_read", "sram_write",
                                            "acc_read", "acc_write")}
+        # The precomputed sequencer stream (nova.sim.stream), or None: interpreted.
+        self.stream: Any = None
+        # Timing-only runs: the stream's bounds checks were done once (nova.sim.stream.precheck);
+        # the bytes they count are added at the end of the run.
+        self.prechecked = False
+        self.pre_bytes: dict[str, float] | None = None
+        self.steps: list | None = None
+        self.si = 0  # next step
+        self.at_step = False  # the next step's scalar prefix has run
 
     @property
     def finished(self) -> bool:
@@ -258,6 +271,15 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         self.collectives: list[tuple[str, str, float]] = []
         self.events = 0
         self.dispatched = 0
+        self._ends: dict[tuple[int, int, Dec], tuple[float, tuple[str, ...], tuple[float, ...]]] = {}
+        if trace is None:  # traced runs interpret (they record semaphore FIFOs)
+            for ch, code in zip(self.chips, program.chips):
+                ch.stream = stream_of(code, ch.code, ch.id, tg.dma_engines, self.budget, self.cycle)
+                ch.steps = None if ch.stream is None else ch.stream.steps
+                if ch.stream is not None and not self.functional:
+                    caps = (tg.capacity(oc.HBM), tg.capacity(oc.SRAM), tg.capacity(oc.ACC))
+                    ch.pre_bytes = precheck(ch.stream, caps)
+                    ch.prechecked = ch.pre_bytes is not None
         self._exec = {
             oc.NOP: self._x_nop, oc.DMA_COPY: self._x_dma, oc.MATMUL: self._x_matmul,
             oc.VUNARY: self._x_vunary, oc.VBINARY: self._x_vbinary, oc.VSCALAR: self._x_vscalar,
@@ -283,18 +305,140 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         while heap:
             t, _, fn, arg = pop(heap)
             if t > t_max:
+                self._sync_state()
                 raise over_time(self, t, self.budget)
             self.now = pool.now = t
             fn(arg)
             n += 1
         self.events = n
         self._check_end()
+        for ch in self.chips:
+            if ch.prechecked:
+                for k, v in ch.pre_bytes.items():
+                    ch.mem_bytes[k] += v
+        for ch in self.chips:  # the registers a halted chip leaves (tests read them)
+            if ch.steps is not None and ch.stream.final is not None:
+                f = ch.stream.final
+                ch.pc, ch.regs, ch.loops = f.pc, list(f.regs), list(f.loops)
         return max(ch.t_end for ch in self.chips)
 
     # Sequencer ---------------------------------------------------------------------------
     def _resume(self, ch: Chip) -> None:
         ch.block = None
-        self._run_seq(ch)
+        if ch.steps is not None:
+            self._run_stream(ch)
+        else:
+            self._run_seq(ch)
+
+    def _run_stream(self, ch: Chip) -> None:
+        """``_run_seq`` over the chip's precomputed stream (nova.sim.stream): the same
+        time arithmetic, blocking and events, without interpreting scalar code."""
+        now = self.now
+        t = ch.t if ch.t > now else now
+        steps, i, at_step, cyc, queues = ch.steps, ch.si, ch.at_step, self.cycle, ch.queues
+        depth, t_max = self.queue_depth, self.budget.max_time_ns
+        n = k = 0  # scalar instructions, dispatches
+        while True:
+            st = steps[i]
+            if not at_step:
+                m = st[0]
+                if m:
+                    t0 = t
+                    for _ in range(m):
+                        t += cyc
+                    if st[7] and t > t_max:
+                        # A back-edge in the prefix may be past the time budget: the
+                        # interpreter runs on from the prefix and raises where it would.
+                        ch.t = t0
+                        self._to_interpreter(ch, i, False, n, k)
+                        self._run_seq(ch)
+                        return
+                    n += m
+                at_step = True
+            kind = st[1]
+            if kind == sx.DISPATCH:
+                d = st[2]
+                q = queues[d.qkey]
+                if len(q.pending) >= depth:
+                    ch.block = q
+                    break
+                o = Op(d, st[3], st[4], st[5], st[6], t)
+                q.pending.append(o)
+                if q.running is None and len(q.pending) == 1 and not q.wake:
+                    q.wake = True
+                    self.schedule(t, self._wake, q)
+                t += cyc
+                k += 1
+            elif kind == sx.WAIT:
+                if t > now:
+                    ch.block = "time"
+                    self.schedule(t, self._resume, ch)
+                    break
+                sems = ch.sems
+                waits = st[2].waits
+                if any(sems[s] <= 0 for s in waits):
+                    ch.block = "sem"
+                    break
+                for s in waits:
+                    sems[s] -= 1
+                n += 1
+                t += cyc
+            elif kind == sx.SIGNAL:
+                if t > now:
+                    ch.block = "time"
+                    self.schedule(t, self._resume, ch)
+                    break
+                sems = ch.sems
+                d = st[2]
+                for s in d.signals:
+                    if sems[s] >= U32_MAX:
+                        raise ScalarFaultError(self._where(ch, d, f"semaphore s{s} overflows"))
+                    sems[s] += 1
+                    ch.sem_time[s] = t
+                n += 1
+                t += cyc
+                ch.si, ch.at_step, ch.t = i + 1, False, t
+                i, at_step = i + 1, False
+                self._sems_changed(ch)
+                continue
+            elif kind == sx.HALT:
+                n += 1
+                ch.halted = True
+                ch.t_end = max(ch.t_end, t + cyc)
+                t += cyc
+                i += 1
+                at_step = False
+                break
+            else:
+                ch.scalar_count += n
+                ch.executed += n + k
+                raise st[2]()
+            i += 1
+            at_step = False
+        ch.si, ch.at_step, ch.t = i, at_step, t
+        ch.scalar_count += n
+        ch.executed += n + k
+        if ch.executed > self.budget.max_instructions:  # straight-line code past the budget
+            self._sync_state()
+            raise over_instructions(ch, ch.executed, self.budget)
+
+    def _to_interpreter(self, ch: Chip, i: int, after: bool, n: int, k: int) -> None:
+        """Hands the chip's sequencer over to ``_run_seq`` at step ``i`` of its stream
+        (for the rest of this run): its pc, registers and loop stack from the stream."""
+        s = state_at(ch.id, ch.code, ch.debug, self.budget, i, after)
+        ch.pc, ch.regs, ch.loops = s.pc, s.regs, s.loops
+        ch.scalar_count += n
+        ch.executed += n + k
+        ch.steps = None
+
+    def _sync_state(self) -> None:
+        """Before an error message that reads sequencer state (pc, loops, registers):
+        every chip on a stream gets it from the stream."""
+        for ch in self.chips:
+            if ch.steps is not None:
+                s = (ch.stream.final if ch.halted else
+                     state_at(ch.id, ch.code, ch.debug, self.budget, ch.si, ch.at_step))
+                ch.pc, ch.regs, ch.loops = s.pc, list(s.regs), list(s.loops)
 
     def _run_seq(self, ch: Chip) -> None:
         now = self.now
@@ -324,35 +468,35 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
                 ins = d.ins
                 n += 1
                 if op == oc.SALU:
-                    a, b, k = regs[ins.ra], regs[ins.rb], ins.kind
-                    if k == 0:
+                    a, b, kd = regs[ins.ra], regs[ins.rb], ins.kind
+                    if kd == 0:
                         r = _wrap(a + b)
-                    elif k == 1:
+                    elif kd == 1:
                         r = _wrap(a - b)
-                    elif k == 2:
+                    elif kd == 2:
                         r = _wrap(a * b)
-                    elif k in (3, 4):
+                    elif kd in (3, 4):
                         if b == 0:
                             raise ScalarFaultError(self._where(ch, d, "division by zero in salu "
-                                                               + ("div" if k == 3 else "rem")))
+                                                               + ("div" if kd == 3 else "rem")))
                         qt = abs(a) // abs(b)
                         if (a < 0) != (b < 0):
                             qt = -qt
-                        r = _wrap(qt) if k == 3 else _wrap(a - qt * b)
-                    elif k == 5:
+                        r = _wrap(qt) if kd == 3 else _wrap(a - qt * b)
+                    elif kd == 5:
                         r = min(a, b)
-                    elif k == 6:
+                    elif kd == 6:
                         r = max(a, b)
-                    elif k == 7:
+                    elif kd == 7:
                         r = int(a == b)
-                    elif k == 8:
+                    elif kd == 8:
                         r = int(a != b)
-                    elif k == 9:
+                    elif kd == 9:
                         r = int(a < b)
-                    elif k == 10:
+                    elif kd == 10:
                         r = int(a <= b)
                     else:
-                        raise ProgramError(self._where(ch, d, f"unknown salu kind {k}"))
+                        raise ProgramError(self._where(ch, d, f"unknown salu kind {kd}"))
                     regs[ins.rd] = r
                     pc += 1
                 elif op == oc.LI:
@@ -577,7 +721,7 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
                 if d.ins.flags & oc.F_ACCUMULATE:
                     c += self._read(ch, td, o.rdst, d)
                 self._write(ch, td, o.rdst, c, d)
-        else:
+        elif not ch.prechecked:
             self._check(ch, ta, o.ra, d, False)
             self._check(ch, tb, o.rb, d, False)
             if d.ins.flags & oc.F_ACCUMULATE:
@@ -717,6 +861,8 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
 
     # End of run ----------------------------------------------------------------------------
     def _check_end(self) -> None:
+        if not all(ch.finished for ch in self.chips):
+            self._sync_state()
         if all(ch.finished for ch in self.chips):
             left = [(k, v) for k, v in self.mailbox.items() if v]
             if left:

@@ -31,6 +31,41 @@ def count_runs(p: np.ndarray) -> int:
     return 1 + int(np.count_nonzero(np.diff(p) != 1)) if p.size else 0
 
 
+def _inner_axis(strides: tuple[int, ...], shape: tuple[int, ...]) -> int:
+    """The axis with the smallest nonzero stride among those longer than 1 (-1: none)."""
+    best, axis = 0, -1
+    for k, (n, s) in enumerate(zip(shape, strides)):
+        if n > 1 and s and (axis < 0 or abs(s) < best):
+            best, axis = abs(s), k
+    return axis
+
+
+def transpose_axis(src: "TileAccess", dst: "TileAccess") -> int:
+    """For a copy whose two sides' contiguous axes differ (a weight strip loaded k-major),
+    the destination's contiguous axis, along which :func:`copy_tile` chunks; else -1."""
+    if src.shape != dst.shape:
+        return -1
+    p, q = _inner_axis(dst.bstrides, dst.shape), _inner_axis(src.bstrides, src.shape)
+    return p if p >= 0 and q >= 0 and p != q and src.shape[q] >= 64 else -1
+
+
+def copy_tile(dst: np.ndarray, src: np.ndarray, axis: int) -> None:
+    """``dst[...] = src``. A transposing copy (``axis`` from :func:`transpose_axis`) goes
+    in chunks of 32 bytes along ``axis``: each chunk then reads whole cache lines of the
+    source, where numpy alone walks the source a line per element (2-3x faster on
+    GPT-2's weight strips). Overlapping views are copied whole (numpy copies them
+    through a temporary)."""
+    if axis < 0 or np.may_share_memory(dst, src):
+        dst[...] = src
+        return
+    step = max(1, 32 // dst.itemsize)
+    index: list = [slice(None)] * dst.ndim
+    for i in range(0, dst.shape[axis], step):
+        index[axis] = slice(i, i + step)
+        sl = tuple(index)
+        dst[sl] = src[sl]
+
+
 class DmaUnit:
     """The DMA engines' instruction semantics (a mixin of ``Machine``)."""
 
@@ -43,16 +78,20 @@ class DmaUnit:
         if self.functional:
             ch.mem_bytes[_RW[ta.space][0]] += ta.nbytes
             dst.mem_bytes[_RW[td.space][1]] += td.nbytes
-            raw = ch.mem.view(ta, o.ra, what)
-            dst.mem.write_raw(td, o.rdst, raw, what)
-        else:
+            copy_tile(dst.mem.view(td, o.rdst, what), ch.mem.view(ta, o.ra, what), d.perm_axis)
+        elif not (ch.prechecked and not d.ins.flags & oc.F_PEER):
             self._check(ch, ta, o.ra, d, False)
             self._check(dst, td, o.rdst, d, True)
-        setup = self.cost.dma_setup
-        res, w = self._dma_ends(ch.id, ta, peer, td)
-        if peer != ch.id:
-            route = self.net.route(ch.id, peer)
-            res, w, setup = res + route.links, w + (1.0,) * len(route.links), setup + route.latency_ns
+        key = (ch.id, peer, d)
+        ends = self._ends.get(key)
+        if ends is None:  # the ports, bursts and route of this copy: static
+            setup = self.cost.dma_setup
+            res, w = self._dma_ends(ch.id, ta, peer, td)
+            if peer != ch.id:
+                route = self.net.route(ch.id, peer)
+                res, w, setup = res + route.links, w + (1.0,) * len(route.links), setup + route.latency_ns
+            ends = self._ends[key] = (setup, res, w)
+        setup, res, w = ends
         self.schedule(self.now + setup, self._dma_flow, (q, ta.nbytes, res, w))
         return None
 

@@ -1,0 +1,315 @@
+"""The sequencer's dynamic instruction stream, computed once per program and chip.
+
+No instruction loads a register from memory, so the sequencer's control flow and
+every register value it dispatches depend on the program alone (and the chip id),
+never on data or time. :func:`stream_of` runs the scalar code once without time
+and records, in order, each point where the sequencer meets the rest of the machine:
+a dispatch (with its register operands), ``sem_wait``, ``sem_signal``, ``halt``,
+or the fault the scalar code raises there. Each step carries the number of scalar
+instructions before it (each costs one sequencer cycle) and whether those include a
+taken loop back-edge (where the watchdog checks the time budget).
+
+:meth:`nova.sim.engines.Machine._run_stream` replays the steps with the same float
+operations in the same order as the interpreter (``_run_seq``), so simulated times
+are bit-identical; a run that needs the interpreter's full state (a time budget hit at
+a back-edge, a deadlock report) gets it from :func:`state_at`. Streams are cached by
+code identity, so a program run again (or timing-only after functional) replays its
+steps without interpreting anything.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Callable
+
+from . import opcodes as oc
+from .errors import ProgramError, ScalarFaultError
+from .watchdog import Budget, over_instructions
+
+if TYPE_CHECKING:
+    from .engines import Dec
+    from .program import ChipCode
+
+M64 = (1 << 64) - 1
+S63 = 1 << 63
+
+#: Step kinds: (scalars before, kind, Dec or error factory, ra, rb, rc, rdst, back-edge before).
+DISPATCH, WAIT, SIGNAL, HALT, RAISE = range(5)
+
+#: A program with more dynamic instructions per chip than this is interpreted
+#: instead (its stream would take too much memory).
+MAX_INSTRUCTIONS = 4_000_000
+
+Step = tuple[int, int, Any, int, int, int, int, bool]
+
+
+def _wrap(x: int) -> int:
+    x &= M64
+    return x - (1 << 64) if x & S63 else x
+
+
+class _State:
+    """The scalar state of a chip at one point (what error messages and the
+    interpreter read: id, code, debug, pc, regs, loops)."""
+
+    def __init__(self, cid: int, code: list["Dec"], debug: dict[int, str]) -> None:
+        self.id, self.code, self.debug = cid, code, debug
+        self.pc = 0
+        self.regs = [0] * oc.NUM_REGISTERS
+        self.loops: list[tuple[int, int, int, int]] = []
+
+    def copy(self) -> "_State":
+        s = _State(self.id, self.code, self.debug)
+        s.pc, s.regs, s.loops = self.pc, list(self.regs), list(self.loops)
+        return s
+
+
+def _where(st: _State, d: "Dec", msg: str) -> str:
+    loc = st.debug.get(d.pc)
+    return f"chip {st.id}: instruction {d.pc} ({d.name}{' at ' + loc if loc else ''}): {msg}"
+
+
+def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, limit: int,
+          stop: tuple[int, bool] | None = None, final: list[_State] | None = None
+          ) -> list[Step] | _State | None:
+    """Interprets the scalar code (as ``Machine._run_seq`` does, without time).
+
+    Returns the steps, or None past ``limit`` dynamic instructions; the state at
+    ``halt`` is appended to ``final``. With ``stop = (i, after)`` returns the state at
+    step ``i`` instead: before its scalar prefix, or (``after``) at its own instruction."""
+    final = [] if final is None else final
+    s = _State(cid, code, debug)
+    regs, loops = s.regs, s.loops
+    steps: list[Step] = []
+    append = steps.append
+    pc = n = executed = 0
+    back = False
+    size = len(code)
+    max_instr = budget.max_instructions
+
+    def fault(error: Callable[[], BaseException]) -> list[Step]:
+        append((n, RAISE, error, 0, 0, 0, 0, back))
+        return steps
+
+    while True:
+        if stop is not None and len(steps) == stop[0] and (not stop[1] and n == 0):
+            s.pc = pc
+            return s
+        if pc >= size:
+            at = pc
+            return fault(lambda: ProgramError(f"chip {cid}: execution fell off the end of the code "
+                                              f"(instruction {at}; code must end with halt)"))
+        d = code[pc]
+        op = d.op
+        if d.qkey >= 0 or op in (oc.SEM_WAIT, oc.SEM_SIGNAL, oc.HALT):
+            if stop is not None and len(steps) == stop[0]:
+                s.pc = pc
+                return s
+            executed += 1
+            if d.qkey >= 0:
+                ins = d.ins
+                append((n, DISPATCH, d, regs[ins.ra], regs[ins.rb], regs[ins.rc], regs[ins.rdst], back))
+            else:
+                append((n, WAIT if op == oc.SEM_WAIT else SIGNAL if op == oc.SEM_SIGNAL else HALT,
+                        d, 0, 0, 0, 0, back))
+                if op == oc.HALT:
+                    s.pc = pc
+                    final.append(s)
+                    return steps
+            n, back = 0, False
+            pc += 1
+            if executed > limit:
+                return None
+            continue
+        ins = d.ins
+        n += 1
+        executed += 1
+        if op == oc.SALU:
+            a, b, k = regs[ins.ra], regs[ins.rb], ins.kind
+            if k == 0:
+                r = _wrap(a + b)
+            elif k == 1:
+                r = _wrap(a - b)
+            elif k == 2:
+                r = _wrap(a * b)
+            elif k in (3, 4):
+                if b == 0:
+                    msg = _where(s, d, "division by zero in salu " + ("div" if k == 3 else "rem"))
+                    n -= 1
+                    return fault(lambda: ScalarFaultError(msg))
+                qt = abs(a) // abs(b)
+                if (a < 0) != (b < 0):
+                    qt = -qt
+                r = _wrap(qt) if k == 3 else _wrap(a - qt * b)
+            elif k == 5:
+                r = min(a, b)
+            elif k == 6:
+                r = max(a, b)
+            elif k == 7:
+                r = int(a == b)
+            elif k == 8:
+                r = int(a != b)
+            elif k == 9:
+                r = int(a < b)
+            elif k == 10:
+                r = int(a <= b)
+            else:
+                msg = _where(s, d, f"unknown salu kind {k}")
+                n -= 1
+                return fault(lambda: ProgramError(msg))
+            regs[ins.rd] = r
+            pc += 1
+        elif op == oc.LI:
+            regs[ins.rd] = ins.imm0
+            pc += 1
+        elif op == oc.LOOP:
+            fl = ins.flags
+            lb = regs[ins.ra] if fl & oc.F_LB_REG else ins.imm0
+            ub = regs[ins.rb] if fl & oc.F_UB_REG else ins.imm1
+            st = regs[ins.rc] if fl & oc.F_STEP_REG else ins.imm2
+            if st <= 0:
+                msg = _where(s, d, f"loop step {st} is not positive")
+                n -= 1
+                return fault(lambda: ScalarFaultError(msg))
+            if lb >= ub:
+                pc = ins.target + 1
+            else:
+                if len(loops) >= oc.MAX_LOOP_DEPTH:
+                    msg = _where(s, d, "loop stack overflow (more than 8 nested loops)")
+                    n -= 1
+                    return fault(lambda: ScalarFaultError(msg))
+                regs[ins.rd] = lb
+                loops.append((pc, ins.rd, ub, st))
+                pc += 1
+        elif op == oc.ENDLOOP:
+            if not loops or loops[-1][0] != ins.target:
+                msg = _where(s, d, "endloop does not match the innermost loop")
+                n -= 1
+                return fault(lambda: ProgramError(msg))
+            lpc, rd, ub, st = loops[-1]
+            v = _wrap(regs[rd] + st)
+            regs[rd] = v
+            if v < ub:
+                pc = lpc + 1
+                if executed > max_instr:  # the watchdog's instruction budget, at this back-edge
+                    snap, count = s.copy(), executed
+                    n -= 1
+                    return fault(lambda: over_instructions(snap, count, budget))
+                back = True
+            else:
+                loops.pop()
+                pc += 1
+        elif op == oc.IF:
+            pc = pc + 1 if regs[ins.ra] != 0 else ins.target + 1
+        elif op == oc.ELSE:
+            pc = ins.target + 1
+        elif op == oc.ENDIF or op == oc.NOP:
+            pc += 1
+        elif op == oc.CHIP_ID:
+            regs[ins.rd] = cid
+            pc += 1
+        else:
+            msg = _where(s, d, f"{d.name} cannot run on the sequencer")
+            n -= 1
+            return fault(lambda: ProgramError(msg))
+        if executed > limit:
+            return None
+
+
+class Stream:
+    """A chip's steps and its scalar state at ``halt`` (None if it never halts)."""
+
+    __slots__ = ("steps", "final")
+
+    def __init__(self, steps: list[Step], final: _State | None) -> None:
+        self.steps, self.final = steps, final
+
+
+#: Streams of recently run programs, by (ChipCode identity, chip, dma engines, budget).
+_STREAMS: "OrderedDict[tuple[Any, ...], tuple[ChipCode, Stream | None]]" = OrderedDict()
+
+
+def stream_of(code: "ChipCode", decoded: list["Dec"], cid: int, dma_engines: int, budget: Budget,
+              cycle_ns: float) -> Stream | None:
+    """The stream of chip ``cid`` running ``code`` (cached), or None when the interpreter
+    should run it: more than :data:`MAX_INSTRUCTIONS` dynamic instructions, or more than
+    the time budget of sequencer cycles alone."""
+    limit = MAX_INSTRUCTIONS
+    if cycle_ns > 0:
+        limit = min(limit, int(budget.max_time_ns / cycle_ns))
+    key = (id(code), cid, dma_engines, budget.max_instructions, limit)
+    hit = _STREAMS.get(key)
+    if hit is not None and hit[0] is code:
+        _STREAMS.move_to_end(key)
+        return hit[1]
+    final: list[_State] = []
+    steps = _walk(cid, decoded, code.debug, budget, limit, final=final)
+    assert steps is None or isinstance(steps, list)
+    stream = None if steps is None else Stream(steps, final[0] if final else None)
+    _STREAMS[key] = (code, stream)
+    while len(_STREAMS) > 16:
+        _STREAMS.popitem(last=False)
+    return stream
+
+
+def state_at(cid: int, decoded: list["Dec"], debug: dict[int, str], budget: Budget, i: int,
+             after: bool) -> _State:
+    """The scalar state (pc, regs, loops) of the chip at step ``i`` of its stream: before
+    the step's scalar prefix, or (``after``) at the step's own instruction."""
+    s = _walk(cid, decoded, debug, budget, MAX_INSTRUCTIONS + 1, (i, after))
+    assert isinstance(s, _State)
+    return s
+
+
+#: Tiles each prechecked opcode reads (by slot and its address operand) and writes, in
+#: timing-only mode (as the ``_x_*`` methods check and count them).
+_SLOTS: dict[int, tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]] = {
+    oc.MATMUL: ((("ta", 3), ("tb", 4)), (("td", 6),)),
+    oc.DMA_COPY: ((("ta", 3),), (("td", 6),)),
+    oc.VUNARY: ((("ta", 3),), (("td", 6),)), oc.VBINARY: ((("ta", 3), ("tb", 4)), (("td", 6),)),
+    oc.VSCALAR: ((("ta", 3),), (("td", 6),)), oc.VSELECT: ((("ta", 3), ("tb", 4), ("tc", 5)), (("td", 6),)),
+    oc.VREDUCE: ((("ta", 3),), (("td", 6),)), oc.VTRANSPOSE: ((("ta", 3),), (("td", 6),)),
+    oc.VFILL: ((), (("td", 6),)), oc.VCOPY: ((("ta", 3),), (("td", 6),)), oc.VIOTA: ((), (("td", 6),)),
+    oc.VASSERT: ((("ta", 3),), ()), oc.VSCAN: ((("ta", 3),), (("td", 6),)),
+    oc.VSORT: ((("ta", 3),), (("td", 6), ("tc", 5))),
+}
+_RW = (("hbm_read", "hbm_write"), ("sram_read", "sram_write"), ("acc_read", "acc_write"))
+
+
+def precheck(stream: Stream, capacity: tuple[int, int, int]) -> dict[str, float] | None:
+    """Timing-only mode: the bounds checks of every matmul, vector instruction and local
+    ``dma_copy`` of the stream, done once. Returns the bytes they move by memory (what
+    their per-instruction checks would add up), or None if one is out of bounds (then
+    every instruction is checked when it runs, and faults where it would)."""
+    key = capacity
+    hit = stream_checks.get((id(stream), key))
+    if hit is not None and hit[0] is stream:
+        return hit[1]
+    total = dict.fromkeys(("hbm_read", "hbm_write", "sram_read", "sram_write", "acc_read", "acc_write"), 0)
+    ok = True
+    for st in stream.steps:
+        if st[1] != DISPATCH:
+            continue
+        d = st[2]
+        slots = _SLOTS.get(d.op)
+        if slots is None or d.op == oc.DMA_COPY and d.ins.flags & oc.F_PEER:
+            continue
+        for w, group in enumerate(slots):
+            for name, reg in group:
+                t = getattr(d, name)
+                addr = st[reg]
+                if addr < 0 or addr + t.extent > capacity[t.space]:
+                    ok = False
+                total[_RW[t.space][w]] += t.nbytes
+        if d.op == oc.MATMUL and d.ins.flags & oc.F_ACCUMULATE:
+            total[_RW[d.td.space][0]] += d.td.nbytes
+        if not ok:
+            break
+    result = {k: float(v) for k, v in total.items()} if ok else None
+    stream_checks[(id(stream), key)] = (stream, result)
+    while len(stream_checks) > 16:
+        stream_checks.pop(next(iter(stream_checks)))
+    return result
+
+
+stream_checks: dict[tuple[int, tuple[int, int, int]], tuple[Stream, dict[str, float] | None]] = {}
