@@ -44,19 +44,41 @@ struct DecomposeConvPass
                                            [](int64_t v) { return v; }));
   }
 
+  /// acc[c, p] + tap[c] * x[c, p]: one depthwise tap, on the vector unit.
+  static Value scaleAccumulate(IRRewriter &rewriter, Location loc, Value tap,
+                               Value x, Value acc) {
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
+    AffineMap channel = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
+    SmallVector<utils::IteratorType> parallel(2, utils::IteratorType::parallel);
+    return linalg::GenericOp::create(
+               rewriter, loc, TypeRange{acc.getType()}, ValueRange{tap, x},
+               ValueRange{acc}, ArrayRef<AffineMap>{channel, id, id}, parallel,
+               [](OpBuilder &b, Location l, ValueRange args) {
+                 Value product = arith::MulFOp::create(b, l, args[0], args[1]);
+                 linalg::YieldOp::create(
+                     b, l, ValueRange{arith::AddFOp::create(b, l, args[2], product)
+                                          .getResult()});
+               })
+        .getResult(0);
+  }
+
   /// out[n] (F x OH*OW) += W[:, :, kh, kw] * X[n, :, kh*d : +s, kw*d : +s]
   /// over loops n, kh, kw, at the rewriter's insertion point; `x` is
-  /// [N, C, H, W], `w` [F, C, KH, KW], `out` [N, F, OH, OW].
+  /// [N, C, H, W], `w` [F, C, KH, KW], `out` [N, F, OH, OW]. Depthwise, `w`
+  /// is [C, KH, KW] and each tap scales its channel's view elementwise:
+  /// out[n] (C x OH*OW) += W[:, kh, kw] (broadcast) * X[n, :, ...].
   Value emitLoops(IRRewriter &rewriter, Location loc, Value x, Value w,
                   Value out, ArrayRef<int64_t> strides,
-                  ArrayRef<int64_t> dilations) {
+                  ArrayRef<int64_t> dilations, bool depthwise = false) {
     auto filter = cast<RankedTensorType>(w.getType());
     auto output = cast<RankedTensorType>(out.getType());
     Type element = output.getElementType();
     int64_t n = output.getDimSize(0), f = output.getDimSize(1),
             oh = output.getDimSize(2), ow = output.getDimSize(3);
-    int64_t c = filter.getDimSize(1), kh = filter.getDimSize(2),
-            kw = filter.getDimSize(3);
+    unsigned k0 = depthwise ? 1 : 2; // the filter's first kernel dimension
+    int64_t c = depthwise ? f : filter.getDimSize(1),
+            kh = filter.getDimSize(k0), kw = filter.getDimSize(k0 + 1);
 
     // Loops over images and kernel taps rather than one matmul per (image,
     // tap) pair: the program stays proportional to the input (a weight
@@ -84,7 +106,8 @@ struct DecomposeConvPass
         return iv;
       return arith::MulIOp::create(rewriter, loc, iv, dilation[d]).getResult();
     };
-    auto wSliceType = RankedTensorType::get({f, c}, element);
+    auto wSliceType = depthwise ? RankedTensorType::get({c}, element)
+                                : RankedTensorType::get({f, c}, element);
     auto xSliceType = RankedTensorType::get({c, oh, ow}, element);
     auto xMatType = RankedTensorType::get({c, oh * ow}, element);
     auto accSliceType = RankedTensorType::get({f, oh, ow}, element);
@@ -111,12 +134,16 @@ struct DecomposeConvPass
                 auto colLoop = scf::ForOp::create(
                     rewriter, loc, zero, cols, one, ValueRange{rowArgs[0]},
                     [&](OpBuilder &, Location, Value j, ValueRange colArgs) {
+                      SmallVector<OpFoldResult> tapOffsets = {i, j},
+                                                tapSizes = {attr(1), attr(1)};
+                      tapOffsets.insert(tapOffsets.begin(), k0, attr(0));
+                      if (!depthwise)
+                        tapSizes.insert(tapSizes.begin(), attr(f));
+                      tapSizes.insert(tapSizes.begin() + (depthwise ? 0 : 1),
+                                      attr(c));
                       Value tap = tensor::ExtractSliceOp::create(
-                          rewriter, loc, wSliceType, w,
-                          ArrayRef<OpFoldResult>{attr(0), attr(0), i, j},
-                          ArrayRef<OpFoldResult>{attr(f), attr(c), attr(1),
-                                                 attr(1)},
-                          ones);
+                          rewriter, loc, wSliceType, w, tapOffsets, tapSizes,
+                          SmallVector<OpFoldResult>(tapSizes.size(), attr(1)));
                       Value xs = tensor::ExtractSliceOp::create(
                           rewriter, loc, xSliceType, x,
                           ArrayRef<OpFoldResult>{b, attr(0),
@@ -128,11 +155,14 @@ struct DecomposeConvPass
                                                  attr(strides[1])});
                       Value xm = tensor::CollapseShapeOp::create(
                           rewriter, loc, xMatType, xs, collapse);
-                      Value mm = linalg::MatmulOp::create(
-                                     rewriter, loc, TypeRange{accType},
-                                     ValueRange{tap, xm},
-                                     ValueRange{colArgs[0]})
-                                     .getResult(0);
+                      Value mm =
+                          depthwise
+                              ? scaleAccumulate(rewriter, loc, tap, xm,
+                                                colArgs[0])
+                              : linalg::MatmulOp::create(
+                                    rewriter, loc, TypeRange{accType},
+                                    ValueRange{tap, xm}, ValueRange{colArgs[0]})
+                                    .getResult(0);
                       scf::YieldOp::create(rewriter, loc, mm);
                     });
                 scf::YieldOp::create(rewriter, loc, colLoop.getResult(0));
@@ -157,6 +187,23 @@ struct DecomposeConvPass
     Value result = emitLoops(rewriter, conv.getLoc(), x, w, out,
                              values(conv.getStrides()),
                              values(conv.getDilations()));
+    rewriter.replaceOp(conv, result);
+    ++numDecomposed;
+    return success();
+  }
+
+  LogicalResult decompose(linalg::DepthwiseConv2DNchwChwOp conv) {
+    Value x = conv.getInputs()[0], w = conv.getInputs()[1],
+          out = conv.getOutputs()[0];
+    if (failed(checkShapes(conv, {x, w, out})))
+      return failure();
+    if (!isa<FloatType>(cast<RankedTensorType>(out.getType()).getElementType()))
+      return conv.emitError() << "nova-decompose-conv needs a float depthwise "
+                                 "convolution";
+    IRRewriter rewriter(conv);
+    Value result = emitLoops(rewriter, conv.getLoc(), x, w, out,
+                             values(conv.getStrides()),
+                             values(conv.getDilations()), /*depthwise=*/true);
     rewriter.replaceOp(conv, result);
     ++numDecomposed;
     return success();
@@ -233,14 +280,18 @@ struct DecomposeConvPass
   void runOnOperation() override {
     SmallVector<Operation *> convs;
     getOperation().walk([&](Operation *op) {
-      if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp>(op))
+      if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp,
+              linalg::DepthwiseConv2DNchwChwOp>(op))
         convs.push_back(op);
     });
     for (Operation *op : convs) {
-      LogicalResult r =
-          isa<linalg::Conv2DNchwFchwOp>(op)
-              ? decompose(cast<linalg::Conv2DNchwFchwOp>(op))
-              : decompose(cast<linalg::Conv2DNgchwGfchwOp>(op));
+      LogicalResult r = failure();
+      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op))
+        r = decompose(conv);
+      else if (auto grouped = dyn_cast<linalg::Conv2DNgchwGfchwOp>(op))
+        r = decompose(grouped);
+      else
+        r = decompose(cast<linalg::DepthwiseConv2DNchwChwOp>(op));
       if (failed(r))
         return signalPassFailure();
     }

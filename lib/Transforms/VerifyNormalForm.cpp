@@ -108,13 +108,16 @@ struct VerifyNormalFormPass
           ok = false;
         }
       if (isa<linalg::ConvolutionOpInterface>(op)) {
-        if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp>(op))
+        if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp,
+                linalg::DepthwiseConv2DNchwChwOp>(op))
           op->emitError("convolution left; run nova-decompose-conv");
         else
           op->emitError() << "convolution '" << op->getName()
                         << "' has no lowering: nova-decompose-conv turns "
-                           "linalg.conv_2d_nchw_fchw and "
-                           "linalg.conv_2d_ngchw_gfchw into matmuls; other "
+                           "linalg.conv_2d_nchw_fchw, "
+                           "linalg.conv_2d_ngchw_gfchw and "
+                           "linalg.depthwise_conv_2d_nchw_chw into loops of "
+                           "matmuls; other "
                            "convolution and pooling forms are not supported";
         ok = false;
       }

@@ -73,6 +73,27 @@ func.func @conv_grouped(%x: tensor<1x2x3x6x6xf32>, %w: tensor<2x4x3x2x2xf32>, %b
 
 // -----
 
+// Depthwise: each tap scales its channel's strided view elementwise.
+// CHECK-LABEL: func.func @conv_depthwise
+// CHECK-SAME: (%[[X:.*]]: tensor<1x3x6x6xf32>, %[[W:.*]]: tensor<3x2x2xf32>
+// CHECK: scf.for
+// CHECK: scf.for %[[I:[a-z0-9_]+]] =
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK: %[[TAP:.*]] = tensor.extract_slice %[[W]][0, %[[I]], %[[J]]] [3, 1, 1] [1, 1, 1] : tensor<3x2x2xf32> to tensor<3xf32>
+// CHECK: %[[XS:.*]] = tensor.extract_slice %[[X]][%{{.*}}, 0, %[[I]], %[[J]]] [1, 3, 5, 5] [1, 1, 1, 1]
+// CHECK: %[[XM:.*]] = tensor.collapse_shape %[[XS]]
+// CHECK: linalg.generic {{.*}} ins(%[[TAP]], %[[XM]] : tensor<3xf32>, tensor<3x25xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: linalg.depthwise
+func.func @conv_depthwise(%x: tensor<1x3x6x6xf32>, %w: tensor<3x2x2xf32>, %b: tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32> {
+  %y = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x3x6x6xf32>, tensor<3x2x2xf32>) outs(%b : tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32>
+  return %y : tensor<1x3x5x5xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @negative_matmul_untouched
 // CHECK: linalg.matmul ins(%arg0, %arg1
 func.func @negative_matmul_untouched(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %c: tensor<4x2xf32>) -> tensor<4x2xf32> {

@@ -55,11 +55,11 @@ func.func @negative_conv(%x: tensor<1x3x6x6xf32>, %w: tensor<4x3x2x2xf32>, %b: t
 
 // -----
 
-func.func @negative_depthwise_conv(%x: tensor<1x3x6x6xf32>, %w: tensor<3x2x2xf32>, %b: tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32> {
-  // expected-error @+1 {{convolution 'linalg.depthwise_conv_2d_nchw_chw' has no lowering: nova-decompose-conv turns linalg.conv_2d_nchw_fchw and linalg.conv_2d_ngchw_gfchw into matmuls}}
-  %y = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
-      ins(%x, %w : tensor<1x3x6x6xf32>, tensor<3x2x2xf32>) outs(%b : tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32>
-  return %y : tensor<1x3x5x5xf32>
+func.func @negative_conv_3d(%x: tensor<1x3x4x6x6xf32>, %w: tensor<4x3x2x2x2xf32>, %b: tensor<1x4x3x5x5xf32>) -> tensor<1x4x3x5x5xf32> {
+  // expected-error @+1 {{convolution 'linalg.conv_3d_ncdhw_fcdhw' has no lowering: nova-decompose-conv turns linalg.conv_2d_nchw_fchw, linalg.conv_2d_ngchw_gfchw and linalg.depthwise_conv_2d_nchw_chw into loops of matmuls}}
+  %y = linalg.conv_3d_ncdhw_fcdhw {dilations = dense<1> : vector<3xi64>, strides = dense<1> : vector<3xi64>}
+      ins(%x, %w : tensor<1x3x4x6x6xf32>, tensor<4x3x2x2x2xf32>) outs(%b : tensor<1x4x3x5x5xf32>) -> tensor<1x4x3x5x5xf32>
+  return %y : tensor<1x4x3x5x5xf32>
 }
 
 // -----

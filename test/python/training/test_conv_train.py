@@ -39,7 +39,7 @@ def test_conv_weight_gradient_stays_small_and_matches_torch(tmp_path, hw: int, s
         torch.testing.assert_close(loss, ref_loss.detach(), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("groups,stride", [(2, 1), (2, 2)])
+@pytest.mark.parametrize("groups,stride", [(2, 1), (2, 2), (4, 1), (4, 2)])
 def test_grouped_conv_forward_matches_torch(groups: int, stride: int) -> None:
     torch.manual_seed(0)
     conv = torch.nn.Conv2d(4, 8, 3, padding=1, groups=groups, stride=stride)
