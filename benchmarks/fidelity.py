@@ -388,9 +388,9 @@ def main() -> int:
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "python/nova/sim", "targets"],
-                           capture_output=True, text=True).stdout.strip()
-    changed = ", ".join(line[3:] for line in dirty.splitlines())
-    print(f"Nova at {commit}" + (f" (modified in the working tree: {changed})" if dirty else ""))
+                           capture_output=True, text=True).stdout
+    changed = ", ".join(line[3:] for line in dirty.splitlines() if line.strip())
+    print(f"Nova at {commit}" + (f" (modified in the working tree: {changed})" if changed else ""))
     if args.only in (None, "gemm"):
         text, _, _ = gemm_table(t1, args.refresh)
         print("\nGEMM, bf16, matrix-engine cycles: Nova vs SCALE-Sim 3.0.0 (128x128 weight stationary)\n")
