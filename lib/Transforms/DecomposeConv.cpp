@@ -18,6 +18,14 @@ using namespace mlir;
 
 namespace {
 
+/// What one kernel tap does to the image's accumulator.
+enum class Tap {
+  Matmul,    // += W[:, :, kh, kw] (F x C) * view (C x OH*OW)
+  Depthwise, // += W[:, kh, kw] (C, broadcast) * view, elementwise
+  PoolSum,   // += view
+  PoolMax,   // = max(acc, view)
+};
+
 struct DecomposeConvPass
     : public nova::impl::NovaDecomposeConvBase<DecomposeConvPass> {
   using Base::Base;
@@ -44,21 +52,32 @@ struct DecomposeConvPass
                                            [](int64_t v) { return v; }));
   }
 
-  /// acc[c, p] + tap[c] * x[c, p]: one depthwise tap, on the vector unit.
-  static Value scaleAccumulate(IRRewriter &rewriter, Location loc, Value tap,
-                               Value x, Value acc) {
+  /// One elementwise tap on the vector unit: acc + tap[c] * x, acc + x or
+  /// max(acc, x) over [C, P] (`tap` is null when pooling).
+  static Value elementwiseTap(IRRewriter &rewriter, Location loc, Tap kind,
+                              Value tap, Value x, Value acc) {
     MLIRContext *ctx = rewriter.getContext();
     AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
     AffineMap channel = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
     SmallVector<utils::IteratorType> parallel(2, utils::IteratorType::parallel);
+    SmallVector<Value> ins = {x};
+    SmallVector<AffineMap> maps = {id, id};
+    if (tap) {
+      ins.insert(ins.begin(), tap);
+      maps.insert(maps.begin(), channel);
+    }
     return linalg::GenericOp::create(
-               rewriter, loc, TypeRange{acc.getType()}, ValueRange{tap, x},
-               ValueRange{acc}, ArrayRef<AffineMap>{channel, id, id}, parallel,
-               [](OpBuilder &b, Location l, ValueRange args) {
-                 Value product = arith::MulFOp::create(b, l, args[0], args[1]);
-                 linalg::YieldOp::create(
-                     b, l, ValueRange{arith::AddFOp::create(b, l, args[2], product)
-                                          .getResult()});
+               rewriter, loc, TypeRange{acc.getType()}, ins, ValueRange{acc},
+               maps, parallel,
+               [kind](OpBuilder &b, Location l, ValueRange args) {
+                 Value in = args[args.size() - 2], out = args.back(), r;
+                 if (kind == Tap::Depthwise)
+                   in = arith::MulFOp::create(b, l, args[0], in);
+                 if (kind == Tap::PoolMax)
+                   r = arith::MaximumFOp::create(b, l, out, in);
+                 else
+                   r = arith::AddFOp::create(b, l, out, in);
+                 linalg::YieldOp::create(b, l, ValueRange{r});
                })
         .getResult(0);
   }
@@ -66,18 +85,22 @@ struct DecomposeConvPass
   /// out[n] (F x OH*OW) += W[:, :, kh, kw] * X[n, :, kh*d : +s, kw*d : +s]
   /// over loops n, kh, kw, at the rewriter's insertion point; `x` is
   /// [N, C, H, W], `w` [F, C, KH, KW], `out` [N, F, OH, OW]. Depthwise, `w`
-  /// is [C, KH, KW] and each tap scales its channel's view elementwise:
-  /// out[n] (C x OH*OW) += W[:, kh, kw] (broadcast) * X[n, :, ...].
+  /// is [C, KH, KW] and each tap scales its channel's view elementwise;
+  /// pooling, `w` is the [KH, KW] window (its values unused) and each tap
+  /// adds its view or takes the maximum with it.
   Value emitLoops(IRRewriter &rewriter, Location loc, Value x, Value w,
                   Value out, ArrayRef<int64_t> strides,
-                  ArrayRef<int64_t> dilations, bool depthwise = false) {
+                  ArrayRef<int64_t> dilations, Tap kind = Tap::Matmul) {
+    bool depthwise = kind == Tap::Depthwise;
+    bool pooling = kind == Tap::PoolSum || kind == Tap::PoolMax;
     auto filter = cast<RankedTensorType>(w.getType());
     auto output = cast<RankedTensorType>(out.getType());
     Type element = output.getElementType();
     int64_t n = output.getDimSize(0), f = output.getDimSize(1),
             oh = output.getDimSize(2), ow = output.getDimSize(3);
-    unsigned k0 = depthwise ? 1 : 2; // the filter's first kernel dimension
-    int64_t c = depthwise ? f : filter.getDimSize(1),
+    // The filter's first kernel dimension.
+    unsigned k0 = pooling ? 0 : depthwise ? 1 : 2;
+    int64_t c = kind == Tap::Matmul ? filter.getDimSize(1) : f,
             kh = filter.getDimSize(k0), kw = filter.getDimSize(k0 + 1);
 
     // Loops over images and kernel taps rather than one matmul per (image,
@@ -134,16 +157,19 @@ struct DecomposeConvPass
                 auto colLoop = scf::ForOp::create(
                     rewriter, loc, zero, cols, one, ValueRange{rowArgs[0]},
                     [&](OpBuilder &, Location, Value j, ValueRange colArgs) {
-                      SmallVector<OpFoldResult> tapOffsets = {i, j},
-                                                tapSizes = {attr(1), attr(1)};
-                      tapOffsets.insert(tapOffsets.begin(), k0, attr(0));
-                      if (!depthwise)
-                        tapSizes.insert(tapSizes.begin(), attr(f));
-                      tapSizes.insert(tapSizes.begin() + (depthwise ? 0 : 1),
-                                      attr(c));
-                      Value tap = tensor::ExtractSliceOp::create(
-                          rewriter, loc, wSliceType, w, tapOffsets, tapSizes,
-                          SmallVector<OpFoldResult>(tapSizes.size(), attr(1)));
+                      Value tap;
+                      if (!pooling) {
+                        SmallVector<OpFoldResult> tapOffsets = {i, j},
+                                                  tapSizes = {attr(1), attr(1)};
+                        tapOffsets.insert(tapOffsets.begin(), k0, attr(0));
+                        if (!depthwise)
+                          tapSizes.insert(tapSizes.begin(), attr(f));
+                        tapSizes.insert(tapSizes.begin() + (depthwise ? 0 : 1),
+                                        attr(c));
+                        tap = tensor::ExtractSliceOp::create(
+                            rewriter, loc, wSliceType, w, tapOffsets, tapSizes,
+                            SmallVector<OpFoldResult>(tapSizes.size(), attr(1)));
+                      }
                       Value xs = tensor::ExtractSliceOp::create(
                           rewriter, loc, xSliceType, x,
                           ArrayRef<OpFoldResult>{b, attr(0),
@@ -156,9 +182,9 @@ struct DecomposeConvPass
                       Value xm = tensor::CollapseShapeOp::create(
                           rewriter, loc, xMatType, xs, collapse);
                       Value mm =
-                          depthwise
-                              ? scaleAccumulate(rewriter, loc, tap, xm,
-                                                colArgs[0])
+                          kind != Tap::Matmul
+                              ? elementwiseTap(rewriter, loc, kind, tap, xm,
+                                               colArgs[0])
                               : linalg::MatmulOp::create(
                                     rewriter, loc, TypeRange{accType},
                                     ValueRange{tap, xm}, ValueRange{colArgs[0]})
@@ -203,8 +229,28 @@ struct DecomposeConvPass
     IRRewriter rewriter(conv);
     Value result = emitLoops(rewriter, conv.getLoc(), x, w, out,
                              values(conv.getStrides()),
-                             values(conv.getDilations()), /*depthwise=*/true);
+                             values(conv.getDilations()), Tap::Depthwise);
     rewriter.replaceOp(conv, result);
+    ++numDecomposed;
+    return success();
+  }
+
+  /// linalg.pooling_nchw_sum / _max (torch's avg_pool2d before its divide,
+  /// max_pool2d on the -inf padded input).
+  template <typename PoolOp>
+  LogicalResult decomposePool(PoolOp pool, Tap kind) {
+    Value x = pool.getInputs()[0], window = pool.getInputs()[1],
+          out = pool.getOutputs()[0];
+    if (failed(checkShapes(pool, {x, out})) ||
+        !cast<ShapedType>(window.getType()).hasStaticShape())
+      return pool.emitError() << "nova-decompose-conv needs static tensor shapes";
+    if (!isa<FloatType>(cast<RankedTensorType>(out.getType()).getElementType()))
+      return pool.emitError() << "nova-decompose-conv needs a float pooling";
+    IRRewriter rewriter(pool);
+    Value result = emitLoops(rewriter, pool.getLoc(), x, window, out,
+                             values(pool.getStrides()),
+                             values(pool.getDilations()), kind);
+    rewriter.replaceOp(pool, result);
     ++numDecomposed;
     return success();
   }
@@ -281,7 +327,8 @@ struct DecomposeConvPass
     SmallVector<Operation *> convs;
     getOperation().walk([&](Operation *op) {
       if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp,
-              linalg::DepthwiseConv2DNchwChwOp>(op))
+              linalg::DepthwiseConv2DNchwChwOp, linalg::PoolingNchwSumOp,
+              linalg::PoolingNchwMaxOp>(op))
         convs.push_back(op);
     });
     for (Operation *op : convs) {
@@ -290,8 +337,12 @@ struct DecomposeConvPass
         r = decompose(conv);
       else if (auto grouped = dyn_cast<linalg::Conv2DNgchwGfchwOp>(op))
         r = decompose(grouped);
+      else if (auto depthwise = dyn_cast<linalg::DepthwiseConv2DNchwChwOp>(op))
+        r = decompose(depthwise);
+      else if (auto sum = dyn_cast<linalg::PoolingNchwSumOp>(op))
+        r = decomposePool(sum, Tap::PoolSum);
       else
-        r = decompose(cast<linalg::DepthwiseConv2DNchwChwOp>(op));
+        r = decomposePool(cast<linalg::PoolingNchwMaxOp>(op), Tap::PoolMax);
       if (failed(r))
         return signalPassFailure();
     }

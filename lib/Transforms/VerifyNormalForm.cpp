@@ -109,15 +109,17 @@ struct VerifyNormalFormPass
         }
       if (isa<linalg::ConvolutionOpInterface>(op)) {
         if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp,
-                linalg::DepthwiseConv2DNchwChwOp>(op))
+                linalg::DepthwiseConv2DNchwChwOp, linalg::PoolingNchwSumOp,
+                linalg::PoolingNchwMaxOp>(op))
           op->emitError("convolution left; run nova-decompose-conv");
         else
           op->emitError() << "convolution '" << op->getName()
                         << "' has no lowering: nova-decompose-conv turns "
                            "linalg.conv_2d_nchw_fchw, "
-                           "linalg.conv_2d_ngchw_gfchw and "
-                           "linalg.depthwise_conv_2d_nchw_chw into loops of "
-                           "matmuls; other "
+                           "linalg.conv_2d_ngchw_gfchw, "
+                           "linalg.depthwise_conv_2d_nchw_chw and "
+                           "linalg.pooling_nchw_sum/max into loops over "
+                           "kernel taps; other "
                            "convolution and pooling forms are not supported";
         ok = false;
       }

@@ -109,3 +109,34 @@ func.func @negative_dynamic(%x: tensor<?x3x6x6xf32>, %w: tensor<4x3x2x2xf32>, %b
       ins(%x, %w : tensor<?x3x6x6xf32>, tensor<4x3x2x2xf32>) outs(%b : tensor<?x4x5x5xf32>) -> tensor<?x4x5x5xf32>
   return %y : tensor<?x4x5x5xf32>
 }
+
+// -----
+
+// Max pooling: each tap takes the maximum with its strided view.
+// CHECK-LABEL: func.func @pool_max
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %{{.*}} [1, 3, 3, 3] [1, 1, 2, 2]
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+// CHECK-NOT: linalg.pooling
+func.func @pool_max(%x: tensor<1x3x6x6xf32>, %b: tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32> {
+  %w = tensor.empty() : tensor<2x2xf32>
+  %y = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%x, %w : tensor<1x3x6x6xf32>, tensor<2x2xf32>) outs(%b : tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  return %y : tensor<1x3x3x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @pool_sum
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK-NOT: linalg.pooling
+func.func @pool_sum(%x: tensor<1x3x6x6xf32>, %b: tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32> {
+  %w = tensor.empty() : tensor<2x2xf32>
+  %y = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x3x6x6xf32>, tensor<2x2xf32>) outs(%b : tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32>
+  return %y : tensor<1x3x5x5xf32>
+}

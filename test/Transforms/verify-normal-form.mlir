@@ -56,7 +56,7 @@ func.func @negative_conv(%x: tensor<1x3x6x6xf32>, %w: tensor<4x3x2x2xf32>, %b: t
 // -----
 
 func.func @negative_conv_3d(%x: tensor<1x3x4x6x6xf32>, %w: tensor<4x3x2x2x2xf32>, %b: tensor<1x4x3x5x5xf32>) -> tensor<1x4x3x5x5xf32> {
-  // expected-error @+1 {{convolution 'linalg.conv_3d_ncdhw_fcdhw' has no lowering: nova-decompose-conv turns linalg.conv_2d_nchw_fchw, linalg.conv_2d_ngchw_gfchw and linalg.depthwise_conv_2d_nchw_chw into loops of matmuls}}
+  // expected-error @+1 {{convolution 'linalg.conv_3d_ncdhw_fcdhw' has no lowering: nova-decompose-conv turns linalg.conv_2d_nchw_fchw, linalg.conv_2d_ngchw_gfchw, linalg.depthwise_conv_2d_nchw_chw and linalg.pooling_nchw_sum/max into loops over kernel taps}}
   %y = linalg.conv_3d_ncdhw_fcdhw {dilations = dense<1> : vector<3xi64>, strides = dense<1> : vector<3xi64>}
       ins(%x, %w : tensor<1x3x4x6x6xf32>, tensor<4x3x2x2x2xf32>) outs(%b : tensor<1x4x3x5x5xf32>) -> tensor<1x4x3x5x5xf32>
   return %y : tensor<1x4x3x5x5xf32>

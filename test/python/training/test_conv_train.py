@@ -46,3 +46,14 @@ def test_grouped_conv_forward_matches_torch(groups: int, stride: int) -> None:
     x = torch.randn(2, 4, 10, 10)
     program = nova.compile(conv, x)
     torch.testing.assert_close(program(x), conv(x).detach(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("pool", [torch.nn.MaxPool2d(2), torch.nn.MaxPool2d(3, stride=2, padding=1),
+                                  torch.nn.AvgPool2d(2), torch.nn.AvgPool2d(3, stride=1, padding=1)],
+                         ids=["max2", "max3s2p1", "avg2", "avg3p1"])
+def test_pooling_forward_matches_torch(pool: torch.nn.Module) -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), pool)
+    x = torch.randn(2, 3, 8, 8)
+    program = nova.compile(model, x)
+    torch.testing.assert_close(program(x), model(x).detach(), rtol=1e-4, atol=1e-5)
