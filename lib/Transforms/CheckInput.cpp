@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::nova {
 #define GEN_PASS_DEF_NOVACHECKINPUT
@@ -117,6 +118,22 @@ LogicalResult checkPad(Operation *op) {
            << pad.getLow().size() + pad.getHigh().size()
            << " padding operands (" << ShapedType::kDynamic
            << " is the dynamic marker, not a padding)";
+  // The verifier infers the padded type; a size that overflows asserts.
+  auto source = dyn_cast<RankedTensorType>(pad.getSource().getType());
+  if (!source)
+    return success();
+  for (int64_t d = 0; d < source.getRank(); ++d) {
+    int64_t size = source.getDimSize(d), low = pad.getStaticLow()[d],
+            high = pad.getStaticHigh()[d], sum;
+    if (ShapedType::isDynamic(size) || ShapedType::isDynamic(low) ||
+        ShapedType::isDynamic(high))
+      continue;
+    if (llvm::AddOverflow(size, low, sum) || llvm::AddOverflow(sum, high, sum) ||
+        sum < 0)
+      return pad.emitOpError() << "pads dimension " << d << " of size " << size
+                               << " by " << low << " and " << high
+                               << ", which is not a valid size";
+  }
   return success();
 }
 

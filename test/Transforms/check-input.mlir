@@ -84,3 +84,14 @@ func.func @negative_pad_sentinel(%x: tensor<2x8xf32>, %c: f32) -> tensor<2x10xf3
   } : tensor<2x8xf32> to tensor<2x10xf32>
   return %p : tensor<2x10xf32>
 }
+
+// -----
+
+func.func @negative_pad_overflow(%x: tensor<2x8xf32>, %c: f32) -> tensor<2x10xf32> {
+  // expected-error @+1 {{pads dimension 1 of size 8 by 1 and 9223372036854775807, which is not a valid size}}
+  %p = tensor.pad %x low[0, 1] high[0, 9223372036854775807] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %c : f32
+  } : tensor<2x8xf32> to tensor<2x10xf32>
+  return %p : tensor<2x10xf32>
+}
