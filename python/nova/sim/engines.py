@@ -88,7 +88,9 @@ class Dec:
         self.scalar: np.ndarray | None = None
         self.perm: tuple[int, ...] = ()
         self.perm_axis = transpose_axis(self.ta, self.td) if op == oc.DMA_COPY and self.ta and self.td else -1
-        self.vcost: float | None = None  # vector engines' cost, cached on first use (static)
+        # Static costs cached on first use, with the target they are for (engines_vector,
+        # engines_dma, engines_matrix).
+        self.vcost: Any = None
         if op in oc.DMA_OPS or (op == oc.NOP and ins.engine == oc.DMA):
             if ins.queue >= dma_engines:
                 raise ProgramError(f"instruction {pc} ({self.name}) uses dma queue {ins.queue} but the "
@@ -271,7 +273,6 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         self.collectives: list[tuple[str, str, float]] = []
         self.events = 0
         self.dispatched = 0
-        self._ends: dict[tuple[int, int, Dec], tuple[float, tuple[str, ...], tuple[float, ...]]] = {}
         if trace is None:  # traced runs interpret (they record semaphore FIFOs)
             for ch, code in zip(self.chips, program.chips):
                 ch.stream = stream_of(code, ch.code, ch.id, tg.dma_engines, self.budget, self.cycle)

@@ -82,15 +82,19 @@ class DmaUnit:
         elif not (ch.prechecked and not d.ins.flags & oc.F_PEER):
             self._check(ch, ta, o.ra, d, False)
             self._check(dst, td, o.rdst, d, True)
-        key = (ch.id, peer, d)
-        ends = self._ends.get(key)
-        if ends is None:  # the ports, bursts and route of this copy: static
+        # The ports, bursts and route of this copy are static: cached on the decoded
+        # instruction per target and (chip, peer) (SPMD chips share decoded code).
+        c = d.vcost
+        if c is None or c[0] is not self.target:
+            c = d.vcost = (self.target, {})
+        ends = c[1].get((ch.id, peer))
+        if ends is None:
             setup = self.cost.dma_setup
             res, w = self._dma_ends(ch.id, ta, peer, td)
             if peer != ch.id:
                 route = self.net.route(ch.id, peer)
                 res, w, setup = res + route.links, w + (1.0,) * len(route.links), setup + route.latency_ns
-            ends = self._ends[key] = (setup, res, w)
+            ends = c[1][(ch.id, peer)] = (setup, res, w)
         setup, res, w = ends
         self.schedule(self.now + setup, self._dma_flow, (q, ta.nbytes, res, w))
         return None

@@ -47,7 +47,12 @@ class MatrixUnit:
 
     def _matmul_time(self, q: "Queue", o: "Op", m: int, k: int, n: int, dtype: int) -> float:
         cost, ch, now = self.cost, q.chip, self.now
-        stream = cost.matmul_stream(m, n, dtype)
+        c = o.d.vcost  # the stream time is static: cached on the decoded instruction
+        if c is not None and c[0] is self.target:
+            stream = c[1]
+        else:
+            stream = cost.matmul_stream(m, n, dtype)
+            o.d.vcost = (self.target, stream)
         if not cost.overlap:
             return cost.weight_load + stream + cost.fill_drain
         stream_end, shadow_free, _ = getattr(ch, "mx_state", (-1.0, -1.0, 0.0))

@@ -43,7 +43,13 @@ class VectorUnit:
         return self._vector_cost(ch, d, elements)
 
     def _vector_cost(self, ch, d, elements: int) -> float:
-        return self.cost.vector(d.op, d.ins.kind, elements)
+        # Static per instruction and target: cached on the decoded instruction.
+        c = d.vcost
+        if c is not None and c[0] is self.target and c[1] == elements:
+            return c[2]
+        v = self.cost.vector(d.op, d.ins.kind, elements)
+        d.vcost = (self.target, elements, v)
+        return v
 
     def _x_vunary(self, q: "Queue", o: "Op") -> float:
         d = o.d

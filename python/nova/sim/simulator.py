@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -109,8 +110,17 @@ class Simulator:
         ``outputs["chips"]`` holds every chip's outputs (a list of dicts by index).
         """
         # Tiles are small: one BLAS thread is ~10x faster than a contended pool.
-        with threadpool_limits(limits=1):
-            return self._run(inputs, per_chip)
+        # The cyclic GC is paused: a run allocates many short-lived objects (events,
+        # dispatched instructions) and holds none in cycles, so collections would only
+        # rescan the decoded program again and again.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            with threadpool_limits(limits=1):
+                return self._run(inputs, per_chip)
+        finally:
+            if paused:
+                gc.enable()
 
     def _run(self, inputs: Mapping[int | str, Any] | None,
              per_chip: Mapping[int, Mapping[int | str, Any]] | None

@@ -37,8 +37,10 @@ S63 = 1 << 63
 DISPATCH, WAIT, SIGNAL, HALT, RAISE = range(5)
 
 #: A program with more dynamic instructions per chip than this is interpreted
-#: instead (its stream would take too much memory).
-MAX_INSTRUCTIONS = 4_000_000
+#: instead (its stream would take too much memory: ~200 bytes a step).
+MAX_INSTRUCTIONS = 1_000_000
+#: The cache keeps streams of at most this many steps in all (oldest dropped first).
+MAX_CACHED_STEPS = 4_000_000
 
 Step = tuple[int, int, Any, int, int, int, int, bool]
 
@@ -219,10 +221,11 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
 class Stream:
     """A chip's steps and its scalar state at ``halt`` (None if it never halts)."""
 
-    __slots__ = ("steps", "final")
+    __slots__ = ("steps", "final", "checks")
 
     def __init__(self, steps: list[Step], final: _State | None) -> None:
         self.steps, self.final = steps, final
+        self.checks: dict[tuple[int, int, int], dict[str, float] | None] = {}  # precheck()
 
 
 #: Streams of recently run programs, by (ChipCode identity, chip, dma engines, budget).
@@ -247,7 +250,8 @@ def stream_of(code: "ChipCode", decoded: list["Dec"], cid: int, dma_engines: int
     assert steps is None or isinstance(steps, list)
     stream = None if steps is None else Stream(steps, final[0] if final else None)
     _STREAMS[key] = (code, stream)
-    while len(_STREAMS) > 16:
+    while len(_STREAMS) > 1 and (len(_STREAMS) > 64 or sum(
+            len(v[1].steps) for v in _STREAMS.values() if v[1] is not None) > MAX_CACHED_STEPS):
         _STREAMS.popitem(last=False)
     return stream
 
@@ -281,10 +285,8 @@ def precheck(stream: Stream, capacity: tuple[int, int, int]) -> dict[str, float]
     ``dma_copy`` of the stream, done once. Returns the bytes they move by memory (what
     their per-instruction checks would add up), or None if one is out of bounds (then
     every instruction is checked when it runs, and faults where it would)."""
-    key = capacity
-    hit = stream_checks.get((id(stream), key))
-    if hit is not None and hit[0] is stream:
-        return hit[1]
+    if capacity in stream.checks:
+        return stream.checks[capacity]
     total = dict.fromkeys(("hbm_read", "hbm_write", "sram_read", "sram_write", "acc_read", "acc_write"), 0)
     ok = True
     for st in stream.steps:
@@ -306,10 +308,5 @@ def precheck(stream: Stream, capacity: tuple[int, int, int]) -> dict[str, float]
         if not ok:
             break
     result = {k: float(v) for k, v in total.items()} if ok else None
-    stream_checks[(id(stream), key)] = (stream, result)
-    while len(stream_checks) > 16:
-        stream_checks.pop(next(iter(stream_checks)))
+    stream.checks[capacity] = result
     return result
-
-
-stream_checks: dict[tuple[int, tuple[int, int, int]], tuple[Stream, dict[str, float] | None]] = {}

@@ -130,22 +130,31 @@ class BandwidthPool:
         self.bytes: dict[str, float] = {}
 
     def _rerate(self, flows: set[Flow], now: float) -> None:
-        on, bw = self._on, self._bw
+        on, bw, schedule, finish = self._on, self._bw, self._schedule, self._finish
         for f in flows:
             if f.version < 0:
                 continue
             f.remaining -= f.rate * (now - f.t0)
             f.t0 = now
-            if not f.resources:
+            res = f.resources
+            if not res:
                 rate = math.inf
             elif f.weights is None:
-                rate = min(bw(r) / len(on[r]) for r in f.resources)
+                rate = math.inf
+                for r in res:  # min() over the resources' shares, without a generator
+                    x = bw(r) / len(on[r])
+                    if x < rate:
+                        rate = x
             else:
-                rate = min(bw(r) / (len(on[r]) * w) for r, w in zip(f.resources, f.weights))
+                rate = math.inf
+                for r, w in zip(res, f.weights):
+                    x = bw(r) / (len(on[r]) * w)
+                    if x < rate:
+                        rate = x
             f.rate = rate
             f.version += 1
             eta = now + (max(f.remaining, 0.0) / rate if rate != math.inf else 0.0)
-            self._schedule(eta, self._finish, (f, f.version))
+            schedule(eta, finish, (f, f.version))
 
     def start(self, now: float, nbytes: float, resources: tuple[str, ...], done: Callable[[], None],
               weights: tuple[float, ...] | None = None) -> None:

@@ -144,6 +144,20 @@ def engine_loop(trips=10**12):
     return s
 
 
+def wait_then_spin():
+    """A long fill waited on, then scalar trips: the sequencer passes the time budget at
+    a back-edge of straight scalar code, before any event does (the stream hands over
+    to the interpreter, which raises)."""
+    s = Asm()
+    s.vfill(1.0, 0, s.tile("sram", "f32", [3072]), signal=[0])
+    s.sem_wait([0])
+    s.li(2, 0); s.li(3, 1)
+    with s.loop(1, 0, 100):
+        s.at("model.py:11:5")
+        s.salu("add", 2, 2, 3)
+    return s
+
+
 def straight_line(n=50):
     s = Asm()
     for i in range(n):
@@ -156,10 +170,15 @@ def straight_line(n=50):
     (scalar_loop, {"max_instructions": 5000}), (engine_loop, {"max_instructions": 5000}),
     (scalar_loop, {"max_time_s": 2e-6}), (engine_loop, {"max_time_s": 2e-6}),
     (lambda: engine_loop(50), {"max_time_s": 5e-7}), (straight_line, {"max_instructions": 20}),
-], ids=["scalar-instr", "engine-instr", "scalar-time", "engine-time", "short-time", "straight"])
-def test_budget_errors_are_the_interpreters(build, budget, functional):
+    (wait_then_spin, {"max_time_s": 5e-7}),
+], ids=["scalar-instr", "engine-instr", "scalar-time", "engine-time", "short-time", "straight", "spin-time"])
+def test_budget_errors_are_the_interpreters(build, budget, functional, monkeypatch):
+    handed = []
+    real = engines.Machine._to_interpreter
+    monkeypatch.setattr(engines.Machine, "_to_interpreter", lambda m, *a: (handed.append(a), real(m, *a)))
     e = same_runs(build().program(target("tiny", chips=1)), functional=functional, **budget)
     assert isinstance(e, Exception)
+    assert bool(handed) == (build is wait_then_spin)  # the hand-over is exercised
 
 
 def faulting(kind):
