@@ -43,7 +43,7 @@ from .timing import BandwidthPool, CostModel
 from .trace import TraceRecorder
 from .watchdog import Budget, over_instructions, over_time
 from . import stream as sx
-from .stream import precheck, state_at, stream_of
+from .stream import cached_stream, precheck, snapshot, state_at, store_stream
 
 M64 = (1 << 64) - 1
 S63 = 1 << 63
@@ -222,6 +222,12 @@ class Chip:
         self.steps: list | None = None
         self.si = 0  # next step
         self.at_step = False  # the next step's scalar prefix has run
+        # Interpreted runs record the stream (None: not recording): the steps so far,
+        # the scalars since the last one and whether those took a back-edge.
+        self.rec: list | None = None
+        self.rec_carry = 0
+        self.rec_back = False
+        self.rec_done = False  # the recording was cut (MAX_STEPS): nothing more is added
 
     @property
     def finished(self) -> bool:
@@ -275,9 +281,11 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         self.dispatched = 0
         if trace is None:  # traced runs interpret (they record semaphore FIFOs)
             for ch, code in zip(self.chips, program.chips):
-                ch.stream = stream_of(code, ch.code, ch.id, tg.dma_engines, self.budget, self.cycle)
+                ch.stream = cached_stream(code, ch.id, tg.dma_engines, self.budget)
                 ch.steps = None if ch.stream is None else ch.stream.steps
-                if ch.stream is not None and not self.functional:
+                if ch.stream is None:
+                    ch.rec = []  # the first run records it
+                elif not self.functional:
                     caps = (tg.capacity(oc.HBM), tg.capacity(oc.SRAM), tg.capacity(oc.ACC))
                     ch.pre_bytes = precheck(ch.stream, caps)
                     ch.prechecked = ch.pre_bytes is not None
@@ -317,10 +325,16 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
             if ch.prechecked:
                 for k, v in ch.pre_bytes.items():
                     ch.mem_bytes[k] += v
-        for ch in self.chips:  # the registers a halted chip leaves (tests read them)
+        for ch, code in zip(self.chips, self.program.chips):
             if ch.steps is not None and ch.stream.final is not None:
+                # The registers a halted chip leaves (tests read them).
                 f = ch.stream.final
                 ch.pc, ch.regs, ch.loops = f.pc, list(f.regs), list(f.loops)
+            elif ch.rec is not None:  # a complete recording: the next runs replay it
+                cut = bool(ch.rec) and ch.rec[-1][1] == sx.CUT
+                final = None if cut else snapshot(ch.id, ch.code, ch.debug, ch.pc, ch.regs, ch.loops)
+                store_stream(code, ch.id, self.target.dma_engines, self.budget, sx.Stream(ch.rec, final))
+                ch.rec = None
         return max(ch.t_end for ch in self.chips)
 
     # Sequencer ---------------------------------------------------------------------------
@@ -410,10 +424,19 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
                 i += 1
                 at_step = False
                 break
-            else:
+            elif kind == sx.RAISE:
                 ch.scalar_count += n
                 ch.executed += n + k
                 raise st[2]()
+            else:  # CUT: the interpreter runs on from here
+                f = st[2]
+                ch.pc, ch.regs, ch.loops = f.pc, list(f.regs), list(f.loops)
+                ch.scalar_count += n
+                ch.executed += n + k
+                ch.steps = None
+                ch.t = t
+                self._run_seq(ch)
+                return
             i += 1
             at_step = False
         ch.si, ch.at_step, ch.t = i, at_step, t
@@ -446,6 +469,8 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         t = ch.t if ch.t > now else now
         pc, code, regs, cyc, queues = ch.pc, ch.code, ch.regs, self.cycle, ch.queues
         n = k = 0  # scalar instructions, dispatches
+        rec = None if ch.rec_done else ch.rec  # recording the stream (nova.sim.stream)
+        mark, carry, back = 0, ch.rec_carry, ch.rec_back
         left, t_max = self.budget.max_instructions - ch.executed, self.budget.max_time_ns
         try:
             while True:
@@ -458,6 +483,9 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
                         break
                     ins = d.ins
                     o = Op(d, regs[ins.ra], regs[ins.rb], regs[ins.rc], regs[ins.rdst], t)
+                    if rec is not None:
+                        rec.append((n - mark + carry, sx.DISPATCH, d, o.ra, o.rb, o.rc, o.rdst, back))
+                        mark, carry, back = n, 0, False
                     q.pending.append(o)
                     if q.running is None and len(q.pending) == 1 and not q.wake:
                         q.wake = True
@@ -526,6 +554,7 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
                     regs[rd] = v
                     if v < ub:
                         pc = lpc + 1
+                        back = True
                         if n + k > left or t > t_max:  # the watchdog, at each back-edge
                             ch.executed += n + k
                             raise (over_instructions(ch, ch.executed, self.budget) if n + k > left
@@ -558,6 +587,9 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
                             sems[s] -= 1
                             if self.trace is not None and ch.sem_fifo[s]:
                                 ch.sem_fifo[s].popleft()
+                        if rec is not None:
+                            rec.append((n - 1 - mark + carry, sx.WAIT, d, 0, 0, 0, 0, back))
+                            mark, carry, back = n, 0, False
                         pc += 1
                     else:
                         for s in d.signals:
@@ -567,12 +599,18 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
                             ch.sem_time[s] = t
                             if self.trace is not None:
                                 ch.sem_fifo[s].append(-1)
+                        if rec is not None:
+                            rec.append((n - 1 - mark + carry, sx.SIGNAL, d, 0, 0, 0, 0, back))
+                            mark, carry, back = n, 0, False
                         pc += 1
                         t += cyc
                         ch.pc, ch.t = pc, t
                         self._sems_changed(ch)
                         continue
                 elif op == oc.HALT:
+                    if rec is not None:
+                        rec.append((n - 1 - mark + carry, sx.HALT, d, 0, 0, 0, 0, back))
+                        mark, carry, back = n, 0, False
                     ch.halted = True
                     ch.t_end = max(ch.t_end, t + cyc)
                     t += cyc
@@ -588,6 +626,12 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         ch.pc, ch.t = pc, t
         ch.scalar_count += n
         ch.executed += n + k
+        if rec is not None:
+            ch.rec_carry, ch.rec_back = n - mark + carry, back
+            if len(rec) >= sx.MAX_STEPS and not ch.halted:  # long enough: the rest is interpreted
+                rec.append((ch.rec_carry, sx.CUT, snapshot(ch.id, code, ch.debug, pc, regs, ch.loops),
+                            0, 0, 0, 0, back))
+                ch.rec_done = True
         if ch.executed > self.budget.max_instructions:  # straight-line code past the budget
             raise over_instructions(ch, ch.executed, self.budget)
 

@@ -1,20 +1,21 @@
-"""The sequencer's dynamic instruction stream, computed once per program and chip.
+"""The sequencer's dynamic instruction stream, recorded once per program and chip.
 
 No instruction loads a register from memory, so the sequencer's control flow and
 every register value it dispatches depend on the program alone (and the chip id),
-never on data or time. :func:`stream_of` runs the scalar code once without time
-and records, in order, each point where the sequencer meets the rest of the machine:
-a dispatch (with its register operands), ``sem_wait``, ``sem_signal``, ``halt``,
-or the fault the scalar code raises there. Each step carries the number of scalar
-instructions before it (each costs one sequencer cycle) and whether those include a
-taken loop back-edge (where the watchdog checks the time budget).
+never on data or time. The interpreter (``Machine._run_seq``) records, in order,
+each point where the sequencer meets the rest of the machine: a dispatch (with its
+register operands), ``sem_wait``, ``sem_signal`` and ``halt``. Each step carries the
+number of scalar instructions before it (each costs one sequencer cycle) and whether
+those include a taken loop back-edge (where the watchdog checks the time budget).
+:func:`walk_stream` computes the same steps without running (plus the fault the
+scalar code raises, if any).
 
 :meth:`nova.sim.engines.Machine._run_stream` replays the steps with the same float
 operations in the same order as the interpreter (``_run_seq``), so simulated times
 are bit-identical; a run that needs the interpreter's full state (a time budget hit at
 a back-edge, a deadlock report) gets it from :func:`state_at`. Streams are cached by
-code identity, so a program run again (or timing-only after functional) replays its
-steps without interpreting anything.
+code identity: a program run again on the same simulator replays its steps without
+interpreting anything.
 """
 
 from __future__ import annotations
@@ -33,12 +34,14 @@ if TYPE_CHECKING:
 M64 = (1 << 64) - 1
 S63 = 1 << 63
 
-#: Step kinds: (scalars before, kind, Dec or error factory, ra, rb, rc, rdst, back-edge before).
-DISPATCH, WAIT, SIGNAL, HALT, RAISE = range(5)
+#: Step kinds: (scalars before, kind, Dec / error factory / state, ra, rb, rc, rdst,
+#: back-edge before). CUT ends a stream that reached its limit: the interpreter runs
+#: on from the state it holds.
+DISPATCH, WAIT, SIGNAL, HALT, RAISE, CUT = range(6)
 
-#: A program with more dynamic instructions per chip than this is interpreted
-#: instead (its stream would take too much memory: ~200 bytes a step).
-MAX_INSTRUCTIONS = 1_000_000
+#: A stream holds at most about this many steps per chip (~200 bytes a step); a
+#: longer run is interpreted from there on.
+MAX_STEPS = 1_000_000
 #: The cache keeps streams of at most this many steps in all (oldest dropped first).
 MAX_CACHED_STEPS = 4_000_000
 
@@ -76,8 +79,8 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
           ) -> list[Step] | _State | None:
     """Interprets the scalar code (as ``Machine._run_seq`` does, without time).
 
-    Returns the steps, or None past ``limit`` dynamic instructions; the state at
-    ``halt`` is appended to ``final``. With ``stop = (i, after)`` returns the state at
+    Returns the steps, ending in a CUT step past ``limit`` dynamic instructions; the
+    state at ``halt`` is appended to ``final``. With ``stop = (i, after)`` returns the state at
     step ``i`` instead: before its scalar prefix, or (``after``) at its own instruction."""
     final = [] if final is None else final
     s = _State(cid, code, debug)
@@ -91,6 +94,11 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
 
     def fault(error: Callable[[], BaseException]) -> list[Step]:
         append((n, RAISE, error, 0, 0, 0, 0, back))
+        return steps
+
+    def cut() -> list[Step]:
+        s.pc = pc
+        append((n, CUT, s.copy(), 0, 0, 0, 0, back))
         return steps
 
     while True:
@@ -120,8 +128,8 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
                     return steps
             n, back = 0, False
             pc += 1
-            if executed > limit:
-                return None
+            if executed >= limit:
+                return cut()
             continue
         ins = d.ins
         n += 1
@@ -214,8 +222,8 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
             msg = _where(s, d, f"{d.name} cannot run on the sequencer")
             n -= 1
             return fault(lambda: ProgramError(msg))
-        if executed > limit:
-            return None
+        if executed >= limit:
+            return cut()
 
 
 class Stream:
@@ -232,35 +240,48 @@ class Stream:
 _STREAMS: "OrderedDict[tuple[Any, ...], tuple[ChipCode, Stream | None]]" = OrderedDict()
 
 
-def stream_of(code: "ChipCode", decoded: list["Dec"], cid: int, dma_engines: int, budget: Budget,
-              cycle_ns: float) -> Stream | None:
-    """The stream of chip ``cid`` running ``code`` (cached), or None when the interpreter
-    should run it: more than :data:`MAX_INSTRUCTIONS` dynamic instructions, or more than
-    the time budget of sequencer cycles alone."""
-    limit = MAX_INSTRUCTIONS
-    if cycle_ns > 0:
-        limit = min(limit, int(budget.max_time_ns / cycle_ns))
-    key = (id(code), cid, dma_engines, budget.max_instructions, limit)
-    hit = _STREAMS.get(key)
+def _key(code: "ChipCode", cid: int, dma_engines: int, budget: Budget) -> tuple[Any, ...]:
+    return (id(code), cid, dma_engines, budget.max_instructions, budget.max_time_ns)
+
+
+def cached_stream(code: "ChipCode", cid: int, dma_engines: int, budget: Budget) -> Stream | None:
+    """The stream an earlier run of chip ``cid`` on ``code`` recorded, or None."""
+    hit = _STREAMS.get(_key(code, cid, dma_engines, budget))
     if hit is not None and hit[0] is code:
-        _STREAMS.move_to_end(key)
+        _STREAMS.move_to_end(_key(code, cid, dma_engines, budget))
         return hit[1]
-    final: list[_State] = []
-    steps = _walk(cid, decoded, code.debug, budget, limit, final=final)
-    assert steps is None or isinstance(steps, list)
-    stream = None if steps is None else Stream(steps, final[0] if final else None)
-    _STREAMS[key] = (code, stream)
+    return None
+
+
+def store_stream(code: "ChipCode", cid: int, dma_engines: int, budget: Budget, stream: Stream) -> None:
+    """Keeps the stream a run recorded (``Machine._run_seq``), for the next runs."""
+    _STREAMS[_key(code, cid, dma_engines, budget)] = (code, stream)
     while len(_STREAMS) > 1 and (len(_STREAMS) > 64 or sum(
             len(v[1].steps) for v in _STREAMS.values() if v[1] is not None) > MAX_CACHED_STEPS):
         _STREAMS.popitem(last=False)
-    return stream
+
+
+def walk_stream(code: "ChipCode", decoded: list["Dec"], cid: int, budget: Budget) -> Stream:
+    """The stream of chip ``cid`` on ``code`` computed without running it (tests compare
+    it with what a run records)."""
+    final: list[_State] = []
+    steps = _walk(cid, decoded, code.debug, budget, MAX_STEPS, final=final)
+    assert isinstance(steps, list)
+    return Stream(steps, final[0] if final else None)
+
+
+def snapshot(cid: int, decoded: list["Dec"], debug: dict[int, str], pc: int, regs: list[int],
+             loops: list[tuple[int, int, int, int]]) -> _State:
+    s = _State(cid, decoded, debug)
+    s.pc, s.regs, s.loops = pc, list(regs), list(loops)
+    return s
 
 
 def state_at(cid: int, decoded: list["Dec"], debug: dict[int, str], budget: Budget, i: int,
              after: bool) -> _State:
     """The scalar state (pc, regs, loops) of the chip at step ``i`` of its stream: before
     the step's scalar prefix, or (``after``) at the step's own instruction."""
-    s = _walk(cid, decoded, debug, budget, MAX_INSTRUCTIONS + 1, (i, after))
+    s = _walk(cid, decoded, debug, budget, 1 << 62, (i, after))
     assert isinstance(s, _State)
     return s
 
@@ -287,6 +308,9 @@ def precheck(stream: Stream, capacity: tuple[int, int, int]) -> dict[str, float]
     every instruction is checked when it runs, and faults where it would)."""
     if capacity in stream.checks:
         return stream.checks[capacity]
+    if stream.steps and stream.steps[-1][1] == CUT:  # the interpreter checks what follows
+        stream.checks[capacity] = None
+        return None
     total = dict.fromkeys(("hbm_read", "hbm_write", "sram_read", "sram_write", "acc_read", "acc_write"), 0)
     ok = True
     for st in stream.steps:

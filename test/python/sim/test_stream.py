@@ -7,7 +7,7 @@ import pytest
 
 from asm import Asm, target
 from nova.sim import Simulator
-from nova.sim import engines
+from nova.sim import engines, stream
 from nova.sim.engines_dma import copy_tile, transpose_axis
 from nova.sim.memory import TileAccess
 from nova.sim.program import TileDesc
@@ -16,42 +16,57 @@ from test_matmul import tiled_matmul_bias
 from test_timing_only import same_times
 
 
-def run(prog, inputs=None, *, interpreted, functional=True, per_chip=None, **kw):
-    """(outputs, report, machine) or the exception, with the stream or the interpreter."""
-    saved = engines.stream_of
-    if interpreted:
-        engines.stream_of = lambda *a: None
+def run(prog, inputs=None, *, mode, functional=True, per_chip=None, **kw):
+    """(outputs, report, machine) or the exception. mode "interp": the interpreter
+    (it records the stream); "walk": replaying the stream stream.walk_stream computes;
+    "recorded": replaying the stream an interpreted run of ``prog`` recorded."""
+    saved = engines.cached_stream
+    if mode == "interp":
+        engines.cached_stream = lambda *a: None
+    elif mode == "walk":
+        engines.cached_stream = lambda code, cid, dma, budget: stream.walk_stream(
+            code, engines._decoded(code, dma), cid, budget)
     try:
+        if mode == "recorded":
+            run(prog, inputs, mode="interp", functional=functional, per_chip=per_chip, **kw)
         sim = Simulator(prog, functional=functional, **kw)
         out, rep = sim.run(inputs or {}, per_chip)
         return out, rep, sim.machine
     except Exception as e:  # noqa: BLE001 - compared below
         return e
     finally:
-        engines.stream_of = saved
+        engines.cached_stream = saved
 
 
 def same_runs(prog, inputs=None, **kw):
-    a = run(prog, inputs, interpreted=True, **kw)
-    b = run(prog, inputs, interpreted=False, **kw)
+    a = run(prog, inputs, mode="interp", **kw)
     assert not isinstance(a, AssertionError), a
-    if isinstance(a, Exception):
-        assert type(a) is type(b) and str(a) == str(b)
-        return a
-    assert not isinstance(b, Exception), b
-    same_times(a[1], b[1])
-    assert a[1].memory_bytes == b[1].memory_bytes and a[1].link_utilisation == b[1].link_utilisation
-    assert a[2].events == b[2].events
-    for ca, cb in zip(a[2].chips, b[2].chips):
-        assert (ca.regs, ca.pc, ca.executed, ca.scalar_count) == (cb.regs, cb.pc, cb.executed, cb.scalar_count)
-    assert a[0].keys() == b[0].keys()
-    for k in a[0]:
-        if k == "chips":
-            for oa, ob in zip(a[0][k], b[0][k]):
-                assert all(np.array_equal(oa[j], ob[j]) for j in oa)
-        else:
-            assert np.array_equal(a[0][k], b[0][k])
-    return b
+    for mode in ("walk", "recorded"):
+        b = run(prog, inputs, mode=mode, **kw)
+        if isinstance(a, Exception):
+            assert type(a) is type(b) and str(a) == str(b)
+            continue
+        assert not isinstance(b, Exception), b
+        same_times(a[1], b[1])
+        assert a[1].memory_bytes == b[1].memory_bytes and a[1].link_utilisation == b[1].link_utilisation
+        assert a[2].events == b[2].events
+        for ca, cb in zip(a[2].chips, b[2].chips):
+            assert (ca.regs, ca.pc, ca.executed, ca.scalar_count) == (cb.regs, cb.pc, cb.executed, cb.scalar_count)
+            assert cb.stream is not None  # it replayed a stream
+        assert a[0].keys() == b[0].keys()
+        for k in a[0]:
+            if k == "chips":
+                for oa, ob in zip(a[0][k], b[0][k]):
+                    assert all(np.array_equal(oa[j], ob[j]) for j in oa)
+            else:
+                assert np.array_equal(a[0][k], b[0][k])
+    if not isinstance(a, Exception):  # what a run records is what the walk computes
+        for ch in b[2].chips:
+            walked = stream.walk_stream(prog.chips[0] if len(prog.chips) == 1 else prog.chips[ch.id],
+                                        ch.code, ch.id, b[2].budget)
+            if stream.CUT not in (ch.stream.steps[-1][1], walked.steps[-1][1]):  # (cuts differ)
+                assert ch.stream.steps == walked.steps
+    return a if isinstance(a, Exception) else b
 
 
 def uneven_loop(trips: int = 12) -> Asm:
@@ -116,11 +131,25 @@ def test_multi_chip_collective(functional):
         assert np.allclose(r[0]["y"], sum(xs), atol=1e-5)
 
 
+@pytest.mark.parametrize("functional", [True, False], ids=["functional", "timing-only"])
+@pytest.mark.parametrize("limit", [1, 7, 50])
+def test_a_cut_stream_hands_over_to_the_interpreter(limit, functional, monkeypatch):
+    """A stream longer than its limit ends in a cut; the interpreter runs the rest."""
+    monkeypatch.setattr(stream, "MAX_STEPS", limit)
+    prog = uneven_loop().program(target("tiny", chips=1))
+    r = same_runs(prog, {"x": np.arange(64, dtype=np.float32)}, functional=functional)
+    assert r[2].chips[0].stream.steps[-1][1] == stream.CUT
+    assert r[2].chips[0].steps is None  # handed over
+
+
 def test_stream_is_reused_across_runs():
     prog = uneven_loop().program(target("tiny", chips=1))
     sim = Simulator(prog, functional=False)
     sim.run()
+    assert sim.machine.chips[0].stream is None  # the first run interprets and records
+    sim.run()
     first = sim.machine.chips[0].stream
+    assert first is not None and sim.machine.chips[0].prechecked
     sim.run()
     assert sim.machine.chips[0].stream is first
 
@@ -173,12 +202,13 @@ def straight_line(n=50):
     (wait_then_spin, {"max_time_s": 5e-7}),
 ], ids=["scalar-instr", "engine-instr", "scalar-time", "engine-time", "short-time", "straight", "spin-time"])
 def test_budget_errors_are_the_interpreters(build, budget, functional, monkeypatch):
+    monkeypatch.setattr(stream, "MAX_STEPS", 20_000)  # walks of endless loops stop there
     handed = []
     real = engines.Machine._to_interpreter
     monkeypatch.setattr(engines.Machine, "_to_interpreter", lambda m, *a: (handed.append(a), real(m, *a)))
     e = same_runs(build().program(target("tiny", chips=1)), functional=functional, **budget)
     assert isinstance(e, Exception)
-    assert bool(handed) == (build is wait_then_spin)  # the hand-over is exercised
+    assert handed or build is not wait_then_spin  # the hand-over at a back-edge is exercised
 
 
 def faulting(kind):
