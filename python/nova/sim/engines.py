@@ -245,6 +245,7 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
                  trace: TraceRecorder | None = None, budget: Budget | None = None) -> None:
         self.program = program
         self.budget = budget or Budget()
+        self._t_max = self.budget.max_time_ns
         tg = self.target = program.target
         self.functional = memories is not None
         self.chips = [Chip(i, c, memories[i] if memories else None, tg.dma_engines)
@@ -351,7 +352,7 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         now = self.now
         t = ch.t if ch.t > now else now
         steps, i, at_step, cyc, queues = ch.steps, ch.si, ch.at_step, self.cycle, ch.queues
-        depth, t_max = self.queue_depth, self.budget.max_time_ns
+        depth, t_max = self.queue_depth, self._t_max
         n = k = 0  # scalar instructions, dispatches
         while True:
             st = steps[i]

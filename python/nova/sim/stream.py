@@ -20,6 +20,7 @@ interpreting anything.
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -236,8 +237,10 @@ class Stream:
         self.checks: dict[tuple[int, int, int], dict[str, float] | None] = {}  # precheck()
 
 
-#: Streams of recently run programs, by (ChipCode identity, chip, dma engines, budget).
-_STREAMS: "OrderedDict[tuple[Any, ...], tuple[ChipCode, Stream | None]]" = OrderedDict()
+#: Streams of recently run programs, by (ChipCode identity, chip, dma engines, budget);
+#: an entry goes when its code is garbage collected (a program that is not run again
+#: keeps nothing alive) or the cache holds too many steps.
+_STREAMS: "OrderedDict[tuple[Any, ...], tuple[weakref.ref, Stream]]" = OrderedDict()
 
 
 def _key(code: "ChipCode", cid: int, dma_engines: int, budget: Budget) -> tuple[Any, ...]:
@@ -246,18 +249,26 @@ def _key(code: "ChipCode", cid: int, dma_engines: int, budget: Budget) -> tuple[
 
 def cached_stream(code: "ChipCode", cid: int, dma_engines: int, budget: Budget) -> Stream | None:
     """The stream an earlier run of chip ``cid`` on ``code`` recorded, or None."""
-    hit = _STREAMS.get(_key(code, cid, dma_engines, budget))
-    if hit is not None and hit[0] is code:
-        _STREAMS.move_to_end(_key(code, cid, dma_engines, budget))
+    key = _key(code, cid, dma_engines, budget)
+    hit = _STREAMS.get(key)
+    if hit is not None and hit[0]() is code:
+        _STREAMS.move_to_end(key)
         return hit[1]
     return None
 
 
 def store_stream(code: "ChipCode", cid: int, dma_engines: int, budget: Budget, stream: Stream) -> None:
     """Keeps the stream a run recorded (``Machine._run_seq``), for the next runs."""
-    _STREAMS[_key(code, cid, dma_engines, budget)] = (code, stream)
+    key = _key(code, cid, dma_engines, budget)
+
+    def gone(_: object, key: tuple[Any, ...] = key) -> None:
+        entry = _STREAMS.get(key)
+        if entry is not None and entry[0]() is None:
+            del _STREAMS[key]
+
+    _STREAMS[key] = (weakref.ref(code, gone), stream)
     while len(_STREAMS) > 1 and (len(_STREAMS) > 64 or sum(
-            len(v[1].steps) for v in _STREAMS.values() if v[1] is not None) > MAX_CACHED_STEPS):
+            len(v[1].steps) for v in _STREAMS.values()) > MAX_CACHED_STEPS):
         _STREAMS.popitem(last=False)
 
 
