@@ -11,7 +11,10 @@ and collectives interleave in time order.
 
 The sequencer runs ahead of global time through scalar code and dispatches (its own
 clock ``t``) and only synchronises with global time at semaphore instructions, a full
-queue and halt, which keeps per-instruction overhead to a few Python operations.
+queue and halt, which keeps per-instruction overhead to a few Python operations. A
+program's first run records the sequencer's dynamic stream (:mod:`nova.sim.stream`:
+dispatches with their register operands, semaphore operations, scalar counts between
+them); later runs replay it with the same time arithmetic instead of interpreting.
 """
 
 from __future__ import annotations
