@@ -366,20 +366,28 @@ struct PlanMemoryPass : public nova::impl::NovaPlanMemoryBase<PlanMemoryPass> {
         continue;
       exposeReshapedResultAllocs(func);
       // Upstream hoisting erases a returned alloc once per result: a buffer
-      // returned twice would be erased twice.
-      WalkResult dup = func.walk([&](func::ReturnOp ret) {
+      // returned twice (`return %a, %a` after CSE) is returned once and
+      // copied by DMA into a buffer of its own for each repeat.
+      func.walk([&](func::ReturnOp ret) {
         DenseSet<Value> returned;
-        for (Value v : ret.getOperands())
-          if (isa<MemRefType>(v.getType()) && v.getDefiningOp() &&
-              !returned.insert(v).second)
-            return ret.emitError()
-                       << "returns the same buffer twice; cannot make both "
-                          "results out-params",
-                   WalkResult::interrupt();
-        return WalkResult::advance();
+        OpBuilder b(ret);
+        for (OpOperand &operand : ret->getOpOperands()) {
+          Value v = operand.get();
+          auto type = dyn_cast<MemRefType>(v.getType());
+          if (!type || !v.getDefiningOp() || returned.insert(v).second)
+            continue;
+          auto own = MemRefType::get(type.getShape(), type.getElementType(),
+                                     MemRefLayoutAttrInterface(),
+                                     type.getMemorySpace());
+          Value copy = memref::AllocOp::create(b, ret.getLoc(), own);
+          Value token =
+              DmaStartOp::create(b, ret.getLoc(), TokenType::get(b.getContext()),
+                                 v, copy, /*peer=*/IntegerAttr());
+          WaitOp::create(b, ret.getLoc(), ValueRange{token});
+          operand.set(copy);
+          ++numRepeatedResults;
+        }
       });
-      if (dup.wasInterrupted())
-        return failure();
     }
 
     bufferization::BufferResultsToOutParamsOpts options;

@@ -222,3 +222,22 @@ func.func @peer_target_never_shared(%a: memref<16xf32, #hbm>, %out: memref<16xf3
   nova.wait %t2
   return
 }
+
+// -----
+
+// The same buffer returned twice (`return %a, %a` after CSE): the repeat
+// gets a copy of its own, so both results become out-params.
+// CHECK-LABEL: func.func @same_buffer_returned_twice
+// CHECK-SAME: %[[O0:[a-z0-9_]+]]: memref<16xf32, #nova.memory_space<hbm>> {nova.address = {{[0-9]+}} : i64, nova.role = "output"},
+// CHECK-SAME: %[[O1:[a-z0-9_]+]]: memref<16xf32, #nova.memory_space<hbm>> {nova.address = {{[0-9]+}} : i64, nova.role = "output"})
+// CHECK: nova.dma_start %{{.*}}, %[[O0]]
+// CHECK: nova.dma_start %[[O0]], %[[O1]]
+// CHECK: return{{$}}
+#hbm = #nova.memory_space<hbm>
+// expected-remark @+1 {{hbm peak}}
+func.func @same_buffer_returned_twice(%a: memref<16xf32, #hbm>) -> (memref<16xf32, #hbm>, memref<16xf32, #hbm>) {
+  %r = memref.alloc() {alignment = 64 : i64} : memref<16xf32, #hbm>
+  %t = nova.dma_start %a, %r : memref<16xf32, #hbm> -> memref<16xf32, #hbm>
+  nova.wait %t
+  return %r, %r : memref<16xf32, #hbm>, memref<16xf32, #hbm>
+}

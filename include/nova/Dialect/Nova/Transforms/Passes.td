@@ -292,6 +292,7 @@ def NovaPlanMemory : Pass<"nova-plan-memory", "::mlir::ModuleOp"> {
     Statistic<"hbmPeak", "hbm-peak", "Largest hbm footprint of a function, in bytes">,
     Statistic<"numBuffers", "buffers", "Buffers given an address">,
     Statistic<"numOutParams", "out-params", "Memref results turned into out-params">,
+    Statistic<"numRepeatedResults", "repeated-results", "Results returning an already returned buffer, given a copy of their own">,
   ];
 }
 
