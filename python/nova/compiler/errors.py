@@ -10,6 +10,10 @@ class NovaError(Exception):
     """Base class of every error Nova raises on purpose."""
 
 
+class NovaOptionError(NovaError, ValueError):
+    """A compiler option (target name, chip count) is malformed."""
+
+
 class NovaToolNotFoundError(NovaError):
     """A C++ tool (``nova-opt``, ``nova-translate``) is not where it should be."""
 

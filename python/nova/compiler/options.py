@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from nova.compiler.errors import NovaOptionError
+
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.\-/]+")
 
 
@@ -21,8 +23,8 @@ class TargetOptions:
 
     def __post_init__(self) -> None:
         if not _TARGET_NAME.fullmatch(self.name):
-            raise ValueError(
+            raise NovaOptionError(
                 f"target name must be a file name or path without spaces or quotes, got {self.name!r}"
             )
         if isinstance(self.chips, bool) or not isinstance(self.chips, int) or self.chips < 0:
-            raise ValueError(f"chips must be a non-negative integer, got {self.chips!r}")
+            raise NovaOptionError(f"chips must be a non-negative integer, got {self.chips!r}")

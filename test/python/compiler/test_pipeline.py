@@ -1,6 +1,7 @@
 import pytest
 
 from nova.compiler import pipeline
+from nova.compiler.errors import NovaOptionError
 from nova.compiler.options import TargetOptions
 
 
@@ -14,11 +15,11 @@ def test_attach_target_flag() -> None:
 
 @pytest.mark.parametrize("name", ["", "two words", 'quo"te', "a}b"])
 def test_target_name_validated(name: str) -> None:
-    with pytest.raises(ValueError, match="target name"):
+    with pytest.raises(NovaOptionError, match="target name"):
         TargetOptions(name=name)
 
 
 @pytest.mark.parametrize("chips", [-1, 1.5, True])
 def test_chips_validated(chips: object) -> None:
-    with pytest.raises(ValueError, match="chips must be a non-negative integer"):
+    with pytest.raises(NovaOptionError, match="chips must be a non-negative integer"):
         TargetOptions(chips=chips)  # type: ignore[arg-type]
