@@ -51,6 +51,7 @@ class ParallelProgram:
         self.output_entries = sorted(self.binary.outputs, key=lambda e: e.index)
         self.report = None
         self._traced = None
+        self._simulators: dict[bool, Any] = {}  # untraced, by functional
 
     def _full_shape(self, local: Sequence[int], placements: Mapping[int, Placement]
                     ) -> tuple[int, ...]:
@@ -65,6 +66,15 @@ class ParallelProgram:
     def _placement(self, placements: Sequence[Mapping[int, Placement]], i: int):
         return placements[i] if i < len(placements) else {}
 
+    def _simulator(self, functional: bool) -> Any:
+        """One untraced simulator per mode, kept across runs: later runs replay
+        the instruction streams the first one recorded (nova.sim.stream)."""
+        from nova.sim import Simulator
+
+        if functional not in self._simulators:
+            self._simulators[functional] = Simulator(self.binary, functional=functional)
+        return self._simulators[functional]
+
     def run(self, *args: Any, trace: bool = False, timing_only: bool = False) -> list[Any]:
         """Runs every chip; ``trace=True`` records a Chrome/Perfetto timeline
         (one process per chip) for :meth:`write_trace`. ``timing_only=True``
@@ -76,7 +86,8 @@ class ParallelProgram:
         from nova.sim import Simulator
 
         if timing_only:
-            simulator = Simulator(self.binary, functional=False, trace=trace)
+            simulator = (Simulator(self.binary, functional=False, trace=True) if trace
+                         else self._simulator(functional=False))
             _, self.report = simulator.run({})
             self._traced = simulator if trace else None
             return []
@@ -107,7 +118,7 @@ class ParallelProgram:
                 per_chip[chip][entry.index] = (
                     local_shard(array, self.mesh, placements, chip)
                     if placements and self.mesh is not None else array)
-        simulator = Simulator(self.binary, trace=trace)
+        simulator = Simulator(self.binary, trace=True) if trace else self._simulator(functional=True)
         outputs, report = simulator.run({}, per_chip=per_chip)
         self.report = report
         self._traced = simulator if trace else None
