@@ -19,9 +19,15 @@ in the suite, a seeded ``random.Random`` in ``scripts/fuzz_torch_programs.py``).
   invalid    eager itself fails on the program (a generator bug; not counted)
 
 Floats are compared with a float64 evaluation of the same program as the reference:
-Nova's error may be at most ``rtol * |ref| + atol`` plus four times eager's own error
-(float32: 1e-4 / 1e-5; bfloat16: 1.6e-2 / 1e-2), NaN and infinities where eager has
-them. Integers and bools must equal eager's exactly.
+Nova's error may be at most ``rtol * |ref| + atol`` plus four times eager's largest
+error on that output (float32: 1e-4 / 1e-5; bfloat16: 1.6e-2 / 1e-2), NaN and
+infinities where eager has them. Eager's largest error, not its error on the same
+element: Nova rounds low-precision intermediates at other points than eager (a fused
+elementwise chain rounds once), and an ill-conditioned op downstream (layer_norm over
+nearly equal values) amplifies either's one-ulp differences on different elements --
+seed 3, case 1080: Nova's bf16 intermediate was closer to float64 than eager's
+(1.6e-3 against 2.5e-3) and its output's largest error smaller (0.079 against 0.089),
+but on another element. Integers and bools must equal eager's exactly.
 """
 
 from __future__ import annotations
@@ -407,7 +413,7 @@ def compare(got: Any, eager: Any, ref: Any) -> str:
         fin = torch.isfinite(b64) & torch.isfinite(c64)
         rtol, atol = TOLERANCE.get(str(b.dtype).removeprefix("torch."), TOLERANCE["float32"])
         err, own = (a64 - c64).abs()[fin], (b64 - c64).abs()[fin]
-        allowed = atol + rtol * c64.abs()[fin] + 4 * own
+        allowed = atol + rtol * c64.abs()[fin] + 4 * (own.max() if own.numel() else 0.0)
         if bool((err > allowed).any()):
             k = int(torch.argmax(err - allowed))
             return (f"output {i}: {a64[fin][k].item():.7g} vs eager {b64[fin][k].item():.7g} "
