@@ -42,21 +42,17 @@ from .memory import ChipMemory, TileAccess
 from .numerics import scalar_of
 from .program import ChipCode, Instr, Program
 from .verify import type_error
+from .scalar import S63, SaluError, salu, wrap
 from .timing import BandwidthPool, CostModel
 from .trace import TraceRecorder
 from .watchdog import Budget, over_instructions, over_time
 from . import stream as sx
 from .stream import cached_stream, precheck, snapshot, state_at, store_stream
 
-M64 = (1 << 64) - 1
-S63 = 1 << 63
 U32_MAX = (1 << 32) - 1
 Q_MATRIX, Q_VECTOR, Q_COLLECTIVE, Q_DMA0 = 0, 1, 2, 3
 
 
-def _wrap(x: int) -> int:
-    x &= M64
-    return x - (1 << 64) if x & S63 else x
 
 
 @functools.lru_cache(maxsize=None)
@@ -501,35 +497,10 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
                 ins = d.ins
                 n += 1
                 if op == oc.SALU:
-                    a, b, kd = regs[ins.ra], regs[ins.rb], ins.kind
-                    if kd == 0:
-                        r = _wrap(a + b)
-                    elif kd == 1:
-                        r = _wrap(a - b)
-                    elif kd == 2:
-                        r = _wrap(a * b)
-                    elif kd in (3, 4):
-                        if b == 0:
-                            raise ScalarFaultError(self._where(ch, d, "division by zero in salu "
-                                                               + ("div" if kd == 3 else "rem")))
-                        qt = abs(a) // abs(b)
-                        if (a < 0) != (b < 0):
-                            qt = -qt
-                        r = _wrap(qt) if kd == 3 else _wrap(a - qt * b)
-                    elif kd == 5:
-                        r = min(a, b)
-                    elif kd == 6:
-                        r = max(a, b)
-                    elif kd == 7:
-                        r = int(a == b)
-                    elif kd == 8:
-                        r = int(a != b)
-                    elif kd == 9:
-                        r = int(a < b)
-                    elif kd == 10:
-                        r = int(a <= b)
-                    else:
-                        raise ProgramError(self._where(ch, d, f"unknown salu kind {kd}"))
+                    try:
+                        r = salu(ins.kind, regs[ins.ra], regs[ins.rb])
+                    except SaluError as e:
+                        raise e.cls(self._where(ch, d, e.message)) from None
                     regs[ins.rd] = r
                     pc += 1
                 elif op == oc.LI:
@@ -554,7 +525,7 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
                     if not ch.loops or ch.loops[-1][0] != ins.target:
                         raise ProgramError(self._where(ch, d, "endloop does not match the innermost loop"))
                     lpc, rd, ub, st = ch.loops[-1]
-                    v = _wrap(regs[rd] + st)
+                    v = wrap(regs[rd] + st)
                     regs[rd] = v
                     if v < ub:
                         pc = lpc + 1

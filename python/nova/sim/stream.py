@@ -26,14 +26,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import opcodes as oc
 from .errors import ProgramError, ScalarFaultError
+from .scalar import SaluError, salu, wrap
 from .watchdog import Budget, over_instructions
 
 if TYPE_CHECKING:
     from .engines import Dec
     from .program import ChipCode
 
-M64 = (1 << 64) - 1
-S63 = 1 << 63
 
 #: Step kinds: (scalars before, kind, Dec / error factory / state, ra, rb, rc, rdst,
 #: back-edge before). CUT ends a stream that reached its limit: the interpreter runs
@@ -49,9 +48,6 @@ MAX_CACHED_STEPS = 4_000_000
 Step = tuple[int, int, Any, int, int, int, int, bool]
 
 
-def _wrap(x: int) -> int:
-    x &= M64
-    return x - (1 << 64) if x & S63 else x
 
 
 class _State:
@@ -136,38 +132,12 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
         n += 1
         executed += 1
         if op == oc.SALU:
-            a, b, k = regs[ins.ra], regs[ins.rb], ins.kind
-            if k == 0:
-                r = _wrap(a + b)
-            elif k == 1:
-                r = _wrap(a - b)
-            elif k == 2:
-                r = _wrap(a * b)
-            elif k in (3, 4):
-                if b == 0:
-                    msg = _where(s, d, "division by zero in salu " + ("div" if k == 3 else "rem"))
-                    n -= 1
-                    return fault(lambda: ScalarFaultError(msg))
-                qt = abs(a) // abs(b)
-                if (a < 0) != (b < 0):
-                    qt = -qt
-                r = _wrap(qt) if k == 3 else _wrap(a - qt * b)
-            elif k == 5:
-                r = min(a, b)
-            elif k == 6:
-                r = max(a, b)
-            elif k == 7:
-                r = int(a == b)
-            elif k == 8:
-                r = int(a != b)
-            elif k == 9:
-                r = int(a < b)
-            elif k == 10:
-                r = int(a <= b)
-            else:
-                msg = _where(s, d, f"unknown salu kind {k}")
+            try:
+                r = salu(ins.kind, regs[ins.ra], regs[ins.rb])
+            except SaluError as e:
+                msg, cls = _where(s, d, e.message), e.cls
                 n -= 1
-                return fault(lambda: ProgramError(msg))
+                return fault(lambda: cls(msg))
             regs[ins.rd] = r
             pc += 1
         elif op == oc.LI:
@@ -198,7 +168,7 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
                 n -= 1
                 return fault(lambda: ProgramError(msg))
             lpc, rd, ub, st = loops[-1]
-            v = _wrap(regs[rd] + st)
+            v = wrap(regs[rd] + st)
             regs[rd] = v
             if v < ub:
                 pc = lpc + 1
