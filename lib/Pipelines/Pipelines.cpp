@@ -22,6 +22,9 @@ void mlir::nova::buildNovaLowerToTilesPipeline(
   attach.chips = options.chips;
   pm.addPass(createNovaAttachTarget(attach));
   buildLinalgNormalizePipeline(pm);
+  // Donated arguments (a training step's parameters and optimizer state)
+  // are updated in their own buffers.
+  pm.addNestedPass<func::FuncOp>(createNovaAliasOutputs());
   pm.addNestedPass<func::FuncOp>(createNovaTile());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

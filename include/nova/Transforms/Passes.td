@@ -49,6 +49,58 @@ def NovaDemoteF64 : Pass<"nova-demote-f64", "::mlir::func::FuncOp"> {
   ];
 }
 
+def NovaAliasOutputs : Pass<"nova-alias-outputs", "::mlir::func::FuncOp"> {
+  let summary = "write a donated argument's result in place, in its buffer";
+  let description = [{
+    An argument carrying `nova.aliasing_output = k` is donated to result `k`
+    (as JAX's `donate_argnums` or XLA's input/output aliasing): at the end of
+    the run its buffer holds result `k`, and the binary lists result `k` at
+    the argument's address. A training step donates its parameters and
+    optimizer state, so the update runs in place on the resident buffers.
+
+    When result `k` is computed by an elementwise `linalg.generic` (all loops
+    parallel, one result) that reads the argument with the result's own
+    indexing map, and that generic is the argument's last user, this pass
+    makes the argument the generic's destination and reads it through the
+    `outs` block argument: one-shot bufferization then writes the result into
+    the argument's buffer, tile by tile (each tile is read before it is
+    written). Otherwise the result is left where it is and `nova-plan-memory`
+    copies it into the argument's buffer at the end of the function (a remark
+    says why).
+
+    Before:
+    ```mlir
+    func.func @sgd(%p: tensor<8xf32> {nova.aliasing_output = 0 : i64},
+                   %g: tensor<8xf32>) -> tensor<8xf32> {
+      %e = tensor.empty() : tensor<8xf32>
+      %r = linalg.generic {...} ins(%p, %g : ...) outs(%e : tensor<8xf32>) {
+      ^bb0(%a: f32, %b: f32, %o: f32):
+        %d = arith.subf %a, %b : f32
+        linalg.yield %d : f32
+      } -> tensor<8xf32>
+      return %r : tensor<8xf32>
+    }
+    ```
+    After:
+    ```mlir
+      %r = linalg.generic {...} ins(%g : ...) outs(%p : tensor<8xf32>) {
+      ^bb0(%b: f32, %a: f32):
+        %d = arith.subf %a, %b : f32
+        linalg.yield %d : f32
+      } -> tensor<8xf32>
+    ```
+    Errors: `k` out of range, a result whose type differs from the
+    argument's, or two arguments donated to one result.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numInPlace", "in-place",
+              "donated results made to write into their argument's buffer">,
+    Statistic<"numCopied", "copied",
+              "donated results left to be copied into the argument's buffer">,
+  ];
+}
+
 def NovaEraseDeadGenericResults
     : Pass<"nova-erase-dead-generic-results", "::mlir::func::FuncOp"> {
   let summary = "drop unused results of multi-result linalg.generic ops";

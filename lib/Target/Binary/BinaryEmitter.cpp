@@ -208,12 +208,15 @@ std::optional<ElementInfo> ioElement(Type type) {
 struct IOEntry {
   uint32_t index;
   uint8_t role, dtype, rank;
+  /// Bit 0: an output written in place over the input at its address.
+  uint8_t flags = 0;
   std::string name;
   uint64_t address, byteSize;
   SmallVector<int64_t> shape;
 
   bool operator==(const IOEntry &o) const {
     return index == o.index && role == o.role && dtype == o.dtype &&
+           flags == o.flags &&
            name == o.name && address == o.address && shape == o.shape;
   }
 };
@@ -269,6 +272,19 @@ FailureOr<std::vector<IOEntry>> collectIO(func::FuncOp func,
     if (entry.address + entry.byteSize > uint64_t(target.getHbmBytes()))
       return fail() << "ends at HBM byte " << entry.address + entry.byteSize
                     << ", beyond hbm_bytes = " << target.getHbmBytes();
+    if (auto input = func.getArgAttrOfType<IntegerAttr>(i, "nova.aliases")) {
+      const IOEntry *donor = nullptr;
+      for (const IOEntry &e : entries)
+        if (int64_t(e.index) == input.getInt())
+          donor = &e;
+      if (entry.role != 1 || !donor || donor->role != 0 ||
+          donor->address != entry.address || donor->dtype != entry.dtype ||
+          donor->shape != entry.shape)
+        return fail() << "has 'nova.aliases' = " << input.getInt()
+                      << " but is not an output at the address, dtype and "
+                         "shape of an earlier input";
+      entry.flags = 1;
+    }
     entries.push_back(std::move(entry));
   }
   if (func.getNumResults() != 0)
@@ -288,7 +304,7 @@ std::string encodeIO(const std::vector<IOEntry> &entries) {
     b.u8(e.role);
     b.u8(e.dtype);
     b.u8(e.rank);
-    b.u8(0);
+    b.u8(e.flags);
     b.u32(stringBase + strings.add(e.name));
     b.u32(e.name.size());
     b.u64(e.address);
@@ -660,7 +676,8 @@ LogicalResult mlir::nova::translateToNovaBinaryText(ModuleOp module,
   }
   for (const IOEntry &e : image->io)
     os << "io " << e.index << " " << (e.role ? "output" : "input") << " '"
-       << e.name << "' @" << e.address << " " << e.byteSize << " bytes\n";
+       << e.name << "' @" << e.address << " " << e.byteSize << " bytes"
+       << (e.flags & 1 ? " (in place over an input)" : "") << "\n";
   return success();
 }
 

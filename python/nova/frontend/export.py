@@ -268,11 +268,14 @@ def _name_locations_by_module(importer) -> None:
 
 
 def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
-                    reject_foreign_ops: bool = True) -> tuple[str, frozenset[str]]:
+                    reject_foreign_ops: bool = True,
+                    donated: dict[int, int] | None = None) -> tuple[str, frozenset[str]]:
     """torch-mlir import of a stateless FX graph (every tensor a placeholder)
     lowered to linalg-on-tensors: the text, with source locations, and the
     names of its ops. Shared by :func:`import_exported` and the training
-    frontend (:mod:`nova.frontend.train_export`)."""
+    frontend (:mod:`nova.frontend.train_export`). ``donated`` maps argument
+    indices to the result each is donated to (``nova.aliasing_output``: the
+    compiled program writes that result into the argument's buffer)."""
     from torch_mlir import ir
     from torch_mlir.compiler_utils import run_pipeline_with_repro_report
     from torch_mlir.dialects import torch as torch_d
@@ -311,4 +314,27 @@ def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
     ops, foreign = _walk_ops(module)
     if reject_foreign_ops:
         _reject_foreign_ops(foreign)
+    if donated:
+        _donate_arguments(module, func_name, donated)
     return module.operation.get_asm(enable_debug_info=True), ops
+
+
+def _donate_arguments(module, func_name: str, donated: dict[int, int]) -> None:
+    from torch_mlir import ir
+
+    with module.context:
+        for op in module.body.operations:
+            if op.operation.name != "func.func" or \
+                    ir.StringAttr(op.attributes["sym_name"]).value != func_name:
+                continue
+            count = len(op.regions[0].blocks[0].arguments)
+            old = (list(ir.ArrayAttr(op.attributes["arg_attrs"]))
+                   if "arg_attrs" in op.attributes else [ir.DictAttr.get({})] * count)
+            i64 = ir.IntegerType.get_signless(64)
+            attrs = []
+            for i, entry in enumerate(old):
+                fields = {a.name: a.attr for a in ir.DictAttr(entry)}
+                if i in donated:
+                    fields["nova.aliasing_output"] = ir.IntegerAttr.get(i64, donated[i])
+                attrs.append(ir.DictAttr.get(fields))
+            op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)

@@ -237,9 +237,23 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
         module = make_fx(torch.func.functionalize(joint, remove="mutations"),
                          decomposition_table=table, tracing_mode="fake")(*args)
     constants = _lift_constants(module)
-    mlir, ops = import_fx_graph(module.graph, func_name="forward")
+    mlir, ops = import_fx_graph(module.graph, func_name="forward",
+                                donated=donated_arguments(layout))
     return ImportedTrainStep(mlir=mlir, layout=layout, ops=ops,
                              unused=tuple(dict.fromkeys(unused)), constants=tuple(constants))
+
+
+def donated_arguments(layout: StepLayout) -> dict[int, int]:
+    """Argument index -> result index: each trainable parameter and each
+    optimizer state tensor is donated to its updated value, so the compiled
+    update writes it in place in its resident HBM buffer."""
+    n_train, n_const = len(layout.trainable), len(layout.constant)
+    donated = {i: 1 + i for i in range(n_train)}
+    for s in range(len(layout.slots)):
+        for i in range(n_train):
+            k = s * n_train + i
+            donated[n_train + n_const + k] = 1 + n_train + k
+    return donated
 
 
 def _lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:

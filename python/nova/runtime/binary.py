@@ -14,6 +14,7 @@ disassembly.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import math
@@ -141,6 +142,13 @@ class IOEntry:
     shape: tuple[int, ...]
     address: int
     byte_size: int
+    #: For an output: the index of the input it is written over, in place
+    #: (flag bit 0: the input was donated; the output shares its address).
+    aliases: int | None = None
+
+
+#: IO entry flag bit: an output written in place over the input at its address.
+IO_IN_PLACE = 1
 
 
 @dataclass(frozen=True)
@@ -462,7 +470,7 @@ class _Reader:
         lies on an argument (the runtime writes them all before the run, so an
         overlap would let one silently overwrite another)."""
         spans = sorted([(e.address, e.address + e.byte_size, f"IO entry '{e.name}'")
-                        for e in io if e.byte_size]
+                        for e in io if e.byte_size and e.aliases is None]
                        + [(c.address, c.address + len(c.data), f"constant '{c.name}'")
                           for c in constants if c.data])
         for (s0, e0, a), (s1, e1, b) in zip(spans, spans[1:]):
@@ -607,12 +615,14 @@ class _Reader:
         entries, names, indices = [], set(), set()
         for k in range(count):
             at = s.offset + 8 + 96 * k
-            index, role, dtype, rank, res, noff, nsize, addr, size = \
+            index, role, dtype, rank, flags, noff, nsize, addr, size = \
                 struct.unpack_from("<IBBBBIIQQ", self.data, at)
             shape = struct.unpack_from("<8Q", self.data, at + 32)
             what = f"IO entry {k}"
-            if res:
-                raise self.fail(f"{what}: nonzero reserved bytes")
+            if flags & ~IO_IN_PLACE:
+                raise self.fail(f"{what}: unknown flags {flags:#x}")
+            if flags and role != Role.OUTPUT:
+                raise self.fail(f"{what}: only an output can be written in place")
             if role > 1:
                 raise self.fail(f"{what}: unknown role {role}")
             if dtype > max(IODType):
@@ -638,8 +648,24 @@ class _Reader:
             indices.add(index)
             names.add(name)
             entries.append(IOEntry(index, Role(role), name, dt,
-                                   tuple(shape[:rank]), addr, size))
-        return tuple(entries)
+                                   tuple(shape[:rank]), addr, size,
+                                   -1 if flags else None))
+        return self.resolve_aliases(entries)
+
+    def resolve_aliases(self, entries: list[IOEntry]) -> tuple[IOEntry, ...]:
+        """Each in-place output names the input it is written over: the one at
+        its address, of its dtype and shape."""
+        inputs = {e.address: e for e in entries if e.role == Role.INPUT and e.byte_size}
+        resolved = []
+        for e in entries:
+            if e.aliases is not None:
+                donor = inputs.get(e.address)
+                if donor is None or (donor.dtype, donor.shape) != (e.dtype, e.shape):
+                    raise self.fail(f"IO entry '{e.name}' is written in place but no input "
+                                    f"of its dtype and shape lies at HBM {e.address}")
+                e = dataclasses.replace(e, aliases=donor.index)
+            resolved.append(e)
+        return tuple(resolved)
 
     def read_constants(self, s: SectionEntry) -> tuple[Constant, ...]:
         count, _ = self.counted(s, "CONSTANTS section", 32)

@@ -42,6 +42,26 @@ def _contiguous(array: np.ndarray) -> np.ndarray:
     return array if array.flags.c_contiguous else np.array(array, order="C")
 
 
+class _Resident:
+    """``RESIDENT`` in place of an input: keep what the resident HBM holds."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "RESIDENT"
+
+
+#: Passed for an input of :meth:`CompiledProgram.run`: the buffer keeps the value
+#: the resident HBM holds (the last one written or, for an input donated to an
+#: output, the output the last run wrote over it).
+RESIDENT = _Resident()
+
+
 class CompiledProgram:
     """``program(*args, **kwargs)`` runs the model on the simulated system.
 
@@ -83,6 +103,9 @@ class CompiledProgram:
                  if self.binding is not None else [])
         arrays = []
         for position, (entry, value) in enumerate(zip(self.input_entries, args)):
+            if value is RESIDENT:
+                arrays.append(RESIDENT)
+                continue
             label = _input_label(names[position] if position < len(names) else "", position)
             check_tensor_dtype(label, value, entry.dtype.name)
             array = _to_numpy(value)
@@ -99,8 +122,14 @@ class CompiledProgram:
             arrays.append(_contiguous(array))
         return arrays
 
-    def run(self, *args: Any, trace: bool = False, timing_only: bool = False) -> list[Any]:
+    def run(self, *args: Any, trace: bool = False, timing_only: bool = False,
+            read: Sequence[int] | None = None) -> list[Any]:
         """Runs on the simulator; returns the outputs (torch tensors) and sets ``report``.
+
+        An input given as :data:`RESIDENT` keeps what the resident HBM holds from
+        the previous run (an error on the first). ``read`` (output positions) limits
+        the outputs read back; the others come back as ``None`` and can be read
+        later (:meth:`read_output`, :meth:`read_input`).
 
         ``timing_only=True`` simulates shapes and costs only (no numbers, no simulated
         memory; see ``nova.sim.Simulator``): the inputs may be left out, nothing is
@@ -116,11 +145,14 @@ class CompiledProgram:
                          self._timing or Simulator(self.binary, functional=False))
             if not trace:
                 self._timing = simulator  # decoded once, like the resident simulator
-            _, self.report = simulator.run({e.index: a for e, a in zip(self.input_entries, arrays)})
+            _, self.report = simulator.run({e.index: a for e, a in zip(self.input_entries, arrays)
+                                            if a is not RESIDENT})
             self._simulator = simulator
             return []
         arrays = self._check(args)
-        inputs = {e.index: a for e, a in zip(self.input_entries, arrays)}
+        inputs = {e.index: a for e, a in zip(self.input_entries, arrays) if a is not RESIDENT}
+        if len(inputs) < len(arrays) and (trace or self._resident is None):
+            raise ProgramInputError("RESIDENT inputs need an earlier untraced run to hold them")
         if trace:
             # A traced run gets a simulator of its own (with a fresh timeline).
             simulator = Simulator(self.binary, trace=True)
@@ -132,15 +164,30 @@ class CompiledProgram:
                 self._resident = Simulator(self.binary, resident=True)
                 inputs.update(enumerate(self.params))
             simulator = self._resident
-        outputs, report = simulator.run(inputs)
+        wanted = (None if read is None else
+                  [self.output_entries[i].index for i in read])
+        outputs, report = simulator.run(inputs, read=wanted)
         self.report = report
         self._simulator = simulator
         results = []
         for entry in self.output_entries:
-            value = outputs.get(entry.index, outputs.get(entry.name))
-            tensor = torch.from_numpy(np.array(value))
-            results.append(tensor.to(torch.bfloat16) if entry.dtype.name == "BF16" else tensor)
+            value = outputs.get(entry.index)
+            results.append(None if value is None else _tensor(entry, value))
         return results
+
+    def read_output(self, position: int) -> Any:
+        """Output ``position`` as the last untraced run left it in resident HBM."""
+        return self._read(self.output_entries[position])
+
+    def read_input(self, position: int) -> Any:
+        """Input ``position``'s buffer in resident HBM: the value last written, or
+        for an input donated to an output, what the last run wrote over it."""
+        return self._read(self.input_entries[position])
+
+    def _read(self, entry) -> Any:
+        if self._resident is None:
+            raise NovaRuntimeError("nothing is resident: run the program first")
+        return _tensor(entry, self._resident.read(entry.index))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return call_with_binding(self.binding, self.run, args, kwargs)
@@ -173,6 +220,13 @@ class CompiledProgram:
                 buffer = io.BytesIO()
                 np.save(buffer, param, allow_pickle=False)
                 archive.writestr(f"param{i}.npy", buffer.getvalue())
+
+
+def _tensor(entry, value: np.ndarray) -> Any:
+    import torch
+
+    tensor = torch.from_numpy(np.array(value))
+    return tensor.to(torch.bfloat16) if entry.dtype.name == "BF16" else tensor
 
 
 def _input_label(name: str, position: int) -> str:

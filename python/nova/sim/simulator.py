@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -101,13 +101,16 @@ class Simulator:
 
     # Run ---------------------------------------------------------------------------------
     def run(self, inputs: Mapping[int | str, Any] | None = None,
-            per_chip: Mapping[int, Mapping[int | str, Any]] | None = None
+            per_chip: Mapping[int, Mapping[int | str, Any]] | None = None,
+            read: Iterable[int] | None = None
             ) -> tuple[dict[int | str, np.ndarray], Report]:
         """Writes constants and inputs to every chip's HBM, runs all chips, reads outputs.
 
         ``inputs`` go to every chip; ``per_chip[c]`` overrides them for chip ``c``.
         Outputs are keyed by I/O index and name, read from chip 0; with several chips
         ``outputs["chips"]`` holds every chip's outputs (a list of dicts by index).
+        ``read`` (I/O indices) limits the outputs read back; a resident simulator's
+        others stay in HBM (:meth:`read`).
         """
         # Tiles are small: one BLAS thread is ~10x faster than a contended pool.
         # The cyclic GC is paused: a run allocates many short-lived objects (events,
@@ -117,13 +120,25 @@ class Simulator:
         gc.disable()
         try:
             with threadpool_limits(limits=1):
-                return self._run(inputs, per_chip)
+                return self._run(inputs, per_chip, None if read is None else set(read))
         finally:
             if paused:
                 gc.enable()
 
+    def read(self, index: int, chip: int = 0) -> np.ndarray:
+        """The current value of I/O entry ``index`` in the resident HBM of
+        ``chip``: an output after the run, or an input (a donated input holds
+        the output written over it)."""
+        if self._memories is None:
+            raise InputError("nothing is resident: run the program first")
+        for e in self.program.io:
+            if e.index == index:
+                return self._decode(e, self._memories[chip].spaces[0].read_bytes(e.address, e.nbytes))
+        raise InputError(f"no I/O entry {index}")
+
     def _run(self, inputs: Mapping[int | str, Any] | None,
-             per_chip: Mapping[int, Mapping[int | str, Any]] | None
+             per_chip: Mapping[int, Mapping[int | str, Any]] | None,
+             read: set[int] | None = None
              ) -> tuple[dict[int | str, np.ndarray], Report]:
         tg = self.target
         inputs = dict(inputs or {})
@@ -175,7 +190,7 @@ class Simulator:
             for c in range(tg.chips):
                 out: dict[int | str, np.ndarray] = {}
                 for e in self.program.io:
-                    if e.role == "output":
+                    if e.role == "output" and (read is None or e.index in read):
                         raw = mems[c].spaces[0].read_bytes(e.address, e.nbytes)
                         out[e.index] = self._decode(e, raw)
                         if e.name:

@@ -3,12 +3,14 @@ on the simulator call after call.
 
 The program (see :mod:`nova.frontend.train_export`) takes the parameters,
 the optimizer's state, the hyperparameters and the batch and returns the
-loss, the updated parameters and the updated state. Between calls the
-parameters and the optimizer state are kept by :class:`TrainStep` as host
-arrays and written into the resident simulator's HBM again at each call
-(``CompiledProgram`` writes every input of each run): the compiler does not
-yet alias a result onto its input's buffer, so the update cannot yet run in
-place in simulated HBM.
+loss, the updated parameters and the updated state. The parameters and the
+optimizer state are donated to their updated values (``nova.aliasing_output``):
+the update writes them in place, and they stay in the simulated HBM between
+calls. A call writes only the hyperparameters and the batch and reads back
+only the loss (and the gradients and their norm when asked); the host copies
+of the parameters and state are read from HBM when asked for
+(:meth:`TrainStep.parameters`, :meth:`TrainStep.state_dict`...) and written
+again only after :meth:`TrainStep.load_state_dict`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import torch
 from nova.compiler.compile import compile_linalg
 from nova.compiler.options import TargetOptions
 from nova.frontend.train_export import ImportedTrainStep, StepLayout, import_train_step
-from nova.runtime.program import CompiledProgram
+from nova.runtime.program import RESIDENT, CompiledProgram
 from nova.training.errors import TrainStepError
 from nova.training.optimizers import UpdateRule, rule_for
 
@@ -147,6 +149,11 @@ class TrainStep:
         self._slots = {slot: [np.zeros_like(self._values[n]) for n in layout.trainable]
                        for slot in layout.slots}
         self._steps = [0] * len(layout.groups)
+        # The state (parameters, buffers, optimizer slots, the trace's constants)
+        # lives in the resident HBM once a call has written it; the host arrays
+        # are a copy, current when _host_current is set.
+        self._on_device = False
+        self._host_current = True
         if optimizer.state:
             self._read_optimizer_state(optimizer.state_dict())
 
@@ -167,8 +174,10 @@ class TrainStep:
         if len(groups) != len(layout.groups):
             raise TrainStepError("the optimizer's parameter groups changed since the step "
                                  "was compiled")
-        arrays = [self._values[n] for n in layout.trainable + layout.constant]
-        arrays += [a for slot in layout.slots for a in self._slots[slot]]
+        resident = self._on_device and self.program is not None
+        state = ([self._values[n] for n in layout.trainable + layout.constant] +
+                 [a for slot in layout.slots for a in self._slots[slot]])
+        arrays = [RESIDENT] * len(state) if resident else state
         arrays += [np.array(v, dtype=np.float32) for v in hypers]
         if layout.clip:
             if self.max_grad_norm is None:
@@ -179,6 +188,8 @@ class TrainStep:
             raise TrainStepError(f"the step takes a batch of {layout.batch} tensor(s), "
                                  f"got {len(batch)}")
         constants = list(self._constants) if self.imported is not None else []
+        if resident:
+            constants = [RESIDENT] * len(constants)
         return arrays + [_array(b) for b in batch] + constants
 
     def __call__(self, *batch: torch.Tensor, **keywords: torch.Tensor) -> torch.Tensor:
@@ -188,10 +199,40 @@ class TrainStep:
             raise TrainStepError(f"the step takes the keyword tensors {list(layout.keywords)}, "
                                  f"got {list(keywords)}")
         batch = list(batch) + [keywords[k] for k in layout.keywords]
-        results = self.program.run(*self._arguments(batch))
+        results = self.program.run(*self._arguments(batch), read=self._read_back())
         self.report = self.program.report
+        self._on_device, self._host_current = True, False
         self._take(results)
         return results[0]
+
+    def _read_back(self) -> list[int]:
+        """Output positions a call reads: the loss, the gradients when kept and
+        their norm when clipping (the parameters and state stay in HBM)."""
+        layout = self.layout
+        n = len(layout.trainable)
+        position = 1 + n + len(layout.slots) * n
+        wanted = [0]
+        if layout.grads:
+            wanted += range(position, position + n)
+            position += n
+        if layout.clip:
+            wanted.append(position)
+        return wanted
+
+    def _fetch(self) -> None:
+        """Brings the host copies of the parameters and the optimizer state up to
+        date with the resident HBM (they are inputs the update wrote over)."""
+        if self._host_current:
+            return
+        layout = self.layout
+        n = len(layout.trainable)
+        for i, name in enumerate(layout.trainable):
+            self._values[name] = self.program.read_input(i).numpy()
+        base = n + len(layout.constant)
+        for s, slot in enumerate(layout.slots):
+            self._slots[slot] = [self.program.read_input(base + s * n + i).numpy()
+                                 for i in range(n)]
+        self._host_current = True
 
     def time_step(self):
         """Simulates one step's timing only (no numbers, no state change; see
@@ -204,12 +245,7 @@ class TrainStep:
     def _take(self, results: list[torch.Tensor]) -> None:
         layout = self.layout
         n = len(layout.trainable)
-        for name, value in zip(layout.trainable, results[1:1 + n]):
-            self._values[name] = value.numpy()
-        position = 1 + n
-        for slot in layout.slots:
-            self._slots[slot] = [v.numpy() for v in results[position:position + n]]
-            position += n
+        position = 1 + n + len(layout.slots) * n
         if layout.grads:
             self._grads = dict(zip(layout.trainable, results[position:position + n]))
             position += n
@@ -233,6 +269,7 @@ class TrainStep:
 
     def parameters(self) -> dict[str, torch.Tensor]:
         """The current parameters and buffers by name (a tied weight once)."""
+        self._fetch()
         return {name: torch.from_numpy(value.copy()) for name, value in self._values.items()}
 
     def _torch_indices(self) -> dict[str, int]:
@@ -249,6 +286,7 @@ class TrainStep:
     def optimizer_state_dict(self) -> dict[str, Any]:
         """The optimizer's state in ``optimizer.state_dict()`` format, loadable by
         ``optimizer.load_state_dict`` (the current ``param_groups`` included)."""
+        self._fetch()
         indices = self._torch_indices()
         state = {}
         for g, group in enumerate(self.layout.groups):
@@ -264,6 +302,8 @@ class TrainStep:
         return {"state": state, "param_groups": self.optimizer.state_dict()["param_groups"]}
 
     def _read_optimizer_state(self, saved: dict[str, Any]) -> None:
+        self._fetch()
+        self._on_device = False  # the next call writes the state again
         indices = self._torch_indices()
         entries = saved.get("state", {})
         for g, group in enumerate(self.layout.groups):
@@ -289,6 +329,8 @@ class TrainStep:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restores what :meth:`state_dict` returned (the optimizer's
         hyperparameters too, as ``optimizer.load_state_dict`` does)."""
+        self._fetch()
+        self._on_device = False  # the next call writes the state again
         values = state.get("model", {})
         unknown = sorted(set(values) - set(self._values))
         if unknown:
@@ -311,6 +353,7 @@ class TrainStep:
         """Writes the parameters into ``model`` (the compiled one by default) and,
         given an ``optimizer``, loads the optimizer state into it."""
         model = self.model if model is None else model
+        self._fetch()
         state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
         with torch.no_grad():
             for name, value in self._values.items():

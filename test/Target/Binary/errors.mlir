@@ -129,3 +129,13 @@ module attributes {nova.target = #nova.target<name = "tiny", clock_mhz = 1000, m
 // expected-error @+1 {{module has no program function to encode}}
 module attributes {nova.target = #nova.target<name = "tiny", clock_mhz = 1000, matrix_rows = 8, matrix_cols = 8, vector_lanes = 8, sram_bytes = 16384, sram_gbps = 100, acc_bytes = 2048, hbm_bytes = 1048576, hbm_gbps = 10, dma_engines = 2, chips = 2, topology = switch, link_gbps = 10, link_latency_ns = 100>} {
 }
+
+// -----
+
+module attributes {nova.target = #nova.target<name = "tiny", clock_mhz = 1000, matrix_rows = 8, matrix_cols = 8, vector_lanes = 8, sram_bytes = 16384, sram_gbps = 100, acc_bytes = 2048, hbm_bytes = 1048576, hbm_gbps = 10, dma_engines = 2, chips = 2, topology = switch, link_gbps = 10, link_latency_ns = 100>} {
+  // expected-error @+1 {{'func.func' op argument 1 has 'nova.aliases' = 0 but is not an output at the address, dtype and shape of an earlier input}}
+  func.func @main(%a: memref<64xf32, #nova.memory_space<hbm>> {nova.address = 0 : i64, nova.role = "input"},
+                  %r: memref<64xf32, #nova.memory_space<hbm>> {nova.address = 256 : i64, nova.aliases = 0 : i64, nova.role = "output"}) {
+    return
+  }
+}

@@ -2,6 +2,7 @@
 #include "nova/Dialect/Nova/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/Bufferize.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
@@ -84,6 +85,19 @@ struct BufferizePass : public nova::impl::NovaBufferizeBase<BufferizePass> {
       alloc.setMemorySpaceAttr(sram);
       ++numSramTensors;
     });
+
+    // Only a donated argument (nova.aliasing_output) may be written: the
+    // runtime keeps every other input in HBM across runs and relies on it.
+    for (auto func : module.getOps<func::FuncOp>())
+      for (BlockArgument arg : func.getArguments())
+        if (isa<TensorType>(arg.getType()) &&
+            !func.getArgAttr(arg.getArgNumber(), "nova.aliasing_output") &&
+            !func.getArgAttr(arg.getArgNumber(),
+                             bufferization::BufferizationDialect::
+                                 kWritableAttrName))
+          func.setArgAttr(arg.getArgNumber(),
+                          bufferization::BufferizationDialect::kWritableAttrName,
+                          BoolAttr::get(ctx, false));
 
     bufferization::OneShotBufferizationOptions options;
     options.bufferizeFunctionBoundaries = true;

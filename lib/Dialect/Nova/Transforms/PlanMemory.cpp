@@ -31,6 +31,10 @@ using namespace mlir::nova;
 
 static constexpr StringLiteral kAddress = "nova.address";
 static constexpr StringLiteral kRole = "nova.role";
+/// On an input: the result index it is donated to (nova-alias-outputs).
+static constexpr StringLiteral kAliasingOutput = "nova.aliasing_output";
+/// On an out-param: the input whose buffer it shares.
+static constexpr StringLiteral kAliases = "nova.aliases";
 
 /// Bytes spanned by a static memref (its extent under its layout).
 static std::optional<int64_t> bufferBytes(MemRefType type) {
@@ -390,12 +394,59 @@ struct PlanMemoryPass : public nova::impl::NovaPlanMemoryBase<PlanMemoryPass> {
       });
     }
 
+    // A donated input's buffer holds its result at the end of the run: the
+    // result is returned as the input itself (copied in when bufferization
+    // could not write it in place), and its out-param gets no copy and no
+    // space of its own.
+    DenseSet<std::pair<Value, unsigned>> donatedOut; // (input, out-param #)
+    for (auto func : module.getOps<func::FuncOp>()) {
+      // No results left: out-params were made by an earlier run.
+      if (func.isExternal() || func.getNumResults() == 0)
+        continue;
+      SmallVector<func::ReturnOp> returns(func.getOps<func::ReturnOp>());
+      for (BlockArgument arg : func.getArguments()) {
+        auto k = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                    kAliasingOutput);
+        if (!k)
+          continue;
+        if (k.getInt() < 0 || k.getInt() >= func.getNumResults() ||
+            func.getResultTypes()[k.getInt()] != arg.getType())
+          return func.emitError()
+                 << "argument " << arg.getArgNumber() << ": '"
+                 << kAliasingOutput << "' = " << k.getInt()
+                 << " names no result of its type " << arg.getType();
+        unsigned result = k.getInt();
+        for (func::ReturnOp ret : returns) {
+          Value value = ret.getOperand(result);
+          if (value == arg)
+            continue;
+          OpBuilder b(ret);
+          Value token =
+              DmaStartOp::create(b, ret.getLoc(), TokenType::get(b.getContext()),
+                                 value, arg, /*peer=*/IntegerAttr());
+          WaitOp::create(b, ret.getLoc(), ValueRange{token});
+          ret.setOperand(result, arg);
+          ++numAliasCopies;
+        }
+        unsigned outParam = func.getNumArguments();
+        for (Type type : func.getResultTypes().take_front(result))
+          outParam += isa<MemRefType>(type);
+        donatedOut.insert({arg, outParam});
+      }
+    }
+
     bufferization::BufferResultsToOutParamsOpts options;
     options.hoistStaticAllocs = true;
     options.modifyPublicFunctions = true;
     // A result that is not an alloc of the function (an argument, a global)
     // is copied into the out-param by DMA, which the ISA lowering handles.
-    options.memCpyFn = [](OpBuilder &b, Location loc, Value from, Value to) {
+    DenseMap<Value, BlockArgument> aliasOf; // out-param -> donated input
+    options.memCpyFn = [&](OpBuilder &b, Location loc, Value from, Value to) {
+      auto out = dyn_cast<BlockArgument>(to);
+      if (out && donatedOut.contains({from, out.getArgNumber()})) {
+        aliasOf[out] = cast<BlockArgument>(from);
+        return success();
+      }
       Value token = DmaStartOp::create(b, loc, TokenType::get(b.getContext()),
                                        from, to, /*peer=*/IntegerAttr());
       WaitOp::create(b, loc, ValueRange{token});
@@ -414,6 +465,11 @@ struct PlanMemoryPass : public nova::impl::NovaPlanMemoryBase<PlanMemoryPass> {
           func.setArgAttr(i, kRole,
                           StringAttr::get(ctx, i < inputs ? "input" : "output"));
       numOutParams += func.getNumArguments() - inputs;
+    }
+    for (auto [out, input] : aliasOf) {
+      auto func = cast<func::FuncOp>(input.getOwner()->getParentOp());
+      func.setArgAttr(cast<BlockArgument>(out).getArgNumber(), kAliases,
+                      Builder(ctx).getI64IntegerAttr(input.getArgNumber()));
     }
     return success();
   }
@@ -443,6 +499,14 @@ struct PlanMemoryPass : public nova::impl::NovaPlanMemoryBase<PlanMemoryPass> {
           return func.emitError() << "argument " << i << " of function '"
                                   << func.getSymName()
                                   << "' needs a static size, got " << memref;
+        if (auto input = func.getArgAttrOfType<IntegerAttr>(i, kAliases)) {
+          // Shares the donated input's buffer (placed before it: inputs
+          // come first).
+          func.setArgAttr(i, kAddress,
+                          func.getArgAttrOfType<IntegerAttr>(input.getInt(),
+                                                             kAddress));
+          continue;
+        }
         func.setArgAttr(i, kAddress, b.getI64IntegerAttr(cursor));
         cursor = alignUp(cursor + *bytes);
       }

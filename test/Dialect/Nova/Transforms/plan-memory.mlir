@@ -241,3 +241,61 @@ func.func @same_buffer_returned_twice(%a: memref<16xf32, #hbm>) -> (memref<16xf3
   nova.wait %t
   return %r, %r : memref<16xf32, #hbm>, memref<16xf32, #hbm>
 }
+
+// -----
+
+// A donated input updated in place (nova-alias-outputs + bufferization):
+// its result's out-param shares the input's address and gets no copy.
+// CHECK-LABEL: func.func @donated_in_place
+// CHECK-SAME: (%[[P:.*]]: memref<64xf32, #nova.memory_space<hbm>> {nova.address = 0 : i64, nova.aliasing_output = 0 : i64, nova.role = "input"},
+// CHECK-SAME: %[[G:.*]]: memref<64xf32, #nova.memory_space<hbm>> {nova.address = 256 : i64, nova.role = "input"},
+// CHECK-SAME: %[[OUT:.*]]: memref<64xf32, #nova.memory_space<hbm>> {nova.address = 0 : i64, nova.aliases = 0 : i64, nova.role = "output"})
+// CHECK: nova.dma_start %{{.*}}, %[[P]]
+// CHECK-NOT: nova.dma_start
+// CHECK: return{{$}}
+// AGAIN-LABEL: func.func @donated_in_place
+// AGAIN-SAME: {nova.address = 0 : i64, nova.aliasing_output = 0 : i64, nova.role = "input"}
+// AGAIN-SAME: {nova.address = 256 : i64, nova.role = "input"}
+// AGAIN-SAME: {nova.address = 0 : i64, nova.aliases = 0 : i64, nova.role = "output"}
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+// expected-remark @+1 {{sram peak 512 bytes}}
+func.func @donated_in_place(%p: memref<64xf32, #hbm> {nova.aliasing_output = 0 : i64},
+                            %g: memref<64xf32, #hbm>) -> memref<64xf32, #hbm> {
+  %x = memref.alloc() : memref<64xf32, #sram>
+  %t0 = nova.dma_start %p, %x : memref<64xf32, #hbm> -> memref<64xf32, #sram>
+  nova.wait %t0
+  %y = memref.alloc() : memref<64xf32, #sram>
+  %t1 = nova.dma_start %g, %y : memref<64xf32, #hbm> -> memref<64xf32, #sram>
+  nova.wait %t1
+  nova.elementwise <sub> ins(%x, %y : memref<64xf32, #sram>, memref<64xf32, #sram>) outs(%x : memref<64xf32, #sram>)
+  %t2 = nova.dma_start %x, %p : memref<64xf32, #sram> -> memref<64xf32, #hbm>
+  nova.wait %t2
+  return %p : memref<64xf32, #hbm>
+}
+
+// -----
+
+// A donated result computed in a buffer of its own (its update could not be
+// written in place) is copied into the input's buffer before the return.
+// CHECK-LABEL: func.func @donated_copied_in
+// CHECK-SAME: (%[[P:.*]]: memref<64xf32, #nova.memory_space<hbm>> {nova.address = 0 : i64, nova.aliasing_output = 0 : i64, nova.role = "input"},
+// CHECK-SAME: %[[OUT:.*]]: memref<64xf32, #nova.memory_space<hbm>> {nova.address = 0 : i64, nova.aliases = 0 : i64, nova.role = "output"})
+// CHECK: %[[R:.*]] = memref.alloc() {{.*}} : memref<64xf32, #nova.memory_space<hbm>>
+// CHECK: nova.dma_start %{{.*}}, %[[R]]
+// CHECK: %[[T:.*]] = nova.dma_start %[[R]], %[[P]]
+// CHECK: nova.wait %[[T]]
+// CHECK-NEXT: return{{$}}
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+// expected-remark @+1 {{sram peak 256 bytes}}
+func.func @donated_copied_in(%p: memref<64xf32, #hbm> {nova.aliasing_output = 0 : i64}) -> memref<64xf32, #hbm> {
+  %r = memref.alloc() : memref<64xf32, #hbm>
+  %x = memref.alloc() : memref<64xf32, #sram>
+  %t0 = nova.dma_start %p, %x : memref<64xf32, #hbm> -> memref<64xf32, #sram>
+  nova.wait %t0
+  nova.elementwise <neg> ins(%x : memref<64xf32, #sram>) outs(%x : memref<64xf32, #sram>)
+  %t1 = nova.dma_start %x, %r : memref<64xf32, #sram> -> memref<64xf32, #hbm>
+  nova.wait %t1
+  return %r : memref<64xf32, #hbm>
+}

@@ -240,7 +240,11 @@ def NovaPlanMemory : Pass<"nova-plan-memory", "::mlir::ModuleOp"> {
 
     * function arguments: arg attr `nova.role = "input"` or `"output"` (the
       appended out-params) and `nova.address : i64`, laid out in argument
-      order from 0 in HBM;
+      order from 0 in HBM. An input donated to result k
+      (`nova.aliasing_output = k`, see nova-alias-outputs) is returned as
+      itself (a result computed elsewhere is copied into it before the
+      return); result k's out-param gets `nova.aliases = <input index>`, the
+      input's address and no copy;
     * `memref.global` in HBM: `nova.address : i64`, after the arguments (the
       binary writer emits the initial data there);
     * `memref.alloc` / `memref.alloca`: `nova.address : i64` in its own space.
@@ -293,6 +297,7 @@ def NovaPlanMemory : Pass<"nova-plan-memory", "::mlir::ModuleOp"> {
     Statistic<"numBuffers", "buffers", "Buffers given an address">,
     Statistic<"numOutParams", "out-params", "Memref results turned into out-params">,
     Statistic<"numRepeatedResults", "repeated-results", "Results returning an already returned buffer, given a copy of their own">,
+    Statistic<"numAliasCopies", "alias-copies", "Donated results copied into their input's buffer (not computed in place)">,
   ];
 }
 
