@@ -102,6 +102,33 @@ def test_micro_batches_get_different_masks():
     assert float(accumulated) != float(single)
 
 
+class _InplaceAndNative(torch.nn.Module):
+    """``nn.Dropout(inplace=True)`` (the step is re-traced functionalized) and
+    ``torch.native_dropout`` called directly."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(8, 16), torch.nn.Linear(16, 4)
+        self.dropout = torch.nn.Dropout(0.4, inplace=True)
+
+    def forward(self, x):
+        h = torch.relu(self.dropout(self.a(x)))
+        return self.b(torch.native_dropout(h, 0.2, True)[0])
+
+
+def test_inplace_and_native_dropout_match_eager():
+    torch.manual_seed(0)
+    model = _InplaceAndNative()
+    batches = _batches(2)
+    step = nova.compile_train_step(model, torch.nn.functional.mse_loss,
+                                   torch.optim.SGD(model.parameters(), lr=0.1), *batches[0],
+                                   seed=2)
+    assert step.layout.seed
+    for batch in batches:
+        expected = _eager_loss(step, batch)
+        torch.testing.assert_close(step(*batch), expected, rtol=RTOL, atol=ATOL)
+
+
 class _Scale(torch.nn.Module):
     def __init__(self, shape, p):
         super().__init__()
