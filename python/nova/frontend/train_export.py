@@ -19,7 +19,11 @@ The program's arguments, in order (:class:`StepLayout` names them):
 4. the hyperparameters, 0-d float32, group by group (``lr``, ``beta1``...),
    then ``max_grad_norm`` when clipping;
 5. the batch's tensors;
-6. the tensor constants the trace captured (``ImportedTrainStep.constants``).
+6. the step's random seed, a 0-d int64, when the traced step draws random
+   numbers (dropout in training mode: ``StepLayout.seed``, see
+   :mod:`nova.frontend.dropout`; each dropout call takes the next counters of
+   the stream of that seed);
+7. the tensor constants the trace captured (``ImportedTrainStep.constants``).
 
 Its results: the loss (0-d), the updated trainable parameters, the updated
 optimizer state (same order as the arguments), the gradients the update used
@@ -29,12 +33,14 @@ clipping) when clipping.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import torch
 
 from nova.frontend.decompositions import decomposition_table
+from nova.frontend.dropout import RandomStream, random_stream
 from nova.frontend.export import import_fx_graph
 
 #: ``update(params, grads, slots, hypers) -> (new_params, new_slots)``: one
@@ -71,6 +77,8 @@ class StepLayout:
     accumulation_steps: int = 1
     #: The gradients the optimizer used (accumulated, clipped) are results too.
     grads: bool = False
+    #: A 0-d int64 seed follows the batch: the step draws random numbers (dropout).
+    seed: bool = False
 
     def __post_init__(self) -> None:
         if self.accumulation_steps < 1:
@@ -89,7 +97,8 @@ class StepLayout:
         clip = ("max_grad_norm",) if self.clip else ()
         positional = self.batch - len(self.keywords)
         batch = tuple(f"batch{i}" for i in range(positional)) + self.keywords
-        return self.trainable + self.constant + slots + hypers + clip + batch
+        return (self.trainable + self.constant + slots + hypers + clip + batch
+                + (("seed",) if self.seed else ()))
 
     @property
     def output_names(self) -> tuple[str, ...]:
@@ -144,13 +153,15 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
         hyper_values = take(n_hyper)
         max_norm = take(1)[0] if layout.clip else None
         batch = take(layout.batch)
+        stream = RandomStream(take(1)[0]) if layout.seed else None
 
         state = dict(zip(layout.trainable, params))
         state.update(zip(layout.constant, constants))
         k = layout.accumulation_steps
         micro_batches = (list(zip(*(t.chunk(k, dim=0) for t in batch))) if k > 1 and batch
                          else [tuple(batch)])
-        losses = [_loss(model, loss_fn, state, micro, layout) for micro in micro_batches]
+        with random_stream(stream):
+            losses = [_loss(model, loss_fn, state, micro, layout) for micro in micro_batches]
         loss = losses[0] if k == 1 else sum(losses[1:], losses[0]) / k
         grads = list(torch.autograd.grad(loss, params, allow_unused=True))
         if unused is not None:
@@ -216,15 +227,23 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
                       layout: StepLayout, update: UpdateFn,
                       example_args: Sequence[torch.Tensor]) -> ImportedTrainStep:
     """Traces the step (:func:`step_function`) at ``example_args`` (the
-    program's arguments, see the module docstring) and imports it."""
+    program's arguments, see the module docstring) and imports it.
+
+    Without ``layout.seed`` the step is traced with a seed input anyway; the
+    returned layout keeps it only when the trace used it (it drew random
+    numbers), so a step without dropout has the same arguments as before."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     if len(example_args) != len(layout.input_names):
         raise ValueError(f"the step takes {len(layout.input_names)} arguments, "
                          f"got {len(example_args)}")
     unused: list[str] = []
-    fn = step_function(model, loss_fn, layout, update, unused)
+    traced_layout = layout if layout.seed else dataclasses.replace(layout, seed=True)
+    seed_index = traced_layout.input_names.index("seed")
+    fn = step_function(model, loss_fn, traced_layout, update, unused)
     args = [_plain(a) for a in example_args]
+    if not layout.seed:
+        args.insert(seed_index, torch.zeros((), dtype=torch.int64))
     table = decomposition_table()
     module = make_fx(fn, decomposition_table=table, tracing_mode="fake")(*args)
     if _mutates(module.graph):
@@ -236,6 +255,8 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
         joint = make_fx(fn, tracing_mode="fake")(*args)
         module = make_fx(torch.func.functionalize(joint, remove="mutations"),
                          decomposition_table=table, tracing_mode="fake")(*args)
+    if not layout.seed and not _drop_unused_placeholder(module, seed_index):
+        layout = traced_layout
     constants = _lift_constants(module)
     mlir, ops = import_fx_graph(module.graph, func_name="forward",
                                 donated=donated_arguments(layout))
@@ -254,6 +275,16 @@ def donated_arguments(layout: StepLayout) -> dict[int, int]:
             k = s * n_train + i
             donated[n_train + n_const + k] = 1 + n_train + k
     return donated
+
+
+def _drop_unused_placeholder(module: torch.fx.GraphModule, index: int) -> bool:
+    """Removes the ``index``-th placeholder if nothing uses it; whether it did."""
+    node = [n for n in module.graph.nodes if n.op == "placeholder"][index]
+    if node.users:
+        return False
+    module.graph.erase_node(node)
+    module.recompile()
+    return True
 
 
 def _lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:

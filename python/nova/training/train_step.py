@@ -23,6 +23,7 @@ import torch
 
 from nova.compiler.compile import compile_linalg
 from nova.compiler.options import TargetOptions
+from nova.frontend.random_bits import step_seed
 from nova.frontend.train_export import ImportedTrainStep, StepLayout, import_train_step
 from nova.runtime.program import RESIDENT, CompiledProgram
 from nova.training.errors import TrainStepError
@@ -36,7 +37,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
                        target: str = "nova-t1", model_inputs: int | None = None,
                        max_grad_norm: float | None = None, accumulation_steps: int = 1,
                        keep_grads: bool = False, dump_dir: str | Path | None = None,
-                       double_buffer: bool = True,
+                       double_buffer: bool = True, seed: int = 0,
                        **example_keywords: torch.Tensor) -> "TrainStep":
     """Compiles one training step of ``model`` for ``target`` (one chip).
 
@@ -67,9 +68,15 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     compiled step starts. Parameters that are frozen (``requires_grad=False``)
     or in no group are read, never updated, and have no state; a weight tied
     under two names is one parameter whose gradient sums both uses.
-    The model's current mode is traced: dropout must be off (p=0 or
-    ``model.eval()``) as Nova has no random numbers yet.
+    The model's current mode is traced: in training mode ``nn.Dropout`` /
+    ``F.dropout`` draw their masks on the chip from a counter-based generator
+    (:mod:`nova.frontend.random_bits`). Call ``n`` (0, 1, ...) of the step
+    uses the seed ``step_seed(seed, n)``: two steps compiled with the same
+    ``seed`` give the same masks call for call, and each call, dropout site
+    and micro-batch gets its own mask (the masks are not torch's).
     """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TrainStepError(f"seed must be an int, got {seed!r}")
     rule = rule_for(optimizer)
     if model_inputs is None:
         model_inputs = len(example_batch) if loss_fn is None else 1
@@ -77,7 +84,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     layout = _layout(model, optimizer, rule, batch, model_inputs,
                      max_grad_norm is not None, accumulation_steps, keep_grads,
                      tuple(example_keywords))
-    step = TrainStep(model, optimizer, rule, layout, max_grad_norm=max_grad_norm)
+    step = TrainStep(model, optimizer, rule, layout, max_grad_norm=max_grad_norm, seed=seed)
     example = step._arguments(list(batch), check=False)
     imported = import_train_step(model, loss_fn, layout, rule.update,
                                  [torch.from_numpy(a) for a in example])
@@ -133,7 +140,8 @@ class TrainStep:
     """
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-                 rule: UpdateRule, layout: StepLayout, *, max_grad_norm: float | None) -> None:
+                 rule: UpdateRule, layout: StepLayout, *, max_grad_norm: float | None,
+                 seed: int = 0) -> None:
         self.model = model
         self.optimizer = optimizer
         self.rule = rule
@@ -154,16 +162,22 @@ class TrainStep:
         # are a copy, current when _host_current is set.
         self._on_device = False
         self._host_current = True
+        #: The random stream: its seed and the calls made (the next call's number).
+        self.seed, self.calls = seed, 0
         if optimizer.state:
             self._read_optimizer_state(optimizer.state_dict())
 
     def _attach(self, imported: ImportedTrainStep, program: CompiledProgram) -> None:
         self.imported = imported
+        self.layout = imported.layout  # with the seed input when the step draws random numbers
         self.program = program
         self._constants = [_array(c) for c in imported.constants]
 
     # Calling -----------------------------------------------------------------------------
-    def _arguments(self, batch: list[torch.Tensor], *, check: bool = True) -> list[np.ndarray]:
+    def _arguments(self, batch: list[torch.Tensor], *, check: bool = True,
+                   host: bool = False) -> list[np.ndarray]:
+        """The program's arguments for a call on ``batch``: the state the resident
+        HBM holds is passed as ``RESIDENT`` unless ``host`` (the host arrays)."""
         layout = self.layout
         groups = self.optimizer.param_groups
         hypers = []
@@ -174,7 +188,9 @@ class TrainStep:
         if len(groups) != len(layout.groups):
             raise TrainStepError("the optimizer's parameter groups changed since the step "
                                  "was compiled")
-        resident = self._on_device and self.program is not None
+        resident = self._on_device and self.program is not None and not host
+        if host:
+            self._fetch()
         state = ([self._values[n] for n in layout.trainable + layout.constant] +
                  [a for slot in layout.slots for a in self._slots[slot]])
         arrays = [RESIDENT] * len(state) if resident else state
@@ -188,9 +204,10 @@ class TrainStep:
             raise TrainStepError(f"the step takes a batch of {layout.batch} tensor(s), "
                                  f"got {len(batch)}")
         constants = list(self._constants) if self.imported is not None else []
+        seed = [np.array(step_seed(self.seed, self.calls), np.int64)] if layout.seed else []
         if resident:
             constants = [RESIDENT] * len(constants)
-        return arrays + [_array(b) for b in batch] + constants
+        return arrays + [_array(b) for b in batch] + seed + constants
 
     def __call__(self, *batch: torch.Tensor, **keywords: torch.Tensor) -> torch.Tensor:
         """Runs forward, backward and the update on the simulator; returns the loss."""
@@ -202,6 +219,7 @@ class TrainStep:
         results = self.program.run(*self._arguments(batch), read=self._read_back())
         self.report = self.program.report
         self._on_device, self._host_current = True, False
+        self.calls += 1
         self._take(results)
         return results[0]
 
@@ -323,8 +341,10 @@ class TrainStep:
             self._steps[g] = counts.pop() if counts else 0
 
     def state_dict(self) -> dict[str, Any]:
-        """``{"model": {name: tensor}, "optimizer": <optimizer.state_dict() format>}``."""
-        return {"model": self.parameters(), "optimizer": self.optimizer_state_dict()}
+        """``{"model": {name: tensor}, "optimizer": <optimizer.state_dict() format>,
+        "random": {"seed": int, "calls": int}}`` (the random stream's position)."""
+        return {"model": self.parameters(), "optimizer": self.optimizer_state_dict(),
+                "random": {"seed": self.seed, "calls": self.calls}}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restores what :meth:`state_dict` returned (the optimizer's
@@ -347,6 +367,8 @@ class TrainStep:
             for group, saved_group in zip(self.optimizer.param_groups, saved["param_groups"]):
                 group.update({k: v for k, v in saved_group.items() if k != "params"})
             self._read_optimizer_state(saved)
+        if "random" in state:
+            self.seed, self.calls = int(state["random"]["seed"]), int(state["random"]["calls"])
 
     def sync_to(self, model: torch.nn.Module | None = None,
                 optimizer: torch.optim.Optimizer | None = None) -> None:

@@ -1,0 +1,140 @@
+"""Dropout drawn from a program input: masks from :mod:`nova.frontend.random_bits`.
+
+Under :func:`random_stream` (a ``TorchFunctionMode``), ``F.dropout`` /
+``nn.Dropout`` / ``torch.dropout`` / ``torch.native_dropout`` in training
+mode compute their keep mask from the stream's seed tensor (a 0-d int64
+input of the traced program) and the stream's next counters, so each call
+site, and each call of one site (a micro-batch), gets its own mask. The
+mask is an ordinary tensor of the graph: autograd's backward multiplies by
+the same tensor, as torch's dropout backward does.
+
+Why a torch-function mode and not the decomposition table: ``aten.dropout``
+is CompositeImplicitAutograd and reaches ``make_fx`` already decomposed in
+C++ into ``empty_like(x).bernoulli_(1 - p)`` (an in-place op on an
+uninitialised tensor), which the table never sees; above the dispatcher the
+call is still ``F.dropout(x, p, training)``. The mask ops are plain aten ops,
+so the functionalized re-trace of a mutating graph replays them as they are.
+
+Semantics are torch's: keep with probability ``1 - p`` and scale kept values
+by ``1 / (1 - p)`` (the mask as float divided by ``1 - p``, times ``x``);
+``p = 0`` or ``training=False`` returns ``x`` (no random ops emitted);
+``p = 1`` gives ``x * 0``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from nova.frontend.errors import NovaExportError
+from nova.frontend.random_bits import keep_threshold, random_bits, top_bits
+
+F = torch.nn.functional
+
+
+class RandomStream:
+    """A traced program's seed tensor and its next unused counter."""
+
+    def __init__(self, seed: torch.Tensor) -> None:
+        self.seed = seed
+        self.offset = 0
+        #: Number of draws (dropout calls with 0 < p < 1) so far.
+        self.draws = 0
+
+    def take(self, numel: int) -> int:
+        """Reserves ``numel`` counters; returns the first."""
+        first = self.offset
+        self.offset += numel
+        self.draws += 1
+        return first
+
+
+def keep_mask(stream: RandomStream, shape: torch.Size, p: float) -> torch.Tensor:
+    """A bool mask of ``shape``, True with probability ``1 - p``, from ``stream``."""
+    numel = 1
+    for size in shape:
+        numel *= int(size)
+    bits = top_bits(random_bits(stream.seed, stream.take(numel), shape))
+    return bits < keep_threshold(1.0 - p)
+
+
+def native_dropout(stream: RandomStream, x: torch.Tensor, p: float,
+                   train: bool | None = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """``torch.native_dropout``: ``(output, mask)`` with a mask from ``stream``."""
+    _check_p(p)
+    if not train or p == 0:
+        return x.clone(), torch.ones_like(x, dtype=torch.bool)
+    if p == 1:
+        return x * torch.zeros_like(x), torch.zeros_like(x, dtype=torch.bool)
+    mask = keep_mask(stream, x.shape, p)
+    return x * (mask.to(x.dtype) / (1.0 - p)), mask
+
+
+def dropout(stream: RandomStream, x: torch.Tensor, p: float = 0.5, training: bool = True,
+            inplace: bool = False) -> torch.Tensor:
+    """``F.dropout`` (torch's ``_dropout_impl``) with a mask from ``stream``."""
+    _check_p(p)
+    if not training or p == 0 or x.numel() == 0:
+        return x
+    if p == 1:
+        zeros = torch.zeros_like(x)
+        return x.mul_(zeros) if inplace else x * zeros
+    noise = keep_mask(stream, x.shape, p).to(x.dtype) / (1.0 - p)
+    return x.mul_(noise) if inplace else x * noise
+
+
+def _check_p(p: float) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _other(name: str, training_default: bool):
+    """A check for a dropout variant Nova draws no mask for: an error when it would draw."""
+    def check(stream: RandomStream, input: torch.Tensor, p: float = 0.5,
+              training: bool = training_default, inplace: bool = False) -> None:
+        if p and training:
+            raise NovaExportError(f"F.{name} with p={p} in training is not supported yet "
+                                  "(Nova draws masks for F.dropout / nn.Dropout only)")
+    return check
+
+
+_DROPOUT = {F.dropout: dropout, torch.dropout: lambda s, x, p, train: dropout(s, x, p, train),
+            torch.dropout_: lambda s, x, p, train: dropout(s, x, p, train, inplace=True),
+            torch.native_dropout: native_dropout}
+_OTHER = {F.alpha_dropout: _other("alpha_dropout", False),
+          F.feature_alpha_dropout: _other("feature_alpha_dropout", False),
+          F.dropout1d: _other("dropout1d", True), F.dropout2d: _other("dropout2d", True),
+          F.dropout3d: _other("dropout3d", True)}
+
+
+class _DropoutMode(TorchFunctionMode):
+    def __init__(self, stream: RandomStream) -> None:
+        super().__init__()
+        self.stream = stream
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _DROPOUT:
+            return _DROPOUT[func](self.stream, *args, **kwargs)
+        if func in _OTHER:
+            _OTHER[func](self.stream, *args, **kwargs)
+        elif func is F.scaled_dot_product_attention:
+            p = kwargs.get("dropout_p", args[4] if len(args) > 4 else 0.0)
+            if p:
+                raise NovaExportError(f"scaled_dot_product_attention with dropout_p={p} is not "
+                                      "supported yet; apply nn.Dropout to the attention "
+                                      "weights (math attention) instead")
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def random_stream(stream: RandomStream | None) -> Iterator[RandomStream | None]:
+    """Within the block, dropouts draw their masks from ``stream`` (no-op for None)."""
+    if stream is None:
+        yield None
+        return
+    with _DropoutMode(stream):
+        yield stream

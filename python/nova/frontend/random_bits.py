@@ -1,0 +1,104 @@
+"""Counter-based random numbers as plain int64 tensor ops (SplitMix64).
+
+Nova's chip has no random-number instruction, so a traced program that needs
+random numbers computes them: element ``i`` of a draw at counter ``offset``
+from ``seed`` is SplitMix64's output for the state
+``seed + (offset + i + 1) * GAMMA``, i.e. a multiply-xorshift finaliser over
+a Weyl sequence. It is ``add``, ``mul``, ``xor``, ``and`` and arithmetic
+right shifts on int64 with two's-complement wrap-around, which torch eager,
+torch-mlir's linalg and Nova's simulator (``nova.sim.numerics``) all compute
+alike, so a Nova program reproduces :func:`reference_bits` bit for bit.
+
+Logical right shifts are arithmetic shifts masked to the low ``64 - k`` bits
+(torch has no unsigned int64 shift). A multiply by a 64-bit constant is done
+as two by its 32-bit halves (:func:`_mul_const`): Nova's compiler carries a
+splat constant as an f64 (``nova.fill``), exact only up to 2**53.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+MASK64 = (1 << 64) - 1
+#: SplitMix64's increment and finaliser multipliers (unsigned 64-bit).
+GAMMA = 0x9E3779B97F4A7C15
+MIX1 = 0xBF58476D1CE4E5B9
+MIX2 = 0x94D049BB133111EB
+#: Bits of the uniforms: float32 holds every multiple of 2**-24 in [0, 1) exactly.
+UNIFORM_BITS = 24
+
+
+def signed64(value: int) -> int:
+    """``value`` modulo 2**64 as a signed 64-bit integer (how an int64 tensor holds it)."""
+    value &= MASK64
+    return value - (1 << 64) if value >> 63 else value
+
+
+def _shru(x: torch.Tensor, k: int) -> torch.Tensor:
+    """Logical right shift of int64 ``x`` by ``k`` in (0, 64)."""
+    return (x >> k) & ((1 << (64 - k)) - 1)
+
+
+def _mul_const(x: torch.Tensor, constant: int) -> torch.Tensor:
+    """``x * constant`` modulo 2**64 for an unsigned 64-bit ``constant``, with
+    immediates below 2**32 only: ``x*c = (x*hi)*2**32 + x*lo`` wraps alike."""
+    hi, lo = (constant & MASK64) >> 32, constant & 0xFFFFFFFF
+    return (x * hi) * (1 << 32) + x * lo
+
+
+def mix64(z: torch.Tensor) -> torch.Tensor:
+    """SplitMix64's finaliser on an int64 tensor (wrapping)."""
+    z = _mul_const(z ^ _shru(z, 30), MIX1)
+    z = _mul_const(z ^ _shru(z, 27), MIX2)
+    return z ^ _shru(z, 31)
+
+
+def random_bits(seed: torch.Tensor, offset: int, shape: Sequence[int]) -> torch.Tensor:
+    """64 random bits per element of ``shape`` (int64): counters ``offset ..
+    offset + numel - 1`` of the stream ``seed`` (a 0-d int64 tensor, a program
+    input when traced)."""
+    numel = 1
+    for size in shape:
+        numel *= int(size)
+    counters = torch.arange(numel, dtype=torch.int64) + (offset + 1)
+    state = seed.to(torch.int64) + _mul_const(counters, GAMMA)
+    return mix64(state).reshape(tuple(shape))
+
+
+def top_bits(bits: torch.Tensor) -> torch.Tensor:
+    """The top :data:`UNIFORM_BITS` bits of int64 ``bits``, as int64 in [0, 2**24)."""
+    return _shru(bits, 64 - UNIFORM_BITS)
+
+
+def uniform(seed: torch.Tensor, offset: int, shape: Sequence[int]) -> torch.Tensor:
+    """float32 uniforms in [0, 1), multiples of 2**-24, from :func:`random_bits`."""
+    return top_bits(random_bits(seed, offset, shape)).to(torch.float32) * 2.0 ** -UNIFORM_BITS
+
+
+def keep_threshold(keep_probability: float) -> int:
+    """The integer ``t`` with ``top_bits < t`` exactly when ``u < keep_probability``
+    for the uniform ``u = top_bits / 2**24`` (computed on the host, exactly)."""
+    import math
+    return min(1 << UNIFORM_BITS, max(0, math.ceil(keep_probability * (1 << UNIFORM_BITS))))
+
+
+# References (pure Python, independent of torch's int64 arithmetic) --------------------
+
+def reference_bits(seed: int, offset: int, numel: int) -> list[int]:
+    """:func:`random_bits` as unsigned Python ints, by the textbook SplitMix64."""
+    out = []
+    for i in range(numel):
+        z = (seed + (offset + i + 1) * GAMMA) & MASK64
+        z = ((z ^ (z >> 30)) * MIX1) & MASK64
+        z = ((z ^ (z >> 27)) * MIX2) & MASK64
+        out.append(z ^ (z >> 31))
+    return out
+
+
+def step_seed(seed: int, call: int) -> int:
+    """The seed of a training step's call number ``call`` (0, 1, ...) of a run
+    started with ``seed``: SplitMix64's output for that state, so consecutive
+    calls get unrelated streams. Signed, for a 0-d int64 input."""
+    return signed64(reference_bits(seed, call, 1)[0])
