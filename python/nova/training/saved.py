@@ -2,21 +2,25 @@
 (``nova.load(path)``) to continue training where it stopped.
 
 The archive (a zip, as a saved program) holds the step program's binary, its
-layout (:class:`~nova.frontend.train_export.StepLayout`), the optimizer's kind,
-parameter groups (hyperparameters) and per-group step counts, and the current
-parameters, buffers and optimizer state. The loaded step runs the same
-program from the same numbers, so its losses are those the saved step would
-have given. It holds no model code: ``step.model`` is a stand-in holding the
-tensors by name, ``step.optimizer`` a fresh torch optimizer of the same kind
-over them (change its ``lr`` or attach an lr scheduler to it, as before;
-a scheduler's own state is not saved). ``sync_to(model, optimizer)`` writes
-the trained values into a real model.
+layout (:class:`~nova.frontend.train_export.StepLayout`, every field), the
+optimizer's kind and parameter groups, the per-group step counts, and
+``step.state_dict()`` (parameters, buffers, the optimizer state in torch's
+format, and whatever else the step keeps there), its tensors as ``.npy``
+members. The loaded step is built from the binary's I/O table and restored
+with ``load_state_dict``, the public path a step already has for its state,
+so it runs the same program from the same numbers: its losses are those the
+saved step would have given. It holds no model code: ``step.model`` is a
+stand-in holding the tensors by name, ``step.optimizer`` a fresh torch
+optimizer of the same kind over them (change its ``lr`` or attach an lr
+scheduler to it, as before; a scheduler's own state is not saved).
+``sync_to(model, optimizer)`` writes the trained values into a real model.
 
 Its kind, ``nova-train-step/1``, is registered with :mod:`nova.archive_kinds`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import zipfile
@@ -39,18 +43,49 @@ __all__ = ["FORMAT", "LoadedTrainStep", "save_train_step"]
 
 FORMAT = "nova-train-step/1"
 _OPTIMIZERS = {"AdamW": torch.optim.AdamW, "SGD": torch.optim.SGD}
-_LAYOUT_TUPLES = ("trainable", "constant", "slots", "hypers", "keywords")
 
 
-def _json_value(value: Any, where: str) -> Any:
-    """A hyperparameter as JSON (a 0-d tensor becomes its float)."""
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        return value.item()
-    if isinstance(value, (tuple, list)):
-        return [_json_value(v, where) for v in value]
+def _encode(value: Any, tensors: list[np.ndarray], where: str) -> Any:
+    """``value`` (a state dict's nesting of dicts, lists, tensors, numbers) as
+    JSON; its tensors are appended to ``tensors`` and referred to by index.
+    Dicts become key/value pairs: torch's optimizer state is keyed by int."""
+    if isinstance(value, torch.Tensor):
+        tensors.append(np.array(value.detach().cpu().numpy(), order="C"))
+        return {"tensor": len(tensors) - 1}
+    if isinstance(value, Mapping):
+        return {"dict": [[_encode(k, tensors, where), _encode(v, tensors, f"{where}[{k!r}]")]
+                         for k, v in value.items()]}
+    if isinstance(value, (list, tuple)):
+        kind = "list" if isinstance(value, list) else "tuple"
+        return {kind: [_encode(v, tensors, where) for v in value]}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TrainStepError(f"cannot save the step: {where} is a {type(value).__name__}")
+
+
+def _decode(value: Any, tensors: list[np.ndarray]) -> Any:
+    if isinstance(value, dict):
+        (kind, inner), = value.items()
+        if kind == "tensor":
+            return torch.from_numpy(tensors[inner].copy())
+        if kind == "dict":
+            return {_decode(k, tensors): _decode(v, tensors) for k, v in inner}
+        if kind in ("list", "tuple"):
+            items = [_decode(v, tensors) for v in inner]
+            return items if kind == "list" else tuple(items)
+        raise ValueError(f"unknown encoded value {kind!r}")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ValueError(f"unknown encoded value {value!r}")
+
+
+def _plain(value: Any) -> Any:
+    """A layout field as JSON (tuples as lists)."""
+    return [_plain(v) for v in value] if isinstance(value, (tuple, list)) else value
+
+
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
 def _npy_bytes(array: np.ndarray) -> bytes:
@@ -61,38 +96,31 @@ def _npy_bytes(array: np.ndarray) -> bytes:
 
 def save_train_step(step: TrainStep, path: str | Path) -> None:
     """Writes ``step`` (see the module docstring) to ``path``."""
-    layout = step.layout
     kind = type(step.optimizer).__name__
     if kind not in _OPTIMIZERS:
         raise TrainStepError(f"cannot save a step of a {kind} optimizer")
-    groups = [{key: (list(value) if key == "params" else _json_value(value, f"group {g} '{key}'"))
-               for key, value in group.items()}
-              for g, group in enumerate(step.optimizer_state_dict()["param_groups"])]
+    tensors: list[np.ndarray] = []
+    state = _encode(step.state_dict(), tensors, "state_dict()")
     meta = {
         "format": FORMAT,
-        "layout": {**{k: list(getattr(layout, k)) for k in _LAYOUT_TUPLES},
-                   "groups": [list(g) for g in layout.groups], "batch": layout.batch,
-                   "model_inputs": layout.model_inputs, "clip": layout.clip,
-                   "accumulation_steps": layout.accumulation_steps, "grads": layout.grads},
-        "optimizer": {"kind": kind, "param_groups": groups,
-                      "indices": step._torch_indices()},
+        "layout": {f.name: _plain(getattr(step.layout, f.name))
+                   for f in dataclasses.fields(step.layout)},
+        "optimizer": {"kind": kind, "indices": step._torch_indices()},
+        "state": state,
+        "tensors": len(tensors),
         "steps": step.steps,
         "max_grad_norm": step.max_grad_norm,
         "unused": list(step.imported.unused),
         "constants": len(step._constants),
         "hbm_peak": step.memory().total,
     }
-    names = layout.trainable + layout.constant
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
         archive.writestr("meta.json", json.dumps(meta))
         archive.writestr("program.nova", step.program.binary_bytes)
-        for i, name in enumerate(names):
-            archive.writestr(f"value{i}.npy", _npy_bytes(step._values[name]))
-        for s, slot in enumerate(layout.slots):
-            for i, array in enumerate(step._slots[slot]):
-                archive.writestr(f"slot{s}_{i}.npy", _npy_bytes(array))
+        for i, array in enumerate(tensors):
+            archive.writestr(f"tensor{i}.npy", _npy_bytes(array))
         for i, array in enumerate(step._constants):
-            archive.writestr(f"constant{i}.npy", _npy_bytes(array))
+            archive.writestr(f"constant{i}.npy", _npy_bytes(np.asarray(array)))
 
 
 class _SavedTensors(torch.nn.Module):
@@ -138,89 +166,79 @@ class LoadedTrainStep(TrainStep):
         return state
 
 
-def _layout(data: Any) -> StepLayout:
-    fields = {k: tuple(data[k]) for k in _LAYOUT_TUPLES}
-    fields["groups"] = tuple(tuple(int(i) for i in g) for g in data["groups"])
-    for key in ("batch", "model_inputs", "accumulation_steps"):
-        if isinstance(data[key], bool) or not isinstance(data[key], int):
-            raise TypeError(f"layout '{key}' must be an integer, got {data[key]!r}")
-        fields[key] = data[key]
-    fields["clip"], fields["grads"] = bool(data["clip"]), bool(data["grads"])
-    return StepLayout(**fields)
-
-
-def _check_arrays(program: CompiledProgram, arrays: list[np.ndarray], members: list[str],
-                  path: Path) -> None:
-    """The saved values are the binary's leading inputs, each of its entry's shape and dtype."""
+def _stand_in(program: CompiledProgram, layout: StepLayout,
+              groups: list[dict[str, Any]], kind: str) -> tuple[Any, torch.optim.Optimizer]:
+    """The stand-in model (zeros of the binary's leading inputs, named by the
+    layout: ``load_state_dict`` fills them) and a torch optimizer over it."""
+    names = layout.trainable + layout.constant
     inputs = sorted(program.binary.inputs, key=lambda e: e.index)
-    if len(arrays) > len(inputs):
-        raise ProgramArchiveError(f"{path}: {len(arrays)} saved tensors for a binary with "
-                                  f"{len(inputs)} inputs")
-    for entry, array, member in zip(inputs, arrays, members):
-        if tuple(array.shape) != tuple(entry.shape) or array.dtype != entry.dtype.numpy_dtype:
-            raise ProgramArchiveError(
-                f"{path}: member '{member}' holds {array.dtype}{list(array.shape)} but input "
-                f"{entry.index} of the binary is {entry.dtype.name.lower()}{list(entry.shape)}")
+    if len(inputs) < len(names) + len(layout.slots) * len(layout.trainable):
+        raise ValueError(f"the layout names {len(names)} tensors and "
+                         f"{len(layout.slots)} slot(s) each, the binary has {len(inputs)} inputs")
+    zeros = {n: torch.from_numpy(np.zeros(tuple(e.shape), e.dtype.numpy_dtype))
+             for n, e in zip(names, inputs)}
+    params = {n: torch.nn.Parameter(zeros[n]) for n in layout.trainable}
+    others = {n: zeros[n] for n in layout.constant}
+    torch_groups = []
+    for group, members in zip(groups, layout.groups):
+        options = {k: v for k, v in group.items() if k != "params"}
+        torch_groups.append({**options, "params": [params[layout.trainable[i]] for i in members]})
+    return _SavedTensors(params, others), _OPTIMIZERS[kind](torch_groups)
 
 
 def _load(archive: zipfile.ZipFile, meta: Mapping[str, Any], path: Path,
           import_types: bool) -> LoadedTrainStep:
     """``nova.load``'s loader of this kind (:mod:`nova.archive_kinds`)."""
     try:
-        layout = _layout(meta["layout"])
-        saved = meta["optimizer"]
-        optimizer_class = _OPTIMIZERS[saved["kind"]]
-        groups = [dict(g) for g in saved["param_groups"]]
-        indices = {str(k): int(v) for k, v in saved["indices"].items()}
+        layout = StepLayout(**{k: _tuples(v) for k, v in meta["layout"].items()})
+        kind = meta["optimizer"]["kind"]
+        if kind not in _OPTIMIZERS:
+            raise ValueError(f"unknown optimizer {kind!r}")
+        indices = {str(k): int(v) for k, v in meta["optimizer"]["indices"].items()}
         steps = [int(s) for s in meta["steps"]]
         unused = tuple(str(n) for n in meta["unused"])
         constants = int(meta["constants"])
         max_grad_norm = meta["max_grad_norm"]
+        if max_grad_norm is not None:
+            max_grad_norm = float(max_grad_norm)
         peak = meta.get("hbm_peak")
-        if len(groups) != len(layout.groups) or len(steps) != len(layout.groups):
+        encoded = meta["state"]
+        tensor_count = int(meta["tensors"])
+        if len(steps) != len(layout.groups):
             raise ValueError(f"{len(layout.groups)} parameter groups in the layout, "
-                             f"{len(groups)} saved with {len(steps)} step counts")
+                             f"{len(steps)} step counts")
     except _META_ERRORS as error:
         raise ProgramArchiveError(f"{path}: meta.json of a training step is malformed: "
                                   f"{_reason(error)}") from None
-    names = layout.trainable + layout.constant
-    value_members = [f"value{i}.npy" for i in range(len(names))]
-    slot_members = [f"slot{s}_{i}.npy" for s in range(len(layout.slots))
-                    for i in range(len(layout.trainable))]
-    constant_members = [f"constant{i}.npy" for i in range(constants)]
-    values = [_npy(archive, m, path) for m in value_members]
-    slot_arrays = [_npy(archive, m, path) for m in slot_members]
-    constant_arrays = [_npy(archive, m, path) for m in constant_members]
+    tensors = [_npy(archive, f"tensor{i}.npy", path) for i in range(tensor_count)]
+    constant_arrays = [_npy(archive, f"constant{i}.npy", path) for i in range(constants)]
     binary = _member(archive, "program.nova", path)
     with _binary_errors(path, "program.nova"):
         program = CompiledProgram(binary)
-    _check_arrays(program, values + slot_arrays, value_members + slot_members, path)
     try:
-        by_name = dict(zip(names, values))
-        params = {n: torch.nn.Parameter(torch.from_numpy(by_name[n].copy()))
-                  for n in layout.trainable}
-        others = {n: torch.from_numpy(by_name[n].copy()) for n in layout.constant}
-        torch_groups = []
-        for group, members in zip(groups, layout.groups):
-            options = {k: (tuple(v) if isinstance(v, list) else v)
-                       for k, v in group.items() if k != "params"}
-            torch_groups.append({**options, "params": [params[layout.trainable[i]]
-                                                       for i in members]})
-        optimizer = optimizer_class(torch_groups)
-        step = LoadedTrainStep(_SavedTensors(params, others), optimizer, layout,
-                               max_grad_norm=max_grad_norm, indices=indices,
+        state = _decode(encoded, tensors)
+        groups = state["optimizer"]["param_groups"]
+        if len(groups) != len(layout.groups):
+            raise ValueError(f"{len(layout.groups)} parameter groups in the layout, "
+                             f"{len(groups)} saved")
+        model, optimizer = _stand_in(program, layout, groups, kind)
+        step = LoadedTrainStep(model, optimizer, layout, max_grad_norm=max_grad_norm,
+                               indices=indices,
                                group_params=[list(g.get("params", [])) for g in groups])
+        step._attach(ImportedTrainStep(mlir="", layout=layout, ops=frozenset(), unused=unused,
+                                       constants=tuple(torch.from_numpy(a)
+                                                       for a in constant_arrays)),
+                     program)
+        missing = sorted(set(step.parameters()) - set(state["model"]))
+        if missing:
+            raise TrainStepError(f"the saved state has no tensor {missing[0]!r}")
+        step.load_state_dict(state)
     except (TrainStepError, NovaRuntimeError) as error:
         raise ProgramArchiveError(f"{path}: {error}") from None
     except _META_ERRORS as error:
         raise ProgramArchiveError(f"{path}: malformed training step: {_reason(error)}") from None
-    n = len(layout.trainable)
-    step._slots = {slot: slot_arrays[s * n:(s + 1) * n] for s, slot in enumerate(layout.slots)}
-    step._steps = steps
+    step._steps = steps  # exactly as saved (SGD's torch state does not count them)
     step.hbm_peak = peak if isinstance(peak, int) and not isinstance(peak, bool) else None
-    step._attach(ImportedTrainStep(mlir="", layout=layout, ops=frozenset(), unused=unused,
-                                   constants=tuple(torch.from_numpy(a) for a in constant_arrays)),
-                 program)
     return step
 
 

@@ -137,8 +137,8 @@ def test_damaged_training_archives_are_clear_errors(tmp_path):
                                    torch.optim.AdamW(model.parameters()), *batch)
     path = tmp_path / "step.novaprog"
     step.save(path)
-    missing = _rewrite(path, tmp_path / "missing.novaprog", drop=("slot1_0.npy",))
-    with pytest.raises(ProgramArchiveError, match="member 'slot1_0.npy' is missing"):
+    missing = _rewrite(path, tmp_path / "missing.novaprog", drop=("tensor3.npy",))
+    with pytest.raises(ProgramArchiveError, match="member 'tensor3.npy' is missing"):
         nova.load(missing)
     bad_layout = _rewrite(path, tmp_path / "layout.novaprog",
                           meta=lambda m: {**m, "layout": {**m["layout"], "batch": "two"}})
@@ -154,8 +154,9 @@ def test_damaged_training_archives_are_clear_errors(tmp_path):
     np.save(wrong, np.zeros((3, 3), np.float32))
     with zipfile.ZipFile(path) as source, zipfile.ZipFile(tmp_path / "w.novaprog", "w") as out:
         for name in source.namelist():
-            out.writestr(name, wrong.getvalue() if name == "value0.npy" else source.read(name))
-    with pytest.raises(ProgramArchiveError, match="member 'value0.npy' holds float32\\[3, 3\\]"):
+            out.writestr(name, wrong.getvalue() if name == "tensor0.npy" else source.read(name))
+    with pytest.raises(ProgramArchiveError, match="0.weight: expected float32 \\[16, 8\\], got "
+                                                  "float32 \\[3, 3\\]"):
         nova.load(tmp_path / "w.novaprog")
 
 
