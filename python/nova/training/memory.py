@@ -37,9 +37,10 @@ class MemoryBreakdown:
                      weight once), whatever the compiler does with it.
     optimizer_state: the optimizer's slots (``exp_avg``, ``exp_avg_sq``,
                      ``momentum_buffer``), inputs of the program.
-    results:         the updated parameters and state (the compiler does not
-                     yet update in place: results are buffers of their own),
-                     and the gradients when ``keep_grads``.
+    results:         the updated parameters and state, and the gradients when
+                     ``keep_grads``: the output buffers at addresses of their own
+                     (an output aliased onto its input, updated in place, adds
+                     nothing). Before compiling, all of them (no aliasing).
     activations:     ``max(0, temporaries - gradients)``: the temporaries' peak
                      is ``hbm_peak`` minus the end of the arguments and globals;
                      the gradients are taken to be among the temporaries at the
@@ -125,6 +126,14 @@ def memory_breakdown(layout: StepLayout, values: Mapping[str, np.ndarray],
                                                              else 0)
     largest = tuple((n, b) for _, n, b in sorted(tensors, key=lambda t: -t[2])[:top])
     activations = other = None
+    if binary is not None:
+        # A result the compiler aliases onto its input (an update in place)
+        # shares that input's buffer: only results at addresses of their own count.
+        n = len(layout.trainable)
+        count = n + len(layout.slots) * n + (n if layout.grads else 0)
+        outputs = sorted(binary.outputs, key=lambda e: e.index)[1:1 + count]
+        taken = {e.address for e in binary.inputs}
+        results = sum(e.byte_size for e in outputs if e.address not in taken)
     if binary is not None and peak is not None:
         # nova-plan-memory: arguments (inputs and results) from 0, then globals.
         ends = [e.address + e.byte_size for e in binary.io]
