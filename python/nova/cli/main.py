@@ -14,7 +14,8 @@ from nova import examples
 from nova.compiler.driver import run_opt, run_opt_file
 from nova.compiler.errors import NovaCompileError, NovaError
 from nova.compiler.options import TargetOptions
-from nova.demo import run_demo, run_model_demo, run_parallel_demo, run_train_demo
+from nova.demo import (TRAIN_DEMO_RTOL, TRAIN_DEMO_STEPS, run_demo, run_model_demo,
+                       run_parallel_demo, run_train_demo)
 from nova.runtime.errors import NovaRuntimeError
 from nova.sim.errors import SimulationError
 
@@ -50,14 +51,7 @@ def _demo(args: argparse.Namespace) -> int:
     if args.parallel:
         return _parallel_demo(cfg_text, args.target)
     if args.train:
-        _progress(f"compiling a training step (forward, backward, AdamW) of a {cfg_text} ...")
-        trained = run_train_demo(target)
-        for i, (a, b) in enumerate(zip(trained.losses, trained.torch_losses)):
-            print(f"step {i}: loss {a:.6f} on the simulator, {b:.6f} in torch")
-        print(f"simulated time per step {trained.step_time_us:.1f} us")
-        print("every step matches torch (rtol 1e-4)" if trained.matches_torch
-              else "losses DO NOT match torch")
-        return 0 if trained.matches_torch else 1
+        return _train_demo(cfg_text, target, args)
     _progress(f"compiling a {cfg_text} for {target.name} ...")
     result = run_model_demo(target, trace=args.trace)
     print(result.summary)
@@ -66,6 +60,24 @@ def _demo(args: argparse.Namespace) -> int:
     if result.trace is not None:
         print(f"timeline: {result.trace} (open in https://ui.perfetto.dev)")
     return 0 if result.matches_torch else 1
+
+
+def _train_demo(cfg_text: str, target: TargetOptions, args: argparse.Namespace) -> int:
+    _progress(f"compiling a training step (forward, backward, AdamW) of a {cfg_text} ...")
+    print(f"{'step':>4s} {'nova loss':>12s} {'torch loss':>12s} {'step time':>12s} {'MFU':>7s}")
+
+    def show(row) -> None:
+        print(f"{row.index:4d} {row.loss:12.6f} {row.torch_loss:12.6f} "
+              f"{row.time_us:9.1f} us {100 * row.mfu:6.2f}%", flush=True)
+
+    trained = run_train_demo(target, steps=args.steps, plot=args.plot, on_step=show)
+    print(trained.stats.summary())
+    verdict = "every step matches" if trained.matches_torch else "losses DO NOT match"
+    print(f"{verdict} torch eager (rtol {TRAIN_DEMO_RTOL:g}; largest relative difference "
+          f"{trained.max_rel_diff:.2e})")
+    if trained.plot is not None:
+        print(f"loss curve: {trained.plot}")
+    return 0 if trained.matches_torch else 1
 
 
 def _parallel_demo(cfg_text: str, target: str) -> int:
@@ -90,6 +102,17 @@ def _opt(args: argparse.Namespace) -> int:
         output = run_opt_file(args.file, args.passes)
     sys.stdout.write(output)
     return 0
+
+
+def _positive(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
 
 
 def _progress(message: str) -> None:
@@ -222,7 +245,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--trace", default=None, help="write the run's Chrome/Perfetto timeline here")
     demo.add_argument("--train", action="store_true",
                       help="instead, compile a training step (forward, backward, AdamW) "
-                           "and run three steps beside torch")
+                           "and train beside torch eager, printing loss, step time and MFU")
+    demo.add_argument("--steps", type=_positive, default=TRAIN_DEMO_STEPS,
+                      help=f"training steps of --train (default {TRAIN_DEMO_STEPS})")
+    demo.add_argument("--plot", default="nova-train-loss.png", metavar="PATH",
+                      help="--train's loss-curve PNG (written when matplotlib is installed; "
+                           "default %(default)s)")
     demo.add_argument("--parallel", action="store_true",
                       help="also run the model with TP=4, DP=2 x TP=4 and PP=2 x 4 "
                            "microbatches on --target (a multi-chip system) and compare")

@@ -16,13 +16,16 @@ def load_program(path: str | Path) -> CompiledProgram:
     if not path.is_file():
         raise ProgramFileError(f"{path}: no such file")
     try:
-        return load(path, import_types=True)
+        loaded = load(path, import_types=True)
     except NovaRuntimeError as error:
         text, prefix = str(error), f"{path}: "
         detail = text[len(prefix):] if text.startswith(prefix) else text
         raise ProgramFileError(f"{path}: not a valid Nova program: {_one_line(detail)}") from error
     except OSError as error:
         raise ProgramFileError(f"{path}: cannot read: {error.strerror or error}") from error
+    # A saved training step (nova.training.saved) is inspected and run as its step program.
+    inner = getattr(loaded, "program", None)
+    return inner if isinstance(inner, CompiledProgram) else loaded
 
 
 def _one_line(text: str) -> str:

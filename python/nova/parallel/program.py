@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -16,7 +17,10 @@ from nova.parallel.placements import Partial, Placement, Replicate, Shard
 from nova.parallel.shards import assemble, local_shard
 from nova.runtime.binary import load_binary
 from nova.runtime.binding import CallBinding, call_with_binding, check_tensor_dtype
-from nova.runtime.program import ProgramInputError, _contiguous, _input_label, _to_numpy
+from nova.archive_kinds import register
+from nova.runtime.errors import BinaryFormatError, NovaRuntimeError, ProgramArchiveError
+from nova.runtime.program import (_META_ERRORS, _MEMBER_ERRORS, ProgramInputError, _check_params,
+                                  _contiguous, _input_label, _member, _reason, _to_numpy)
 
 
 class ParallelProgram:
@@ -197,3 +201,44 @@ def load_parallel(archive: zipfile.ZipFile, meta: Mapping[str, Any]) -> Parallel
                            output_placements=[_placements_from_json(p)
                                               for p in meta["outputs"]],
                            binding=binding)
+
+
+def _load_archive(archive: zipfile.ZipFile, meta: Mapping[str, Any], path: Path,
+                  import_types: bool) -> ParallelProgram:
+    """``nova.load``'s loader of this kind (:mod:`nova.archive_kinds`): checks
+    the members :func:`load_parallel` reads, then each chip's parameters
+    against the binary."""
+    _member(archive, "program.nova", path)  # present and intact
+    counts = meta.get("params")
+    if not isinstance(counts, list) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+        raise ProgramArchiveError(f"{path}: meta.json 'params' must list each chip's "
+                                  f"number of parameters, got {counts!r}")
+    present = set(archive.namelist())
+    for chip, count in enumerate(counts):
+        for name in (f"chip{chip}/param{i}.npy" for i in range(count)):
+            if name not in present:
+                raise ProgramArchiveError(f"{path}: member '{name}' is missing")
+    try:
+        with warnings.catch_warnings():  # its np.load of headers judged by nova.load
+            warnings.simplefilter("ignore")
+            program = load_parallel(archive, meta)
+    except BinaryFormatError as error:  # from the binary inside
+        raise BinaryFormatError(f"{path}: program.nova: {error}") from None
+    except NovaRuntimeError as error:
+        raise ProgramArchiveError(f"{path}: {error}") from None
+    except _MEMBER_ERRORS + _META_ERRORS as error:
+        raise ProgramArchiveError(f"{path}: malformed multi-chip program: "
+                                  f"{_reason(error)}") from None
+    chips = program.binary.chips
+    if len(program.chip_params) != chips:
+        raise ProgramArchiveError(f"{path}: meta.json lists parameters for "
+                                  f"{len(program.chip_params)} chip(s), the binary "
+                                  f"has {chips}")
+    for chip, params in enumerate(program.chip_params):
+        _check_params(program.binary, params, path, f"chip{chip}/param{{}}.npy",
+                      len(program.chip_params[0]))
+    return program
+
+
+register(FORMAT, _load_archive)

@@ -21,6 +21,7 @@ import numpy as np
 from nova.runtime.binary import Binary, load_binary
 from nova.runtime.binding import (CallBinding, ProgramInputError, call_with_binding,
                                   check_tensor_dtype)
+from nova.archive_kinds import loader_for, register
 from nova.runtime.errors import BinaryFormatError, NovaRuntimeError, ProgramArchiveError
 
 _FORMAT = "nova-program/1"
@@ -238,8 +239,9 @@ def _input_label(name: str, position: int) -> str:
 
 def load(path: str | Path, import_types: bool = False) -> Any:
     """Loads a program written by :meth:`CompiledProgram.save` (or a bare
-    ``.nova`` binary), or a multi-chip one written by
-    :meth:`nova.parallel.ParallelProgram.save`. ``import_types`` imports the
+    ``.nova`` binary), or a program of another kind (a multi-chip one, a
+    training step): meta.json's ``format`` picks the kind's loader from
+    :mod:`nova.archive_kinds`. ``import_types`` imports the
     modules of the output types the program returns (a Hugging Face
     ``ModelOutput``) even when their package is not imported yet.
 
@@ -294,62 +296,38 @@ def load_archive(data: bytes, path: Path, import_types: bool = False) -> Any:
         for name in archive.namelist():
             if name.endswith(".npy"):
                 _check_npy(archive, name, path)
-        from nova.parallel import program as parallel
-
-        if meta.get("format") == parallel.FORMAT:
-            _member(archive, "program.nova", path)  # present and intact
-            counts = meta.get("params")
-            if not isinstance(counts, list) or not all(
-                    isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
-                raise ProgramArchiveError(f"{path}: meta.json 'params' must list each chip's "
-                                          f"number of parameters, got {counts!r}")
-            present = set(archive.namelist())
-            for chip, count in enumerate(counts):
-                for name in (f"chip{chip}/param{i}.npy" for i in range(count)):
-                    if name not in present:
-                        raise ProgramArchiveError(f"{path}: member '{name}' is missing")
-            try:
-                with warnings.catch_warnings():  # its np.load of headers judged above
-                    warnings.simplefilter("ignore")
-                    program = parallel.load_parallel(archive, meta)
-            except BinaryFormatError as error:  # from the binary inside
-                raise BinaryFormatError(f"{path}: program.nova: {error}") from None
-            except NovaRuntimeError as error:
-                raise ProgramArchiveError(f"{path}: {error}") from None
-            except _MEMBER_ERRORS + _META_ERRORS as error:
-                raise ProgramArchiveError(f"{path}: malformed multi-chip program: "
-                                          f"{_reason(error)}") from None
-            chips = program.binary.chips
-            if len(program.chip_params) != chips:
-                raise ProgramArchiveError(f"{path}: meta.json lists parameters for "
-                                          f"{len(program.chip_params)} chip(s), the binary "
-                                          f"has {chips}")
-            for chip, params in enumerate(program.chip_params):
-                _check_params(program.binary, params, path, f"chip{chip}/param{{}}.npy",
-                              len(program.chip_params[0]))
-            return program
-        if meta.get("format") != _FORMAT:
+        loader = loader_for(meta.get("format"))
+        if loader is None:
             raise ProgramArchiveError(f"{path}: not a saved Nova program (format "
                                       f"{meta.get('format')!r})")
-        count = meta.get("params")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ProgramArchiveError(f"{path}: meta.json 'params' must be a count of "
-                                      f"parameters, got {count!r}")
-        params = [_npy(archive, f"param{i}.npy", path) for i in range(count)]
-        binding = None
-        if "binding" in meta:
-            try:
-                binding = CallBinding.from_json(meta["binding"], import_types)
-            except NovaRuntimeError as error:
-                raise ProgramArchiveError(f"{path}: {error}") from None
-            except _META_ERRORS as error:
-                raise ProgramArchiveError(f"{path}: meta.json 'binding' is malformed: "
-                                          f"{_reason(error)}") from None
-        binary = _member(archive, "program.nova", path)
-        with _binary_errors(path, "program.nova"):
-            program = CompiledProgram(binary, params, binding=binding)
-        _check_params(program.binary, program.params, path, "param{}.npy")
-        return program
+        return loader(archive, meta, path, import_types)
+
+
+def _load_single(archive: zipfile.ZipFile, meta: dict, path: Path,
+                 import_types: bool) -> CompiledProgram:
+    """The :class:`CompiledProgram` of an archive written by its ``save``."""
+    count = meta.get("params")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ProgramArchiveError(f"{path}: meta.json 'params' must be a count of "
+                                  f"parameters, got {count!r}")
+    params = [_npy(archive, f"param{i}.npy", path) for i in range(count)]
+    binding = None
+    if "binding" in meta:
+        try:
+            binding = CallBinding.from_json(meta["binding"], import_types)
+        except NovaRuntimeError as error:
+            raise ProgramArchiveError(f"{path}: {error}") from None
+        except _META_ERRORS as error:
+            raise ProgramArchiveError(f"{path}: meta.json 'binding' is malformed: "
+                                      f"{_reason(error)}") from None
+    binary = _member(archive, "program.nova", path)
+    with _binary_errors(path, "program.nova"):
+        program = CompiledProgram(binary, params, binding=binding)
+    _check_params(program.binary, program.params, path, "param{}.npy")
+    return program
+
+
+register(_FORMAT, _load_single)
 
 
 def _reason(error: BaseException) -> str:

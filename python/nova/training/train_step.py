@@ -22,11 +22,14 @@ import numpy as np
 import torch
 
 from nova.compiler.compile import compile_linalg
+from nova.compiler.errors import NovaModelCompileError
 from nova.compiler.options import TargetOptions
 from nova.frontend.random_bits import step_seed
 from nova.frontend.train_export import ImportedTrainStep, StepLayout, import_train_step
 from nova.runtime.program import RESIDENT, CompiledProgram
 from nova.training.errors import TrainStepError
+from nova.training.memory import (check_fits, hbm_capacity, memory_breakdown,
+                                  raise_for_compile_error, step_memory)
 from nova.training.optimizers import UpdateRule, rule_for
 
 __all__ = ["TrainStep", "compile_train_step"]
@@ -85,11 +88,19 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
                      max_grad_norm is not None, accumulation_steps, keep_grads,
                      tuple(example_keywords))
     step = TrainStep(model, optimizer, rule, layout, max_grad_norm=max_grad_norm, seed=seed)
+    # Parameters + gradients + optimizer state over the target's HBM: said before compiling.
+    breakdown = memory_breakdown(layout, step._values, step._slots,
+                                 capacity=hbm_capacity(target))
+    check_fits(breakdown, target)
     example = step._arguments(list(batch), check=False)
     imported = import_train_step(model, loss_fn, layout, rule.update,
                                  [torch.from_numpy(a) for a in example])
-    result = compile_linalg(imported.mlir, TargetOptions(name=target, chips=1),
-                            dump_dir=dump_dir, double_buffer=double_buffer)
+    try:
+        result = compile_linalg(imported.mlir, TargetOptions(name=target, chips=1),
+                                dump_dir=dump_dir, double_buffer=double_buffer)
+    except NovaModelCompileError as error:
+        raise_for_compile_error(error, breakdown)
+        raise
     step._attach(imported, CompiledProgram(result.binary, stages=result.stages))
     return step
 
@@ -384,6 +395,26 @@ class TrainStep:
                 state[name].copy_(torch.from_numpy(value))
         if optimizer is not None:
             optimizer.load_state_dict(self.optimizer_state_dict())
+
+    # Reports and saving (nova.training.step_report, .memory, .saved) -----------------------
+    @property
+    def stats(self):
+        """The last call's :class:`~nova.training.step_report.StepStats`: simulated
+        time, FLOPs, MFU/HFU and the per-chip memory breakdown (``.summary()``)."""
+        from nova.training.step_report import step_stats
+
+        return step_stats(self)
+
+    def memory(self):
+        """Where the step's HBM goes (:class:`~nova.training.memory.MemoryBreakdown`)."""
+        return step_memory(self)
+
+    def save(self, path: str | Path) -> None:
+        """Writes the program, its layout and the current parameters, optimizer
+        state and step counts to one file; ``nova.load(path)`` continues training."""
+        from nova.training.saved import save_train_step
+
+        save_train_step(self, path)
 
 
 def _array(value: Any) -> np.ndarray:

@@ -1,0 +1,132 @@
+"""step.stats: simulated time, program FLOPs beside 6*N*tokens, MFU/HFU, and the
+per-chip memory breakdown, checked against the torch model's own tensor sizes
+and the binary's I/O table; the loss checked against torch eager."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+import nova
+from nova.models import GPT
+from nova.models.gpt import GPTConfig
+from nova.training import TrainStepError
+from nova.training.memory import hbm_peak
+from nova.training.step_report import tokens_of
+
+
+class _Net(torch.nn.Module):
+    """Two linears, a frozen bias and a buffer: every memory category is non-empty."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc1 = torch.nn.Linear(8, 16)
+        self.fc2 = torch.nn.Linear(16, 4)
+        self.fc1.bias.requires_grad_(False)
+        self.register_buffer("scale", torch.tensor([0.5, 1.0, 1.5, 2.0]))
+
+    def forward(self, x):
+        return self.fc2(torch.nn.functional.gelu(self.fc1(x))) * self.scale
+
+
+def _nbytes(tensors) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def test_stats_fields_match_the_model_and_the_binary():
+    model = _Net()
+    reference = copy.deepcopy(model)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=1e-2)
+    x, y = torch.randn(4, 8), torch.randn(4, 4)
+    step = nova.compile_train_step(model, torch.nn.functional.mse_loss, optimizer, x, y)
+    with pytest.raises(TrainStepError, match="has not run yet"):
+        step.stats
+    loss = step(x, y)
+    expected = torch.nn.functional.mse_loss(reference(x), y)
+    torch.testing.assert_close(loss, expected.detach(), rtol=1e-4, atol=1e-5)
+
+    stats = step.stats
+    memory = stats.memory
+    frozen = [model.fc1.bias, model.scale]
+    assert memory.trainable == _nbytes(trainable)
+    assert memory.frozen == _nbytes(frozen)
+    assert memory.parameters == _nbytes(trainable) + _nbytes(frozen)
+    assert memory.gradients == 4 * sum(p.numel() for p in trainable)
+    assert memory.optimizer_state == 2 * _nbytes(trainable)  # exp_avg and exp_avg_sq
+    # The updated parameters and state, less any the compiler updates in place
+    # (an output at its input's address shares its buffer).
+    binary = step.program.binary
+    outputs = sorted(binary.outputs, key=lambda e: e.index)[1:1 + 3 * len(trainable)]
+    in_place = sum(e.byte_size for e in outputs
+                   if e.address in {i.address for i in binary.inputs})
+    assert memory.results == memory.trainable + memory.optimizer_state - in_place
+    # The same sizes as the binary's I/O table: the leading inputs are the
+    # parameters, then the frozen tensors, then the optimizer's slots.
+    inputs = sorted(step.program.binary.inputs, key=lambda e: e.index)
+    n, k = len(trainable), len(frozen)
+    assert sum(e.byte_size for e in inputs[:n]) == memory.trainable
+    assert sum(e.byte_size for e in inputs[n:n + k]) == memory.frozen
+    assert sum(e.byte_size for e in inputs[n + k:n + k + 2 * n]) == memory.optimizer_state
+    # The total is the compiler's hbm peak and every byte of it is in one category.
+    assert memory.total == hbm_peak(step.program.stages) > 0
+    # Small gradients live in SRAM: the activations are what the HBM
+    # temporaries hold beyond the gradients' f32 size, if anything.
+    assert memory.temporaries > 0
+    assert memory.activations == max(0, memory.temporaries - memory.gradients)
+    assert (memory.parameters + memory.optimizer_state + memory.temporaries
+            + memory.results + memory.other) == memory.total
+    assert memory.capacity == 32 << 30  # nova-t1
+
+    n_params = sum(p.numel() for p in trainable)
+    assert stats.params == n_params
+    assert stats.tokens == 4  # a float [4, 8] input: 4 samples
+    assert stats.model_flops == 6 * n_params * 4
+    # 2MKN of every matmul: forward fc1 and fc2, fc2's input gradient, both weight
+    # gradients (fc1's input needs none).
+    forward = 2 * 4 * (8 * 16 + 16 * 4)
+    assert stats.program_flops == forward + 2 * 4 * 16 * 4 + forward
+    assert stats.vector_ops > 0
+    assert stats.time_ns == step.report.time_ns > 0
+    assert stats.dtype == "f32"
+    assert 0 < stats.mfu <= 1 and 0 < stats.hfu <= 1
+    assert stats.hfu == pytest.approx(stats.program_flops / (stats.time_s * stats.peak_flops))
+    text = stats.summary()
+    for word in ("step time", "6 N tokens", "MFU", "HFU", "gradients", "optimizer state",
+                 "activations", "total (hbm peak)"):
+        assert word in text
+
+
+def test_lm_tokens_are_the_ids_and_a_tied_weight_counts_once():
+    cfg = GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=8, vocab_size=64)
+    torch.manual_seed(0)
+    model = GPT(cfg)
+    reference = copy.deepcopy(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def loss_fn(logits, labels):
+        return torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+    ids = torch.randint(0, cfg.vocab_size, (2, cfg.seq_len))
+    labels = torch.roll(ids, -1, dims=1)
+    step = nova.compile_train_step(model, loss_fn, optimizer, ids, labels)
+    loss = step(ids, labels)
+    torch.testing.assert_close(loss, loss_fn(reference(ids), labels).detach(),
+                               rtol=1e-4, atol=1e-5)
+    stats = step.stats
+    n_params = sum(p.numel() for p in model.parameters())  # the tied head once
+    assert stats.params == n_params
+    assert stats.tokens == 2 * cfg.seq_len
+    assert stats.model_flops == 6 * n_params * 2 * cfg.seq_len
+    assert stats.memory.optimizer_state == 0  # plain SGD keeps no state
+    assert 0 < stats.mfu <= 1 and 0 < stats.hfu <= 1
+
+
+def test_tokens_of():
+    assert tokens_of((2, 16), integer=True) == 32
+    assert tokens_of((2, 16, 64), integer=False) == 32
+    assert tokens_of((8, 3), integer=False) == 8
+    assert tokens_of((5,), integer=False) == 1
