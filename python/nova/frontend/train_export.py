@@ -33,6 +33,7 @@ clipping) when clipping.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -79,6 +80,10 @@ class StepLayout:
     grads: bool = False
     #: A 0-d int64 seed follows the batch: the step draws random numbers (dropout).
     seed: bool = False
+    #: Mixed precision: the forward and the loss are traced under
+    #: ``torch.autocast("cpu", dtype=autocast)`` (``"bfloat16"`` / ``"float16"``);
+    #: parameters, gradients and the optimizer state stay float32.
+    autocast: str | None = None
 
     def __post_init__(self) -> None:
         if self.accumulation_steps < 1:
@@ -160,8 +165,11 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
         k = layout.accumulation_steps
         micro_batches = (list(zip(*(t.chunk(k, dim=0) for t in batch))) if k > 1 and batch
                          else [tuple(batch)])
-        with random_stream(stream):
+        with random_stream(stream), _autocast(layout.autocast):
             losses = [_loss(model, loss_fn, state, micro, layout) for micro in micro_batches]
+        # The loss (and so every gradient of the master weights) in float32, as
+        # autocast's loss.float() would.
+        losses = [l.float() for l in losses]
         loss = losses[0] if k == 1 else sum(losses[1:], losses[0]) / k
         grads = list(torch.autograd.grad(loss, params, allow_unused=True))
         if unused is not None:
@@ -204,6 +212,13 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
         return tuple(results)
 
     return step
+
+
+def _autocast(dtype: str | None):
+    """``torch.autocast`` on the CPU at ``dtype``, or nothing."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast("cpu", dtype=getattr(torch, dtype))
 
 
 def _loss(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] | None,

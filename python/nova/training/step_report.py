@@ -134,8 +134,10 @@ def step_stats(step: Any) -> StepStats:
     entry = _first_input(step)
     tokens = 0 if entry is None else tokens_of(tuple(entry.shape),
                                               entry.dtype.name.startswith(("I", "U")))
+    # The peak is the matmuls' dtype: bf16 under autocast (f32 master weights).
     dtypes = {values[n].dtype.name for n in layout.trainable}
-    dtype = "f32" if dtypes <= {"float32"} or not dtypes else "bf16"
+    low = layout.autocast in ("bfloat16", "float16")
+    dtype = "f32" if (dtypes <= {"float32"} or not dtypes) and not low else "bf16"
     target = target_from_dict(step.program.binary.target)
     return StepStats(time_ns=report.time_ns, program_flops=program_flops, vector_ops=vector_ops,
                      params=params, tokens=tokens, model_flops=6.0 * params * tokens,

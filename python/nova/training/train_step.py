@@ -41,6 +41,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
                        max_grad_norm: float | None = None, accumulation_steps: int = 1,
                        keep_grads: bool = False, dump_dir: str | Path | None = None,
                        double_buffer: bool = True, seed: int = 0,
+                       autocast: torch.dtype | None = None,
                        **example_keywords: torch.Tensor) -> "TrainStep":
     """Compiles one training step of ``model`` for ``target`` (one chip).
 
@@ -77,6 +78,12 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     uses the seed ``step_seed(seed, n)``: two steps compiled with the same
     ``seed`` give the same masks call for call, and each call, dropout site
     and micro-batch gets its own mask (the masks are not torch's).
+
+    ``autocast=torch.bfloat16`` (or ``torch.float16``) is mixed precision as
+    ``torch.autocast("cpu", dtype=...)`` makes it: the forward and the loss
+    are traced under autocast (matmuls and linears in bf16, the casts where
+    autocast puts them), while the parameters (master weights), their
+    gradients and the optimizer state stay float32.
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TrainStepError(f"seed must be an int, got {seed!r}")
@@ -86,7 +93,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     batch = tuple(example_batch) + tuple(example_keywords.values())
     layout = _layout(model, optimizer, rule, batch, model_inputs,
                      max_grad_norm is not None, accumulation_steps, keep_grads,
-                     tuple(example_keywords))
+                     tuple(example_keywords), _autocast_name(autocast))
     step = TrainStep(model, optimizer, rule, layout, max_grad_norm=max_grad_norm, seed=seed)
     # Parameters + gradients + optimizer state over the target's HBM: said before compiling.
     breakdown = memory_breakdown(layout, step._values, step._slots,
@@ -107,7 +114,8 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
 
 def _layout(model: torch.nn.Module, optimizer: torch.optim.Optimizer, rule: UpdateRule,
             batch: tuple[Any, ...], model_inputs: int, clip: bool,
-            accumulation_steps: int, keep_grads: bool, keywords: tuple[str, ...]) -> StepLayout:
+            accumulation_steps: int, keep_grads: bool, keywords: tuple[str, ...],
+            autocast: str | None = None) -> StepLayout:
     named = list(model.named_parameters())  # a tied weight once, under its first name
     group_of = {}
     for g, group in enumerate(optimizer.param_groups):
@@ -135,8 +143,16 @@ def _layout(model: torch.nn.Module, optimizer: torch.optim.Optimizer, rule: Upda
                         groups=groups, slots=rule.slots, hypers=rule.hypers,
                         batch=len(batch), model_inputs=model_inputs, clip=clip,
                         accumulation_steps=accumulation_steps, grads=keep_grads,
-                        keywords=keywords)
+                        keywords=keywords, autocast=autocast)
     return layout
+
+
+def _autocast_name(dtype: torch.dtype | None) -> str | None:
+    if dtype is None:
+        return None
+    if dtype not in (torch.bfloat16, torch.float16):
+        raise TrainStepError(f"autocast must be torch.bfloat16 or torch.float16, got {dtype}")
+    return str(dtype).removeprefix("torch.")
 
 
 class TrainStep:
