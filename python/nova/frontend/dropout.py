@@ -130,11 +130,23 @@ class _DropoutMode(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+_ACTIVE: list[RandomStream] = []
+
+
+def current_stream() -> RandomStream | None:
+    """The stream of the innermost :func:`random_stream` block, if any."""
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
 @contextlib.contextmanager
 def random_stream(stream: RandomStream | None) -> Iterator[RandomStream | None]:
     """Within the block, dropouts draw their masks from ``stream`` (no-op for None)."""
     if stream is None:
         yield None
         return
-    with _DropoutMode(stream):
-        yield stream
+    _ACTIVE.append(stream)
+    try:
+        with _DropoutMode(stream):
+            yield stream
+    finally:
+        _ACTIVE.pop()

@@ -23,7 +23,10 @@ The program's arguments, in order (:class:`StepLayout` names them):
    numbers (dropout in training mode: ``StepLayout.seed``, see
    :mod:`nova.frontend.dropout`; each dropout call takes the next counters of
    the stream of that seed);
-7. the tensor constants the trace captured (``ImportedTrainStep.constants``).
+7. ``one``, a 0-d float32 holding 1, when a block is recomputed in the backward
+   (``StepLayout.one``; the recomputation reads its inputs through ``x * one``
+   so that no pass merges it with the forward, see :mod:`nova.frontend.recompute`);
+8. the tensor constants the trace captured (``ImportedTrainStep.constants``).
 
 Its results: the loss (0-d), the updated trainable parameters, the updated
 optimizer state (same order as the arguments), the gradients the update used
@@ -43,6 +46,7 @@ import torch
 from nova.frontend.decompositions import decomposition_table
 from nova.frontend.dropout import RandomStream, random_stream
 from nova.frontend.export import import_fx_graph
+from nova.frontend.recompute import Recompute, recomputation
 
 #: ``update(params, grads, slots, hypers) -> (new_params, new_slots)``: one
 #: parameter group's update as tensor ops. ``slots[s][i]`` is slot ``s`` of
@@ -84,6 +88,12 @@ class StepLayout:
     #: ``torch.autocast("cpu", dtype=autocast)`` (``"bfloat16"`` / ``"float16"``);
     #: parameters, gradients and the optimizer state stay float32.
     autocast: str | None = None
+    #: Submodules whose forward is recomputed in the backward (activation
+    #: checkpointing, :mod:`nova.frontend.recompute`), besides the model's own
+    #: ``checkpoint`` calls.
+    recompute: tuple[str, ...] = ()
+    #: A 0-d float32 ``one`` (holding 1) follows the seed: the step recomputes.
+    one: bool = False
 
     def __post_init__(self) -> None:
         if self.accumulation_steps < 1:
@@ -103,7 +113,7 @@ class StepLayout:
         positional = self.batch - len(self.keywords)
         batch = tuple(f"batch{i}" for i in range(positional)) + self.keywords
         return (self.trainable + self.constant + slots + hypers + clip + batch
-                + (("seed",) if self.seed else ()))
+                + (("seed",) if self.seed else ()) + (("one",) if self.one else ()))
 
     @property
     def output_names(self) -> tuple[str, ...]:
@@ -159,19 +169,24 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
         max_norm = take(1)[0] if layout.clip else None
         batch = take(layout.batch)
         stream = RandomStream(take(1)[0]) if layout.seed else None
+        recompute = Recompute(take(1)[0]) if layout.one else None
 
         state = dict(zip(layout.trainable, params))
         state.update(zip(layout.constant, constants))
         k = layout.accumulation_steps
         micro_batches = (list(zip(*(t.chunk(k, dim=0) for t in batch))) if k > 1 and batch
                          else [tuple(batch)])
-        with random_stream(stream), _autocast(layout.autocast):
-            losses = [_loss(model, loss_fn, state, micro, layout) for micro in micro_batches]
-        # The loss (and so every gradient of the master weights) in float32, as
-        # autocast's loss.float() would.
-        losses = [l.float() for l in losses]
-        loss = losses[0] if k == 1 else sum(losses[1:], losses[0]) / k
-        grads = list(torch.autograd.grad(loss, params, allow_unused=True))
+        # The traced tensors stand in for the module's parameters through the
+        # backward too: a checkpointed block recomputes its forward there.
+        with torch.nn.utils.stateless._reparametrize_module(model, state, tie_weights=True), \
+                recomputation(model, layout.recompute, recompute):
+            with random_stream(stream), _autocast(layout.autocast):
+                losses = [_loss(model, loss_fn, micro, layout) for micro in micro_batches]
+            # The loss (and so every gradient of the master weights) in float32,
+            # as autocast's loss.float() would.
+            losses = [l.float() for l in losses]
+            loss = losses[0] if k == 1 else sum(losses[1:], losses[0]) / k
+            grads = list(torch.autograd.grad(loss, params, allow_unused=True))
         if unused is not None:
             unused.extend(name for name, g in zip(layout.trainable, grads) if g is None)
         params = [p.detach() for p in params]
@@ -222,12 +237,12 @@ def _autocast(dtype: str | None):
 
 
 def _loss(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] | None,
-          state: dict[str, torch.Tensor], batch: Sequence[torch.Tensor],
-          layout: StepLayout) -> torch.Tensor:
+          batch: Sequence[torch.Tensor], layout: StepLayout) -> torch.Tensor:
+    """The loss of ``batch``; the model's state is the traced one (see step())."""
     positional = len(batch) - len(layout.keywords)
     args, targets = batch[:layout.model_inputs], batch[layout.model_inputs:positional]
     kwargs = dict(zip(layout.keywords, batch[positional:]))
-    output = torch.func.functional_call(model, state, tuple(args), kwargs)
+    output = model(*args, **kwargs)
     if loss_fn is not None:
         loss = loss_fn(output, *targets)
     else:
@@ -244,21 +259,25 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
     """Traces the step (:func:`step_function`) at ``example_args`` (the
     program's arguments, see the module docstring) and imports it.
 
-    Without ``layout.seed`` the step is traced with a seed input anyway; the
-    returned layout keeps it only when the trace used it (it drew random
-    numbers), so a step without dropout has the same arguments as before."""
+    The step is traced with a seed and a ``one`` input anyway; the returned
+    layout keeps each only when the trace used it (it drew random numbers, it
+    recomputed a block), so a step without dropout or recomputation has the
+    same arguments as before."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     if len(example_args) != len(layout.input_names):
         raise ValueError(f"the step takes {len(layout.input_names)} arguments, "
                          f"got {len(example_args)}")
     unused: list[str] = []
-    traced_layout = layout if layout.seed else dataclasses.replace(layout, seed=True)
+    traced_layout = dataclasses.replace(layout, seed=True, one=True)
     seed_index = traced_layout.input_names.index("seed")
+    one_index = traced_layout.input_names.index("one")
     fn = step_function(model, loss_fn, traced_layout, update, unused)
     args = [_plain(a) for a in example_args]
     if not layout.seed:
         args.insert(seed_index, torch.zeros((), dtype=torch.int64))
+    if not layout.one:
+        args.insert(one_index, torch.ones((), dtype=torch.float32))
     table = decomposition_table()
     module = make_fx(fn, decomposition_table=table, tracing_mode="fake")(*args)
     if _mutates(module.graph):
@@ -270,8 +289,11 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
         joint = make_fx(fn, tracing_mode="fake")(*args)
         module = make_fx(torch.func.functionalize(joint, remove="mutations"),
                          decomposition_table=table, tracing_mode="fake")(*args)
-    if not layout.seed and not _drop_unused_placeholder(module, seed_index):
-        layout = traced_layout
+    # The seed and ``one`` stay inputs only if the trace used them (dropout,
+    # recomputation); the later one is dropped first.
+    keep_one = layout.one or not _drop_unused_placeholder(module, one_index)
+    keep_seed = layout.seed or not _drop_unused_placeholder(module, seed_index)
+    layout = dataclasses.replace(layout, seed=keep_seed, one=keep_one)
     constants = _lift_constants(module)
     mlir, ops = import_fx_graph(module.graph, func_name="forward",
                                 donated=donated_arguments(layout))

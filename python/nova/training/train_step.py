@@ -16,7 +16,7 @@ again only after :meth:`TrainStep.load_state_dict`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -42,6 +42,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
                        keep_grads: bool = False, dump_dir: str | Path | None = None,
                        double_buffer: bool = True, seed: int = 0,
                        autocast: torch.dtype | None = None,
+                       recompute: Sequence[str] = (),
                        **example_keywords: torch.Tensor) -> "TrainStep":
     """Compiles one training step of ``model`` for ``target`` (one chip).
 
@@ -84,6 +85,13 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     are traced under autocast (matmuls and linears in bf16, the casts where
     autocast puts them), while the parameters (master weights), their
     gradients and the optimizer state stay float32.
+
+    ``recompute=["blocks.0", ...]`` recomputes those submodules' forwards in
+    the backward instead of keeping their activations (activation
+    checkpointing: ``torch.utils.checkpoint`` around each); the model's own
+    non-reentrant ``checkpoint`` calls are recomputed likewise. The losses and
+    gradients are bitwise those without it; ``step.stats`` counts the extra
+    FLOPs in HFU, not MFU.
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TrainStepError(f"seed must be an int, got {seed!r}")
@@ -93,7 +101,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     batch = tuple(example_batch) + tuple(example_keywords.values())
     layout = _layout(model, optimizer, rule, batch, model_inputs,
                      max_grad_norm is not None, accumulation_steps, keep_grads,
-                     tuple(example_keywords), _autocast_name(autocast))
+                     tuple(example_keywords), _autocast_name(autocast), tuple(recompute))
     step = TrainStep(model, optimizer, rule, layout, max_grad_norm=max_grad_norm, seed=seed)
     # Parameters + gradients + optimizer state over the target's HBM: said before compiling.
     breakdown = memory_breakdown(layout, step._values, step._slots,
@@ -115,7 +123,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
 def _layout(model: torch.nn.Module, optimizer: torch.optim.Optimizer, rule: UpdateRule,
             batch: tuple[Any, ...], model_inputs: int, clip: bool,
             accumulation_steps: int, keep_grads: bool, keywords: tuple[str, ...],
-            autocast: str | None = None) -> StepLayout:
+            autocast: str | None = None, recompute: tuple[str, ...] = ()) -> StepLayout:
     named = list(model.named_parameters())  # a tied weight once, under its first name
     group_of = {}
     for g, group in enumerate(optimizer.param_groups):
@@ -143,7 +151,7 @@ def _layout(model: torch.nn.Module, optimizer: torch.optim.Optimizer, rule: Upda
                         groups=groups, slots=rule.slots, hypers=rule.hypers,
                         batch=len(batch), model_inputs=model_inputs, clip=clip,
                         accumulation_steps=accumulation_steps, grads=keep_grads,
-                        keywords=keywords, autocast=autocast)
+                        keywords=keywords, autocast=autocast, recompute=recompute)
     return layout
 
 
@@ -232,6 +240,8 @@ class TrainStep:
                                  f"got {len(batch)}")
         constants = list(self._constants) if self.imported is not None else []
         seed = [np.array(step_seed(self.seed, self.calls), np.int64)] if layout.seed else []
+        if layout.one:
+            seed.append(np.array(1.0, np.float32))
         if resident:
             constants = [RESIDENT] * len(constants)
         return arrays + [_array(b) for b in batch] + seed + constants
