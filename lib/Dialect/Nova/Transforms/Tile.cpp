@@ -216,6 +216,25 @@ FailureOr<TilePlan> TilePass::planGeneric(linalg::LinalgOp op,
     }
     bytes = footprint();
   }
+  // A reduction too large for SRAM even one output element at a time (a
+  // gradient norm's sum over a whole embedding table) is split too: its
+  // loops become tile loops, outermost first so that the innermost rows stay
+  // contiguous, and each chunk is combined into the output the loop carries.
+  bool split = false;
+  for (auto [d, it] : llvm::enumerate(iters)) {
+    if (bytes <= target.getSramBytes())
+      break;
+    if (it != utils::IteratorType::reduction)
+      continue;
+    int64_t size = ranges[d];
+    while (bytes > target.getSramBytes() && size > 1) {
+      size = divisorAtMost(ranges[d], size / 2);
+      plan.sizes[d] = size;
+      bytes = footprint();
+      split = true;
+    }
+  }
+  numSplitReductions += split;
   if (bytes > target.getSramBytes()) {
     tooBig(op, bytes);
     return failure();

@@ -114,3 +114,30 @@ func.func @zero_size_contraction(%a: tensor<2x0xf32>, %w: tensor<0x4xf32>) -> te
   %m = linalg.matmul ins(%a, %w : tensor<2x0xf32>, tensor<0x4xf32>) outs(%f : tensor<2x4xf32>) -> tensor<2x4xf32>
   return %m : tensor<2x4xf32>
 }
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#red2 = affine_map<(d0, d1) -> (d0, 0)>
+
+// A row of 8192 floats does not fit the tiny target's 16 KiB of SRAM even
+// one output element at a time: the reduction loop is tiled too, and each
+// 1024-element chunk is added into the output element the loop carries.
+// TINY-LABEL: func.func @reduction_too_long_for_sram_is_split
+// TINY: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ROWS:.*]] =
+// TINY: scf.for %[[K:.*]] = %{{.*}} to %c8192 step %c1024 iter_args(%[[ACC:.*]] = %[[ROWS]])
+// TINY: %[[CHUNK:.*]] = tensor.extract_slice %arg0[%[[I]], %[[K]]] [1, 1024] [1, 1]
+// TINY: %[[OLD:.*]] = tensor.extract_slice %[[ACC]][%[[I]], 0] [1, 1] [1, 1]
+// TINY: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[CHUNK]] : tensor<1x1024xf32>) outs(%[[OLD]] : tensor<1x1xf32>)
+func.func @reduction_too_long_for_sram_is_split(%x: tensor<4x8192xf32>) -> tensor<4x1xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x1xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #red2], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8192xf32>) outs(%f : tensor<4x1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4x1xf32>
+  return %r : tensor<4x1xf32>
+}

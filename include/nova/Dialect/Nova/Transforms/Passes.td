@@ -49,7 +49,10 @@ def NovaTile : Pass<"nova-tile", "::mlir::func::FuncOp"> {
       (tile-and-fuse), so the epilogue (bias, GELU, residual) reads the
       contraction's tile from on-chip memory;
     * other ops: outer parallel dims by 1, the two innermost parallel dims by
-      at most `max-rows` x `max-cols`; reduction dims stay whole.
+      at most `max-rows` x `max-cols`; reduction dims stay whole unless even
+      a one-element output tile does not fit, then they are tiled too
+      (outermost first) and each chunk is combined into the output the loop
+      carries (a gradient norm's sum over an embedding table).
 
     Every tile's operands (and the body temporaries of a generic), double
     buffered, must fit `sram_bytes`; tiles shrink until they do, and an op
@@ -88,6 +91,7 @@ def NovaTile : Pass<"nova-tile", "::mlir::func::FuncOp"> {
   let statistics = [
     Statistic<"numTiled", "tiled-ops", "Number of linalg ops tiled">,
     Statistic<"numEmpty", "empty-ops", "Number of linalg ops without iterations, replaced by their inits">,
+    Statistic<"numSplitReductions", "split-reductions", "Reductions too large for sram whose reduction loops were tiled">,
     Statistic<"numFused", "fused-producers", "Number of producers fused into a consumer's tile loop">,
     Statistic<"peakTileBytes", "peak-tile-bytes", "Largest double-buffered SRAM footprint of one tile">,
   ];
