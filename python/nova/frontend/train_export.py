@@ -279,7 +279,9 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
     if not layout.one:
         args.insert(one_index, torch.ones((), dtype=torch.float32))
     table = decomposition_table()
-    module = make_fx(fn, decomposition_table=table, tracing_mode="fake")(*args)
+    # Stack traces give the forward's ops their model lines (report.profile).
+    module = make_fx(fn, decomposition_table=table, tracing_mode="fake",
+                     record_stack_traces=True)(*args)
     if _mutates(module.graph):
         # torch-mlir's import takes no in-place ops (Hugging Face models write
         # into index tensors). autograd inside torch.func.functionalize is not
@@ -288,7 +290,8 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
         # and decomposed.
         joint = make_fx(fn, tracing_mode="fake")(*args)
         module = make_fx(torch.func.functionalize(joint, remove="mutations"),
-                         decomposition_table=table, tracing_mode="fake")(*args)
+                         decomposition_table=table, tracing_mode="fake",
+                         record_stack_traces=True)(*args)
     # The seed and ``one`` stay inputs only if the trace used them (dropout,
     # recomputation); the later one is dropped first.
     keep_one = layout.one or not _drop_unused_placeholder(module, one_index)

@@ -1,0 +1,80 @@
+"""A GPT-2-small-shaped training step on one nova-t1 chip: simulated step time,
+MFU, HFU and the memory breakdown, in f32 and in bf16 mixed precision.
+
+Shapes: 12 layers, d_model 768, 12 heads, seq 256, batch 8, vocab padded to
+50304 (GPT-2's 50257 rounded up to a multiple of 128), tied LM head, AdamW
+with clipping at 1.0 (Nova's GPT, ``nova.models.GPT``, random weights). Each
+configuration is compiled once (``nova.compile_train_step``) and simulated in
+timing-only mode (``step.time_step()``: shapes and costs only, the same times
+as a functional run, which at this size would take hours in numpy); the
+simulator's wall time for that run is printed next to the simulated time.
+All figures come from this one run. Usage:
+
+    python benchmarks/train_step.py [--layers 12] [--dtype f32 bf16] [--seq 256] [--batch 8] [--top 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import torch  # noqa: E402
+
+import nova  # noqa: E402
+from nova import models  # noqa: E402
+
+
+def cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                             labels.reshape(-1))
+
+
+def run(dtype: str, layers: int, seq: int, batch: int, vocab: int, top: int) -> None:
+    torch.manual_seed(0)
+    cfg = models.GPTConfig(d_model=768, n_heads=12, n_layers=layers, seq_len=seq,
+                           vocab_size=vocab)
+    model = models.GPT(cfg)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+    ids = torch.randint(0, vocab, (batch, seq))
+    start = time.perf_counter()
+    step = nova.compile_train_step(model, cross_entropy, optimizer, ids, ids,
+                                   max_grad_norm=1.0,
+                                   autocast=torch.bfloat16 if dtype == "bf16" else None)
+    compiled = time.perf_counter() - start
+    start = time.perf_counter()
+    step.time_step()
+    wall = time.perf_counter() - start
+    stats = step.stats
+    print(f"\n== {dtype}: {layers} layers, d 768, seq {seq}, batch {batch}, vocab {vocab} ==")
+    print(f"compile (trace + torch-mlir + nova-opt)   {compiled:8.1f} s")
+    print(f"simulator wall time, timing-only step      {wall:8.1f} s")
+    print(stats.summary())
+    if top:
+        # By torch op's source line: the joint graph's backward ops carry no
+        # module path (make_fx records none), the forward's carry their line.
+        print(f"\nwhere the time goes (engine busy time by op, top {top}):")
+        print(step.report.profile(by="op", top=top))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, default=12)
+    parser.add_argument("--seq", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--vocab", type=int, default=50304)
+    parser.add_argument("--dtype", nargs="+", choices=["f32", "bf16"], default=["f32", "bf16"])
+    parser.add_argument("--top", type=int, default=8, help="rows of the per-module profile (0: none)")
+    args = parser.parse_args()
+    for dtype in args.dtype:
+        run(dtype, args.layers, args.seq, args.batch, args.vocab, args.top)
+
+
+if __name__ == "__main__":
+    main()
