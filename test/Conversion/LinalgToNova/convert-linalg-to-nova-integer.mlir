@@ -34,10 +34,10 @@ func.func @int_floordiv_rem_cmp(%a: memref<4x8xi64, #nova.memory_space<sram>>, %
 // CHECK-SAME: (%[[TABLE:.*]]: memref<16x8xf32, #nova.memory_space<hbm>>, %[[IDS:.*]]: memref<4xi64, #nova.memory_space<sram>>
 // CHECK: %[[COL:.*]] = memref.alloc() : memref<1x8xi64, #nova.memory_space<sram>>
 // CHECK: nova.iota outs(%[[COL]] : memref<1x8xi64, #nova.memory_space<sram>>) dim 1
-// CHECK: nova.elementwise <cmp_lt> scalar(1.600000e+01)
+// CHECK: nova.elementwise <cmp_lt> scalar(16)
 // CHECK: nova.assert ins(%{{.*}} : memref<4x1xi1, #nova.memory_space<sram>>) "index must be smaller than dim size"
 // CHECK: nova.assert ins(%{{.*}} : memref<4x1xi1, #nova.memory_space<sram>>) "index out of range: dimension 0 has size 16"
-// CHECK: nova.elementwise <mul> scalar(8.000000e+00)
+// CHECK: nova.elementwise <mul> scalar(8)
 // CHECK: %[[POS:.*]] = memref.alloc() : memref<4x8xi64, #nova.memory_space<sram>>
 // CHECK: nova.elementwise <add> ins({{.*}}) outs(%[[POS]] : memref<4x8xi64, #nova.memory_space<sram>>)
 // CHECK: %[[T:.*]] = nova.gather %[[TABLE]][%[[POS]]] into %[[ROWS:.*]] : memref<16x8xf32, #nova.memory_space<hbm>>, memref<4x8xi64, #nova.memory_space<sram>> -> memref<4x8xf32, #nova.memory_space<sram>>
@@ -66,7 +66,7 @@ func.func @embedding_gather(%table: memref<16x8xf32, #nova.memory_space<hbm>>, %
 // CHECK-LABEL: func.func @iota_with_loop_offset
 // CHECK: scf.for %[[IV:.*]] =
 // CHECK:   nova.iota outs(%[[I:.*]] : memref<8xi64, #nova.memory_space<sram>>) dim 0
-// CHECK:   nova.fill 0.000000e+00 value(%[[IV]]) outs(%[[OFF:.*]] : memref<1xi64, #nova.memory_space<sram>>)
+// CHECK:   nova.fill 0 value(%[[IV]]) outs(%[[OFF:.*]] : memref<1xi64, #nova.memory_space<sram>>)
 // CHECK:   nova.elementwise <add> ins(%[[I]], %[[OFF]] : memref<8xi64, #nova.memory_space<sram>>, memref<1xi64, #nova.memory_space<sram>>)
 // CHECK:   nova.elementwise <copy> ins(%{{.*}} : memref<8xi64, #nova.memory_space<sram>>) outs(%{{.*}} : memref<8xf32, #nova.memory_space<sram>>)
 func.func @iota_with_loop_offset(%o: memref<32xf32, #nova.memory_space<sram>>) {

@@ -8,9 +8,9 @@
 
 // CHECK-LABEL: func.func @integer_tiles
 // CHECK: nova.iota outs(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>) dim 1
-// CHECK: nova.fill 0.000000e+00 value(%{{.*}}) outs(%{{.*}} : memref<1x1xi64, #nova.memory_space<sram>>)
+// CHECK: nova.fill 0 value(%{{.*}}) outs(%{{.*}} : memref<1x1xi64, #nova.memory_space<sram>>)
 // CHECK: nova.elementwise <floordiv> ins(%{{.*}}, %{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>, memref<1x1xi64, #nova.memory_space<sram>>)
-// CHECK: nova.elementwise <cmp_lt> scalar(3.000000e+00) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>) outs(%{{.*}} : memref<4x8xi1, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <cmp_lt> scalar(3) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>) outs(%{{.*}} : memref<4x8xi1, #nova.memory_space<sram>>)
 // CHECK: nova.assert ins(%{{.*}} : memref<4x8xi1, #nova.memory_space<sram>>) "position in range"
 // CHECK: nova.reduce <argmax> ins(%{{.*}} : memref<4x8xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<4x1xi64, #nova.memory_space<sram>>) dim 1
 func.func @integer_tiles(%i: index, %x: memref<4x8xf32, #nova.memory_space<sram>>) {
@@ -20,9 +20,9 @@ func.func @integer_tiles(%i: index, %x: memref<4x8xf32, #nova.memory_space<sram>
   %m = memref.alloc() : memref<4x8xi1, #nova.memory_space<sram>>
   %r = memref.alloc() : memref<4x1xi64, #nova.memory_space<sram>>
   nova.iota outs(%a : !ids) dim 1
-  nova.fill 0.0 value(%i) outs(%o : memref<1x1xi64, #nova.memory_space<sram>>)
+  nova.fill 0 value(%i) outs(%o : memref<1x1xi64, #nova.memory_space<sram>>)
   nova.elementwise <floordiv> ins(%a, %o : !ids, memref<1x1xi64, #nova.memory_space<sram>>) outs(%q : !ids)
-  nova.elementwise <cmp_lt> scalar(3.0) ins(%q : !ids) outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
+  nova.elementwise <cmp_lt> scalar(3) ins(%q : !ids) outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
   nova.assert ins(%m : memref<4x8xi1, #nova.memory_space<sram>>) "position in range"
   nova.reduce <argmax> ins(%x : memref<4x8xf32, #nova.memory_space<sram>>) outs(%r : memref<4x1xi64, #nova.memory_space<sram>>) dim 1
   return
