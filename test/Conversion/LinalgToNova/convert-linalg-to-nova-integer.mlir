@@ -108,3 +108,50 @@ func.func @int_max_reduction(%x: memref<4x8xi32, #nova.memory_space<sram>>, %o: 
   }
   return
 }
+
+// -----
+
+// Integer constants above 2^53 stay exact (they were f64 immediates that
+// rounded away their low bits): SplitMix64's increment as a multiplier, the
+// i64 maximum as a xor mask, a fill of the increment and a product of two
+// constants folded with wrap-around (GAMMA * 3 mod 2^64).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @exact_int64_immediates
+// CHECK: nova.fill -7046029254386353131 outs(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <mul> scalar(-7046029254386353131) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <xor> scalar(9223372036854775807) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <add> scalar(-2691343689449507777) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK-NOT: e+18
+func.func @exact_int64_immediates(%a: memref<4x8xi64, #nova.memory_space<sram>>, %f: memref<4x8xi64, #nova.memory_space<sram>>, %o: memref<4x8xi64, #nova.memory_space<sram>>) {
+  %gamma = arith.constant -7046029254386353131 : i64
+  linalg.fill ins(%gamma : i64) outs(%f : memref<4x8xi64, #nova.memory_space<sram>>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x8xi64, #nova.memory_space<sram>>)
+      outs(%o : memref<4x8xi64, #nova.memory_space<sram>>) {
+  ^bb0(%x: i64, %out: i64):
+    %max = arith.constant 9223372036854775807 : i64
+    %c3 = arith.constant 3 : i64
+    %m = arith.muli %x, %gamma : i64
+    %y = arith.xori %m, %max : i64
+    %k = arith.muli %gamma, %c3 : i64
+    %z = arith.addi %y, %k : i64
+    linalg.yield %z : i64
+  }
+  return
+}
+
+// -----
+
+// A generic yielding a constant fills its output with the exact i64.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @yield_int64_constant
+// CHECK: nova.fill 9223372036854775807 outs(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+func.func @yield_int64_constant(%o: memref<4x8xi64, #nova.memory_space<sram>>) {
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}
+      outs(%o : memref<4x8xi64, #nova.memory_space<sram>>) {
+  ^bb0(%out: i64):
+    %max = arith.constant 9223372036854775807 : i64
+    linalg.yield %max : i64
+  }
+  return
+}

@@ -175,3 +175,25 @@ func.func @iota_assert_gather(%table: memref<128x8xf32, #nova.memory_space<hbm>>
   nova.wait %u
   return
 }
+
+// -----
+
+// Integer immediates pass to vfill / vscalar as the same exact i64; float
+// ones stay f64.
+// CHECK-LABEL: func.func @exact_immediates
+// CHECK: nova_isa.vfill -7046029254386353131 -> %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> on vector
+// CHECK: nova_isa.vscalar mul %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]>, 9223372036854775807 -> %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> on vector
+// CHECK: nova_isa.vscalar cmp_lt %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]>, -9223372036854775808 -> %{{.*}} : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> on vector
+// CHECK: nova_isa.vfill 0xFFF0000000000000 -> %{{.*}} : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> on vector
+// CHECK: nova_isa.vscalar cmp_lt %{{.*}} : #nova_isa.tile<sram, f32, [4, 8], [8, 1]>, 2.500000e-01 -> %{{.*}} : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> on vector
+func.func @exact_immediates() {
+  %a = memref.alloc() {nova.address = 0 : i64} : memref<4x8xi64, #nova.memory_space<sram>>
+  %m = memref.alloc() {nova.address = 256 : i64} : memref<4x8xi1, #nova.memory_space<sram>>
+  %x = memref.alloc() {nova.address = 512 : i64} : memref<4x8xf32, #nova.memory_space<sram>>
+  nova.fill -7046029254386353131 outs(%a : memref<4x8xi64, #nova.memory_space<sram>>)
+  nova.elementwise <mul> scalar(9223372036854775807) ins(%a : memref<4x8xi64, #nova.memory_space<sram>>) outs(%a : memref<4x8xi64, #nova.memory_space<sram>>)
+  nova.elementwise <cmp_lt> scalar(-9223372036854775808) ins(%a : memref<4x8xi64, #nova.memory_space<sram>>) outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
+  nova.fill 0xFFF0000000000000 outs(%x : memref<4x8xf32, #nova.memory_space<sram>>)
+  nova.elementwise <cmp_lt> scalar(0.25) ins(%x : memref<4x8xf32, #nova.memory_space<sram>>) outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
+  return
+}

@@ -36,3 +36,24 @@ func.func @gather_rows(%table: memref<128x8xf32, #nova.memory_space<hbm>>, %pos:
   nova.wait %t
   return
 }
+
+// Immediates round-trip exactly: an i64 above 2^53 keeps every bit, a
+// float tile's non-finite value stays f64 bits.
+// CHECK-LABEL: func.func @exact_immediates
+// CHECK: nova.fill -7046029254386353131 outs(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <xor> scalar(9223372036854775807) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <mul> scalar(-9223372036854775808) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK: nova.fill 1 outs(%{{.*}} : memref<4x8xi1, #nova.memory_space<sram>>)
+// CHECK: nova.fill 0xFFF0000000000000 outs(%{{.*}} : memref<4x8xf32, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <mul> scalar(5.000000e-01) ins(%{{.*}} : memref<4x8xf32, #nova.memory_space<sram>>)
+func.func @exact_immediates(%x: memref<4x8xf32, #nova.memory_space<sram>>) {
+  %a = memref.alloc() : !ids
+  %m = memref.alloc() : memref<4x8xi1, #nova.memory_space<sram>>
+  nova.fill -7046029254386353131 outs(%a : !ids)
+  nova.elementwise <xor> scalar(9223372036854775807) ins(%a : !ids) outs(%a : !ids)
+  nova.elementwise <mul> scalar(-9223372036854775808) ins(%a : !ids) outs(%a : !ids)
+  nova.fill 1 outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
+  nova.fill 0xFFF0000000000000 outs(%x : memref<4x8xf32, #nova.memory_space<sram>>)
+  nova.elementwise <mul> scalar(0.5) ins(%x : memref<4x8xf32, #nova.memory_space<sram>>) outs(%x : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}

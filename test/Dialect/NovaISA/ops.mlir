@@ -200,3 +200,15 @@ func.func @integer_and_indexed_instructions(%a: index, %b: index, %c: index, %d:
   nova_isa.dma_gather %b : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]>, %a : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> -> %c : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> queue 1 on dma
   return
 }
+
+// Integer immediates keep every bit of their i64.
+// CHECK-LABEL: func.func @exact_integer_immediates
+// CHECK: nova_isa.vfill -7046029254386353131 -> %{{.*}} : #nova_isa.tile<sram, i64, [8], [1]> on vector
+// CHECK: nova_isa.vscalar mul %{{.*}} : #nova_isa.tile<sram, i64, [8], [1]>, 9223372036854775807 -> %{{.*}} : #nova_isa.tile<sram, i64, [8], [1]> on vector
+// CHECK: nova_isa.vfill 0xFFF0000000000000 -> %{{.*}} : #nova_isa.tile<sram, f32, [8], [1]> on vector
+func.func @exact_integer_immediates(%a: index, %b: index) {
+  nova_isa.vfill -7046029254386353131 -> %a : #nova_isa.tile<sram, i64, [8], [1]> on vector
+  nova_isa.vscalar mul %a : #nova_isa.tile<sram, i64, [8], [1]>, 9223372036854775807 -> %a : #nova_isa.tile<sram, i64, [8], [1]> on vector
+  nova_isa.vfill 0xFFF0000000000000 -> %b : #nova_isa.tile<sram, f32, [8], [1]> on vector
+  return
+}
