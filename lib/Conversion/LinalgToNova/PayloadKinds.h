@@ -19,8 +19,7 @@ namespace mlir::nova::payload {
 
 /// A compile-time constant as the vector unit holds it: the exact
 /// two's-complement value for integer, i1 (0 / 1) and index types, a double
-/// for floats. An integer in a double would lose its bits below 2^53 of a
-/// value above 2^53.
+/// for floats (a double holds integers exactly only up to 2^53).
 struct Scalar {
   bool isInt = false;
   int64_t i = 0;
