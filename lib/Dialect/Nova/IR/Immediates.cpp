@@ -10,10 +10,13 @@ using namespace mlir::nova;
 ParseResult nova::parseImmediate(OpAsmParser &parser, Attribute &attr) {
   // Hex literals are f64 bits (how the printer writes inf and NaN), as they
   // were for the former F64Attr; integers are always printed in decimal.
+  // The current token's text, read a character at a time (the source buffer
+  // is null-terminated).
   SMLoc loc = parser.getCurrentLocation();
-  StringRef text(loc.getPointer());
-  text.consume_front("-");
-  bool hex = text.starts_with("0x") || text.starts_with("0X");
+  const char *p = loc.getPointer();
+  if (*p == '-')
+    ++p;
+  bool hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
   Builder &b = parser.getBuilder();
   if (parser.parseAttribute(attr, hex ? b.getF64Type() : Type()))
     return failure();
