@@ -20,16 +20,16 @@ module attributes {nova.target = #nova.target<name = "tiny", clock_mhz = 1000, m
     %two = nova_isa.li 2 on scalar
     nova_isa.dma_copy %hbm_ids : #nova_isa.tile<hbm, i64, [3, 1], [1, 1]>
         -> %s_ids : #nova_isa.tile<sram, i64, [3, 1], [1, 1]> queue 0 on dma signal [0]
-    nova_isa.vscalar cmp_lt %s_ids : #nova_isa.tile<sram, i64, [3, 1], [1, 1]>, 16.0
+    nova_isa.vscalar cmp_lt %s_ids : #nova_isa.tile<sram, i64, [3, 1], [1, 1]>, 16
         -> %s_ok : #nova_isa.tile<sram, i1, [3, 1], [1, 1]> on vector wait [0]
     nova_isa.vassert %s_ok : #nova_isa.tile<sram, i1, [3, 1], [1, 1]> "index must be smaller than dim size" on vector
     nova_isa.viota -> %s_col : #nova_isa.tile<sram, i64, [1, 4], [4, 1]> axis 1 on vector
-    nova_isa.vfill 0.0 value(%two) -> %s_two : #nova_isa.tile<sram, i64, [1, 1], [1, 1]> on vector
+    nova_isa.vfill 0 value(%two) -> %s_two : #nova_isa.tile<sram, i64, [1, 1], [1, 1]> on vector
     nova_isa.vbinary sub %s_col : #nova_isa.tile<sram, i64, [1, 4], [4, 1]>, %s_two : #nova_isa.tile<sram, i64, [1, 1], [1, 1]>
         -> %s_col : #nova_isa.tile<sram, i64, [1, 4], [4, 1]> on vector
-    nova_isa.vscalar add %s_col : #nova_isa.tile<sram, i64, [1, 4], [4, 1]>, 2.0
+    nova_isa.vscalar add %s_col : #nova_isa.tile<sram, i64, [1, 4], [4, 1]>, 2
         -> %s_col : #nova_isa.tile<sram, i64, [1, 4], [4, 1]> on vector
-    nova_isa.vscalar mul %s_ids : #nova_isa.tile<sram, i64, [3, 1], [1, 1]>, 4.0
+    nova_isa.vscalar mul %s_ids : #nova_isa.tile<sram, i64, [3, 1], [1, 1]>, 4
         -> %s_ids : #nova_isa.tile<sram, i64, [3, 1], [1, 1]> on vector
     nova_isa.vbinary add %s_ids : #nova_isa.tile<sram, i64, [3, 1], [1, 1]>, %s_col : #nova_isa.tile<sram, i64, [1, 4], [4, 1]>
         -> %s_pos : #nova_isa.tile<sram, i64, [3, 4], [4, 1]> on vector signal [1]

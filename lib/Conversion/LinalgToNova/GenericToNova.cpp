@@ -31,15 +31,17 @@
 using namespace mlir;
 using namespace mlir::nova;
 using payload::computeType;
+using payload::Scalar;
 
 namespace {
 
 /// A body value during evaluation: an on-chip tile, an index register from
-/// outside the body, or a constant; all of element type `type`.
+/// outside the body, or a constant; all of element type `type` (a constant
+/// holds `type`'s kind of value: an exact integer for integer types).
 struct Operand {
   Value tile;
   Value reg;
-  double scalar = 0.0;
+  Scalar scalar;
   Type type;
   /// Derived from loaded data: a position computed from it is bounds checked.
   bool dataDependent = false;
@@ -134,21 +136,24 @@ public:
 
   Value unitTile(const Operand &o) {
     Value t = staging::allocTile(b, loc, SmallVector<int64_t>(rank, 1), o.type);
-    FillOp::create(b, loc, b.getF64FloatAttr(o.isConst() ? o.scalar : 0.0), t,
-                   o.reg);
+    FillOp::create(b, loc,
+                   payload::immediateAttr(
+                       b, o.isConst() ? o.scalar : payload::zeroOf(o.type)),
+                   t, o.reg);
     return t;
   }
 
   Value asTile(const Operand &o) { return o.tile ? o.tile : unitTile(o); }
 
   /// Emits `kind` over tile inputs into `dest` (allocated when null) of
-  /// element type `type`.
+  /// element type `type`; `scalar` has the inputs' kind of value.
   Value emit(ElementwiseKind kind, ArrayRef<Value> ins, Value dest, Type type,
-             std::optional<double> scalar = std::nullopt) {
+             std::optional<Scalar> scalar = std::nullopt) {
     if (!dest)
       dest = staging::allocTile(b, loc, broadcastShape(ins), type);
     ElementwiseOp::create(b, loc, kind, ins, dest,
-                          scalar ? b.getF64FloatAttr(*scalar) : FloatAttr());
+                          scalar ? payload::immediateAttr(b, *scalar)
+                                 : Attribute());
     return dest;
   }
 
@@ -160,11 +165,17 @@ public:
     return o;
   }
 
-  Operand constOperand(double v, Type type) {
+  /// A constant of `type`, `v` converted to its kind (a comparison's 0 / 1
+  /// may become a float).
+  Operand constOperand(Scalar v, Type type) {
     Operand o;
-    o.scalar = v;
+    o.scalar = payload::convert(v, type).value_or(v);
     o.type = type;
     return o;
+  }
+
+  Operand constOperand(int64_t v, Type type) {
+    return constOperand(Scalar::ofInt(v), type);
   }
 
   FailureOr<Operand> lookup(Value v) {
@@ -173,14 +184,8 @@ public:
       return it->second;
     if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
       Type type = computeType(v.getType());
-      if (auto f = dyn_cast<FloatAttr>(cst.getValue()))
-        return constOperand(f.getValueAsDouble(), type);
-      if (auto i = dyn_cast<IntegerAttr>(cst.getValue())) {
-        double value = v.getType().isInteger(1)
-                           ? (i.getValue().getBoolValue() ? 1.0 : 0.0)
-                           : double(i.getValue().getSExtValue());
-        return constOperand(value, type);
-      }
+      if (std::optional<Scalar> value = payload::scalarOf(cst.getValue()))
+        return constOperand(*value, type);
     }
     if (v.getType().isIndex() && v.getParentBlock() != op.getBody()) {
       Operand o;
@@ -204,23 +209,22 @@ public:
       if (auto r = payload::fold(kind, operandType, x.scalar, y.scalar))
         return constOperand(*r, type);
     auto result = [&](Value t) { return tileOperand(t, type, dep); };
-    auto scalarOk = [&](const Operand &c) {
-      return c.isConst() && payload::isExactImmediate(c.scalar, operandType);
-    };
+    // Every constant is an exact immediate: an i64 for integer tiles.
+    auto scalarOk = [&](const Operand &c) { return c.isConst(); };
     if (x.tile && y.tile)
       return result(emit(kind, {x.tile, y.tile}, dest, type));
     // x + 0, x - 0, x * 1, x / 1: nothing to compute.
     if (!x.isConst() && y.isConst() && x.type == type &&
-        ((y.scalar == 0.0 && (kind == ElementwiseKind::Add ||
-                              kind == ElementwiseKind::Sub)) ||
-         (y.scalar == 1.0 && (kind == ElementwiseKind::Mul ||
+        ((y.scalar.is(0) && (kind == ElementwiseKind::Add ||
+                             kind == ElementwiseKind::Sub)) ||
+         (y.scalar.is(1) && (kind == ElementwiseKind::Mul ||
                               kind == ElementwiseKind::Div ||
                               (kind == ElementwiseKind::FloorDiv &&
                                isa<IntegerType>(type))))))
       return x;
     if (!y.isConst() && x.isConst() && y.type == type &&
-        ((x.scalar == 0.0 && kind == ElementwiseKind::Add) ||
-         (x.scalar == 1.0 && kind == ElementwiseKind::Mul)))
+        ((x.scalar.is(0) && kind == ElementwiseKind::Add) ||
+         (x.scalar.is(1) && kind == ElementwiseKind::Mul)))
       return y;
     if (x.tile && scalarOk(y))
       return result(emit(kind, {x.tile}, dest, type, y.scalar));
@@ -247,7 +251,7 @@ public:
       }
       case ElementwiseKind::Div:
         if (isa<FloatType>(operandType)) {
-          if (x.scalar == 1.0)
+          if (x.scalar.is(1))
             return result(emit(ElementwiseKind::Recip, {y.tile}, dest, type));
           Value recip = emit(ElementwiseKind::Recip, {y.tile}, Value(), type);
           return result(emit(ElementwiseKind::Mul, {recip}, dest, type, x.scalar));
@@ -264,9 +268,9 @@ public:
   Operand lowerUnary(const payload::Mapping &m, Operand x, Value dest,
                      Type type) {
     if (x.isConst()) {
-      std::optional<double> r = payload::fold(m.kind, type, x.scalar);
+      std::optional<Scalar> r = payload::fold(m.kind, type, x.scalar);
       if (m.negateAfter && r)
-        r = -*r;
+        r = payload::fold(ElementwiseKind::Neg, type, *r);
       if (r)
         return constOperand(*r, type);
     }
@@ -289,7 +293,7 @@ public:
     if (auto s = dyn_cast<AffineSymbolExpr>(e))
       return syms[s.getPosition()];
     if (auto c = dyn_cast<AffineConstantExpr>(e))
-      return constOperand(double(c.getValue()), i64);
+      return constOperand(c.getValue(), i64);
     auto bin = cast<AffineBinaryOpExpr>(e);
     FailureOr<Operand> l = lowerAffine(bin.getLHS(), dims, syms);
     FailureOr<Operand> r = lowerAffine(bin.getRHS(), dims, syms);
@@ -308,9 +312,9 @@ public:
     }
     case AffineExprKind::CeilDiv: {
       Operand negL = lowerBinary(ElementwiseKind::Mul, *l,
-                                 constOperand(-1.0, i64), Value(), i64);
+                                 constOperand(-1, i64), Value(), i64);
       Operand q = lowerBinary(ElementwiseKind::FloorDiv, negL, *r, Value(), i64);
-      return lowerBinary(ElementwiseKind::Mul, q, constOperand(-1.0, i64),
+      return lowerBinary(ElementwiseKind::Mul, q, constOperand(-1, i64),
                          Value(), i64);
     }
     default:
@@ -355,7 +359,7 @@ public:
       Operand ge = lowerBinary(ElementwiseKind::CmpGe, o, constOperand(0, i64),
                                Value(), i1);
       Operand lt = lowerBinary(ElementwiseKind::CmpLt, o,
-                               constOperand(double(size), i64), Value(), i1);
+                               constOperand(size, i64), Value(), i1);
       Operand ok = lowerBinary(ElementwiseKind::And, ge, lt, Value(), i1);
       if (ok.tile)
         AssertOp::create(b, bodyOp->getLoc(), ok.tile,
@@ -363,11 +367,11 @@ public:
                                          Twine(k) + " has size " +
                                          Twine(size)));
     }
-    Operand pos = constOperand(0.0, i64);
+    Operand pos = constOperand(0, i64);
     int64_t stride = 1;
     for (int64_t k = (int64_t)idx.size() - 1; k >= 0; --k) {
       Operand term = lowerBinary(ElementwiseKind::Mul, idx[k],
-                                 constOperand(double(stride), i64), Value(), i64);
+                                 constOperand(stride, i64), Value(), i64);
       pos = lowerBinary(ElementwiseKind::Add, pos, term, Value(), i64);
       stride *= type.getDimSize(k);
     }
@@ -427,7 +431,7 @@ public:
       if (failed(c))
         return failure();
       if (c->isConst()) {
-        if (c->scalar == 0.0)
+        if (c->scalar.is(0))
           return bodyOp->emitError() << "assertion always fails: "
                                      << check.getMsg(),
                  failure();
@@ -445,7 +449,7 @@ public:
       if (failed(c) || failed(t) || failed(f))
         return failure();
       if (c->isConst())
-        return c->scalar != 0.0 ? *t : *f;
+        return !c->scalar.is(0) ? *t : *f;
       Type type = resultType(bodyOp);
       Value out = emit(ElementwiseKind::Select,
                        {asTile(*c), asTile(*t), asTile(*f)}, dest, type);
@@ -468,9 +472,9 @@ public:
       return failure();
     if (m->ceilDiv) {
       Operand negX = lowerBinary(ElementwiseKind::Mul, *x,
-                                 constOperand(-1.0, x->type), Value(), type);
+                                 constOperand(-1, x->type), Value(), type);
       Operand q = lowerBinary(ElementwiseKind::FloorDiv, negX, *y, Value(), type);
-      return lowerBinary(ElementwiseKind::Mul, q, constOperand(-1.0, type), dest,
+      return lowerBinary(ElementwiseKind::Mul, q, constOperand(-1, type), dest,
                          type);
     }
     return lowerBinary(m->kind, *x, *y, dest, type);
@@ -514,7 +518,7 @@ public:
         out.mapped = out.combiner->getOperand(0) == arg
                          ? out.combiner->getOperand(1)
                          : out.combiner->getOperand(0);
-        double fillValue;
+        Scalar fillValue;
         if (Operation *fill = staging::precedingFill(op, init.get(), &fillValue);
             fill && fillValue == payload::identityOf(*out.reduction, out.type)) {
           b.eraseOp(fill);
@@ -617,7 +621,12 @@ public:
         bool written = result->tile && result->tile == out.view;
         if (!written) {
           if (result->isConst())
-            FillOp::create(b, loc, b.getF64FloatAttr(result->scalar), out.view);
+            FillOp::create(
+                b, loc,
+                payload::immediateAttr(
+                    b, payload::convert(result->scalar, outElt)
+                           .value_or(result->scalar)),
+                out.view);
           else
             emit(ElementwiseKind::Copy, {asTile(*result)}, out.view, outElt);
         }

@@ -75,9 +75,9 @@ struct MatmulToNova : public OpInterfaceRewritePattern<linalg::LinalgOp> {
 
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    double fillValue = 1.0;
+    payload::Scalar fillValue = payload::Scalar::ofFloat(1.0);
     Operation *fill = staging::precedingFill(op, outBuf, &fillValue);
-    bool overwrite = fill && fillValue == 0.0;
+    bool overwrite = fill && fillValue.is(0);
     if (overwrite)
       rewriter.eraseOp(fill);
 

@@ -18,23 +18,24 @@ struct FillToNova : public OpRewritePattern<linalg::FillOp> {
     if (!op.hasPureBufferSemantics())
       return failure();
     auto cst = op.getInputs().front().getDefiningOp<arith::ConstantOp>();
-    std::optional<double> value;
-    if (auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr())
-      value = f.getValueAsDouble();
-    else if (auto i = cst ? dyn_cast<IntegerAttr>(cst.getValue()) : IntegerAttr())
-      value = i.getType().isInteger(1) ? double(i.getValue().getBoolValue())
-                                       : double(i.getValue().getSExtValue());
+    std::optional<payload::Scalar> value;
+    if (cst)
+      value = payload::scalarOf(cst.getValue());
     if (!value)
       return rewriter.notifyMatchFailure(op, "fill value is not a constant");
+    Value out = op.getOutputs().front();
+    // The tile's kind of immediate: an exact i64 for integer tiles.
+    value = payload::convert(*value, cast<MemRefType>(out.getType()).getElementType());
+    if (!value)
+      return rewriter.notifyMatchFailure(op, "fill value does not convert to "
+                                             "the output's element type");
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    Value out = op.getOutputs().front();
     // The accumulator can be filled in place; HBM goes through SRAM.
     staging::StagedOutput staged{out, out};
     if (getMemorySpace(cast<MemRefType>(out.getType())) != MemorySpace::ACC)
       staged = staging::stageOut(rewriter, loc, out, /*load=*/false);
-    FillOp::create(rewriter, loc,
-                   rewriter.getF64FloatAttr(*value),
+    FillOp::create(rewriter, loc, payload::immediateAttr(rewriter, *value),
                    staged.tile);
     staged.finish(rewriter, loc);
     rewriter.eraseOp(op);

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "nova/Dialect/Nova/IR/ElementTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -153,24 +154,75 @@ std::optional<ReductionKind> payload::combinerKind(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
-static double intMin(Type t) {
+/// The smallest and largest value of integer type `t` (i1: 0 and 1).
+static int64_t intMin(Type t) {
   unsigned w = t.getIntOrFloatBitWidth();
-  return w == 1 ? 0.0 : -std::ldexp(1.0, w - 1);
+  return w == 1 ? 0 : w >= 64 ? std::numeric_limits<int64_t>::min()
+                              : -(int64_t(1) << (w - 1));
 }
 
-static double intMax(Type t) {
+static int64_t intMax(Type t) {
   unsigned w = t.getIntOrFloatBitWidth();
-  return w == 1 ? 1.0 : std::ldexp(1.0, w - 1) - 1.0;
+  return w == 1 ? 1 : w >= 64 ? std::numeric_limits<int64_t>::max()
+                              : (int64_t(1) << (w - 1)) - 1;
 }
 
-double payload::identityOf(ReductionKind kind, Type type) {
-  bool isInt = isa<IntegerType>(type);
+/// Wraps `v` to the signed range of integer `type` (two's complement; an
+/// i1 is `v != 0`).
+static int64_t wrap(uint64_t v, Type type) {
+  unsigned w = type.getIntOrFloatBitWidth();
+  if (w == 1)
+    return v != 0;
+  if (w >= 64)
+    return int64_t(v);
+  return llvm::SignExtend64(v, w);
+}
+
+std::optional<payload::Scalar> payload::scalarOf(Attribute attr) {
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return Scalar::ofFloat(f.getValueAsDouble());
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return Scalar::ofInt(i.getType().isInteger(1)
+                             ? int64_t(i.getValue().getBoolValue())
+                             : i.getValue().getSExtValue());
+  return std::nullopt;
+}
+
+std::optional<payload::Scalar> payload::convert(Scalar s, Type type) {
+  if (!isa<IntegerType>(type))
+    return s.isInt ? Scalar::ofFloat(double(s.i)) : s;
+  if (s.isInt)
+    return Scalar::ofInt(wrap(uint64_t(s.i), type));
+  if (type.isInteger(1))
+    return Scalar::ofInt(s.f != 0.0);
+  double t = std::trunc(s.f);
+  // [intMin, intMax + 1) as doubles: both bounds are powers of two.
+  if (std::isnan(t) || t < double(intMin(type)) ||
+      t >= -double(intMin(type)))
+    return std::nullopt;
+  return Scalar::ofInt(int64_t(t));
+}
+
+Attribute payload::immediateAttr(Builder &b, Scalar s) {
+  if (s.isInt)
+    return b.getI64IntegerAttr(s.i);
+  return b.getF64FloatAttr(s.f);
+}
+
+payload::Scalar payload::identityOf(ReductionKind kind, Type type) {
+  if (isa<IntegerType>(type)) {
+    switch (kind) {
+    case ReductionKind::Prod: return Scalar::ofInt(1);
+    case ReductionKind::Max: return Scalar::ofInt(intMin(type));
+    case ReductionKind::Min: return Scalar::ofInt(intMax(type));
+    default: return Scalar::ofInt(0);
+    }
+  }
   switch (kind) {
-  case ReductionKind::Sum: case ReductionKind::Avg: return 0.0;
-  case ReductionKind::Prod: return 1.0;
-  case ReductionKind::Max: return isInt ? intMin(type) : -INFINITY;
-  case ReductionKind::Min: return isInt ? intMax(type) : INFINITY;
-  default: return 0.0;
+  case ReductionKind::Prod: return Scalar::ofFloat(1.0);
+  case ReductionKind::Max: return Scalar::ofFloat(-INFINITY);
+  case ReductionKind::Min: return Scalar::ofFloat(INFINITY);
+  default: return Scalar::ofFloat(0.0);
   }
 }
 
@@ -183,26 +235,13 @@ ElementwiseKind payload::combineKind(ReductionKind kind) {
   }
 }
 
-/// Wraps `v` to the signed range of `type` (two's complement).
-static double wrap(double v, Type type) {
-  unsigned w = type.getIntOrFloatBitWidth();
-  if (w == 1)
-    return v != 0.0 ? 1.0 : 0.0;
-  if (w >= 64)
-    return v;
-  double span = std::ldexp(1.0, w);
-  double r = std::fmod(v - intMin(type), span);
-  if (r < 0)
-    r += span;
-  return r + intMin(type);
-}
-
-std::optional<double> payload::fold(ElementwiseKind kind, Type type, double a,
-                                    double b) {
-  bool isInt = isa<IntegerType>(type);
+/// `fold` on floats: computed in double, rounded to f32 as the vector unit
+/// rounds.
+static std::optional<payload::Scalar> foldFloat(ElementwiseKind kind,
+                                                double a, double b) {
+  using payload::Scalar;
   double r;
   switch (kind) {
-  case K::Copy: r = a; break;
   case K::Neg: r = -a; break;
   case K::Abs: r = std::fabs(a); break;
   case K::Exp: r = std::exp(a); break;
@@ -224,54 +263,78 @@ std::optional<double> payload::fold(ElementwiseKind kind, Type type, double a,
   case K::Add: r = a + b; break;
   case K::Sub: r = a - b; break;
   case K::Mul: r = a * b; break;
-  case K::Div:
-    if (isInt && b == 0.0)
-      return std::nullopt;
-    r = isInt ? std::trunc(a / b) : a / b;
-    break;
-  case K::Rem:
-    if (isInt && b == 0.0)
-      return std::nullopt;
-    r = std::fmod(a, b);
-    break;
-  case K::FloorDiv:
-    if (isInt && b == 0.0)
-      return std::nullopt;
-    r = std::floor(a / b);
-    break;
+  case K::Div: r = a / b; break;
+  case K::Rem: r = std::fmod(a, b); break;
+  case K::FloorDiv: r = std::floor(a / b); break;
   case K::Max: r = std::max(a, b); break;
   case K::Min: r = std::min(a, b); break;
   case K::Pow: r = std::pow(a, b); break;
-  case K::CmpEq: return a == b;
-  case K::CmpNe: return a != b;
-  case K::CmpLt: return a < b;
-  case K::CmpLe: return a <= b;
-  case K::CmpGt: return a > b;
-  case K::CmpGe: return a >= b;
-  case K::Not:
-    r = type.isInteger(1) ? (a == 0.0) : -a - 1.0;
-    break;
-  case K::And: case K::Or: case K::Xor: {
-    if (!isInt || std::fabs(a) > 9.0e15 || std::fabs(b) > 9.0e15)
-      return std::nullopt;
-    int64_t x = int64_t(a), y = int64_t(b);
-    r = double(kind == K::And ? (x & y) : kind == K::Or ? (x | y) : (x ^ y));
-    break;
-  }
+  case K::CmpEq: return Scalar::ofInt(a == b);
+  case K::CmpNe: return Scalar::ofInt(a != b);
+  case K::CmpLt: return Scalar::ofInt(a < b);
+  case K::CmpLe: return Scalar::ofInt(a <= b);
+  case K::CmpGt: return Scalar::ofInt(a > b);
+  case K::CmpGe: return Scalar::ofInt(a >= b);
   default:
-    return std::nullopt; // shifts and selects are not folded
+    return std::nullopt; // bitwise kinds, shifts and selects
   }
-  if (!isInt)
-    return double(float(r)); // the vector unit rounds to f32
-  if (!std::isfinite(r) || std::fabs(r) > 9.0e15)
-    return std::nullopt;
-  return wrap(r, type);
+  return Scalar::ofFloat(double(float(r)));
 }
 
-bool payload::isExactImmediate(double v, Type type) {
-  if (!isa<IntegerType>(type))
-    return true;
-  if (v == intMin(type) || v == intMax(type))
-    return true;
-  return std::fabs(v) <= 9007199254740992.0 && v == std::trunc(v);
+/// `fold` on integers of `type`: exact, wrapping (docs/isa.md 2.6).
+static std::optional<payload::Scalar> foldInt(ElementwiseKind kind, Type type,
+                                              int64_t x, int64_t y) {
+  using payload::Scalar;
+  uint64_t ux = uint64_t(x), uy = uint64_t(y);
+  auto result = [&](uint64_t v) { return Scalar::ofInt(wrap(v, type)); };
+  switch (kind) {
+  case K::Neg: return result(0 - ux);
+  case K::Abs: return result(x < 0 ? 0 - ux : ux);
+  case K::Add: return result(ux + uy);
+  case K::Sub: return result(ux - uy);
+  case K::Mul: return result(ux * uy);
+  case K::Div: case K::Rem: case K::FloorDiv: {
+    if (y == 0)
+      return std::nullopt; // faults on chip
+    if (y == -1) // x / -1 wraps at the minimum; C++ would overflow
+      return result(kind == K::Rem ? 0 : 0 - ux);
+    int64_t q = x / y, r = x % y;
+    if (kind == K::Rem)
+      return result(uint64_t(r));
+    if (kind == K::FloorDiv && r != 0 && ((r < 0) != (y < 0)))
+      --q;
+    return result(uint64_t(q));
+  }
+  case K::Max: return result(uint64_t(std::max(x, y)));
+  case K::Min: return result(uint64_t(std::min(x, y)));
+  case K::CmpEq: return Scalar::ofInt(x == y);
+  case K::CmpNe: return Scalar::ofInt(x != y);
+  case K::CmpLt: return Scalar::ofInt(x < y);
+  case K::CmpLe: return Scalar::ofInt(x <= y);
+  case K::CmpGt: return Scalar::ofInt(x > y);
+  case K::CmpGe: return Scalar::ofInt(x >= y);
+  case K::Not: return result(type.isInteger(1) ? uint64_t(x == 0) : ~ux);
+  case K::And: return result(ux & uy);
+  case K::Or: return result(ux | uy);
+  case K::Xor: return result(ux ^ uy);
+  default:
+    return std::nullopt; // float-only kinds, shifts and selects
+  }
+}
+
+std::optional<payload::Scalar> payload::fold(ElementwiseKind kind, Type type,
+                                             Scalar a, Scalar b) {
+  bool isInt = isa<IntegerType>(type);
+  if (kind == K::Copy) {
+    // The vector unit computes floats in f32: int -> f32 rounds once.
+    if (!isInt)
+      return Scalar::ofFloat(a.isInt ? double(float(a.i)) : double(float(a.f)));
+    return convert(a, type);
+  }
+  // Both operands hold `type`'s kind (a unary kind's default `b` aside).
+  if (a.isInt != isInt)
+    return std::nullopt;
+  if (isInt)
+    return foldInt(kind, type, a.i, b.isInt ? b.i : 0);
+  return foldFloat(kind, a.f, b.isInt ? 0.0 : b.f);
 }

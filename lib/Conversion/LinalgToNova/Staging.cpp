@@ -91,7 +91,8 @@ Value staging::reshapeTile(OpBuilder &b, Location loc, Value tile,
   return memref::ExpandShapeOp::create(b, loc, resultType, flat, all);
 }
 
-Operation *staging::precedingFill(Operation *op, Value buffer, double *value) {
+Operation *staging::precedingFill(Operation *op, Value buffer,
+                                  payload::Scalar *value) {
   Operation *prev = op->getPrevNode();
   if (!prev)
     return nullptr;
@@ -101,23 +102,18 @@ Operation *staging::precedingFill(Operation *op, Value buffer, double *value) {
     auto cst = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
     if (!cst)
       return nullptr;
-    double v;
-    if (auto f = dyn_cast<FloatAttr>(cst.getValue()))
-      v = f.getValueAsDouble();
-    else if (auto i = dyn_cast<IntegerAttr>(cst.getValue()))
-      v = i.getType().isInteger(1) ? double(i.getValue().getBoolValue())
-                                   : double(i.getValue().getSExtValue());
-    else
+    std::optional<payload::Scalar> v = payload::scalarOf(cst.getValue());
+    if (!v)
       return nullptr;
     if (value)
-      *value = v;
+      *value = *v;
     return fill;
   }
   if (auto fill = dyn_cast<FillOp>(prev)) {
     if (fill.getOutput() != buffer)
       return nullptr;
     if (value)
-      *value = fill.getValue().convertToDouble();
+      *value = *payload::scalarOf(fill.getValue());
     return fill;
   }
   return nullptr;

@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
+#include "PayloadKinds.h"
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 
 namespace mlir::nova::staging {
@@ -47,7 +48,8 @@ Value reshapeTile(OpBuilder &b, Location loc, Value tile,
 
 /// If the op right before `op` in its block fills `buffer` (linalg.fill or
 /// nova.fill of the same value), returns that fill op.
-Operation *precedingFill(Operation *op, Value buffer, double *value = nullptr);
+Operation *precedingFill(Operation *op, Value buffer,
+                         payload::Scalar *value = nullptr);
 
 /// Static shape of a memref value.
 ArrayRef<int64_t> shapeOf(Value buffer);

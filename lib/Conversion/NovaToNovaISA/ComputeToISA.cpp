@@ -61,7 +61,7 @@ static LogicalResult lowerElementwise(nova::ElementwiseOp op, FuncLowering &l) {
   ElementwiseKind kind = op.getKind();
   auto kindAttr = ElementwiseKindAttr::get(ctx, kind);
   Operation *instr = nullptr;
-  if (kind == ElementwiseKind::Copy && ins.size() == 1 && !op.getScalar()) {
+  if (kind == ElementwiseKind::Copy && ins.size() == 1 && !op.getScalarAttr()) {
     // vcopy needs equal shapes: broadcast size-1 input dimensions through a
     // stride of 0 (ISA 1.3).
     nova_isa::TileAttr inTile = ins[0].tile;
@@ -84,10 +84,10 @@ static LogicalResult lowerElementwise(nova::ElementwiseOp op, FuncLowering &l) {
         b, loc, ins[0].addr, ins[0].tile, ins[1].addr, ins[1].tile,
         ins[2].addr, ins[2].tile, out->addr, out->tile,
         engine(l, Engine::Vector), nullptr, nullptr);
-  } else if (op.getScalar() && ins.size() == 1) {
+  } else if (op.getScalarAttr() && ins.size() == 1) {
     instr = nova_isa::VScalarOp::create(
         b, loc, kindAttr, ins[0].addr, ins[0].tile,
-        b.getF64FloatAttr(op.getScalar()->convertToDouble()), out->addr,
+        op.getScalarAttr(), out->addr,
         out->tile, engine(l, Engine::Vector), nullptr, nullptr);
   } else if (ins.size() == 1) {
     instr = nova_isa::VUnaryOp::create(b, loc, kindAttr, ins[0].addr,
@@ -154,7 +154,7 @@ static LogicalResult lowerFill(nova::FillOp op, FuncLowering &l) {
   }
   OpBuilder &b = l.builder();
   auto instr = nova_isa::VFillOp::create(
-      b, op.getLoc(), b.getF64FloatAttr(op.getValue().convertToDouble()),
+      b, op.getLoc(), op.getValueAttr(),
       out->addr, out->tile, valueReg, engine(l, Engine::Vector), nullptr,
       nullptr);
   l.instruction(instr, {write(*out)});

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include <limits>
 #include "ProgramEncoder.h"
+#include "nova/Dialect/Nova/IR/Immediates.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Diagnostics.h"
@@ -304,18 +305,10 @@ private:
   /// A vscalar/vfill immediate: the integer itself for integer and i1 tiles
   /// (the lowering only emits integers exact in an f64; the i64 extremes,
   /// whose f64 forms round outward, saturate), f64 bits otherwise.
-  static int64_t immediateFor(double value, TileAttr tile) {
-    if (!isa<IntegerType>(tile.getElementType()))
-      return bitsOf(value);
-    if (value >= 9223372036854775807.0)
-      return std::numeric_limits<int64_t>::max();
-    if (value <= -9223372036854775808.0)
-      return std::numeric_limits<int64_t>::min();
-    return int64_t(value);
-  }
-
-  static int64_t bitsOf(double value) {
-    return llvm::bit_cast<int64_t>(value);
+  /// imm0 of vscalar / vfill: the verifiers made `value` an i64 for an
+  /// integer or i1 tile and an f64 otherwise (docs/isa.md 3.1, 3.2).
+  static int64_t immediateFor(Attribute value) {
+    return nova::immediateBits(value);
   }
 
   template <typename OpTy>
@@ -483,8 +476,7 @@ private:
               setTile(word, 0, v.getInput(), v.getInputTile());
               setTile(word, 3, v.getOutput(), v.getOutputTile());
               // The scalar has the input's type (a comparison may write i1).
-              word.imm[0] = immediateFor(v.getScalar().convertToDouble(),
-                                         v.getInputTile());
+              word.imm[0] = immediateFor(v.getScalar());
               setSync(word, v);
               return success();
             })
@@ -520,8 +512,7 @@ private:
             .Case<VFillOp>([&](VFillOp v) {
               opcode(Opcode::VFill);
               setTile(word, 3, v.getOutput(), v.getOutputTile());
-              word.imm[0] = immediateFor(v.getValue().convertToDouble(),
-                                         v.getOutputTile());
+              word.imm[0] = immediateFor(v.getValue());
               if (Value r = v.getValueReg()) {
                 word.flags |= kFlagScalarReg;
                 word.ra = reg(r);

@@ -10,9 +10,9 @@ torch-mlir's linalg and Nova's simulator (``nova.sim.numerics``) all compute
 alike, so a Nova program reproduces :func:`reference_bits` bit for bit.
 
 Logical right shifts are arithmetic shifts masked to the low ``64 - k`` bits
-(torch has no unsigned int64 shift). A multiply by a 64-bit constant is done
-as two by its 32-bit halves (:func:`_mul_const`): Nova's compiler carries a
-splat constant as an f64 (``nova.fill``), exact only up to 2**53.
+(torch has no unsigned int64 shift). The 64-bit multipliers are plain
+multiplies by their signed values: Nova carries an integer immediate as its
+exact i64 (docs/isa.md 3.1).
 """
 
 from __future__ import annotations
@@ -41,17 +41,10 @@ def _shru(x: torch.Tensor, k: int) -> torch.Tensor:
     return (x >> k) & ((1 << (64 - k)) - 1)
 
 
-def _mul_const(x: torch.Tensor, constant: int) -> torch.Tensor:
-    """``x * constant`` modulo 2**64 for an unsigned 64-bit ``constant``, with
-    immediates below 2**32 only: ``x*c = (x*hi)*2**32 + x*lo`` wraps alike."""
-    hi, lo = (constant & MASK64) >> 32, constant & 0xFFFFFFFF
-    return (x * hi) * (1 << 32) + x * lo
-
-
 def mix64(z: torch.Tensor) -> torch.Tensor:
     """SplitMix64's finaliser on an int64 tensor (wrapping)."""
-    z = _mul_const(z ^ _shru(z, 30), MIX1)
-    z = _mul_const(z ^ _shru(z, 27), MIX2)
+    z = (z ^ _shru(z, 30)) * signed64(MIX1)
+    z = (z ^ _shru(z, 27)) * signed64(MIX2)
     return z ^ _shru(z, 31)
 
 
@@ -63,7 +56,7 @@ def random_bits(seed: torch.Tensor, offset: int, shape: Sequence[int]) -> torch.
     for size in shape:
         numel *= int(size)
     counters = torch.arange(numel, dtype=torch.int64) + (offset + 1)
-    state = seed.to(torch.int64) + _mul_const(counters, GAMMA)
+    state = seed.to(torch.int64) + counters * signed64(GAMMA)
     return mix64(state).reshape(tuple(shape))
 
 

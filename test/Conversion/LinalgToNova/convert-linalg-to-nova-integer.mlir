@@ -34,10 +34,10 @@ func.func @int_floordiv_rem_cmp(%a: memref<4x8xi64, #nova.memory_space<sram>>, %
 // CHECK-SAME: (%[[TABLE:.*]]: memref<16x8xf32, #nova.memory_space<hbm>>, %[[IDS:.*]]: memref<4xi64, #nova.memory_space<sram>>
 // CHECK: %[[COL:.*]] = memref.alloc() : memref<1x8xi64, #nova.memory_space<sram>>
 // CHECK: nova.iota outs(%[[COL]] : memref<1x8xi64, #nova.memory_space<sram>>) dim 1
-// CHECK: nova.elementwise <cmp_lt> scalar(1.600000e+01)
+// CHECK: nova.elementwise <cmp_lt> scalar(16)
 // CHECK: nova.assert ins(%{{.*}} : memref<4x1xi1, #nova.memory_space<sram>>) "index must be smaller than dim size"
 // CHECK: nova.assert ins(%{{.*}} : memref<4x1xi1, #nova.memory_space<sram>>) "index out of range: dimension 0 has size 16"
-// CHECK: nova.elementwise <mul> scalar(8.000000e+00)
+// CHECK: nova.elementwise <mul> scalar(8)
 // CHECK: %[[POS:.*]] = memref.alloc() : memref<4x8xi64, #nova.memory_space<sram>>
 // CHECK: nova.elementwise <add> ins({{.*}}) outs(%[[POS]] : memref<4x8xi64, #nova.memory_space<sram>>)
 // CHECK: %[[T:.*]] = nova.gather %[[TABLE]][%[[POS]]] into %[[ROWS:.*]] : memref<16x8xf32, #nova.memory_space<hbm>>, memref<4x8xi64, #nova.memory_space<sram>> -> memref<4x8xf32, #nova.memory_space<sram>>
@@ -66,7 +66,7 @@ func.func @embedding_gather(%table: memref<16x8xf32, #nova.memory_space<hbm>>, %
 // CHECK-LABEL: func.func @iota_with_loop_offset
 // CHECK: scf.for %[[IV:.*]] =
 // CHECK:   nova.iota outs(%[[I:.*]] : memref<8xi64, #nova.memory_space<sram>>) dim 0
-// CHECK:   nova.fill 0.000000e+00 value(%[[IV]]) outs(%[[OFF:.*]] : memref<1xi64, #nova.memory_space<sram>>)
+// CHECK:   nova.fill 0 value(%[[IV]]) outs(%[[OFF:.*]] : memref<1xi64, #nova.memory_space<sram>>)
 // CHECK:   nova.elementwise <add> ins(%[[I]], %[[OFF]] : memref<8xi64, #nova.memory_space<sram>>, memref<1xi64, #nova.memory_space<sram>>)
 // CHECK:   nova.elementwise <copy> ins(%{{.*}} : memref<8xi64, #nova.memory_space<sram>>) outs(%{{.*}} : memref<8xf32, #nova.memory_space<sram>>)
 func.func @iota_with_loop_offset(%o: memref<32xf32, #nova.memory_space<sram>>) {
@@ -105,6 +105,53 @@ func.func @int_max_reduction(%x: memref<4x8xi32, #nova.memory_space<sram>>, %o: 
   ^bb0(%a: i32, %acc: i32):
     %m = arith.maxsi %a, %acc : i32
     linalg.yield %m : i32
+  }
+  return
+}
+
+// -----
+
+// Integer constants above 2^53 stay exact (they were f64 immediates that
+// rounded away their low bits): SplitMix64's increment as a multiplier, the
+// i64 maximum as a xor mask, a fill of the increment and a product of two
+// constants folded with wrap-around (GAMMA * 3 mod 2^64).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @exact_int64_immediates
+// CHECK: nova.fill -7046029254386353131 outs(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <mul> scalar(-7046029254386353131) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <xor> scalar(9223372036854775807) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <add> scalar(-2691343689449507777) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK-NOT: e+18
+func.func @exact_int64_immediates(%a: memref<4x8xi64, #nova.memory_space<sram>>, %f: memref<4x8xi64, #nova.memory_space<sram>>, %o: memref<4x8xi64, #nova.memory_space<sram>>) {
+  %gamma = arith.constant -7046029254386353131 : i64
+  linalg.fill ins(%gamma : i64) outs(%f : memref<4x8xi64, #nova.memory_space<sram>>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x8xi64, #nova.memory_space<sram>>)
+      outs(%o : memref<4x8xi64, #nova.memory_space<sram>>) {
+  ^bb0(%x: i64, %out: i64):
+    %max = arith.constant 9223372036854775807 : i64
+    %c3 = arith.constant 3 : i64
+    %m = arith.muli %x, %gamma : i64
+    %y = arith.xori %m, %max : i64
+    %k = arith.muli %gamma, %c3 : i64
+    %z = arith.addi %y, %k : i64
+    linalg.yield %z : i64
+  }
+  return
+}
+
+// -----
+
+// A generic yielding a constant fills its output with the exact i64.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @yield_int64_constant
+// CHECK: nova.fill 9223372036854775807 outs(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+func.func @yield_int64_constant(%o: memref<4x8xi64, #nova.memory_space<sram>>) {
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}
+      outs(%o : memref<4x8xi64, #nova.memory_space<sram>>) {
+  ^bb0(%out: i64):
+    %max = arith.constant 9223372036854775807 : i64
+    linalg.yield %max : i64
   }
   return
 }

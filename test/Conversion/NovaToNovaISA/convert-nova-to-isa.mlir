@@ -157,7 +157,7 @@ func.func @broadcast_copy() {
 // next queue waits for the gather's signal.
 // CHECK-LABEL: func.func @iota_assert_gather
 // CHECK: nova_isa.viota -> %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> axis 1 on vector
-// CHECK: nova_isa.vscalar cmp_lt %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]>, 1.280000e+02 -> %{{.*}} : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> on vector
+// CHECK: nova_isa.vscalar cmp_lt %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]>, 128 -> %{{.*}} : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> on vector
 // CHECK: nova_isa.vassert %{{.*}} : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> "in range" on vector
 // CHECK: nova_isa.dma_gather %{{.*}} : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]>, %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> queue 0 on dma wait [{{[0-9]+}}] signal {{\[}}[[S:[0-9]+]]]
 // CHECK: nova_isa.dma_copy {{.*}} queue 1 on dma wait {{\[}}[[S]]]
@@ -167,11 +167,33 @@ func.func @iota_assert_gather(%table: memref<128x8xf32, #nova.memory_space<hbm>>
   %ok = memref.alloc() {nova.address = 512 : i64} : memref<4x8xi1, #nova.memory_space<sram>>
   %rows = memref.alloc() {nova.address = 1024 : i64} : memref<4x8xf32, #nova.memory_space<sram>>
   nova.iota outs(%pos : memref<4x8xi64, #nova.memory_space<sram>>) dim 1
-  nova.elementwise <cmp_lt> scalar(128.0) ins(%pos : memref<4x8xi64, #nova.memory_space<sram>>) outs(%ok : memref<4x8xi1, #nova.memory_space<sram>>)
+  nova.elementwise <cmp_lt> scalar(128) ins(%pos : memref<4x8xi64, #nova.memory_space<sram>>) outs(%ok : memref<4x8xi1, #nova.memory_space<sram>>)
   nova.assert ins(%ok : memref<4x8xi1, #nova.memory_space<sram>>) "in range"
   %t = nova.gather %table[%pos] into %rows : memref<128x8xf32, #nova.memory_space<hbm>>, memref<4x8xi64, #nova.memory_space<sram>> -> memref<4x8xf32, #nova.memory_space<sram>>
   nova.wait %t
   %u = nova.dma_start %rows, %out : memref<4x8xf32, #nova.memory_space<sram>> -> memref<4x8xf32, #nova.memory_space<hbm>>
   nova.wait %u
+  return
+}
+
+// -----
+
+// Integer immediates pass to vfill / vscalar as the same exact i64; float
+// ones stay f64.
+// CHECK-LABEL: func.func @exact_immediates
+// CHECK: nova_isa.vfill -7046029254386353131 -> %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> on vector
+// CHECK: nova_isa.vscalar mul %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]>, 9223372036854775807 -> %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> on vector
+// CHECK: nova_isa.vscalar cmp_lt %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]>, -9223372036854775808 -> %{{.*}} : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> on vector
+// CHECK: nova_isa.vfill 0xFFF0000000000000 -> %{{.*}} : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> on vector
+// CHECK: nova_isa.vscalar cmp_lt %{{.*}} : #nova_isa.tile<sram, f32, [4, 8], [8, 1]>, 2.500000e-01 -> %{{.*}} : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> on vector
+func.func @exact_immediates() {
+  %a = memref.alloc() {nova.address = 0 : i64} : memref<4x8xi64, #nova.memory_space<sram>>
+  %m = memref.alloc() {nova.address = 256 : i64} : memref<4x8xi1, #nova.memory_space<sram>>
+  %x = memref.alloc() {nova.address = 512 : i64} : memref<4x8xf32, #nova.memory_space<sram>>
+  nova.fill -7046029254386353131 outs(%a : memref<4x8xi64, #nova.memory_space<sram>>)
+  nova.elementwise <mul> scalar(9223372036854775807) ins(%a : memref<4x8xi64, #nova.memory_space<sram>>) outs(%a : memref<4x8xi64, #nova.memory_space<sram>>)
+  nova.elementwise <cmp_lt> scalar(-9223372036854775808) ins(%a : memref<4x8xi64, #nova.memory_space<sram>>) outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
+  nova.fill 0xFFF0000000000000 outs(%x : memref<4x8xf32, #nova.memory_space<sram>>)
+  nova.elementwise <cmp_lt> scalar(0.25) ins(%x : memref<4x8xf32, #nova.memory_space<sram>>) outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
   return
 }

@@ -88,3 +88,21 @@ func.func @negative_elementwise_unknown_kind(%a: memref<4x8xf32, #nova.memory_sp
   nova.elementwise <gelu> ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
   return
 }
+
+// -----
+
+// The scalar has the inputs' kind: an i64 for integer inputs, also when the
+// comparison writes i1.
+func.func @negative_elementwise_float_scalar_on_int(%a: memref<4x8xi64, #nova.memory_space<sram>>, %m: memref<4x8xi1, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise' op scalar must be an i64 integer for the 'i64' input, got 1.600000e+01 : f64}}
+  nova.elementwise <cmp_lt> scalar(16.0) ins(%a : memref<4x8xi64, #nova.memory_space<sram>>) outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_elementwise_int_scalar_on_float(%a: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise' op scalar must be an f64 float for the 'f32' input, got 2 : i64}}
+  nova.elementwise <mul> scalar(2) ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}

@@ -8,9 +8,9 @@
 
 // CHECK-LABEL: func.func @integer_tiles
 // CHECK: nova.iota outs(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>) dim 1
-// CHECK: nova.fill 0.000000e+00 value(%{{.*}}) outs(%{{.*}} : memref<1x1xi64, #nova.memory_space<sram>>)
+// CHECK: nova.fill 0 value(%{{.*}}) outs(%{{.*}} : memref<1x1xi64, #nova.memory_space<sram>>)
 // CHECK: nova.elementwise <floordiv> ins(%{{.*}}, %{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>, memref<1x1xi64, #nova.memory_space<sram>>)
-// CHECK: nova.elementwise <cmp_lt> scalar(3.000000e+00) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>) outs(%{{.*}} : memref<4x8xi1, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <cmp_lt> scalar(3) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>) outs(%{{.*}} : memref<4x8xi1, #nova.memory_space<sram>>)
 // CHECK: nova.assert ins(%{{.*}} : memref<4x8xi1, #nova.memory_space<sram>>) "position in range"
 // CHECK: nova.reduce <argmax> ins(%{{.*}} : memref<4x8xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<4x1xi64, #nova.memory_space<sram>>) dim 1
 func.func @integer_tiles(%i: index, %x: memref<4x8xf32, #nova.memory_space<sram>>) {
@@ -20,9 +20,9 @@ func.func @integer_tiles(%i: index, %x: memref<4x8xf32, #nova.memory_space<sram>
   %m = memref.alloc() : memref<4x8xi1, #nova.memory_space<sram>>
   %r = memref.alloc() : memref<4x1xi64, #nova.memory_space<sram>>
   nova.iota outs(%a : !ids) dim 1
-  nova.fill 0.0 value(%i) outs(%o : memref<1x1xi64, #nova.memory_space<sram>>)
+  nova.fill 0 value(%i) outs(%o : memref<1x1xi64, #nova.memory_space<sram>>)
   nova.elementwise <floordiv> ins(%a, %o : !ids, memref<1x1xi64, #nova.memory_space<sram>>) outs(%q : !ids)
-  nova.elementwise <cmp_lt> scalar(3.0) ins(%q : !ids) outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
+  nova.elementwise <cmp_lt> scalar(3) ins(%q : !ids) outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
   nova.assert ins(%m : memref<4x8xi1, #nova.memory_space<sram>>) "position in range"
   nova.reduce <argmax> ins(%x : memref<4x8xf32, #nova.memory_space<sram>>) outs(%r : memref<4x1xi64, #nova.memory_space<sram>>) dim 1
   return
@@ -34,5 +34,26 @@ func.func @integer_tiles(%i: index, %x: memref<4x8xf32, #nova.memory_space<sram>
 func.func @gather_rows(%table: memref<128x8xf32, #nova.memory_space<hbm>>, %pos: !ids, %rows: memref<4x8xf32, #nova.memory_space<sram>>) {
   %t = nova.gather %table[%pos] into %rows : memref<128x8xf32, #nova.memory_space<hbm>>, !ids -> memref<4x8xf32, #nova.memory_space<sram>>
   nova.wait %t
+  return
+}
+
+// Immediates round-trip exactly: an i64 above 2^53 keeps every bit, a
+// float tile's non-finite value stays f64 bits.
+// CHECK-LABEL: func.func @exact_immediates
+// CHECK: nova.fill -7046029254386353131 outs(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <xor> scalar(9223372036854775807) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <mul> scalar(-9223372036854775808) ins(%{{.*}} : memref<4x8xi64, #nova.memory_space<sram>>)
+// CHECK: nova.fill 1 outs(%{{.*}} : memref<4x8xi1, #nova.memory_space<sram>>)
+// CHECK: nova.fill 0xFFF0000000000000 outs(%{{.*}} : memref<4x8xf32, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <mul> scalar(5.000000e-01) ins(%{{.*}} : memref<4x8xf32, #nova.memory_space<sram>>)
+func.func @exact_immediates(%x: memref<4x8xf32, #nova.memory_space<sram>>) {
+  %a = memref.alloc() : !ids
+  %m = memref.alloc() : memref<4x8xi1, #nova.memory_space<sram>>
+  nova.fill -7046029254386353131 outs(%a : !ids)
+  nova.elementwise <xor> scalar(9223372036854775807) ins(%a : !ids) outs(%a : !ids)
+  nova.elementwise <mul> scalar(-9223372036854775808) ins(%a : !ids) outs(%a : !ids)
+  nova.fill 1 outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
+  nova.fill 0xFFF0000000000000 outs(%x : memref<4x8xf32, #nova.memory_space<sram>>)
+  nova.elementwise <mul> scalar(0.5) ins(%x : memref<4x8xf32, #nova.memory_space<sram>>) outs(%x : memref<4x8xf32, #nova.memory_space<sram>>)
   return
 }

@@ -692,3 +692,38 @@ func.func @integer_matmul(%a: index, %b: index, %c: index) {
   nova_isa.matmul %a : #nova_isa.tile<sram, i32, [4, 8], [8, 1]>, %b : #nova_isa.tile<sram, i32, [8, 8], [8, 1]> -> %c : #nova_isa.tile<acc, f32, [4, 8], [8, 1]> on matrix
   return
 }
+
+// -----
+
+// vfill / vscalar immediates: an exact i64 for integer and i1 tiles (by the
+// output for vfill, the input for vscalar), an f64 for float tiles.
+func.func @vfill_float_on_int(%a: index) {
+  // expected-error @+1 {{'nova_isa.vfill' op value must be an i64 integer for the 'i64' output tile, got 0.000000e+00 : f64}}
+  nova_isa.vfill 0.0 -> %a : #nova_isa.tile<sram, i64, [8], [1]> on vector
+  return
+}
+
+// -----
+
+func.func @vfill_int_on_float(%a: index) {
+  // expected-error @+1 {{'nova_isa.vfill' op value must be an f64 float for the 'bf16' output tile, got 0 : i64}}
+  nova_isa.vfill 0 -> %a : #nova_isa.tile<sram, bf16, [8], [1]> on vector
+  return
+}
+
+// -----
+
+func.func @vscalar_float_on_int(%a: index) {
+  // expected-error @+1 {{'nova_isa.vscalar' op scalar must be an i64 integer for the 'i32' input tile, got 3.000000e+00 : f64}}
+  nova_isa.vscalar add %a : #nova_isa.tile<sram, i32, [8], [1]>, 3.0 -> %a : #nova_isa.tile<sram, i32, [8], [1]> on vector
+  return
+}
+
+// -----
+
+// An f32 comparison writing i1 keeps an f64 immediate (by the input's type).
+func.func @vscalar_int_on_float_compare(%a: index, %b: index) {
+  // expected-error @+1 {{'nova_isa.vscalar' op scalar must be an f64 float for the 'f32' input tile, got 3 : i64}}
+  nova_isa.vscalar cmp_lt %a : #nova_isa.tile<sram, f32, [8], [1]>, 3 -> %b : #nova_isa.tile<sram, i1, [8], [1]> on vector
+  return
+}

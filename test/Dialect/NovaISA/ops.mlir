@@ -188,15 +188,27 @@ func.func @collectives(%x: index, %y: index, %p: index) {
 
 // CHECK-LABEL: func.func @integer_and_indexed_instructions
 // CHECK: nova_isa.viota -> %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> axis 1 on vector
-// CHECK: nova_isa.vfill 0.000000e+00 value(%{{.*}}) -> %{{.*}} : #nova_isa.tile<sram, i64, [1, 1], [1, 1]> on vector
-// CHECK: nova_isa.vscalar cmp_lt %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]>, 3.000000e+00 -> %{{.*}} : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> on vector
+// CHECK: nova_isa.vfill 0 value(%{{.*}}) -> %{{.*}} : #nova_isa.tile<sram, i64, [1, 1], [1, 1]> on vector
+// CHECK: nova_isa.vscalar cmp_lt %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]>, 3 -> %{{.*}} : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> on vector
 // CHECK: nova_isa.vassert %{{.*}} : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> "in range" on vector
 // CHECK: nova_isa.dma_gather %{{.*}} : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]>, %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> queue 1 on dma
 func.func @integer_and_indexed_instructions(%a: index, %b: index, %c: index, %d: index) {
   nova_isa.viota -> %a : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> axis 1 on vector
-  nova_isa.vfill 0.0 value(%b) -> %c : #nova_isa.tile<sram, i64, [1, 1], [1, 1]> on vector
-  nova_isa.vscalar cmp_lt %a : #nova_isa.tile<sram, i64, [4, 8], [8, 1]>, 3.0 -> %d : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> on vector
+  nova_isa.vfill 0 value(%b) -> %c : #nova_isa.tile<sram, i64, [1, 1], [1, 1]> on vector
+  nova_isa.vscalar cmp_lt %a : #nova_isa.tile<sram, i64, [4, 8], [8, 1]>, 3 -> %d : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> on vector
   nova_isa.vassert %d : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> "in range" on vector
   nova_isa.dma_gather %b : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]>, %a : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> -> %c : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> queue 1 on dma
+  return
+}
+
+// Integer immediates keep every bit of their i64.
+// CHECK-LABEL: func.func @exact_integer_immediates
+// CHECK: nova_isa.vfill -7046029254386353131 -> %{{.*}} : #nova_isa.tile<sram, i64, [8], [1]> on vector
+// CHECK: nova_isa.vscalar mul %{{.*}} : #nova_isa.tile<sram, i64, [8], [1]>, 9223372036854775807 -> %{{.*}} : #nova_isa.tile<sram, i64, [8], [1]> on vector
+// CHECK: nova_isa.vfill 0xFFF0000000000000 -> %{{.*}} : #nova_isa.tile<sram, f32, [8], [1]> on vector
+func.func @exact_integer_immediates(%a: index, %b: index) {
+  nova_isa.vfill -7046029254386353131 -> %a : #nova_isa.tile<sram, i64, [8], [1]> on vector
+  nova_isa.vscalar mul %a : #nova_isa.tile<sram, i64, [8], [1]>, 9223372036854775807 -> %a : #nova_isa.tile<sram, i64, [8], [1]> on vector
+  nova_isa.vfill 0xFFF0000000000000 -> %b : #nova_isa.tile<sram, f32, [8], [1]> on vector
   return
 }

@@ -1,5 +1,6 @@
 //===- NovaOps.cpp - nova dialect operations and verifiers ------*- C++ -*-===//
 #include "nova/Dialect/Nova/IR/NovaOps.h"
+#include "nova/Dialect/Nova/IR/Immediates.h"
 #include "nova/Dialect/Nova/IR/ReplicaGroups.h"
 
 #include "mlir/IR/Builders.h"
@@ -235,7 +236,7 @@ LogicalResult ElementwiseOp::verify() {
   ElementwiseKind kind = getKind();
   StringRef name = stringifyElementwiseKind(kind);
   unsigned arity = getArity(kind);
-  bool hasScalar = getScalar().has_value();
+  bool hasScalar = bool(getScalarAttr());
   if (hasScalar && arity != 2)
     return emitOpError() << "a scalar operand is only allowed on binary kinds, "
                             "not '"
@@ -278,6 +279,12 @@ LogicalResult ElementwiseOp::verify() {
       return failure();
   }
   if (failed(checkKindTypes(op, kind, getOutput(), getInputs())))
+    return failure();
+  if (hasScalar &&
+      failed(verifyImmediate(
+          op, "scalar", getScalarAttr(),
+          cast<MemRefType>(getInputs()[0].getType()).getElementType(),
+          "input")))
     return failure();
   return checkSpace(op, "output", getOutput(), kSram);
 }
@@ -358,6 +365,10 @@ LogicalResult TransposeOp::verify() {
 }
 
 LogicalResult FillOp::verify() {
+  if (failed(verifyImmediate(getOperation(), "value", getValue(),
+                             getOutput().getType().getElementType(),
+                             "output")))
+    return failure();
   return checkSpace(getOperation(), "output", getOutput(), kSramOrAcc);
 }
 

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Dialect/NovaISA/IR/NovaISAOps.h"
+#include "nova/Dialect/Nova/IR/Immediates.h"
 #include "nova/Dialect/Nova/IR/ReplicaGroups.h"
 
 #include "mlir/IR/Builders.h"
@@ -13,7 +14,9 @@
 
 using namespace mlir;
 using namespace mlir::nova_isa;
+using mlir::nova::parseImmediate;
 using mlir::nova::parseReplicaGroups;
+using mlir::nova::printImmediate;
 using mlir::nova::printReplicaGroups;
 using mlir::nova::verifyReplicaGroups;
 using nova::MemorySpace;
@@ -489,7 +492,10 @@ LogicalResult VScalarOp::verify() {
   if (failed(checkKindArity(op, getKind(), Arity::Binary)) ||
       failed(checkTile(op, "input", getInputTile(), kSramOrAcc)) ||
       failed(checkTile(op, "output", getOutputTile(), kSramOrAcc,
-                       /*isOutput=*/true)))
+                       /*isOutput=*/true)) ||
+      failed(nova::verifyImmediate(op, "scalar", getScalar(),
+                                   getInputTile().getElementType(),
+                                   "input tile")))
     return failure();
   return checkBroadcast(op, "input", getInputTile(), getOutputTile(),
                         !typeExempt(getKind(), getOutputTile()));
@@ -598,6 +604,10 @@ LogicalResult VTransposeOp::verify() {
 }
 
 LogicalResult VFillOp::verify() {
+  if (failed(nova::verifyImmediate(getOperation(), "value", getValue(),
+                                   getOutputTile().getElementType(),
+                                   "output tile")))
+    return failure();
   return checkTile(getOperation(), "output", getOutputTile(), kSramOrAcc,
                    /*isOutput=*/true);
 }

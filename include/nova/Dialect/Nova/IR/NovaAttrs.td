@@ -185,4 +185,8 @@ def Nova_TargetAttr : Nova_Attr<"Target", "target"> {
   let genVerifyDecl = 1;
 }
 
+// An immediate (fill value, scalar operand): f64 for a float tile, the exact
+// i64 for an integer or i1 tile (include/nova/Dialect/Nova/IR/Immediates.h).
+def Nova_ImmediateAttr : AnyAttrOf<[F64Attr, I64Attr]>;
+
 #endif // NOVA_DIALECT_NOVA_IR_NOVAATTRS_TD

@@ -119,7 +119,8 @@ def Nova_ElementwiseOp : Nova_Op<"elementwise"> {
     All operands share one element type, except that `copy` converts, a
     comparison may write i1 and `select`'s condition may have any type.
     Integer tiles compute with the integer semantics of docs/isa.md 2.6; the
-    scalar of an integer op is an integer value held in the f64 attribute.
+    scalar has the inputs' kind of type: an f64 for float inputs, the exact
+    i64 for integer and i1 inputs (verified).
     Inputs live in SRAM or the accumulator, the output in SRAM.
 
     ```mlir
@@ -132,9 +133,9 @@ def Nova_ElementwiseOp : Nova_Op<"elementwise"> {
   let arguments = (ins Nova_ElementwiseKindAttr:$kind,
                        Arg<Variadic<Nova_TileBuffer>, "", [MemRead]>:$inputs,
                        Arg<Nova_TileBuffer, "", [MemWrite]>:$output,
-                       OptionalAttr<F64Attr>:$scalar);
+                       OptionalAttr<Nova_ImmediateAttr>:$scalar);
   let assemblyFormat = [{
-    $kind (`scalar` `(` $scalar^ `)`)? `ins` `(` $inputs `:` type($inputs) `)`
+    $kind (`scalar` `(` custom<Immediate>($scalar)^ `)`)? `ins` `(` $inputs `:` type($inputs) `)`
     `outs` `(` $output `:` type($output) `)` attr-dict
   }];
   let hasVerifier = 1;
@@ -194,19 +195,21 @@ def Nova_FillOp : Nova_Op<"fill"> {
   let description = [{
     ```mlir
     nova.fill 0.000000e+00 outs(%acc : memref<64x128xf32, #nova.memory_space<acc>>)
-    nova.fill 0.000000e+00 value(%i) outs(%t : memref<1x1xi64, #nova.memory_space<sram>>)
+    nova.fill 0 value(%i) outs(%t : memref<1x1xi64, #nova.memory_space<sram>>)
     ```
     With `value`, the tile is filled with that index value (a loop induction
-    variable entering tile arithmetic) instead of the attribute.
+    variable entering tile arithmetic) instead of the attribute. The
+    attribute is an f64 for a float tile and the exact i64 for an integer or
+    i1 tile (verified): `nova.fill -7046029254386353131 outs(%t : memref<8xi64, ...>)`.
   }];
-  let arguments = (ins F64Attr:$value,
+  let arguments = (ins Nova_ImmediateAttr:$value,
                        Arg<Nova_TileBuffer, "", [MemWrite]>:$output,
                        Optional<Index>:$dynamic_value);
   let assemblyFormat = [{
-    $value (`value` `(` $dynamic_value^ `)`)? `outs` `(` $output `:` type($output) `)` attr-dict
+    custom<Immediate>($value) (`value` `(` $dynamic_value^ `)`)? `outs` `(` $output `:` type($output) `)` attr-dict
   }];
   let builders = [
-    OpBuilder<(ins "::mlir::FloatAttr":$value, "::mlir::Value":$output), [{
+    OpBuilder<(ins "::mlir::Attribute":$value, "::mlir::Value":$output), [{
       build($_builder, $_state, value, output, ::mlir::Value());
     }]>];
   let hasVerifier = 1;

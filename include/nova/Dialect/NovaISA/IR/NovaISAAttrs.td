@@ -107,4 +107,8 @@ def NovaISA_SemaphoreList : ConfinedAttr<DenseI64ArrayAttr, [
 def NovaISA_ReplicaGroupsAttr
     : TypedArrayAttrBase<DenseI64ArrayAttr, "list of replica groups">;
 
+// An immediate of vfill / vscalar: f64 for a float tile, the exact i64 for
+// an integer or i1 tile (include/nova/Dialect/Nova/IR/Immediates.h).
+def NovaISA_ImmediateAttr : AnyAttrOf<[F64Attr, I64Attr]>;
+
 #endif // NOVA_DIALECT_NOVAISA_IR_NOVAISAATTRS_TD

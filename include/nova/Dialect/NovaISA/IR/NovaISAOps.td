@@ -321,7 +321,8 @@ def NovaISA_VBinaryOp : NovaISA_Inst<"vbinary", ["Vector"]> {
 def NovaISA_VScalarOp : NovaISA_Inst<"vscalar", ["Vector"]> {
   let summary = "binary elementwise operation with an immediate (VSCALAR)";
   let description = [{
-    `output = kind(input, scalar)`.
+    `output = kind(input, scalar)`; `scalar` is an f64 for a float input
+    tile and the exact i64 for an integer or i1 input tile (verified).
 
     ```mlir
     nova_isa.vscalar mul %x : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>, 5.000000e-01
@@ -330,11 +331,11 @@ def NovaISA_VScalarOp : NovaISA_Inst<"vscalar", ["Vector"]> {
   }];
   let arguments = !con((ins NovaISA_ElementwiseKindAttr:$kind,
                             Index:$input, NovaISA_TileAttr:$input_tile,
-                            F64Attr:$scalar,
+                            NovaISA_ImmediateAttr:$scalar,
                             Index:$output, NovaISA_TileAttr:$output_tile),
                        NovaISA_SyncArgs);
   let assemblyFormat = !strconcat("custom<EnumKeyword>($kind) custom<Tile>($input, $input_tile)"
-      " `,` $scalar `->` custom<Tile>($output, $output_tile)",
+      " `,` custom<Immediate>($scalar) `->` custom<Tile>($output, $output_tile)",
       NovaISA_SyncFormat);
   let hasVerifier = 1;
 }
@@ -409,16 +410,17 @@ def NovaISA_VFillOp : NovaISA_Inst<"vfill", ["Vector"]> {
   let description = [{
     ```mlir
     nova_isa.vfill 0.000000e+00 -> %c : #nova_isa.tile<acc, f32, [64, 128], [128, 1]> on vector
-    nova_isa.vfill 0.000000e+00 value(%i) -> %t : #nova_isa.tile<sram, i64, [1, 1], [1, 1]> on vector
+    nova_isa.vfill 0 value(%i) -> %t : #nova_isa.tile<sram, i64, [1, 1], [1, 1]> on vector
     ```
-    Integer and i1 tiles take the value as an integer (encoded as an i64);
+    Integer and i1 tiles take the value as an exact i64 attribute, float
+    tiles as an f64 (verified);
     with `value`, the tile is filled with that register instead.
   }];
-  let arguments = !con((ins F64Attr:$value,
+  let arguments = !con((ins NovaISA_ImmediateAttr:$value,
                             Index:$output, NovaISA_TileAttr:$output_tile,
                             Optional<Index>:$value_reg),
                        NovaISA_SyncArgs);
-  let assemblyFormat = !strconcat("$value (`value` `(` $value_reg^ `)`)? `->` custom<Tile>($output, $output_tile)",
+  let assemblyFormat = !strconcat("custom<Immediate>($value) (`value` `(` $value_reg^ `)`)? `->` custom<Tile>($output, $output_tile)",
       NovaISA_SyncFormat);
   let hasVerifier = 1;
 }
