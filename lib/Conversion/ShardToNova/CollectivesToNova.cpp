@@ -187,9 +187,11 @@ std::string whyNotFloatTensors(Value input, Value result) {
     if (!tensor || !tensor.hasStaticShape())
       return "it works on memrefs or dynamic shapes; nova lowers collectives "
              "on statically shaped tensors";
-    if (!isa<Float32Type, BFloat16Type, Float16Type>(
-            tensor.getElementType())) {
-      std::string why = "nova collectives take f32, bf16 or f16, got ";
+    // Integer sums too: a data-parallel loss counts its labels (i64).
+    Type elt = tensor.getElementType();
+    if (!isa<Float32Type, BFloat16Type, Float16Type>(elt) &&
+        !elt.isSignlessInteger(64) && !elt.isSignlessInteger(32)) {
+      std::string why = "nova collectives take f32, bf16, f16, i64 or i32, got ";
       llvm::raw_string_ostream os(why);
       os << tensor.getElementType();
       return why;

@@ -75,10 +75,16 @@ class CompiledProgram:
     a Hugging Face ``ModelOutput``...); only tensors go through the
     accelerator. Without one, a call takes the binary's inputs in order and
     returns one tensor or a tuple.
+
+    ``splits`` (input position -> dim) makes an SPMD binary data parallel:
+    such an input is given whole and split evenly along ``dim`` over the
+    chips (chip c gets the c-th piece); every other input goes whole to
+    every chip, and outputs are chip 0's (replicated).
     """
 
     def __init__(self, binary: bytes, params: Sequence[np.ndarray] = (),
-                 stages: dict | None = None, binding: CallBinding | None = None) -> None:
+                 stages: dict | None = None, binding: CallBinding | None = None,
+                 splits: dict[int, int] | None = None) -> None:
         self.binary_bytes = bytes(binary)
         self.binary: Binary = load_binary(self.binary_bytes)
         self.params = [_contiguous(np.asarray(p)) for p in params]
@@ -90,6 +96,7 @@ class CompiledProgram:
                 f"{len(self.params)} parameters given but the binary has {len(inputs)} inputs")
         self.input_entries = inputs[len(self.params):]
         self.output_entries = sorted(self.binary.outputs, key=lambda e: e.index)
+        self.splits = dict(splits or {})
         self.report = None
         self._simulator = None
         self._resident = None
@@ -110,9 +117,12 @@ class CompiledProgram:
             label = _input_label(names[position] if position < len(names) else "", position)
             check_tensor_dtype(label, value, entry.dtype.name)
             array = _to_numpy(value)
-            if tuple(array.shape) != tuple(entry.shape):
+            shape = list(entry.shape)
+            if position in self.splits:
+                shape[self.splits[position]] *= self.binary.chips
+            if tuple(array.shape) != tuple(shape):
                 raise ProgramInputError(
-                    f"{label} must have shape {list(entry.shape)}, got {list(array.shape)}")
+                    f"{label} must have shape {shape}, got {list(array.shape)}")
             expected = entry.dtype.numpy_dtype
             # bf16 has no numpy type: its values travel as float32 (the
             # simulator rounds them to bf16 bits).
@@ -146,8 +156,8 @@ class CompiledProgram:
                          self._timing or Simulator(self.binary, functional=False))
             if not trace:
                 self._timing = simulator  # decoded once, like the resident simulator
-            _, self.report = simulator.run({e.index: a for e, a in zip(self.input_entries, arrays)
-                                            if a is not RESIDENT})
+            inputs = {e.index: a for e, a in zip(self.input_entries, arrays) if a is not RESIDENT}
+            _, self.report = simulator.run(inputs, per_chip=self._split(inputs))
             self._simulator = simulator
             return []
         arrays = self._check(args)
@@ -167,7 +177,8 @@ class CompiledProgram:
             simulator = self._resident
         wanted = (None if read is None else
                   [self.output_entries[i].index for i in read])
-        outputs, report = simulator.run(inputs, read=wanted)
+        per_chip = self._split(inputs)
+        outputs, report = simulator.run(inputs, per_chip=per_chip, read=wanted)
         self.report = report
         self._simulator = simulator
         results = []
@@ -175,6 +186,20 @@ class CompiledProgram:
             value = outputs.get(entry.index)
             results.append(None if value is None else _tensor(entry, value))
         return results
+
+    def _split(self, inputs: dict[int, np.ndarray]) -> dict[int, dict[int, np.ndarray]] | None:
+        """Each chip's pieces of the split inputs (taken out of ``inputs``)."""
+        if not self.splits:
+            return None
+        chips = self.binary.chips
+        per_chip: dict[int, dict[int, np.ndarray]] = {c: {} for c in range(chips)}
+        for position, dim in self.splits.items():
+            index = self.input_entries[position].index
+            if index not in inputs:
+                continue
+            for c, piece in enumerate(np.split(inputs.pop(index), chips, axis=dim)):
+                per_chip[c][index] = _contiguous(piece)
+        return per_chip
 
     def read_output(self, position: int) -> Any:
         """Output ``position`` as the last untraced run left it in resident HBM."""

@@ -33,7 +33,8 @@ class StepStats:
     model_flops:     ``6 N tokens``: forward 2, backward 4 FLOPs per parameter
                      per token (the dense-model estimate; attention's ``QK^T``
                      and ``AV`` are not in it, an embedding lookup is).
-    peak_flops:      the target's matrix peak (FLOP/s) for ``dtype``.
+    peak_flops:      the matrix peak (FLOP/s) for ``dtype`` of all the chips the
+                     step runs on (the target's per-chip peak times the chips).
     mfu:             ``model_flops / (time * peak)``, model FLOPs utilisation.
     hfu:             ``program_flops / (time * peak)``, hardware FLOPs utilisation.
     memory:          the HBM breakdown (per chip).
@@ -102,6 +103,16 @@ def tokens_of(shape: tuple[int, ...], integer: bool) -> int:
     return math.prod(shape[:-1]) if len(shape) > 1 else 1
 
 
+def _whole_shape(step: Any, entry: Any) -> tuple[int, ...]:
+    """The global shape of an input a data-parallel step splits over its chips."""
+    program = step.program
+    shape = list(entry.shape)
+    position = [e.index for e in program.input_entries].index(entry.index)
+    if position in program.splits:
+        shape[program.splits[position]] *= program.binary.chips
+    return tuple(shape)
+
+
 def _first_input(step: Any) -> Any:
     """The binary's input entry of the model's first input."""
     layout = step.layout
@@ -132,7 +143,7 @@ def step_stats(step: Any) -> StepStats:
     values = step._values
     params = sum(int(values[n].size) for n in layout.trainable)
     entry = _first_input(step)
-    tokens = 0 if entry is None else tokens_of(tuple(entry.shape),
+    tokens = 0 if entry is None else tokens_of(_whole_shape(step, entry),
                                               entry.dtype.name.startswith(("I", "U")))
     # The peak is the matmuls' dtype: bf16 under autocast (f32 master weights).
     dtypes = {values[n].dtype.name for n in layout.trainable}
@@ -141,5 +152,6 @@ def step_stats(step: Any) -> StepStats:
     target = target_from_dict(step.program.binary.target)
     return StepStats(time_ns=report.time_ns, program_flops=program_flops, vector_ops=vector_ops,
                      params=params, tokens=tokens, model_flops=6.0 * params * tokens,
-                     dtype=dtype, peak_flops=matrix_peak(target, dtype),
+                     dtype=dtype,
+                     peak_flops=matrix_peak(target, dtype) * step.program.binary.chips,
                      memory=step.memory(), timing_only=report.timing_only)

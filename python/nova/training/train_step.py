@@ -27,6 +27,7 @@ from nova.compiler.options import TargetOptions
 from nova.frontend.random_bits import step_seed
 from nova.frontend.train_export import ImportedTrainStep, StepLayout, import_train_step
 from nova.runtime.program import RESIDENT, CompiledProgram
+from nova.training.data_parallel import compile_data_parallel
 from nova.training.errors import TrainStepError
 from nova.training.memory import (check_fits, hbm_capacity, memory_breakdown,
                                   raise_for_compile_error, step_memory)
@@ -42,7 +43,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
                        keep_grads: bool = False, dump_dir: str | Path | None = None,
                        double_buffer: bool = True, seed: int = 0,
                        autocast: torch.dtype | None = None,
-                       recompute: Sequence[str] = (),
+                       recompute: Sequence[str] = (), mesh: Any = None,
                        **example_keywords: torch.Tensor) -> "TrainStep":
     """Compiles one training step of ``model`` for ``target`` (one chip).
 
@@ -86,6 +87,11 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     autocast puts them), while the parameters (master weights), their
     gradients and the optimizer state stay float32.
 
+    ``mesh=nova.parallel.Mesh((8,), ("dp",))`` makes the step data parallel
+    over the mesh's chips (:mod:`nova.training.data_parallel`): each chip
+    takes its slice of the batch along dim 0, the gradients are all-reduced,
+    and every chip updates its resident replica of the parameters and state.
+
     ``recompute=["blocks.0", ...]`` recomputes those submodules' forwards in
     the backward instead of keeping their activations (activation
     checkpointing: ``torch.utils.checkpoint`` around each); the model's own
@@ -111,12 +117,18 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     imported = import_train_step(model, loss_fn, layout, rule.update,
                                  [torch.from_numpy(a) for a in example])
     try:
-        result = compile_linalg(imported.mlir, TargetOptions(name=target, chips=1),
-                                dump_dir=dump_dir, double_buffer=double_buffer)
+        if mesh is None:
+            result = compile_linalg(imported.mlir, TargetOptions(name=target, chips=1),
+                                    dump_dir=dump_dir, double_buffer=double_buffer)
+            program = CompiledProgram(result.binary, stages=result.stages)
+        else:
+            program, result = compile_data_parallel(imported, example, mesh, target,
+                                                    dump_dir=dump_dir,
+                                                    double_buffer=double_buffer)
     except NovaModelCompileError as error:
         raise_for_compile_error(error, breakdown)
         raise
-    step._attach(imported, CompiledProgram(result.binary, stages=result.stages))
+    step._attach(imported, program)
     return step
 
 

@@ -19,10 +19,10 @@ func.func @negative_dynamic_grid(%x: tensor<8xf32>) -> tensor<8xf32> {
 // -----
 
 shard.grid @grid(shape = 2)
-func.func @negative_integer(%x: tensor<8xi32>) -> tensor<8xi32> {
-  // expected-error @+1 {{cannot be lowered to nova: nova collectives take f32, bf16 or f16, got i32}}
-  %r = shard.all_reduce %x on @grid grid_axes = [0] : tensor<8xi32> -> tensor<8xi32>
-  return %r : tensor<8xi32>
+func.func @negative_small_integer(%x: tensor<8xi8>) -> tensor<8xi8> {
+  // expected-error @+1 {{cannot be lowered to nova: nova collectives take f32, bf16, f16, i64 or i32, got i8}}
+  %r = shard.all_reduce %x on @grid grid_axes = [0] : tensor<8xi8> -> tensor<8xi8>
+  return %r : tensor<8xi8>
 }
 
 // -----

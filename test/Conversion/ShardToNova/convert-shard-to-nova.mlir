@@ -106,3 +106,14 @@ func.func @negative_no_shard_ops(%a: f32) -> f32 {
   %r = arith.addf %a, %a : f32
   return %r : f32
 }
+
+// -----
+
+// Integer sums (a data-parallel loss counting its labels) lower as floats do.
+// CHECK-LABEL: func.func @all_reduce_i64
+// CHECK: nova.all_reduce <sum> ins(%{{.*}} : memref<1xi64, #nova.memory_space<hbm>>) outs(%{{.*}} : memref<1xi64, #nova.memory_space<hbm>>) groups {{\[}}[0, 1]]
+shard.grid @grid(shape = 2)
+func.func @all_reduce_i64(%x: tensor<1xi64>) -> tensor<1xi64> {
+  %r = shard.all_reduce %x on @grid grid_axes = [0] : tensor<1xi64> -> tensor<1xi64>
+  return %r : tensor<1xi64>
+}

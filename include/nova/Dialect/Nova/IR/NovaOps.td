@@ -15,6 +15,8 @@ def Nova_ReplicaGroupsAttr
 class Nova_BufferOf<list<Type> types>
     : StaticShapeMemRefOf<types>;
 def Nova_FloatBuffer : Nova_BufferOf<[F32, BF16, F16]>;
+// Collectives move floats and sum integers (a data-parallel loss's label count).
+def Nova_CollectiveBuffer : Nova_BufferOf<[F32, BF16, F16, I64, I32]>;
 // Every element type a tile may hold (nova/Dialect/Nova/IR/ElementTypes.h).
 def Nova_TileBuffer : Nova_BufferOf<[F32, BF16, F16, I64, I32, I8, I1]>;
 def Nova_IndexBuffer : Nova_BufferOf<[I64, I32]>;
@@ -300,8 +302,8 @@ def Nova_AllReduceOp : Nova_CollectiveOp<"all_reduce"> {
     ```
   }];
   let arguments = (ins Nova_ReductionKindAttr:$kind,
-                       Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
-                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+                       Arg<Nova_CollectiveBuffer, "", [MemRead]>:$input,
+                       Arg<Nova_CollectiveBuffer, "", [MemWrite]>:$output,
                        Nova_ReplicaGroupsAttr:$groups);
   let assemblyFormat = [{
     $kind `ins` `(` $input `:` type($input) `)` `outs` `(` $output `:` type($output) `)`
@@ -320,8 +322,8 @@ def Nova_AllGatherOp : Nova_CollectiveOp<"all_gather"> {
                          outs(%y : memref<64x64xf32, #nova.memory_space<hbm>>) dim 0 groups [[0, 1, 2, 3]]
     ```
   }];
-  let arguments = (ins Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
-                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+  let arguments = (ins Arg<Nova_CollectiveBuffer, "", [MemRead]>:$input,
+                       Arg<Nova_CollectiveBuffer, "", [MemWrite]>:$output,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
                        Nova_ReplicaGroupsAttr:$groups);
   let assemblyFormat = [{
@@ -342,8 +344,8 @@ def Nova_ReduceScatterOp : Nova_CollectiveOp<"reduce_scatter"> {
     ```
   }];
   let arguments = (ins Nova_ReductionKindAttr:$kind,
-                       Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
-                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+                       Arg<Nova_CollectiveBuffer, "", [MemRead]>:$input,
+                       Arg<Nova_CollectiveBuffer, "", [MemWrite]>:$output,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
                        Nova_ReplicaGroupsAttr:$groups);
   let assemblyFormat = [{
@@ -364,8 +366,8 @@ def Nova_AllToAllOp : Nova_CollectiveOp<"all_to_all"> {
                          outs(%y : memref<4x32xf32, #nova.memory_space<hbm>>) split_dim 0 concat_dim 1 groups [[0, 1]]
     ```
   }];
-  let arguments = (ins Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
-                       Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+  let arguments = (ins Arg<Nova_CollectiveBuffer, "", [MemRead]>:$input,
+                       Arg<Nova_CollectiveBuffer, "", [MemWrite]>:$output,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$split_dim,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$concat_dim,
                        Nova_ReplicaGroupsAttr:$groups);
@@ -385,7 +387,7 @@ def Nova_SendOp : Nova_CollectiveOp<"send"> {
     %t = nova.send ins(%act : memref<4x128xf32, #nova.memory_space<hbm>>) to 1 channel 0
     ```
   }];
-  let arguments = (ins Arg<Nova_FloatBuffer, "", [MemRead]>:$input,
+  let arguments = (ins Arg<Nova_CollectiveBuffer, "", [MemRead]>:$input,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$channel);
   let assemblyFormat = [{
@@ -400,7 +402,7 @@ def Nova_RecvOp : Nova_CollectiveOp<"recv"> {
     %t = nova.recv outs(%act : memref<4x128xf32, #nova.memory_space<hbm>>) from 0 channel 0
     ```
   }];
-  let arguments = (ins Arg<Nova_FloatBuffer, "", [MemWrite]>:$output,
+  let arguments = (ins Arg<Nova_CollectiveBuffer, "", [MemWrite]>:$output,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$channel);
   let assemblyFormat = [{
