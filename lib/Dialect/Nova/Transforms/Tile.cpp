@@ -243,6 +243,30 @@ FailureOr<TilePlan> TilePass::planGeneric(linalg::LinalgOp op,
   return plan;
 }
 
+/// True if `producer`'s one result is returned by the function and read by
+/// `consumer`, all in one block, with identity maps on both sides (the
+/// producer's tile is the consumer's tile).
+bool isReturnedAndRead(linalg::GenericOp producer, linalg::LinalgOp consumer) {
+  if (producer->getNumResults() != 1 ||
+      producer->getBlock() != consumer->getBlock())
+    return false;
+  Value result = producer->getResult(0);
+  bool returned = false, read = false;
+  for (OpOperand &use : result.getUses()) {
+    if (isa<func::ReturnOp>(use.getOwner()))
+      returned = true;
+    else if (isa<tensor::ExtractSliceOp>(use.getOwner()))
+      continue; // the tile loop being built reads it through a slice
+    else if (use.getOwner() == consumer.getOperation())
+      read = consumer.getMatchingIndexingMap(&use).isIdentity();
+    else
+      return false;
+  }
+  return returned && read &&
+         producer.getMatchingIndexingMap(producer.getDpsInitOperand(0))
+             .isIdentity();
+}
+
 /// The single elementwise generic that consumes `op`'s only result, if any.
 linalg::LinalgOp elementwiseConsumer(linalg::LinalgOp op) {
   if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
@@ -408,16 +432,36 @@ void TilePass::runOnOperation() {
           return it.value() != 0 && it.value() < ranges[it.index()] &&
                  rootIters[it.index()] == utils::IteratorType::reduction;
         });
+    // SRAM left for elementwise producers that join the consumer's loop.
+    int64_t sramLeft = target.getSramBytes() - plan->bytes;
+    SmallVector<int64_t> rootTile = effectiveSizes(rootRanges, rootSizes);
     options.setFusionControlFn(
-        [&](tensor::ExtractSliceOp, OpResult producer,
-            bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        [&](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
           Operation *p = producer.getOwner();
           // Fuse the contraction into its epilogue, and zero fills into the
-          // contraction; everything else is tiled on its own.
+          // contraction.
           if (p == fusedContraction)
             return scf::SCFTileAndFuseOptions::ControlFnResult{};
           if (isa<linalg::FillOp>(p) && !tilesReduction)
             return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          // An elementwise producer that is also a result of the function
+          // (an optimizer's new moment, read by the parameter's update)
+          // joins an elementwise consumer's loop and the loop yields its
+          // tiles too: one pass over the tiles instead of two.
+          if (auto g = dyn_cast<linalg::GenericOp>(p);
+              g && !isDestination && !contraction &&
+              linalg::isElementwise(root) && linalg::isElementwise(g) &&
+              g.getNumLoops() == root.getNumLoops() &&
+              isReturnedAndRead(g, root)) {
+            int64_t bytes = tileFootprint(g, rootTile);
+            if (bytes <= sramLeft) {
+              sramLeft -= bytes;
+              ++numFusedResults;
+              return scf::SCFTileAndFuseOptions::ControlFnResult{
+                  /*yieldProducerReplacement=*/true};
+            }
+          }
           return std::nullopt;
         });
     rewriter.setInsertionPoint(root);
@@ -436,6 +480,21 @@ void TilePass::runOnOperation() {
     for (OpResult res : root->getResults())
       if (Value repl = result->replacements.lookup(res))
         rewriter.replaceAllUsesWith(res, repl);
+    // A fused producer the loop yields: its uses outside the loop read the
+    // yielded value (those inside are the slices fusion has replaced).
+    Operation *outer = result->loops.empty() ? nullptr
+                                             : result->loops.front().getOperation();
+    for (Operation *p : result->fusedProducers)
+      for (OpResult res : p->getResults())
+        if (Value repl = result->replacements.lookup(res))
+          rewriter.replaceUsesWithIf(res, repl, [&](OpOperand &use) {
+            return !outer || !outer->isAncestor(use.getOwner());
+          });
+    // The slices fusion replaced are dead; with them gone, so is the producer.
+    for (Operation *p : result->fusedProducers)
+      for (Operation *user : llvm::make_early_inc_range(p->getUsers()))
+        if (isa<tensor::ExtractSliceOp>(user) && user->use_empty())
+          rewriter.eraseOp(user);
     done.insert(root);
     rewriter.eraseOp(root);
     for (Operation *p : result->fusedProducers)

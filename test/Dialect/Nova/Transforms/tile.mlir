@@ -141,3 +141,36 @@ func.func @reduction_too_long_for_sram_is_split(%x: tensor<4x8192xf32>) -> tenso
   } -> tensor<4x1xf32>
   return %r : tensor<4x1xf32>
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// AdamW's shape: the new moment is a result and the parameter's update reads
+// it. It joins the update's tile loop, which yields its tiles too: one pass.
+// T1-LABEL: func.func @returned_producer_joins_its_consumer
+// T1-NOT: linalg.generic
+// T1: %[[R:.*]]:2 = scf.for {{.*}} iter_args(%[[P:.*]] = %{{.*}}, %[[M:.*]] = %arg1)
+// T1: %[[NM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<64xf32>)
+// T1: arith.addf
+// T1: linalg.generic {{.*}} ins(%{{.*}}, %[[NM]] : tensor<64xf32>, tensor<64xf32>)
+// T1: arith.subf
+// T1: scf.yield
+// T1: return %[[R]]#1, %[[R]]#0
+func.func @returned_producer_joins_its_consumer(%p: tensor<64xf32>, %m: tensor<64xf32>, %g: tensor<64xf32>)
+    -> (tensor<64xf32>, tensor<64xf32>) {
+  %nm = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%g : tensor<64xf32>) outs(%m : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %d = arith.addf %o, %a : f32
+    linalg.yield %d : f32
+  } -> tensor<64xf32>
+  %e = tensor.empty() : tensor<64xf32>
+  %np = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%p, %nm : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<64xf32>
+  return %nm, %np : tensor<64xf32>, tensor<64xf32>
+}

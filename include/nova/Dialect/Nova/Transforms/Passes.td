@@ -44,6 +44,11 @@ def NovaTile : Pass<"nova-tile", "::mlir::func::FuncOp"> {
       `max-rows` rows limited by the accumulator; K stays whole while the
       operand strips fit the SRAM budget, else it is tiled by multiples of the
       matrix unit's rows;
+    * an elementwise producer whose result the function returns and an
+      elementwise consumer reads (AdamW's new moments, read by the
+      parameter's update) joins the consumer's loop, which yields the
+      producer's tiles as well: one pass over the tiles (when its operands
+      fit the SRAM the consumer's tile leaves);
     * an elementwise consumer of a contraction is tiled together with it:
       the contraction and its zero fill are fused into the consumer's loop
       (tile-and-fuse), so the epilogue (bias, GELU, residual) reads the
@@ -92,6 +97,7 @@ def NovaTile : Pass<"nova-tile", "::mlir::func::FuncOp"> {
     Statistic<"numTiled", "tiled-ops", "Number of linalg ops tiled">,
     Statistic<"numEmpty", "empty-ops", "Number of linalg ops without iterations, replaced by their inits">,
     Statistic<"numSplitReductions", "split-reductions", "Reductions too large for sram whose reduction loops were tiled">,
+    Statistic<"numFusedResults", "fused-results", "Elementwise producers that are also function results, fused into their consumer's loop (which yields their tiles)">,
     Statistic<"numFused", "fused-producers", "Number of producers fused into a consumer's tile loop">,
     Statistic<"peakTileBytes", "peak-tile-bytes", "Largest double-buffered SRAM footprint of one tile">,
   ];
