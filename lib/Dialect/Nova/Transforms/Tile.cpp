@@ -92,8 +92,8 @@ private:
                                       const linalg::ContractionDimensions &dims,
                                       ArrayRef<int64_t> ranges,
                                       linalg::LinalgOp epilogue);
-  FailureOr<TilePlan> planGeneric(linalg::LinalgOp op,
-                                  ArrayRef<int64_t> ranges);
+  FailureOr<TilePlan> planGeneric(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
+                                  ArrayRef<linalg::LinalgOp> joining = {});
   InFlightDiagnostic tooBig(linalg::LinalgOp op, int64_t bytes);
 
   TargetAttr target;
@@ -181,8 +181,11 @@ TilePass::planContraction(linalg::LinalgOp op,
   return plan;
 }
 
+/// `ranges`' tiles also hold a tile of every op in `joining` (producers
+/// that will join the loop, see isReturnedAndRead).
 FailureOr<TilePlan> TilePass::planGeneric(linalg::LinalgOp op,
-                                          ArrayRef<int64_t> ranges) {
+                                          ArrayRef<int64_t> ranges,
+                                          ArrayRef<linalg::LinalgOp> joining) {
   TilePlan plan;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<unsigned> parallel;
@@ -203,7 +206,11 @@ FailureOr<TilePlan> TilePass::planGeneric(linalg::LinalgOp op,
     plan.sizes[parallel[parallel.size() - 2]] = rows;
   }
   auto footprint = [&] {
-    return tileFootprint(op, effectiveSizes(ranges, plan.sizes));
+    SmallVector<int64_t> eff = effectiveSizes(ranges, plan.sizes);
+    int64_t bytes = tileFootprint(op, eff);
+    for (linalg::LinalgOp j : joining)
+      bytes += tileFootprint(j, eff);
+    return bytes;
   };
   int64_t bytes = footprint();
   while (bytes > target.getSramBytes() && (rows > 1 || cols > 1)) {
@@ -356,6 +363,7 @@ void TilePass::runOnOperation() {
 
     FailureOr<TilePlan> plan = failure();
     SmallVector<int64_t> rootSizes;
+    SmallVector<linalg::LinalgOp> joining;
     if (contraction && contraction != op) {
       // Plan on the contraction, then map its parallel sizes onto the
       // epilogue's loops through the contraction's output map.
@@ -397,7 +405,16 @@ void TilePass::runOnOperation() {
       }
       rootSizes = plan->sizes;
     } else {
-      plan = planGeneric(op, ranges);
+      // Producers that will join an elementwise op's loop share its tiles
+      // (a plan with them fits whenever one without does: tiles shrink to
+      // one element).
+      if (linalg::isElementwise(op))
+        for (Value in : op.getDpsInputs())
+          if (auto g = in.getDefiningOp<linalg::GenericOp>();
+              g && !done.contains(g) && linalg::isElementwise(g) &&
+              g.getStaticLoopRanges() == ranges && isReturnedAndRead(g, op))
+            joining.push_back(g);
+      plan = planGeneric(op, ranges, joining);
       if (failed(plan)) {
         failedAny = true;
         continue;
@@ -432,7 +449,8 @@ void TilePass::runOnOperation() {
           return it.value() != 0 && it.value() < ranges[it.index()] &&
                  rootIters[it.index()] == utils::IteratorType::reduction;
         });
-    // SRAM left for elementwise producers that join the consumer's loop.
+    // SRAM left for elementwise producers that join the consumer's loop
+    // (planned in when they were known, see planGeneric's `joining`).
     int64_t sramLeft = target.getSramBytes() - plan->bytes;
     SmallVector<int64_t> rootTile = effectiveSizes(rootRanges, rootSizes);
     options.setFusionControlFn(
@@ -454,7 +472,9 @@ void TilePass::runOnOperation() {
               linalg::isElementwise(root) && linalg::isElementwise(g) &&
               g.getNumLoops() == root.getNumLoops() &&
               isReturnedAndRead(g, root)) {
-            int64_t bytes = tileFootprint(g, rootTile);
+            int64_t bytes = llvm::is_contained(joining, linalg::LinalgOp(g))
+                                ? 0 // planned in
+                                : tileFootprint(g, rootTile);
             if (bytes <= sramLeft) {
               sramLeft -= bytes;
               ++numFusedResults;
