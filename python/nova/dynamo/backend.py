@@ -57,7 +57,8 @@ def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     if torch.is_grad_enabled() and any(isinstance(value, torch.Tensor) and value.requires_grad
                                        for value in example_inputs):
         from nova.dynamo.training import aot_backend
-        return aot_backend(options)(gm, example_inputs)
+        name = getattr(gm, "meta", {}).get("dynamo_compile_id")
+        return aot_backend(options, str(name) if name else None)(gm, example_inputs)
     return NovaGraph(gm, example_inputs, options)
 
 
@@ -202,7 +203,7 @@ class NovaGraph:
             self._run_in_eager(fallback_reason(error), getattr(error, "frame", None))
             return
         values = record_values(self.gm, args)
-        decision = decide(self.gm, values, error, self.options)
+        decision = decide(self.gm, values, error, self.options, self._compile_probe)
         program_cache().probes += decision.probes
         if decision.whole is not None:
             decision.whole = fallback_reason(error)
@@ -218,8 +219,7 @@ class NovaGraph:
         split_gm, names = split(copy.deepcopy(self.gm), decision.eager)
         by_name = {p.node_name: p for p in self.placeholders}
         for name in names:
-            child = NovaGraph(getattr(split_gm, name), [], self.options, parent=self,
-                              name=f"{self.name}.{name}")
+            child = self._child(getattr(split_gm, name), f"{self.name}.{name}")
             child.placeholders = [by_name.get(p.node_name, p) for p in child.placeholders]
             setattr(split_gm, name, _Partition(child))
         self.split = split_gm
@@ -238,6 +238,15 @@ class NovaGraph:
         _warn(f"nova: Dynamo graph {self.label}: {count}, the rest on Nova in "
               f"{len(names)} partition{'s' if len(names) != 1 else ''}: {ops}{lines}",
               next((f for f in frames if f is not None), None))
+
+    def _child(self, gm: torch.fx.GraphModule, name: str) -> "NovaGraph":
+        """A partition of this graph, compiled as this graph would be."""
+        return NovaGraph(gm, [], self.options, parent=self, name=name)
+
+    def _compile_probe(self, gm: torch.fx.GraphModule, args: Sequence[Any]) -> None:
+        from nova.dynamo.partition import compile_exported
+
+        compile_exported(gm, args, self.options)
 
     def _run_in_eager(self, reason: str, frame: Any) -> None:
         cache = program_cache()

@@ -21,7 +21,7 @@ import logging
 import operator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 import torch.fx
@@ -87,6 +87,8 @@ def op_name(node: torch.fx.Node) -> str:
         name = torch.fx.node._get_qualified_name(node.target)
     except Exception:  # a callable without a qualified name
         name = getattr(node.target, "__name__", str(node.target))
+    if name.startswith("torch.ops."):  # an aot_autograd graph's aten op
+        name = name.removeprefix("torch.ops.").removesuffix(".default")
     name = name.replace("_operator.", "operator.").replace("torch._C._nn.", "torch.nn.functional.")
     return name.replace("torch._C._special.special_", "torch.special.")
 
@@ -110,10 +112,18 @@ def static_reason(node: torch.fx.Node, value: Any) -> str | None:
     return None
 
 
+#: ``compile_probe(graph_module, args)``: compiles a probe or raises the compiler's error.
+ProbeCompiler = Callable[[torch.fx.GraphModule, Sequence[Any]], None]
+
+
 def decide(gm: torch.fx.GraphModule, values: Mapping[torch.fx.Node, Any],
-           error: Exception | None, options: BackendOptions) -> Decision:
+           error: Exception | None, options: BackendOptions,
+           compile_probe: ProbeCompiler | None = None) -> Decision:
     """The nodes of ``gm`` to run in eager, given the whole graph's compile
-    ``error`` (None: only the static checks, before any compile)."""
+    ``error`` (None: only the static checks, before any compile).
+    ``compile_probe`` compiles a piece of ``gm`` as the graph itself would be
+    (default: as a Dynamo graph, through torch.export)."""
+    compile_probe = compile_probe or (lambda sub, args: compile_exported(sub, args, options))
     decision = Decision()
     compute = [n for n in gm.graph.nodes if n.op in _CALLS]
     known = known_eager(gm, options)
@@ -127,13 +137,13 @@ def decide(gm: torch.fx.GraphModule, values: Mapping[torch.fx.Node, Any],
                and n.name not in decision.eager]
     frame = getattr(error, "frame", None)
     for node in [n for n in tensors if frame is not None and _same_line(n, frame)]:
-        reason = _probe(gm, [node], values, options, decision)
+        reason = _probe(gm, [node], values, options, decision, compile_probe)
         if reason is not None:
             decision.eager[node.name] = reason
             _KNOWN[_known_key(node, options)] = reason
     if decision.eager:
         return decision
-    culprit = _bisect(gm, tensors, values, options, decision)
+    culprit = _bisect(gm, tensors, values, options, decision, compile_probe)
     if culprit is None:
         decision.whole = fallback_reason(error).splitlines()[0]
     else:
@@ -198,7 +208,7 @@ def eager_nodes(split_gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
 # Probing ---------------------------------------------------------------------------------
 def _probe(gm: torch.fx.GraphModule, nodes: list[torch.fx.Node],
            values: Mapping[torch.fx.Node, Any], options: BackendOptions,
-           decision: Decision) -> str | None:
+           decision: Decision, compile_probe: ProbeCompiler) -> str | None:
     """Why ``nodes`` (topologically sorted) do not compile as a graph of their
     own, or None when they do."""
     sub, inputs, _ = fuse_as_graphmodule(gm, nodes, "NovaProbe")
@@ -209,7 +219,7 @@ def _probe(gm: torch.fx.GraphModule, nodes: list[torch.fx.Node],
     decision.probes += 1
     reason = None
     try:
-        _compile_probe(sub, args, options)
+        compile_probe(sub, args)
     except Exception as error:
         if not can_fall_back(error):
             raise
@@ -220,26 +230,31 @@ def _probe(gm: torch.fx.GraphModule, nodes: list[torch.fx.Node],
     return reason
 
 
-def _bisect(gm, nodes, values, options, decision) -> tuple[torch.fx.Node, str] | None:
+def _bisect(gm, nodes, values, options, decision, compile_probe
+            ) -> tuple[torch.fx.Node, str] | None:
     """One node that fails alone, found by halving ``nodes``; None when every
     half compiles (the nodes fail only together)."""
+    def fails(part):
+        return _probe(gm, part, values, options, decision, compile_probe)
+
     while nodes:
         if len(nodes) == 1:
-            reason = _probe(gm, nodes, values, options, decision)
+            reason = fails(nodes)
             return None if reason is None else (nodes[0], reason)
         half = len(nodes) // 2
         left, right = nodes[:half], nodes[half:]
-        if _probe(gm, left, values, options, decision) is not None:
+        if fails(left) is not None:
             nodes = left
-        elif _probe(gm, right, values, options, decision) is not None:
+        elif fails(right) is not None:
             nodes = right
         else:
             return None
     return None
 
 
-def _compile_probe(sub: torch.fx.GraphModule, args: Sequence[Any],
-                   options: BackendOptions) -> None:
+def compile_exported(sub: torch.fx.GraphModule, args: Sequence[Any],
+                     options: BackendOptions) -> None:
+    """Compiles ``sub`` at ``args`` as a Dynamo graph is compiled (torch.export)."""
     from nova.compiler.compile import compile_linalg
     from nova.compiler.options import TargetOptions
     from nova.frontend import import_model

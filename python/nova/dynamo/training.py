@@ -30,8 +30,9 @@ class NovaTrainingGraphError(NovaError):
     graph then runs in eager, with the fallback warning)."""
 
 
-def aot_backend(options: BackendOptions) -> Callable[..., Any]:
-    """aot_autograd with Nova compiling the forward and the backward graph."""
+def aot_backend(options: BackendOptions, name: str | None = None) -> Callable[..., Any]:
+    """aot_autograd with Nova compiling the forward and the backward graph
+    (``name``: the Dynamo graph's id, which names both in the report)."""
     from functorch.compile import make_boxed_func
     from torch._dynamo.backends.common import aot_autograd
     from torch._functorch.partitioners import min_cut_rematerialization_partition
@@ -40,7 +41,7 @@ def aot_backend(options: BackendOptions) -> Callable[..., Any]:
 
     def compiler(kind: str):
         def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]):
-            return make_boxed_func(AotGraph(gm, example_inputs, options, kind))
+            return make_boxed_func(AotGraph(gm, example_inputs, options, kind, name=name))
         return compile_graph
 
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
@@ -52,29 +53,56 @@ class AotGraph(NovaGraph):
     """An aot_autograd forward or backward graph, compiled at its first call."""
 
     def __init__(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
-                 options: BackendOptions, kind: str) -> None:
-        super().__init__(gm, example_inputs, options)
+                 options: BackendOptions, kind: str, *, parent: NovaGraph | None = None,
+                 name: str | None = None) -> None:
+        super().__init__(gm, example_inputs, options, parent=parent, name=name)
         self.kind = kind
         from torch._guards import TracingContext
 
         context = TracingContext.try_get()
         compile_id = getattr(context, "compile_id", None) if context is not None else None
-        if compile_id is not None:
+        if compile_id is not None and name is None:
             self.name = str(compile_id)
         returned = self.gm.graph.output_node().args[0]
-        self.returned = tuple(returned) if isinstance(returned, (tuple, list)) else (returned,)
+        # A partition of a split graph may return one value (aot_autograd's own, a tuple).
+        self.single = not isinstance(returned, (tuple, list))
+        self.returned = (returned,) if self.single else tuple(returned)
         self.kept = [i for i, value in enumerate(self.returned)
                      if isinstance(value, torch.fx.Node)]
 
     def __call__(self, *args: Any) -> Any:
-        program = self._program(args)
+        if self.parent is None:
+            self.stats.calls += 1
+        program = self._program(args) if self.split is None else None
         if program is None:
-            return self.gm(*args)
+            # Split per op (the eager ops between Nova partitions), or all in eager.
+            return (self.split or self.gm)(*args)
         results = program.run(*args)
+        self._record(program)
         full: list[Any] = list(self.returned)
         for position, result in zip(self.kept, results):
             full[position] = result
-        return tuple(full)
+        return full[0] if self.single else tuple(full)
+
+    def _fall_back(self, args: Sequence[Any], error: Exception | None,
+                   disk_key: str | None) -> None:
+        if isinstance(error, NovaTrainingGraphError):  # the graph as a whole is the problem
+            self._run_in_eager(str(error), None)
+            return
+        super()._fall_back(args, error, disk_key)
+
+    def _child(self, gm: torch.fx.GraphModule, name: str) -> "AotGraph":
+        return AotGraph(gm, [], self.options, self.kind, parent=self, name=name)
+
+    def _compile_probe(self, gm: torch.fx.GraphModule, args: Sequence[Any]) -> None:
+        """A piece of an aot_autograd graph, imported as the graph itself is."""
+        from nova.compiler.compile import compile_linalg
+        from nova.compiler.options import TargetOptions
+        from nova.frontend.export import import_fx_graph
+
+        mlir, _ = import_fx_graph(gm.graph, func_name="forward")
+        compile_linalg(mlir, TargetOptions(name=self.options.target, chips=self.options.chips),
+                       double_buffer=self.options.double_buffer)
 
     def _compile(self, args: Sequence[Any], cache: ProgramCache) -> Any:
         from nova.compiler.compile import compile_linalg
