@@ -31,6 +31,7 @@ from nova.dynamo.errors import NovaFallbackWarning, can_fall_back, fallback_reas
 from nova.dynamo.graph import (
     attribute_values,
     call_key,
+    concrete,
     fingerprint,
     has_compute,
     lift_attributes,
@@ -268,7 +269,7 @@ class NovaGraph:
         from nova.frontend.state import param_arrays
         from nova.runtime.program import CompiledProgram
 
-        imported = import_model(self.gm, *args)
+        imported = import_model(self.gm, *concrete(args))
         cache.imports += 1
         options_key = self.options.cache_key()
         binary_key = cache.binary_key(imported.mlir, options_key)
@@ -285,7 +286,7 @@ class NovaGraph:
     def _compile_parallel(self, args: Sequence[Any], cache: ProgramCache) -> Any:
         from nova.api import compile as nova_compile
 
-        program = nova_compile(self.gm, *args, target=self.options.target,
+        program = nova_compile(self.gm, *concrete(args), target=self.options.target,
                                mesh=self.options.mesh, plan=self._plan(),
                                dump_dir=self._dump_dir(),
                                double_buffer=self.options.double_buffer)

@@ -115,6 +115,15 @@ def call_key(args: Sequence[Any]) -> tuple:
     return tuple(key)
 
 
+def concrete(args: Sequence[Any]) -> list[Any]:
+    """``args`` for torch.export at their concrete shapes: a tensor that
+    ``torch._dynamo.mark_dynamic`` marked carries the mark as attributes,
+    which torch.export would honour (and Nova compiles static shapes only);
+    a fresh view of it carries none."""
+    return [value.detach() if isinstance(value, torch.Tensor) and any(
+        name.startswith("_dynamo_") for name in vars(value)) else value for value in args]
+
+
 def has_compute(gm: torch.fx.GraphModule) -> bool:
     """Whether the graph calls anything (a graph of placeholders and outputs
     only has nothing to run on the chip)."""

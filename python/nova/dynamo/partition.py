@@ -259,7 +259,9 @@ def compile_exported(sub: torch.fx.GraphModule, args: Sequence[Any],
     from nova.compiler.options import TargetOptions
     from nova.frontend import import_model
 
-    imported = import_model(sub, *args)
+    from nova.dynamo.graph import concrete
+
+    imported = import_model(sub, *concrete(args))
     compile_linalg(imported.mlir, TargetOptions(name=options.target, chips=options.chips),
                    double_buffer=options.double_buffer)
 

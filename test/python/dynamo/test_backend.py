@@ -250,6 +250,15 @@ def test_training_loop_runs_forward_and_backward_on_nova() -> None:
     assert expected[-1] < expected[0]
     assert cache_info().by_kind == {"forward": 1, "backward": 1}
     assert cache_info().hits == 18  # 9 more steps, each a forward and a backward
+    # The report: both graphs ran on Nova, at every step, with nothing in eager.
+    forward, backward = nova.dynamo.report()
+    assert (forward.kind, backward.kind) == ("forward", "backward")
+    for graph in (forward, backward):
+        assert graph.on_nova and graph.eager_ops == [] and graph.partitions == 1
+        assert graph.calls == 10 and graph.compiles == 1 and graph.memory_hits == 9
+        assert graph.sim_ns > 0
+    table = str(nova.dynamo.report())
+    assert "(forward)" in table and "(backward)" in table
 
 
 _ENTRY_POINT_CHECK = """
