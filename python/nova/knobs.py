@@ -36,6 +36,9 @@ class Knobs:
         ``torch.compile`` backend's cache): ``NOVA_CACHE_DIR``, else
         ``$XDG_CACHE_HOME/nova``, else ``~/.cache/nova`` (the XDG convention);
         ``None`` (a ``Knobs`` built by hand) means that default too.
+    torch_logs: torch's ``TORCH_LOGS`` as set; when it names ``nova``
+        (``TORCH_LOGS=+nova``) the backend's loggers follow it
+        (:mod:`nova.dynamo.logs`).
     """
 
     tools_dir: Path | None = None
@@ -43,6 +46,7 @@ class Knobs:
     sim_max_time_s: float | None = None
     sim_host_memory: int | None = None
     cache_dir: Path | None = None
+    torch_logs: str = ""
 
     def __post_init__(self) -> None:
         for name in ("tools_dir", "cache_dir"):
@@ -81,7 +85,8 @@ def knobs(environ: Mapping[str, str] | None = None) -> Knobs:
                  sim_max_instructions=_number(env, "NOVA_SIM_MAX_INSTRUCTIONS", True),
                  sim_max_time_s=_number(env, "NOVA_SIM_MAX_TIME_S", False),
                  sim_host_memory=_number(env, "NOVA_SIM_HOST_MEMORY", True),
-                 cache_dir=_cache_dir(env))
+                 cache_dir=_cache_dir(env),
+                 torch_logs=env.get("TORCH_LOGS") or "")
 
 
 def _cache_dir(env: Mapping[str, str]) -> Path:

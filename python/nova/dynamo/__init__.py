@@ -15,6 +15,9 @@ from nova.dynamo.disk_cache import cache_root, clear_disk_cache
 from nova.dynamo.errors import NovaFallbackWarning
 from nova.dynamo.options import BackendOptions
 from nova.dynamo.stats import GraphStats, Report, report
+from nova.dynamo import logs as _logs
+
+_logs.register()
 
 __all__ = ["BackendOptions", "CacheInfo", "GraphStats", "NovaFallbackWarning", "Report",
            "backend", "cache_info", "cache_root", "clear_cache", "clear_disk_cache", "report"]

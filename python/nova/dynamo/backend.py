@@ -230,6 +230,8 @@ class NovaGraph:
         # A partition split again is replaced by its own partitions.
         self.stats.partitions += len(names) - (self.parent is not None)
         self.stats.eager_ops.extend(reasons)
+        logger.info("nova: Dynamo graph %s split: %d partition(s) on Nova, in eager: %s",
+                    self.label, len(names), ", ".join(op for op, _ in reasons) or "nothing")
         if not reasons:
             return
         ops = "; ".join(f"{op} ({why})" for op, why in reasons)

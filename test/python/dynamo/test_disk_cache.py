@@ -156,3 +156,14 @@ def test_the_cache_folder_follows_xdg_and_nova_cache_dir(tmp_path) -> None:
     assert knobs({"XDG_CACHE_HOME": "relative/dir"}).cache_dir == home / ".cache" / "nova"
     assert knobs({"XDG_CACHE_HOME": str(tmp_path),
                   "NOVA_CACHE_DIR": str(tmp_path / "mine")}).cache_dir == tmp_path / "mine"
+
+
+def test_torch_logs_nova_shows_the_backend_s_log(tmp_path) -> None:
+    """TORCH_LOGS=+nova (torch's switch) turns on the backend's log lines."""
+    script = ("import torch\nfrom nova.dynamo import backend\nm = torch.nn.Linear(4, 4)\n"
+              "with torch.no_grad():\n    torch.compile(m, backend=backend)(torch.randn(2, 4))\n")
+    env = dict(os.environ, NOVA_CACHE_DIR=str(tmp_path), TORCH_LOGS="+nova")
+    done = subprocess.run([sys.executable, "-c", script], env=env, timeout=300,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "nova: compiling Dynamo graph 0/0" in done.stderr
