@@ -8,14 +8,17 @@ compiled at its first call, for the shapes, dtypes and strides of that call,
 and again for each new one (a dynamic graph from Dynamo's automatic-dynamic
 is specialised this way); see :mod:`nova.dynamo.cache`. Parameters and
 buffers are graph inputs (Dynamo lifts them), so every call binds their
-current values. A graph Nova cannot compile runs in eager with one
-:class:`NovaFallbackWarning` naming the op and the model's line, unless
-``options={"fallback": False}``.
+current values. In a graph Nova cannot compile, the ops it cannot lower run
+in eager and the rest on Nova, split by torch.fx's capability-based
+partitioner (:mod:`nova.dynamo.partition`), with one
+:class:`NovaFallbackWarning` per graph naming the ops, why, and the model's
+lines, unless ``options={"fallback": False}``. Programs and those decisions
+are also cached on disk (:mod:`nova.dynamo.disk_cache`); each graph's calls,
+simulated time, hits and eager ops are in :func:`nova.dynamo.report`.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import logging
 import warnings
@@ -32,6 +35,7 @@ from nova.dynamo.graph import (
     attribute_values,
     call_key,
     concrete,
+    copy_graph,
     fingerprint,
     has_compute,
     lift_attributes,
@@ -217,7 +221,9 @@ class NovaGraph:
         if decision.whole is not None:
             self._run_in_eager(decision.whole, frame)
             return
-        split_gm, names = split(copy.deepcopy(self.gm), decision.eager)
+        # The partitioner rewrites the graph it is given: a copy (node names kept).
+        split_gm, names = split(torch.fx.GraphModule(self.gm, copy_graph(self.gm.graph)),
+                                decision.eager)
         by_name = {p.node_name: p for p in self.placeholders}
         for name in names:
             child = self._child(getattr(split_gm, name), f"{self.name}.{name}")

@@ -41,7 +41,7 @@ def lift_attributes(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, lis
                if node.op == "get_attr" and isinstance(_attribute(gm, node.target), torch.Tensor)]
     if not targets:
         return gm, []
-    lifted = torch.fx.GraphModule(gm, _copy_graph(gm.graph))
+    lifted = torch.fx.GraphModule(gm, copy_graph(gm.graph))
     graph = lifted.graph
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     anchor = placeholders[-1] if placeholders else None
@@ -151,7 +151,7 @@ def _safe_name(path: str) -> str:
     return "lifted_" + re.sub(r"\W", "_", path)
 
 
-def _copy_graph(graph: torch.fx.Graph) -> torch.fx.Graph:
+def copy_graph(graph: torch.fx.Graph) -> torch.fx.Graph:
     new = torch.fx.Graph()
     output = new.graph_copy(graph, {})
     new.output(output)

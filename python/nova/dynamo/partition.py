@@ -94,10 +94,13 @@ def op_name(node: torch.fx.Node) -> str:
 
 
 def record_values(gm: torch.fx.GraphModule, args: Sequence[Any]) -> dict[torch.fx.Node, Any]:
-    """Every node's value in an eager run of ``gm`` at ``args`` (the probes' inputs)."""
+    """Every node's value in an eager run of ``gm`` at ``args`` (the probes'
+    inputs). The run reads copies, so a graph that updates an input in place
+    (a buffer) has it updated once, by the real call."""
     interpreter = torch.fx.Interpreter(gm, garbage_collect_values=False)
+    copies = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
     with torch.no_grad():
-        interpreter.run(*args)
+        interpreter.run(*copies)
     return dict(interpreter.env)
 
 
