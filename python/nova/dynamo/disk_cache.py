@@ -6,8 +6,8 @@ fingerprint: the code of the graph and of its subgraphs), the call's input
 dtypes, shapes and strides (:func:`nova.dynamo.graph.call_key`), the
 backend's options, the target (its file's contents), and the versions of
 Nova, torch and torch-mlir plus the identity (size, mtime) of the nova-opt
-and nova-translate binaries, which version strings do not capture in a
-development build. Programs are written with ``CompiledProgram.save`` and
+and nova-translate binaries and of Nova's Python sources, which version
+strings do not capture in a development tree. Programs are written with ``CompiledProgram.save`` and
 read with :func:`nova.runtime.program.load`; the per-op fallback's decision
 for a graph (which nodes run in eager, and why) is a small JSON file.
 
@@ -154,4 +154,21 @@ def _environment() -> tuple:
             tools.append((name, stat.st_size, stat.st_mtime_ns))
         except OSError:
             tools.append((name, None, None))
-    return (nova.__version__, torch.__version__, torch_mlir, tuple(tools))
+    return (nova.__version__, torch.__version__, torch_mlir, tuple(tools), _sources_digest())
+
+
+def _sources_digest() -> str:
+    """The identity (path, size, mtime) of Nova's Python sources: a development
+    tree changes them without changing the version, and the frontend's code
+    decides what a graph compiles to."""
+    import nova
+
+    root = Path(nova.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        digest.update(f"{path.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
