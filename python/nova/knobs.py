@@ -32,16 +32,27 @@ class Knobs:
     sim_host_memory: bytes of host memory a functional simulation may allocate
         (``NOVA_SIM_HOST_MEMORY``, e.g. ``16e9``); ``None`` means half the
         machine's physical memory (:mod:`nova.sim.memory`).
+    cache_dir: where compiled programs are cached on disk (the
+        ``torch.compile`` backend's cache): ``NOVA_CACHE_DIR``, else
+        ``$XDG_CACHE_HOME/nova``, else ``~/.cache/nova`` (the XDG convention);
+        ``None`` (a ``Knobs`` built by hand) means that default too.
+    torch_logs: torch's ``TORCH_LOGS`` as set; when it names ``nova``
+        (``TORCH_LOGS=+nova``) the backend's loggers follow it
+        (:mod:`nova.dynamo.logs`).
     """
 
     tools_dir: Path | None = None
     sim_max_instructions: int | None = None
     sim_max_time_s: float | None = None
     sim_host_memory: int | None = None
+    cache_dir: Path | None = None
+    torch_logs: str = ""
 
     def __post_init__(self) -> None:
-        if self.tools_dir is not None and not isinstance(self.tools_dir, Path):
-            raise TypeError(f"tools_dir must be a Path, got {type(self.tools_dir).__name__}")
+        for name in ("tools_dir", "cache_dir"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Path):
+                raise TypeError(f"{name} must be a Path, got {type(value).__name__}")
         n = self.sim_max_instructions
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
             raise TypeError(f"sim_max_instructions must be a positive int, got {n!r}")
@@ -73,4 +84,17 @@ def knobs(environ: Mapping[str, str] | None = None) -> Knobs:
     return Knobs(tools_dir=Path(tools_dir).expanduser() if tools_dir else None,
                  sim_max_instructions=_number(env, "NOVA_SIM_MAX_INSTRUCTIONS", True),
                  sim_max_time_s=_number(env, "NOVA_SIM_MAX_TIME_S", False),
-                 sim_host_memory=_number(env, "NOVA_SIM_HOST_MEMORY", True))
+                 sim_host_memory=_number(env, "NOVA_SIM_HOST_MEMORY", True),
+                 cache_dir=_cache_dir(env),
+                 torch_logs=env.get("TORCH_LOGS") or "")
+
+
+def _cache_dir(env: Mapping[str, str]) -> Path:
+    """``NOVA_CACHE_DIR``, else the XDG cache home's ``nova`` folder."""
+    explicit = (env.get("NOVA_CACHE_DIR") or "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = (env.get("XDG_CACHE_HOME") or "").strip()
+    # The XDG spec ignores a relative XDG_CACHE_HOME.
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path("~/.cache").expanduser()
+    return base / "nova"

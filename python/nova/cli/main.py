@@ -306,6 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from nova.cli.calibrate import add_parser as add_calibrate  # nova calibrate (cli/calibrate.py)
     add_calibrate(commands)
+    from nova.cli.cache import add_parser as add_cache  # nova cache (cli/cache.py)
+    add_cache(commands)
     return parser
 
 

@@ -11,8 +11,11 @@ same thing twice:
   differs from an earlier one only in Dynamo's spelling (a dynamic graph
   specialised at a shape already compiled statically) skips nova-opt.
 
-A graph that could not be compiled is remembered too, so it falls back to
-eager once, with one warning, and is not tried again at each call.
+A graph that could not be compiled is remembered too (with the per-op
+fallback's decision of which nodes run in eager), so it falls back once,
+with one warning, and is not tried again at each call. Programs and those
+decisions are also kept on disk (:mod:`nova.dynamo.disk_cache`), for the
+next process. Each graph's counts for :func:`nova.dynamo.report` live here.
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ class CacheInfo:
 
     compiles: graphs compiled by the nova-opt pipeline; imports: graphs
     exported and imported to linalg; hits: calls served by a program compiled
-    before; fallbacks: graphs that run in eager; programs: programs held.
+    before in this process; fallbacks: graphs that run in eager as a whole;
+    programs: programs held; disk_hits: programs read from the disk cache;
+    eager_ops: ops that run in eager inside graphs otherwise on Nova
+    (per-op fallback); probes: the compiles that decided which.
     """
 
     compiles: int
@@ -39,6 +45,9 @@ class CacheInfo:
     #: nova-opt compilations by graph kind: "inference", and aot_autograd's
     #: "forward" and "backward" when the backend compiles for training.
     by_kind: dict[str, int] = field(default_factory=dict)
+    disk_hits: int = 0
+    eager_ops: int = 0
+    probes: int = 0
 
 
 @dataclass
@@ -46,9 +55,15 @@ class ProgramCache:
     programs: dict[tuple, Any] = field(default_factory=dict)
     binaries: dict[str, Any] = field(default_factory=dict)
     failures: dict[tuple, str] = field(default_factory=dict)
+    #: (fingerprint, options) -> the per-op fallback's Decision for that graph.
+    decisions: dict[tuple, Any] = field(default_factory=dict)
+    #: label -> GraphStats, in the order the graphs were first called.
+    graphs: dict[str, Any] = field(default_factory=dict)
     compiles: int = 0
     imports: int = 0
     hits: int = 0
+    disk_hits: int = 0
+    probes: int = 0
     by_kind: dict[str, int] = field(default_factory=dict)
 
     def count_compile(self, kind: str) -> None:
@@ -58,7 +73,9 @@ class ProgramCache:
     def info(self) -> CacheInfo:
         return CacheInfo(compiles=self.compiles, imports=self.imports, hits=self.hits,
                          fallbacks=len(self.failures), programs=len(self.programs),
-                         by_kind=dict(self.by_kind))
+                         by_kind=dict(self.by_kind), disk_hits=self.disk_hits,
+                         eager_ops=sum(len(g.eager_ops) for g in self.graphs.values()),
+                         probes=self.probes)
 
     @staticmethod
     def binary_key(linalg: str, options_key: str) -> str:
@@ -77,7 +94,15 @@ def cache_info() -> CacheInfo:
     return _CACHE.info()
 
 
-def clear_cache() -> None:
-    """Forgets every compiled graph and fallback, and zeroes the counts."""
+def clear_cache(disk: bool = False) -> None:
+    """Forgets every compiled graph and fallback, and zeroes the counts
+    (and the report); ``disk=True`` empties the disk cache too."""
     global _CACHE
+    from nova.dynamo.partition import forget_probes
+
     _CACHE = ProgramCache()
+    forget_probes()
+    if disk:
+        from nova.dynamo.disk_cache import clear_disk_cache
+
+        clear_disk_cache()

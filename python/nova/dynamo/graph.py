@@ -41,7 +41,7 @@ def lift_attributes(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, lis
                if node.op == "get_attr" and isinstance(_attribute(gm, node.target), torch.Tensor)]
     if not targets:
         return gm, []
-    lifted = torch.fx.GraphModule(gm, _copy_graph(gm.graph))
+    lifted = torch.fx.GraphModule(gm, copy_graph(gm.graph))
     graph = lifted.graph
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     anchor = placeholders[-1] if placeholders else None
@@ -115,6 +115,15 @@ def call_key(args: Sequence[Any]) -> tuple:
     return tuple(key)
 
 
+def concrete(args: Sequence[Any]) -> list[Any]:
+    """``args`` for torch.export at their concrete shapes: a tensor that
+    ``torch._dynamo.mark_dynamic`` marked carries the mark as attributes,
+    which torch.export would honour (and Nova compiles static shapes only);
+    a fresh view of it carries none."""
+    return [value.detach() if isinstance(value, torch.Tensor) and any(
+        name.startswith("_dynamo_") for name in vars(value)) else value for value in args]
+
+
 def has_compute(gm: torch.fx.GraphModule) -> bool:
     """Whether the graph calls anything (a graph of placeholders and outputs
     only has nothing to run on the chip)."""
@@ -142,7 +151,7 @@ def _safe_name(path: str) -> str:
     return "lifted_" + re.sub(r"\W", "_", path)
 
 
-def _copy_graph(graph: torch.fx.Graph) -> torch.fx.Graph:
+def copy_graph(graph: torch.fx.Graph) -> torch.fx.Graph:
     new = torch.fx.Graph()
     output = new.graph_copy(graph, {})
     new.output(output)

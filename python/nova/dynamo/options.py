@@ -19,8 +19,11 @@ class BackendOptions:
         graph is partitioned over ``mesh.size`` chips. The plan names the
         model's state as ``nova.compile`` does (``"fc1.weight"``) and inputs
         by the name of the ``forward`` argument they come from.
-    fallback: a graph Nova cannot compile runs in eager with one warning
-        (``NovaFallbackWarning``); ``False`` raises the compiler's error instead.
+    fallback: the ops of a graph that Nova cannot compile run in eager (the
+        rest of the graph on Nova), with one ``NovaFallbackWarning`` per graph;
+        ``False`` raises the compiler's error instead.
+    disk_cache: compiled programs are cached on disk (``NOVA_CACHE_DIR``,
+        else ``~/.cache/nova``; see :mod:`nova.dynamo.disk_cache`).
     dump_dir: every compiled graph's stages go to ``dump_dir/<graph>/``.
     double_buffer: as ``nova.compile``'s.
     """
@@ -30,6 +33,7 @@ class BackendOptions:
     mesh: Any = None
     plan: Any = None
     fallback: bool = True
+    disk_cache: bool = True
     dump_dir: str | None = None
     double_buffer: bool = True
 
@@ -37,7 +41,7 @@ class BackendOptions:
         TargetOptions(name=self.target, chips=self.chips)  # validates both
         if (self.mesh is None) != (self.plan is None):
             raise ValueError("nova backend: the mesh and plan options go together")
-        for name in ("fallback", "double_buffer"):
+        for name in ("fallback", "disk_cache", "double_buffer"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"nova backend: option {name!r} must be a bool, "
                                  f"got {getattr(self, name)!r}")
@@ -60,5 +64,5 @@ class BackendOptions:
         return self.mesh is not None
 
     def cache_key(self) -> str:
-        """What a compiled program depends on (not ``fallback`` or ``dump_dir``)."""
+        """What a compiled program depends on (not ``fallback``, ``disk_cache`` or ``dump_dir``)."""
         return repr((self.target, self.chips, self.mesh, self.plan, self.double_buffer))

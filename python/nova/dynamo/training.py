@@ -15,6 +15,7 @@ the backward come back to the host between the two programs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import torch
@@ -22,6 +23,7 @@ import torch
 from nova.compiler.errors import NovaError
 from nova.dynamo.backend import NovaGraph
 from nova.dynamo.cache import ProgramCache
+from nova.dynamo.graph import call_key
 from nova.dynamo.options import BackendOptions
 
 
@@ -30,8 +32,9 @@ class NovaTrainingGraphError(NovaError):
     graph then runs in eager, with the fallback warning)."""
 
 
-def aot_backend(options: BackendOptions) -> Callable[..., Any]:
-    """aot_autograd with Nova compiling the forward and the backward graph."""
+def aot_backend(options: BackendOptions, name: str | None = None) -> Callable[..., Any]:
+    """aot_autograd with Nova compiling the forward and the backward graph
+    (``name``: the Dynamo graph's id, which names both in the report)."""
     from functorch.compile import make_boxed_func
     from torch._dynamo.backends.common import aot_autograd
     from torch._functorch.partitioners import min_cut_rematerialization_partition
@@ -40,7 +43,7 @@ def aot_backend(options: BackendOptions) -> Callable[..., Any]:
 
     def compiler(kind: str):
         def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]):
-            return make_boxed_func(AotGraph(gm, example_inputs, options, kind))
+            return make_boxed_func(AotGraph(gm, example_inputs, options, kind, name=name))
         return compile_graph
 
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
@@ -52,29 +55,86 @@ class AotGraph(NovaGraph):
     """An aot_autograd forward or backward graph, compiled at its first call."""
 
     def __init__(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
-                 options: BackendOptions, kind: str) -> None:
-        super().__init__(gm, example_inputs, options)
+                 options: BackendOptions, kind: str, *, parent: NovaGraph | None = None,
+                 name: str | None = None) -> None:
+        super().__init__(gm, example_inputs, options, parent=parent, name=name)
         self.kind = kind
         from torch._guards import TracingContext
 
         context = TracingContext.try_get()
         compile_id = getattr(context, "compile_id", None) if context is not None else None
-        if compile_id is not None:
+        if compile_id is not None and name is None:
             self.name = str(compile_id)
         returned = self.gm.graph.output_node().args[0]
-        self.returned = tuple(returned) if isinstance(returned, (tuple, list)) else (returned,)
-        self.kept = [i for i, value in enumerate(self.returned)
-                     if isinstance(value, torch.fx.Node)]
+        # A partition of a split graph may return one value (aot_autograd's own, a tuple).
+        self.single = not isinstance(returned, (tuple, list))
+        #: Whether some input has a symbolic size (Dynamo's automatic-dynamic or
+        #: mark_dynamic): each call signature is then specialised (:meth:`_specialised`).
+        self.symbolic = any(node.op == "placeholder" and not _concrete_tensor(node)
+                            for node in self.gm.graph.nodes)
+        self._layouts: dict[tuple, _Layout] = {}
 
     def __call__(self, *args: Any) -> Any:
-        program = self._program(args)
+        if self.parent is None:
+            self.stats.calls += 1
+        program = self._program(args) if self.split is None else None
         if program is None:
-            return self.gm(*args)
-        results = program.run(*args)
-        full: list[Any] = list(self.returned)
-        for position, result in zip(self.kept, results):
+            # Split per op (the eager ops between Nova partitions), or all in eager.
+            return (self.split or self.gm)(*args)
+        layout = self._layout(args)
+        results = program.run(*[args[i] for i in layout.inputs])
+        self._record(program)
+        full: list[Any] = list(layout.returned)
+        for position, result in zip(layout.kept, results):
             full[position] = result
-        return tuple(full)
+        return full[0] if self.single else tuple(full)
+
+    # Shapes --------------------------------------------------------------------------------
+    def _layout(self, args: Sequence[Any]) -> "_Layout":
+        """Which arguments the program takes and where its results go, for this call."""
+        signature = call_key(args)
+        layout = self._layouts.get(signature)
+        if layout is None:
+            gm = self._specialised(args) if self.symbolic else self.gm
+            layout = self._layouts[signature] = _Layout.of(gm, args)
+        return layout
+
+    def _specialised(self, args: Sequence[Any]) -> torch.fx.GraphModule:
+        """The graph retraced at this call's concrete sizes: its SymInt inputs
+        become constants (and are dropped), so Nova compiles static shapes."""
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        with torch.no_grad():
+            gm = make_fx(self.gm, tracing_mode="fake")(*args)
+        for node, value in zip([n for n in gm.graph.nodes if n.op == "placeholder"], args):
+            if not isinstance(value, torch.Tensor):
+                if node.users:
+                    raise NovaTrainingGraphError(
+                        f"the {self.kind} graph uses its integer input {node.name} after "
+                        f"specialisation; compile with torch.compile(..., dynamic=False)")
+                gm.graph.erase_node(node)
+        gm.recompile()
+        return gm
+
+    def _fall_back(self, args: Sequence[Any], error: Exception | None,
+                   disk_key: str | None) -> None:
+        if isinstance(error, NovaTrainingGraphError):  # the graph as a whole is the problem
+            self._run_in_eager(str(error), None)
+            return
+        super()._fall_back(args, error, disk_key)
+
+    def _child(self, gm: torch.fx.GraphModule, name: str) -> "AotGraph":
+        return AotGraph(gm, [], self.options, self.kind, parent=self, name=name)
+
+    def _compile_probe(self, gm: torch.fx.GraphModule, args: Sequence[Any]) -> None:
+        """A piece of an aot_autograd graph, imported as the graph itself is."""
+        from nova.compiler.compile import compile_linalg
+        from nova.compiler.options import TargetOptions
+        from nova.frontend.export import import_fx_graph
+
+        mlir, _ = import_fx_graph(gm.graph, func_name="forward")
+        compile_linalg(mlir, TargetOptions(name=self.options.target, chips=self.options.chips),
+                       double_buffer=self.options.double_buffer)
 
     def _compile(self, args: Sequence[Any], cache: ProgramCache) -> Any:
         from nova.compiler.compile import compile_linalg
@@ -86,18 +146,17 @@ class AotGraph(NovaGraph):
             raise NovaTrainingGraphError(
                 "training graphs compile for one chip; the mesh and plan options apply to "
                 "inference (under torch.no_grad())")
-        for node in self.gm.graph.nodes:
-            value = node.meta.get("val")
-            if node.op == "placeholder" and not (
-                    isinstance(value, torch.Tensor)
-                    and all(isinstance(d, int) for d in value.shape)):
+        gm = self._specialised(args) if self.symbolic else self.gm
+        for node in gm.graph.nodes:
+            if node.op == "placeholder" and not _concrete_tensor(node):
                 raise NovaTrainingGraphError(
                     f"the {self.kind} graph takes {node.name} with a symbolic shape or no "
                     f"tensor value; compile with torch.compile(..., dynamic=False)")
-        graph = self.gm.graph
+        layout = self._layouts.setdefault(call_key(args), _Layout.of(gm, args))
+        graph = gm.graph
         output = graph.output_node()
         saved = output.args
-        output.args = (tuple(self.returned[i] for i in self.kept),)
+        output.args = (tuple(layout.returned[i] for i in layout.kept),)
         try:
             mlir, _ = import_fx_graph(graph, func_name="forward")
         finally:
@@ -113,3 +172,28 @@ class AotGraph(NovaGraph):
             cache.count_compile(self.kind)
             cache.binaries[binary_key] = result
         return CompiledProgram(result.binary, stages=result.stages)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """A program's view of a call: the positions of the arguments it takes
+    (the tensors), the graph's results with the nodes the program computes at
+    ``kept`` (the others are constants: ``None`` gradients, a size made
+    static by specialisation)."""
+
+    inputs: tuple[int, ...]
+    returned: tuple[Any, ...]
+    kept: tuple[int, ...]
+
+    @classmethod
+    def of(cls, gm: torch.fx.GraphModule, args: Sequence[Any]) -> "_Layout":
+        returned = gm.graph.output_node().args[0]
+        returned = tuple(returned) if isinstance(returned, (tuple, list)) else (returned,)
+        kept = tuple(i for i, value in enumerate(returned) if isinstance(value, torch.fx.Node))
+        inputs = tuple(i for i, value in enumerate(args) if isinstance(value, torch.Tensor))
+        return cls(inputs, returned, kept)
+
+
+def _concrete_tensor(node: torch.fx.Node) -> bool:
+    value = node.meta.get("val")
+    return isinstance(value, torch.Tensor) and all(isinstance(d, int) for d in value.shape)

@@ -22,12 +22,6 @@ from nova.dynamo.cache import program_cache
 RTOL, ATOL = 1e-4, 1e-5
 
 
-@pytest.fixture(autouse=True)
-def _fresh() -> None:
-    torch._dynamo.reset()
-    nova.dynamo.clear_cache()
-
-
 class MLP(torch.nn.Module):
     def __init__(self, d_in: int = 16, hidden: int = 32, d_out: int = 8) -> None:
         super().__init__()
@@ -135,7 +129,9 @@ def test_graph_breaks_compile_every_graph(capsys) -> None:
     assert "graph break" in capsys.readouterr().out
 
 
-def test_unsupported_op_falls_back_to_eager_with_one_warning() -> None:
+def test_unsupported_op_runs_alone_in_eager_with_one_warning() -> None:
+    """atan has no Nova lowering: it, and only it, runs in eager; the linear
+    before it and the multiplication after it run on Nova (per-op fallback)."""
     torch.manual_seed(4)
     model = Atan().eval()
     compiled = _compiled(model)
@@ -145,9 +141,13 @@ def test_unsupported_op_falls_back_to_eager_with_one_warning() -> None:
     _check(compiled, model, x)  # no second try, no second warning
     assert len([w for w in caught if issubclass(w.category, NovaFallbackWarning)]) == 1
     message = str(caught[0].message)
-    assert "runs in eager" in message and "math.atan" in message
+    assert "1 op runs in eager" in message and "torch.atan" in message
+    assert "math.atan" in message and "2 partitions" in message
     assert "return torch.atan(self.fc(x)) * 2.0" in message  # the model's line
-    assert cache_info().fallbacks == 1 and cache_info().compiles == 0
+    (graph,) = nova.dynamo.report()
+    assert graph.partitions == 2 and [op for op, _ in graph.eager_ops] == ["torch.atan"]
+    assert graph.eager_reason is None and graph.calls == 2 and graph.memory_hits == 2
+    assert cache_info().fallbacks == 0 and cache_info().compiles == 2
 
 
 def test_strict_mode_raises_the_compiler_error() -> None:
@@ -250,6 +250,15 @@ def test_training_loop_runs_forward_and_backward_on_nova() -> None:
     assert expected[-1] < expected[0]
     assert cache_info().by_kind == {"forward": 1, "backward": 1}
     assert cache_info().hits == 18  # 9 more steps, each a forward and a backward
+    # The report: both graphs ran on Nova, at every step, with nothing in eager.
+    forward, backward = nova.dynamo.report()
+    assert (forward.kind, backward.kind) == ("forward", "backward")
+    for graph in (forward, backward):
+        assert graph.on_nova and graph.eager_ops == [] and graph.partitions == 1
+        assert graph.calls == 10 and graph.compiles == 1 and graph.memory_hits == 9
+        assert graph.sim_ns > 0
+    table = str(nova.dynamo.report())
+    assert "(forward)" in table and "(backward)" in table
 
 
 _ENTRY_POINT_CHECK = """

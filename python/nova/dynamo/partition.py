@@ -1,0 +1,299 @@
+"""Per-op fallback: which nodes of a graph Nova cannot compile, and the graph
+split so that everything else still runs on Nova.
+
+Support is decided per node, honestly, by compiling rather than by a list
+that goes stale: the frontend's own refusals come first (unsigned tensors and
+tensors without elements, :mod:`nova.frontend.export`), then the graph is
+compiled whole. When that fails, the error names the model's line; each node
+of that line is compiled on its own (a *probe*, with the values the node saw
+in an eager run of the graph) and the ones that fail run in eager. An error
+without a usable line is found by bisection: the graph's nodes in
+topological order, halved until one node fails alone. torch.fx's
+capability-based partitioner then groups the other nodes into partitions,
+each compiled as a graph of its own; a partition that still fails is split
+the same way, one level down, and at the bottom runs in eager. Nothing
+crashes and nothing runs at a shape it was not compiled for.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import torch
+import torch.fx
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+from torch.fx.passes.utils.fuser_utils import fuse_as_graphmodule
+
+from nova.dynamo.errors import can_fall_back, fallback_reason
+from nova.dynamo.options import BackendOptions
+
+logger = logging.getLogger(__name__)
+
+_CALLS = ("call_function", "call_method", "call_module")
+_UNSIGNED = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
+
+#: Probe results in this process: (target, argument signature, options) -> reason or None.
+_PROBES: dict[tuple, str | None] = {}
+#: Ops found not to compile alone in this process: (op, dtypes, options) -> reason. A
+#: later graph calling one is split before its whole compile is tried.
+_KNOWN: dict[tuple, str] = {}
+
+
+@dataclass
+class Decision:
+    """Which nodes run in eager (FX node name -> why), found at one call."""
+
+    eager: dict[str, str] = field(default_factory=dict)
+    #: Set when no split helps (the graph then runs in eager as a whole).
+    whole: str | None = None
+    #: Single-node and bisection compiles it took to decide.
+    probes: int = 0
+
+    def to_json(self) -> dict:
+        return {"eager": dict(self.eager), "whole": self.whole}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Decision | None":
+        eager, whole = data.get("eager"), data.get("whole")
+        if not isinstance(eager, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in eager.items()):
+            return None
+        return cls(eager=dict(eager), whole=whole if isinstance(whole, str) else None)
+
+
+class NovaSupport(OperatorSupportBase):
+    """The partitioner's question: does this call node go to Nova?"""
+
+    def __init__(self, eager: Mapping[str, str]) -> None:
+        self.eager = eager
+
+    def is_node_supported(self, submodules: Mapping[str, torch.nn.Module],
+                          node: torch.fx.Node) -> bool:
+        return node.op in _CALLS and node.name not in self.eager
+
+
+def op_name(node: torch.fx.Node) -> str:
+    """``torch.atan``, ``Tensor.cumprod``, ``operator.mul``: what the user wrote."""
+    if node.op == "call_method":
+        return f"Tensor.{node.target}"
+    if node.op == "call_module":
+        return str(node.target)
+    try:
+        name = torch.fx.node._get_qualified_name(node.target)
+    except Exception:  # a callable without a qualified name
+        name = getattr(node.target, "__name__", str(node.target))
+    if name.startswith("torch.ops."):  # an aot_autograd graph's aten op
+        name = name.removeprefix("torch.ops.").removesuffix(".default")
+    name = name.replace("_operator.", "operator.").replace("torch._C._nn.", "torch.nn.functional.")
+    return name.replace("torch._C._special.special_", "torch.special.")
+
+
+def record_values(gm: torch.fx.GraphModule, args: Sequence[Any]) -> dict[torch.fx.Node, Any]:
+    """Every node's value in an eager run of ``gm`` at ``args`` (the probes'
+    inputs). The run reads copies, so a graph that updates an input in place
+    (a buffer) has it updated once, by the real call."""
+    interpreter = torch.fx.Interpreter(gm, garbage_collect_values=False)
+    copies = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+    with torch.no_grad():
+        interpreter.run(*copies)
+    return dict(interpreter.env)
+
+
+def static_reason(node: torch.fx.Node, value: Any) -> str | None:
+    """The frontend's refusals that need no compile (see nova.frontend.export)."""
+    if isinstance(value, torch.Tensor):
+        if value.dtype in _UNSIGNED:
+            return f"it makes a {str(value.dtype).removeprefix('torch.')} tensor " \
+                   f"(unsigned integers are not supported)"
+        if value.numel() == 0 and node.users:
+            return f"it makes a tensor without elements {tuple(value.shape)}"
+    return None
+
+
+#: ``compile_probe(graph_module, args)``: compiles a probe or raises the compiler's error.
+ProbeCompiler = Callable[[torch.fx.GraphModule, Sequence[Any]], None]
+
+
+def decide(gm: torch.fx.GraphModule, values: Mapping[torch.fx.Node, Any],
+           error: Exception | None, options: BackendOptions,
+           compile_probe: ProbeCompiler | None = None) -> Decision:
+    """The nodes of ``gm`` to run in eager, given the whole graph's compile
+    ``error`` (None: only the static checks, before any compile).
+    ``compile_probe`` compiles a piece of ``gm`` as the graph itself would be
+    (default: as a Dynamo graph, through torch.export)."""
+    compile_probe = compile_probe or (lambda sub, args: compile_exported(sub, args, options))
+    decision = Decision()
+    compute = [n for n in gm.graph.nodes if n.op in _CALLS]
+    known = known_eager(gm, options)
+    for node in compute:
+        reason = static_reason(node, values.get(node)) or known.get(node.name)
+        if reason is not None:
+            decision.eager[node.name] = reason
+    if error is None:
+        return decision
+    tensors = [n for n in compute if _is_tensor_valued(values.get(n))
+               and n.name not in decision.eager]
+    frame = getattr(error, "frame", None)
+    for node in [n for n in tensors if frame is not None and _same_line(n, frame)]:
+        reason = _probe(gm, [node], values, options, decision, compile_probe)
+        if reason is not None:
+            decision.eager[node.name] = reason
+            _KNOWN[_known_key(node, options)] = reason
+    if decision.eager:
+        return decision
+    culprit = _bisect(gm, tensors, values, options, decision, compile_probe)
+    if culprit is None:
+        decision.whole = fallback_reason(error).splitlines()[0]
+    else:
+        decision.eager[culprit[0].name] = culprit[1]
+        _KNOWN[_known_key(culprit[0], options)] = culprit[1]
+    return decision
+
+
+def known_eager(gm: torch.fx.GraphModule, options: BackendOptions) -> dict[str, str]:
+    """The nodes of ``gm`` calling an op already found not to compile alone."""
+    if not _KNOWN:
+        return {}
+    found = {}
+    for node in gm.graph.nodes:
+        if node.op in _CALLS:
+            reason = _KNOWN.get(_known_key(node, options))
+            if reason is not None:
+                found[node.name] = reason
+    return found
+
+
+def _known_key(node: torch.fx.Node, options: BackendOptions) -> tuple:
+    """The op and the dtypes it reads and makes (from the graph's fake values)."""
+    def dtype(n: Any) -> str:
+        value = n.meta.get("example_value", n.meta.get("val")) if isinstance(n, torch.fx.Node) \
+            else None
+        return str(getattr(value, "dtype", ""))
+
+    return (op_name(node), tuple(dtype(a) for a in node.all_input_nodes), dtype(node),
+            options.cache_key())
+
+
+def split(gm: torch.fx.GraphModule, eager: Mapping[str, str]
+          ) -> tuple[torch.fx.GraphModule, list[str]]:
+    """``gm`` with every group of Nova nodes fused into a submodule
+    (``fused_<i>``); the eager nodes stay at the top level. Returns the split
+    module and its partitions' names."""
+    partitioner = CapabilityBasedPartitioner(gm, NovaSupport(eager),
+                                             allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    fused = partitioner.fuse_partitions(partitions)
+    names = [n.target for n in fused.graph.nodes
+             if n.op == "call_module" and str(n.target).startswith("fused_")]
+    return fused, names
+
+
+def eager_nodes(split_gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
+    """The calls the split module makes itself, in eager (not the partitions,
+    nor the getitems that unpack a partition's results)."""
+    result = []
+    for node in split_gm.graph.nodes:
+        if node.op not in _CALLS or (node.op == "call_module"
+                                     and str(node.target).startswith("fused_")):
+            continue
+        if node.target is operator.getitem and isinstance(node.args[0], torch.fx.Node) \
+                and str(node.args[0].target).startswith("fused_"):
+            continue
+        result.append(node)
+    return result
+
+
+# Probing ---------------------------------------------------------------------------------
+def _probe(gm: torch.fx.GraphModule, nodes: list[torch.fx.Node],
+           values: Mapping[torch.fx.Node, Any], options: BackendOptions,
+           decision: Decision, compile_probe: ProbeCompiler) -> str | None:
+    """Why ``nodes`` (topologically sorted) do not compile as a graph of their
+    own, or None when they do."""
+    sub, inputs, _ = fuse_as_graphmodule(gm, nodes, "NovaProbe")
+    args = [values[n] for n in inputs]
+    key = (sub.code, _signature(args), options.cache_key()) if len(nodes) == 1 else None
+    if key is not None and key in _PROBES:
+        return _PROBES[key]
+    decision.probes += 1
+    reason = None
+    try:
+        compile_probe(sub, args)
+    except Exception as error:
+        if not can_fall_back(error):
+            raise
+        reason = fallback_reason(error).splitlines()[0]
+    if key is not None:
+        _PROBES[key] = reason
+    logger.debug("nova: probe of %s: %s", [n.name for n in nodes], reason or "compiles")
+    return reason
+
+
+def _bisect(gm, nodes, values, options, decision, compile_probe
+            ) -> tuple[torch.fx.Node, str] | None:
+    """One node that fails alone, found by halving ``nodes``; None when every
+    half compiles (the nodes fail only together)."""
+    def fails(part):
+        return _probe(gm, part, values, options, decision, compile_probe)
+
+    while nodes:
+        if len(nodes) == 1:
+            reason = fails(nodes)
+            return None if reason is None else (nodes[0], reason)
+        half = len(nodes) // 2
+        left, right = nodes[:half], nodes[half:]
+        if fails(left) is not None:
+            nodes = left
+        elif fails(right) is not None:
+            nodes = right
+        else:
+            return None
+    return None
+
+
+def compile_exported(sub: torch.fx.GraphModule, args: Sequence[Any],
+                     options: BackendOptions) -> None:
+    """Compiles ``sub`` at ``args`` as a Dynamo graph is compiled (torch.export)."""
+    from nova.compiler.compile import compile_linalg
+    from nova.compiler.options import TargetOptions
+    from nova.frontend import import_model
+
+    from nova.dynamo.graph import concrete
+
+    imported = import_model(sub, *concrete(args))
+    compile_linalg(imported.mlir, TargetOptions(name=options.target, chips=options.chips),
+                   double_buffer=options.double_buffer)
+
+
+def _signature(args: Sequence[Any]) -> tuple:
+    return tuple((tuple(a.shape), str(a.dtype)) if isinstance(a, torch.Tensor) else repr(a)
+                 for a in args)
+
+
+def _is_tensor_valued(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return True
+    return isinstance(value, (tuple, list)) and bool(value) and all(
+        isinstance(v, torch.Tensor) for v in value)
+
+
+def _same_line(node: torch.fx.Node, frame: Any) -> bool:
+    from nova.frontend.export import _frame_of_node
+
+    mine = _frame_of_node(node)
+    if mine is None or mine.line != frame.line:
+        return False
+    try:
+        return Path(mine.file).resolve() == Path(frame.file).resolve()
+    except OSError:
+        return mine.file == frame.file
+
+
+def forget_probes() -> None:
+    """Forgets every probe result (:func:`nova.dynamo.clear_cache`)."""
+    _PROBES.clear()
+    _KNOWN.clear()
