@@ -93,6 +93,8 @@ void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   // Sequence parallelism's all-reduce + local slice -> reduce-scatter.
   pm.addNestedPass<func::FuncOp>(createNovaFormReduceScatter());
+  // Gradients all-reduced together in buckets (latency paid once per bucket).
+  pm.addNestedPass<func::FuncOp>(createNovaBucketAllReduces());
   pm.addPass(createConvertShardToNova());
 }
 

@@ -568,6 +568,48 @@ def NovaFormReduceScatter : Pass<"nova-form-reduce-scatter", "::mlir::func::Func
   ];
 }
 
+def NovaBucketAllReduces : Pass<"nova-bucket-all-reduces", "::mlir::func::FuncOp"> {
+  let summary = "all-reduce small tensors together in buckets, as DDP does";
+  let description = [{
+    A data-parallel training step all-reduces every gradient on its own:
+    dozens of small collectives, each paying the link latency of every ring
+    step. This pass gathers consecutive `shard.all_reduce` ops of one grid,
+    grid axes, reduction and element type into buckets of at most
+    `bucket-bytes`: the members are flattened and concatenated, reduced by
+    one all-reduce, and sliced back. A bucket is issued where it fills up
+    (as soon as its last gradient exists, so it flies while the rest of the
+    backward runs) or just before the first use of one of its members'
+    results, whichever comes first; an all-reduce whose result is used before
+    another joins it (a tensor-parallel activation) stays alone. 0-d tensors
+    stay alone too.
+
+    Before:
+    ```mlir
+    %a = shard.all_reduce %ga on @g grid_axes = [0] : tensor<8x4xf32> -> tensor<8x4xf32>
+    %b = shard.all_reduce %gb on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+    ... uses of %a and %b ...
+    ```
+    After:
+    ```mlir
+    %fa = tensor.collapse_shape %ga [[0, 1]] : tensor<8x4xf32> into tensor<32xf32>
+    %c = tensor.concat dim(0) %fa, %gb : (tensor<32xf32>, tensor<4xf32>) -> tensor<36xf32>
+    %r = shard.all_reduce %c on @g grid_axes = [0] : tensor<36xf32> -> tensor<36xf32>
+    %sa = tensor.extract_slice %r[0] [32] [1] : tensor<36xf32> to tensor<32xf32>
+    %a = tensor.expand_shape %sa [[0, 1]] output_shape [8, 4] : tensor<32xf32> into tensor<8x4xf32>
+    %b = tensor.extract_slice %r[32] [4] [1] : tensor<36xf32> to tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"26214400",
+           "largest bucket, in bytes (DDP's default: 25 MiB); 0 turns bucketing off">,
+  ];
+  let statistics = [
+    Statistic<"numBuckets", "buckets", "all-reduces issued for two or more tensors">,
+    Statistic<"numBucketed", "bucketed", "all-reduces merged into a bucket">,
+  ];
+}
+
 #endif // NOVA_TRANSFORMS_PASSES_TD
 
 def NovaCheckInput : Pass<"nova-check-input"> {

@@ -1,7 +1,8 @@
 """Data-parallel training steps (``compile_train_step(..., mesh=Mesh((8,), ("dp",)))``):
 10 AdamW steps of a 4-layer GPT on 8 chips give the one-chip losses at every
 step (rtol 1e-4), on the switch and on the ring; the gradients are
-all-reduced, the parameters stay replicated and resident on every chip."""
+all-reduced in buckets, the parameters stay replicated and resident on
+every chip."""
 
 from __future__ import annotations
 
@@ -64,8 +65,13 @@ def test_dp8_gives_the_one_chip_losses(one_chip, target):
     simulator = step.program._resident
     first = simulator.read(0, chip=0)
     assert all((simulator.read(0, chip=c) == first).all() for c in range(8))
-    # The gradients (and the loss) cross the chips: all-reduces in the program.
-    assert step.program.stages["nova"].count("nova.all_reduce") >= len(base.layout.trainable)
+    # The gradients cross the chips in buckets (nova-bucket-all-reduces): a
+    # few all-reduces for 68 gradients, the loss and the label count.
+    reduces = step.program.stages["nova"].count("nova.all_reduce")
+    assert 1 <= reduces <= 6, reduces
+    # So the 8-chip step is faster than the one-chip one on either topology
+    # (simulated, deterministic: 672 us on one chip, ~180-200 us on eight).
+    assert step.report.time_ns < base.report.time_ns
     # The stats count the global batch against all eight chips' peak.
     assert step.stats.tokens == base.stats.tokens
     assert step.stats.peak_flops == 8 * base.stats.peak_flops

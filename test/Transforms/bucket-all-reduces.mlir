@@ -1,0 +1,68 @@
+// RUN: nova-opt %s --pass-pipeline='builtin.module(func.func(nova-bucket-all-reduces))' -split-input-file | FileCheck %s
+// RUN: nova-opt %s --pass-pipeline='builtin.module(func.func(nova-bucket-all-reduces{bucket-bytes=128}))' -split-input-file | FileCheck %s --check-prefix=SMALL
+
+// Two gradients: one bucket, issued before the first use of either result.
+// CHECK-LABEL: func.func @two_gradients
+// CHECK-SAME: (%[[GA:.*]]: tensor<8x4xf32>, %[[GB:.*]]: tensor<4xf32>)
+// CHECK: %[[FA:.*]] = tensor.collapse_shape %[[GA]] {{\[}}[0, 1]] : tensor<8x4xf32> into tensor<32xf32>
+// CHECK: %[[C:.*]] = tensor.concat dim(0) %[[FA]], %[[GB]] : (tensor<32xf32>, tensor<4xf32>) -> tensor<36xf32>
+// CHECK: %[[R:.*]] = shard.all_reduce %[[C]] on @g grid_axes = [0] : tensor<36xf32> -> tensor<36xf32>
+// CHECK-NOT: shard.all_reduce
+// CHECK: %[[SA:.*]] = tensor.extract_slice %[[R]][0] [32] [1]
+// CHECK: %[[A:.*]] = tensor.expand_shape %[[SA]] {{\[}}[0, 1]] output_shape [8, 4]
+// CHECK: %[[B:.*]] = tensor.extract_slice %[[R]][32] [4] [1]
+// CHECK: return %[[A]], %[[B]]
+// With 128-byte buckets the first gradient (128 bytes) fills one alone: it
+// is issued as it is, and the second joins no one.
+// SMALL-LABEL: func.func @two_gradients
+// SMALL-NOT: tensor.concat
+// SMALL-COUNT-2: shard.all_reduce
+shard.grid @g(shape = 4)
+func.func @two_gradients(%ga: tensor<8x4xf32>, %gb: tensor<4xf32>) -> (tensor<8x4xf32>, tensor<4xf32>) {
+  %a = shard.all_reduce %ga on @g grid_axes = [0] : tensor<8x4xf32> -> tensor<8x4xf32>
+  %b = shard.all_reduce %gb on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  return %a, %b : tensor<8x4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A tensor-parallel activation is used before the next all-reduce: it stays
+// alone, issued where it was.
+// CHECK-LABEL: func.func @used_before_the_next
+// CHECK-NOT: tensor.concat
+// CHECK: %[[A:.*]] = shard.all_reduce %arg0
+// CHECK: %[[S:.*]] = arith.addf
+// CHECK: shard.all_reduce
+shard.grid @g(shape = 4)
+func.func @used_before_the_next(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = shard.all_reduce %x on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %d = arith.addf %i, %i : f32
+    linalg.yield %d : f32
+  } -> tensor<4xf32>
+  %b = shard.all_reduce %s on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+// Each kind has its own bucket: the f32 gradients share one across the i64
+// label count; scalars (the loss) stay alone.
+// CHECK-LABEL: func.func @kinds_apart
+// CHECK: shard.all_reduce %arg2 {{.*}} tensor<4xi64>
+// CHECK: shard.all_reduce %arg3 {{.*}} tensor<f32>
+// CHECK: %[[C:.*]] = tensor.concat dim(0) %arg0, %arg1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+// CHECK: shard.all_reduce %[[C]] {{.*}} tensor<8xf32>
+// CHECK-NOT: shard.all_reduce
+shard.grid @g(shape = 4)
+func.func @kinds_apart(%x: tensor<4xf32>, %y: tensor<4xf32>, %n: tensor<4xi64>, %l: tensor<f32>)
+    -> (tensor<4xf32>, tensor<4xi64>, tensor<4xf32>, tensor<f32>) {
+  %a = shard.all_reduce %x on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  %c = shard.all_reduce %n on @g grid_axes = [0] : tensor<4xi64> -> tensor<4xi64>
+  %b = shard.all_reduce %y on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  %s = shard.all_reduce %l on @g grid_axes = [0] : tensor<f32> -> tensor<f32>
+  return %a, %c, %b, %s : tensor<4xf32>, tensor<4xi64>, tensor<4xf32>, tensor<f32>
+}
