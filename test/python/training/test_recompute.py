@@ -106,6 +106,21 @@ def test_recompute_by_name_is_bitwise_the_same_with_a_lower_peak(plain):
     assert step.stats.hfu > step.stats.mfu
 
 
+def test_peak_drops_by_the_saved_bytes_of_the_recomputed_blocks(plain):
+    """Every block but the last recomputed: the backward recomputes each one
+    after the later blocks' activations are gone, so the peak drops by all
+    of their saved bytes (measured by torch's saved-tensor hooks)."""
+    base, base_losses = plain
+    names = [f"blocks.{i}" for i in range(BLOCKS - 1)]
+    step, losses = _train(recompute=names)
+    assert torch.equal(losses, base_losses)
+    torch.manual_seed(0)
+    net = Net()
+    saved = sum(_saved_bytes(net.get_submodule(n), _batch()[0]) for n in names)
+    drop = base.memory().activations - step.memory().activations
+    assert drop >= saved > 0, (drop, saved)
+
+
 @pytest.mark.parametrize("use_reentrant", [False, True])
 def test_the_models_own_checkpoint_calls_are_recomputed(plain, use_reentrant):
     _, base_losses = plain
