@@ -213,6 +213,12 @@ class CompiledProgram:
     def _read(self, entry) -> Any:
         if self._resident is None:
             raise NovaRuntimeError("nothing is resident: run the program first")
+        positions = [e.index for e in self.input_entries]
+        position = positions.index(entry.index) if entry.index in positions else None
+        if position in self.splits:
+            # A split input: every chip's piece, put back together.
+            pieces = [self._resident.read(entry.index, chip=c) for c in range(self.binary.chips)]
+            return _tensor(entry, np.concatenate(pieces, axis=self.splits[position]))
         return _tensor(entry, self._resident.read(entry.index))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

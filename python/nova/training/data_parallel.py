@@ -23,7 +23,7 @@ from nova.frontend.train_export import ImportedTrainStep
 from nova.runtime.program import CompiledProgram
 from nova.training.errors import TrainStepError
 
-__all__ = ["batch_positions", "compile_data_parallel"]
+__all__ = ["batch_positions", "compile_data_parallel", "state_shards"]
 
 
 def batch_positions(imported: ImportedTrainStep) -> list[int]:
@@ -35,10 +35,16 @@ def batch_positions(imported: ImportedTrainStep) -> list[int]:
 
 
 def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray], mesh,
-                          target: str, *, dump_dir: str | Path | None = None,
+                          target: str, *, zero: int = 0, dump_dir: str | Path | None = None,
                           double_buffer: bool = True) -> tuple[CompiledProgram, CompileResult]:
     """Compiles ``imported`` for ``mesh.size`` chips of ``target``, data
-    parallel over every axis of ``mesh`` (a 1-D mesh: ``Mesh((8,), ("dp",))``)."""
+    parallel over every axis of ``mesh`` (a 1-D mesh: ``Mesh((8,), ("dp",))``).
+
+    ``zero=1`` shards the optimizer state as ZeRO stage 1 does: every state
+    tensor whose dim 0 splits evenly over the chips is split along it (the
+    others, a few small biases at most, stay replicated), each chip updates
+    its shard of the state and of the parameters, and the partitioner
+    all-gathers the updated parameters."""
     from nova.parallel.compile import partition
     from nova.parallel.mesh import Mesh
     from nova.parallel.placements import Shard
@@ -51,6 +57,8 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
                              f"mesh {mesh.shape}")
     if imported.layout.accumulation_steps > 1:
         raise TrainStepError("gradient accumulation with a mesh is not supported yet")
+    if zero not in (0, 1):
+        raise TrainStepError(f"zero must be 0 or 1 (ZeRO stage 1), got {zero!r}")
     check_chips(target, mesh.size, f"mesh {mesh.shape}")
     batch = batch_positions(imported)
     for position in batch:
@@ -60,8 +68,15 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
                 f"batch tensor {imported.layout.input_names[position]!r} of shape {list(shape)} "
                 f"does not split evenly over {mesh.size} chips along dim 0")
     count = len(imported.layout.input_names) + len(imported.constants)
-    placements = [{0: Shard(0)} if i in batch else {} for i in range(count)]
-    annotated, spmd = partition(imported.mlir, mesh, placements)
+    sharded_state = state_shards(imported, example, mesh.size) if zero else {}
+    split = set(batch) | set(sharded_state)
+    placements = [{0: Shard(0)} if i in split else {} for i in range(count)]
+    # Results: the loss and the parameters replicated, a sharded state tensor
+    # stays sharded (it is written over its own input).
+    results = [{} for _ in imported.layout.output_names]
+    for position, result in sharded_state.items():
+        results[result] = {0: Shard(0)}
+    annotated, spmd = partition(imported.mlir, mesh, placements, result_placements=results)
     if dump_dir is not None:
         folder = Path(dump_dir)
         folder.mkdir(parents=True, exist_ok=True)
@@ -70,5 +85,22 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
                             dump_dir=dump_dir, double_buffer=double_buffer)
     result.stages["sharded"] = annotated
     program = CompiledProgram(result.binary, stages=result.stages,
-                              splits={position: 0 for position in batch})
+                              splits={position: 0 for position in split})
     return program, result
+
+
+def state_shards(imported: ImportedTrainStep, example: list[np.ndarray],
+                 chips: int) -> dict[int, int]:
+    """ZeRO-1: argument position -> result position of every optimizer state
+    tensor whose dim 0 splits evenly over ``chips``."""
+    layout = imported.layout
+    n_train, n_const = len(layout.trainable), len(layout.constant)
+    shards = {}
+    for s in range(len(layout.slots)):
+        for i in range(n_train):
+            k = s * n_train + i
+            position = n_train + n_const + k
+            shape = example[position].shape
+            if shape and shape[0] % chips == 0:
+                shards[position] = 1 + n_train + k
+    return shards

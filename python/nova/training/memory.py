@@ -108,23 +108,27 @@ def _bytes(n: int) -> str:
 
 
 def _layout_tensors(layout: StepLayout, values: Mapping[str, np.ndarray],
-                    slots: Mapping[str, Sequence[np.ndarray]]) -> list[tuple[str, str, int]]:
-    """(category, name, bytes) of every tensor the step holds or makes per step."""
+                    slots: Mapping[str, Sequence[np.ndarray]],
+                    shards: Mapping[str, int] | None = None) -> list[tuple[str, str, int]]:
+    """(category, name, bytes) of every tensor the step holds or makes per step,
+    on one chip (a tensor in ``shards`` is split over that many chips)."""
+    shards = shards or {}
     tensors = [("trainable", n, int(values[n].nbytes)) for n in layout.trainable]
     tensors += [("frozen", n, int(values[n].nbytes)) for n in layout.constant]
     tensors += [("gradients", f"grad:{n}", int(values[n].size) * 4) for n in layout.trainable]
-    tensors += [("optimizer_state", f"{slot}:{n}", int(a.nbytes))
+    tensors += [("optimizer_state", f"{slot}:{n}", int(a.nbytes) // shards.get(f"{slot}:{n}", 1))
                 for slot in layout.slots for n, a in zip(layout.trainable, slots[slot])]
     return tensors
 
 
 def memory_breakdown(layout: StepLayout, values: Mapping[str, np.ndarray],
                      slots: Mapping[str, Sequence[np.ndarray]], *, binary: Any = None,
+                     shards: Mapping[str, int] | None = None,
                      peak: int | None = None, capacity: int | None = None,
                      top: int = 5) -> MemoryBreakdown:
     """The breakdown of a step (see :class:`MemoryBreakdown`); with the compiled
     ``binary`` and its ``peak`` the activations, other and total too."""
-    tensors = _layout_tensors(layout, values, slots)
+    tensors = _layout_tensors(layout, values, slots, shards)
     sums = {c: sum(b for cat, _, b in tensors if cat == c)
             for c in ("trainable", "frozen", "gradients", "optimizer_state")}
     results = sums["trainable"] + sums["optimizer_state"] + (sums["gradients"] if layout.grads
@@ -225,6 +229,13 @@ def step_memory(step: Any) -> MemoryBreakdown:
     capacity = None
     if program is not None:
         capacity = program.binary.target.get("hbm_bytes")
+    # State a data-parallel step splits over its chips (ZeRO-1), per chip.
+    shards = {}
+    if program is not None:
+        names = step.layout.input_names
+        for position in getattr(program, "splits", {}):
+            if position < len(names) and ":" in names[position]:
+                shards[names[position]] = program.binary.chips
     return memory_breakdown(step.layout, step._values, step._slots,
                             binary=None if program is None else program.binary,
-                            peak=peak, capacity=capacity)
+                            shards=shards, peak=peak, capacity=capacity)

@@ -43,7 +43,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
                        keep_grads: bool = False, dump_dir: str | Path | None = None,
                        double_buffer: bool = True, seed: int = 0,
                        autocast: torch.dtype | None = None,
-                       recompute: Sequence[str] = (), mesh: Any = None,
+                       recompute: Sequence[str] = (), mesh: Any = None, zero: int = 0,
                        **example_keywords: torch.Tensor) -> "TrainStep":
     """Compiles one training step of ``model`` for ``target`` (one chip).
 
@@ -91,6 +91,9 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     over the mesh's chips (:mod:`nova.training.data_parallel`): each chip
     takes its slice of the batch along dim 0, the gradients are all-reduced,
     and every chip updates its resident replica of the parameters and state.
+    ``zero=1`` (with a mesh) shards the optimizer state over the chips as
+    ZeRO stage 1: each chip keeps and updates ``1/chips`` of it and the
+    updated parameters are all-gathered.
 
     ``recompute=["blocks.0", ...]`` recomputes those submodules' forwards in
     the backward instead of keeping their activations (activation
@@ -123,7 +126,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
             program = CompiledProgram(result.binary, stages=result.stages)
         else:
             program, result = compile_data_parallel(imported, example, mesh, target,
-                                                    dump_dir=dump_dir,
+                                                    zero=zero, dump_dir=dump_dir,
                                                     double_buffer=double_buffer)
     except NovaModelCompileError as error:
         raise_for_compile_error(error, breakdown)

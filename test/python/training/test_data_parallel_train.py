@@ -34,13 +34,13 @@ def _batches(n: int = 10):
     return batches
 
 
-def _train(target: str, mesh: Mesh | None):
+def _train(target: str, mesh: Mesh | None, **options):
     torch.manual_seed(0)
     model = GPT(CFG)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
     batches = _batches()
     step = nova.compile_train_step(model, _ce, optimizer, *batches[0], target=target,
-                                   max_grad_norm=1.0, mesh=mesh)
+                                   max_grad_norm=1.0, mesh=mesh, **options)
     return step, torch.stack([step(*b) for b in batches])
 
 
@@ -75,6 +75,22 @@ def test_dp8_gives_the_one_chip_losses(one_chip, target):
     # The stats count the global batch against all eight chips' peak.
     assert step.stats.tokens == base.stats.tokens
     assert step.stats.peak_flops == 8 * base.stats.peak_flops
+
+
+def test_zero1_shards_the_optimizer_state_and_gives_the_one_chip_losses(one_chip):
+    base, base_losses = one_chip
+    step, losses = _train("nova-t1", Mesh((8,), ("dp",)), zero=1)
+    torch.testing.assert_close(losses, base_losses, rtol=1e-4, atol=0)
+    # Every state tensor of this GPT splits by 8: each chip holds an eighth.
+    assert step.memory().optimizer_state * 8 == base.memory().optimizer_state
+    # The shards, read back from the eight chips, are the one-chip state.
+    ours, theirs = step.optimizer_state_dict()["state"], base.optimizer_state_dict()["state"]
+    assert ours.keys() == theirs.keys()
+    for key in theirs:
+        torch.testing.assert_close(ours[key]["exp_avg"], theirs[key]["exp_avg"],
+                                   rtol=1e-3, atol=1e-5)
+    # Each chip updates its shard of the parameters; all-gathers put them together.
+    assert "nova.all_gather" in step.program.stages["nova"]
 
 
 def test_uneven_batch_is_a_clear_error():
