@@ -46,13 +46,6 @@ def _contiguous(array: np.ndarray) -> np.ndarray:
 class _Resident:
     """``RESIDENT`` in place of an input: keep what the resident HBM holds."""
 
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
     def __repr__(self) -> str:
         return "RESIDENT"
 

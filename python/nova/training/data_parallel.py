@@ -19,7 +19,7 @@ import numpy as np
 
 from nova.compiler.compile import CompileResult, compile_linalg
 from nova.compiler.options import TargetOptions
-from nova.frontend.train_export import ImportedTrainStep
+from nova.frontend.train_export import ImportedTrainStep, donated_arguments
 from nova.runtime.program import CompiledProgram
 from nova.training.errors import TrainStepError
 
@@ -93,14 +93,9 @@ def state_shards(imported: ImportedTrainStep, example: list[np.ndarray],
                  chips: int) -> dict[int, int]:
     """ZeRO-1: argument position -> result position of every optimizer state
     tensor whose dim 0 splits evenly over ``chips``."""
-    layout = imported.layout
-    n_train, n_const = len(layout.trainable), len(layout.constant)
-    shards = {}
-    for s in range(len(layout.slots)):
-        for i in range(n_train):
-            k = s * n_train + i
-            position = n_train + n_const + k
-            shape = example[position].shape
-            if shape and shape[0] % chips == 0:
-                shards[position] = 1 + n_train + k
-    return shards
+    n_train = len(imported.layout.trainable)
+    # The state is what is donated after the parameters.
+    return {position: result
+            for position, result in donated_arguments(imported.layout).items()
+            if position >= n_train and example[position].shape
+            and example[position].shape[0] % chips == 0}

@@ -223,7 +223,7 @@ def test_data_parallel_options() -> None:
     assert type(program).__name__ == "ParallelProgram" and len(program.chip_params) == 2
 
 
-def test_training_loop_runs_forward_and_backward_on_nova() -> None:
+def test_training_loop_runs_forward_and_backward_on_nova(train_beside_eager) -> None:
     """10 AdamW steps: the compiled model's forward and backward graphs (aot_autograd)
     run on Nova and give eager's losses; the optimizer steps on the host."""
     import copy
@@ -232,21 +232,8 @@ def test_training_loop_runs_forward_and_backward_on_nova() -> None:
     model = MLP()
     reference = copy.deepcopy(model)
     compiled = _compiled(model)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    reference_optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-2)
-    x, y = torch.randn(4, 16), torch.randn(4, 8)
-    losses, expected = [], []
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", NovaFallbackWarning)
-        for _ in range(10):
-            for net, opt, out in ((compiled, optimizer, losses),
-                                  (reference, reference_optimizer, expected)):
-                opt.zero_grad()
-                loss = torch.nn.functional.mse_loss(net(x), y)
-                loss.backward()
-                opt.step()
-                out.append(loss.item())
-    torch.testing.assert_close(torch.tensor(losses), torch.tensor(expected), rtol=1e-4, atol=1e-5)
+    losses, expected = train_beside_eager(compiled, model, reference, 10, "error")
+    torch.testing.assert_close(losses, expected, rtol=1e-4, atol=1e-5)
     assert expected[-1] < expected[0]
     assert cache_info().by_kind == {"forward": 1, "backward": 1}
     assert cache_info().hits == 18  # 9 more steps, each a forward and a backward

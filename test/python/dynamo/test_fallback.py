@@ -122,7 +122,7 @@ def test_graph_breaks_with_an_op_in_eager() -> None:
     assert cache_info().compiles == 3
 
 
-def test_training_runs_only_the_op_in_eager() -> None:
+def test_training_runs_only_the_op_in_eager(train_beside_eager) -> None:
     """aot_autograd's forward graph holds aten.atan: it runs in eager between
     two Nova partitions; the backward graph (atan's derivative is 1/(1+x²))
     runs whole on Nova; 5 AdamW steps give eager's losses."""
@@ -130,21 +130,8 @@ def test_training_runs_only_the_op_in_eager() -> None:
     model = AtanMLP()
     reference = copy.deepcopy(model)
     compiled = torch.compile(model, backend=backend)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    reference_optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-2)
-    x, y = torch.randn(4, 16), torch.randn(4, 8)
-    losses, expected = [], []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NovaFallbackWarning)
-        for _ in range(5):
-            for net, opt, out in ((compiled, optimizer, losses),
-                                  (reference, reference_optimizer, expected)):
-                opt.zero_grad()
-                loss = torch.nn.functional.mse_loss(net(x), y)
-                loss.backward()
-                opt.step()
-                out.append(loss.item())
-    torch.testing.assert_close(torch.tensor(losses), torch.tensor(expected), rtol=RTOL, atol=ATOL)
+    losses, expected = train_beside_eager(compiled, model, reference, 5, "ignore")
+    torch.testing.assert_close(losses, expected, rtol=RTOL, atol=ATOL)
     forward, backward = nova.dynamo.report()
     assert (forward.kind, backward.kind) == ("forward", "backward")
     assert [op for op, _ in forward.eager_ops] == ["aten.atan"] and forward.partitions == 2
