@@ -46,6 +46,7 @@ from .scalar import S63, SaluError, salu, wrap
 from .timing import BandwidthPool, CostModel
 from .trace import TraceRecorder
 from .watchdog import Budget, over_instructions, over_time
+from . import fast_timing
 from . import stream as sx
 from .stream import cached_stream, precheck, snapshot, state_at, store_stream
 
@@ -74,7 +75,7 @@ class Dec:
     """An instruction prepared for execution (static parts resolved once)."""
 
     __slots__ = ("ins", "pc", "op", "qkey", "waits", "signals", "ta", "tb", "tc", "td", "name",
-                 "scalar", "perm", "label", "perm_axis", "vcost")
+                 "scalar", "perm", "label", "perm_axis", "vcost", "work")
 
     def __init__(self, ins: Instr, pc: int, tiles: list[TileAccess], dma_engines: int) -> None:
         self.ins, self.pc, self.op = ins, pc, ins.opcode
@@ -90,6 +91,7 @@ class Dec:
         # Static costs cached on first use, with the target they are for (engines_vector,
         # engines_dma, engines_matrix).
         self.vcost: Any = None
+        self.work: Any = None  # (target, nova.sim.report_work.Work): the report's, cached
         if op in oc.DMA_OPS or (op == oc.NOP and ins.engine == oc.DMA):
             if ins.queue >= dma_engines:
                 raise ProgramError(f"instruction {pc} ({self.name}) uses dma queue {ins.queue} but the "
@@ -306,20 +308,8 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         heapq.heappush(self.heap, (t, next(self._seq), fn, arg))
 
     def run(self) -> float:
-        for ch in self.chips:
-            self.schedule(0.0, self._resume, ch)
-        heap, pop, pool = self.heap, heapq.heappop, self.pool
-        n = 0
-        t_max = self.budget.max_time_ns
-        while heap:
-            t, _, fn, arg = pop(heap)
-            if t > t_max:
-                self._sync_state()
-                raise over_time(self, t, self.budget)
-            self.now = pool.now = t
-            fn(arg)
-            n += 1
-        self.events = n
+        if not fast_timing.run(self):  # timing-only runs it models go compiled
+            self._loop()
         self._check_end()
         for ch in self.chips:
             if ch.prechecked:
@@ -336,6 +326,22 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
                 store_stream(code, ch.id, self.target.dma_engines, self.budget, sx.Stream(ch.rec, final))
                 ch.rec = None
         return max(ch.t_end for ch in self.chips)
+
+    def _loop(self) -> None:
+        for ch in self.chips:
+            self.schedule(0.0, self._resume, ch)
+        heap, pop, pool = self.heap, heapq.heappop, self.pool
+        n = 0
+        t_max = self.budget.max_time_ns
+        while heap:
+            t, _, fn, arg = pop(heap)
+            if t > t_max:
+                self._sync_state()
+                raise over_time(self, t, self.budget)
+            self.now = pool.now = t
+            fn(arg)
+            n += 1
+        self.events = n
 
     # Sequencer ---------------------------------------------------------------------------
     def _resume(self, ch: Chip) -> None:

@@ -184,7 +184,6 @@ def build_report(m: Machine, time_ns: float) -> Report:
     flops = 0.0
     n_instr = 0
     compulsory = compulsory_bytes(m.program)
-    work_of: dict[int, object] = {}  # by id(Dec): SPMD chips share decoded code
     for ch in m.chips:
         for q in ch.queues:
             engines.append(EngineStats(ch.id, q.name, q.count, q.busy, q.busy / time_ns if time_ns else 0.0))
@@ -196,11 +195,16 @@ def build_report(m: Machine, time_ns: float) -> Report:
         for d, busy, count in zip(ch.code, ch.pc_busy, ch.pc_count):
             if d.qkey < 0:
                 continue
-            w = work_of.get(id(d))
-            if w is None:
-                w = work_of[id(d)] = instruction_work(d, tg)
             if not count:
                 continue
+            # Static per instruction and target: cached on the decoded instruction
+            # (SPMD chips and later runs share it).
+            c = d.work
+            if c is not None and c[0] is tg:
+                w = c[1]
+            else:
+                w = instruction_work(d, tg)
+                d.work = (tg, w)
             if d.op in (oc.DMA_GATHER, oc.DMA_SCATTER):
                 loc = ch.debug.get(d.pc)
                 dependent.append(f"chip {ch.id} instruction {d.pc} ({d.name}{' at ' + loc if loc else ''})")

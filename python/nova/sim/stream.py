@@ -200,11 +200,12 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
 class Stream:
     """A chip's steps and its scalar state at ``halt`` (None if it never halts)."""
 
-    __slots__ = ("steps", "final", "checks")
+    __slots__ = ("steps", "final", "checks", "fast")
 
     def __init__(self, steps: list[Step], final: _State | None) -> None:
         self.steps, self.final = steps, final
         self.checks: dict[tuple[int, int, int], dict[str, float] | None] = {}  # precheck()
+        self.fast: dict[tuple[int, int], tuple[Any, Any]] = {}  # nova.sim.fast_timing, by chip
 
 
 #: Streams of recently run programs, by (ChipCode identity, chip, dma engines, budget);

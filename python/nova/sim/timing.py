@@ -115,21 +115,25 @@ class Flow:
 class BandwidthPool:
     """Shared-bandwidth transfers, driven by the simulator's event queue.
 
-    Only flows that share a resource with a starting or ending flow are re-rated.
-    ``busy[r]`` accumulates the time resource ``r`` carried at least one flow.
+    Only flows that share a resource with a starting or ending flow are re-rated,
+    in a fixed order (the new or ending flow's resources in path order, each
+    resource's flows in the order they started: insertion-ordered dicts, not sets,
+    so equal finish times break the same way on every run and in the compiled
+    loop, nova.sim.fast_timing). ``busy[r]`` accumulates the time resource ``r``
+    carried at least one flow.
     """
 
     def __init__(self, bandwidth: Callable[[str], float],
                  schedule: Callable[[float, Callable[[object], None], object], None]) -> None:
         self._bw = bandwidth
         self._schedule = schedule
-        self._on: dict[str, set[Flow]] = {}
+        self._on: dict[str, dict[Flow, None]] = {}
         self._since: dict[str, float] = {}
         self.now = 0.0
         self.busy: dict[str, float] = {}
         self.bytes: dict[str, float] = {}
 
-    def _rerate(self, flows: set[Flow], now: float) -> None:
+    def _rerate(self, flows: dict[Flow, None], now: float) -> None:
         on, bw, schedule, finish = self._on, self._bw, self._schedule, self._finish
         for f in flows:
             if f.version < 0:
@@ -162,15 +166,15 @@ class BandwidthPool:
         ``weights[i]`` bytes per payload byte (a strided access's burst overhead)."""
         f = Flow(nbytes, resources, done, weights)
         f.t0 = now
-        affected = {f}
+        affected = {f: None}
         for i, r in enumerate(resources):
             s = self._on.get(r)
             if s is None:
-                s = self._on[r] = set()
+                s = self._on[r] = {}
             if not s:
                 self._since[r] = now
-            affected |= s
-            s.add(f)
+            affected.update(s)
+            s[f] = None
             self.bytes[r] = self.bytes.get(r, 0.0) + nbytes * (1.0 if weights is None else weights[i])
         self._rerate(affected, now)
 
@@ -180,12 +184,12 @@ class BandwidthPool:
             return
         now = self.now
         f.version = -1
-        affected: set[Flow] = set()
+        affected: dict[Flow, None] = {}
         for r in f.resources:
             s = self._on[r]
-            s.discard(f)
+            s.pop(f, None)
             if not s:
                 self.busy[r] = self.busy.get(r, 0.0) + now - self._since[r]
-            affected |= s
+            affected.update(s)
         self._rerate(affected, now)
         f.done()

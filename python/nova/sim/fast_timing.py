@@ -1,0 +1,191 @@
+"""Timing-only runs on the compiled event loop (``nova.sim._fast_timing``,
+lib/Sim/FastTiming.cpp).
+
+A timing-only run computes no numbers, so all that is left is the event loop of
+:class:`nova.sim.engines.Machine` — about 2.5 us of Python per event. The
+compiled loop performs the same float operations in the same order (and breaks
+ties the same way: events by (time, sequence number), flows re-rated in
+insertion order), so simulated times, engine busy times, per-instruction
+attribution and event counts are bit-identical to the Python loop's. The static
+costs it needs (vector costs, matmul stream times, DMA ports and bursts) come
+from the Python cost model itself, prepared once per program, chip and target.
+
+It takes the runs it models exactly: every chip replaying a complete, prechecked
+sequencer stream of matmuls, vector instructions, local ``dma_copy`` and nops.
+Anything else — collectives, send/recv, indexed or peer DMA, a traced run, a
+fault, a budget or a deadlock — makes :func:`run` return False, and the Python
+loop runs (and raises or reports) as it always did. ``NOVA_SIM_FAST=0`` turns
+the compiled loop off (the tests compare the two).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import opcodes as oc
+from . import stream as sx
+
+if TYPE_CHECKING:
+    from .engines import Chip, Dec, Machine
+
+try:
+    from . import _fast_timing as _native
+except ImportError:  # a source checkout without the built extension
+    _native = None
+
+#: Columns of a decoded-instruction row (lib/Sim/FastTiming.cpp: ``Dec``).
+MAX_RESOURCES = 4
+DEC_COLUMNS = 7 + 2 * MAX_RESOURCES
+NOP_CLASS, MATMUL_CLASS, VECTOR_CLASS, DMA_CLASS = range(4)
+_I64_MAX = (1 << 63) - 1
+
+
+def available() -> bool:
+    """Whether the compiled loop is built and not turned off (``NOVA_SIM_FAST=0``)."""
+    return _native is not None and os.environ.get("NOVA_SIM_FAST", "1") != "0"
+
+
+class _Unsupported(Exception):
+    """An instruction the compiled loop does not model."""
+
+
+def run(m: "Machine") -> bool:
+    """Runs ``m`` (a fresh timing-only machine) on the compiled loop and writes
+    the results back into it; False when the Python loop must run instead
+    (nothing of ``m`` was changed then)."""
+    if not available() or m.functional or m.trace is not None:
+        return False
+    chips = m.chips
+    if not all(ch.steps is not None and ch.prechecked and ch.si == 0 and ch.stream.final is not None
+               and ch.steps and ch.steps[-1][1] == sx.HALT for ch in chips):
+        return False
+    prepared = [_prepared(m, ch) for ch in chips]
+    if any(p is None for p in prepared):
+        return False
+    resources: dict[str, int] = {}
+    args = []
+    for ch, (steps, decs, masks, res_names) in zip(chips, prepared):
+        decs = decs.copy()
+        # The rows hold the program's resource ids; the run numbers them across chips.
+        for j in range(MAX_RESOURCES):
+            col = decs[:, 7 + j]
+            used = col >= 0
+            col[used] = [resources.setdefault(res_names[int(r)], len(resources)) for r in col[used]]
+        args.append((steps, decs, masks, len(ch.code), len(ch.queues)))
+    names = list(resources)
+    bandwidths = np.array([m._bandwidth(r) for r in names], dtype=np.float64)
+    cost = m.cost
+    config = (m.cycle, m._t_max, cost.nop, cost.weight_load, cost.fill_drain, m.queue_depth,
+              min(m.budget.max_instructions, _I64_MAX), bool(cost.overlap))
+    result = _native.run(config, bandwidths, args)
+    if result is None:
+        return False
+    _write_back(m, result, names)
+    return True
+
+
+def _write_back(m: "Machine", result: tuple, names: list[str]) -> None:
+    now, events, busy, moved, chips = result
+    m.now = m.pool.now = now
+    m.events = events
+    m.pool.busy = {names[r]: v for r, v in busy}
+    m.pool.bytes = {names[r]: v for r, v in moved}
+    for ch, (t, t_end, scalars, executed, queues, sems, sem_time, mx, pc_busy, pc_count) in zip(m.chips, chips):
+        ch.t, ch.t_end, ch.halted, ch.block = t, t_end, True, None
+        ch.si, ch.at_step = len(ch.steps), False
+        ch.scalar_count += scalars
+        ch.executed += executed
+        ch.sems, ch.sem_time = sems, sem_time
+        if mx is not None:
+            ch.mx_state = mx
+        for q, (b, n) in zip(ch.queues, queues):
+            q.busy += b
+            q.count += n
+        ch.pc_busy = np.frombuffer(pc_busy, dtype=np.float64).tolist()
+        ch.pc_count = np.frombuffer(pc_count, dtype=np.int64).tolist()
+
+
+def _prepared(m: "Machine", ch: "Chip") -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]] | None:
+    """The chip's stream as arrays (cached on the stream per target and chip):
+    steps ``[scalars before, kind, decoded row, back-edge]``, decoded rows, their
+    semaphore masks, and the resource names the rows' ids stand for; None if the
+    stream holds an instruction the compiled loop does not model."""
+    cache = ch.stream.fast
+    key = (ch.id, len(ch.queues))
+    hit = cache.get(key)
+    if hit is not None and hit[0] is m.target:
+        return hit[1]
+    try:
+        prepared = _arrays(m, ch)
+    except _Unsupported:
+        prepared = None
+    cache[key] = (m.target, prepared)
+    return prepared
+
+
+def _arrays(m: "Machine", ch: "Chip") -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    rows: dict[int, int] = {}
+    decs: list[list[float]] = []
+    masks: list[tuple[int, int]] = []
+    names: dict[str, int] = {}
+    steps = np.empty((len(ch.steps), 4), dtype=np.int64)
+    for i, st in enumerate(ch.steps):
+        d = st[2]
+        row = rows.get(d.pc)
+        if row is None:
+            row = rows[d.pc] = len(decs)
+            decs.append(_row(m, ch, d, st, names))
+            masks.append((_mask(d.waits), _mask(d.signals)))
+        steps[i] = (st[0], st[1], row, st[7])
+    return (steps, np.array(decs, dtype=np.float64).reshape(-1, DEC_COLUMNS),
+            np.array(masks, dtype=np.uint64).reshape(-1, 2), list(names))
+
+
+def _mask(sems: tuple[int, ...]) -> int:
+    v = 0
+    for s in sems:
+        v |= 1 << s
+    return v
+
+
+def _row(m: "Machine", ch: "Chip", d: "Dec", st: tuple, names: dict[str, int]) -> list[float]:
+    """One decoded instruction's static timing: queue, class, pc, cost (vector
+    cost or matmul stream time), DMA setup, bytes and ports with their burst
+    weights — from the Python cost model, so both loops price it alike."""
+    row = [float(d.qkey), 0.0, float(d.pc), 0.0, 0.0, 0.0, 0.0] + [-1.0] * MAX_RESOURCES + [0.0] * MAX_RESOURCES
+    if st[1] != sx.DISPATCH:
+        return row
+    op = d.op
+    if op == oc.NOP:
+        row[1] = NOP_CLASS
+    elif op == oc.MATMUL:
+        row[1] = MATMUL_CLASS
+        row[3] = m.cost.matmul_stream(d.ta.shape[0], d.tb.shape[1], d.ta.dtype)
+    elif op in oc.VECTOR_OPS:
+        row[1] = VECTOR_CLASS
+        # The timing-only semantics return the cost and touch nothing (prechecked).
+        row[3] = m._exec[op](ch.queues[d.qkey], _Probe(d))
+    elif op == oc.DMA_COPY and not d.ins.flags & oc.F_PEER:
+        row[1] = DMA_CLASS
+        res, w = m._dma_ends(ch.id, d.ta, ch.id, d.td)
+        if len(res) > MAX_RESOURCES:
+            raise _Unsupported
+        row[4], row[5], row[6] = m.cost.dma_setup, float(d.ta.nbytes), float(len(res))
+        for j, (r, x) in enumerate(zip(res, w)):
+            row[7 + j] = names.setdefault(r, len(names))
+            row[7 + MAX_RESOURCES + j] = x
+    else:
+        raise _Unsupported
+    return row
+
+
+class _Probe:
+    """A stand-in dispatched instruction for reading a vector instruction's cost."""
+
+    __slots__ = ("d", "ra", "rb", "rc", "rdst", "t")
+
+    def __init__(self, d: "Dec") -> None:
+        self.d, self.ra, self.rb, self.rc, self.rdst, self.t = d, 0, 0, 0, 0, 0.0
