@@ -48,7 +48,7 @@ from .trace import TraceRecorder
 from .watchdog import Budget, over_instructions, over_time
 from . import fast_timing
 from . import stream as sx
-from .stream import cached_stream, precheck, snapshot, state_at, store_stream
+from .stream import cached_stream, precheck, snapshot, state_at, store_stream, walk_stream
 
 U32_MAX = (1 << 32) - 1
 Q_MATRIX, Q_VECTOR, Q_COLLECTIVE, Q_DMA0 = 0, 1, 2, 3
@@ -284,6 +284,11 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         if trace is None:  # traced runs interpret (they record semaphore FIFOs)
             for ch, code in zip(self.chips, program.chips):
                 ch.stream = cached_stream(code, ch.id, tg.dma_engines, self.budget)
+                if ch.stream is None and not self.functional and fast_timing.available():
+                    # A timing-only run walks the stream first (scalar code only), so even
+                    # a program's one run goes on the compiled loop.
+                    ch.stream = walk_stream(code, ch.code, ch.id, self.budget)
+                    store_stream(code, ch.id, tg.dma_engines, self.budget, ch.stream)
                 ch.steps = None if ch.stream is None else ch.stream.steps
                 if ch.stream is None:
                     ch.rec = []  # the first run records it

@@ -142,7 +142,8 @@ def test_a_cut_stream_hands_over_to_the_interpreter(limit, functional, monkeypat
     assert r[2].chips[0].steps is None  # handed over
 
 
-def test_stream_is_reused_across_runs():
+def test_stream_is_reused_across_runs(monkeypatch):
+    monkeypatch.setenv("NOVA_SIM_FAST", "0")  # the Python loop (else the first run walks)
     prog = uneven_loop().program(target("tiny", chips=1))
     sim = Simulator(prog, functional=False)
     sim.run()
@@ -152,6 +153,19 @@ def test_stream_is_reused_across_runs():
     assert first is not None and sim.machine.chips[0].prechecked
     sim.run()
     assert sim.machine.chips[0].stream is first
+
+
+def test_a_first_timing_only_run_walks_the_stream(monkeypatch):
+    """With the compiled loop, a timing-only run's first run walks the stream
+    (walk_stream) and replays it, with the interpreted run's times."""
+    prog = uneven_loop().program(target("tiny", chips=1))
+    sim = Simulator(prog, functional=False)
+    _, walked = sim.run()
+    assert sim.machine.chips[0].stream is not None and sim.machine.chips[0].prechecked
+    monkeypatch.setenv("NOVA_SIM_FAST", "0")
+    _, interpreted = Simulator(uneven_loop().program(target("tiny", chips=1)), functional=False).run()
+    assert walked.time_ns == interpreted.time_ns
+    assert [e.busy_ns for e in walked.engines] == [e.busy_ns for e in interpreted.engines]
 
 
 def scalar_loop(trips=10**12):
