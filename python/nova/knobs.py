@@ -36,6 +36,9 @@ class Knobs:
         ``torch.compile`` backend's cache): ``NOVA_CACHE_DIR``, else
         ``$XDG_CACHE_HOME/nova``, else ``~/.cache/nova`` (the XDG convention);
         ``None`` (a ``Knobs`` built by hand) means that default too.
+    sim_fast: whether timing-only runs may use the compiled event loop
+        (:mod:`nova.sim.fast_timing`); ``NOVA_SIM_FAST=0`` turns it off
+        (``1`` or unset: on).
     torch_logs: torch's ``TORCH_LOGS`` as set; when it names ``nova``
         (``TORCH_LOGS=+nova``) the backend's loggers follow it
         (:mod:`nova.dynamo.logs`).
@@ -46,6 +49,7 @@ class Knobs:
     sim_max_time_s: float | None = None
     sim_host_memory: int | None = None
     cache_dir: Path | None = None
+    sim_fast: bool = True
     torch_logs: str = ""
 
     def __post_init__(self) -> None:
@@ -86,7 +90,16 @@ def knobs(environ: Mapping[str, str] | None = None) -> Knobs:
                  sim_max_time_s=_number(env, "NOVA_SIM_MAX_TIME_S", False),
                  sim_host_memory=_number(env, "NOVA_SIM_HOST_MEMORY", True),
                  cache_dir=_cache_dir(env),
+                 sim_fast=_switch(env, "NOVA_SIM_FAST"),
                  torch_logs=env.get("TORCH_LOGS") or "")
+
+
+def _switch(env: Mapping[str, str], name: str) -> bool:
+    """``0`` off, ``1`` or unset on."""
+    text = (env.get(name) or "").strip()
+    if text not in ("", "0", "1"):
+        raise KnobError(f"{name}={text!r}: expected 0 or 1")
+    return text != "0"
 
 
 def _cache_dir(env: Mapping[str, str]) -> Path:

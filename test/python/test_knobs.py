@@ -22,3 +22,12 @@ def test_process_environment_is_read_at_call_time(monkeypatch: pytest.MonkeyPatc
 def test_knobs_reject_untyped_values() -> None:
     with pytest.raises(TypeError, match="tools_dir must be a Path"):
         Knobs(tools_dir="/not/a/path/object")  # type: ignore[arg-type]
+
+
+def test_sim_fast_switch() -> None:
+    from nova.knobs import KnobError
+
+    assert knobs({}).sim_fast and knobs({"NOVA_SIM_FAST": "1"}).sim_fast
+    assert not knobs({"NOVA_SIM_FAST": "0"}).sim_fast
+    with pytest.raises(KnobError, match="NOVA_SIM_FAST='yes': expected 0 or 1"):
+        knobs({"NOVA_SIM_FAST": "yes"})

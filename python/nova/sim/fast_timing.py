@@ -21,7 +21,6 @@ the compiled loop off (the tests compare the two).
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,7 +45,9 @@ _I64_MAX = (1 << 63) - 1
 
 def available() -> bool:
     """Whether the compiled loop is built and not turned off (``NOVA_SIM_FAST=0``)."""
-    return _native is not None and os.environ.get("NOVA_SIM_FAST", "1") != "0"
+    from nova.knobs import knobs
+
+    return _native is not None and knobs().sim_fast
 
 
 class _Unsupported(Exception):
