@@ -8,6 +8,7 @@ from typing import Any
 
 from . import opcodes as oc
 from .engines import Machine
+from .overlap import CollectiveOverlap, chip_overlap
 from .report_work import instruction_work
 
 
@@ -90,6 +91,9 @@ class Report:
     dimension) is one run, so its time may differ from the functional run's.
     instr_stats: per chip and instruction, engine busy time and work
     (see :meth:`profile`).
+    overlap: per chip (runs with collectives only), the collective queue's busy
+    time and the part of it hidden behind the matrix or vector engine
+    (:mod:`nova.sim.overlap`); :attr:`collective_hidden_fraction` sums them.
     """
 
     time_ns: float
@@ -106,6 +110,7 @@ class Report:
     data_dependent: tuple[str, ...] = field(default=())
     instr_stats: tuple[InstrStat, ...] = field(default=(), repr=False)
     hbm_gbps: float = 0.0
+    overlap: tuple[CollectiveOverlap, ...] = field(default=())
 
     def __post_init__(self) -> None:
         if self.time_ns < 0:
@@ -114,6 +119,13 @@ class Report:
     @property
     def roofline_fraction(self) -> float:
         return self.roofline_ns / self.time_ns if self.time_ns > 0 else 0.0
+
+    @property
+    def collective_hidden_fraction(self) -> float:
+        """Of all chips' collective time, the fraction spent while the same chip
+        computed (0 without collectives)."""
+        total = sum(o.collective_ns for o in self.overlap)
+        return sum(o.hidden_ns for o in self.overlap) / total if total > 0 else 0.0
 
     @property
     def time_s(self) -> float:
@@ -153,6 +165,10 @@ class Report:
             lines.append(f"data-dependent   {len(self.data_dependent)} instruction(s) whose cost depends on "
                          f"the data, e.g. {self.data_dependent[0]}"
                          + ("; timing-only assumes one run per index row" if self.timing_only else ""))
+        if self.overlap:
+            c = sum(o.collective_ns for o in self.overlap)
+            lines.append(f"collectives      {c / 1e3:12.3f} us busy on all chips, "
+                         f"{100 * self.collective_hidden_fraction:.1f}% hidden behind compute")
         for b in self.bounds:
             lines.append(f"chip {b.chip} bound     {b.bound_ns / 1e3:10.3f} us ({b.limiter}): matrix "
                          f"{b.matrix_ns / 1e3:.3f} us, vector {b.vector_ns / 1e3:.3f} us, hbm "
@@ -227,9 +243,11 @@ def build_report(m: Machine, time_ns: float) -> Report:
             links[k] = links.get(k, 0.0) + v
             busy[k] = busy.get(k, 0.0) + src_busy.get(k, 0.0)
     util = {k: min(1.0, v / time_ns) if time_ns else 0.0 for k, v in busy.items()}
+    overlap = tuple(chip_overlap(ch.id, ch.busy_intervals[2], ch.busy_intervals[0] + ch.busy_intervals[1])
+                    for ch in m.chips if ch.busy_intervals is not None and ch.busy_intervals[2])
     roof = max((b.bound_ns for b in bounds), default=0.0)
     return Report(time_ns=time_ns, engines=tuple(engines), memory_bytes=mem, link_bytes=links,
                   link_utilisation=util, flops=flops, roofline_ns=roof, instructions=n_instr,
                   collectives=tuple(m.collectives), bounds=tuple(bounds), timing_only=not m.functional,
                   data_dependent=tuple(dependent), instr_stats=tuple(stats),
-                  hbm_gbps=tg.hbm_gbps)
+                  hbm_gbps=tg.hbm_gbps, overlap=overlap)

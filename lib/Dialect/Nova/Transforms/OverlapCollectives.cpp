@@ -112,9 +112,30 @@ Accesses accessesOf(Operation *root) {
   return acc;
 }
 
-/// Whether every value `op` uses from outside itself is defined before
-/// `point` (in `point`'s block) or outside that block.
-bool operandsAvailableBefore(Operation *op, Operation *point) {
+/// Whether `op` only computes a value (pure: a view, a constant) or only
+/// allocates one: such ops move when a user moves, never on their own, so an
+/// allocation is not hoisted away from the users that stay behind a wait
+/// (its buffer would be live from there, across everything in between).
+bool isLazy(Operation *op) {
+  if (op->getNumRegions() != 0)
+    return false;
+  if (isPure(op))
+    return true;
+  auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!iface)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> effects;
+  iface.getEffects(effects);
+  return llvm::all_of(effects, [](const MemoryEffects::EffectInstance &effect) {
+    return isa<MemoryEffects::Allocate>(effect.getEffect());
+  });
+}
+
+/// Calls `fn` on the op in `point`'s block that defines each value `op` uses
+/// from outside itself, when that op is not before `point`; stops at the
+/// first `fn` that returns false.
+template <typename Fn>
+bool forEachLaterDef(Operation *op, Operation *point, Fn fn) {
   Block *block = point->getBlock();
   WalkResult result = op->walk([&](Operation *nested) {
     for (Value operand : nested->getOperands()) {
@@ -122,12 +143,31 @@ bool operandsAvailableBefore(Operation *op, Operation *point) {
       if (!def || op->isAncestor(def))
         continue;
       Operation *defInBlock = block->findAncestorOpInBlock(*def);
-      if (defInBlock && !defInBlock->isBeforeInBlock(point))
+      if (defInBlock && !defInBlock->isBeforeInBlock(point) && !fn(defInBlock))
         return WalkResult::interrupt();
     }
     return WalkResult::advance();
   });
   return !result.wasInterrupted();
+}
+
+/// Whether every value `op` uses from outside itself is defined before
+/// `point` (in `point`'s block), outside that block, or by lazy ops after
+/// it that can move along (their own operands available).
+bool operandsAvailableBefore(Operation *op, Operation *point) {
+  return forEachLaterDef(op, point, [&](Operation *def) {
+    return isLazy(def) && operandsAvailableBefore(def, point);
+  });
+}
+
+/// Moves the lazy ops after `point` that `op` uses in front of `point`,
+/// their own operands first.
+void pullLazyOperands(Operation *op, Operation *point) {
+  forEachLaterDef(op, point, [&](Operation *def) {
+    pullLazyOperands(def, point);
+    def->moveBefore(point);
+    return true;
+  });
 }
 
 /// The wait for `collective`'s token in its block, if it is the only user
@@ -193,6 +233,8 @@ struct OverlapCollectivesPass
         }
         break;
       }
+      if (isLazy(op))
+        continue; // Moves with its first user that moves (or stays put).
       Accesses acc = accessesOf(op);
       if (acc.unknown)
         break; // Nothing moves across what the analysis cannot see.
@@ -203,6 +245,7 @@ struct OverlapCollectivesPass
         continue;
       }
       moved.insert(op);
+      pullLazyOperands(op, wait);
       op->moveBefore(wait);
       ++numMoved;
     }

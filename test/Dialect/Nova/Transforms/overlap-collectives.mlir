@@ -39,14 +39,16 @@ func.func @independent_chain_moves_up(%p: !h, %r: !h, %x: !h, %z: !h, %o: !s) {
 
 // Writing the all-reduce's input (a buffer it may still be reading) or
 // reading its output must wait; so must an op that overwrites what such an
-// op still reads (%y, through a view). The independent load after them still moves
-// (and so do the views, which access nothing).
+// op still reads (%y, through a view). The independent load after them still moves;
+// the views stay beside the users that stay (pure ops move only with a user).
 // CHECK-LABEL: func.func @conflicts_stay
 // CHECK: %[[T:.*]] = nova.all_reduce
 // CHECK: memref.alloc
 // CHECK-NEXT: %[[L:.*]] = nova.dma_start %{{.*}}, %{{.*}} : memref<8x8xf32, #nova.memory_space<hbm>> -> memref<8x8xf32, #nova.memory_space<sram>>
 // CHECK-NEXT: nova.wait %[[L]]
 // CHECK-NEXT: nova.wait %[[T]]
+// CHECK-NEXT: memref.subview
+// CHECK-NEXT: memref.subview
 // CHECK-NEXT: %[[W:.*]] = nova.dma_start %{{.*}}, %[[SUB:.*]] :
 // CHECK-NEXT: nova.wait %[[W]]
 // CHECK-NEXT: nova.elementwise <exp>
@@ -143,5 +145,34 @@ func.func @dealloc_stays(%r: !h) {
   %t = nova.all_reduce <sum> ins(%p : !h) outs(%r : !h) groups [[0, 1]]
   nova.wait %t
   memref.dealloc %p : !h
+  return
+}
+
+// -----
+
+!h = memref<8x8xf32, #nova.memory_space<hbm>>
+!s = memref<8x8xf32, #nova.memory_space<sram>>
+
+// An allocation moves with the first user that moves and otherwise stays
+// where it was: hoisting the buffer of an op that stays behind the wait would
+// keep it live across everything the collective overlaps (a DP training step's
+// early loss all-reduce once held every SRAM tile of the backward pass live).
+// CHECK-LABEL: func.func @allocations_move_with_their_users
+// CHECK: %[[T:.*]] = nova.all_reduce
+// CHECK-NEXT: %[[A:.*]] = memref.alloc()
+// CHECK-NEXT: %[[L:.*]] = nova.dma_start %{{.*}}, %[[A]]
+// CHECK-NEXT: nova.wait %[[L]]
+// CHECK-NEXT: nova.wait %[[T]]
+// CHECK-NEXT: %[[B:.*]] = memref.alloc()
+// CHECK-NEXT: %[[R:.*]] = nova.dma_start %{{.*}}, %[[B]]
+func.func @allocations_move_with_their_users(%p: !h, %r: !h, %x: !h) {
+  %t = nova.all_reduce <sum> ins(%p : !h) outs(%r : !h) groups [[0, 1]]
+  nova.wait %t
+  %b = memref.alloc() : !s
+  %a = memref.alloc() : !s
+  %u = nova.dma_start %r, %b : !h -> !s
+  nova.wait %u
+  %l = nova.dma_start %x, %a : !h -> !s
+  nova.wait %l
   return
 }
