@@ -110,6 +110,7 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
     # stored re-laid-out (TorchParallelPlan.relayouts).
     program.state_names = [spec.name for spec in imported.params]
     program.relayouts = dict(getattr(plan, "relayouts", {}))
+    program.state_placements = arg_placements[:state_count]
     return program
 
 

@@ -27,7 +27,11 @@ MESH = Mesh((2,), ("tp",))
 
 
 def _gpt2() -> torch.nn.Module:
-    torch.manual_seed(0)
+    return _gpt2_seeded(0)
+
+
+def _gpt2_seeded(seed: int) -> torch.nn.Module:
+    torch.manual_seed(seed)
     config = transformers.GPT2Config(vocab_size=VOCAB, n_embd=64, n_layer=2, n_head=4,
                                      n_positions=32, attn_implementation="eager")
     return transformers.GPT2LMHeadModel(config).eval()
@@ -89,6 +93,16 @@ def test_gpt2_ready_made_plan_matches_eager_and_splits() -> None:
     # The user's model is left as it was.
     assert type(model.transformer.h[0].attn.c_attn).__name__ == "Conv1D"
     assert type(model.transformer.wte) is torch.nn.Embedding
+    # Another model's weights, written in the user's layout: the runtime
+    # re-lays out c_attn and splits every state as compiled.
+    other = _gpt2_seeded(5)
+    program.load_state_dict(other.state_dict())
+    ids = _ids()
+    with torch.no_grad():
+        expected = other(input_ids=ids, use_cache=False).logits
+    torch.testing.assert_close(program(input_ids=ids).logits, expected, rtol=RTOL, atol=ATOL)
+    with pytest.raises(ParallelError, match=r"\['lm_head.weights'\] are not states"):
+        program.load_state_dict({"lm_head.weights": other.lm_head.weight})
 
 
 def test_gpt2_hand_written_mlp_plan_through_nova_compile() -> None:
