@@ -232,3 +232,27 @@ def test_compile_errors_before_exporting() -> None:
         compile_parallel(model, mesh=MESH, plan={"lm_head": Shard(0)}, input_ids=ids)
     with pytest.raises(ParallelError, match="parts must be a positive integer"):
         FusedColwiseParallel(parts=0)
+
+
+def test_fused_qkv_linear_split_by_heads() -> None:
+    """nanoGPT's fused ``qkv`` nn.Linear (nova.models, ``fused_qkv=True``):
+    FusedColwiseParallel gives each chip its heads of q, k and v, so
+    attention needs no gather (a plain column split all-gathers the qkv output)."""
+    from nova.models.gpt import GPTBlock, GPTConfig
+
+    torch.manual_seed(0)
+    block = GPTBlock(GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=16,
+                               fused_qkv=True)).eval()
+    x = torch.randn(2, 16, 32)
+    plan = {"attn.qkv": FusedColwiseParallel(parts=3), "attn.proj": RowwiseParallel(),
+            "mlp.fc1": ColwiseParallel(), "mlp.fc2": RowwiseParallel()}
+    program = compile_parallel(block, x, mesh=MESH, plan=plan)
+    with torch.no_grad():
+        expected = block(x)
+    torch.testing.assert_close(program(x), expected, rtol=RTOL, atol=ATOL)
+    assert _count(program, "nova.all_reduce") == 2
+    assert _count(program, "nova.all_gather") == 0
+    weight = block.attn.qkv.weight.detach()  # [3 * 32, 32]: torch's [out, in]
+    torch.testing.assert_close(_piece(program, 1, "attn.qkv.weight"),
+                               torch.cat([weight[16:32], weight[48:64], weight[80:96]]),
+                               rtol=0, atol=0)
