@@ -44,7 +44,8 @@ def llama_tp_plan(*, vocab: bool = True) -> dict[str, ParallelStyle]:
     plan without sequence parallelism): ``q_proj``, ``k_proj``, ``v_proj``,
     ``gate_proj``, ``up_proj`` column parallel, ``o_proj`` and ``down_proj``
     row parallel. With grouped-query attention the chips must divide
-    ``num_key_value_heads`` (checked when compiling). With ``vocab`` the
+    ``num_key_value_heads`` (checked when compiling); each chip repeats its
+    own key/value heads (:mod:`nova.parallel.rewrites`). With ``vocab`` the
     token embedding is vocab-parallel (row parallel) and ``lm_head`` column
     parallel, its logits gathered."""
     layer = "model.layers.*."

@@ -18,6 +18,16 @@ sharding propagation cannot follow on the module as written.
   ``.split(width, dim=-1)`` as Hugging Face's attention does, each part
   whole heads on each chip, with no collective.
 
+* Grouped-query attention (fewer key/value heads than heads, a split
+  Hugging Face attention with ``num_key_value_groups > 1``): transformers'
+  ``repeat_kv`` broadcasts ``[b, kv, 1, s, d]`` to ``[b, kv, n_rep, s, d]``;
+  propagation does not keep that 5-D broadcast split by kv heads and
+  gathers it (a rank-5 collective Nova's backend refuses). While
+  exporting, the modeling module's ``repeat_kv`` (and the SDPA
+  integration's, with its ``enable_gqa`` shortcut off) is
+  :func:`repeat_kv_heads_first`, the same numbers in 4-D with the heads
+  leading, which stays split: each chip repeats its own kv heads.
+
 The stand-ins keep the replaced module's parameter names, so the exported
 program's state is named as the user's model names it; a re-laid-out
 state holds the user's tensor permuted by :meth:`Relayout.order`.
@@ -64,8 +74,9 @@ class Relayout:
 @dataclass(frozen=True)
 class ModuleRewrite:
     """Replace module ``module`` (a qualified name) while exporting: ``kind``
-    is ``"one_hot_embedding"`` or ``"grouped_parts"`` (``parts`` outputs,
-    grouped per chip of mesh axis ``axis``)."""
+    is ``"one_hot_embedding"``, ``"grouped_parts"`` (``parts`` outputs,
+    grouped per chip of mesh axis ``axis``) or ``"repeat_kv"`` (the
+    attention module ``module``'s transformers ``repeat_kv``)."""
 
     module: str
     kind: str
@@ -135,6 +146,34 @@ class GroupedParts(torch.nn.Module):
         return _Parts(y, self.chips, self.parts, self.owner)
 
 
+def repeat_kv_heads_first(hidden_states: torch.Tensor, n_rep: int) -> torch.Tensor:
+    """transformers' ``repeat_kv`` (``[b, kv, s, d] -> [b, kv * n_rep, s, d]``,
+    each kv head repeated ``n_rep`` times in place), with the heads leading."""
+    if n_rep == 1:
+        return hidden_states
+    b, kv, s, d = hidden_states.shape
+    heads_first = hidden_states.transpose(0, 1).reshape(kv, 1, b * s, d)
+    repeated = heads_first.expand(kv, n_rep, b * s, d).reshape(kv * n_rep, b, s, d)
+    return repeated.transpose(0, 1)
+
+
+def _repeat_kv_patches(module: torch.nn.Module) -> list[tuple[object, str, object]]:
+    """(python module, attribute, replacement) for an attention ``module``."""
+    import sys
+
+    patches = []
+    modeling = sys.modules.get(type(module).__module__)
+    if modeling is not None and callable(getattr(modeling, "repeat_kv", None)):
+        patches.append((modeling, "repeat_kv", repeat_kv_heads_first))
+    sdpa = sys.modules.get("transformers.integrations.sdpa_attention")
+    if sdpa is not None:
+        if callable(getattr(sdpa, "repeat_kv", None)):
+            patches.append((sdpa, "repeat_kv", repeat_kv_heads_first))
+        if callable(getattr(sdpa, "use_gqa_in_sdpa", None)):
+            patches.append((sdpa, "use_gqa_in_sdpa", lambda *args, **kwargs: False))
+    return patches
+
+
 def stand_in(model: torch.nn.Module, rewrite: ModuleRewrite, chips: int) -> torch.nn.Module:
     """The module that replaces ``rewrite.module`` of ``model`` while exporting."""
     module = model.get_submodule(rewrite.module)
@@ -153,6 +192,12 @@ def rewritten(model: torch.nn.Module, rewrites: Sequence[ModuleRewrite],
     originals = []
     try:
         for rewrite in rewrites:
+            if rewrite.kind == "repeat_kv":  # functions of transformers, not a module
+                for owner, attribute, replacement in _repeat_kv_patches(
+                        model.get_submodule(rewrite.module)):
+                    originals.append((owner, attribute, getattr(owner, attribute)))
+                    setattr(owner, attribute, replacement)
+                continue
             parent_name, _, child = rewrite.module.rpartition(".")
             parent = model.get_submodule(parent_name)
             replacement = stand_in(model, rewrite, chips_of(rewrite.axis))

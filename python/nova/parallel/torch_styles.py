@@ -173,6 +173,13 @@ def torch_plan(model: torch.nn.Module, mesh_or_axis: Mesh | str | int,
                     raise ParallelError(f"{name!r}: an nn.Embedding with max_norm (renormed "
                                         f"in place) cannot be split")
                 rewrites.append(ModuleRewrite(name, "one_hot_embedding", axis=axis))
+    # Split grouped-query attentions: repeat_kv in a form propagation keeps split.
+    attentions = {name.rpartition(".")[0] for name, style in styles.items()
+                  if isinstance(style, ColwiseParallel) and "." in name}
+    for name in sorted(attentions):
+        groups = getattr(model.get_submodule(name), "num_key_value_groups", 1)
+        if isinstance(groups, int) and groups > 1:
+            rewrites.append(ModuleRewrite(name, "repeat_kv", axis=axis))
     return TorchParallelPlan(placements, batch_axis=batch_axis, rewrites=tuple(rewrites),
                              relayouts=relayouts, styles=styles)
 

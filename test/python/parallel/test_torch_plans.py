@@ -9,7 +9,6 @@ import pytest
 import torch
 
 import nova
-from nova.compiler.errors import NovaModelCompileError
 from nova.parallel import (FusedColwiseParallel, Mesh, ParallelError, Replicate, Shard,
                            compile_parallel, gpt2_tp_plan, llama_tp_plan, torch_plan)
 from nova.parallel.rewrites import Relayout
@@ -37,12 +36,12 @@ def _gpt2_seeded(seed: int) -> torch.nn.Module:
     return transformers.GPT2LMHeadModel(config).eval()
 
 
-def _llama(kv_heads: int) -> torch.nn.Module:
+def _llama(kv_heads: int, attn: str = "eager") -> torch.nn.Module:
     torch.manual_seed(0)
     config = transformers.LlamaConfig(
         vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=kv_heads, max_position_embeddings=32,
-        attn_implementation="eager")
+        attn_implementation=attn)
     return transformers.LlamaForCausalLM(config).eval()
 
 
@@ -148,13 +147,22 @@ def test_llama_hand_written_plan_matches_eager() -> None:
     assert _count(program, "nova.all_reduce") == 3  # both attentions, layer 0's MLP
 
 
-@pytest.mark.xfail(strict=True, raises=NovaModelCompileError,
-                   reason="grouped-query attention: MLIR 22's sharding propagation does not "
-                          "follow the kv heads through repeat_kv's expand + collapse, "
-                          "gathers the 5-D expanded k/v, and Nova's backend takes "
-                          "collectives of rank <= 4")
-def test_llama_grouped_query_attention_tp2() -> None:
-    _run(_llama(kv_heads=2), llama_tp_plan())
+@pytest.mark.parametrize("attn", ["eager", "sdpa"])
+def test_llama_grouped_query_attention_tp2(attn: str) -> None:
+    """2 key/value heads for 4 heads: each chip gets one kv head and
+    repeats it for its two heads (repeat_kv exported heads-first)."""
+    model = _llama(kv_heads=2, attn=attn)
+    plan = torch_plan(model, MESH, llama_tp_plan())
+    assert [r.module for r in plan.rewrites if r.kind == "repeat_kv"] == [
+        "model.layers.0.self_attn", "model.layers.1.self_attn"]
+    program = _run(model, llama_tp_plan())
+    assert _count(program, "nova.all_reduce") == 5
+    assert _count(program, "nova.all_gather") == 1  # the logits only
+    k = model.model.layers[0].self_attn.k_proj.weight.detach()  # [2 heads * 16, 64]
+    torch.testing.assert_close(_piece(program, 1, "model.layers.0.self_attn.k_proj.weight"),
+                               k[16:], rtol=0, atol=0)
+    import transformers.models.llama.modeling_llama as modeling
+    assert modeling.repeat_kv.__module__ == modeling.__name__  # put back
 
 
 def test_translation_follows_torch_semantics() -> None:
