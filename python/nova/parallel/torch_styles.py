@@ -126,8 +126,10 @@ def torch_plan(model: torch.nn.Module, mesh_or_axis: Mesh | str | int,
         if not isinstance(pattern, str):
             raise ParallelError(f"plan keys are module names, got {pattern!r}")
         if not isinstance(style, ParallelStyle):
+            hint = (" (placements by state name go in a nova.parallel.ParallelPlan)"
+                    if isinstance(style, Mapping) else "")
             raise ParallelError(f"plan[{pattern!r}] must be a torch ParallelStyle "
-                                f"(ColwiseParallel, RowwiseParallel, ...), got {style!r}")
+                                f"(ColwiseParallel, RowwiseParallel, ...), got {style!r}{hint}")
         matched = _match(model, pattern)
         if not matched:
             raise ParallelError(f"plan key {pattern!r} matches no module of "
