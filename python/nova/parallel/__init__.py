@@ -12,6 +12,10 @@ The plan becomes ``shard.grid`` + ``shard.shard`` annotations on the
 linalg-on-tensors program; upstream ``sharding-propagation`` and
 ``shard-partition`` (the ``nova-partition`` pipeline) make it a per-chip
 SPMD program whose collectives become nova collectives.
+
+A tensor-parallel plan may also be written as for PyTorch's
+``parallelize_module``: ``{"transformer.h.*.mlp.c_fc": ColwiseParallel(), ...}``
+(``torch_plan``; ``gpt2_tp_plan`` and ``llama_tp_plan`` are ready-made).
 """
 
 from nova.parallel.errors import ChipCountError, ParallelError, PipelineError
@@ -23,7 +27,10 @@ from nova.parallel.plan import (ParallelPlan, data_parallel_plan, megatron_block
 __all__ = ["ChipCountError", "Mesh", "ParallelError", "ParallelPlan", "PipelineError", "Partial",
            "Placement", "Replicate", "Shard", "compile_parallel", "compile_pipeline", "data_parallel_plan",
            "megatron_block_plan", "megatron_mlp_plan", "megatron_transformer_plan",
-           "split_gpt", "split_stages", "ParallelProgram", "PlanError"]
+           "split_gpt", "split_stages", "ParallelProgram", "PlanError",
+           # PyTorch's tensor-parallel vocabulary (torch_styles.py, hf_plans.py)
+           "FusedColwiseParallel", "TorchParallelPlan", "gpt2_tp_plan", "llama_tp_plan",
+           "torch_plan"]
 
 
 def __getattr__(name: str):
@@ -40,4 +47,10 @@ def __getattr__(name: str):
     if name in ("compile_pipeline", "split_gpt", "split_stages"):  # pipeline parallelism (pipeline.py)
         from nova.parallel import pipeline
         return getattr(pipeline, name)
+    if name in ("FusedColwiseParallel", "TorchParallelPlan", "torch_plan"):
+        from nova.parallel import torch_styles  # imports torch.distributed
+        return getattr(torch_styles, name)
+    if name in ("gpt2_tp_plan", "llama_tp_plan"):
+        from nova.parallel import hf_plans
+        return getattr(hf_plans, name)
     raise AttributeError(f"module 'nova.parallel' has no attribute {name!r}")

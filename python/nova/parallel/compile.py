@@ -39,7 +39,7 @@ def partition(linalg: str, mesh: Mesh, arg_placements,
 
 
 def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
-                     plan: ParallelPlan, target: str = "nova-t1",
+                     plan: ParallelPlan | Mapping[str, Any], target: str = "nova-t1",
                      dump_dir: str | Path | None = None,
                      double_buffer: bool = True, **example_kwargs: Any) -> ParallelProgram:
     """Exports ``model`` at ``example_args`` / ``example_kwargs`` (full,
@@ -52,13 +52,22 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
     ``ImportedProgram.params`` names it (parameters, buffers and lifted
     constants) and its tensor inputs as ``ImportedProgram.inputs`` does
     (``input0``, ... for positional ones, the keyword for keyword ones).
-    A mesh of more chips than ``target`` has is a ChipCountError."""
+    A mesh of more chips than ``target`` has is a ChipCountError.
+
+    ``plan`` may also be a ``parallelize_plan`` in PyTorch's vocabulary, a
+    dict of module-name patterns to ``ColwiseParallel`` / ``RowwiseParallel``
+    styles, for a 1-D ``mesh`` (translated by
+    :func:`nova.parallel.torch_plan`)."""
     if not isinstance(mesh, Mesh):
         raise ParallelError(f"mesh must be a nova.parallel.Mesh, got {type(mesh).__name__}")
+    if _is_torch_plan(plan):
+        from nova.parallel.torch_styles import torch_plan
+        plan = torch_plan(model, mesh, plan)
     if not isinstance(plan, ParallelPlan):
-        raise ParallelError(f"plan must be a nova.parallel.ParallelPlan, got {type(plan).__name__}")
+        raise ParallelError(f"plan must be a nova.parallel.ParallelPlan or a dict of torch "
+                            f"ParallelStyles, got {type(plan).__name__}")
     check_chips(target, mesh.size, f"mesh {mesh.shape}")
-    imported = import_model(model, *example_args, **example_kwargs)
+    imported = _import(model, mesh, plan, example_args, example_kwargs)
     specs = [*imported.params, *imported.inputs]
     names = [spec.name for spec in specs]
     unknown = set(plan.placements) - set(names)
@@ -94,9 +103,38 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
     chip_params = [[local_shard(p, mesh, placements, chip)
                     for p, placements in zip(params, arg_placements)]
                    for chip in range(mesh.size)]
-    return ParallelProgram(result.binary, chip_params, stages=result.stages, mesh=mesh,
-                           input_placements=input_placements,
-                           output_placements=output_placements, binding=imported.binding)
+    program = ParallelProgram(result.binary, chip_params, stages=result.stages, mesh=mesh,
+                              input_placements=input_placements,
+                              output_placements=output_placements, binding=imported.binding)
+    # Which chip_params entry is which state (not saved), and the states
+    # stored re-laid-out (TorchParallelPlan.relayouts).
+    program.state_names = [spec.name for spec in imported.params]
+    program.relayouts = dict(getattr(plan, "relayouts", {}))
+    program.state_placements = arg_placements[:state_count]
+    return program
+
+
+def _is_torch_plan(plan: Any) -> bool:
+    """A ``parallelize_module``-style plan: a dict (module names -> styles) or one style."""
+    if isinstance(plan, ParallelPlan):
+        return False
+    if isinstance(plan, Mapping):
+        return True
+    from torch.distributed.tensor.parallel import ParallelStyle
+    return isinstance(plan, ParallelStyle)
+
+
+def _import(model: torch.nn.Module, mesh: Mesh, plan: ParallelPlan, args, kwargs):
+    """The imported program; a plan translated from torch styles exports the
+    model with its stand-in modules (nova.parallel.rewrites)."""
+    if not getattr(plan, "styles", None):  # not from torch styles (torch.distributed unneeded)
+        return import_model(model, *args, **kwargs)
+    from nova.parallel.rewrites import rewritten
+    from nova.parallel.torch_styles import check_heads
+
+    check_heads(model, plan, mesh)
+    with rewritten(model, plan.rewrites, lambda axis: mesh.shape[mesh.axis(axis)]):
+        return import_model(model, *args, **kwargs)
 
 
 def _whole_where_kept_whole(binary: bytes, specs: Sequence[TensorSpec],

@@ -138,6 +138,41 @@ class ParallelProgram:
             results.append(tensor.to(torch.bfloat16) if e.dtype.name == "BF16" else tensor)
         return results
 
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Writes the user's state (``model.state_dict()``: tensors by state
+        name, in the user's layout) into every chip's shards: re-laid out
+        where the plan stores a state so (``relayouts``, e.g. a fused QKV
+        grouped per chip), then split by its placements. States not named
+        keep their values. Needs ``state_names`` (set by compile_parallel)."""
+        names = getattr(self, "state_names", None)
+        if names is None:
+            raise ParallelError("load_state_dict needs the program's state names, which "
+                                "compile_parallel records (a loaded program has none)")
+        unknown = sorted(set(state) - set(names))
+        if unknown:
+            raise ParallelError(f"{unknown} are not states of the program")
+        relayouts = getattr(self, "relayouts", {})
+        for name, value in state.items():
+            i = names.index(name)
+            placements = self.state_placements[i]
+            tensor = value.detach() if hasattr(value, "detach") else value
+            if name in relayouts:
+                layout = relayouts[name]
+                chips = 1  # over the axes that split the re-laid-out dimension
+                for axis, placement in placements.items():
+                    if isinstance(placement, Shard) and placement.dim == layout.dim:
+                        chips *= self.mesh.shape[axis]
+                tensor = layout.apply(tensor, chips)
+            array = _contiguous(np.asarray(tensor))
+            expected = self.chip_params[0][i]
+            full = self._full_shape(expected.shape, placements)
+            if tuple(array.shape) != full or array.dtype != expected.dtype:
+                raise ParallelError(f"{name} must be {expected.dtype.name}{list(full)} as "
+                                    f"compiled, got {array.dtype.name}{list(array.shape)}")
+            for chip, params in enumerate(self.chip_params):
+                params[i] = _contiguous(local_shard(array, self.mesh, placements, chip)
+                                        if placements else array)
+
     def write_trace(self, path) -> None:
         """Writes the last traced run's timeline (``run(..., trace=True)``)."""
         if self._traced is None:
