@@ -48,6 +48,7 @@ const void *bufferKey(Value memref) {
 /// The buffers an op (and everything nested in it) reads and writes.
 struct Accesses {
   DenseSet<const void *> reads, writes;
+  DenseSet<const void *> sram; // The keys above that are scratchpad buffers.
   bool unknown = false; // Effects it does not declare, or a wait.
 
   bool conflictsWith(const Accesses &other) const {
@@ -64,6 +65,7 @@ struct Accesses {
   void add(const Accesses &other) {
     reads.insert(other.reads.begin(), other.reads.end());
     writes.insert(other.writes.begin(), other.writes.end());
+    sram.insert(other.sram.begin(), other.sram.end());
     unknown |= other.unknown;
   }
 };
@@ -102,6 +104,9 @@ Accesses accessesOf(Operation *root) {
         acc.unknown = true;
         continue;
       }
+      auto memref = dyn_cast<MemRefType>(value.getType());
+      if (memref && getMemorySpace(memref) == MemorySpace::SRAM)
+        acc.sram.insert(key);
       // A free counts as a write: nothing may free a buffer in flight.
       if (isa<MemoryEffects::Read>(effect.getEffect()))
         acc.reads.insert(key);
@@ -154,9 +159,11 @@ bool forEachLaterDef(Operation *op, Operation *point, Fn fn) {
 /// Whether every value `op` uses from outside itself is defined before
 /// `point` (in `point`'s block), outside that block, or by lazy ops after
 /// it that can move along (their own operands available).
-bool operandsAvailableBefore(Operation *op, Operation *point) {
+bool operandsAvailableBefore(Operation *op, Operation *point,
+                             const DenseSet<Operation *> &moved) {
   return forEachLaterDef(op, point, [&](Operation *def) {
-    return isLazy(def) && operandsAvailableBefore(def, point);
+    return moved.contains(def) ||
+           (isLazy(def) && operandsAvailableBefore(def, point, moved));
   });
 }
 
@@ -201,16 +208,52 @@ struct OverlapCollectivesPass
   /// Moves the ops after the collective's wait that neither touch its
   /// buffers nor depend on anything that stays behind the wait in front of
   /// the wait, up to the next op whose effects are unknown (or a wait).
+  /// An op that writes a scratchpad buffer which an op staying behind the
+  /// wait reads stays too: moving it would keep that buffer live across
+  /// everything the collective overlaps (a DP step's loss all-reduce and
+  /// the optimizer's loads of p, m and v once held the whole backward
+  /// pass's tiles live). Those buffers are found by a dry run, repeated
+  /// until no moved op writes one.
   void overlap(Operation *collective) {
     WaitOp wait = waitOf(collective);
     if (!wait)
       return;
-    Accesses pinned = accessesOf(collective);
-    pinned.unknown = false;
     SmallVector<Operation *> later;
     for (Operation *op = wait->getNextNode(); op; op = op->getNextNode())
       later.push_back(op);
-    DenseSet<Operation *> moved, stayed;
+    DenseSet<const void *> forbidden;
+    SmallVector<Operation *> order;
+    while (true) {
+      DenseSet<Operation *> moved, stayed;
+      DenseSet<const void *> stayedSramReads, movedWrites;
+      order.clear();
+      classify(collective, wait, later, forbidden, moved, stayed, order,
+               stayedSramReads, movedWrites);
+      bool grew = false;
+      for (const void *key : stayedSramReads)
+        if (movedWrites.contains(key) && forbidden.insert(key).second)
+          grew = true;
+      if (!grew)
+        break;
+    }
+    for (Operation *op : order) {
+      pullLazyOperands(op, wait);
+      op->moveBefore(wait);
+      if (!isa<WaitOp>(op))
+        ++numMoved;
+    }
+  }
+
+  /// One dry run: which of `later` move (in `order`), given the scratchpad
+  /// buffers moved ops must not write.
+  void classify(Operation *collective, WaitOp wait, ArrayRef<Operation *> later,
+                const DenseSet<const void *> &forbidden,
+                DenseSet<Operation *> &moved, DenseSet<Operation *> &stayed,
+                SmallVector<Operation *> &order,
+                DenseSet<const void *> &stayedSramReads,
+                DenseSet<const void *> &movedWrites) {
+    Accesses pinned = accessesOf(collective);
+    pinned.unknown = false;
     for (Operation *op : later) {
       if (op->hasTrait<OpTrait::IsTerminator>())
         break;
@@ -223,8 +266,8 @@ struct OverlapCollectivesPass
           });
         };
         if (from(moved)) {
-          op->moveBefore(wait);
           moved.insert(op);
+          order.push_back(op);
           continue;
         }
         if (from(stayed)) {
@@ -238,16 +281,21 @@ struct OverlapCollectivesPass
       Accesses acc = accessesOf(op);
       if (acc.unknown)
         break; // Nothing moves across what the analysis cannot see.
-      if (acc.conflictsWith(pinned) || !operandsAvailableBefore(op, wait)) {
+      bool writesForbidden = llvm::any_of(
+          acc.writes, [&](const void *key) { return forbidden.contains(key); });
+      if (writesForbidden || acc.conflictsWith(pinned) ||
+          !operandsAvailableBefore(op, wait, moved)) {
         // It stays: what comes later may not jump over it either.
         pinned.add(acc);
         stayed.insert(op);
+        for (const void *key : acc.reads)
+          if (acc.sram.contains(key))
+            stayedSramReads.insert(key);
         continue;
       }
       moved.insert(op);
-      pullLazyOperands(op, wait);
-      op->moveBefore(wait);
-      ++numMoved;
+      order.push_back(op);
+      movedWrites.insert(acc.writes.begin(), acc.writes.end());
     }
   }
 };

@@ -176,3 +176,35 @@ func.func @allocations_move_with_their_users(%p: !h, %r: !h, %x: !h) {
   nova.wait %l
   return
 }
+
+// -----
+
+!h = memref<8x8xf32, #nova.memory_space<hbm>>
+!s = memref<8x8xf32, #nova.memory_space<sram>>
+
+// A load into a scratchpad tile that an op behind the wait reads stays
+// behind the wait too (moving it would hold the tile live across the
+// overlapped compute, as an optimizer's loads of p, m and v before the
+// gradient's all-reduce did); the independent load and its consumer move.
+// CHECK-LABEL: func.func @scratchpad_reads_behind_the_wait
+// CHECK: %[[T:.*]] = nova.all_reduce
+// CHECK: %[[I:.*]] = nova.dma_start %{{.*}}, %[[Y:.*]] :
+// CHECK-NEXT: nova.wait %[[I]]
+// CHECK-NEXT: nova.elementwise <exp> ins(%[[Y]]
+// CHECK-NEXT: nova.wait %[[T]]
+// CHECK-NEXT: %[[L:.*]] = nova.dma_start %{{.*}}, %[[X:.*]] :
+// CHECK-NEXT: nova.wait %[[L]]
+// CHECK-NEXT: nova.dma_start %arg1, %[[G:.*]] :
+func.func @scratchpad_reads_behind_the_wait(%p: !h, %r: !h, %w: !h, %z: !h, %x: !s, %g: !s, %y: !s, %o: !s) {
+  %t = nova.all_reduce <sum> ins(%p : !h) outs(%r : !h) groups [[0, 1]]
+  nova.wait %t
+  %l = nova.dma_start %w, %x : !h -> !s
+  nova.wait %l
+  %u = nova.dma_start %r, %g : !h -> !s
+  nova.wait %u
+  nova.elementwise <add> ins(%x, %g : !s, !s) outs(%x : !s)
+  %i = nova.dma_start %z, %y : !h -> !s
+  nova.wait %i
+  nova.elementwise <exp> ins(%y : !s) outs(%o : !s)
+  return
+}
