@@ -84,7 +84,8 @@ class Report:
 
 
 def report(print_it: bool = False) -> Report:
-    """Per graph: calls, simulated time, ops in eager, cache hits (memory / disk).
+    """Per graph: calls, simulated time, ops in eager, cache hits (memory / disk),
+    host bytes in and out, saved tensors kept on the chip (training).
     ``str(report())`` is a table; ``print_it=True`` prints it too."""
     from nova.dynamo.cache import program_cache
 

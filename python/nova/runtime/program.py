@@ -172,11 +172,8 @@ class CompiledProgram:
         memory; see ``nova.sim.Simulator``): the inputs may be left out, nothing is
         returned (``[]``) and ``report`` holds the same simulated times as a full run.
         """
-        import torch
-
-        from nova.sim import Simulator
-
         from nova.runtime.device import DeviceValue
+        from nova.sim import Simulator
 
         if timing_only:
             arrays = self._check(args) if args else []
