@@ -183,3 +183,18 @@ def test_two_forwards_before_one_backward() -> None:
     assert forward.moved_bytes == forward.kept_bytes // 2  # the first call's, once
     assert backward.device_in == forward.kept_bytes
     assert "moved" in str(nova.dynamo.report())
+
+
+def test_retain_graph_runs_the_backward_twice_on_the_kept_tensors() -> None:
+    torch.manual_seed(9)
+    model = MLP()
+    reference = copy.deepcopy(model)
+    x = torch.randn(4, 16)
+    for net in (torch.compile(model, backend=backend), reference):
+        out = net(x)
+        out.sum().backward(retain_graph=True)
+        out.sum().backward()
+    for got, want in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(got.grad, want.grad, rtol=RTOL, atol=ATOL)
+    forward, backward = nova.dynamo.report()
+    assert backward.calls == 2 and backward.device_in == 2 * forward.kept_bytes
