@@ -131,6 +131,9 @@ class NovaGraph:
         report = getattr(program, "report", None)
         if report is not None:
             self.stats.sim_ns += float(report.time_ns)
+        traffic = getattr(program, "last_traffic", None)
+        if traffic is not None:
+            self.stats.add_traffic(traffic)
 
     # Compiling ---------------------------------------------------------------------------
     def _program(self, args: Sequence[Any]) -> Any:

@@ -2,8 +2,10 @@
 
 One row per graph (an aot_autograd forward and backward are two rows):
 calls, the simulated time of all its calls, its compiles, cache hits in
-memory and on disk, how many partitions ran on Nova, and the ops that ran
-in eager (with why).
+memory and on disk, the bytes its programs wrote from and read to the host,
+the tensors saved for the backward that stayed on the chip (kept by the
+forward, copied in on the device by the backward), how many partitions ran
+on Nova, and the ops that ran in eager (with why).
 """
 
 from __future__ import annotations
@@ -30,6 +32,30 @@ class GraphStats:
     eager_ops: list[tuple[str, str]] = field(default_factory=list)
     #: Why the whole graph runs in eager, or None.
     eager_reason: str | None = None
+    #: Bytes written from the host into the programs' inputs, and read back.
+    host_written: int = 0
+    host_read: int = 0
+    #: Results kept on the chip (a forward's tensors saved for the backward): count, bytes.
+    kept: int = 0
+    kept_bytes: int = 0
+    #: Input bytes copied device-to-device from kept results (a backward's saved tensors).
+    device_in: int = 0
+    #: Kept results moved out of the program's output buffers before it ran again
+    #: (another forward before the backward): bytes, copied device-to-device.
+    moved_bytes: int = 0
+    #: Simulated ns of the device-to-device copies (included in ``sim_ns``).
+    device_ns: float = 0.0
+
+    def add_traffic(self, traffic) -> None:
+        """One run's :class:`nova.runtime.traffic.Traffic`."""
+        self.host_written += traffic.host_written
+        self.host_read += traffic.host_read
+        self.kept += traffic.kept
+        self.kept_bytes += traffic.kept_bytes
+        self.device_in += traffic.device_in
+        self.moved_bytes += traffic.moved_bytes
+        self.device_ns += traffic.device_ns
+        self.sim_ns += traffic.device_ns
 
     @property
     def on_nova(self) -> bool:
@@ -58,7 +84,8 @@ class Report:
 
 
 def report(print_it: bool = False) -> Report:
-    """Per graph: calls, simulated time, ops in eager, cache hits (memory / disk).
+    """Per graph: calls, simulated time, ops in eager, cache hits (memory / disk),
+    host bytes in and out, saved tensors kept on the chip (training).
     ``str(report())`` is a table; ``print_it=True`` prints it too."""
     from nova.dynamo.cache import program_cache
 
@@ -69,8 +96,10 @@ def report(print_it: bool = False) -> Report:
 
 
 def format_report(graphs) -> str:
+    # Training graphs add the host bytes and the saved tensors kept on the chip.
+    training = any(g.kind != "inference" for g in graphs)
     header = ("graph", "kind", "calls", "sim time", "compiles", "hits mem/disk",
-              "on Nova", "in eager")
+              *(("host in/out", "saved on chip") if training else ()), "on Nova", "in eager")
     rows = [header]
     for g in graphs:
         if g.eager_reason is not None:
@@ -79,11 +108,32 @@ def format_report(graphs) -> str:
             where = f"{g.partitions} partition{'s' if g.partitions != 1 else ''}"
             eager = ", ".join(op for op, _ in g.eager_ops) or "-"
         rows.append((g.label, g.kind, str(g.calls), _time(g.sim_ns), str(g.compiles),
-                     f"{g.memory_hits}/{g.disk_hits}", where, eager))
+                     f"{g.memory_hits}/{g.disk_hits}",
+                     *((f"{_bytes(g.host_written)}/{_bytes(g.host_read)}", _on_chip(g))
+                       if training else ()), where, eager))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1]
              for row in rows]
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _on_chip(g: GraphStats) -> str:
+    """A forward's kept tensors, a backward's bytes copied in on the device."""
+    cells = []
+    if g.kept:
+        cells.append(f"{g.kept} kept, {_bytes(g.kept_bytes)}")
+    if g.moved_bytes:
+        cells.append(f"{_bytes(g.moved_bytes)} moved")
+    if g.device_in:
+        cells.append(f"{_bytes(g.device_in)} copied in")
+    return "; ".join(cells) or "-"
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
 
 
 def _time(ns: float) -> str:

@@ -9,8 +9,19 @@ aot_autograd's graphs are already aten-level, functional and decomposed
 imported by the frontend's :func:`nova.frontend.export.import_fx_graph` (the
 import ``nova.compile_train_step`` uses) and compiled by the same pipeline.
 The backward graph returns ``None`` for inputs that need no gradient; those
-are put back around the program's results. The tensors the forward saves for
-the backward come back to the host between the two programs.
+are put back around the program's results.
+
+The tensors the forward saves for the backward stay on the simulated chip:
+the forward program runs with ``keep=`` their positions (aot_autograd's
+``fw_metadata`` says which outputs they are), so they are not read back,
+and aot_autograd saves :class:`~nova.runtime.device.DeviceTensor` handles
+(no host data; any torch op on one is a clear error). The backward program
+takes the handles as inputs by an HBM-to-HBM copy from the forward's output
+buffers (charged as a DMA in the backward's simulated time), not written by
+the host; a saved tensor is freed when autograd drops it after the
+backward. The user's outputs are read back as usual, also when the same
+value is saved. When the backward does not run whole on Nova (split, or in
+eager), the handles are read back to the host first.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from nova.dynamo.backend import NovaGraph
 from nova.dynamo.cache import ProgramCache
 from nova.dynamo.graph import call_key
 from nova.dynamo.options import BackendOptions
+from nova.runtime.device import DeviceTensor, host_values
 
 
 class NovaTrainingGraphError(NovaError):
@@ -73,16 +85,24 @@ class AotGraph(NovaGraph):
         self.symbolic = any(node.op == "placeholder" and not _concrete_tensor(node)
                             for node in self.gm.graph.nodes)
         self._layouts: dict[tuple, _Layout] = {}
+        #: Positions of the forward graph's results that are saved for the backward
+        #: (kept on the chip); none for a backward or a partition of a split graph.
+        self.saved: frozenset[int] = frozenset()
+        if kind == "forward" and parent is None and context is not None:
+            self.saved = _saved_positions(getattr(context, "fw_metadata", None),
+                                          len(returned) if not self.single else 1)
 
     def __call__(self, *args: Any) -> Any:
         if self.parent is None:
             self.stats.calls += 1
         program = self._program(args) if self.split is None else None
         if program is None:
-            # Split per op (the eager ops between Nova partitions), or all in eager.
-            return (self.split or self.gm)(*args)
+            # Split per op (the eager ops between Nova partitions), or all in eager:
+            # saved tensors kept on the chip are read back for them.
+            return (self.split or self.gm)(*self._on_host(args))
         layout = self._layout(args)
-        results = program.run(*[args[i] for i in layout.inputs])
+        keep = [i for i, position in enumerate(layout.kept) if position in self.saved]
+        results = program.run(*[args[i] for i in layout.inputs], keep=keep)
         self._record(program)
         full: list[Any] = list(layout.returned)
         for position, result in zip(layout.kept, results):
@@ -104,6 +124,9 @@ class AotGraph(NovaGraph):
         become constants (and are dropped), so Nova compiles static shapes."""
         from torch.fx.experimental.proxy_tensor import make_fx
 
+        # Fake tracing reads no data: a kept tensor stands in by an empty one.
+        args = [torch.empty_strided(a.shape, a.stride(), dtype=a.dtype)
+                if isinstance(a, DeviceTensor) else a for a in args]
         with torch.no_grad():
             gm = make_fx(self.gm, tracing_mode="fake")(*args)
         for node, value in zip([n for n in gm.graph.nodes if n.op == "placeholder"], args):
@@ -121,7 +144,15 @@ class AotGraph(NovaGraph):
         if isinstance(error, NovaTrainingGraphError):  # the graph as a whole is the problem
             self._run_in_eager(str(error), None)
             return
-        super()._fall_back(args, error, disk_key)
+        # Deciding the split runs the graph in eager: it needs the saved tensors' data.
+        super()._fall_back(self._on_host(args), error, disk_key)
+
+    def _on_host(self, args: Sequence[Any]) -> list[Any]:
+        """``args`` with the saved tensors kept on the chip read back (counted
+        in this graph's host reads)."""
+        self.stats.host_read += sum(a.device_value.nbytes
+                                    for a in args if isinstance(a, DeviceTensor))
+        return host_values(args)
 
     def _child(self, gm: torch.fx.GraphModule, name: str) -> "AotGraph":
         return AotGraph(gm, [], self.options, self.kind, parent=self, name=name)
@@ -192,6 +223,15 @@ class _Layout:
         kept = tuple(i for i, value in enumerate(returned) if isinstance(value, torch.fx.Node))
         inputs = tuple(i for i, value in enumerate(args) if isinstance(value, torch.Tensor))
         return cls(inputs, returned, kept)
+
+
+def _saved_positions(metadata: Any, count: int) -> frozenset[int]:
+    """The forward graph's results aot_autograd saves for the backward (its
+    ``tensors_saved_for_backwards_slice``); none when it is not known."""
+    try:
+        return frozenset(range(count)[metadata.tensors_saved_for_backwards_slice])
+    except (AttributeError, AssertionError, TypeError):
+        return frozenset()
 
 
 def _concrete_tensor(node: torch.fx.Node) -> bool:

@@ -10,7 +10,9 @@ import io
 import json
 import math
 import struct
+import sys
 import warnings
+import weakref
 import zipfile
 import zlib
 from pathlib import Path
@@ -23,6 +25,7 @@ from nova.runtime.binding import (CallBinding, ProgramInputError, call_with_bind
                                   check_tensor_dtype)
 from nova.archive_kinds import loader_for, register
 from nova.runtime.errors import BinaryFormatError, NovaRuntimeError, ProgramArchiveError
+from nova.runtime.traffic import Traffic
 
 _FORMAT = "nova-program/1"
 
@@ -94,6 +97,12 @@ class CompiledProgram:
         self._simulator = None
         self._resident = None
         self._timing = None
+        #: Bytes moved by every run (:class:`~nova.runtime.traffic.Traffic`), and by the last.
+        self.traffic = Traffic()
+        self.last_traffic = Traffic()
+        #: Untraced runs so far: a value kept in an output buffer is valid in its run's generation.
+        self.generation = 0
+        self._kept: list[weakref.ref] = []  # DeviceValues still in this program's output buffers
 
     # Calling -----------------------------------------------------------------------------
     def _check(self, args: Sequence[Any]) -> list[np.ndarray]:
@@ -103,11 +112,15 @@ class CompiledProgram:
         names = ([leaf.name for leaf in self.binding.tensor_inputs]
                  if self.binding is not None else [])
         arrays = []
+        device = sys.modules.get("nova.runtime.device")  # no DeviceTensor exists before it loads
         for position, (entry, value) in enumerate(zip(self.input_entries, args)):
             if value is RESIDENT:
                 arrays.append(RESIDENT)
                 continue
             label = _input_label(names[position] if position < len(names) else "", position)
+            if device is not None and isinstance(value, device.DeviceTensor):
+                arrays.append(self._device_input(label, position, entry, value.device_value))
+                continue
             check_tensor_dtype(label, value, entry.dtype.name)
             array = _to_numpy(value)
             shape = list(entry.shape)
@@ -126,8 +139,22 @@ class CompiledProgram:
             arrays.append(_contiguous(array))
         return arrays
 
+    def _device_input(self, label: str, position: int, entry, value) -> Any:
+        """A kept value given for an input: it must be the input's exact buffer type."""
+        source = value.entry
+        if position in self.splits:
+            raise ProgramInputError(f"{label} is split over the chips: give it from the host, "
+                                    f"not as a DeviceTensor")
+        if (source.dtype.name != entry.dtype.name or tuple(source.shape) != tuple(entry.shape)
+                or value.chips != self.binary.chips):
+            raise ProgramInputError(
+                f"{label} takes {entry.dtype.name.lower()}{list(entry.shape)} on "
+                f"{self.binary.chips} chip(s); the DeviceTensor given holds "
+                f"{source.dtype.name.lower()}{list(source.shape)} on {value.chips}")
+        return value
+
     def run(self, *args: Any, trace: bool = False, timing_only: bool = False,
-            read: Sequence[int] | None = None) -> list[Any]:
+            read: Sequence[int] | None = None, keep: Sequence[int] = ()) -> list[Any]:
         """Runs on the simulator; returns the outputs (torch tensors) and sets ``report``.
 
         An input given as :data:`RESIDENT` keeps what the resident HBM holds from
@@ -135,12 +162,17 @@ class CompiledProgram:
         the outputs read back; the others come back as ``None`` and can be read
         later (:meth:`read_output`, :meth:`read_input`).
 
+        ``keep`` (output positions) leaves those outputs in device memory: they
+        come back as :class:`~nova.runtime.device.DeviceTensor` handles, not read.
+        A handle given as an input (of this program or another) is copied
+        device-to-device into the input's buffer (:mod:`nova.runtime.device`).
+        ``traffic`` / ``last_traffic`` count the bytes moved.
+
         ``timing_only=True`` simulates shapes and costs only (no numbers, no simulated
         memory; see ``nova.sim.Simulator``): the inputs may be left out, nothing is
         returned (``[]``) and ``report`` holds the same simulated times as a full run.
         """
-        import torch
-
+        from nova.runtime.device import DeviceValue
         from nova.sim import Simulator
 
         if timing_only:
@@ -149,14 +181,24 @@ class CompiledProgram:
                          self._timing or Simulator(self.binary, functional=False))
             if not trace:
                 self._timing = simulator  # decoded once, like the resident simulator
-            inputs = {e.index: a for e, a in zip(self.input_entries, arrays) if a is not RESIDENT}
+            inputs = {e.index: a for e, a in zip(self.input_entries, arrays)
+                      if a is not RESIDENT and not isinstance(a, DeviceValue)}
             _, self.report = simulator.run(inputs, per_chip=self._split(inputs))
             self._simulator = simulator
             return []
         arrays = self._check(args)
-        inputs = {e.index: a for e, a in zip(self.input_entries, arrays) if a is not RESIDENT}
-        if len(inputs) < len(arrays) and (trace or self._resident is None):
+        from_device = {e.index: a for e, a in zip(self.input_entries, arrays)
+                       if isinstance(a, DeviceValue)}
+        inputs = {e.index: a for e, a in zip(self.input_entries, arrays)
+                  if a is not RESIDENT and e.index not in from_device}
+        if any(a is RESIDENT for a in arrays) and (trace or self._resident is None):
             raise ProgramInputError("RESIDENT inputs need an earlier untraced run to hold them")
+        keep = sorted(set(keep))
+        if keep and (trace or any(not 0 <= k < len(self.output_entries) for k in keep)):
+            raise ProgramInputError(
+                f"keep= takes positions of the {len(self.output_entries)} outputs, on an "
+                f"untraced run (a traced run's memory is not kept); got {keep}")
+        traffic = Traffic()
         if trace:
             # A traced run gets a simulator of its own (with a fresh timeline).
             simulator = Simulator(self.binary, trace=True)
@@ -168,17 +210,67 @@ class CompiledProgram:
                 self._resident = Simulator(self.binary, resident=True)
                 inputs.update(enumerate(self.params))
             simulator = self._resident
-        wanted = (None if read is None else
-                  [self.output_entries[i].index for i in read])
+            self._move_kept(traffic)  # this run overwrites the output buffers
+            self.generation += 1
+        chips = self.binary.chips
+        sizes = {e.index: e.byte_size for e in sorted(self.binary.inputs, key=lambda e: e.index)}
+        traffic.host_written += sum(sizes[i] for i in inputs) * chips
+        read = range(len(self.output_entries)) if read is None else read
+        wanted = [self.output_entries[i].index for i in read if i not in keep]
         per_chip = self._split(inputs)
+        if from_device:
+            from nova.sim.simulator import DeviceBytes, device_copy_ns
+
+            per_chip = per_chip or {c: {} for c in range(chips)}
+            for index, value in from_device.items():
+                for c in range(chips):
+                    per_chip[c][index] = DeviceBytes(value.raw(c))
+                traffic.device_in += value.nbytes * chips
+                traffic.device_ns += device_copy_ns(simulator.target, value.nbytes)
         outputs, report = simulator.run(inputs, per_chip=per_chip, read=wanted)
         self.report = report
         self._simulator = simulator
         results = []
-        for entry in self.output_entries:
+        for position, entry in enumerate(self.output_entries):
+            if position in keep:
+                results.append(self._keep(position, traffic))
+                continue
             value = outputs.get(entry.index)
+            if value is not None:
+                traffic.host_read += entry.byte_size
             results.append(None if value is None else _tensor(entry, value))
+        self.last_traffic = traffic
+        self.traffic.add(traffic)
         return results
+
+    def _keep(self, position: int, traffic: Traffic) -> Any:
+        """A handle to output ``position`` as this run left it in HBM."""
+        from nova.runtime.device import DeviceTensor, DeviceValue
+
+        value = DeviceValue(self, position, self.generation)
+        self._kept.append(weakref.ref(value))
+        traffic.kept += 1
+        traffic.kept_bytes += value.nbytes * value.chips
+        return DeviceTensor(value, _torch_dtype(value.entry))
+
+    def _move_kept(self, traffic: Traffic) -> None:
+        """Moves the values still held in this program's output buffers to device
+        buffers of their own (each an HBM-to-HBM copy), before a run overwrites them."""
+        from nova.sim.simulator import device_copy_ns
+
+        for ref in self._kept:
+            value = ref()
+            if value is not None and value.in_place:
+                value.move_out()
+                traffic.moved_bytes += value.nbytes * value.chips
+                traffic.device_ns += device_copy_ns(self._resident.target, value.nbytes)
+        self._kept = []
+
+    def resident_simulator(self) -> Any:
+        """The simulator whose HBM holds this program's state between runs."""
+        if self._resident is None:
+            raise NovaRuntimeError("nothing is resident: run the program first")
+        return self._resident
 
     def _split(self, inputs: dict[int, np.ndarray]) -> dict[int, dict[int, np.ndarray]] | None:
         """Each chip's pieces of the split inputs (taken out of ``inputs``)."""
@@ -211,7 +303,9 @@ class CompiledProgram:
         if position in self.splits:
             # A split input: every chip's piece, put back together.
             pieces = [self._resident.read(entry.index, chip=c) for c in range(self.binary.chips)]
+            self.traffic.host_read += entry.byte_size * self.binary.chips
             return _tensor(entry, np.concatenate(pieces, axis=self.splits[position]))
+        self.traffic.host_read += entry.byte_size
         return _tensor(entry, self._resident.read(entry.index))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -252,6 +346,14 @@ def _tensor(entry, value: np.ndarray) -> Any:
 
     tensor = torch.from_numpy(np.array(value))
     return tensor.to(torch.bfloat16) if entry.dtype.name == "BF16" else tensor
+
+
+def _torch_dtype(entry) -> Any:
+    import torch
+
+    if entry.dtype.name == "BF16":
+        return torch.bfloat16
+    return torch.from_numpy(np.empty(0, dtype=entry.dtype.numpy_dtype)).dtype
 
 
 def _input_label(name: str, position: int) -> str:

@@ -28,6 +28,26 @@ _NP = (np.dtype("<f4"), None, np.dtype("<f2"), np.dtype("<f8"), np.dtype("<i8"),
 _PRESIZE_LIMIT = 1 << 28
 
 
+class DeviceBytes:
+    """An input's bytes as they already sit in simulated device memory (read by
+    :meth:`Simulator.read_raw`, e.g. from another program's HBM): written to the
+    input's buffer as they are, with no host encoding."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: np.ndarray) -> None:
+        self.raw = raw
+
+
+def device_copy_ns(target: Any, nbytes: int) -> float:
+    """Simulated time of an HBM-to-HBM copy of ``nbytes`` contiguous bytes on one
+    chip, as a ``dma_copy`` costs it (docs/isa.md 2.2): the DMA setup, then the
+    read and the write (whole bursts) sharing the HBM port."""
+    burst = target.timing["hbm_burst_bytes"]
+    moved = -(-nbytes // burst) * burst
+    return target.dma_setup_ns + 2 * moved / target.hbm_gbps
+
+
 class Simulator:
     """Runs a program (a loaded binary or a :class:`Program`) on every chip of its target.
 
@@ -79,6 +99,11 @@ class Simulator:
 
     @staticmethod
     def _encode(e: IOEntry, value: Any) -> np.ndarray:
+        if isinstance(value, DeviceBytes):
+            if value.raw.nbytes != e.nbytes:
+                raise InputError(f"input {e.index} ('{e.name}') takes {e.nbytes} bytes, "
+                                 f"the device buffer given holds {value.raw.nbytes}")
+            return value.raw
         arr = np.asarray(value.detach().cpu().numpy() if hasattr(value, "detach") else value)
         if tuple(arr.shape) != tuple(e.shape):
             raise InputError(f"input {e.index} ('{e.name}') must have shape {list(e.shape)}, got {list(arr.shape)}")
@@ -134,6 +159,16 @@ class Simulator:
         for e in self.program.io:
             if e.index == index:
                 return self._decode(e, self._memories[chip].spaces[0].read_bytes(e.address, e.nbytes))
+        raise InputError(f"no I/O entry {index}")
+
+    def read_raw(self, index: int, chip: int = 0) -> np.ndarray:
+        """The bytes of I/O entry ``index`` in the resident HBM of ``chip``, as
+        stored (no decoding): what a device-to-device copy moves."""
+        if self._memories is None:
+            raise InputError("nothing is resident: run the program first")
+        for e in self.program.io:
+            if e.index == index:
+                return self._memories[chip].spaces[0].read_bytes(e.address, e.nbytes)
         raise InputError(f"no I/O entry {index}")
 
     def _run(self, inputs: Mapping[int | str, Any] | None,
