@@ -61,7 +61,8 @@ void mlir::nova::buildNovaLowerToISAPipeline(
   buildNovaTilesToISAPipeline(pm, isaOptions);
 }
 
-void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm) {
+void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm,
+                                             const NovaPartitionOptions &options) {
   // Keep-dim reductions (LayerNorm's mean, softmax's max) index their unit
   // dimension with a constant, which the sharding interface of linalg ops
   // rejects; dropping unit dimensions turns them into plain projections.
@@ -94,12 +95,14 @@ void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm) {
   // Sequence parallelism's all-reduce + local slice -> reduce-scatter.
   pm.addNestedPass<func::FuncOp>(createNovaFormReduceScatter());
   // Gradients all-reduced together in buckets (latency paid once per bucket).
-  pm.addNestedPass<func::FuncOp>(createNovaBucketAllReduces());
+  NovaBucketAllReducesOptions bucket;
+  bucket.bucketBytes = options.bucketBytes;
+  pm.addNestedPass<func::FuncOp>(createNovaBucketAllReduces(bucket));
   pm.addPass(createConvertShardToNova());
 }
 
 void mlir::nova::registerNovaPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<NovaPartitionOptions>(
       "nova-partition",
       "partition a shard-annotated linalg program into the per-chip SPMD "
       "program with nova collectives",

@@ -44,6 +44,15 @@ struct NovaTilesToISAOptions
       llvm::cl::init(true)};
 };
 
+struct NovaPartitionOptions
+    : public PassPipelineOptions<NovaPartitionOptions> {
+  PassOptions::Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("largest all-reduce bucket in bytes (nova-bucket-all-reduces; "
+                     "DDP's default 25 MiB; 0: no buckets)"),
+      llvm::cl::init(26214400)};
+};
+
 /// Attach the target, normalise, tile, bufferize and lower to `nova`.
 void buildNovaLowerToTilesPipeline(OpPassManager &pm,
                                    const NovaPipelineOptions &options);
@@ -60,7 +69,8 @@ void buildNovaLowerToISAPipeline(OpPassManager &pm,
 /// Propagate `shard` annotations, partition into the per-chip SPMD program
 /// and lower its shard collectives to nova collectives. Its output is the
 /// input of nova-lower-to-tiles (with `chips` set to the grid's size).
-void buildNovaPartitionPipeline(OpPassManager &pm);
+void buildNovaPartitionPipeline(OpPassManager &pm,
+                                const NovaPartitionOptions &options = {});
 
 void registerNovaPipelines();
 

@@ -24,9 +24,12 @@ def attach_target(target: TargetOptions) -> str:
     return f"--nova-attach-target={options}"
 
 
-def partition() -> list[str]:
-    """``shard``-annotated linalg -> per-chip SPMD linalg with nova collectives."""
-    return ["--nova-partition"]
+def partition(bucket_bytes: int | None = None) -> list[str]:
+    """``shard``-annotated linalg -> per-chip SPMD linalg with nova collectives;
+    ``bucket_bytes``: the largest all-reduce bucket (None: the pass's 25 MiB)."""
+    if bucket_bytes is None:
+        return ["--nova-partition"]
+    return [f"--nova-partition=bucket-bytes={int(bucket_bytes)}"]
 
 
 def lower_to_tiles(target: TargetOptions) -> list[str]:

@@ -32,10 +32,11 @@ from nova.parallel.target_chips import check_chips
 
 
 def partition(linalg: str, mesh: Mesh, arg_placements,
-              result_placements=()) -> tuple[str, str]:
-    """The annotated program and the per-chip SPMD program (nova collectives)."""
+              result_placements=(), bucket_bytes: int | None = None) -> tuple[str, str]:
+    """The annotated program and the per-chip SPMD program (nova collectives);
+    ``bucket_bytes``: the largest gradient all-reduce bucket (None: 25 MiB)."""
     annotated = annotate(linalg, mesh, arg_placements, result_placements=result_placements)
-    return annotated, run_opt(annotated, pipeline.partition())
+    return annotated, run_opt(annotated, pipeline.partition(bucket_bytes))
 
 
 def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,

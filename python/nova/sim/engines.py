@@ -281,11 +281,11 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         self.collectives: list[tuple[str, str, float]] = []
         self.events = 0
         self.dispatched = 0
-        # Runs with collectives record when the matrix, vector and collective queues
-        # were busy, for the report's collective overlap (nova.sim.overlap).
+        # Runs with collectives record when the matrix, vector, collective and (all)
+        # DMA queues were busy, for the report's collective overlap (nova.sim.overlap).
         self.record_busy = any(d.qkey == Q_COLLECTIVE for ch in self.chips for d in ch.code)
         for ch in self.chips:
-            ch.busy_intervals = [[], [], []] if self.record_busy else None
+            ch.busy_intervals = [[], [], [], []] if self.record_busy else None
         if trace is None:  # traced runs interpret (they record semaphore FIFOs)
             for ch, code in zip(self.chips, program.chips):
                 ch.stream = cached_stream(code, ch.id, tg.dma_engines, self.budget)
@@ -671,8 +671,8 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         pc = o.d.pc
         ch.pc_busy[pc] += dur
         ch.pc_count[pc] += 1
-        if self.record_busy and q.key <= Q_COLLECTIVE:
-            ch.busy_intervals[q.key].append((o.start, now))
+        if self.record_busy:
+            ch.busy_intervals[min(q.key, Q_DMA0)].append((o.start, now))
         if now > ch.t_end:
             ch.t_end = now
         instance = -1

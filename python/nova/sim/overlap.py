@@ -1,12 +1,13 @@
-"""How much of each chip's collective time is hidden behind its compute.
+"""How much of each chip's collective time is hidden behind its other work.
 
 A run with collectives records, per chip, when its collective queue was busy and
-when its matrix and vector engines were (``Machine.busy_intervals``). A
-collective's time is *hidden* while either compute engine is busy at the same
-moment: data parallelism's gradient all-reduces overlap the backward pass when
-they are issued as soon as a bucket's gradients exist, and are exposed when
-they all wait for the end of the backward pass. DMA queues do not count as
-compute (they are the collectives' own competitors for HBM).
+when its matrix, vector and DMA engines were (``Chip.busy_intervals``). A
+collective's time is *hidden* while any of them is busy at the same moment —
+the chip is doing the program's other work, as a GPU's backward kernels
+(compute- or memory-bound) run beside NCCL — and *exposed* otherwise: data
+parallelism's gradient all-reduces are hidden when each bucket is issued as
+soon as its gradients exist, exposed when they all wait for the end of the
+backward pass. ``hidden_compute_ns`` counts only the matrix and vector engines.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ Interval = tuple[float, float]
 
 @dataclass(frozen=True)
 class CollectiveOverlap:
-    """One chip: collective-queue busy ns, the part of it during which the
-    matrix or the vector engine was busy, and their ratio."""
+    """One chip: collective-queue busy ns, the part of it during which another
+    engine (matrix, vector or DMA) was busy, and the part during which the
+    matrix or vector engine was."""
 
     chip: int
     collective_ns: float
     hidden_ns: float
+    hidden_compute_ns: float = 0.0
 
     @property
     def hidden_fraction(self) -> float:
@@ -65,6 +68,9 @@ def covered(intervals: Sequence[Interval], cover: Sequence[Interval]) -> float:
     return total
 
 
-def chip_overlap(chip: int, collective: Iterable[Interval], compute: Iterable[Interval]) -> CollectiveOverlap:
+def chip_overlap(chip: int, collective: Iterable[Interval], compute: Iterable[Interval],
+                 dma: Iterable[Interval] = ()) -> CollectiveOverlap:
     c = union(collective)
-    return CollectiveOverlap(chip, sum(b - a for a, b in c), covered(c, union(compute)))
+    compute = list(compute)
+    return CollectiveOverlap(chip, sum(b - a for a, b in c), covered(c, union(compute + list(dma))),
+                             covered(c, union(compute)))

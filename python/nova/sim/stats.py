@@ -92,7 +92,7 @@ class Report:
     instr_stats: per chip and instruction, engine busy time and work
     (see :meth:`profile`).
     overlap: per chip (runs with collectives only), the collective queue's busy
-    time and the part of it hidden behind the matrix or vector engine
+    time and the part of it hidden behind the chip's other engines
     (:mod:`nova.sim.overlap`); :attr:`collective_hidden_fraction` sums them.
     """
 
@@ -122,8 +122,8 @@ class Report:
 
     @property
     def collective_hidden_fraction(self) -> float:
-        """Of all chips' collective time, the fraction spent while the same chip
-        computed (0 without collectives)."""
+        """Of all chips' collective time, the fraction spent while another engine
+        of the same chip was busy (0 without collectives)."""
         total = sum(o.collective_ns for o in self.overlap)
         return sum(o.hidden_ns for o in self.overlap) / total if total > 0 else 0.0
 
@@ -167,8 +167,10 @@ class Report:
                          + ("; timing-only assumes one run per index row" if self.timing_only else ""))
         if self.overlap:
             c = sum(o.collective_ns for o in self.overlap)
+            h = sum(o.hidden_compute_ns for o in self.overlap)
             lines.append(f"collectives      {c / 1e3:12.3f} us busy on all chips, "
-                         f"{100 * self.collective_hidden_fraction:.1f}% hidden behind compute")
+                         f"{100 * self.collective_hidden_fraction:.1f}% hidden behind other work "
+                         f"({100 * h / c if c else 0:.1f}% behind matrix/vector)")
         for b in self.bounds:
             lines.append(f"chip {b.chip} bound     {b.bound_ns / 1e3:10.3f} us ({b.limiter}): matrix "
                          f"{b.matrix_ns / 1e3:.3f} us, vector {b.vector_ns / 1e3:.3f} us, hbm "
@@ -243,7 +245,8 @@ def build_report(m: Machine, time_ns: float) -> Report:
             links[k] = links.get(k, 0.0) + v
             busy[k] = busy.get(k, 0.0) + src_busy.get(k, 0.0)
     util = {k: min(1.0, v / time_ns) if time_ns else 0.0 for k, v in busy.items()}
-    overlap = tuple(chip_overlap(ch.id, ch.busy_intervals[2], ch.busy_intervals[0] + ch.busy_intervals[1])
+    overlap = tuple(chip_overlap(ch.id, ch.busy_intervals[2], ch.busy_intervals[0] + ch.busy_intervals[1],
+                                 ch.busy_intervals[3])
                     for ch in m.chips if ch.busy_intervals is not None and ch.busy_intervals[2])
     roof = max((b.bound_ns for b in bounds), default=0.0)
     return Report(time_ns=time_ns, engines=tuple(engines), memory_bytes=mem, link_bytes=links,

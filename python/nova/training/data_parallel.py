@@ -36,7 +36,7 @@ def batch_positions(imported: ImportedTrainStep) -> list[int]:
 
 def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray], mesh,
                           target: str, *, zero: int = 0, dump_dir: str | Path | None = None,
-                          double_buffer: bool = True) -> tuple[CompiledProgram, CompileResult]:
+                          double_buffer: bool = True, bucket_mb: float = 25.0) -> tuple[CompiledProgram, CompileResult]:
     """Compiles ``imported`` for ``mesh.size`` chips of ``target``, data
     parallel over every axis of ``mesh`` (a 1-D mesh: ``Mesh((8,), ("dp",))``).
 
@@ -44,7 +44,11 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
     tensor whose dim 0 splits evenly over the chips is split along it (the
     others, a few small biases at most, stay replicated), each chip updates
     its shard of the state and of the parameters, and the partitioner
-    all-gathers the updated parameters."""
+    all-gathers the updated parameters.
+
+    ``bucket_mb`` is DDP's ``bucket_cap_mb``: gradients are all-reduced in
+    buckets of at most that many MiB (each issued in the backward pass as soon
+    as it is full); 0 all-reduces every gradient alone."""
     from nova.parallel.compile import partition
     from nova.parallel.mesh import Mesh
     from nova.parallel.placements import Shard
@@ -76,7 +80,10 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
     results = [{} for _ in imported.layout.output_names]
     for position, result in sharded_state.items():
         results[result] = {0: Shard(0)}
-    annotated, spmd = partition(imported.mlir, mesh, placements, result_placements=results)
+    if not isinstance(bucket_mb, (int, float)) or isinstance(bucket_mb, bool) or bucket_mb < 0:
+        raise TrainStepError(f"bucket_mb must be a number of MiB >= 0, got {bucket_mb!r}")
+    annotated, spmd = partition(imported.mlir, mesh, placements, result_placements=results,
+                                bucket_bytes=int(bucket_mb * 2**20))
     if dump_dir is not None:
         folder = Path(dump_dir)
         folder.mkdir(parents=True, exist_ok=True)

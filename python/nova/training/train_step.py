@@ -44,7 +44,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
                        double_buffer: bool = True, seed: int = 0,
                        autocast: torch.dtype | None = None,
                        recompute: Sequence[str] = (), mesh: Any = None, zero: int = 0,
-                       **example_keywords: torch.Tensor) -> "TrainStep":
+                       bucket_mb: float = 25.0, **example_keywords: torch.Tensor) -> "TrainStep":
     """Compiles one training step of ``model`` for ``target`` (one chip).
 
     ``step(*batch)`` then runs, on the simulator, what this does in torch::
@@ -91,6 +91,9 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     over the mesh's chips (:mod:`nova.training.data_parallel`): each chip
     takes its slice of the batch along dim 0, the gradients are all-reduced,
     and every chip updates its resident replica of the parameters and state.
+    ``bucket_mb`` (with a mesh) is DDP's ``bucket_cap_mb``: the gradients are
+    all-reduced in buckets of at most that many MiB, each issued in the
+    backward pass as soon as it fills (0: one all-reduce per gradient).
     ``zero=1`` (with a mesh) shards the optimizer state over the chips as
     ZeRO stage 1: each chip keeps and updates ``1/chips`` of it and the
     updated parameters are all-gathered.
@@ -127,7 +130,8 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
         else:
             program, result = compile_data_parallel(imported, example, mesh, target,
                                                     zero=zero, dump_dir=dump_dir,
-                                                    double_buffer=double_buffer)
+                                                    double_buffer=double_buffer,
+                                                    bucket_mb=bucket_mb)
     except NovaModelCompileError as error:
         raise_for_compile_error(error, breakdown)
         raise
