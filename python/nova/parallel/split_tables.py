@@ -73,12 +73,14 @@ def embedding_rewrites(model: torch.nn.Module, plan: ParallelPlan,
     replaced = {rewrite.module for rewrite in done}
     aliases = _aliases(model)
     rewrites: list[ModuleRewrite] = []
-    by_dim: set[int] = set()  # the dimensions the rewritten tables are split along
+    by_dim: set[int] = set()  # the dimensions the split tables are split along
     for name, module in model.named_modules(remove_duplicate=False):
-        if not isinstance(module, torch.nn.Embedding) or not name or name in replaced:
+        if not isinstance(module, torch.nn.Embedding) or not name:
             continue  # the model itself (name "") has no parent to swap it in: checked later
         names = sorted(aliases.get(id(module.weight), set()) & split.keys())
-        if not names:
+        by_dim |= {p.dim for n in names for p in plan.placements[n].values()
+                   if isinstance(p, Shard)}
+        if not names or name in replaced:
             continue
         if module.max_norm is not None:
             raise ParallelError(f"{names[0]}: the plan splits the table of {name!r}, an "
@@ -86,8 +88,6 @@ def embedding_rewrites(model: torch.nn.Module, plan: ParallelPlan,
                                 f"be split; replicate it")
         rewrites.append(ModuleRewrite(name, "one_hot_embedding", axis=split[names[0]]))
         replaced.add(name)
-        by_dim |= {p.dim for n in names for p in plan.placements[n].values()
-                   if isinstance(p, Shard)}
     if by_dim - {0}:
         # A table split along its embedding dimension gives a split output,
         # which propagation also splits the lookups added to it by

@@ -167,3 +167,16 @@ def test_every_embedding_is_one_hot_when_one_is_split_by_its_dimension() -> None
     with torch.no_grad():
         expected = model(ids)
     torch.testing.assert_close(program(ids), expected, rtol=RTOL, atol=ATOL)
+
+
+def test_torch_style_colwise_embedding_matches_eager() -> None:
+    # ColwiseParallel on GPT-2's wte splits its embedding dimension (and,
+    # tied, lm_head's): wpe is looked up by one-hot too.
+    tp = pytest.importorskip("torch.distributed.tensor.parallel")
+    model = _gpt2()
+    ids = _ids()
+    program = compile_parallel(model, mesh=MESH, plan={"transformer.wte": tp.ColwiseParallel()},
+                               input_ids=ids)
+    with torch.no_grad():
+        expected = model(input_ids=ids, use_cache=False).logits
+    torch.testing.assert_close(program(input_ids=ids).logits, expected, rtol=RTOL, atol=ATOL)
