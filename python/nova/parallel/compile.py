@@ -19,7 +19,7 @@ from nova.compiler import pipeline
 from nova.compiler.compile import compile_linalg
 from nova.compiler.driver import run_opt
 from nova.compiler.options import TargetOptions
-from nova.frontend import TensorSpec, import_model
+from nova.frontend import TensorSpec
 from nova.frontend.state import param_arrays
 from nova.parallel.annotate import PlanError, annotate
 from nova.parallel.errors import ParallelError
@@ -28,6 +28,7 @@ from nova.parallel.placements import Placement, Shard
 from nova.parallel.plan import ParallelPlan
 from nova.parallel.program import ParallelProgram
 from nova.parallel.shards import local_shard
+from nova.parallel.split_tables import check_gathers_kept_whole
 from nova.parallel.target_chips import check_chips
 
 
@@ -36,7 +37,9 @@ def partition(linalg: str, mesh: Mesh, arg_placements,
     """The annotated program and the per-chip SPMD program (nova collectives);
     ``bucket_bytes``: the largest gradient all-reduce bucket (None: 25 MiB)."""
     annotated = annotate(linalg, mesh, arg_placements, result_placements=result_placements)
-    return annotated, run_opt(annotated, pipeline.partition(bucket_bytes))
+    spmd = run_opt(annotated, pipeline.partition(bucket_bytes))
+    check_gathers_kept_whole(annotated, spmd)
+    return annotated, spmd
 
 
 def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
@@ -95,6 +98,7 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "0-sharded.mlir").write_text(annotated)
     spmd = run_opt(annotated, pipeline.partition())
+    check_gathers_kept_whole(annotated, spmd)
     result = compile_linalg(spmd, TargetOptions(name=target, chips=mesh.size),
                             dump_dir=dump_dir, double_buffer=double_buffer)
     result.stages["sharded"] = annotated
@@ -126,16 +130,23 @@ def _is_torch_plan(plan: Any) -> bool:
 
 
 def _import(model: torch.nn.Module, mesh: Mesh, plan: ParallelPlan, args, kwargs):
-    """The imported program; a plan translated from torch styles exports the
-    model with its stand-in modules (nova.parallel.rewrites)."""
-    if not getattr(plan, "styles", None):  # not from torch styles (torch.distributed unneeded)
-        return import_model(model, *args, **kwargs)
+    """The imported program. The model is exported with its stand-in modules
+    (nova.parallel.rewrites): a torch-style plan's, plus a one-hot lookup
+    for every nn.Embedding whose table the plan splits; a lookup still made
+    on a split state is a ParallelError (nova.parallel.split_tables)."""
+    from nova.frontend.export import export, import_exported
     from nova.parallel.rewrites import rewritten
-    from nova.parallel.torch_styles import check_heads
+    from nova.parallel.split_tables import check_no_split_lookups, embedding_rewrites
 
-    check_heads(model, plan, mesh)
-    with rewritten(model, plan.rewrites, lambda axis: mesh.shape[mesh.axis(axis)]):
-        return import_model(model, *args, **kwargs)
+    rewrites = tuple(getattr(plan, "rewrites", ()))
+    if getattr(plan, "styles", None):  # from torch styles (imports torch.distributed)
+        from nova.parallel.torch_styles import check_heads
+        check_heads(model, plan, mesh)
+    rewrites += tuple(embedding_rewrites(model, plan, done=rewrites))
+    with rewritten(model, rewrites, lambda axis: mesh.shape[mesh.axis(axis)]):
+        exported = export(model, args, kwargs)
+        check_no_split_lookups(exported, plan)
+        return import_exported(exported)
 
 
 def _whole_where_kept_whole(binary: bytes, specs: Sequence[TensorSpec],
