@@ -274,7 +274,25 @@ struct OverlapCollectivesPass
           stayed.insert(op);
           continue;
         }
-        break;
+        // A wait for transfers issued before this collective (an earlier
+        // bucket's all-reduce, left behind by its own overlap) stays, and what
+        // they access is pinned: nothing that touches their buffers moves in
+        // front of it, everything else may still fly with this collective.
+        bool earlier = llvm::all_of(other.getTokens(), [&](Value token) {
+          Operation *def = token.getDefiningOp();
+          return def && def->getBlock() == wait->getBlock() &&
+                 def->isBeforeInBlock(wait);
+        });
+        if (!earlier)
+          break;
+        Accesses issued;
+        for (Value token : other.getTokens())
+          issued.add(accessesOf(token.getDefiningOp()));
+        if (issued.unknown)
+          break;
+        pinned.add(issued);
+        stayed.insert(op);
+        continue;
       }
       if (isLazy(op))
         continue; // Moves with its first user that moves (or stays put).

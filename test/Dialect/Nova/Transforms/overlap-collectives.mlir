@@ -208,3 +208,40 @@ func.func @scratchpad_reads_behind_the_wait(%p: !h, %r: !h, %w: !h, %z: !h, %x: 
   nova.elementwise <exp> ins(%y : !s) outs(%o : !s)
   return
 }
+
+// -----
+
+!h = memref<8x8xf32, #nova.memory_space<hbm>>
+!s = memref<8x8xf32, #nova.memory_space<sram>>
+
+// Two collectives in flight, the earlier one's wait behind the later one's:
+// independent work moves in front of both waits (an earlier collective's
+// wait stays and pins that collective's buffers, it no longer ends the
+// scan), and the load of the later one's result stays behind its wait.
+// CHECK-LABEL: func.func @earlier_waits_stay
+// CHECK: %[[T1:.*]] = nova.all_reduce <sum> ins(%arg0
+// CHECK-NEXT: %[[T2:.*]] = nova.all_reduce <sum> ins(%arg1
+// CHECK-NEXT: %[[L:.*]] = nova.dma_start %arg4
+// CHECK-NEXT: nova.wait %[[L]]
+// CHECK-NEXT: nova.wait %[[T2]]
+// CHECK-NEXT: %[[U:.*]] = nova.dma_start %arg3
+// CHECK-NEXT: nova.wait %[[U]]
+// CHECK-NEXT: nova.wait %[[T1]]
+func.func @earlier_waits_stay
+// CHECK: %[[T2:.*]] = nova.all_reduce <sum> ins(%arg1
+// CHECK-NEXT: %[[L:.*]] = nova.dma_start %arg4
+// CHECK-NEXT: nova.wait %[[L]]
+// CHECK-NEXT: nova.wait %[[T2]]
+// CHECK-NEXT: nova.wait
+// CHECK-NEXT: %[[U:.*]] = nova.dma_start %arg3
+func.func @earlier_waits_stay(%p: !h, %q: !h, %r: !h, %r2: !h, %x: !h, %y: !s, %z: !s) {
+  %t1 = nova.all_reduce <sum> ins(%p : !h) outs(%r : !h) groups [[0, 1]]
+  %t2 = nova.all_reduce <sum> ins(%q : !h) outs(%r2 : !h) groups [[0, 1]]
+  nova.wait %t2
+  nova.wait %t1
+  %u = nova.dma_start %r2, %z : !h -> !s
+  nova.wait %u
+  %l = nova.dma_start %x, %y : !h -> !s
+  nova.wait %l
+  return
+}

@@ -1,0 +1,104 @@
+"""Data-parallel weak scaling of a GPT-2-small-shaped training step on nova-t1.
+
+Nova's GPT with GPT-2 small's shapes (12 layers, d 768, 12 heads, vocab 50304
+as Megatron pads it, tied LM head), seq --seq, a fixed per-chip batch of
+--per-chip sequences, AdamW with clipping at 1.0 (--no-clip: none), compiled
+with ``compile_train_step(mesh=Mesh((n,), ("dp",)))`` for 1, 2, 4 and 8 chips
+on the switch (nova-t1) and the ring (nova-t1-ring8) and simulated in
+timing-only mode. Prints per configuration: step time, weak-scaling
+efficiency T1 / TN, MFU (6 N tokens / (step time x chips x peak)), per-chip
+HBM peak, all-reduce count and the fraction of collective
+time hidden behind the chip's other work (matrix, vector, DMA; and behind
+matrix/vector alone). One run of this script gives every row.
+
+Tensor, pipeline and 3-D rows are not here: training under TP, PP and 3-D
+meshes does not compile yet (issue 14).
+
+    python benchmarks/train_scaling.py [--chips 1 2 4 8] [--seq 128] [--per-chip 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+
+import torch  # noqa: E402
+
+import nova  # noqa: E402
+from nova.models import GPT  # noqa: E402
+from nova.models.gpt import GPTConfig  # noqa: E402
+from nova.parallel import Mesh  # noqa: E402
+from nova.sim import load_target  # noqa: E402
+
+TARGETS = ROOT / "targets"
+
+
+def loss_fn(logits, labels):
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+
+
+def run(cfg: GPTConfig, chips: int, target: str, per_chip: int, clip: bool, bucket_mb: float):
+    torch.manual_seed(0)
+    model = GPT(cfg)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)
+    batch = chips * per_chip
+    ids = torch.randint(0, cfg.vocab_size, (batch, cfg.seq_len))
+    labels = torch.randint(0, cfg.vocab_size, (batch, cfg.seq_len))
+    t0 = time.perf_counter()
+    step = nova.compile_train_step(model, loss_fn, optimizer, ids, labels, target=target,
+                                   max_grad_norm=1.0 if clip else None,
+                                   mesh=Mesh((chips,), ("dp",)) if chips > 1 else None,
+                                   bucket_mb=bucket_mb)
+    t_compile = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    report = step.time_step()
+    t_sim = time.perf_counter() - t0
+    n_params = sum(p.numel() for p in model.parameters())
+    return step, report, n_params, batch * cfg.seq_len, t_compile, t_sim
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chips", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--targets", nargs="+", default=["nova-t1", "nova-t1-ring8"])
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--per-chip", type=int, default=1)
+    parser.add_argument("--layers", type=int, default=12)
+    parser.add_argument("--bucket-mb", type=float, default=25.0)
+    parser.add_argument("--no-clip", action="store_true")
+    args = parser.parse_args()
+    cfg = GPTConfig(vocab_size=50304, seq_len=args.seq, d_model=768, n_heads=12, n_layers=args.layers)
+    print(f"GPT-2-small-shaped step: {args.layers} layers, d 768, 12 heads, vocab 50304, seq {args.seq}, "
+          f"{args.per_chip} sequence(s) per chip, AdamW{'' if args.no_clip else ' + clipping'}, "
+          f"buckets {args.bucket_mb:g} MiB; timing-only")
+    print(f"{'target':14s} {'chips':>5s} {'step ms':>9s} {'eff':>6s} {'MFU':>6s} {'HBM peak MB':>13s} "
+          f"{'all-reduces':>11s} {'hidden':>7s} {'(mx/vec)':>8s} {'compile s':>9s} {'sim s':>6s}")
+    base: dict[str, float] = {}
+    for target in args.targets:
+        tg = load_target(TARGETS / f"{target}.json")
+        # The f32 matrix peak (f32 rows take matmul_f32_row_cycles, as the bound counts them).
+        peak = tg.peak_flops * tg.timing["matmul_row_cycles"] / tg.timing["matmul_f32_row_cycles"]
+        for chips in args.chips:
+            step, r, n_params, tokens, t_compile, t_sim = run(cfg, chips, target, args.per_chip,
+                                                              not args.no_clip, args.bucket_mb)
+            if chips == 1:
+                base[target] = r.time_ns
+            eff = base[target] / r.time_ns if target in base else float("nan")
+            mfu = 6 * n_params * tokens / (r.time_s * chips * peak)
+            memory = step.memory()
+            hbm = memory.total or 0
+            hidden = r.collective_hidden_fraction
+            total = sum(o.collective_ns for o in r.overlap)
+            compute = sum(o.hidden_compute_ns for o in r.overlap) / total if total else 0.0
+            print(f"{target:14s} {chips:5d} {r.time_s * 1e3:9.3f} {eff:6.1%} {mfu:6.1%} {hbm / 1e6:13.1f} "
+                  f"{len(r.collectives) // max(chips, 1):11d} {hidden:7.1%} {compute:8.1%} "
+                  f"{t_compile:9.1f} {t_sim:6.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
