@@ -227,13 +227,6 @@ func.func @scratchpad_reads_behind_the_wait(%p: !h, %r: !h, %w: !h, %z: !h, %x: 
 // CHECK-NEXT: %[[U:.*]] = nova.dma_start %arg3
 // CHECK-NEXT: nova.wait %[[U]]
 // CHECK-NEXT: nova.wait %[[T1]]
-func.func @earlier_waits_stay
-// CHECK: %[[T2:.*]] = nova.all_reduce <sum> ins(%arg1
-// CHECK-NEXT: %[[L:.*]] = nova.dma_start %arg4
-// CHECK-NEXT: nova.wait %[[L]]
-// CHECK-NEXT: nova.wait %[[T2]]
-// CHECK-NEXT: nova.wait
-// CHECK-NEXT: %[[U:.*]] = nova.dma_start %arg3
 func.func @earlier_waits_stay(%p: !h, %q: !h, %r: !h, %r2: !h, %x: !h, %y: !s, %z: !s) {
   %t1 = nova.all_reduce <sum> ins(%p : !h) outs(%r : !h) groups [[0, 1]]
   %t2 = nova.all_reduce <sum> ins(%q : !h) outs(%r2 : !h) groups [[0, 1]]
