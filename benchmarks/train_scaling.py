@@ -71,6 +71,8 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=12)
     parser.add_argument("--bucket-mb", type=float, default=25.0)
     parser.add_argument("--no-clip", action="store_true")
+    parser.add_argument("--one-chip-target", default="nova-t1",
+                        help="the 1-chip row of a ring target (a ring needs 2+ chips)")
     args = parser.parse_args()
     cfg = GPTConfig(vocab_size=50304, seq_len=args.seq, d_model=768, n_heads=12, n_layers=args.layers)
     print(f"GPT-2-small-shaped step: {args.layers} layers, d 768, 12 heads, vocab 50304, seq {args.seq}, "
@@ -84,7 +86,9 @@ def main() -> None:
         # The f32 matrix peak (f32 rows take matmul_f32_row_cycles, as the bound counts them).
         peak = tg.peak_flops * tg.timing["matmul_row_cycles"] / tg.timing["matmul_f32_row_cycles"]
         for chips in args.chips:
-            step, r, n_params, tokens, t_compile, t_sim = run(cfg, chips, target, args.per_chip,
+            # A ring needs 2+ chips: its 1-chip row is the same chip on the switch target.
+            single = args.one_chip_target if chips == 1 and tg.topology == "ring" else target
+            step, r, n_params, tokens, t_compile, t_sim = run(cfg, chips, single, args.per_chip,
                                                               not args.no_clip, args.bucket_mb)
             if chips == 1:
                 base[target] = r.time_ns
@@ -96,7 +100,7 @@ def main() -> None:
             total = sum(o.collective_ns for o in r.overlap)
             compute = sum(o.hidden_compute_ns for o in r.overlap) / total if total else 0.0
             print(f"{target:14s} {chips:5d} {r.time_s * 1e3:9.3f} {eff:6.1%} {mfu:6.1%} {hbm / 1e6:13.1f} "
-                  f"{len(r.collectives) // max(chips, 1):11d} {hidden:7.1%} {compute:8.1%} "
+                  f"{len(r.collectives):11d} {hidden:7.1%} {compute:8.1%} "
                   f"{t_compile:9.1f} {t_sim:6.1f}", flush=True)
 
 
