@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nova.runtime.traffic import Traffic
+
 
 @dataclass
 class GraphStats:
@@ -32,29 +34,14 @@ class GraphStats:
     eager_ops: list[tuple[str, str]] = field(default_factory=list)
     #: Why the whole graph runs in eager, or None.
     eager_reason: str | None = None
-    #: Bytes written from the host into the programs' inputs, and read back.
-    host_written: int = 0
-    host_read: int = 0
-    #: Results kept on the chip (a forward's tensors saved for the backward): count, bytes.
-    kept: int = 0
-    kept_bytes: int = 0
-    #: Input bytes copied device-to-device from kept results (a backward's saved tensors).
-    device_in: int = 0
-    #: Kept results moved out of the program's output buffers before it ran again
-    #: (another forward before the backward): bytes, copied device-to-device.
-    moved_bytes: int = 0
-    #: Simulated ns of the device-to-device copies (included in ``sim_ns``).
-    device_ns: float = 0.0
+    #: What the graph's runs moved between the host and the chip and on the chip
+    #: (saved tensors kept for the backward and copied into it); its device
+    #: copies' simulated ns are included in ``sim_ns``.
+    traffic: Traffic = field(default_factory=Traffic)
 
-    def add_traffic(self, traffic) -> None:
+    def add_traffic(self, traffic: Traffic) -> None:
         """One run's :class:`nova.runtime.traffic.Traffic`."""
-        self.host_written += traffic.host_written
-        self.host_read += traffic.host_read
-        self.kept += traffic.kept
-        self.kept_bytes += traffic.kept_bytes
-        self.device_in += traffic.device_in
-        self.moved_bytes += traffic.moved_bytes
-        self.device_ns += traffic.device_ns
+        self.traffic.add(traffic)
         self.sim_ns += traffic.device_ns
 
     @property
@@ -109,7 +96,7 @@ def format_report(graphs) -> str:
             eager = ", ".join(op for op, _ in g.eager_ops) or "-"
         rows.append((g.label, g.kind, str(g.calls), _time(g.sim_ns), str(g.compiles),
                      f"{g.memory_hits}/{g.disk_hits}",
-                     *((f"{_bytes(g.host_written)}/{_bytes(g.host_read)}", _on_chip(g))
+                     *((f"{_bytes(g.traffic.host_written)}/{_bytes(g.traffic.host_read)}", _on_chip(g))
                        if training else ()), where, eager))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1]
@@ -120,12 +107,12 @@ def format_report(graphs) -> str:
 def _on_chip(g: GraphStats) -> str:
     """A forward's kept tensors, a backward's bytes copied in on the device."""
     cells = []
-    if g.kept:
-        cells.append(f"{g.kept} kept, {_bytes(g.kept_bytes)}")
-    if g.moved_bytes:
-        cells.append(f"{_bytes(g.moved_bytes)} moved")
-    if g.device_in:
-        cells.append(f"{_bytes(g.device_in)} copied in")
+    if g.traffic.kept:
+        cells.append(f"{g.traffic.kept} kept, {_bytes(g.traffic.kept_bytes)}")
+    if g.traffic.moved_bytes:
+        cells.append(f"{_bytes(g.traffic.moved_bytes)} moved")
+    if g.traffic.device_in:
+        cells.append(f"{_bytes(g.traffic.device_in)} copied in")
     return "; ".join(cells) or "-"
 
 

@@ -150,7 +150,7 @@ class AotGraph(NovaGraph):
     def _on_host(self, args: Sequence[Any]) -> list[Any]:
         """``args`` with the saved tensors kept on the chip read back (counted
         in this graph's host reads)."""
-        self.stats.host_read += sum(a.device_value.nbytes
+        self.stats.traffic.host_read += sum(a.device_value.nbytes
                                     for a in args if isinstance(a, DeviceTensor))
         return host_values(args)
 

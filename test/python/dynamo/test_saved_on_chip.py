@@ -69,17 +69,17 @@ def test_saved_tensors_are_neither_read_back_nor_written_again(train_beside_eage
     forward, backward = nova.dynamo.report()
     assert backward.on_nova and backward.calls == 10 and backward.eager_ops == []
     # Only the user output came back to the host; the saved tensors stayed on the chip.
-    assert forward.host_read == 10 * user_bytes
-    assert (forward.kept, forward.kept_bytes) == (10 * saved, 10 * saved_bytes)
+    assert forward.traffic.host_read == 10 * user_bytes
+    assert (forward.traffic.kept, forward.traffic.kept_bytes) == (10 * saved, 10 * saved_bytes)
     # The backward's inputs: the saved tensors (device copies) and the output's
     # gradient, the only input the host wrote.
     backward_inputs = sum(e.byte_size for e in backward_program.input_entries)
     assert backward_inputs == saved_bytes + user_bytes
-    assert backward.host_written == 10 * user_bytes
-    assert backward.device_in == 10 * saved_bytes
+    assert backward.traffic.host_written == 10 * user_bytes
+    assert backward.traffic.device_in == 10 * saved_bytes
     assert backward_program.traffic.device_in == 10 * saved_bytes
     # The device copies are simulated time of the backward.
-    assert 0 < backward.device_ns < backward.sim_ns
+    assert 0 < backward.traffic.device_ns < backward.sim_ns
     # Every saved tensor was freed when autograd dropped it after the backward.
     assert live() == before
     table = str(nova.dynamo.report())
@@ -116,7 +116,7 @@ def test_a_saved_tensor_that_is_an_output_is_read_back() -> None:
     assert saved and all(isinstance(t, DeviceTensor) for t in saved)
     assert any(t.shape == h.shape and torch.equal(t.to_host(), h.detach()) for t in saved)
     forward, backward = nova.dynamo.report()
-    assert forward.kept > 0 and backward.device_in == forward.kept_bytes
+    assert forward.traffic.kept > 0 and backward.traffic.device_in == forward.traffic.kept_bytes
 
 
 def test_a_saved_tensor_used_for_its_data_is_a_clear_error() -> None:
@@ -158,9 +158,9 @@ def test_a_backward_in_eager_reads_the_saved_tensors_back(monkeypatch,
                                           reference, 3, "ignore")
     torch.testing.assert_close(losses, expected, rtol=RTOL, atol=ATOL)
     forward, backward = nova.dynamo.report()
-    assert forward.on_nova and forward.kept > 0
+    assert forward.on_nova and forward.traffic.kept > 0
     assert backward.eager_reason == "test: this backward runs in eager"
-    assert backward.host_read == forward.kept_bytes and backward.device_in == 0
+    assert backward.traffic.host_read == forward.traffic.kept_bytes and backward.traffic.device_in == 0
 
 
 def test_two_forwards_before_one_backward() -> None:
@@ -180,8 +180,8 @@ def test_two_forwards_before_one_backward() -> None:
         torch.testing.assert_close(got.grad, want.grad, rtol=RTOL, atol=ATOL)
     forward, backward = nova.dynamo.report()
     assert forward.calls == backward.calls == 2
-    assert forward.moved_bytes == forward.kept_bytes // 2  # the first call's, once
-    assert backward.device_in == forward.kept_bytes
+    assert forward.traffic.moved_bytes == forward.traffic.kept_bytes // 2  # the first call's, once
+    assert backward.traffic.device_in == forward.traffic.kept_bytes
     assert "moved" in str(nova.dynamo.report())
 
 
@@ -197,4 +197,4 @@ def test_retain_graph_runs_the_backward_twice_on_the_kept_tensors() -> None:
     for got, want in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(got.grad, want.grad, rtol=RTOL, atol=ATOL)
     forward, backward = nova.dynamo.report()
-    assert backward.calls == 2 and backward.device_in == 2 * forward.kept_bytes
+    assert backward.calls == 2 and backward.traffic.device_in == 2 * forward.traffic.kept_bytes
