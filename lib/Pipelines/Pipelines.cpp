@@ -92,6 +92,8 @@ void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // Sums of all-reduced partials (TP's backward) -> one all-reduce.
+  pm.addNestedPass<func::FuncOp>(createNovaCombineAllReduces());
   // Sequence parallelism's all-reduce + local slice -> reduce-scatter.
   pm.addNestedPass<func::FuncOp>(createNovaFormReduceScatter());
   // Gradients all-reduced together in buckets (latency paid once per bucket).

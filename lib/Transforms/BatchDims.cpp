@@ -63,6 +63,39 @@ tensor::CollapseShapeOp batchCollapse(Value value) {
   return collapse;
 }
 
+/// `transpose(collapse(x))` that keeps the collapsed batch dimension first
+/// -> `collapse(transpose(x))`: the backward of attention transposes the
+/// saved [B*H, S, D] operands before its batch matmuls, and the collapse
+/// must reach the matmul for it to be expanded (else sharding gathers the
+/// heads of q, k and v to form B*H).
+bool sinkCollapseBelowTranspose(IRRewriter &rewriter, linalg::TransposeOp op) {
+  if (!op.hasPureTensorSemantics())
+    return false;
+  tensor::CollapseShapeOp collapse = batchCollapse(op.getInput());
+  ArrayRef<int64_t> perm = op.getPermutation();
+  if (!collapse || perm.size() != 3 || perm[0] != 0)
+    return false;
+  RankedTensorType srcType = collapse.getSrcType();
+  int64_t batchDims = srcType.getRank() - 2;
+  SmallVector<int64_t> expandedPerm;
+  for (int64_t d = 0; d < batchDims; ++d)
+    expandedPerm.push_back(d);
+  for (int64_t d : perm.drop_front())
+    expandedPerm.push_back(batchDims + d - 1);
+  SmallVector<int64_t> shape;
+  for (int64_t d : expandedPerm)
+    shape.push_back(srcType.getDimSize(d));
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value init = tensor::EmptyOp::create(rewriter, loc, shape, srcType.getElementType());
+  auto transposed =
+      linalg::TransposeOp::create(rewriter, loc, collapse.getSrc(), init, expandedPerm);
+  Value collapsed = tensor::CollapseShapeOp::create(
+      rewriter, loc, op.getResultTypes()[0], transposed->getResult(0), batchGroups(batchDims));
+  rewriter.replaceOp(op, collapsed);
+  return true;
+}
+
 struct ExpandBatchDimsPass
     : public nova::impl::NovaExpandBatchDimsBase<ExpandBatchDimsPass> {
   using Base::Base;
@@ -70,6 +103,11 @@ struct ExpandBatchDimsPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     IRRewriter rewriter(ctx);
+    SmallVector<linalg::TransposeOp> transposes;
+    getOperation().walk([&](linalg::TransposeOp op) { transposes.push_back(op); });
+    for (linalg::TransposeOp op : transposes)
+      if (sinkCollapseBelowTranspose(rewriter, op))
+        ++numTransposesSunk;
     SmallVector<linalg::BatchMatmulOp> matmuls;
     getOperation().walk([&](linalg::BatchMatmulOp op) { matmuls.push_back(op); });
     for (linalg::BatchMatmulOp op : matmuls) {

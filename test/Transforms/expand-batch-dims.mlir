@@ -129,3 +129,38 @@ func.func @negative_collapse_not_of_batch_dims(%q: tensor<8x4x4x8xf32>, %k: tens
   %m = linalg.batch_matmul ins(%a, %b : tensor<8x16x8xf32>, tensor<8x8x16xf32>) outs(%f : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
   return %m : tensor<8x16x16xf32>
 }
+
+// -----
+
+// The backward of attention transposes the saved, collapsed k before its
+// batch matmul: the transpose is moved above the collapse (on [B, H, ...])
+// so that the matmul is expanded too.
+// CHECK-LABEL: func.func @transposed_collapse
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x16x8xf32>, %[[K:.*]]: tensor<2x4x16x8xf32>)
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]] : tensor<2x4x16x8xf32>) outs(%{{.*}} : tensor<2x4x8x16xf32>) permutation = [0, 1, 3, 2]
+// CHECK: linalg.generic {{.*}} ins(%[[Q]], %[[KT]] : tensor<2x4x16x8xf32>, tensor<2x4x8x16xf32>)
+// CHECK-NOT: linalg.batch_matmul
+func.func @transposed_collapse(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>) -> tensor<8x16x16xf32> {
+  %a = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x4x16x8xf32> into tensor<8x16x8xf32>
+  %b = tensor.collapse_shape %k [[0, 1], [2], [3]] : tensor<2x4x16x8xf32> into tensor<8x16x8xf32>
+  %t0 = tensor.empty() : tensor<8x8x16xf32>
+  %bt = linalg.transpose ins(%b : tensor<8x16x8xf32>) outs(%t0 : tensor<8x8x16xf32>) permutation = [0, 2, 1]
+  %e = tensor.empty() : tensor<8x16x16xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %m = linalg.batch_matmul ins(%a, %bt : tensor<8x16x8xf32>, tensor<8x8x16xf32>) outs(%f : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  return %m : tensor<8x16x16xf32>
+}
+
+// -----
+
+// A transpose that moves the batch dimension is left alone.
+// CHECK-LABEL: func.func @transpose_moves_batch
+// CHECK: tensor.collapse_shape
+// CHECK: linalg.transpose {{.*}} permutation = [1, 0, 2]
+func.func @transpose_moves_batch(%k: tensor<2x4x16x8xf32>) -> tensor<16x8x8xf32> {
+  %b = tensor.collapse_shape %k [[0, 1], [2], [3]] : tensor<2x4x16x8xf32> into tensor<8x16x8xf32>
+  %t0 = tensor.empty() : tensor<16x8x8xf32>
+  %bt = linalg.transpose ins(%b : tensor<8x16x8xf32>) outs(%t0 : tensor<16x8x8xf32>) permutation = [1, 0, 2]
+  return %bt : tensor<16x8x8xf32>
+}

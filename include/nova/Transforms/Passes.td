@@ -426,13 +426,18 @@ def NovaExpandBatchDims
     %m = tensor.collapse_shape %g [[0, 1], [2], [3]] : tensor<2x4x16x16xf32> into tensor<8x16x16xf32>
     ```
     Only float batch matmuls with the default indexing maps whose two
-    inputs collapse the same leading batch dimensions are rewritten.
+    inputs collapse the same leading batch dimensions are rewritten. First,
+    a `linalg.transpose` of such a collapse that keeps the batch dimension
+    first (the backward's `k^T`, `q^T`) is rewritten to a transpose of the
+    source followed by the collapse, so the matmuls behind it are reached.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
   let statistics = [
     Statistic<"numExpanded", "expanded-matmuls", "Batch matmuls given one loop per batch dimension">,
+    Statistic<"numTransposesSunk", "sunk-transposes",
+              "Transposes of a batch collapse rewritten to transpose the source">,
   ];
 }
 
@@ -531,6 +536,38 @@ def NovaVerifySharding : Pass<"nova-verify-sharding", "::mlir::func::FuncOp"> {
   }];
   let statistics = [
     Statistic<"numReplicated", "replicated-ops", "Ops left unannotated by propagation that run replicated">,
+  ];
+}
+
+def NovaCombineAllReduces : Pass<"nova-combine-all-reduces", "::mlir::func::FuncOp"> {
+  let summary = "add the partial sums before one all-reduce instead of after two";
+  let description = [{
+    After `shard-partition`, tensor parallelism's backward adds gradients
+    that each came out of their own all-reduce: the input gradient of a
+    Megatron attention block is the sum of what flows back through q, k and
+    v, each a row-parallel partial sum. `all_reduce(a) + all_reduce(b)` is
+    `all_reduce(a + b)`, so this pass sums the partials and reduces once:
+
+    ```mlir
+    %ra = shard.all_reduce %a on @g grid_axes = [0] : tensor<128x32xf32> -> tensor<128x32xf32>
+    %rb = shard.all_reduce %b on @g grid_axes = [0] : tensor<128x32xf32> -> tensor<128x32xf32>
+    %s = linalg.generic {identity maps, yield in0 + in1} ins(%ra, %rb) ...
+    ```
+    becomes
+    ```mlir
+    %p = linalg.generic {the same} ins(%a, %b) ...
+    %s = shard.all_reduce %p on @g grid_axes = [0] : tensor<128x32xf32> -> tensor<128x32xf32>
+    ```
+
+    Each all-reduce (sum, same grid and axes) may be reshaped by one
+    `tensor.expand_shape` / `collapse_shape` on its way to the add, and each
+    link must have that one use. Adds are visited in program order, so a
+    chain `a + b + c` ends as one all-reduce.
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numCombined", "combined", "pairs of all-reduces combined into one">,
   ];
 }
 

@@ -36,7 +36,8 @@ def batch_positions(imported: ImportedTrainStep) -> list[int]:
 
 def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray], mesh,
                           target: str, *, zero: int = 0, dump_dir: str | Path | None = None,
-                          double_buffer: bool = True, bucket_mb: float = 25.0) -> tuple[CompiledProgram, CompileResult]:
+                          double_buffer: bool = True, bucket_mb: float = 25.0,
+                          plan=None) -> tuple[CompiledProgram, CompileResult]:
     """Compiles ``imported`` for ``mesh.size`` chips of ``target``, data
     parallel over every axis of ``mesh`` (a 1-D mesh: ``Mesh((8,), ("dp",))``).
 
@@ -48,7 +49,14 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
 
     ``bucket_mb`` is DDP's ``bucket_cap_mb``: gradients are all-reduced in
     buckets of at most that many MiB (each issued in the backward pass as soon
-    as it is full); 0 all-reduces every gradient alone."""
+    as it is full); 0 all-reduces every gradient alone.
+
+    ``plan`` (a :class:`nova.parallel.ParallelPlan`) places the parameters
+    by name instead (tensor parallelism): each parameter's optimizer state
+    and its updated value take the parameter's placement, and sharding
+    propagation carries it through the forward, the backward and the update
+    (Megatron's collectives come out of partitioning). The batch is then split
+    only over ``plan.batch_axis``, if it names one."""
     from nova.parallel.compile import partition
     from nova.parallel.mesh import Mesh
     from nova.parallel.placements import Shard
@@ -61,25 +69,35 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
                              f"mesh {mesh.shape}")
     if imported.layout.accumulation_steps > 1:
         raise TrainStepError("gradient accumulation with a mesh is not supported yet")
+    if zero and plan is not None:
+        raise TrainStepError("zero=1 with a tensor-parallel plan needs a DP x TP mesh, which "
+                             "is not supported yet")
     if zero not in (0, 1):
         raise TrainStepError(f"zero must be 0 or 1 (ZeRO stage 1), got {zero!r}")
     check_chips(target, mesh.size, f"mesh {mesh.shape}")
     batch = batch_positions(imported)
-    for position in batch:
-        shape = example[position].shape
-        if not shape or shape[0] % mesh.size:
-            raise TrainStepError(
-                f"batch tensor {imported.layout.input_names[position]!r} of shape {list(shape)} "
-                f"does not split evenly over {mesh.size} chips along dim 0")
+    batch_axis = 0 if plan is None else plan.batch_axis
+    if batch_axis is not None:
+        for position in batch:
+            shape = example[position].shape
+            if not shape or shape[0] % mesh.size:
+                raise TrainStepError(
+                    f"batch tensor {imported.layout.input_names[position]!r} of shape "
+                    f"{list(shape)} does not split evenly over {mesh.size} chips along dim 0")
     count = len(imported.layout.input_names) + len(imported.constants)
+    placements: list[dict] = [{} for _ in range(count)]
+    results: list[dict] = [{} for _ in imported.layout.output_names]
+    if batch_axis is not None:
+        for position in batch:
+            placements[position] = {mesh.axis(batch_axis): Shard(0)}
+    if plan is not None:
+        _place_parameters(imported, example, mesh, plan, placements, results)
     sharded_state = state_shards(imported, example, mesh.size) if zero else {}
-    split = set(batch) | set(sharded_state)
-    placements = [{0: Shard(0)} if i in split else {} for i in range(count)]
-    # Results: the loss and the parameters replicated, a sharded state tensor
-    # stays sharded (it is written over its own input).
-    results = [{} for _ in imported.layout.output_names]
+    # ZeRO-1: a state tensor stays sharded (it is written over its own input).
     for position, result in sharded_state.items():
-        results[result] = {0: Shard(0)}
+        placements[position] = results[result] = {0: Shard(0)}
+    splits = {position: next(iter(p.values())).dim for position, p in enumerate(placements)
+              if p and isinstance(next(iter(p.values())), Shard)}
     if not isinstance(bucket_mb, (int, float)) or isinstance(bucket_mb, bool) or bucket_mb < 0:
         raise TrainStepError(f"bucket_mb must be a number of MiB >= 0, got {bucket_mb!r}")
     annotated, spmd = partition(imported.mlir, mesh, placements, result_placements=results,
@@ -92,7 +110,7 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
                             dump_dir=dump_dir, double_buffer=double_buffer)
     result.stages["sharded"] = annotated
     program = CompiledProgram(result.binary, stages=result.stages,
-                              splits={position: 0 for position in split})
+                              splits=splits)
     return program, result
 
 
@@ -106,3 +124,41 @@ def state_shards(imported: ImportedTrainStep, example: list[np.ndarray],
             for position, result in donated_arguments(imported.layout).items()
             if position >= n_train and example[position].shape
             and example[position].shape[0] % chips == 0}
+
+
+def _place_parameters(imported: ImportedTrainStep, example: list[np.ndarray], mesh, plan,
+                      placements: list[dict], results: list[dict]) -> None:
+    """A tensor-parallel plan's placements on the step's arguments and
+    results: each trainable parameter, its optimizer state and their updated
+    values (frozen parameters and buffers by their own names)."""
+    from nova.parallel.placements import Shard
+
+    layout = imported.layout
+    n_train, n_const = len(layout.trainable), len(layout.constant)
+    names = list(layout.trainable) + list(layout.constant)
+    unknown = set(plan.placements) - set(names)
+    if unknown:
+        raise TrainStepError(f"the plan names {sorted(unknown)}, which are not parameters or "
+                             f"buffers of the model ({', '.join(names)})")
+
+    def of(name: str, shape) -> dict:
+        by_index = {mesh.axis(axis): p for axis, p in plan.of(name, rank=len(shape)).items()}
+        for placement in by_index.values():
+            if isinstance(placement, Shard) and (placement.dim >= len(shape)
+                                                 or shape[placement.dim] % mesh.size):
+                raise TrainStepError(f"{name}: dimension {placement.dim} of shape "
+                                     f"{list(shape)} does not split evenly over "
+                                     f"{mesh.size} chips")
+        return by_index
+
+    for i, name in enumerate(names):
+        placed = of(name, example[i].shape)
+        if not placed:
+            continue
+        placements[i] = placed
+        if i < n_train:
+            results[1 + i] = placed
+            for s in range(len(layout.slots)):
+                k = s * n_train + i
+                placements[n_train + n_const + k] = placed
+                results[1 + n_train + k] = placed

@@ -44,7 +44,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
                        double_buffer: bool = True, seed: int = 0,
                        autocast: torch.dtype | None = None,
                        recompute: Sequence[str] = (), mesh: Any = None, zero: int = 0,
-                       bucket_mb: float = 25.0, **example_keywords: torch.Tensor) -> "TrainStep":
+                       plan: Any = None, bucket_mb: float = 25.0, **example_keywords: torch.Tensor) -> "TrainStep":
     """Compiles one training step of ``model`` for ``target`` (one chip).
 
     ``step(*batch)`` then runs, on the simulator, what this does in torch::
@@ -131,7 +131,7 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
             program, result = compile_data_parallel(imported, example, mesh, target,
                                                     zero=zero, dump_dir=dump_dir,
                                                     double_buffer=double_buffer,
-                                                    bucket_mb=bucket_mb)
+                                                    bucket_mb=bucket_mb, plan=plan)
     except NovaModelCompileError as error:
         raise_for_compile_error(error, breakdown)
         raise
