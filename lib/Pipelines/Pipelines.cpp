@@ -86,7 +86,10 @@ void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm,
   propagation.traversal = shard::TraversalOrder::ForwardBackward;
   pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation(propagation));
   pm.addNestedPass<func::FuncOp>(createNovaVerifySharding());
+  // Partitioning keeps linalg.index local: give split loops their offsets.
+  pm.addNestedPass<func::FuncOp>(createNovaRecordLoopRanges());
   pm.addNestedPass<func::FuncOp>(shard::createPartition());
+  pm.addNestedPass<func::FuncOp>(createNovaOffsetSplitIndices());
   // CSE lets canonicalize fold the per-device `scf.if` that partitioning
   // puts around the zero init of a partial-sum matmul.
   pm.addPass(createCanonicalizerPass());

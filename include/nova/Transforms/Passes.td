@@ -485,6 +485,35 @@ def NovaCollapseBatchDims
   ];
 }
 
+def NovaRecordLoopRanges : Pass<"nova-record-loop-ranges", "::mlir::func::FuncOp"> {
+  let summary = "remember the global loop ranges of linalg ops that read linalg.index";
+  let description = [{
+    Run before `shard-partition`: every linalg op whose body reads
+    `linalg.index` gets `nova_loop_ranges` (its static loop ranges), for
+    `nova-offset-split-indices` to compare with after partitioning.
+  }];
+  let statistics = [
+    Statistic<"numRecorded", "recorded", "linalg ops whose loop ranges were recorded">,
+  ];
+}
+
+def NovaOffsetSplitIndices : Pass<"nova-offset-split-indices", "::mlir::func::FuncOp"> {
+  let summary = "add each chip's offset to linalg.index of a loop partitioning split";
+  let description = [{
+    `shard-partition` gives a linalg op its chip's slice of the iteration
+    space but keeps its body, so `linalg.index` of a split loop counts from 0
+    on every chip (an iota over a split vocabulary: one_hot's class ids).
+    For each op `nova-record-loop-ranges` marked, a loop whose local range is
+    `global / n` for the mesh axis of size `n` gets
+    `coordinate(nova.chip_id, axis) * local` added to each of its indices. A loop split
+    over several axes, or by a ratio several axes could give, is an error.
+  }];
+  let dependentDialects = ["::mlir::nova::NovaDialect", "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numOffset", "offset-indices", "linalg.index results offset by the chip's position">,
+  ];
+}
+
 def NovaPrepareSharding
     : Pass<"nova-prepare-sharding", "::mlir::func::FuncOp"> {
   let summary = "give every op its own destination and no tensor constants before sharding";

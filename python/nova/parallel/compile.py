@@ -33,10 +33,14 @@ from nova.parallel.target_chips import check_chips
 
 
 def partition(linalg: str, mesh: Mesh, arg_placements,
-              result_placements=(), bucket_bytes: int | None = None) -> tuple[str, str]:
+              result_placements=(), bucket_bytes: int | None = None,
+              on_annotated=None) -> tuple[str, str]:
     """The annotated program and the per-chip SPMD program (nova collectives);
-    ``bucket_bytes``: the largest gradient all-reduce bucket (None: 25 MiB)."""
+    ``bucket_bytes``: the largest gradient all-reduce bucket (None: 25 MiB);
+    ``on_annotated`` is called with the annotated program before it is partitioned."""
     annotated = annotate(linalg, mesh, arg_placements, result_placements=result_placements)
+    if on_annotated is not None:
+        on_annotated(annotated)
     spmd = run_opt(annotated, pipeline.partition(bucket_bytes))
     check_gathers_kept_whole(annotated, spmd)
     return annotated, spmd

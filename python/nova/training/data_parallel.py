@@ -100,12 +100,14 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
               if p and isinstance(next(iter(p.values())), Shard)}
     if not isinstance(bucket_mb, (int, float)) or isinstance(bucket_mb, bool) or bucket_mb < 0:
         raise TrainStepError(f"bucket_mb must be a number of MiB >= 0, got {bucket_mb!r}")
-    annotated, spmd = partition(imported.mlir, mesh, placements, result_placements=results,
-                                bucket_bytes=int(bucket_mb * 2**20))
+    # Written before nova-opt runs: when partitioning fails, it is the reproducer.
+    on_annotated = None
     if dump_dir is not None:
         folder = Path(dump_dir)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "0-sharded.mlir").write_text(annotated)
+        on_annotated = (folder / "0-sharded.mlir").write_text
+    annotated, spmd = partition(imported.mlir, mesh, placements, result_placements=results,
+                                bucket_bytes=int(bucket_mb * 2**20), on_annotated=on_annotated)
     result = compile_linalg(spmd, TargetOptions(name=target, chips=mesh.size),
                             dump_dir=dump_dir, double_buffer=double_buffer)
     result.stages["sharded"] = annotated

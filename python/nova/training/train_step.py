@@ -32,6 +32,7 @@ from nova.training.errors import TrainStepError
 from nova.training.memory import (check_fits, hbm_capacity, memory_breakdown,
                                   raise_for_compile_error, step_memory)
 from nova.training.optimizers import UpdateRule, rule_for
+from nova.training.tensor_parallel import resolve_plan, traced_with_plan
 
 __all__ = ["TrainStep", "compile_train_step"]
 
@@ -111,6 +112,8 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     if model_inputs is None:
         model_inputs = len(example_batch) if loss_fn is None else 1
     batch = tuple(example_batch) + tuple(example_keywords.values())
+    if plan is not None:
+        plan = resolve_plan(model, mesh, plan)
     layout = _layout(model, optimizer, rule, batch, model_inputs,
                      max_grad_norm is not None, accumulation_steps, keep_grads,
                      tuple(example_keywords), _autocast_name(autocast), tuple(recompute))
@@ -120,8 +123,9 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
                                  capacity=hbm_capacity(target))
     check_fits(breakdown, target)
     example = step._arguments(list(batch), check=False)
-    imported = import_train_step(model, loss_fn, layout, rule.update,
-                                 [torch.from_numpy(a) for a in example])
+    with traced_with_plan(model, mesh, plan):
+        imported = import_train_step(model, loss_fn, layout, rule.update,
+                                     [torch.from_numpy(a) for a in example])
     try:
         if mesh is None:
             result = compile_linalg(imported.mlir, TargetOptions(name=target, chips=1),

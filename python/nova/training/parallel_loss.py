@@ -1,0 +1,63 @@
+"""Cross-entropy as a dense reduction over the classes, for logits split
+along the vocabulary (a vocab-parallel LM head): Megatron's parallel
+cross-entropy, as ``torch.distributed.tensor.parallel.loss_parallel`` gives.
+
+torch lowers ``F.cross_entropy`` to a lookup of each row's target logit,
+which sharding propagation cannot partition along a split vocabulary. Here
+the target logit is ``sum(one_hot(target) * logits)`` instead, so each chip
+reduces its slice of the vocabulary (the max, the sum of exponentials and
+the target logit) and partitioning all-reduces three numbers per row; no
+chip holds the full logits. The value is the same up to rounding: the
+one-hot product adds exact zeros."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+__all__ = ["dense_cross_entropy", "parallel_cross_entropy"]
+
+
+def dense_cross_entropy(input: torch.Tensor, target: torch.Tensor, weight=None,
+                        size_average=None, ignore_index: int = -100, reduce=None,
+                        reduction: str = "mean", label_smoothing: float = 0.0) -> torch.Tensor:
+    """``F.cross_entropy`` for class indices (classes on dim 1, or the only
+    dim), with no class weights and no label smoothing."""
+    if (weight is not None or label_smoothing or size_average is not None or reduce is not None
+            or target.is_floating_point()):
+        return None  # not this form: the caller runs torch's own
+    classes = 1 if input.dim() > 1 else 0
+    logits = input.movedim(classes, -1)
+    peak = logits.detach().amax(-1, keepdim=True)
+    lse = (logits - peak).exp().sum(-1).log() + peak.squeeze(-1)
+    valid = target != ignore_index
+    index = torch.where(valid, target, torch.zeros_like(target))
+    one_hot = (index.unsqueeze(-1) == torch.arange(logits.shape[-1], device=index.device))
+    picked = (one_hot.to(logits.dtype) * logits).sum(-1)
+    loss = torch.where(valid, lse - picked, torch.zeros_like(lse))
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / valid.sum().to(loss.dtype)
+
+
+class _ParallelLossMode(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is F.cross_entropy:
+            result = dense_cross_entropy(*args, **kwargs)
+            if result is not None:
+                return result
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def parallel_cross_entropy() -> Iterator[None]:
+    """While tracing: ``F.cross_entropy`` as :func:`dense_cross_entropy`."""
+    with _ParallelLossMode():
+        yield

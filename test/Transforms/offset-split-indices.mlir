@@ -1,0 +1,30 @@
+// RUN: nova-opt %s --nova-partition | FileCheck %s
+
+// x + arange(64) with x split over 4 chips: each chip's iota must count
+// from its own offset (16 x its coordinate), not from 0, and the ranges
+// recorded for the pass are dropped afterwards.
+// CHECK-LABEL: func.func @iota_on_split_dim
+// CHECK-SAME: (%{{.*}}: tensor<16xf32>)
+// CHECK: %[[ID:.*]] = nova.chip_id
+// CHECK: %[[C:.*]] = arith.remui %{{.*}}, %c4
+// CHECK: %[[OFF:.*]] = arith.muli %[[C]], %c16
+// CHECK: linalg.generic
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK: arith.addi %[[I]], %[[OFF]] : index
+// CHECK-NOT: nova_loop_ranges
+shard.grid @nova_mesh(shape = 4)
+func.func @iota_on_split_dim(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %s = shard.sharding @nova_mesh split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %s annotate_for_users : tensor<64xf32>
+  %e = tensor.empty() : tensor<64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%xs : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 0 : index
+    %j = arith.index_cast %i : index to i64
+    %f = arith.sitofp %j : i64 to f32
+    %y = arith.addf %in, %f : f32
+    linalg.yield %y : f32
+  } -> tensor<64xf32>
+  %rs = shard.shard %r to %s : tensor<64xf32>
+  return %rs : tensor<64xf32>
+}
