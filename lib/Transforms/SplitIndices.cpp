@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::nova {
@@ -37,6 +38,18 @@ bool usesIndex(linalg::LinalgOp op) {
   bool found = false;
   op->walk([&](linalg::IndexOp) { found = true; });
   return found;
+}
+
+/// Whether `use` addresses a tensor that partitioning split along with the
+/// loop: a `tensor.extract` of a value from outside the op (a gather's
+/// source) whose indexed dimension has the loop's local size. Such an index
+/// must stay local; every other use (the index as a number) wants it global.
+bool readsLocalSlice(OpOperand &use, int64_t localSize) {
+  auto extract = dyn_cast<tensor::ExtractOp>(use.getOwner());
+  if (!extract || use.getOperandNumber() == 0)
+    return false;
+  auto type = cast<RankedTensorType>(extract.getTensor().getType());
+  return type.getDimSize(use.getOperandNumber() - 1) == localSize;
 }
 
 struct RecordLoopRangesPass
@@ -110,12 +123,15 @@ struct OffsetSplitIndicesPass
       SmallVector<linalg::IndexOp> indices;
       op->walk([&](linalg::IndexOp index) { indices.push_back(index); });
       for (linalg::IndexOp index : indices) {
-        Value offset = offsets[index.getDim()];
+        int64_t dim = index.getDim();
+        Value offset = offsets[dim];
         if (!offset)
           continue;
         OpBuilder b(index->getBlock(), std::next(index->getIterator()));
         auto shifted = arith::AddIOp::create(b, index.getLoc(), index.getResult(), offset);
-        index.getResult().replaceAllUsesExcept(shifted, shifted);
+        index.getResult().replaceUsesWithIf(shifted, [&](OpOperand &use) {
+          return use.getOwner() != shifted && !readsLocalSlice(use, local[dim]);
+        });
         ++numOffset;
       }
       return WalkResult::advance();

@@ -28,3 +28,31 @@ func.func @iota_on_split_dim(%x: tensor<64xf32>) -> tensor<64xf32> {
   %rs = shard.shard %r to %s : tensor<64xf32>
   return %rs : tensor<64xf32>
 }
+
+// An index that also addresses the chip's own slice of a split tensor (a
+// gather from it) stays local there, and is offset where it is a number.
+// CHECK-LABEL: func.func @gather_from_local_slice
+// CHECK: %[[OFF:.*]] = arith.muli
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK: %[[G:.*]] = arith.addi %[[I]], %[[OFF]] : index
+// CHECK: tensor.extract %{{.*}}[%[[I]], %{{.*}}] : tensor<16x8xf32>
+// CHECK: arith.index_cast %[[G]] : index to i64
+func.func @gather_from_local_slice(%t: tensor<64x8xf32>, %x: tensor<64xf32>) -> tensor<64xf32> {
+  %s = shard.sharding @nova_mesh split_axes = [[0]] : !shard.sharding
+  %ts = shard.shard %t to %s annotate_for_users : tensor<64x8xf32>
+  %xs = shard.shard %x to %s annotate_for_users : tensor<64xf32>
+  %e = tensor.empty() : tensor<64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%xs : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 0 : index
+    %c0 = arith.constant 0 : index
+    %v = tensor.extract %ts[%i, %c0] : tensor<64x8xf32>
+    %j = arith.index_cast %i : index to i64
+    %f = arith.sitofp %j : i64 to f32
+    %a = arith.addf %v, %f : f32
+    %y = arith.addf %in, %a : f32
+    linalg.yield %y : f32
+  } -> tensor<64xf32>
+  %rs = shard.shard %r to %s : tensor<64xf32>
+  return %rs : tensor<64xf32>
+}

@@ -505,7 +505,9 @@ def NovaOffsetSplitIndices : Pass<"nova-offset-split-indices", "::mlir::func::Fu
     on every chip (an iota over a split vocabulary: one_hot's class ids).
     For each op `nova-record-loop-ranges` marked, a loop whose local range is
     `global / n` for the mesh axis of size `n` gets
-    `coordinate(nova.chip_id, axis) * local` added to each of its indices. A loop split
+    `coordinate(nova.chip_id, axis) * local` added to each of its indices,
+    except where an index addresses a `tensor.extract` of a tensor with that
+    dimension at the local size (a gather from the chip's own slice). A loop split
     over several axes, or by a ratio several axes could give, is an error.
   }];
   let dependentDialects = ["::mlir::nova::NovaDialect", "::mlir::arith::ArithDialect"];
