@@ -95,6 +95,12 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     ``bucket_mb`` (with a mesh) is DDP's ``bucket_cap_mb``: the gradients are
     all-reduced in buckets of at most that many MiB, each issued in the
     backward pass as soon as it fills (0: one all-reduce per gradient).
+    ``plan`` (with a mesh) trains under a tensor-parallel plan: a
+    :class:`nova.parallel.ParallelPlan` or a dict of ``torch.distributed.
+    tensor.parallel`` styles placing the parameters; their optimizer state
+    and updated values take the same placement and partitioning derives the
+    backward's collectives (docs/training.md, "Tensor parallel").
+
     ``zero=1`` (with a mesh) shards the optimizer state over the chips as
     ZeRO stage 1: each chip keeps and updates ``1/chips`` of it and the
     updated parameters are all-gathered.
