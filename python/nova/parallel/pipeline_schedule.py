@@ -1,0 +1,112 @@
+"""Pipeline training schedules as data: per chip, the ordered list of what it
+does per micro-batch.
+
+``Schedule.build("1f1b", stages=p, microbatches=m)`` (the default; PipeDream
+flush / Megatron's non-interleaved 1F1B) or ``"gpipe"`` (all forwards, then
+all backwards). Chip ``s`` runs stage ``s``. Actions:
+
+* ``recv_act i`` / ``F i`` / ``send_act i``: micro-batch ``i``'s activation
+  comes from chip ``s - 1`` on channel ``i``, the stage's forward runs, its
+  output goes to chip ``s + 1`` on channel ``i``;
+* ``recv_grad i`` / ``B i`` / ``send_grad i``: the gradient of the stage's
+  output comes back from chip ``s + 1`` on channel ``m + i``, the backward
+  runs (accumulating the parameters' gradients), the gradient of the stage's
+  input goes to chip ``s - 1`` on channel ``m + i``;
+* ``update``: the optimizer step on the stage's own parameters.
+
+1F1B: stage ``s`` runs ``min(p - 1 - s, m)`` warm-up forwards, then
+alternates one forward and one backward, then drains the backwards; at most
+``p - s`` micro-batches are in flight on stage ``s`` (GPipe: ``m``). Both
+have the bubble fraction ``(p - 1) / (m + p - 1)`` for balanced stages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nova.parallel.errors import PipelineError
+
+SCHEDULES = ("1f1b", "gpipe")
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str          # "F", "B", "send_act", "recv_act", "send_grad", "recv_grad", "update"
+    microbatch: int | None = None
+    peer: int | None = None
+    channel: int | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "update":
+            return "update"
+        text = f"{self.kind} {self.microbatch}"
+        if self.peer is not None:
+            text += f" {'to' if self.kind.startswith('send') else 'from'} chip {self.peer}"
+        return text
+
+
+@dataclass(frozen=True)
+class Schedule:
+    kind: str
+    stages: int
+    microbatches: int
+    chips: tuple[tuple[Action, ...], ...]
+
+    @staticmethod
+    def build(kind: str, stages: int, microbatches: int) -> "Schedule":
+        if kind not in SCHEDULES:
+            raise PipelineError(f"schedule must be one of {SCHEDULES}, got {kind!r}")
+        if stages < 2:
+            raise PipelineError(f"a pipeline needs at least 2 stages, got {stages}")
+        if isinstance(microbatches, bool) or not isinstance(microbatches, int) or microbatches < 1:
+            raise PipelineError(f"microbatches must be a positive integer, got {microbatches!r}")
+        p, m = stages, microbatches
+        chips = []
+        for s in range(p):
+            order = []  # ("F"|"B", i)
+            if kind == "gpipe":
+                order = [("F", i) for i in range(m)] + [("B", i) for i in range(m)]
+            else:
+                warmup = min(p - 1 - s, m)
+                order = [("F", i) for i in range(warmup)]
+                f, b = warmup, 0
+                while b < m:
+                    if f < m:
+                        order.append(("F", f))
+                        f += 1
+                    order.append(("B", b))
+                    b += 1
+            actions = []
+            for what, i in order:
+                if what == "F":
+                    if s > 0:
+                        actions.append(Action("recv_act", i, s - 1, i))
+                    actions.append(Action("F", i))
+                    if s < p - 1:
+                        actions.append(Action("send_act", i, s + 1, i))
+                else:
+                    if s < p - 1:
+                        actions.append(Action("recv_grad", i, s + 1, m + i))
+                    actions.append(Action("B", i))
+                    if s > 0:
+                        actions.append(Action("send_grad", i, s - 1, m + i))
+            actions.append(Action("update"))
+            chips.append(tuple(actions))
+        return Schedule(kind, p, m, tuple(chips))
+
+    @property
+    def ideal_bubble(self) -> float:
+        """``(p - 1) / (m + p - 1)``: the idle fraction of balanced stages."""
+        return (self.stages - 1) / (self.microbatches + self.stages - 1)
+
+    def compute_order(self, chip: int) -> list[str]:
+        """Chip ``chip``'s forwards and backwards in order: ``["F0", "F1", "B0", ...]``."""
+        return [f"{a.kind}{a.microbatch}" for a in self.chips[chip] if a.kind in ("F", "B")]
+
+    def __str__(self) -> str:
+        lines = [f"{self.kind} schedule, {self.stages} stages x {self.microbatches} micro-batches "
+                 f"(ideal bubble {self.ideal_bubble:.1%})"]
+        for chip, actions in enumerate(self.chips):
+            lines.append(f"chip {chip}: " + " ".join(self.compute_order(chip)) + " update")
+            lines.append("  " + "; ".join(str(a) for a in actions))
+        return "\n".join(lines)

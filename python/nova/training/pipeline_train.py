@@ -1,0 +1,581 @@
+"""Pipeline-parallel training: a model cut into ``p`` stages, stage ``s`` on
+chip ``s``, ``m`` micro-batches per step under a 1F1B or GPipe schedule, each
+chip updating its own stage's parameters, all in one multi-chip binary.
+
+    step = compile_pipeline_train_step(model, loss_fn, optimizer, ids, labels,
+                                       stages=2, microbatches=4, schedule="1f1b")
+    loss = step(ids, labels)            # the mean of the micro-batches' losses
+    print(step.schedule)                # per chip: F0 F1 B0 F2 B1 ... update
+
+Design (docs/training.md, "Pipeline parallel"):
+
+1. The stages are ``nn.Module``s sharing the model's parameters
+   (:func:`gpt_stages` cuts a ``nova.models.GPT`` at block indices).
+2. Per stage, four bodies are traced and lowered alone
+   (:mod:`nova.parallel.pipeline_bodies`): ``F`` (forward; on the last stage
+   forward + loss), ``B`` and ``B_acc`` (backward from the stage's input and
+   the output's gradient, recomputing the forward; ``B_acc`` adds to the
+   gradients so far), ``U`` (the optimizer's update, in place).
+3. The schedule (:mod:`nova.parallel.pipeline_schedule`, data) says in what
+   order each chip runs its bodies per micro-batch and where the
+   activations and their gradients cross (``nova.send`` / ``nova.recv``).
+   :mod:`nova.parallel.pipeline_merge` writes one function per chip from it
+   by inlining the bodies, and the module is compiled to one binary.
+4. The parameters and the optimizer state are donated: each chip's update
+   writes its stage's in place in its HBM, where they stay between calls
+   (a call writes the hyperparameters and the batch, reads the losses).
+
+The loss is the mean of the micro-batches' losses, and the gradients are
+those of that mean (as ``accumulation_steps=m`` of the one-chip step; for a
+mean loss over equal micro-batches without ignored labels, the full batch's
+loss).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from nova.compiler import pipeline as flags
+from nova.compiler.driver import run_opt, run_translate
+from nova.compiler.options import TargetOptions
+from nova.parallel.errors import PipelineError
+from nova.parallel.pipeline import Stage
+from nova.parallel.pipeline_bodies import (StageState, backward_body, forward_body,
+                                           update_body)
+from nova.parallel.pipeline_merge import (ChipFunction, module_text, parse_body,
+                                          renamed_globals)
+from nova.parallel.pipeline_schedule import Schedule
+from nova.parallel.target_chips import check_chips
+from nova.training.optimizers import rule_for
+
+__all__ = ["PipelineTrainStep", "compile_pipeline_train_step", "gpt_stages"]
+
+
+class _Embed(nn.Module):
+    """A GPT's token and position embeddings (the first stage's head)."""
+
+    def __init__(self, tok: nn.Embedding, pos: nn.Embedding) -> None:
+        super().__init__()
+        self.tok, self.pos = tok, pos
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.tok(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
+
+
+def gpt_stages(model: nn.Module, split_points: Sequence[int] | None = None,
+               stages: int = 2) -> list[Stage]:
+    """A ``nova.models.GPT`` cut before each block index of ``split_points``
+    (``[2]``: blocks ``[:2]`` | ``[2:]``), or into ``stages`` runs of blocks as
+    even as they go. The embeddings go with the first stage, ``ln_f`` and the
+    LM head with the last; the stages share the model's parameters."""
+    blocks = list(model.blocks)
+    if split_points is None:
+        if stages < 2 or stages > len(blocks):
+            raise PipelineError(f"cannot cut {len(blocks)} blocks into {stages} stages")
+        split_points = [round(len(blocks) * s / stages) for s in range(1, stages)]
+    points = list(split_points)
+    if points != sorted(set(points)) or not points or points[0] <= 0 or points[-1] >= len(blocks):
+        raise PipelineError(f"split points {points} must be increasing block indices in "
+                            f"(0, {len(blocks)})")
+    bounds = [0] + points + [len(blocks)]
+    runs = [blocks[a:b] for a, b in zip(bounds, bounds[1:])]
+    cfg = model.cfg
+    if cfg.vocab_size is not None:
+        if cfg.tie_weights:
+            raise PipelineError("a tied LM head and token embedding would live on the first "
+                                "and the last stage: build the GPT with tie_weights=False")
+        runs[0] = [_Embed(model.tok_emb, model.pos_emb)] + runs[0]
+        runs[-1] = runs[-1] + [model.ln_f, model.lm_head]
+    else:
+        runs[-1] = runs[-1] + [model.ln_f]
+    return [Stage(run) for run in runs]
+
+
+@dataclass(frozen=True)
+class _StageInfo:
+    state: StageState
+    #: Names in the user's model (or ``stage<s>.<name>``) of the trainable ones.
+    names: tuple[str, ...]
+    params: tuple[nn.Parameter, ...]      # trainable, in order
+    constants: tuple[torch.Tensor, ...]   # frozen parameters, buffers
+    groups: tuple[tuple[int, ...], ...]   # per optimizer group: indices into params
+
+
+def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
+                                loss_fn: Callable[..., torch.Tensor],
+                                optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
+                                labels: torch.Tensor, *, stages: int | None = None,
+                                split_points: Sequence[int] | None = None,
+                                microbatches: int = 4, schedule: str = "1f1b",
+                                target: str = "nova-t1",
+                                double_buffer: bool = True) -> "PipelineTrainStep":
+    """Compiles a pipeline-parallel training step (see the module docstring).
+
+    ``model`` is a ``nova.models.GPT`` (cut by :func:`gpt_stages` with
+    ``split_points`` or into ``stages`` stages, 2 by default) or a list of
+    stage modules applied in order. ``loss_fn(output, labels)`` is a mean loss
+    of one micro-batch. ``optimizer`` is ``torch.optim.AdamW`` or ``SGD`` over
+    the stages' parameters. ``inputs`` and ``labels`` fix the batch's shapes;
+    both are split into ``microbatches`` along dim 0."""
+    if isinstance(model, (list, tuple)):
+        if split_points is not None or stages is not None:
+            raise PipelineError("stages= and split_points= cut a GPT; a list of stages is "
+                                "already cut")
+        modules, owner = list(model), None
+    else:
+        modules, owner = gpt_stages(model, split_points, stages or 2), model
+    if len(modules) < 2 or not all(isinstance(s, nn.Module) for s in modules):
+        raise PipelineError("a pipeline needs a list of at least 2 torch.nn.Module stages")
+    p = len(modules)
+    sched = Schedule.build(schedule, p, microbatches)
+    m = microbatches
+    for what, t in (("inputs", inputs), ("labels", labels)):
+        if not isinstance(t, torch.Tensor) or t.dim() == 0:
+            raise PipelineError(f"{what} must be a tensor with a batch dimension")
+        if t.shape[0] % m:
+            raise PipelineError(f"{what}: batch {t.shape[0]} does not split into {m} "
+                                f"micro-batches")
+    if inputs.shape[0] != labels.shape[0]:
+        raise PipelineError(f"inputs and labels have batches {inputs.shape[0]} and "
+                            f"{labels.shape[0]}")
+    check_chips(target, p, f"a pipeline of {p} stages")
+    rule = rule_for(optimizer)
+    infos = _stage_infos(modules, owner, optimizer)
+    return _compile(modules, infos, loss_fn, optimizer, rule, sched, inputs, labels,
+                    target, double_buffer)
+
+
+def _stage_infos(modules: list[nn.Module], owner: nn.Module | None,
+                 optimizer: torch.optim.Optimizer) -> list[_StageInfo]:
+    names_of = {id(p): n for n, p in owner.named_parameters()} if owner is not None else {}
+    group_of = {id(p): g for g, group in enumerate(optimizer.param_groups)
+                for p in group["params"]}
+    seen: dict[int, int] = {}
+    infos = []
+    for s, stage in enumerate(modules):
+        trainable, constant, params, consts, names = [], [], [], [], []
+        for name, p in stage.named_parameters():
+            if id(p) in seen and seen[id(p)] != s:
+                raise PipelineError(f"parameter {names_of.get(id(p), name)!r} is used by stages "
+                                    f"{seen[id(p)]} and {s}: weights shared across stages are "
+                                    "not supported")
+            seen[id(p)] = s
+            if p.requires_grad and id(p) in group_of:
+                trainable.append(name)
+                params.append(p)
+                names.append(names_of.get(id(p), f"stage{s}.{name}"))
+            else:
+                constant.append(name)
+                consts.append(p)
+        for name, b in stage.named_buffers():
+            constant.append(name)
+            consts.append(b)
+        groups = tuple(tuple(i for i, p in enumerate(params) if group_of[id(p)] == g)
+                       for g in range(len(optimizer.param_groups)))
+        infos.append(_StageInfo(StageState(tuple(trainable), tuple(constant)), tuple(names),
+                                tuple(params), tuple(consts), groups))
+    stray = set(group_of) - set(seen)
+    if stray:
+        raise PipelineError("the optimizer holds tensors that are parameters of no stage")
+    return infos
+
+
+def _compile(modules, infos, loss_fn, optimizer, rule, sched: Schedule, inputs, labels,
+             target: str, double_buffer: bool) -> "PipelineTrainStep":
+    p, m = sched.stages, sched.microbatches
+    options = TargetOptions(name=target, chips=p)
+    lower = flags.lower_to_tiles(options) + ["--mlir-print-local-scope"]
+    x = inputs[: inputs.shape[0] // m]
+    y_labels = labels[: labels.shape[0] // m]
+    hypers = [[torch.tensor(v, dtype=torch.float32) for v in rule.hyper_values(g, 0)]
+              for g in optimizer.param_groups]
+    bodies: list[dict[str, Any]] = []
+    examples = []
+    if True:
+        for s, (stage, info) in enumerate(zip(modules, infos)):
+            state = [t.detach() for t in info.params + info.constants]
+            last = s == p - 1
+            examples.append(x)
+            with torch.no_grad():
+                out = stage(x)
+            dy = y_labels if last else torch.zeros_like(out)
+            lf = loss_fn if last else None
+            traced = {"F": forward_body(stage, info.state, state, x, lf, y_labels, tag=str(s))}
+            for acc in ([False, True] if m > 1 else [False]):
+                key = "Bacc" if acc else "B"
+                traced[key] = backward_body(stage, info.state, state, x, dy, first=s == 0,
+                                            loss_fn=lf, scale=1.0 / m, accumulate=acc,
+                                            tag=str(s))
+            slots = [[torch.zeros_like(t) for t in info.params] for _ in rule.slots]
+            traced["U"] = update_body(rule.update, [t.detach() for t in info.params],
+                                      [list(g) for g in info.groups], slots, hypers,
+                                      rule.hypers, tag=str(s))
+            bodies.append(traced)
+            x = out
+    lowered = [{k: (b, parse_body(run_opt(b.mlir, lower))) for k, b in traced.items()}
+               for traced in bodies]
+    layout = _Layout.build(infos, rule, hypers, m, lowered)
+    texts = {comm: _module(layout, lowered, sched, comm) for comm in (True,)}
+    isa = run_opt(texts[True], flags.tiles_to_isa(double_buffer))
+    binary = run_translate(isa, flags.isa_to_binary())
+    return PipelineTrainStep(infos, optimizer, rule, sched, layout, binary,
+                             stages={"nova": texts[True], "nova_isa": isa, "binary": binary},
+                             lowered=lowered, double_buffer=double_buffer,
+                             example=(inputs, labels))
+
+
+@dataclass
+class _Layout:
+    """Where everything is in the merged functions' arguments and results."""
+
+    arg_types: list[str]
+    result_types: list[str]
+    donated: dict[int, int]
+    params: list[list[int]]        # [stage][i] -> argument
+    constants: list[list[int]]     # [stage][i] -> argument
+    slots: list[list[list[int]]]   # [stage][slot][i] -> argument
+    hypers: list[int]
+    inputs: list[int]              # per micro-batch
+    labels: list[int]
+    body_constants: dict[tuple[int, str], list[int]]
+    constant_values: list[np.ndarray]
+    losses: list[int]              # result positions
+    param_results: list[list[int]]
+    slot_results: list[list[list[int]]]
+
+    @staticmethod
+    def build(infos, rule, hypers, m: int, lowered) -> "_Layout":
+        args: list[str] = []
+
+        def take(types: list[str]) -> list[int]:
+            start = len(args)
+            args.extend(types)
+            return list(range(start, start + len(types)))
+
+        n_slots = len(rule.slots)
+        params, constants, slots = [], [], []
+        for s, info in enumerate(infos):
+            f_types = lowered[s]["F"][1].arg_types
+            params.append(take(f_types[:len(info.params)]))
+        for s, info in enumerate(infos):
+            f_types = lowered[s]["F"][1].arg_types
+            n = len(info.params)
+            constants.append(take(f_types[n:n + len(info.constants)]))
+        for s, info in enumerate(infos):
+            n = len(info.params)
+            u_types = lowered[s]["U"][1].arg_types
+            slots.append([take(u_types[2 * n + k * n:2 * n + (k + 1) * n])
+                          for k in range(n_slots)])
+        n_hyper = sum(len(h) for h in hypers)
+        u0 = lowered[0]["U"][1]
+        n0 = len(infos[0].params)
+        hyper_args = take(u0.arg_types[2 * n0 + n_slots * n0:2 * n0 + n_slots * n0 + n_hyper])
+        f0 = lowered[0]["F"][1]
+        x_type = f0.arg_types[len(infos[0].params) + len(infos[0].constants)]
+        inputs = take([x_type] * m)
+        fl = lowered[-1]["F"][1]
+        label_type = fl.arg_types[len(infos[-1].params) + len(infos[-1].constants) + 1]
+        labels = take([label_type] * m)
+        body_constants, values = {}, []
+        for s, traced in enumerate(lowered):
+            for key, (body, parsed) in traced.items():
+                k = len(body.constants)
+                body_constants[(s, key)] = take(parsed.arg_types[len(parsed.arg_types) - k:]) if k else []
+                values += [c.detach().numpy().copy() for c in body.constants]
+        loss_type = fl.result_types[0]
+        results = [loss_type] * m
+        losses = list(range(m))
+        donated, param_results, slot_results = {}, [], []
+        for s in range(len(infos)):
+            param_results.append([])
+            for a in params[s]:
+                donated[a] = len(results)
+                param_results[s].append(len(results))
+                results.append(args[a])
+        for s in range(len(infos)):
+            slot_results.append([])
+            for k in range(n_slots):
+                slot_results[s].append([])
+                for a in slots[s][k]:
+                    donated[a] = len(results)
+                    slot_results[s][k].append(len(results))
+                    results.append(args[a])
+        return _Layout(args, results, donated, params, constants, slots, hyper_args, inputs,
+                       labels, body_constants, values, losses, param_results, slot_results)
+
+
+def _module(layout: _Layout, lowered, sched: Schedule, comm: bool) -> str:
+    """The merged module; ``comm=False`` drops the sends and makes each receive
+    a plain buffer (every chip runs its bodies back to back: the work alone)."""
+    p, m = sched.stages, sched.microbatches
+    header = lowered[0]["F"][1].header
+    globals_ = []
+    for s, traced in enumerate(lowered):
+        for key, (_, parsed) in traced.items():
+            globals_ += renamed_globals(parsed, f"s{s}{key}_")
+    functions = []
+    for s in range(p):
+        fn = ChipFunction(s, layout.arg_types, layout.result_types, layout.donated)
+        F, B = lowered[s]["F"][1], lowered[s]["B"][1]
+        Bacc = lowered[s]["Bacc"][1] if "Bacc" in lowered[s] else None
+        U = lowered[s]["U"][1]
+        params = [fn.arg(a) for a in layout.params[s]]
+        consts = [fn.arg(a) for a in layout.constants[s]]
+        n_state = len(params) + len(consts)
+        last, first = s == p - 1, s == 0
+        xs: dict[int, str] = {}
+        ys: dict[int, str] = {}
+        dys: dict[int, str] = {}
+        dxs: dict[int, str] = {}
+        losses: dict[int, str] = {}
+        gacc: list[str] | None = None
+        x_type = F.arg_types[n_state]
+        y_type = F.result_types[0]
+
+        def extra(key):
+            return [fn.arg(a) for a in layout.body_constants[(s, key)]]
+
+        for action in sched.chips[s]:
+            i = action.microbatch
+            if action.kind == "recv_act":
+                xs[i] = (fn.recv(x_type, action.peer, action.channel) if comm
+                         else fn.alloc(x_type))
+            elif action.kind == "F":
+                x = fn.arg(layout.inputs[i]) if first else xs[i]
+                args = params + consts + [x] + ([fn.arg(layout.labels[i])] if last else [])
+                out = fn.inline(F, f"s{s}F_", args + extra("F"))
+                if first:
+                    xs[i] = x
+                (losses if last else ys)[i] = out[0]
+                fn.wait_sends(keep=2)
+            elif action.kind == "send_act":
+                if comm:
+                    fn.send(ys[i], y_type, action.peer, action.channel)
+            elif action.kind == "recv_grad":
+                dy_type = B.arg_types[n_state + 1]
+                dys[i] = (fn.recv(dy_type, action.peer, action.channel) if comm
+                          else fn.alloc(dy_type))
+            elif action.kind == "B":
+                dy = fn.arg(layout.labels[i]) if last else dys[i]
+                body, key = (B, "B") if gacc is None else (Bacc, "Bacc")
+                args = params + consts + [xs[i], dy] + (gacc or [])
+                out = fn.inline(body, f"s{s}{key}_", args + extra(key))
+                if not first:
+                    dxs[i] = out[0]
+                    out = out[1:]
+                gacc = out[:len(params)]  # the last stage's B also returns its loss
+                fn.wait_sends(keep=2)
+            elif action.kind == "send_grad":
+                if comm:
+                    dx_type = B.result_types[0]
+                    fn.send(dxs[i], dx_type, action.peer, action.channel)
+            elif action.kind == "update":
+                slots = [fn.arg(a) for slot in layout.slots[s] for a in slot]
+                hyp = [fn.arg(a) for a in layout.hypers]
+                new = fn.inline(U, f"s{s}U_", params + list(gacc) + slots + hyp + extra("U"))
+        results = []
+        for i in range(m):
+            results.append(losses[i] if last else fn.alloc(layout.result_types[i]))
+        own = {}
+        n = len(layout.params[s])
+        for j, r in enumerate(layout.param_results[s]):
+            own[r] = new[j]
+        flat_slot_results = [r for slot in layout.slot_results[s] for r in slot]
+        for j, r in enumerate(flat_slot_results):
+            own[r] = new[n + j]
+        inverse = {r: a for a, r in layout.donated.items()}
+        for r in range(m, len(layout.result_types)):
+            results.append(own.get(r, fn.arg(inverse[r])))
+        functions.append(fn.text(results))
+    _check_types(lowered, sched)
+    return module_text(header, globals_, functions)
+
+
+def _check_types(lowered, sched: Schedule) -> None:
+    for s in range(sched.stages - 1):
+        y = lowered[s]["F"][1].result_types[0]
+        nxt = lowered[s + 1]["F"][1]
+        x = nxt.arg_types[len(nxt.arg_types) - len(lowered[s + 1]["F"][0].constants) - 2
+                          if s + 1 == sched.stages - 1 else
+                          len(nxt.arg_types) - len(lowered[s + 1]["F"][0].constants) - 1]
+        if x != y:
+            raise PipelineError(f"stage {s + 1} takes {x} but stage {s} returns {y}")
+
+
+class PipelineTrainStep:
+    """A compiled pipeline training step: ``loss = step(inputs, labels)``.
+
+    ``schedule`` (printable), ``report`` (the last call's simulator report),
+    ``parameters()`` (by name, read from each stage's chip),
+    ``run(inputs, labels, trace=True)`` + ``write_trace(path)``,
+    ``bubble()`` (the measured idle fraction next to the ideal one)."""
+
+    def __init__(self, infos, optimizer, rule, schedule: Schedule, layout: _Layout,
+                 binary: bytes, *, stages: dict, lowered, double_buffer: bool,
+                 example) -> None:
+        from nova.runtime.binary import load_binary
+
+        self.infos, self.optimizer, self.rule = infos, optimizer, rule
+        self.schedule, self.layout = schedule, layout
+        self.binary_bytes = binary
+        self.binary = load_binary(binary)
+        self.stages = stages
+        self._lowered, self._double_buffer = lowered, double_buffer
+        self._example = example
+        self._inputs = sorted(self.binary.inputs, key=lambda e: e.index)
+        self._outputs = sorted(self.binary.outputs, key=lambda e: e.index)
+        self._steps = [0] * len(optimizer.param_groups)
+        self._resident = None
+        self._traced = None
+        self.report = None
+        self._work_binary = None
+
+    # Arguments ---------------------------------------------------------------------------
+    def _state_inputs(self) -> dict[int, np.ndarray]:
+        values = {}
+        L = self.layout
+        for s, info in enumerate(self.infos):
+            for a, t in zip(L.params[s], info.params):
+                values[a] = t.detach().numpy().copy()
+            for a, t in zip(L.constants[s], info.constants):
+                values[a] = t.detach().numpy().copy()
+            for k, slot in enumerate(self.rule.slots):
+                state = [self.optimizer.state.get(t, {}).get(slot) for t in info.params]
+                for a, t, v in zip(L.slots[s][k], info.params, state):
+                    values[a] = (np.zeros(tuple(t.shape), np.float32) if v is None
+                                 else v.detach().numpy().copy())
+        base = len(L.arg_types) - len(L.constant_values)
+        for j, v in enumerate(L.constant_values):
+            values[base + j] = v
+        return values
+
+    def _call_inputs(self, inputs: torch.Tensor, labels: torch.Tensor) -> dict[int, np.ndarray]:
+        L, m = self.layout, self.schedule.microbatches
+        values = {}
+        hyper = []
+        for g, group in enumerate(self.optimizer.param_groups):
+            self.rule.check(group)
+            hyper += self.rule.hyper_values(group, self._steps[g])
+        for a, v in zip(L.hypers, hyper):
+            values[a] = np.array(v, dtype=np.float32)
+        for what, t, positions, ex in (("inputs", inputs, L.inputs, self._example[0]),
+                                       ("labels", labels, L.labels, self._example[1])):
+            if not isinstance(t, torch.Tensor) or t.shape != ex.shape or t.dtype != ex.dtype:
+                raise PipelineError(f"{what} must be a {ex.dtype} tensor of shape "
+                                    f"{list(ex.shape)}, got "
+                                    f"{getattr(t, 'dtype', type(t).__name__)} "
+                                    f"{list(getattr(t, 'shape', []))}")
+            for a, piece in zip(positions, t.chunk(m, dim=0)):
+                values[a] = np.ascontiguousarray(piece.detach().numpy())
+        return values
+
+    def _indexed(self, values: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+        return {self._inputs[a].index: v for a, v in values.items()}
+
+    # Calling -----------------------------------------------------------------------------
+    def __call__(self, inputs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return self.run(inputs, labels)
+
+    def run(self, inputs: torch.Tensor, labels: torch.Tensor, *,
+            trace: bool = False) -> torch.Tensor:
+        """One step on the simulator; returns the mean loss. ``trace=True``
+        records a timeline (one process per chip) for :meth:`write_trace`; a
+        traced run starts from the current parameters and keeps its result."""
+        from nova.sim import Simulator
+
+        values = self._call_inputs(inputs, labels)
+        if trace:
+            state = self._state_inputs() if self._resident is None else self._read_state()
+            simulator = Simulator(self.binary, trace=True, resident=True)
+            values.update(state)
+        else:
+            if self._resident is None:
+                self._resident = Simulator(self.binary, resident=True)
+                values.update(self._state_inputs())
+            simulator = self._resident
+        last = self.schedule.stages - 1
+        wanted = [self._outputs[r].index for r in self.layout.losses]
+        outputs, report = simulator.run(self._indexed(values), read=wanted)
+        if trace:
+            self._traced = simulator
+            self._adopt(simulator)
+        self.report = report
+        for g in range(len(self._steps)):
+            if any(info.groups[g] for info in self.infos):
+                self._steps[g] += 1
+        chip = outputs.get("chips", [outputs])[last]
+        losses = [torch.from_numpy(np.array(chip[i])) for i in wanted]
+        return sum(losses[1:], losses[0]) / len(losses)
+
+    def _read_state(self) -> dict[int, np.ndarray]:
+        """The current state (from the stages' chips) as input values."""
+        values = self._state_inputs()
+        L = self.layout
+        for s in range(self.schedule.stages):
+            for a in L.params[s] + [a for slot in L.slots[s] for a in slot]:
+                values[a] = self._resident.read(self._inputs[a].index, chip=s)
+        return values
+
+    def _adopt(self, simulator) -> None:
+        self._resident = simulator
+
+    def parameters(self) -> dict[str, torch.Tensor]:
+        """The trainable parameters by name, each read from its stage's chip."""
+        if self._resident is None:
+            return {n: t.detach().clone() for info in self.infos
+                    for n, t in zip(info.names, info.params)}
+        out = {}
+        for s, info in enumerate(self.infos):
+            for name, a in zip(info.names, self.layout.params[s]):
+                out[name] = torch.from_numpy(
+                    np.array(self._resident.read(self._inputs[a].index, chip=s)))
+        return out
+
+    def sync_to(self) -> None:
+        """Writes the trained parameters into the stages' (the model's) parameters."""
+        values = self.parameters()
+        with torch.no_grad():
+            for info in self.infos:
+                for name, t in zip(info.names, info.params):
+                    t.copy_(values[name])
+
+    def write_trace(self, path) -> None:
+        if self._traced is None:
+            raise PipelineError("no trace recorded: call run(inputs, labels, trace=True) first")
+        self._traced.write_trace(path)
+
+    # Measuring ---------------------------------------------------------------------------
+    def time_step(self):
+        """One step's timing only (no numbers, state unchanged); its report."""
+        from nova.sim import Simulator
+
+        _, self.report = Simulator(self.binary, functional=False).run({})
+        return self.report
+
+    def bubble(self) -> dict[str, Any]:
+        """The pipeline's idle fraction, measured: ``1 - W_c / T`` per chip, ``T``
+        the step's simulated time and ``W_c`` the time chip ``c`` takes to run
+        the same bodies back to back with no communication (the same program
+        with the sends dropped and the receives made plain buffers)."""
+        from nova.sim import Simulator
+
+        if self._work_binary is None:
+            text = _module(self.layout, self._lowered, self.schedule, comm=False)
+            isa = run_opt(text, flags.tiles_to_isa(self._double_buffer))
+            from nova.runtime.binary import load_binary
+            self._work_binary = load_binary(run_translate(isa, flags.isa_to_binary()))
+        step_sim = Simulator(self.binary, functional=False)
+        step = step_sim.run({})[1]
+        work_sim = Simulator(self._work_binary, functional=False)
+        work_sim.run({})
+        total = step.time_ns
+        ends = [ch.t_end for ch in work_sim.machine.chips]
+        per_chip = [1 - end / total for end in ends]
+        return {"step_ns": total, "work_ns": ends, "per_chip": per_chip,
+                "measured": sum(per_chip) / len(per_chip),
+                "ideal": self.schedule.ideal_bubble}
