@@ -309,9 +309,10 @@ class _Layout:
                        labels, body_constants, values, losses, param_results, slot_results)
 
 
-def _module(layout: _Layout, lowered, sched: Schedule, comm: bool) -> str:
+def _module(layout: _Layout, lowered, sched: Schedule, comm: bool, update: bool = True) -> str:
     """The merged module; ``comm=False`` drops the sends and makes each receive
-    a plain buffer (every chip runs its bodies back to back: the work alone)."""
+    a plain buffer (every chip runs its bodies back to back: the work alone);
+    ``update=False`` leaves the optimizer step out (the parameters unchanged)."""
     p, m = sched.stages, sched.microbatches
     header = lowered[0]["F"][1].header
     globals_ = []
@@ -374,6 +375,9 @@ def _module(layout: _Layout, lowered, sched: Schedule, comm: bool) -> str:
                 if comm:
                     dx_type = B.result_types[0]
                     fn.send(dxs[i], dx_type, action.peer, action.channel)
+            elif action.kind == "update" and not update:
+                new = [fn.arg(a) for a in layout.params[s]]
+                new += [fn.arg(a) for slot in layout.slots[s] for a in slot]
             elif action.kind == "update":
                 slots = [fn.arg(a) for slot in layout.slots[s] for a in slot]
                 hyp = [fn.arg(a) for a in layout.hypers]
@@ -558,24 +562,42 @@ class PipelineTrainStep:
         return self.report
 
     def bubble(self) -> dict[str, Any]:
-        """The pipeline's idle fraction, measured: ``1 - W_c / T`` per chip, ``T``
-        the step's simulated time and ``W_c`` the time chip ``c`` takes to run
-        the same bodies back to back with no communication (the same program
-        with the sends dropped and the receives made plain buffers)."""
+        """The pipeline's idle fraction, measured on the simulator (timing only).
+
+        ``W_c``: the time chip ``c`` takes to run its forwards and backwards
+        back to back with no communication (the same program with the sends
+        dropped, the receives made plain buffers and the update left out);
+        ``u_c``: its update (the same with the update, minus ``W_c``);
+        ``T_c``: when chip ``c`` finishes the real step. The forward/backward
+        phase spans ``T_fb = max_c (T_c - u_c)``, and the bubble is
+        ``1 - mean_c W_c / T_fb``: the quantity ``(p - 1) / (m + p - 1)``
+        predicts for balanced stages. ``with_update`` counts the update in
+        both (``1 - mean_c (W_c + u_c) / T``)."""
+        from nova.runtime.binary import load_binary
         from nova.sim import Simulator
 
         if self._work_binary is None:
-            text = _module(self.layout, self._lowered, self.schedule, comm=False)
-            isa = run_opt(text, flags.tiles_to_isa(self._double_buffer))
-            from nova.runtime.binary import load_binary
-            self._work_binary = load_binary(run_translate(isa, flags.isa_to_binary()))
-        step_sim = Simulator(self.binary, functional=False)
-        step = step_sim.run({})[1]
-        work_sim = Simulator(self._work_binary, functional=False)
-        work_sim.run({})
+            self._work_binary = []
+            for update in (False, True):
+                text = _module(self.layout, self._lowered, self.schedule, comm=False,
+                               update=update)
+                isa = run_opt(text, flags.tiles_to_isa(self._double_buffer))
+                self._work_binary.append(load_binary(run_translate(isa, flags.isa_to_binary())))
+
+        def ends(binary):
+            sim = Simulator(binary, functional=False)
+            report = sim.run({})[1]
+            return report, [ch.t_end for ch in sim.machine.chips]
+
+        step, t_end = ends(self.binary)
+        _, work = ends(self._work_binary[0])
+        _, work_u = ends(self._work_binary[1])
+        p = self.schedule.stages
+        updates = [work_u[c] - work[c] for c in range(p)]
+        t_fb = max(t_end[c] - updates[c] for c in range(p))
+        per_chip = [1 - work[c] / t_fb for c in range(p)]
         total = step.time_ns
-        ends = [ch.t_end for ch in work_sim.machine.chips]
-        per_chip = [1 - end / total for end in ends]
-        return {"step_ns": total, "work_ns": ends, "per_chip": per_chip,
-                "measured": sum(per_chip) / len(per_chip),
+        return {"step_ns": total, "fb_ns": t_fb, "work_ns": work, "update_ns": updates,
+                "per_chip": per_chip, "measured": sum(per_chip) / p,
+                "with_update": 1 - sum(work_u) / p / total,
                 "ideal": self.schedule.ideal_bubble}
