@@ -195,36 +195,33 @@ def _compile(modules, infos, loss_fn, optimizer, rule, sched: Schedule, inputs, 
     hypers = [[torch.tensor(v, dtype=torch.float32) for v in rule.hyper_values(g, 0)]
               for g in optimizer.param_groups]
     bodies: list[dict[str, Any]] = []
-    examples = []
-    if True:
-        for s, (stage, info) in enumerate(zip(modules, infos)):
-            state = [t.detach() for t in info.params + info.constants]
-            last = s == p - 1
-            examples.append(x)
-            with torch.no_grad():
-                out = stage(x)
-            dy = y_labels if last else torch.zeros_like(out)
-            lf = loss_fn if last else None
-            traced = {"F": forward_body(stage, info.state, state, x, lf, y_labels, tag=str(s))}
-            for acc in ([False, True] if m > 1 else [False]):
-                key = "Bacc" if acc else "B"
-                traced[key] = backward_body(stage, info.state, state, x, dy, first=s == 0,
-                                            loss_fn=lf, scale=1.0 / m, accumulate=acc,
-                                            tag=str(s))
-            slots = [[torch.zeros_like(t) for t in info.params] for _ in rule.slots]
-            traced["U"] = update_body(rule.update, [t.detach() for t in info.params],
-                                      [list(g) for g in info.groups], slots, hypers,
-                                      rule.hypers, tag=str(s))
-            bodies.append(traced)
-            x = out
+    for s, (stage, info) in enumerate(zip(modules, infos)):
+        state = [t.detach() for t in info.params + info.constants]
+        last = s == p - 1
+        with torch.no_grad():
+            out = stage(x)
+        dy = y_labels if last else torch.zeros_like(out)
+        lf = loss_fn if last else None
+        traced = {"F": forward_body(stage, info.state, state, x, lf, y_labels, tag=str(s))}
+        for acc in ([False, True] if m > 1 else [False]):
+            key = "Bacc" if acc else "B"
+            traced[key] = backward_body(stage, info.state, state, x, dy, first=s == 0,
+                                        loss_fn=lf, scale=1.0 / m, accumulate=acc,
+                                        tag=str(s))
+        slots = [[torch.zeros_like(t) for t in info.params] for _ in rule.slots]
+        traced["U"] = update_body(rule.update, [t.detach() for t in info.params],
+                                  [list(g) for g in info.groups], slots, hypers,
+                                  rule.hypers, tag=str(s))
+        bodies.append(traced)
+        x = out
     lowered = [{k: (b, parse_body(run_opt(b.mlir, lower))) for k, b in traced.items()}
                for traced in bodies]
     layout = _Layout.build(infos, rule, hypers, m, lowered)
-    texts = {comm: _module(layout, lowered, sched, comm) for comm in (True,)}
-    isa = run_opt(texts[True], flags.tiles_to_isa(double_buffer))
+    text = _module(layout, lowered, sched, comm=True)
+    isa = run_opt(text, flags.tiles_to_isa(double_buffer))
     binary = run_translate(isa, flags.isa_to_binary())
     return PipelineTrainStep(infos, optimizer, rule, sched, layout, binary,
-                             stages={"nova": texts[True], "nova_isa": isa, "binary": binary},
+                             stages={"nova": text, "nova_isa": isa, "binary": binary},
                              lowered=lowered, double_buffer=double_buffer,
                              example=(inputs, labels))
 
@@ -396,17 +393,16 @@ def _module(layout: _Layout, lowered, sched: Schedule, comm: bool, update: bool 
         for r in range(m, len(layout.result_types)):
             results.append(own.get(r, fn.arg(inverse[r])))
         functions.append(fn.text(results))
-    _check_types(lowered, sched)
+    _check_types(layout, lowered, sched)
     return module_text(header, globals_, functions)
 
 
-def _check_types(lowered, sched: Schedule) -> None:
+def _check_types(layout: _Layout, lowered, sched: Schedule) -> None:
+    """Stage ``s``'s output must be stage ``s + 1``'s input, buffer type and all."""
     for s in range(sched.stages - 1):
         y = lowered[s]["F"][1].result_types[0]
-        nxt = lowered[s + 1]["F"][1]
-        x = nxt.arg_types[len(nxt.arg_types) - len(lowered[s + 1]["F"][0].constants) - 2
-                          if s + 1 == sched.stages - 1 else
-                          len(nxt.arg_types) - len(lowered[s + 1]["F"][0].constants) - 1]
+        n_state = len(layout.params[s + 1]) + len(layout.constants[s + 1])
+        x = lowered[s + 1]["F"][1].arg_types[n_state]
         if x != y:
             raise PipelineError(f"stage {s + 1} takes {x} but stage {s} returns {y}")
 
