@@ -172,3 +172,8 @@ def _loss(loss_fn, y, labels) -> torch.Tensor:
     if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
         raise PipelineError("the loss must be a 0-d tensor (a scalar)")
     return loss.float()
+
+
+def add_body(example: torch.Tensor, *, tag: str) -> Body:
+    """``A``: ``(a, b) -> a + b``, the sum of a shared weight's two gradients."""
+    return _trace(lambda a, b: (a + b,), [example, example], f"A{tag}")

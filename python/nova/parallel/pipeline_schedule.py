@@ -12,6 +12,10 @@ all backwards). Chip ``s`` runs stage ``s``. Actions:
   output comes back from chip ``s + 1`` on channel ``m + i``, the backward
   runs (accumulating the parameters' gradients), the gradient of the stage's
   input goes to chip ``s - 1`` on channel ``m + i``;
+* ``send_shared k`` / ``recv_shared k`` / ``add_shared k``: a weight used by
+  two stages (a tied LM head and token embedding): after the backwards, the
+  two chips swap their gradients of it (channel ``2 m + k``) and each adds
+  the other's, so both apply the same update to their copy;
 * ``update``: the optimizer step on the stage's own parameters.
 
 1F1B: stage ``s`` runs ``min(p - 1 - s, m)`` warm-up forwards, then
@@ -40,6 +44,8 @@ class Action:
         if self.kind == "update":
             return "update"
         text = f"{self.kind} {self.microbatch}"
+        if self.peer is not None and self.kind.endswith("shared"):
+            text = f"{self.kind} weight {self.microbatch}"
         if self.peer is not None:
             text += f" {'to' if self.kind.startswith('send') else 'from'} chip {self.peer}"
         return text
@@ -53,7 +59,9 @@ class Schedule:
     chips: tuple[tuple[Action, ...], ...]
 
     @staticmethod
-    def build(kind: str, stages: int, microbatches: int) -> "Schedule":
+    def build(kind: str, stages: int, microbatches: int,
+              shared: tuple[tuple[int, int], ...] = ()) -> "Schedule":
+        """``shared[k] = (a, b)``: weight ``k`` is used by stages ``a`` and ``b``."""
         if kind not in SCHEDULES:
             raise PipelineError(f"schedule must be one of {SCHEDULES}, got {kind!r}")
         if stages < 2:
@@ -90,6 +98,12 @@ class Schedule:
                     actions.append(Action("B", i))
                     if s > 0:
                         actions.append(Action("send_grad", i, s - 1, m + i))
+            for k, pair in enumerate(shared):
+                if s in pair:
+                    peer = pair[1] if s == pair[0] else pair[0]
+                    actions += [Action("send_shared", k, peer, 2 * m + k),
+                                Action("recv_shared", k, peer, 2 * m + k),
+                                Action("add_shared", k)]
             actions.append(Action("update"))
             chips.append(tuple(actions))
         return Schedule(kind, p, m, tuple(chips))

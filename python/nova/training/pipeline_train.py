@@ -45,8 +45,8 @@ from nova.compiler.driver import run_opt, run_translate
 from nova.compiler.options import TargetOptions
 from nova.parallel.errors import PipelineError
 from nova.parallel.pipeline import Stage
-from nova.parallel.pipeline_bodies import (StageState, backward_body, forward_body,
-                                           update_body)
+from nova.parallel.pipeline_bodies import (StageState, add_body, backward_body,
+                                           forward_body, update_body)
 from nova.parallel.pipeline_merge import (ChipFunction, module_text, parse_body,
                                           renamed_globals)
 from nova.parallel.pipeline_schedule import Schedule
@@ -72,7 +72,8 @@ def gpt_stages(model: nn.Module, split_points: Sequence[int] | None = None,
     """A ``nova.models.GPT`` cut before each block index of ``split_points``
     (``[2]``: blocks ``[:2]`` | ``[2:]``), or into ``stages`` runs of blocks as
     even as they go. The embeddings go with the first stage, ``ln_f`` and the
-    LM head with the last; the stages share the model's parameters."""
+    LM head with the last; the stages share the model's parameters (a tied LM
+    head is the first stage's token embedding, used by the last stage too)."""
     blocks = list(model.blocks)
     if split_points is None:
         if stages < 2 or stages > len(blocks):
@@ -86,9 +87,6 @@ def gpt_stages(model: nn.Module, split_points: Sequence[int] | None = None,
     runs = [blocks[a:b] for a, b in zip(bounds, bounds[1:])]
     cfg = model.cfg
     if cfg.vocab_size is not None:
-        if cfg.tie_weights:
-            raise PipelineError("a tied LM head and token embedding would live on the first "
-                                "and the last stage: build the GPT with tie_weights=False")
         runs[0] = [_Embed(model.tok_emb, model.pos_emb)] + runs[0]
         runs[-1] = runs[-1] + [model.ln_f, model.lm_head]
     else:
@@ -145,8 +143,9 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                             f"{labels.shape[0]}")
     check_chips(target, p, f"a pipeline of {p} stages")
     rule = rule_for(optimizer)
-    infos = _stage_infos(modules, owner, optimizer)
-    return _compile(modules, infos, loss_fn, optimizer, rule, sched, inputs, labels,
+    infos, shared = _stage_infos(modules, owner, optimizer)
+    sched = Schedule.build(schedule, p, microbatches, tuple((w.a, w.b) for w in shared))
+    return _compile(modules, infos, shared, loss_fn, optimizer, rule, sched, inputs, labels,
                     target, double_buffer)
 
 
@@ -156,15 +155,17 @@ def _stage_infos(modules: list[nn.Module], owner: nn.Module | None,
     group_of = {id(p): g for g, group in enumerate(optimizer.param_groups)
                 for p in group["params"]}
     seen: dict[int, int] = {}
+    shared_stages: dict[int, tuple[int, int]] = {}
     infos = []
     for s, stage in enumerate(modules):
         trainable, constant, params, consts, names = [], [], [], [], []
         for name, p in stage.named_parameters():
             if id(p) in seen and seen[id(p)] != s:
-                raise PipelineError(f"parameter {names_of.get(id(p), name)!r} is used by stages "
-                                    f"{seen[id(p)]} and {s}: weights shared across stages are "
-                                    "not supported")
-            seen[id(p)] = s
+                if id(p) in shared_stages:
+                    raise PipelineError(f"parameter {names_of.get(id(p), name)!r} is used by "
+                                        f"more than two stages")
+                shared_stages[id(p)] = (seen[id(p)], s)
+            seen.setdefault(id(p), s)
             if p.requires_grad and id(p) in group_of:
                 trainable.append(name)
                 params.append(p)
@@ -182,10 +183,31 @@ def _stage_infos(modules: list[nn.Module], owner: nn.Module | None,
     stray = set(group_of) - set(seen)
     if stray:
         raise PipelineError("the optimizer holds tensors that are parameters of no stage")
-    return infos
+    return infos, _shared(infos, shared_stages)
 
 
-def _compile(modules, infos, loss_fn, optimizer, rule, sched: Schedule, inputs, labels,
+@dataclass(frozen=True)
+class _Shared:
+    """A trainable weight used by stages ``a < b``: its index in each's parameters."""
+
+    a: int
+    b: int
+    index_a: int
+    index_b: int
+
+
+def _shared(infos, shared_stages) -> list[_Shared]:
+    out = []
+    for key, (a, b) in shared_stages.items():
+        ia = [id(t) for t in infos[a].params]
+        ib = [id(t) for t in infos[b].params]
+        if key not in ia or key not in ib:
+            raise PipelineError("a weight shared by two stages must be trainable in both")
+        out.append(_Shared(a, b, ia.index(key), ib.index(key)))
+    return out
+
+
+def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, inputs, labels,
              target: str, double_buffer: bool) -> "PipelineTrainStep":
     p, m = sched.stages, sched.microbatches
     options = TargetOptions(name=target, chips=p)
@@ -214,13 +236,16 @@ def _compile(modules, infos, loss_fn, optimizer, rule, sched: Schedule, inputs, 
                                   rule.hypers, tag=str(s))
         bodies.append(traced)
         x = out
+    for k, weight in enumerate(shared):
+        bodies[weight.a][f"A{k}"] = add_body(infos[weight.a].params[weight.index_a].detach(),
+                                             tag=str(k))
     lowered = [{k: (b, parse_body(run_opt(b.mlir, lower))) for k, b in traced.items()}
                for traced in bodies]
     layout = _Layout.build(infos, rule, hypers, m, lowered)
-    text = _module(layout, lowered, sched, comm=True)
+    text = _module(layout, lowered, sched, comm=True, shared=shared)
     isa = run_opt(text, flags.tiles_to_isa(double_buffer))
     binary = run_translate(isa, flags.isa_to_binary())
-    return PipelineTrainStep(infos, optimizer, rule, sched, layout, binary,
+    return PipelineTrainStep(infos, optimizer, rule, sched, layout, binary, shared=shared,
                              stages={"nova": text, "nova_isa": isa, "binary": binary},
                              lowered=lowered, double_buffer=double_buffer,
                              example=(inputs, labels))
@@ -256,9 +281,17 @@ class _Layout:
 
         n_slots = len(rule.slots)
         params, constants, slots = [], [], []
+        # A weight two stages use (tied) is one argument (and result) of both.
+        placed: dict[tuple[int, int], int] = {}
+
+        def once(key: tuple[int, int], type_: str) -> int:
+            if key not in placed:
+                placed[key] = take([type_])[0]
+            return placed[key]
+
         for s, info in enumerate(infos):
             f_types = lowered[s]["F"][1].arg_types
-            params.append(take(f_types[:len(info.params)]))
+            params.append([once((id(t), -1), ty) for t, ty in zip(info.params, f_types)])
         for s, info in enumerate(infos):
             f_types = lowered[s]["F"][1].arg_types
             n = len(info.params)
@@ -266,7 +299,8 @@ class _Layout:
         for s, info in enumerate(infos):
             n = len(info.params)
             u_types = lowered[s]["U"][1].arg_types
-            slots.append([take(u_types[2 * n + k * n:2 * n + (k + 1) * n])
+            slots.append([[once((id(t), k), ty) for t, ty in
+                           zip(info.params, u_types[2 * n + k * n:2 * n + (k + 1) * n])]
                           for k in range(n_slots)])
         n_hyper = sum(len(h) for h in hypers)
         u0 = lowered[0]["U"][1]
@@ -291,22 +325,25 @@ class _Layout:
         for s in range(len(infos)):
             param_results.append([])
             for a in params[s]:
-                donated[a] = len(results)
-                param_results[s].append(len(results))
-                results.append(args[a])
+                if a not in donated:
+                    donated[a] = len(results)
+                    results.append(args[a])
+                param_results[s].append(donated[a])
         for s in range(len(infos)):
             slot_results.append([])
             for k in range(n_slots):
                 slot_results[s].append([])
                 for a in slots[s][k]:
-                    donated[a] = len(results)
-                    slot_results[s][k].append(len(results))
-                    results.append(args[a])
+                    if a not in donated:
+                        donated[a] = len(results)
+                        results.append(args[a])
+                    slot_results[s][k].append(donated[a])
         return _Layout(args, results, donated, params, constants, slots, hyper_args, inputs,
                        labels, body_constants, values, losses, param_results, slot_results)
 
 
-def _module(layout: _Layout, lowered, sched: Schedule, comm: bool, update: bool = True) -> str:
+def _module(layout: _Layout, lowered, sched: Schedule, comm: bool, update: bool = True,
+            shared=()) -> str:
     """The merged module; ``comm=False`` drops the sends and makes each receive
     a plain buffer (every chip runs its bodies back to back: the work alone);
     ``update=False`` leaves the optimizer step out (the parameters unchanged)."""
@@ -372,6 +409,25 @@ def _module(layout: _Layout, lowered, sched: Schedule, comm: bool, update: bool 
                 if comm:
                     dx_type = B.result_types[0]
                     fn.send(dxs[i], dx_type, action.peer, action.channel)
+            elif action.kind == "send_shared":
+                w = shared[i]
+                mine = w.index_a if s == w.a else w.index_b
+                if comm:
+                    fn.send(gacc[mine], _grad_type(B, first, mine), action.peer, action.channel)
+            elif action.kind == "recv_shared":
+                w = shared[i]
+                mine = w.index_a if s == w.a else w.index_b
+                t = _grad_type(B, first, mine)
+                other = fn.recv(t, action.peer, action.channel) if comm else fn.alloc(t)
+            elif action.kind == "add_shared":
+                # (stage a's, stage b's) on both chips: the same sum, bit for bit.
+                w = shared[i]
+                mine = w.index_a if s == w.a else w.index_b
+                pair = [gacc[mine], other] if s == w.a else [other, gacc[mine]]
+                gacc = list(gacc)
+                add = lowered[w.a][f"A{i}"][1]
+                gacc[mine] = fn.inline(add, f"s{w.a}A{i}_", pair + [
+                    fn.arg(a) for a in layout.body_constants[(w.a, f"A{i}")]])[0]
             elif action.kind == "update" and not update:
                 new = [fn.arg(a) for a in layout.params[s]]
                 new += [fn.arg(a) for slot in layout.slots[s] for a in slot]
@@ -397,6 +453,11 @@ def _module(layout: _Layout, lowered, sched: Schedule, comm: bool, update: bool 
     return module_text(header, globals_, functions)
 
 
+def _grad_type(B, first: bool, index: int) -> str:
+    """The buffer type of the gradient of parameter ``index`` a B body returns."""
+    return B.result_types[(0 if first else 1) + index]
+
+
 def _check_types(layout: _Layout, lowered, sched: Schedule) -> None:
     """Stage ``s``'s output must be stage ``s + 1``'s input, buffer type and all."""
     for s in range(sched.stages - 1):
@@ -417,7 +478,7 @@ class PipelineTrainStep:
 
     def __init__(self, infos, optimizer, rule, schedule: Schedule, layout: _Layout,
                  binary: bytes, *, stages: dict, lowered, double_buffer: bool,
-                 example) -> None:
+                 example, shared=()) -> None:
         from nova.runtime.binary import load_binary
 
         self.infos, self.optimizer, self.rule = infos, optimizer, rule
@@ -426,6 +487,7 @@ class PipelineTrainStep:
         self.binary = load_binary(binary)
         self.stages = stages
         self._lowered, self._double_buffer = lowered, double_buffer
+        self._shared = tuple(shared)
         self._example = example
         self._inputs = sorted(self.binary.inputs, key=lambda e: e.index)
         self._outputs = sorted(self.binary.outputs, key=lambda e: e.index)
@@ -532,6 +594,8 @@ class PipelineTrainStep:
         out = {}
         for s, info in enumerate(self.infos):
             for name, a in zip(info.names, self.layout.params[s]):
+                if name in out:  # a shared weight: its first stage's copy
+                    continue
                 out[name] = torch.from_numpy(
                     np.array(self._resident.read(self._inputs[a].index, chip=s)))
         return out
@@ -576,7 +640,7 @@ class PipelineTrainStep:
             self._work_binary = []
             for update in (False, True):
                 text = _module(self.layout, self._lowered, self.schedule, comm=False,
-                               update=update)
+                               update=update, shared=self._shared)
                 isa = run_opt(text, flags.tiles_to_isa(self._double_buffer))
                 self._work_binary.append(load_binary(run_translate(isa, flags.isa_to_binary())))
 
