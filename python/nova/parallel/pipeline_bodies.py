@@ -177,3 +177,68 @@ def _loss(loss_fn, y, labels) -> torch.Tensor:
 def add_body(example: torch.Tensor, *, tag: str) -> Body:
     """``A``: ``(a, b) -> a + b``, the sum of a shared weight's two gradients."""
     return _trace(lambda a, b: (a + b,), [example, example], f"A{tag}")
+
+
+def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
+                 x: torch.Tensor, dy_or_labels: torch.Tensor, *, first: bool, loss_fn=None,
+                 scale: float = 1.0, accumulate: tuple[bool, ...] = (False, True),
+                 tag: str) -> dict[str, Body]:
+    """``F``, ``B`` (and ``B_acc``) with saved activations instead of
+    recomputation: AOT autograd's partition of the stage's joint graph
+    (``default_partition``) gives a forward that also returns what the
+    backward needs and a backward from those saved tensors and the output's
+    gradient. ``F: (P, C, x[, labels]) -> (y or loss, saved...)``;
+    ``B: (saved..., dy[, gacc...]) -> (dx, g...)``: on the last stage there is
+    no ``dy`` (the loss's gradient is ``scale``), on stage 0 no ``dx``."""
+    from torch._functorch.aot_autograd import aot_function
+    from torch._functorch.partitioners import default_partition
+
+    n_train, n = len(names.trainable), len(state)
+    last = loss_fn is not None
+    graphs: dict[str, torch.fx.GraphModule] = {}
+
+    def capture(kind):
+        def compiler(gm, example):
+            graphs[kind] = gm
+            return gm
+        return compiler
+
+    def fn(*flat):
+        y = _call(stage, _state(stage, names, flat[:n]), flat[n])
+        return (_loss(loss_fn, y, flat[n + 1]),) if last else (y,)
+
+    compiled = aot_function(fn, fw_compiler=capture("fw"), bw_compiler=capture("bw"),
+                            partition_fn=default_partition,
+                            decompositions=decomposition_table())
+    primals = [t.detach().clone().requires_grad_(i < n_train) for i, t in enumerate(state)]
+    xin = x.detach().clone().requires_grad_(not first)
+    args = primals + [xin] + ([dy_or_labels] if last else [])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*boxed arguments.*")
+        out = compiled(*args)[0]
+        out.backward(torch.full((), scale) if last else dy_or_labels)
+    fw, bw = graphs["fw"], graphs["bw"]
+    plain = [a.detach() for a in args]
+    with torch.no_grad():
+        saved = [t.detach() for t in fw(*plain)[1:]]
+    k = len(saved)
+    bodies = {"F": _trace(lambda *a: tuple(fw(*a)), plain, f"F{tag}")}
+    wanted = list(range(n_train)) if first else [n] + list(range(n_train))
+    for acc in accumulate:
+        def bfn(*a, acc=acc):
+            tangent = [torch.full((), scale, dtype=torch.float32)] if last else [a[k]]
+            grads = bw(*a[:k], *tangent)
+            picked = [grads[i] if grads[i] is not None else torch.zeros_like(args[i])
+                      for i in wanted]
+            dx, dparams = ([], picked) if first else ([picked[0]], picked[1:])
+            if acc:
+                rest = a[k + (0 if last else 1):]
+                dparams = [g + r for g, r in zip(dparams, rest)]
+            return tuple(dx + dparams)
+
+        b_args = saved + ([] if last else [dy_or_labels.detach()])
+        if acc:
+            b_args += [torch.zeros_like(t) for t in state[:n_train]]
+        bodies["Bacc" if acc else "B"] = _trace(bfn, b_args, f"B{'acc' if acc else ''}{tag}")
+    return bodies

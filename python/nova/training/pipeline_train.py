@@ -10,7 +10,8 @@ chip updating its own stage's parameters, all in one multi-chip binary.
 Design (docs/training.md, "Pipeline parallel"):
 
 1. The stages are ``nn.Module``s sharing the model's parameters
-   (:func:`gpt_stages` cuts a ``nova.models.GPT`` at block indices).
+   (:func:`~nova.training.pipeline_stages.gpt_stages` cuts a
+   ``nova.models.GPT`` at block indices).
 2. Per stage, four bodies are traced and lowered alone
    (:mod:`nova.parallel.pipeline_bodies`): ``F`` (forward; on the last stage
    forward + loss), ``B`` and ``B_acc`` (backward from the stage's input and
@@ -19,8 +20,9 @@ Design (docs/training.md, "Pipeline parallel"):
 3. The schedule (:mod:`nova.parallel.pipeline_schedule`, data) says in what
    order each chip runs its bodies per micro-batch and where the
    activations and their gradients cross (``nova.send`` / ``nova.recv``).
-   :mod:`nova.parallel.pipeline_merge` writes one function per chip from it
-   by inlining the bodies, and the module is compiled to one binary.
+   :mod:`nova.training.pipeline_program` lays out the arguments and writes
+   one function per chip from it by inlining the bodies
+   (:mod:`nova.parallel.pipeline_merge`); the module is compiled to one binary.
 4. The parameters and the optimizer state are donated: each chip's update
    writes its stage's in place in its HBM, where they stay between calls
    (a call writes the hyperparameters and the batch, reads the losses).
@@ -44,54 +46,16 @@ from nova.compiler import pipeline as flags
 from nova.compiler.driver import run_opt, run_translate
 from nova.compiler.options import TargetOptions
 from nova.parallel.errors import PipelineError
-from nova.parallel.pipeline import Stage
 from nova.parallel.pipeline_bodies import (StageState, add_body, backward_body,
-                                           forward_body, update_body)
-from nova.parallel.pipeline_merge import (ChipFunction, module_text, parse_body,
-                                          renamed_globals)
+                                           forward_body, saved_bodies, update_body)
+from nova.parallel.pipeline_merge import parse_body
 from nova.parallel.pipeline_schedule import Schedule
 from nova.parallel.target_chips import check_chips
 from nova.training.optimizers import rule_for
+from nova.training.pipeline_program import Layout, chip_module
+from nova.training.pipeline_stages import gpt_stages
 
 __all__ = ["PipelineTrainStep", "compile_pipeline_train_step", "gpt_stages"]
-
-
-class _Embed(nn.Module):
-    """A GPT's token and position embeddings (the first stage's head)."""
-
-    def __init__(self, tok: nn.Embedding, pos: nn.Embedding) -> None:
-        super().__init__()
-        self.tok, self.pos = tok, pos
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.tok(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
-
-
-def gpt_stages(model: nn.Module, split_points: Sequence[int] | None = None,
-               stages: int = 2) -> list[Stage]:
-    """A ``nova.models.GPT`` cut before each block index of ``split_points``
-    (``[2]``: blocks ``[:2]`` | ``[2:]``), or into ``stages`` runs of blocks as
-    even as they go. The embeddings go with the first stage, ``ln_f`` and the
-    LM head with the last; the stages share the model's parameters (a tied LM
-    head is the first stage's token embedding, used by the last stage too)."""
-    blocks = list(model.blocks)
-    if split_points is None:
-        if stages < 2 or stages > len(blocks):
-            raise PipelineError(f"cannot cut {len(blocks)} blocks into {stages} stages")
-        split_points = [round(len(blocks) * s / stages) for s in range(1, stages)]
-    points = list(split_points)
-    if points != sorted(set(points)) or not points or points[0] <= 0 or points[-1] >= len(blocks):
-        raise PipelineError(f"split points {points} must be increasing block indices in "
-                            f"(0, {len(blocks)})")
-    bounds = [0] + points + [len(blocks)]
-    runs = [blocks[a:b] for a, b in zip(bounds, bounds[1:])]
-    cfg = model.cfg
-    if cfg.vocab_size is not None:
-        runs[0] = [_Embed(model.tok_emb, model.pos_emb)] + runs[0]
-        runs[-1] = runs[-1] + [model.ln_f, model.lm_head]
-    else:
-        runs[-1] = runs[-1] + [model.ln_f]
-    return [Stage(run) for run in runs]
 
 
 @dataclass(frozen=True)
@@ -110,7 +74,7 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                                 labels: torch.Tensor, *, stages: int | None = None,
                                 split_points: Sequence[int] | None = None,
                                 microbatches: int = 4, schedule: str = "1f1b",
-                                target: str = "nova-t1",
+                                target: str = "nova-t1", recompute: bool = False,
                                 double_buffer: bool = True) -> "PipelineTrainStep":
     """Compiles a pipeline-parallel training step (see the module docstring).
 
@@ -119,7 +83,11 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     stage modules applied in order. ``loss_fn(output, labels)`` is a mean loss
     of one micro-batch. ``optimizer`` is ``torch.optim.AdamW`` or ``SGD`` over
     the stages' parameters. ``inputs`` and ``labels`` fix the batch's shapes;
-    both are split into ``microbatches`` along dim 0."""
+    both are split into ``microbatches`` along dim 0. ``recompute=True``
+    keeps only each stage's input between a micro-batch's forward and its
+    backward, which runs the forward again (activation recomputation);
+    by default the forward's saved activations are kept (AOT autograd's
+    partition of the stage's joint graph)."""
     if isinstance(model, (list, tuple)):
         if split_points is not None or stages is not None:
             raise PipelineError("stages= and split_points= cut a GPT; a list of stages is "
@@ -146,7 +114,7 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     infos, shared = _stage_infos(modules, owner, optimizer)
     sched = Schedule.build(schedule, p, microbatches, tuple((w.a, w.b) for w in shared))
     return _compile(modules, infos, shared, loss_fn, optimizer, rule, sched, inputs, labels,
-                    target, double_buffer)
+                    target, double_buffer, bool(recompute))
 
 
 def _stage_infos(modules: list[nn.Module], owner: nn.Module | None,
@@ -208,7 +176,7 @@ def _shared(infos, shared_stages) -> list[_Shared]:
 
 
 def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, inputs, labels,
-             target: str, double_buffer: bool) -> "PipelineTrainStep":
+             target: str, double_buffer: bool, recompute: bool) -> "PipelineTrainStep":
     p, m = sched.stages, sched.microbatches
     options = TargetOptions(name=target, chips=p)
     lower = flags.lower_to_tiles(options) + ["--mlir-print-local-scope"]
@@ -224,12 +192,18 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
             out = stage(x)
         dy = y_labels if last else torch.zeros_like(out)
         lf = loss_fn if last else None
-        traced = {"F": forward_body(stage, info.state, state, x, lf, y_labels, tag=str(s))}
-        for acc in ([False, True] if m > 1 else [False]):
-            key = "Bacc" if acc else "B"
-            traced[key] = backward_body(stage, info.state, state, x, dy, first=s == 0,
-                                        loss_fn=lf, scale=1.0 / m, accumulate=acc,
-                                        tag=str(s))
+        accumulate = (False, True) if m > 1 else (False,)
+        if recompute:
+            traced = {"F": forward_body(stage, info.state, state, x, lf, y_labels,
+                                        tag=str(s))}
+            for acc in accumulate:
+                key = "Bacc" if acc else "B"
+                traced[key] = backward_body(stage, info.state, state, x, dy, first=s == 0,
+                                            loss_fn=lf, scale=1.0 / m, accumulate=acc,
+                                            tag=str(s))
+        else:
+            traced = saved_bodies(stage, info.state, state, x, dy, first=s == 0, loss_fn=lf,
+                                  scale=1.0 / m, accumulate=accumulate, tag=str(s))
         slots = [[torch.zeros_like(t) for t in info.params] for _ in rule.slots]
         traced["U"] = update_body(rule.update, [t.detach() for t in info.params],
                                   [list(g) for g in info.groups], slots, hypers,
@@ -241,231 +215,14 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
                                              tag=str(k))
     lowered = [{k: (b, parse_body(run_opt(b.mlir, lower))) for k, b in traced.items()}
                for traced in bodies]
-    layout = _Layout.build(infos, rule, hypers, m, lowered)
-    text = _module(layout, lowered, sched, comm=True, shared=shared)
+    layout = Layout.build(infos, rule, hypers, m, lowered)
+    text = chip_module(layout, lowered, sched, comm=True, shared=shared, recompute=recompute)
     isa = run_opt(text, flags.tiles_to_isa(double_buffer))
     binary = run_translate(isa, flags.isa_to_binary())
     return PipelineTrainStep(infos, optimizer, rule, sched, layout, binary, shared=shared,
                              stages={"nova": text, "nova_isa": isa, "binary": binary},
                              lowered=lowered, double_buffer=double_buffer,
-                             example=(inputs, labels))
-
-
-@dataclass
-class _Layout:
-    """Where everything is in the merged functions' arguments and results."""
-
-    arg_types: list[str]
-    result_types: list[str]
-    donated: dict[int, int]
-    params: list[list[int]]        # [stage][i] -> argument
-    constants: list[list[int]]     # [stage][i] -> argument
-    slots: list[list[list[int]]]   # [stage][slot][i] -> argument
-    hypers: list[int]
-    inputs: list[int]              # per micro-batch
-    labels: list[int]
-    body_constants: dict[tuple[int, str], list[int]]
-    constant_values: list[np.ndarray]
-    losses: list[int]              # result positions
-    param_results: list[list[int]]
-    slot_results: list[list[list[int]]]
-
-    @staticmethod
-    def build(infos, rule, hypers, m: int, lowered) -> "_Layout":
-        args: list[str] = []
-
-        def take(types: list[str]) -> list[int]:
-            start = len(args)
-            args.extend(types)
-            return list(range(start, start + len(types)))
-
-        n_slots = len(rule.slots)
-        params, constants, slots = [], [], []
-        # A weight two stages use (tied) is one argument (and result) of both.
-        placed: dict[tuple[int, int], int] = {}
-
-        def once(key: tuple[int, int], type_: str) -> int:
-            if key not in placed:
-                placed[key] = take([type_])[0]
-            return placed[key]
-
-        for s, info in enumerate(infos):
-            f_types = lowered[s]["F"][1].arg_types
-            params.append([once((id(t), -1), ty) for t, ty in zip(info.params, f_types)])
-        for s, info in enumerate(infos):
-            f_types = lowered[s]["F"][1].arg_types
-            n = len(info.params)
-            constants.append(take(f_types[n:n + len(info.constants)]))
-        for s, info in enumerate(infos):
-            n = len(info.params)
-            u_types = lowered[s]["U"][1].arg_types
-            slots.append([[once((id(t), k), ty) for t, ty in
-                           zip(info.params, u_types[2 * n + k * n:2 * n + (k + 1) * n])]
-                          for k in range(n_slots)])
-        n_hyper = sum(len(h) for h in hypers)
-        u0 = lowered[0]["U"][1]
-        n0 = len(infos[0].params)
-        hyper_args = take(u0.arg_types[2 * n0 + n_slots * n0:2 * n0 + n_slots * n0 + n_hyper])
-        f0 = lowered[0]["F"][1]
-        x_type = f0.arg_types[len(infos[0].params) + len(infos[0].constants)]
-        inputs = take([x_type] * m)
-        fl = lowered[-1]["F"][1]
-        label_type = fl.arg_types[len(infos[-1].params) + len(infos[-1].constants) + 1]
-        labels = take([label_type] * m)
-        body_constants, values = {}, []
-        for s, traced in enumerate(lowered):
-            for key, (body, parsed) in traced.items():
-                k = len(body.constants)
-                body_constants[(s, key)] = take(parsed.arg_types[len(parsed.arg_types) - k:]) if k else []
-                values += [c.detach().numpy().copy() for c in body.constants]
-        loss_type = fl.result_types[0]
-        results = [loss_type] * m
-        losses = list(range(m))
-        donated, param_results, slot_results = {}, [], []
-        for s in range(len(infos)):
-            param_results.append([])
-            for a in params[s]:
-                if a not in donated:
-                    donated[a] = len(results)
-                    results.append(args[a])
-                param_results[s].append(donated[a])
-        for s in range(len(infos)):
-            slot_results.append([])
-            for k in range(n_slots):
-                slot_results[s].append([])
-                for a in slots[s][k]:
-                    if a not in donated:
-                        donated[a] = len(results)
-                        results.append(args[a])
-                    slot_results[s][k].append(donated[a])
-        return _Layout(args, results, donated, params, constants, slots, hyper_args, inputs,
-                       labels, body_constants, values, losses, param_results, slot_results)
-
-
-def _module(layout: _Layout, lowered, sched: Schedule, comm: bool, update: bool = True,
-            shared=()) -> str:
-    """The merged module; ``comm=False`` drops the sends and makes each receive
-    a plain buffer (every chip runs its bodies back to back: the work alone);
-    ``update=False`` leaves the optimizer step out (the parameters unchanged)."""
-    p, m = sched.stages, sched.microbatches
-    header = lowered[0]["F"][1].header
-    globals_ = []
-    for s, traced in enumerate(lowered):
-        for key, (_, parsed) in traced.items():
-            globals_ += renamed_globals(parsed, f"s{s}{key}_")
-    functions = []
-    for s in range(p):
-        fn = ChipFunction(s, layout.arg_types, layout.result_types, layout.donated)
-        F, B = lowered[s]["F"][1], lowered[s]["B"][1]
-        Bacc = lowered[s]["Bacc"][1] if "Bacc" in lowered[s] else None
-        U = lowered[s]["U"][1]
-        params = [fn.arg(a) for a in layout.params[s]]
-        consts = [fn.arg(a) for a in layout.constants[s]]
-        n_state = len(params) + len(consts)
-        last, first = s == p - 1, s == 0
-        xs: dict[int, str] = {}
-        ys: dict[int, str] = {}
-        dys: dict[int, str] = {}
-        dxs: dict[int, str] = {}
-        losses: dict[int, str] = {}
-        gacc: list[str] | None = None
-        x_type = F.arg_types[n_state]
-        y_type = F.result_types[0]
-
-        def extra(key):
-            return [fn.arg(a) for a in layout.body_constants[(s, key)]]
-
-        for action in sched.chips[s]:
-            i = action.microbatch
-            if action.kind == "recv_act":
-                xs[i] = (fn.recv(x_type, action.peer, action.channel) if comm
-                         else fn.alloc(x_type))
-            elif action.kind == "F":
-                x = fn.arg(layout.inputs[i]) if first else xs[i]
-                args = params + consts + [x] + ([fn.arg(layout.labels[i])] if last else [])
-                out = fn.inline(F, f"s{s}F_", args + extra("F"))
-                if first:
-                    xs[i] = x
-                (losses if last else ys)[i] = out[0]
-                fn.wait_sends(keep=2)
-            elif action.kind == "send_act":
-                if comm:
-                    fn.send(ys[i], y_type, action.peer, action.channel)
-            elif action.kind == "recv_grad":
-                dy_type = B.arg_types[n_state + 1]
-                dys[i] = (fn.recv(dy_type, action.peer, action.channel) if comm
-                          else fn.alloc(dy_type))
-            elif action.kind == "B":
-                dy = fn.arg(layout.labels[i]) if last else dys[i]
-                body, key = (B, "B") if gacc is None else (Bacc, "Bacc")
-                args = params + consts + [xs[i], dy] + (gacc or [])
-                out = fn.inline(body, f"s{s}{key}_", args + extra(key))
-                if not first:
-                    dxs[i] = out[0]
-                    out = out[1:]
-                gacc = out[:len(params)]  # the last stage's B also returns its loss
-                fn.wait_sends(keep=2)
-            elif action.kind == "send_grad":
-                if comm:
-                    dx_type = B.result_types[0]
-                    fn.send(dxs[i], dx_type, action.peer, action.channel)
-            elif action.kind == "send_shared":
-                w = shared[i]
-                mine = w.index_a if s == w.a else w.index_b
-                if comm:
-                    fn.send(gacc[mine], _grad_type(B, first, mine), action.peer, action.channel)
-            elif action.kind == "recv_shared":
-                w = shared[i]
-                mine = w.index_a if s == w.a else w.index_b
-                t = _grad_type(B, first, mine)
-                other = fn.recv(t, action.peer, action.channel) if comm else fn.alloc(t)
-            elif action.kind == "add_shared":
-                # (stage a's, stage b's) on both chips: the same sum, bit for bit.
-                w = shared[i]
-                mine = w.index_a if s == w.a else w.index_b
-                pair = [gacc[mine], other] if s == w.a else [other, gacc[mine]]
-                gacc = list(gacc)
-                add = lowered[w.a][f"A{i}"][1]
-                gacc[mine] = fn.inline(add, f"s{w.a}A{i}_", pair + [
-                    fn.arg(a) for a in layout.body_constants[(w.a, f"A{i}")]])[0]
-            elif action.kind == "update" and not update:
-                new = [fn.arg(a) for a in layout.params[s]]
-                new += [fn.arg(a) for slot in layout.slots[s] for a in slot]
-            elif action.kind == "update":
-                slots = [fn.arg(a) for slot in layout.slots[s] for a in slot]
-                hyp = [fn.arg(a) for a in layout.hypers]
-                new = fn.inline(U, f"s{s}U_", params + list(gacc) + slots + hyp + extra("U"))
-        results = []
-        for i in range(m):
-            results.append(losses[i] if last else fn.alloc(layout.result_types[i]))
-        own = {}
-        n = len(layout.params[s])
-        for j, r in enumerate(layout.param_results[s]):
-            own[r] = new[j]
-        flat_slot_results = [r for slot in layout.slot_results[s] for r in slot]
-        for j, r in enumerate(flat_slot_results):
-            own[r] = new[n + j]
-        inverse = {r: a for a, r in layout.donated.items()}
-        for r in range(m, len(layout.result_types)):
-            results.append(own.get(r, fn.arg(inverse[r])))
-        functions.append(fn.text(results))
-    _check_types(layout, lowered, sched)
-    return module_text(header, globals_, functions)
-
-
-def _grad_type(B, first: bool, index: int) -> str:
-    """The buffer type of the gradient of parameter ``index`` a B body returns."""
-    return B.result_types[(0 if first else 1) + index]
-
-
-def _check_types(layout: _Layout, lowered, sched: Schedule) -> None:
-    """Stage ``s``'s output must be stage ``s + 1``'s input, buffer type and all."""
-    for s in range(sched.stages - 1):
-        y = lowered[s]["F"][1].result_types[0]
-        n_state = len(layout.params[s + 1]) + len(layout.constants[s + 1])
-        x = lowered[s + 1]["F"][1].arg_types[n_state]
-        if x != y:
-            raise PipelineError(f"stage {s + 1} takes {x} but stage {s} returns {y}")
+                             example=(inputs, labels), recompute=recompute)
 
 
 class PipelineTrainStep:
@@ -476,9 +233,9 @@ class PipelineTrainStep:
     ``run(inputs, labels, trace=True)`` + ``write_trace(path)``,
     ``bubble()`` (the measured idle fraction next to the ideal one)."""
 
-    def __init__(self, infos, optimizer, rule, schedule: Schedule, layout: _Layout,
+    def __init__(self, infos, optimizer, rule, schedule: Schedule, layout: Layout,
                  binary: bytes, *, stages: dict, lowered, double_buffer: bool,
-                 example, shared=()) -> None:
+                 example, shared=(), recompute: bool = False) -> None:
         from nova.runtime.binary import load_binary
 
         self.infos, self.optimizer, self.rule = infos, optimizer, rule
@@ -488,6 +245,8 @@ class PipelineTrainStep:
         self.stages = stages
         self._lowered, self._double_buffer = lowered, double_buffer
         self._shared = tuple(shared)
+        #: The backward recomputes each stage's forward (else: saved activations).
+        self.recompute = recompute
         self._example = example
         self._inputs = sorted(self.binary.inputs, key=lambda e: e.index)
         self._outputs = sorted(self.binary.outputs, key=lambda e: e.index)
@@ -639,8 +398,9 @@ class PipelineTrainStep:
         if self._work_binary is None:
             self._work_binary = []
             for update in (False, True):
-                text = _module(self.layout, self._lowered, self.schedule, comm=False,
-                               update=update, shared=self._shared)
+                text = chip_module(self.layout, self._lowered, self.schedule, comm=False,
+                               update=update, shared=self._shared,
+                               recompute=self.recompute)
                 isa = run_opt(text, flags.tiles_to_isa(self._double_buffer))
                 self._work_binary.append(load_binary(run_translate(isa, flags.isa_to_binary())))
 
