@@ -10,7 +10,7 @@ simulated step time, the measured bubble (``PipelineTrainStep.bubble()``:
 for the same bodies with no communication) next to ``(p - 1) / (m + p - 1)``,
 and the one-chip step of the same batch for comparison.
 
-    python benchmarks/pipeline_train.py [--d 64] [--mb 2] [--gpipe]
+    python benchmarks/pipeline_train.py [--d 64] [--mb 2] [--gpipe] [--recompute]
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def mse(y, target):
 
 
 def measure(p: int, m: int, d: int, mb: int, schedule: str, target: str = "nova-t1",
-            layers: int = 8, one_chip: bool = False) -> dict:
+            layers: int = 8, one_chip: bool = False, recompute: bool = False) -> dict:
     cfg = GPTConfig(d_model=d, n_heads=4, n_layers=layers, seq_len=16)
     torch.manual_seed(0)
     model = GPT(cfg)
@@ -45,7 +45,7 @@ def measure(p: int, m: int, d: int, mb: int, schedule: str, target: str = "nova-
     y = torch.randn(m * mb, cfg.seq_len, d)
     t0 = time.perf_counter()
     step = compile_pipeline_train_step(model, mse, optimizer, x, y, stages=p, microbatches=m,
-                                       schedule=schedule, target=target)
+                                       schedule=schedule, target=target, recompute=recompute)
     compile_s = time.perf_counter() - t0
     bubble = step.bubble()
     row = {"p": p, "m": m, "schedule": schedule, "step_us": bubble["step_ns"] / 1e3,
@@ -62,17 +62,21 @@ def main(argv=None) -> None:
     parser.add_argument("--d", type=int, default=64)
     parser.add_argument("--mb", type=int, default=2, help="sequences per micro-batch")
     parser.add_argument("--gpipe", action="store_true", help="GPipe rows too")
+    parser.add_argument("--recompute", action="store_true",
+                        help="recompute each stage's forward in its backward")
     parser.add_argument("--stages", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--microbatches", type=int, nargs="+", default=[4, 8])
     args = parser.parse_args(argv)
     schedules = ["1f1b"] + (["gpipe"] if args.gpipe else [])
-    print(f"GPT 8 blocks d {args.d} seq 16, {args.mb} sequences per micro-batch, AdamW, nova-t1")
+    print(f"GPT 8 blocks d {args.d} seq 16, {args.mb} sequences per micro-batch, AdamW, nova-t1, "
+          f"{'recomputed' if args.recompute else 'saved'} activations")
     print(f"{'sched':>6} {'p':>2} {'m':>2} {'step us':>10} {'1-chip us':>10} {'bubble':>8} "
           f"{'(p-1)/(m+p-1)':>14} {'diff pp':>8}  per chip")
     for schedule in schedules:
         for p in args.stages:
             for m in args.microbatches:
-                r = measure(p, m, args.d, args.mb, schedule, one_chip=schedule == "1f1b")
+                r = measure(p, m, args.d, args.mb, schedule, one_chip=schedule == "1f1b",
+                            recompute=args.recompute)
                 one = f"{r['one_chip_us']:10.1f}" if "one_chip_us" in r else f"{'':>10}"
                 chips = " ".join(f"{b:.3f}" for b in r["per_chip"])
                 print(f"{schedule:>6} {p:>2} {m:>2} {r['step_us']:10.1f} {one} "

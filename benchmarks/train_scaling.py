@@ -11,8 +11,8 @@ HBM peak, all-reduce count and the fraction of collective
 time hidden behind the chip's other work (matrix, vector, DMA; and behind
 matrix/vector alone). One run of this script gives every row.
 
-With ``--pp 2 4`` a pipeline-parallel section follows: the same shapes with
-an untied LM head (a tied one would live on the first and the last stage),
+With ``--pp 2 4`` a pipeline-parallel section follows: the same model (the
+tied LM head held by the first and the last stage, its gradients swapped)
 cut into p stages (``compile_pipeline_train_step``, 1F1B, no clipping),
 ``--pp-microbatches`` micro-batches of --per-chip sequences per step; per
 row the step time, the throughput against the 1-chip DP row (m sequences in
@@ -119,13 +119,10 @@ def main() -> None:
 
 def pipeline_rows(cfg: GPTConfig, args, base: dict[str, float]) -> None:
     """The PP section (see the module docstring); ``base``: the 1-chip DP rows."""
-    import dataclasses
-
     from nova.training import compile_pipeline_train_step
 
-    cfg = dataclasses.replace(cfg, tie_weights=False)
     m = args.pp_microbatches
-    print(f"\npipeline parallel (1F1B, untied LM head, no clipping): {m} micro-batches of "
+    print(f"\npipeline parallel (1F1B, no clipping): {m} micro-batches of "
           f"{args.per_chip} sequence(s); timing-only")
     print(f"{'target':14s} {'stages':>6s} {'step ms':>9s} {'speedup':>8s} {'bubble':>7s} "
           f"{'(p-1)/(m+p-1)':>13s} {'compile s':>9s}")

@@ -242,3 +242,28 @@ def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
             b_args += [torch.zeros_like(t) for t in state[:n_train]]
         bodies["Bacc" if acc else "B"] = _trace(bfn, b_args, f"B{'acc' if acc else ''}{tag}")
     return bodies
+
+
+def norm_body(grads: Sequence[torch.Tensor], *, tag: str) -> Body:
+    """``N``: ``(g...) -> sum of g * g``: a stage's part of the squared global
+    gradient norm (``clip_grad_norm_``'s), summed in parameter order."""
+    def fn(*g):
+        squares = [(t * t).sum() for t in g]
+        return (sum(squares[1:], squares[0]),)
+
+    return _trace(fn, list(grads), f"N{tag}")
+
+
+def clip_body(parts: int, grads: Sequence[torch.Tensor], *, tag: str) -> Body:
+    """``C``: ``(part_0 .. part_{p-1}, max_norm, g...) -> (g * scale..., norm)``,
+    the norm the square root of the stages' parts summed in stage order (so
+    every chip computes the same one) and ``scale = min(1, max_norm / (norm +
+    1e-6))`` as ``torch.nn.utils.clip_grad_norm_``."""
+    def fn(*a):
+        squares, max_norm, g = a[:parts], a[parts], a[parts + 1:]
+        norm = torch.sqrt(sum(squares[1:], squares[0]))
+        scale = torch.clamp(max_norm / (norm + 1e-6), max=1.0)
+        return tuple([t * scale for t in g] + [norm])
+
+    zero = torch.zeros((), dtype=torch.float32)
+    return _trace(fn, [zero] * parts + [torch.ones(())] + list(grads), f"C{tag}")

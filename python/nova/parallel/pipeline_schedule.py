@@ -16,6 +16,10 @@ all backwards). Chip ``s`` runs stage ``s``. Actions:
   two stages (a tied LM head and token embedding): after the backwards, the
   two chips swap their gradients of it (channel ``2 m + k``) and each adds
   the other's, so both apply the same update to their copy;
+* with clipping, ``send_norm`` / ``recv_norm`` to and from every other chip
+  (channel ``2 m + len(shared) + sender``): each chip's part of the squared
+  gradient norm, then ``clip`` (every chip sums the parts in stage order,
+  the same global norm everywhere, and scales its gradients);
 * ``update``: the optimizer step on the stage's own parameters.
 
 1F1B: stage ``s`` runs ``min(p - 1 - s, m)`` warm-up forwards, then
@@ -41,8 +45,10 @@ class Action:
     channel: int | None = None
 
     def __str__(self) -> str:
-        if self.kind == "update":
-            return "update"
+        if self.kind in ("update", "clip"):
+            return self.kind
+        if self.kind.endswith("_norm"):
+            return f"{self.kind} {'to' if self.kind.startswith('send') else 'from'} chip {self.peer}"
         text = f"{self.kind} {self.microbatch}"
         if self.peer is not None and self.kind.endswith("shared"):
             text = f"{self.kind} weight {self.microbatch}"
@@ -60,8 +66,9 @@ class Schedule:
 
     @staticmethod
     def build(kind: str, stages: int, microbatches: int,
-              shared: tuple[tuple[int, int], ...] = ()) -> "Schedule":
-        """``shared[k] = (a, b)``: weight ``k`` is used by stages ``a`` and ``b``."""
+              shared: tuple[tuple[int, int], ...] = (), clip: bool = False) -> "Schedule":
+        """``shared[k] = (a, b)``: weight ``k`` is used by stages ``a`` and ``b``;
+        ``clip``: the gradients are clipped by their global norm."""
         if kind not in SCHEDULES:
             raise PipelineError(f"schedule must be one of {SCHEDULES}, got {kind!r}")
         if stages < 2:
@@ -104,6 +111,11 @@ class Schedule:
                     actions += [Action("send_shared", k, peer, 2 * m + k),
                                 Action("recv_shared", k, peer, 2 * m + k),
                                 Action("add_shared", k)]
+            if clip:
+                channel = 2 * m + len(shared)
+                actions += [Action("send_norm", None, c, channel + s) for c in range(p) if c != s]
+                actions += [Action("recv_norm", None, c, channel + c) for c in range(p) if c != s]
+                actions.append(Action("clip"))
             actions.append(Action("update"))
             chips.append(tuple(actions))
         return Schedule(kind, p, m, tuple(chips))

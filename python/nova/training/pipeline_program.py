@@ -44,9 +44,15 @@ class Layout:
     losses: list[int]              # result positions
     param_results: list[list[int]]
     slot_results: list[list[list[int]]]
+    #: With clipping: the ``max_grad_norm`` argument, the ``grad_norm`` result,
+    #: and per stage the parameters whose gradients its norm part counts (a
+    #: shared weight in its first stage only).
+    max_norm: int | None = None
+    grad_norm: int | None = None
+    counted: list[list[int]] | None = None
 
     @staticmethod
-    def build(infos, rule, hypers, m: int, lowered) -> "Layout":
+    def build(infos, rule, hypers, m: int, lowered, counted=None) -> "Layout":
         args: list[str] = []
 
         def take(types: list[str]) -> list[int]:
@@ -81,6 +87,8 @@ class Layout:
         u0 = lowered[0]["U"][1]
         n0 = len(infos[0].params)
         hyper_args = take(u0.arg_types[2 * n0 + n_slots * n0:2 * n0 + n_slots * n0 + n_hyper])
+        clip = lowered[0].get("C")
+        max_norm = take([clip[1].arg_types[len(infos)]])[0] if clip else None
         f0 = lowered[0]["F"][1]
         x_type = f0.arg_types[len(infos[0].params) + len(infos[0].constants)]
         inputs = take([x_type] * m)
@@ -113,8 +121,13 @@ class Layout:
                         donated[a] = len(results)
                         results.append(args[a])
                     slot_results[s][k].append(donated[a])
+        grad_norm = None
+        if clip:
+            grad_norm = len(results)
+            results.append(clip[1].result_types[-1])
         return Layout(args, results, donated, params, constants, slots, hyper_args, inputs,
-                       labels, body_constants, values, losses, param_results, slot_results)
+                      labels, body_constants, values, losses, param_results, slot_results,
+                      max_norm, grad_norm, counted)
 
 
 def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bool = True,
@@ -147,6 +160,7 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
         dxs: dict[int, str] = {}
         losses: dict[int, str] = {}
         saved: dict[int, list[str]] = {}
+        part, norm, parts = None, None, {}
         gacc: list[str] | None = None
         x_type = F.arg_types[n_state]
         y_type = F.result_types[0]
@@ -212,6 +226,26 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
                 add = lowered[w.a][f"A{i}"][1]
                 gacc[mine] = fn.inline(add, f"s{w.a}A{i}_", pair + [
                     fn.arg(a) for a in layout.body_constants[(w.a, f"A{i}")]])[0]
+            elif action.kind == "send_norm":
+                if part is None:
+                    part = fn.inline(lowered[s]["N"][1], f"s{s}N_",
+                                     [gacc[j] for j in layout.counted[s]] + extra("N"))[0]
+                if comm:
+                    fn.send(part, lowered[s]["N"][1].result_types[0], action.peer,
+                            action.channel)
+            elif action.kind == "recv_norm":
+                t = lowered[s]["N"][1].result_types[0]
+                parts[action.peer] = (fn.recv(t, action.peer, action.channel) if comm
+                                      else fn.alloc(t))
+            elif action.kind == "clip":
+                if part is None:  # one stage (no send_norm): its part is the whole
+                    part = fn.inline(lowered[s]["N"][1], f"s{s}N_",
+                                     [gacc[j] for j in layout.counted[s]] + extra("N"))[0]
+                parts[s] = part
+                out = fn.inline(lowered[s]["C"][1], f"s{s}C_",
+                                [parts[c] for c in range(p)] + [fn.arg(layout.max_norm)]
+                                + list(gacc) + extra("C"))
+                gacc, norm = out[:-1], out[-1]
             elif action.kind == "update" and not update:
                 new = [fn.arg(a) for a in layout.params[s]]
                 new += [fn.arg(a) for slot in layout.slots[s] for a in slot]
@@ -231,6 +265,9 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
             own[r] = new[n + j]
         inverse = {r: a for a, r in layout.donated.items()}
         for r in range(m, len(layout.result_types)):
+            if r == layout.grad_norm:
+                results.append(norm)
+                continue
             results.append(own.get(r, fn.arg(inverse[r])))
         functions.append(fn.text(results))
     _check_types(layout, lowered, sched)

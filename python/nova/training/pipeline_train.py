@@ -46,8 +46,9 @@ from nova.compiler import pipeline as flags
 from nova.compiler.driver import run_opt, run_translate
 from nova.compiler.options import TargetOptions
 from nova.parallel.errors import PipelineError
-from nova.parallel.pipeline_bodies import (StageState, add_body, backward_body,
-                                           forward_body, saved_bodies, update_body)
+from nova.parallel.pipeline_bodies import (StageState, add_body, backward_body, clip_body,
+                                           forward_body, norm_body, saved_bodies,
+                                           update_body)
 from nova.parallel.pipeline_merge import parse_body
 from nova.parallel.pipeline_schedule import Schedule
 from nova.parallel.target_chips import check_chips
@@ -75,6 +76,7 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                                 split_points: Sequence[int] | None = None,
                                 microbatches: int = 4, schedule: str = "1f1b",
                                 target: str = "nova-t1", recompute: bool = False,
+                                max_grad_norm: float | None = None,
                                 double_buffer: bool = True) -> "PipelineTrainStep":
     """Compiles a pipeline-parallel training step (see the module docstring).
 
@@ -87,7 +89,10 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     keeps only each stage's input between a micro-batch's forward and its
     backward, which runs the forward again (activation recomputation);
     by default the forward's saved activations are kept (AOT autograd's
-    partition of the stage's joint graph)."""
+    partition of the stage's joint graph). ``max_grad_norm`` clips the
+    accumulated gradients by their global 2-norm over all stages, as
+    ``torch.nn.utils.clip_grad_norm_`` (``step.grad_norm``: the norm before
+    clipping; ``step.max_grad_norm`` may change between calls)."""
     if isinstance(model, (list, tuple)):
         if split_points is not None or stages is not None:
             raise PipelineError("stages= and split_points= cut a GPT; a list of stages is "
@@ -112,9 +117,10 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     check_chips(target, p, f"a pipeline of {p} stages")
     rule = rule_for(optimizer)
     infos, shared = _stage_infos(modules, owner, optimizer)
-    sched = Schedule.build(schedule, p, microbatches, tuple((w.a, w.b) for w in shared))
+    clip = max_grad_norm is not None
+    sched = Schedule.build(schedule, p, microbatches, tuple((w.a, w.b) for w in shared), clip)
     return _compile(modules, infos, shared, loss_fn, optimizer, rule, sched, inputs, labels,
-                    target, double_buffer, bool(recompute))
+                    target, double_buffer, bool(recompute), max_grad_norm)
 
 
 def _stage_infos(modules: list[nn.Module], owner: nn.Module | None,
@@ -176,7 +182,8 @@ def _shared(infos, shared_stages) -> list[_Shared]:
 
 
 def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, inputs, labels,
-             target: str, double_buffer: bool, recompute: bool) -> "PipelineTrainStep":
+             target: str, double_buffer: bool, recompute: bool,
+             max_grad_norm: float | None = None) -> "PipelineTrainStep":
     p, m = sched.stages, sched.microbatches
     options = TargetOptions(name=target, chips=p)
     lower = flags.lower_to_tiles(options) + ["--mlir-print-local-scope"]
@@ -213,16 +220,29 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
     for k, weight in enumerate(shared):
         bodies[weight.a][f"A{k}"] = add_body(infos[weight.a].params[weight.index_a].detach(),
                                              tag=str(k))
+    counted = None
+    if max_grad_norm is not None:
+        # A shared weight's (summed) gradient counts once, in its first stage.
+        later = {(w.b, w.index_b) for w in shared}
+        counted = [[i for i in range(len(info.params)) if (s, i) not in later]
+                   for s, info in enumerate(infos)]
+        for s, info in enumerate(infos):
+            grads = [t.detach() for t in info.params]
+            if not counted[s]:
+                raise PipelineError(f"stage {s} has no gradient of its own to clip")
+            bodies[s]["N"] = norm_body([grads[i] for i in counted[s]], tag=str(s))
+            bodies[s]["C"] = clip_body(p, grads, tag=str(s))
     lowered = [{k: (b, parse_body(run_opt(b.mlir, lower))) for k, b in traced.items()}
                for traced in bodies]
-    layout = Layout.build(infos, rule, hypers, m, lowered)
+    layout = Layout.build(infos, rule, hypers, m, lowered, counted)
     text = chip_module(layout, lowered, sched, comm=True, shared=shared, recompute=recompute)
     isa = run_opt(text, flags.tiles_to_isa(double_buffer))
     binary = run_translate(isa, flags.isa_to_binary())
     return PipelineTrainStep(infos, optimizer, rule, sched, layout, binary, shared=shared,
                              stages={"nova": text, "nova_isa": isa, "binary": binary},
                              lowered=lowered, double_buffer=double_buffer,
-                             example=(inputs, labels), recompute=recompute)
+                             example=(inputs, labels), recompute=recompute,
+                             max_grad_norm=max_grad_norm)
 
 
 class PipelineTrainStep:
@@ -235,7 +255,8 @@ class PipelineTrainStep:
 
     def __init__(self, infos, optimizer, rule, schedule: Schedule, layout: Layout,
                  binary: bytes, *, stages: dict, lowered, double_buffer: bool,
-                 example, shared=(), recompute: bool = False) -> None:
+                 example, shared=(), recompute: bool = False,
+                 max_grad_norm: float | None = None) -> None:
         from nova.runtime.binary import load_binary
 
         self.infos, self.optimizer, self.rule = infos, optimizer, rule
@@ -247,6 +268,9 @@ class PipelineTrainStep:
         self._shared = tuple(shared)
         #: The backward recomputes each stage's forward (else: saved activations).
         self.recompute = recompute
+        self.max_grad_norm = max_grad_norm
+        #: The last call's global gradient norm before clipping (with clipping).
+        self.grad_norm: torch.Tensor | None = None
         self._example = example
         self._inputs = sorted(self.binary.inputs, key=lambda e: e.index)
         self._outputs = sorted(self.binary.outputs, key=lambda e: e.index)
@@ -284,6 +308,11 @@ class PipelineTrainStep:
             hyper += self.rule.hyper_values(group, self._steps[g])
         for a, v in zip(L.hypers, hyper):
             values[a] = np.array(v, dtype=np.float32)
+        if L.max_norm is not None:
+            if self.max_grad_norm is None:
+                raise PipelineError("the step was compiled with clipping: max_grad_norm "
+                                    "cannot become None")
+            values[L.max_norm] = np.array(self.max_grad_norm, dtype=np.float32)
         for what, t, positions, ex in (("inputs", inputs, L.inputs, self._example[0]),
                                        ("labels", labels, L.labels, self._example[1])):
             if not isinstance(t, torch.Tensor) or t.shape != ex.shape or t.dtype != ex.dtype:
@@ -321,6 +350,8 @@ class PipelineTrainStep:
             simulator = self._resident
         last = self.schedule.stages - 1
         wanted = [self._outputs[r].index for r in self.layout.losses]
+        if self.layout.grad_norm is not None:
+            wanted.append(self._outputs[self.layout.grad_norm].index)
         outputs, report = simulator.run(self._indexed(values), read=wanted)
         if trace:
             self._traced = simulator
@@ -330,6 +361,8 @@ class PipelineTrainStep:
             if any(info.groups[g] for info in self.infos):
                 self._steps[g] += 1
         chip = outputs.get("chips", [outputs])[last]
+        if self.layout.grad_norm is not None:
+            self.grad_norm = torch.from_numpy(np.array(chip[wanted.pop()]))
         losses = [torch.from_numpy(np.array(chip[i])) for i in wanted]
         return sum(losses[1:], losses[0]) / len(losses)
 

@@ -1,7 +1,9 @@
 """Pipeline-parallel training steps (``nova.training.compile_pipeline_train_step``):
 a 4-layer GPT cut into 2 stages, 4 micro-batches, 10 AdamW steps under 1F1B
 and GPipe give the one-chip losses at every step (rtol 1e-4), on the switch
-and on the ring; each chip holds and updates its own stage's parameters."""
+and on the ring, with saved activations (the default) and recomputed ones;
+each chip holds and updates its own stage's parameters (the tied LM head on
+both ends, kept equal)."""
 
 from __future__ import annotations
 
@@ -63,11 +65,12 @@ def eager():
     return model, torch.stack(losses)
 
 
-def _train(target: str, schedule: str):
+def _train(target: str, schedule: str, **options):
     model, optimizer = _model_and_optimizer()
     batches = _batches()
     step = compile_pipeline_train_step(model, _ce, optimizer, *batches[0], stages=2,
-                                       microbatches=4, schedule=schedule, target=target)
+                                       microbatches=4, schedule=schedule, target=target,
+                                       **options)
     return step, torch.stack([step(*b) for b in batches])
 
 
@@ -96,6 +99,36 @@ def test_pp2_gives_the_one_chip_losses(one_chip, eager, target, schedule):
     assert len(tied) == 1
     index = step._inputs[tied[0]].index
     assert (simulator.read(index, chip=0) == simulator.read(index, chip=1)).all()
+
+
+def test_recomputed_activations_give_the_same_losses(one_chip):
+    """``recompute=True``: each B runs its stage's forward again from the stage's input."""
+    step, losses = _train("nova-t1", "1f1b", recompute=True)
+    torch.testing.assert_close(losses, one_chip[1], rtol=1e-4, atol=0)
+    assert step.recompute
+
+
+def test_clipping_by_the_global_norm_gives_the_one_chip_losses():
+    """``max_grad_norm``: every chip sends its part of the squared norm to the
+    others and clips by the same global norm (the tied weight counted once)."""
+    model, optimizer = _model_and_optimizer()
+    batches = _batches(5)
+    base = nova.compile_train_step(model, _ce, optimizer, *batches[0], max_grad_norm=1.0)
+    base_losses, base_norms = [], []
+    for b in batches:
+        base_losses.append(base(*b))
+        base_norms.append(base.grad_norm)
+    model, optimizer = _model_and_optimizer()
+    step = compile_pipeline_train_step(model, _ce, optimizer, *batches[0], microbatches=4,
+                                       max_grad_norm=1.0)
+    losses, norms = [], []
+    for b in batches:
+        losses.append(step(*b))
+        norms.append(step.grad_norm)
+    torch.testing.assert_close(torch.stack(losses), torch.stack(base_losses), rtol=1e-4, atol=0)
+    torch.testing.assert_close(torch.stack(norms), torch.stack(base_norms), rtol=1e-4, atol=0)
+    assert any(n > 1.0 for n in norms)  # the clipping did scale
+    assert "clip" in [a.kind for a in step.schedule.chips[0]]
 
 
 def test_schedules_are_data():
@@ -163,3 +196,24 @@ def test_more_stages_than_chips_is_an_error():
     ids = torch.randint(0, 64, (12, 16))
     with pytest.raises(ChipCountError, match="9 stages"):
         compile_pipeline_train_step(model, _ce, optimizer, ids, ids, stages=9, microbatches=1)
+
+
+def test_bubble_is_measured_on_the_simulator():
+    """``bubble()`` compiles the same step without communication and without the
+    update and compares the chips' work with the step (timing only)."""
+    cfg = GPTConfig(d_model=32, n_heads=2, n_layers=2, seq_len=8)  # activations in and out
+    torch.manual_seed(0)
+    model = GPT(cfg)
+    x, y = torch.randn(4, 8, 32), torch.randn(4, 8, 32)
+    step = compile_pipeline_train_step(model, lambda out, t: ((out - t) ** 2).mean(),
+                                       torch.optim.AdamW(model.parameters()), x, y,
+                                       microbatches=2)
+    with torch.no_grad():
+        expected = torch.stack([((model(a) - b) ** 2).mean()
+                                for a, b in zip(x.chunk(2), y.chunk(2))]).mean()
+    torch.testing.assert_close(step(x, y), expected, rtol=1e-5, atol=1e-6)
+    bubble = step.bubble()
+    assert bubble["ideal"] == pytest.approx(1 / 3)
+    assert all(0 < w < bubble["fb_ns"] <= bubble["step_ns"] for w in bubble["work_ns"])
+    assert all(u > 0 for u in bubble["update_ns"])
+    assert 0 < bubble["measured"] < 1
