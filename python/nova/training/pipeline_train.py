@@ -406,6 +406,20 @@ class PipelineTrainStep:
         self._traced.write_trace(path)
 
     # Measuring ---------------------------------------------------------------------------
+    def hbm_peaks(self) -> list[int]:
+        """Per chip, the HBM bytes its function needs (``nova.hbm_peak`` of
+        ``@chip<c>``: arguments, results and the live activations at the
+        peak; 1F1B keeps fewer micro-batches' activations live than GPipe)."""
+        import re
+
+        peaks = {}
+        for line in self.stages["nova_isa"].splitlines():
+            chip = re.search(r"func\.func @chip(\d+)\(", line)
+            peak = re.search(r"nova\.hbm_peak = (\d+)", line)
+            if chip and peak:
+                peaks[int(chip.group(1))] = int(peak.group(1))
+        return [peaks[c] for c in sorted(peaks)]
+
     def time_step(self):
         """One step's timing only (no numbers, state unchanged); its report."""
         from nova.sim import Simulator

@@ -93,6 +93,7 @@ def test_pp2_gives_the_one_chip_losses(one_chip, eager, target, schedule):
     nova_ir = step.stages["nova"]
     assert nova_ir.count("nova.send") == 10 and nova_ir.count("nova.recv") == 10
     assert step.binary.chips == 2
+    assert len(step.hbm_peaks()) == 2 and min(step.hbm_peaks()) > 0
     # Both chips' copies of the tied weight stay bitwise equal.
     simulator = step._resident
     tied = [a for a in step.layout.params[0] if a in step.layout.params[1]]
