@@ -116,6 +116,9 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                             f"{labels.shape[0]}")
     check_chips(target, p, f"a pipeline of {p} stages")
     rule = rule_for(optimizer)
+    if optimizer.state:
+        raise PipelineError("the optimizer already holds state (it took steps): a pipeline "
+                            "step starts from a fresh optimizer")
     infos, shared = _stage_infos(modules, owner, optimizer)
     clip = max_grad_norm is not None
     sched = Schedule.build(schedule, p, microbatches, tuple((w.a, w.b) for w in shared), clip)

@@ -189,6 +189,15 @@ def test_bad_settings_are_clear_errors(kwargs, error, message):
         compile_pipeline_train_step(model, _ce, optimizer, ids, labels, **kwargs)
 
 
+def test_an_optimizer_with_state_is_an_error():
+    model, optimizer = _model_and_optimizer()
+    ids, labels = _batches(1)[0]
+    _ce(model(ids), labels).backward()
+    optimizer.step()
+    with pytest.raises(PipelineError, match="already holds state"):
+        compile_pipeline_train_step(model, _ce, optimizer, ids, labels)
+
+
 def test_more_stages_than_chips_is_an_error():
     cfg = GPTConfig(vocab_size=64, seq_len=16, d_model=32, n_heads=2, n_layers=12,
                     tie_weights=False)
