@@ -11,10 +11,18 @@ HBM peak, all-reduce count and the fraction of collective
 time hidden behind the chip's other work (matrix, vector, DMA; and behind
 matrix/vector alone). One run of this script gives every row.
 
-Tensor, pipeline and 3-D rows are not here: training under TP, PP and 3-D
-meshes does not compile yet (issue 14).
+With ``--pp 2 4`` a pipeline-parallel section follows: the same model (the
+tied LM head held by the first and the last stage, its gradients swapped)
+cut into p stages (``compile_pipeline_train_step``, 1F1B, no clipping),
+``--pp-microbatches`` micro-batches of --per-chip sequences per step; per
+row the step time, the throughput against the 1-chip DP row (m sequences in
+m 1-chip steps; give --no-clip for a like-for-like 1-chip row: the PP step
+does not clip), and the measured bubble next to (p - 1) / (m + p - 1)
+(``PipelineTrainStep.bubble()``). Tensor-parallel and 3-D rows are not
+here: training under TP and 3-D meshes does not compile yet (issue 14).
 
     python benchmarks/train_scaling.py [--chips 1 2 4 8] [--seq 128] [--per-chip 1]
+    python benchmarks/train_scaling.py --chips 1 --targets nova-t1 --pp 2 4 [--pp-microbatches 8]
 """
 
 from __future__ import annotations
@@ -71,6 +79,9 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=12)
     parser.add_argument("--bucket-mb", type=float, default=25.0)
     parser.add_argument("--no-clip", action="store_true")
+    parser.add_argument("--pp", type=int, nargs="*", default=[],
+                        help="pipeline stages for the PP section (none: no PP rows)")
+    parser.add_argument("--pp-microbatches", type=int, default=8)
     parser.add_argument("--one-chip-target", default="nova-t1",
                         help="the 1-chip row of a ring target (a ring needs 2+ chips)")
     args = parser.parse_args()
@@ -102,6 +113,36 @@ def main() -> None:
             print(f"{target:14s} {chips:5d} {r.time_s * 1e3:9.3f} {eff:6.1%} {mfu:6.1%} {hbm / 1e6:13.1f} "
                   f"{len(r.collectives):11d} {hidden:7.1%} {compute:8.1%} "
                   f"{t_compile:9.1f} {t_sim:6.1f}", flush=True)
+    if args.pp:
+        pipeline_rows(cfg, args, base)
+
+
+def pipeline_rows(cfg: GPTConfig, args, base: dict[str, float]) -> None:
+    """The PP section (see the module docstring); ``base``: the 1-chip DP rows."""
+    from nova.training import compile_pipeline_train_step
+
+    m = args.pp_microbatches
+    print(f"\npipeline parallel (1F1B, no clipping): {m} micro-batches of "
+          f"{args.per_chip} sequence(s); timing-only")
+    print(f"{'target':14s} {'stages':>6s} {'step ms':>9s} {'speedup':>8s} {'bubble':>7s} "
+          f"{'(p-1)/(m+p-1)':>13s} {'compile s':>9s}")
+    for target in args.targets:
+        for p in args.pp:
+            torch.manual_seed(0)
+            model = GPT(cfg)
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)
+            ids = torch.randint(0, cfg.vocab_size, (m * args.per_chip, cfg.seq_len))
+            labels = torch.randint(0, cfg.vocab_size, (m * args.per_chip, cfg.seq_len))
+            t0 = time.perf_counter()
+            step = compile_pipeline_train_step(model, loss_fn, optimizer, ids, labels, stages=p,
+                                               microbatches=m, target=target)
+            t_compile = time.perf_counter() - t0
+            bubble = step.bubble()
+            one = base.get(target, base.get(args.one_chip_target))
+            speedup = m * one / bubble["step_ns"] if one else float("nan")
+            print(f"{target:14s} {p:6d} {bubble['step_ns'] / 1e6:9.3f} {speedup:7.2f}x "
+                  f"{bubble['measured']:7.1%} {bubble['ideal']:13.1%} {t_compile:9.1f}",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 
 __all__ = ["CompiledProgram", "NovaCompileError", "NovaError", "NovaModelCompileError",
            "NovaUnsupportedOpError",
-           "compile", "compile_train_step", "export_and_run", "load", "run_opt"]
+           "compile", "compile_pipeline_train_step", "compile_train_step", "export_and_run", "load", "run_opt"]
 
 
 def __getattr__(name: str):
@@ -29,9 +29,9 @@ def __getattr__(name: str):
     if name in ("compile", "export_and_run"):
         from nova import api
         return getattr(api, name)
-    if name == "compile_train_step":
-        from nova.training import compile_train_step
-        return compile_train_step
+    if name in ("compile_train_step", "compile_pipeline_train_step"):
+        import nova.training
+        return getattr(nova.training, name)
     if name in ("CompiledProgram", "load"):
         from nova.runtime import program
         return getattr(program, name)

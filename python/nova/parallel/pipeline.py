@@ -39,7 +39,8 @@ PP=2 x M=4 98.16 us on nova-t1 (switch), 98.67 us on nova-t1-ring8 (2 chips),
 1.31x, max |err| 8e-7 vs torch. The
 ideal GPipe bound is (M + 1) / (2 M) of the time at the same per-microbatch
 efficiency; a microbatch of 1 uses the matrix unit less well than batch 4.
-Not done: the backward pass / 1F1B, more than one microbatch in flight per
+Training (backward, 1F1B / GPipe, per-stage updates) is
+:mod:`nova.training.pipeline_train`. Not done here: more than one microbatch in flight per
 buffer (each microbatch has its own activation buffers), weights are written
 to every chip (the I/O table is shared by all programs).
 """

@@ -1,0 +1,269 @@
+"""The per-stage bodies of a pipeline training step, traced and imported one
+by one (:mod:`nova.parallel.pipeline_train`).
+
+For stage ``s`` of ``p`` with trainable parameters ``P``, read-only state
+``C`` (frozen parameters, buffers) and input ``x`` (the batch's model input
+for stage 0, the previous stage's activation otherwise):
+
+* ``F``: ``(P, C, x) -> y``; on the last stage ``(P, C, x, labels) -> loss``.
+* ``B``: ``(P, C, x, dy) -> (dx, g...)``; on the last stage
+  ``(P, C, x, labels) -> (dx, g..., loss)`` of ``loss / m``. Stage 0 returns no
+  ``dx`` (its input is the batch). The backward recomputes the stage's
+  forward from ``x`` (activation recomputation per stage: only the stage's
+  input is kept between F and B), so F and B are independent bodies.
+  ``B_acc`` takes the gradients accumulated so far after the others and
+  returns ``gacc + g`` instead of ``g``.
+* ``U``: ``(P, gacc, slots, hypers) -> (P', slots')``, the optimizer's update,
+  with ``P`` and the slots donated to their new values (written in place).
+
+Each body is traced with ``make_fx`` in fake mode with Nova's decomposition
+table, as the one-chip step is (:mod:`nova.frontend.train_export`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import torch
+from torch import nn
+
+from nova.frontend.decompositions import decomposition_table
+from nova.frontend.export import import_fx_graph
+from nova.frontend.train_export import _lift_constants, _mutates
+from nova.parallel.errors import PipelineError
+
+
+@dataclass(frozen=True)
+class Body:
+    """One traced body: linalg text, its lifted constants' values."""
+
+    name: str
+    mlir: str
+    constants: tuple[torch.Tensor, ...]
+
+
+@dataclass(frozen=True)
+class StageState:
+    """A stage's parameters by role (names are the stage module's own)."""
+
+    trainable: tuple[str, ...]
+    constant: tuple[str, ...]
+
+
+def _trace(fn: Callable, args: Sequence[torch.Tensor], name: str,
+           donated: dict[int, int] | None = None) -> Body:
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    table = decomposition_table()
+    args = [a.detach() for a in args]
+    module = make_fx(fn, decomposition_table=table, tracing_mode="fake",
+                     record_stack_traces=True)(*args)
+    if _mutates(module.graph):
+        joint = make_fx(fn, tracing_mode="fake")(*args)
+        module = make_fx(torch.func.functionalize(joint, remove="mutations"),
+                         decomposition_table=table, tracing_mode="fake",
+                         record_stack_traces=True)(*args)
+    constants = _lift_constants(module)
+    mlir, _ = import_fx_graph(module.graph, func_name="forward", donated=donated)
+    return Body(name, mlir, tuple(constants))
+
+
+def _state(stage: nn.Module, names: StageState, values: Sequence[torch.Tensor]):
+    return dict(zip(names.trainable + names.constant, values))
+
+
+def _call(stage: nn.Module, state: dict, x: torch.Tensor) -> torch.Tensor:
+    with torch.nn.utils.stateless._reparametrize_module(stage, state, tie_weights=True):
+        return stage(x)
+
+
+def forward_body(stage: nn.Module, names: StageState, state: list[torch.Tensor],
+                 x: torch.Tensor, loss_fn=None, labels=None, *, tag: str) -> Body:
+    """``F``: the stage's output, or on the last stage (``loss_fn`` given) the loss."""
+    n = len(state)
+
+    def fn(*flat):
+        y = _call(stage, _state(stage, names, flat[:n]), flat[n])
+        if loss_fn is None:
+            return (y,)
+        return (_loss(loss_fn, y, flat[n + 1]),)
+
+    args = list(state) + [x] + ([labels] if loss_fn is not None else [])
+    return _trace(fn, args, f"F{tag}")
+
+
+def backward_body(stage: nn.Module, names: StageState, state: list[torch.Tensor],
+                  x: torch.Tensor, dy_or_labels: torch.Tensor, *, first: bool,
+                  loss_fn=None, scale: float = 1.0, accumulate: bool, tag: str) -> Body:
+    """``B`` (``accumulate=False``) or ``B_acc``: ``dx`` (unless ``first``) and
+    the trainable parameters' gradients, recomputing the stage's forward."""
+    n_train, n = len(names.trainable), len(state)
+
+    def fn(*flat):
+        params = [p.requires_grad_(True) for p in flat[:n_train]]
+        values = params + list(flat[n_train:n])
+        xin = flat[n]
+        wrt = list(params)
+        if not first:
+            xin = xin.requires_grad_(True)
+            wrt.append(xin)
+        y = _call(stage, _state(stage, names, values), xin)
+        keep = []
+        if loss_fn is not None:
+            loss = _loss(loss_fn, y, flat[n + 1])
+            grads = torch.autograd.grad(loss * scale, wrt, allow_unused=True)
+            # Returned (and not used): a dead loss would leave torch-mlir's index
+            # checks (cf.assert) in a generic with no result, which Nova rejects.
+            keep = [loss.detach()]
+        else:
+            grads = torch.autograd.grad(y, wrt, grad_outputs=flat[n + 1], allow_unused=True)
+        grads = [g if g is not None else torch.zeros_like(w) for g, w in zip(grads, wrt)]
+        dparams = grads[:n_train]
+        if accumulate:
+            dparams = [a + g for a, g in zip(flat[n + 2:], dparams)]
+        dx = [] if first else [grads[n_train]]
+        return tuple(dx + [g.detach() for g in dparams] + keep)
+
+    args = list(state) + [x, dy_or_labels]
+    if accumulate:
+        args += [torch.zeros_like(p) for p in state[:n_train]]
+    return _trace(fn, args, f"B{'acc' if accumulate else ''}{tag}")
+
+
+def update_body(update, params: list[torch.Tensor], groups: list[list[int]],
+                slots: list[list[torch.Tensor]], hypers: list[list[torch.Tensor]],
+                hyper_names: Sequence[str], *, tag: str) -> Body:
+    """``U``: ``(P, gacc, slots (slot-major), hypers (all groups)) -> (P', slots')``,
+    ``groups[g]`` the indices into ``params`` of group ``g``'s parameters."""
+    n, n_slots = len(params), len(slots)
+    n_hyper = sum(len(h) for h in hypers)
+
+    def fn(*flat):
+        p = list(flat[:n])
+        g = list(flat[n:2 * n])
+        s = [list(flat[2 * n + k * n:2 * n + (k + 1) * n]) for k in range(n_slots)]
+        h = list(flat[2 * n + n_slots * n:2 * n + n_slots * n + n_hyper])
+        new_p, new_s = list(p), [list(x) for x in s]
+        offset = 0
+        for g_index, members in enumerate(groups):
+            width = len(hypers[g_index])
+            values = dict(zip(hyper_names, h[offset:offset + width]))
+            offset += width
+            if not members:
+                continue
+            up, ups = update([p[i] for i in members], [g[i] for i in members],
+                             [[s[k][i] for i in members] for k in range(n_slots)], values)
+            for j, i in enumerate(members):
+                new_p[i] = up[j]
+                for k in range(n_slots):
+                    new_s[k][i] = ups[k][j]
+        return tuple(new_p + [t for slot in new_s for t in slot])
+
+    args = list(params) + [torch.zeros_like(p) for p in params]
+    args += [t for slot in slots for t in slot] + [t for h in hypers for t in h]
+    donated = {i: i for i in range(n)}
+    donated.update({2 * n + i: n + i for i in range(n_slots * n)})
+    return _trace(fn, args, f"U{tag}", donated=donated)
+
+
+def _loss(loss_fn, y, labels) -> torch.Tensor:
+    loss = loss_fn(y, labels)
+    if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+        raise PipelineError("the loss must be a 0-d tensor (a scalar)")
+    return loss.float()
+
+
+def add_body(example: torch.Tensor, *, tag: str) -> Body:
+    """``A``: ``(a, b) -> a + b``, the sum of a shared weight's two gradients."""
+    return _trace(lambda a, b: (a + b,), [example, example], f"A{tag}")
+
+
+def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
+                 x: torch.Tensor, dy_or_labels: torch.Tensor, *, first: bool, loss_fn=None,
+                 scale: float = 1.0, accumulate: tuple[bool, ...] = (False, True),
+                 tag: str) -> dict[str, Body]:
+    """``F``, ``B`` (and ``B_acc``) with saved activations instead of
+    recomputation: AOT autograd's partition of the stage's joint graph
+    (``default_partition``) gives a forward that also returns what the
+    backward needs and a backward from those saved tensors and the output's
+    gradient. ``F: (P, C, x[, labels]) -> (y or loss, saved...)``;
+    ``B: (saved..., dy[, gacc...]) -> (dx, g...)``: on the last stage there is
+    no ``dy`` (the loss's gradient is ``scale``), on stage 0 no ``dx``."""
+    from torch._functorch.aot_autograd import aot_function
+    from torch._functorch.partitioners import default_partition
+
+    n_train, n = len(names.trainable), len(state)
+    last = loss_fn is not None
+    graphs: dict[str, torch.fx.GraphModule] = {}
+
+    def capture(kind):
+        def compiler(gm, example):
+            graphs[kind] = gm
+            return gm
+        return compiler
+
+    def fn(*flat):
+        y = _call(stage, _state(stage, names, flat[:n]), flat[n])
+        return (_loss(loss_fn, y, flat[n + 1]),) if last else (y,)
+
+    compiled = aot_function(fn, fw_compiler=capture("fw"), bw_compiler=capture("bw"),
+                            partition_fn=default_partition,
+                            decompositions=decomposition_table())
+    primals = [t.detach().clone().requires_grad_(i < n_train) for i, t in enumerate(state)]
+    xin = x.detach().clone().requires_grad_(not first)
+    args = primals + [xin] + ([dy_or_labels] if last else [])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*boxed arguments.*")
+        out = compiled(*args)[0]
+        out.backward(torch.full((), scale) if last else dy_or_labels)
+    fw, bw = graphs["fw"], graphs["bw"]
+    plain = [a.detach() for a in args]
+    with torch.no_grad():
+        saved = [t.detach() for t in fw(*plain)[1:]]
+    k = len(saved)
+    bodies = {"F": _trace(lambda *a: tuple(fw(*a)), plain, f"F{tag}")}
+    wanted = list(range(n_train)) if first else [n] + list(range(n_train))
+    for acc in accumulate:
+        def bfn(*a, acc=acc):
+            tangent = [torch.full((), scale, dtype=torch.float32)] if last else [a[k]]
+            grads = bw(*a[:k], *tangent)
+            picked = [grads[i] if grads[i] is not None else torch.zeros_like(args[i])
+                      for i in wanted]
+            dx, dparams = ([], picked) if first else ([picked[0]], picked[1:])
+            if acc:
+                rest = a[k + (0 if last else 1):]
+                dparams = [g + r for g, r in zip(dparams, rest)]
+            return tuple(dx + dparams)
+
+        b_args = saved + ([] if last else [dy_or_labels.detach()])
+        if acc:
+            b_args += [torch.zeros_like(t) for t in state[:n_train]]
+        bodies["Bacc" if acc else "B"] = _trace(bfn, b_args, f"B{'acc' if acc else ''}{tag}")
+    return bodies
+
+
+def norm_body(grads: Sequence[torch.Tensor], *, tag: str) -> Body:
+    """``N``: ``(g...) -> sum of g * g``: a stage's part of the squared global
+    gradient norm (``clip_grad_norm_``'s), summed in parameter order."""
+    def fn(*g):
+        squares = [(t * t).sum() for t in g]
+        return (sum(squares[1:], squares[0]),)
+
+    return _trace(fn, list(grads), f"N{tag}")
+
+
+def clip_body(parts: int, grads: Sequence[torch.Tensor], *, tag: str) -> Body:
+    """``C``: ``(part_0 .. part_{p-1}, max_norm, g...) -> (g * scale..., norm)``,
+    the norm the square root of the stages' parts summed in stage order (so
+    every chip computes the same one) and ``scale = min(1, max_norm / (norm +
+    1e-6))`` as ``torch.nn.utils.clip_grad_norm_``."""
+    def fn(*a):
+        squares, max_norm, g = a[:parts], a[parts], a[parts + 1:]
+        norm = torch.sqrt(sum(squares[1:], squares[0]))
+        scale = torch.clamp(max_norm / (norm + 1e-6), max=1.0)
+        return tuple([t * scale for t in g] + [norm])
+
+    zero = torch.zeros((), dtype=torch.float32)
+    return _trace(fn, [zero] * parts + [torch.ones(())] + list(grads), f"C{tag}")

@@ -1,0 +1,52 @@
+"""Pipeline stages of a ``nova.models.GPT``: runs of its blocks as
+``nn.Module``s sharing the model's parameters."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+from torch import nn
+
+from nova.parallel.errors import PipelineError
+from nova.parallel.pipeline import Stage
+
+__all__ = ["gpt_stages"]
+
+
+class _Embed(nn.Module):
+    """A GPT's token and position embeddings (the first stage's head)."""
+
+    def __init__(self, tok: nn.Embedding, pos: nn.Embedding) -> None:
+        super().__init__()
+        self.tok, self.pos = tok, pos
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.tok(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
+
+
+def gpt_stages(model: nn.Module, split_points: Sequence[int] | None = None,
+               stages: int = 2) -> list[Stage]:
+    """A ``nova.models.GPT`` cut before each block index of ``split_points``
+    (``[2]``: blocks ``[:2]`` | ``[2:]``), or into ``stages`` runs of blocks as
+    even as they go. The embeddings go with the first stage, ``ln_f`` and the
+    LM head with the last; the stages share the model's parameters (a tied LM
+    head is the first stage's token embedding, used by the last stage too)."""
+    blocks = list(model.blocks)
+    if split_points is None:
+        if stages < 2 or stages > len(blocks):
+            raise PipelineError(f"cannot cut {len(blocks)} blocks into {stages} stages")
+        split_points = [round(len(blocks) * s / stages) for s in range(1, stages)]
+    points = list(split_points)
+    if points != sorted(set(points)) or not points or points[0] <= 0 or points[-1] >= len(blocks):
+        raise PipelineError(f"split points {points} must be increasing block indices in "
+                            f"(0, {len(blocks)})")
+    bounds = [0] + points + [len(blocks)]
+    runs = [blocks[a:b] for a, b in zip(bounds, bounds[1:])]
+    cfg = model.cfg
+    if cfg.vocab_size is not None:
+        runs[0] = [_Embed(model.tok_emb, model.pos_emb)] + runs[0]
+        runs[-1] = runs[-1] + [model.ln_f, model.lm_head]
+    else:
+        runs[-1] = runs[-1] + [model.ln_f]
+    return [Stage(run) for run in runs]
