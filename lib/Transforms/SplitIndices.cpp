@@ -34,22 +34,47 @@ namespace {
 // Not `nova.`-prefixed: the nova dialect verifies its own attribute names.
 constexpr StringLiteral kRanges = "nova_loop_ranges";
 
-bool usesIndex(linalg::LinalgOp op) {
+bool gathers(Operation *op) {
   bool found = false;
-  op->walk([&](linalg::IndexOp) { found = true; });
+  op->walk([&](tensor::ExtractOp) { found = true; });
   return found;
 }
 
-/// Whether `use` addresses a tensor that partitioning split along with the
-/// loop: a `tensor.extract` of a value from outside the op (a gather's
-/// source) whose indexed dimension has the loop's local size. Such an index
-/// must stay local; every other use (the index as a number) wants it global.
-bool readsLocalSlice(OpOperand &use, int64_t localSize) {
-  auto extract = dyn_cast<tensor::ExtractOp>(use.getOwner());
-  if (!extract || use.getOperandNumber() == 0)
-    return false;
-  auto type = cast<RankedTensorType>(extract.getTensor().getType());
-  return type.getDimSize(use.getOperandNumber() - 1) == localSize;
+/// An op whose body reads linalg.index and gathers nothing: its indices are
+/// numbers (an iota). In a gather (`tensor.extract` of a captured tensor) an
+/// index may also address the chip's own slice, where it must stay local, so
+/// gathers are left as partitioning makes them.
+bool computesFromIndices(linalg::LinalgOp op) {
+  bool index = false;
+  op->walk([&](linalg::IndexOp) { index = true; });
+  return index && !gathers(op);
+}
+
+/// Whether the indices `op` computes reach a gather: followed through the
+/// elementwise and reshaping ops that use them, up to the first reduction
+/// or contraction (past which they are no longer positions). Such indices
+/// address the chip's slice of what the gather reads (a mask's rows under
+/// data parallelism), so they must stay local.
+bool feedsGather(linalg::LinalgOp op) {
+  SmallVector<Operation *> work{op};
+  DenseSet<Operation *> seen{op};
+  while (!work.empty() && seen.size() < 64) {
+    Operation *current = work.pop_back_val();
+    for (Operation *user : current->getUsers()) {
+      if (!seen.insert(user).second)
+        continue;
+      auto linalgUser = dyn_cast<linalg::LinalgOp>(user);
+      if (linalgUser && gathers(user))
+        return true;
+      if (isa<tensor::ExtractOp>(user))
+        return true;
+      if (linalgUser && (linalgUser.getNumReductionLoops() > 0 ||
+                         isa<linalg::ContractionOpInterface>(user)))
+        continue;
+      work.push_back(user);
+    }
+  }
+  return false;
 }
 
 struct RecordLoopRangesPass
@@ -57,7 +82,7 @@ struct RecordLoopRangesPass
   using Base::Base;
   void runOnOperation() override {
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (!usesIndex(op))
+      if (!computesFromIndices(op) || feedsGather(op))
         return;
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       if (llvm::any_of(ranges, ShapedType::isDynamic))
@@ -123,15 +148,12 @@ struct OffsetSplitIndicesPass
       SmallVector<linalg::IndexOp> indices;
       op->walk([&](linalg::IndexOp index) { indices.push_back(index); });
       for (linalg::IndexOp index : indices) {
-        int64_t dim = index.getDim();
-        Value offset = offsets[dim];
+        Value offset = offsets[index.getDim()];
         if (!offset)
           continue;
         OpBuilder b(index->getBlock(), std::next(index->getIterator()));
         auto shifted = arith::AddIOp::create(b, index.getLoc(), index.getResult(), offset);
-        index.getResult().replaceUsesWithIf(shifted, [&](OpOperand &use) {
-          return use.getOwner() != shifted && !readsLocalSlice(use, local[dim]);
-        });
+        index.getResult().replaceAllUsesExcept(shifted, shifted);
         ++numOffset;
       }
       return WalkResult::advance();

@@ -489,7 +489,9 @@ def NovaRecordLoopRanges : Pass<"nova-record-loop-ranges", "::mlir::func::FuncOp
   let summary = "remember the global loop ranges of linalg ops that read linalg.index";
   let description = [{
     Run before `shard-partition`: every linalg op whose body reads
-    `linalg.index` gets `nova_loop_ranges` (its static loop ranges), for
+    `linalg.index`, has no `tensor.extract` and whose result reaches no
+    gather (through the elementwise and reshaping ops that use it, up to a
+    reduction or contraction) gets `nova_loop_ranges` (its static loop ranges), for
     `nova-offset-split-indices` to compare with after partitioning.
   }];
   let statistics = [
@@ -505,9 +507,11 @@ def NovaOffsetSplitIndices : Pass<"nova-offset-split-indices", "::mlir::func::Fu
     on every chip (an iota over a split vocabulary: one_hot's class ids).
     For each op `nova-record-loop-ranges` marked, a loop whose local range is
     `global / n` for the mesh axis of size `n` gets
-    `coordinate(nova.chip_id, axis) * local` added to each of its indices,
-    except where an index addresses a `tensor.extract` of a tensor with that
-    dimension at the local size (a gather from the chip's own slice). A loop split
+    `coordinate(nova.chip_id, axis) * local` added to each of its indices.
+    Gathers, and iotas whose values reach one, are not marked: their indices
+    address the chip's own slice of what is gathered, where they must stay
+    local (the cross-entropy's target lookup and the attention mask's rows
+    under data parallelism). A loop split
     over several axes, or by a ratio several axes could give, is an error.
   }];
   let dependentDialects = ["::mlir::nova::NovaDialect", "::mlir::arith::ArithDialect"];
