@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 # Dtypes of the sweep, in report order; an op runs in those its CPU dtypes include.
@@ -58,10 +60,12 @@ def op_key(op) -> str:
     return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
 
 
+@functools.cache
 def all_ops():
     from torch.testing._internal.common_methods_invocations import op_db
 
-    return [op for op in op_db if any(d in op.supported_dtypes("cpu") for d in DTYPES.values())]
+    return tuple(op for op in op_db
+                 if any(d in op.supported_dtypes("cpu") for d in DTYPES.values()))
 
 
 def find_op(name: str):

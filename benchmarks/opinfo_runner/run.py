@@ -202,7 +202,22 @@ def run_sample(op, sample, dtype: torch.dtype, timeout: int = 60, mark=lambda st
     ok, why = compare(got, want, tolerance(op, dtype), dtype)
     if ok:
         return {**result, "class": "pass"}
+    if dtype == torch.bfloat16 and _matches_float32_reference(module, tensors, got, op, dtype):
+        why += ("; matches eager run in float32 and rounded to bfloat16 "
+                "(eager rounds intermediates to bfloat16)")
     return {**result, "class": "wrong", "stage": "compare", "error": why}
+
+
+def _matches_float32_reference(module, tensors, got, op, dtype) -> bool:
+    """Whether ``got`` matches eager computed on the inputs upcast to float32,
+    its float results rounded back to ``dtype``: a low-precision mismatch
+    then comes from eager rounding each intermediate, not from Nova."""
+    try:
+        upcast = [t.float() if t.dtype == dtype else t for t in clones(tensors)]
+        ref = tuple(w.to(dtype) if w.dtype == torch.float32 else w for w in module(*upcast))
+    except Exception:  # noqa: BLE001 - the op refuses float32 inputs mixed in
+        return False
+    return compare(got, ref, tolerance(op, dtype), dtype)[0]
 
 
 class _ExportFailure(Exception):
