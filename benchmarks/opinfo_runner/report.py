@@ -114,8 +114,8 @@ def generated(results: dict, meta: dict) -> str:
     commands = meta.get("shard_commands") or [meta.get("command", "")]
     lines += [f"Measured {meta.get('date')} with torch {meta.get('torch')} at commit "
               f"`{meta.get('commit')}`, {meta.get('samples_per_op')} samples per OpInfo and "
-              f"dtype, timeout {meta.get('timeout_s')} s per sample; the slowest shard ran "
-              f"{meta.get('elapsed_s', 0) / 60:.0f} min. Made by:", "", "```"]
+              f"dtype, timeout {meta.get('timeout_s')} s per sample; the samples of the "
+              f"busiest shard took {meta.get('elapsed_s', 0) / 60:.0f} min. Made by:", "", "```"]
     lines += [c for c in commands if c] + ([meta["merge_command"]] if meta.get("merge_command")
                                            else [])
     lines += ["```", "", "Samples per class and dtype:", ""] + count_table(results)
