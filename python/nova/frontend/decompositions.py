@@ -8,7 +8,9 @@ from typing import Callable
 
 import torch
 
+from nova.frontend.decompose_dtypes import dtype_decompositions
 from nova.frontend.decompose_indexing import indexing_decompositions
+from nova.frontend.decompose_pooling import pooling_decompositions
 
 aten = torch.ops.aten
 
@@ -25,7 +27,11 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
       max/min with indices, as elementwise ops and single-result reductions
       (torch-mlir lowers them to ``tm_tensor`` ops or to two-result
       ``linalg.generic``s, which Nova does not take; see
-      :mod:`nova.frontend.decompose_indexing`).
+      :mod:`nova.frontend.decompose_indexing`);
+    - bool comparisons, bool mul, max and min, and integer matmuls in the
+      types the units take (:mod:`nova.frontend.decompose_dtypes`);
+    - max pooling (with its indices) as strided slices folded with
+      compare-and-select (:mod:`nova.frontend.decompose_pooling`).
     """
     from torch._decomp import get_decompositions
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
@@ -34,6 +40,8 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
     table.update(get_decompositions([aten.gelu]))
     table[aten.scaled_dot_product_attention.default] = _sdpa_math
     table.update(indexing_decompositions())
+    table.update(dtype_decompositions(table))
+    table.update(pooling_decompositions())
     return table
 
 

@@ -1,0 +1,83 @@
+"""Max pooling as elementwise ops: one strided slice of the padded input per
+kernel offset, folded with compare-and-select. torch-mlir lowers
+``max_pool{1,2,3}d`` to ``linalg.pooling_*_max`` (values only) or a two-result
+``linalg.generic`` (with indices), neither of which Nova lowers.
+
+Exact, with torch's CPU choice of index: the first maximum in the window's
+row-major order, and a NaN wins (the last NaN of the window). Padding is
+``-inf`` (the dtype's minimum for integers), never chosen over an element of
+the window. Costs ``k`` compare-and-selects over the output for a ``k``-element
+kernel.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Callable, Sequence
+
+import torch
+
+aten = torch.ops.aten
+
+
+def _tuple(value, n: int) -> tuple[int, ...]:
+    if isinstance(value, int):
+        return (value,) * n
+    value = tuple(value)
+    return value * n if len(value) == 1 else value
+
+
+def _out_size(length: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    span = length + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= length + p:
+        out -= 1  # the last window would start in the right padding
+    return out
+
+
+def _max_pool_with_indices(n: int):
+    def rewrite(x: torch.Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (),
+                padding: Sequence[int] = 0, dilation: Sequence[int] = 1,
+                ceil_mode: bool = False):
+        k = _tuple(kernel_size, n)
+        s = _tuple(stride, n) if stride else k
+        p, d = _tuple(padding, n), _tuple(dilation, n)
+        sizes = tuple(x.shape[-n:])
+        outs = [_out_size(sizes[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n)]
+        fill = (float("-inf") if x.dtype.is_floating_point else torch.iinfo(x.dtype).min)
+        pads = []
+        for i in reversed(range(n)):  # constant_pad_nd takes the last dim first
+            needed = (outs[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1
+            pads += [p[i], max(needed - sizes[i] - p[i], 0)]
+        padded = aten.constant_pad_nd(x, pads, fill)
+        best = index = None
+        for offset in itertools.product(*(range(ki) for ki in k)):
+            window = padded
+            flat = None
+            for i in range(n):
+                start = offset[i] * d[i]
+                dim = x.dim() - n + i
+                window = aten.slice(window, dim, start, start + (outs[i] - 1) * s[i] + 1, s[i])
+                # The element's position in the unpadded input, flattened over the pooled dims.
+                pos = torch.arange(outs[i], dtype=torch.int64, device=x.device) * s[i] + (
+                    start - p[i])
+                pos = pos.reshape((outs[i],) + (1,) * (n - 1 - i))
+                flat = pos if flat is None else flat * sizes[i] + pos
+            if best is None:
+                best, index = window, flat.expand(window.shape)
+                continue
+            take = window > best
+            if x.dtype.is_floating_point:
+                take = take | torch.isnan(window)
+            best = torch.where(take, window, best)
+            index = torch.where(take, flat, index)
+        return best, index
+    return rewrite
+
+
+def pooling_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
+    return {
+        aten.max_pool2d_with_indices.default: _max_pool_with_indices(2),
+        aten.max_pool3d_with_indices.default: _max_pool_with_indices(3),
+    }
