@@ -263,7 +263,6 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
     layout keeps each only when the trace used it (it drew random numbers, it
     recomputed a block), so a step without dropout or recomputation has the
     same arguments as before."""
-    from torch.fx.experimental.proxy_tensor import make_fx
 
     if len(example_args) != len(layout.input_names):
         raise ValueError(f"the step takes {len(layout.input_names)} arguments, "
@@ -278,20 +277,7 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
         args.insert(seed_index, torch.zeros((), dtype=torch.int64))
     if not layout.one:
         args.insert(one_index, torch.ones((), dtype=torch.float32))
-    table = decomposition_table()
-    # Stack traces give the forward's ops their model lines (report.profile).
-    module = make_fx(fn, decomposition_table=table, tracing_mode="fake",
-                     record_stack_traces=True)(*args)
-    if _mutates(module.graph):
-        # torch-mlir's import takes no in-place ops (Hugging Face models write
-        # into index tensors). autograd inside torch.func.functionalize is not
-        # supported, and prims ops (from the table) cannot be functionalized:
-        # the joint graph is traced in ATen ops, then again functionalized
-        # and decomposed.
-        joint = make_fx(fn, tracing_mode="fake")(*args)
-        module = make_fx(torch.func.functionalize(joint, remove="mutations"),
-                         decomposition_table=table, tracing_mode="fake",
-                         record_stack_traces=True)(*args)
+    module = trace_functional(fn, args)
     # The seed and ``one`` stay inputs only if the trace used them (dropout,
     # recomputation); the later one is dropped first.
     keep_one = layout.one or not _drop_unused_placeholder(module, one_index)
@@ -355,6 +341,27 @@ def _lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:
     graph.lint()
     module.recompile()
     return values
+
+
+def trace_functional(fn: Callable, args: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
+    """``fn`` (a joint forward + backward) traced with Nova's decompositions
+    into a graph with no in-place ops, as torch-mlir's import needs."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    table = decomposition_table()
+    # Stack traces give the forward's ops their model lines (report.profile).
+    module = make_fx(fn, decomposition_table=table, tracing_mode="fake",
+                     record_stack_traces=True)(*args)
+    if _mutates(module.graph):
+        # Hugging Face models write into index tensors. autograd inside
+        # torch.func.functionalize is not supported, and prims ops (from the
+        # table) cannot be functionalized: the joint graph is traced in ATen
+        # ops, then again functionalized and decomposed.
+        joint = make_fx(fn, tracing_mode="fake")(*args)
+        module = make_fx(torch.func.functionalize(joint, remove="mutations"),
+                         decomposition_table=table, tracing_mode="fake",
+                         record_stack_traces=True)(*args)
+    return module
 
 
 def _mutates(graph: torch.fx.Graph) -> bool:

@@ -30,7 +30,7 @@ from torch import nn
 
 from nova.frontend.decompositions import decomposition_table
 from nova.frontend.export import import_fx_graph
-from nova.frontend.train_export import _lift_constants, _mutates
+from nova.frontend.train_export import _lift_constants, trace_functional
 from nova.parallel.errors import PipelineError
 
 
@@ -53,17 +53,7 @@ class StageState:
 
 def _trace(fn: Callable, args: Sequence[torch.Tensor], name: str,
            donated: dict[int, int] | None = None) -> Body:
-    from torch.fx.experimental.proxy_tensor import make_fx
-
-    table = decomposition_table()
-    args = [a.detach() for a in args]
-    module = make_fx(fn, decomposition_table=table, tracing_mode="fake",
-                     record_stack_traces=True)(*args)
-    if _mutates(module.graph):
-        joint = make_fx(fn, tracing_mode="fake")(*args)
-        module = make_fx(torch.func.functionalize(joint, remove="mutations"),
-                         decomposition_table=table, tracing_mode="fake",
-                         record_stack_traces=True)(*args)
+    module = trace_functional(fn, [a.detach() for a in args])
     constants = _lift_constants(module)
     mlir, _ = import_fx_graph(module.graph, func_name="forward", donated=donated)
     return Body(name, mlir, tuple(constants))

@@ -17,21 +17,16 @@ from nova.parallel import ChipCountError, PipelineError
 from nova.parallel.pipeline_schedule import Schedule
 from nova.training.pipeline_train import compile_pipeline_train_step, gpt_stages
 
+from .lm_batches import lm_cross_entropy, token_batches
+
 # The LM head is tied to the token embedding (GPT-2's form): stage 0 and stage 1
 # each hold a copy and swap their gradients of it before the update.
 CFG = GPTConfig(vocab_size=64, seq_len=16, d_model=32, n_heads=2, n_layers=4)
-
-
-def _ce(logits, labels):
-    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                             labels.reshape(-1))
+_ce = lm_cross_entropy
 
 
 def _batches(n: int = 10):
-    generator = torch.Generator().manual_seed(1)
-    return [(torch.randint(0, CFG.vocab_size, (8, CFG.seq_len), generator=generator),
-             torch.randint(0, CFG.vocab_size, (8, CFG.seq_len), generator=generator))
-            for _ in range(n)]
+    return token_batches(CFG, n, ignored=False)
 
 
 def _model_and_optimizer(cfg: GPTConfig = CFG):

@@ -19,23 +19,14 @@ from nova.parallel.plan import ParallelPlan, megatron_transformer_plan
 from nova.training import TrainStepError
 from nova.training.parallel_loss import dense_cross_entropy
 
+from .lm_batches import lm_cross_entropy, token_batches
+
 CFG = GPTConfig(vocab_size=64, seq_len=16, d_model=32, n_heads=4, n_layers=4)
-
-
-def _ce(logits, labels):
-    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                             labels.reshape(-1))
+_ce = lm_cross_entropy
 
 
 def _batches(n: int = 10):
-    generator = torch.Generator().manual_seed(1)
-    batches = []
-    for _ in range(n):
-        ids = torch.randint(0, CFG.vocab_size, (8, CFG.seq_len), generator=generator)
-        labels = torch.randint(0, CFG.vocab_size, (8, CFG.seq_len), generator=generator)
-        labels[::3, :4] = -100
-        batches.append((ids, labels))
-    return batches
+    return token_batches(CFG, n)
 
 
 def _train(target: str, chips: int | None, vocab: bool = False, **options):
