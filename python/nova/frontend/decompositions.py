@@ -8,6 +8,7 @@ from typing import Callable
 
 import torch
 
+from nova.frontend.decompose_conv import conv_decompositions
 from nova.frontend.decompose_dtypes import dtype_decompositions
 from nova.frontend.decompose_indexing import indexing_decompositions
 from nova.frontend.decompose_pooling import pooling_decompositions
@@ -31,7 +32,8 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
     - bool comparisons, bool mul, max and min, and integer matmuls in the
       types the units take (:mod:`nova.frontend.decompose_dtypes`);
     - max pooling (with its indices) as strided slices folded with
-      compare-and-select (:mod:`nova.frontend.decompose_pooling`).
+      compare-and-select (:mod:`nova.frontend.decompose_pooling`);
+    - 1-D and 3-D convolutions as 2-D ones (:mod:`nova.frontend.decompose_conv`).
     """
     from torch._decomp import get_decompositions
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
@@ -42,6 +44,7 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
     table.update(indexing_decompositions())
     table.update(dtype_decompositions(table))
     table.update(pooling_decompositions())
+    table.update(conv_decompositions())
     return table
 
 

@@ -1,0 +1,65 @@
+"""1-D and 3-D convolutions as the 2-D ones Nova lowers
+(``nova-decompose-conv`` takes 2-D convolutions, grouped, dilated, strided and
+transposed, but torch-mlir gives 1-D and 3-D ones their own linalg ops).
+
+- 1-D: a unit height, ``[N, C, L] -> [N, C, 1, L]`` and the kernel likewise;
+  transposed ones too.
+- 3-D: each output depth slice is the sum over the kernel's depth taps of a
+  2-D convolution of one input depth slice (strided, dilated; taps in the
+  padding left out) with that tap's 2-D kernel. ``D_out x K_d`` 2-D convolutions, exact up to
+  the order of the sums. Transposed 3-D convolutions are left to torch-mlir.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+
+aten = torch.ops.aten
+
+
+def _convolution(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                 stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
+                 transposed: bool, output_padding: Sequence[int], groups: int):
+    if x.dim() == 3:
+        out = aten.convolution.default(
+            x.unsqueeze(2), weight.unsqueeze(2), bias, [1, *stride], [0, *padding],
+            [1, *dilation], transposed, [0, *output_padding], groups)
+        return out.squeeze(2)
+    if x.dim() == 5 and not transposed:
+        return _conv3d(x, weight, bias, stride, padding, dilation, groups)
+    return NotImplemented
+
+
+def _conv3d(x, weight, bias, stride, padding, dilation, groups):
+    sd, pd, dd = stride[0], padding[0], dilation[0]
+    kd, length = weight.shape[2], x.shape[2]
+    depth = (length + 2 * pd - dd * (kd - 1) - 1) // sd + 1
+
+    def tap(d: int, k: int) -> torch.Tensor:
+        return aten.convolution.default(x[:, :, d], weight[:, :, k], None, list(stride[1:]),
+                                        list(padding[1:]), list(dilation[1:]), False,
+                                        [0, 0], groups)
+
+    # Taps that fall in the depth padding add zeros: they are left out (no
+    # padded rank-5 copy of the input).
+    slices, zero = [], None
+    for od in range(depth):
+        terms = [tap(od * sd + k * dd - pd, k) for k in range(kd)
+                 if 0 <= od * sd + k * dd - pd < length]
+        slices.append(sum(terms[1:], terms[0]) if terms else None)
+    for i, piece in enumerate(slices):
+        if piece is None:
+            if zero is None:
+                zero = torch.zeros_like(tap(0, 0))
+            slices[i] = zero
+    out = torch.stack(slices, 2)
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1, 1)
+    return out
+
+
+def conv_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
+    return {aten.convolution.default: _convolution}
