@@ -117,6 +117,9 @@ def read_signature(ep: ExportedProgram) -> Signature:
             if not isinstance(value, torch.Tensor):
                 raise NovaExportError(f"no tensor value for the model's {spec.kind.name.lower()} "
                                       f"{spec.target!r}")
+            if value.dtype == torch.float64:
+                value = value.detach().to(torch.float32)
+                _narrow_placeholder(graph, node)
             params.append(TensorSpec.of(spec.target, value))
             values.append(value.detach())
         elif spec.kind == InputKind.USER_INPUT:
@@ -124,8 +127,9 @@ def read_signature(ep: ExportedProgram) -> Signature:
             name = leaf_name(in_paths[position], outputs=False)
             user_position[spec.arg.name] = position
             if isinstance(spec.arg, TensorArgument):
+                host = _narrow_placeholder(graph, node)
                 inputs.append(TensorSpec.of(name, node.meta["val"]))
-                leaves.append(Leaf("tensor", name, index=len(inputs) - 1))
+                leaves.append(Leaf("tensor", name, index=len(inputs) - 1, host_dtype=host))
             elif isinstance(spec.arg, ConstantArgument) and _is_scalar(spec.arg.value):
                 leaves.append(Leaf("constant", name, value=spec.arg.value))
                 _erase_constant_placeholder(graph, node, spec.arg.value)
@@ -149,7 +153,9 @@ def read_signature(ep: ExportedProgram) -> Signature:
         if spec.kind == OutputKind.USER_OUTPUT:
             name = leaf_name(out_paths[len(out_leaves)], outputs=True)
             if isinstance(spec.arg, TensorArgument):
-                out_leaves.append(Leaf("tensor", name, index=len(user_results)))
+                value, host = _narrowed_result(graph, output_node, value)
+                out_leaves.append(Leaf("tensor", name, index=len(user_results),
+                                       host_dtype=host))
                 user_results.append((name, value))
             elif isinstance(spec.arg, ConstantArgument) and _is_scalar(spec.arg.value):
                 out_leaves.append(Leaf("constant", name, value=spec.arg.value))
@@ -182,6 +188,47 @@ def read_signature(ep: ExportedProgram) -> Signature:
                           outputs=tuple(out_leaves), mutations=tuple(mutations))
     return Signature(params=tuple(params), param_values=tuple(values), inputs=tuple(inputs),
                      outputs=tuple(outputs), binding=binding)
+
+
+# f64 at the boundary: the program takes and returns f32 (the accelerator
+# computes in f32, nova-demote-f64 demotes the body) and the binding converts
+# the caller's f64 tensors on the way in and out.
+def _narrow_placeholder(graph: torch.fx.Graph, node: torch.fx.Node) -> str | None:
+    """An f64 placeholder becomes f32, widened back for its users; the
+    caller's dtype (``"float64"``) or None."""
+    val = node.meta.get("val")
+    if not isinstance(val, torch.Tensor) or val.dtype != torch.float64:
+        return None
+    _set_val(node, val, torch.float32)
+    with graph.inserting_after(node):
+        wide = graph.call_function(torch.ops.prims.convert_element_type.default,
+                                   (node, torch.float64))
+    _set_val(wide, val, torch.float64)
+    node.replace_all_uses_with(wide, delete_user_cb=lambda user: user is not wide)
+    return "float64"
+
+
+def _narrowed_result(graph: torch.fx.Graph, output: torch.fx.Node,
+                     value: torch.fx.Node) -> tuple[torch.fx.Node, str | None]:
+    """An f64 result, narrowed to f32 before it is returned."""
+    val = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
+    if not isinstance(val, torch.Tensor) or val.dtype != torch.float64:
+        return value, None
+    with graph.inserting_before(output):
+        narrow = graph.call_function(torch.ops.prims.convert_element_type.default,
+                                     (value, torch.float32))
+    _set_val(narrow, val, torch.float32)
+    return narrow, "float64"
+
+
+def _set_val(node: torch.fx.Node, like: torch.Tensor, dtype: torch.dtype) -> None:
+    """``node``'s metadata: ``like`` in ``dtype`` (torch-mlir reads both fields)."""
+    from torch.fx.passes.shape_prop import _extract_tensor_metadata
+
+    with like.fake_mode:
+        val = like.to(dtype)
+    node.meta["val"] = val
+    node.meta["tensor_meta"] = _extract_tensor_metadata(val)
 
 
 def _is_scalar(value: Any) -> bool:

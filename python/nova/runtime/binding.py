@@ -43,6 +43,9 @@ class Leaf:
     name: str
     index: int = -1
     value: Any = None
+    #: The caller's dtype where the binary holds another: ``"float64"`` for an
+    #: f64 tensor the program takes or returns as f32.
+    host_dtype: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("tensor", "constant"):
@@ -104,7 +107,8 @@ class CallBinding:
 
     def tensors_of(self, leaves: Sequence[Any]) -> list[Any]:
         """The leaves that go to the binary, in the order of its inputs."""
-        return [value for leaf, value in zip(self.inputs, leaves) if leaf.kind == "tensor"]
+        return [_to_binary(leaf, value) for leaf, value in zip(self.inputs, leaves)
+                if leaf.kind == "tensor"]
 
     def _ordered_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         # torch.export keeps keyword arguments in the order they were given at
@@ -123,7 +127,7 @@ class CallBinding:
         for result, position in self.mutations:
             _write_back(leaves[position] if position < len(leaves) else None,
                         results[result], self.inputs[position].name)
-        values = [results[leaf.index] if leaf.kind == "tensor" else leaf.value
+        values = [_to_host(leaf, results[leaf.index]) if leaf.kind == "tensor" else leaf.value
                   for leaf in self.outputs]
         return pytree.tree_unflatten(values, self.out_spec)
 
@@ -194,7 +198,24 @@ def _first_difference(exported: Any, given: Any, args: Sequence[Any]) -> str:
 
 
 def _leaf_json(leaf: Leaf) -> dict[str, Any]:
-    return {"kind": leaf.kind, "name": leaf.name, "index": leaf.index, "value": leaf.value}
+    data = {"kind": leaf.kind, "name": leaf.name, "index": leaf.index, "value": leaf.value}
+    if leaf.host_dtype is not None:
+        data["host_dtype"] = leaf.host_dtype
+    return data
+
+
+def _to_binary(leaf: Leaf, value: Any) -> Any:
+    """An f64 input as the f32 the program takes (Nova computes in f32)."""
+    if leaf.host_dtype == "float64" and getattr(value, "dtype", None) == __import__("torch").float64:
+        return value.to(__import__("torch").float32)
+    return value
+
+
+def _to_host(leaf: Leaf, value: Any) -> Any:
+    """An f32 result in the caller's dtype."""
+    if leaf.host_dtype == "float64" and hasattr(value, "to"):
+        return value.to(__import__("torch").float64)
+    return value
 
 
 #: Packages whose output types (Hugging Face's ModelOutput classes) the
