@@ -17,8 +17,9 @@
 // TILES: nova.dma_start %{{.*}}, %{{.*}} : memref<1x8x32xf32, strided<[256, 32, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x8x32xf32, #nova.memory_space<sram>>
 // TILES: nova.elementwise <rsqrt>
 
-// Q, K and V projections on the matrix unit.
-// TILES-COUNT-3: nova.matmul ins(%{{.*}}, %{{.*}} : memref<16x32xf32, #nova.memory_space<sram>>, memref<32x32xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<16x32xf32, #nova.memory_space<acc>>)
+// Q, K and V projections on the matrix unit, the weights read through
+// transposed SRAM views of their rows (x @ W.T).
+// TILES-COUNT-3: nova.matmul ins(%{{.*}}, %{{.*}} : memref<16x32xf32, #nova.memory_space<sram>>, memref<32x32xf32, strided<[1, 32]>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<16x32xf32, #nova.memory_space<acc>>)
 
 // Attention: per-head score matmuls in a loop, then the causal softmax.
 // TILES: scf.for
@@ -29,12 +30,12 @@
 
 // MLP: the first matmul's accumulator is drained to an SRAM tile that the
 // fused bias + exact-GELU epilogue reads on chip (no HBM round trip).
-// TILES: nova.matmul ins(%{{.*}}, %{{.*}} : memref<16x32xf32, #nova.memory_space<sram>>, memref<32x128xf32, #nova.memory_space<sram>>) outs(%[[ACC:.*]] : memref<16x128xf32, #nova.memory_space<acc>>)
+// TILES: nova.matmul ins(%{{.*}}, %{{.*}} : memref<16x32xf32, #nova.memory_space<sram>>, memref<32x128xf32, strided<[1, 32]>, #nova.memory_space<sram>>) outs(%[[ACC:.*]] : memref<16x128xf32, #nova.memory_space<acc>>)
 // TILES-NEXT: nova.elementwise <copy> ins(%[[ACC]] : memref<16x128xf32, #nova.memory_space<acc>>) outs(%[[H:.*]] : memref<16x128xf32, #nova.memory_space<sram>>)
 // TILES-NOT: nova.dma_start %[[H]]
 // TILES: nova.elementwise <add> ins(%[[H]], %{{.*}} : memref<16x128xf32, #nova.memory_space<sram>>, memref<1x128xf32, #nova.memory_space<sram>>)
 // TILES: nova.elementwise <erf>
-// TILES: nova.matmul ins(%{{.*}}, %{{.*}} : memref<16x128xf32, #nova.memory_space<sram>>, memref<128x32xf32, #nova.memory_space<sram>>)
+// TILES: nova.matmul ins(%{{.*}}, %{{.*}} : memref<16x128xf32, #nova.memory_space<sram>>, memref<128x32xf32, strided<[1, 128]>, #nova.memory_space<sram>>)
 // TILES: return
 
 // Memory planning reports the peaks; every buffer has an address.
@@ -47,7 +48,7 @@
 // engines.
 // ISA: nova_isa.dma_copy %{{.*}} : #nova_isa.tile<hbm, f32, [2, 8, 32], [256, 32, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [2, 8, 32], [256, 32, 1]> queue {{[0-9]+}} on dma
 // ISA: nova_isa.vreduce sum %{{.*}} : #nova_isa.tile<sram, f32, [2, 8, 32], [256, 32, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [2, 8, 1], [8, 1, 1]> axis 2 on vector
-// ISA: nova_isa.matmul %{{.*}} : #nova_isa.tile<sram, f32, [16, 32], [32, 1]>, %{{.*}} : #nova_isa.tile<sram, f32, [32, 32], [32, 1]> -> %{{.*}} : #nova_isa.tile<acc, f32, [16, 32], [32, 1]> on matrix wait [{{[0-9, ]+}}]
+// ISA: nova_isa.matmul %{{.*}} : #nova_isa.tile<sram, f32, [16, 32], [32, 1]>, %{{.*}} : #nova_isa.tile<sram, f32, [32, 32], [1, 32]> -> %{{.*}} : #nova_isa.tile<acc, f32, [16, 32], [32, 1]> on matrix wait [{{[0-9, ]+}}]
 // ISA: nova_isa.loop
 // ISA: nova_isa.vunary erf
 // ISA: nova_isa.halt on scalar

@@ -81,15 +81,18 @@ struct MatmulToNova : public OpInterfaceRewritePattern<linalg::LinalgOp> {
     if (overwrite)
       rewriter.eraseOp(fill);
 
-    if (transposedB) {
-      // A strided view: the DMA that stages it does the transpose.
-      AffineMap swap = AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0},
-                                                    op->getContext());
-      rhsBuf = memref::TransposeOp::create(rewriter, loc, rhsBuf,
-                                           AffineMapAttr::get(swap));
-    }
     Value lhs = staging::stageIn(rewriter, loc, lhsBuf);
     Value rhs = staging::stageIn(rewriter, loc, rhsBuf);
+    if (transposedB) {
+      // B = W^T with W [N, K] row-major (torch's x @ W.T): W's rows are
+      // staged as they lie in HBM (whole runs; a transposing DMA would move
+      // one element per HBM burst) and the matrix unit reads the SRAM tile
+      // through a transposed view, which SRAM's element granule makes free.
+      AffineMap swap = AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0},
+                                                    op->getContext());
+      rhs = memref::TransposeOp::create(rewriter, loc, rhs,
+                                        AffineMapAttr::get(swap));
+    }
     staging::StagedOutput out =
         staging::stageOut(rewriter, loc, outBuf, /*load=*/!overwrite);
     Value outTile = out.tile;
