@@ -116,28 +116,32 @@ struct MatmulToNova : public OpInterfaceRewritePattern<linalg::LinalgOp> {
     Value acc =
         staging::allocTile(rewriter, loc, {m, n}, f32, MemorySpace::ACC);
     int64_t chunk = chunkOf(k, target.getMatrixRows());
+    OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+    auto chunkAt = [&](OpBuilder &b, OpFoldResult at) {
+      Value lhsChunk = memref::SubViewOp::create(
+          b, loc, lhs, ArrayRef<OpFoldResult>{zero, at},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(m), b.getIndexAttr(chunk)},
+          ArrayRef<OpFoldResult>{one, one});
+      Value rhsChunk = memref::SubViewOp::create(
+          b, loc, rhs, ArrayRef<OpFoldResult>{at, zero},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(chunk), b.getIndexAttr(n)},
+          ArrayRef<OpFoldResult>{one, one});
+      return std::make_pair(lhsChunk, rhsChunk);
+    };
     if (chunk == k) {
       MatmulOp::create(rewriter, loc, lhs, rhs, acc, /*accumulate=*/false);
     } else {
-      FillOp::create(rewriter, loc, rewriter.getF64FloatAttr(0.0), acc);
-      Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      // The first chunk overwrites the accumulator (no zero fill on the
+      // vector unit for the matrix unit to wait for); the rest accumulate.
+      auto [lhs0, rhs0] = chunkAt(rewriter, zero);
+      MatmulOp::create(rewriter, loc, lhs0, rhs0, acc, /*accumulate=*/false);
+      Value lb = arith::ConstantIndexOp::create(rewriter, loc, chunk);
       Value ub = arith::ConstantIndexOp::create(rewriter, loc, k);
       Value step = arith::ConstantIndexOp::create(rewriter, loc, chunk);
       auto loop = scf::ForOp::create(rewriter, loc, lb, ub, step);
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(loop.getBody());
-      Value iv = loop.getInductionVar();
-      OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
-      Value lhsChunk = memref::SubViewOp::create(
-          rewriter, loc, lhs, ArrayRef<OpFoldResult>{zero, iv},
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(m),
-                                 rewriter.getIndexAttr(chunk)},
-          ArrayRef<OpFoldResult>{one, one});
-      Value rhsChunk = memref::SubViewOp::create(
-          rewriter, loc, rhs, ArrayRef<OpFoldResult>{iv, zero},
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(chunk),
-                                 rewriter.getIndexAttr(n)},
-          ArrayRef<OpFoldResult>{one, one});
+      auto [lhsChunk, rhsChunk] = chunkAt(rewriter, loop.getInductionVar());
       MatmulOp::create(rewriter, loc, lhsChunk, rhsChunk, acc,
                        /*accumulate=*/true);
     }

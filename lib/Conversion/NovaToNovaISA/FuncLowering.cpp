@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 using namespace mlir;
 using namespace mlir::nova;
@@ -129,6 +130,26 @@ FailureOr<Value> FuncLowering::scalar(Location loc, Value v, Operation *user) {
             "supported)";
 }
 
+/// The least and greatest value of `sum(value_i * coef_i)` (inclusive), if
+/// every value has constant bounds (upstream value-bounds analysis: loop
+/// induction variables and arithmetic on them). No terms give {0, 0}.
+static std::optional<std::pair<int64_t, int64_t>>
+offsetSpan(ArrayRef<std::pair<Value, int64_t>> terms) {
+  int64_t lo = 0, hi = 0;
+  for (auto [value, coef] : terms) {
+    FailureOr<int64_t> min = ValueBoundsConstraintSet::computeConstantBound(
+        presburger::BoundType::LB, value);
+    FailureOr<int64_t> max = ValueBoundsConstraintSet::computeConstantBound(
+        presburger::BoundType::UB, value, /*stopCondition=*/nullptr,
+        /*closedUB=*/true);
+    if (failed(min) || failed(max))
+      return std::nullopt;
+    lo += coef * (coef >= 0 ? *min : *max);
+    hi += coef * (coef >= 0 ? *max : *min);
+  }
+  return std::make_pair(lo, hi);
+}
+
 FailureOr<TileOperand> FuncLowering::tile(Value memref, Operation *user) {
   auto type = dyn_cast<MemRefType>(memref.getType());
   const BufferRef *ref = lookupBuffer(memref);
@@ -176,8 +197,20 @@ FailureOr<TileOperand> FuncLowering::tile(Value memref, Operation *user) {
   for (auto [size, stride] : llvm::zip(shape, strides))
     extent += (size - 1) * stride;
   ByteRange range{ref->space, ref->rootAddr, ref->rootAddr + ref->rootBytes};
-  if (ref->terms.empty())
-    range = ByteRange{ref->space, constAddr, constAddr + extent * eb};
+  if (std::optional<std::pair<int64_t, int64_t>> span =
+          offsetSpan(ref->terms)) {
+    // The dynamic terms are bounded (loop induction variables and what is
+    // computed from them): the tile touches only [lo, hi + extent) of its
+    // root, over every value they take. A K-loop's weight views then do not
+    // conflict with the prefetch into a double buffer's other slot.
+    int64_t lo = constAddr + span->first;
+    int64_t hi = constAddr + span->second + extent * eb;
+    range = ByteRange{ref->space, std::max(lo, ref->rootAddr),
+                      std::min(hi, ref->rootAddr + ref->rootBytes)};
+    if (range.lo >= range.hi)
+      range = ByteRange{ref->space, ref->rootAddr,
+                        ref->rootAddr + ref->rootBytes};
+  }
   if (shape.size() > 4)
     return user->emitOpError()
            << "operand has rank " << shape.size()

@@ -24,13 +24,17 @@ func.func @matmul_hbm_operands_zero_filled_sram_dest(%a: !hbm, %b: memref<128x12
   return
 }
 
-// A contraction longer than the matrix unit's 128 rows runs as a loop of
-// accumulating matmuls over K chunks; without a zero fill the destination
-// is read back and added to.
+// A contraction longer than the matrix unit's 128 rows runs as a first
+// matmul that overwrites the accumulator (no zero fill for the matrix unit
+// to wait for) and a loop of accumulating ones over the other K chunks;
+// without a zero fill the destination is read back and added to.
 // CHECK-LABEL: func.func @matmul_k_chunks_accumulate_into_hbm
 // CHECK: %[[ACC:.*]] = memref.alloc() : memref<64x128xf32, #nova.memory_space<acc>>
-// CHECK: nova.fill 0.000000e+00 outs(%[[ACC]]
-// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NOT: nova.fill
+// CHECK: %[[A0:.*]] = memref.subview %{{.*}}[0, 0] [64, 128] [1, 1]
+// CHECK: %[[B0:.*]] = memref.subview %{{.*}}[0, 0] [128, 128] [1, 1]
+// CHECK: nova.matmul ins(%[[A0]], %[[B0]] : {{.*}}) outs(%[[ACC]] : {{.*}}){{$}}
+// CHECK: scf.for %[[K:.*]] = %c128 to %{{.*}} step %{{.*}} {
 // CHECK:   %[[AK:.*]] = memref.subview %{{.*}}[0, %[[K]]] [64, 128] [1, 1]
 // CHECK:   %[[BK:.*]] = memref.subview %{{.*}}[%[[K]], 0] [128, 128] [1, 1]
 // CHECK:   nova.matmul ins(%[[AK]], %[[BK]] : {{.*}}) outs(%[[ACC]] : {{.*}}) accumulate
