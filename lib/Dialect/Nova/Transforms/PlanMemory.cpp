@@ -214,7 +214,9 @@ public:
             push(r);
           continue;
         }
-        if (isa<arith::SelectOp>(user)) {
+        // A transposed view (a matmul's weight rows read as W^T) is a view
+        // too, without ViewLikeOpInterface.
+        if (isa<arith::SelectOp, memref::TransposeOp>(user)) {
           push(user->getResult(0));
           continue;
         }

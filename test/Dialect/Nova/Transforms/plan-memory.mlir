@@ -299,3 +299,30 @@ func.func @donated_copied_in(%p: memref<64xf32, #hbm> {nova.aliasing_output = 0 
   nova.wait %t1
   return %r : memref<64xf32, #hbm>
 }
+
+// -----
+
+// A buffer read through a transposed view (a weight's rows read as W^T by
+// the matrix unit) lives until the view's last use: %w must not share its
+// address with %x, which is written while %w's view is still to be read.
+
+// CHECK-LABEL: func.func @transposed_view_keeps_buffer_alive
+// CHECK: %[[W:.*]] = memref.alloc() {nova.address = 0 : i64} : memref<16x16xf32, #nova.memory_space<sram>>
+// CHECK: memref.transpose %[[W]]
+// CHECK: memref.alloc() {nova.address = 1024 : i64} : memref<16x16xf32, #nova.memory_space<sram>>
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+#acc = #nova.memory_space<acc>
+// expected-remark @+1 {{sram peak 2048 bytes}}
+func.func @transposed_view_keeps_buffer_alive(%a: memref<16x16xf32, #hbm>, %b: memref<16x16xf32, #hbm>) {
+  %w = memref.alloc() : memref<16x16xf32, #sram>
+  %t0 = nova.dma_start %a, %w : memref<16x16xf32, #hbm> -> memref<16x16xf32, #sram>
+  nova.wait %t0
+  %wt = memref.transpose %w (d0, d1) -> (d1, d0) : memref<16x16xf32, #sram> to memref<16x16xf32, strided<[1, 16]>, #sram>
+  %x = memref.alloc() : memref<16x16xf32, #sram>
+  %t1 = nova.dma_start %b, %x : memref<16x16xf32, #hbm> -> memref<16x16xf32, #sram>
+  nova.wait %t1
+  %acc = memref.alloc() : memref<16x16xf32, #acc>
+  nova.matmul ins(%x, %wt : memref<16x16xf32, #sram>, memref<16x16xf32, strided<[1, 16]>, #sram>) outs(%acc : memref<16x16xf32, #acc>)
+  return
+}
