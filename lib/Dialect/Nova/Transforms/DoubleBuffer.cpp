@@ -2,7 +2,8 @@
 //
 // Moves the input DMA of every loop iteration one iteration ahead, into the
 // other half of a two-slot SRAM buffer, so that it runs behind the compute of
-// the current iteration.
+// the current iteration. The body's own on-chip buffers get two slots too, so
+// consecutive iterations do not serialise on a shared address.
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Dialect/Nova/Transforms/Passes.h"
@@ -163,6 +164,25 @@ struct DoubleBufferPass
         prefetches.push_back(std::move(*p));
     if (prefetches.empty())
       return success();
+    // The body's own on-chip buffers (accumulators, epilogue temporaries,
+    // output tiles on their way to HBM) get two slots as well: iteration i+1
+    // then writes the other slot while iteration i's drain, epilogue and
+    // store still read this one, instead of waiting for them (a WAR hazard
+    // through a shared address). The tile plan budgets every operand twice.
+    SmallVector<memref::AllocOp> locals;
+    for (auto alloc : loop.getBody()->getOps<memref::AllocOp>()) {
+      MemRefType type = alloc.getType();
+      std::optional<MemorySpace> space = getMemorySpace(type);
+      if ((space != MemorySpace::SRAM && space != MemorySpace::ACC) ||
+          !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+          !alloc.getDynamicSizes().empty() ||
+          !alloc.getSymbolOperands().empty())
+        continue;
+      if (llvm::any_of(prefetches,
+                       [&](const Prefetch &p) { return p.alloc == alloc; }))
+        continue;
+      locals.push_back(alloc);
+    }
     LLVM_DEBUG(llvm::dbgs() << "double buffering " << prefetches.size()
                             << " DMAs of " << loop << "\n");
 
@@ -246,6 +266,29 @@ struct DoubleBufferPass
         if (op->use_empty())
           rewriter.eraseOp(op);
     }
+
+    for (memref::AllocOp alloc : locals) {
+      MemRefType type = alloc.getType();
+      int64_t bytes = std::max<int64_t>(
+          llvm::alignTo(type.getNumElements() *
+                            llvm::divideCeil(type.getElementTypeBitWidth(), 8),
+                        kSlotAlign),
+          kSlotAlign);
+      rewriter.setInsertionPoint(newLoop);
+      auto bufferType = MemRefType::get({2 * bytes}, rewriter.getI8Type(),
+                                        AffineMap(), type.getMemorySpace());
+      Value buffer = memref::AllocOp::create(
+          rewriter, alloc.getLoc(), bufferType, ValueRange{},
+          rewriter.getI64IntegerAttr(kSlotAlign));
+      rewriter.setInsertionPointAfterValue(slot);
+      Value size = arith::ConstantIndexOp::create(rewriter, loc, bytes);
+      Value offset = arith::MulIOp::create(rewriter, loc, slot, size);
+      rewriter.setInsertionPoint(alloc);
+      Value current = memref::ViewOp::create(rewriter, alloc.getLoc(), type,
+                                             buffer, offset, ValueRange{});
+      rewriter.replaceOp(alloc, current);
+    }
+    numLocals += locals.size();
 
     // Drain the last prefetch.
     rewriter.setInsertionPointAfter(newLoop);

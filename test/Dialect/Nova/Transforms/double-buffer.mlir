@@ -78,10 +78,11 @@ func.func @prefetch_row_tiles(%a: memref<256x128xf32, #hbm>, %out: memref<256x12
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<128xi8, #nova.memory_space<sram>>
 // CHECK: %[[K0:.*]] = arith.divui %[[C0]], %[[C4]] : index
 // CHECK: memref.subview %[[V]][%[[K0]]] [3] [1]
+// The invariant tile is a buffer of the body: it gets two slots too.
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<2048xi8, #nova.memory_space<sram>>
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (!nova.token, !nova.token, !nova.token) {
 // CHECK:   %[[NI:.*]] = arith.select
-// CHECK:   %[[INV:.*]] = memref.alloc() : memref<16x16xf32, #nova.memory_space<sram>>
-// CHECK:   nova.dma_start %{{.*}}, %[[INV]]
+// CHECK:   nova.dma_start %{{.*}}, %{{.*}} : memref<16x16xf32, #nova.memory_space<hbm>> -> memref<16x16xf32, #nova.memory_space<sram>>
 // CHECK:   %[[KN:.*]] = arith.divui %[[NI]], %[[C4]] : index
 // CHECK:   memref.subview %[[V]][%[[KN]]] [3] [1]
 // CHECK:   nova.matmul
@@ -197,6 +198,46 @@ func.func @negative_single_iteration(%x: memref<4x32xf32, #hbm>, %out: memref<32
     nova.wait %t
     %t2 = nova.dma_start %buf, %out : memref<32xf32, #sram> -> memref<32xf32, #hbm>
     nova.wait %t2
+  }
+  return
+}
+
+// -----
+
+// The body's own accumulator and output tile get two slots each, so the
+// matmul of iteration i+1 does not wait for iteration i's drain and store;
+// after unrolling and canonicalization each copy addresses its own half.
+
+// CHECK-LABEL: func.func @local_buffers_two_slots
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<2048xi8, #nova.memory_space<acc>>
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<2048xi8, #nova.memory_space<sram>>
+// CHECK: scf.for
+// CHECK-NOT: memref.alloc()
+// CHECK: scf.yield
+// STATIC-LABEL: func.func @local_buffers_two_slots
+// STATIC: %[[ACC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2048xi8, #nova.memory_space<acc>>
+// STATIC: scf.for
+// STATIC: memref.view %[[ACC]][%c0{{.*}}][] : memref<2048xi8, #nova.memory_space<acc>> to memref<16x16xf32, #nova.memory_space<acc>>
+// STATIC: memref.view %[[ACC]][%c1024{{.*}}][] : memref<2048xi8, #nova.memory_space<acc>> to memref<16x16xf32, #nova.memory_space<acc>>
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+#acc = #nova.memory_space<acc>
+func.func @local_buffers_two_slots(%a: memref<16x16xf32, #sram>, %w: memref<64x16xf32, #hbm>, %out: memref<16x64xf32, #hbm>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  scf.for %n = %c0 to %c64 step %c16 {
+    %sw = memref.subview %w[%n, 0] [16, 16] [1, 1] : memref<64x16xf32, #hbm> to memref<16x16xf32, strided<[16, 1], offset: ?>, #hbm>
+    %lw = memref.alloc() : memref<16x16xf32, #sram>
+    %tw = nova.dma_start %sw, %lw : memref<16x16xf32, strided<[16, 1], offset: ?>, #hbm> -> memref<16x16xf32, #sram>
+    nova.wait %tw
+    %acc = memref.alloc() : memref<16x16xf32, #acc>
+    nova.matmul ins(%a, %lw : memref<16x16xf32, #sram>, memref<16x16xf32, #sram>) outs(%acc : memref<16x16xf32, #acc>)
+    %o = memref.alloc() : memref<16x16xf32, #sram>
+    nova.elementwise <copy> ins(%acc : memref<16x16xf32, #acc>) outs(%o : memref<16x16xf32, #sram>)
+    %so = memref.subview %out[0, %n] [16, 16] [1, 1] : memref<16x64xf32, #hbm> to memref<16x16xf32, strided<[64, 1], offset: ?>, #hbm>
+    %to = nova.dma_start %o, %so : memref<16x16xf32, #sram> -> memref<16x16xf32, strided<[64, 1], offset: ?>, #hbm>
+    nova.wait %to
   }
   return
 }

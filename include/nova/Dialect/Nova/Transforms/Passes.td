@@ -236,6 +236,7 @@ def NovaDoubleBuffer : Pass<"nova-double-buffer", "::mlir::func::FuncOp"> {
     Statistic<"numLoops", "double-buffered-loops", "Loops whose input DMAs were double buffered">,
     Statistic<"numDmas", "double-buffered-dmas", "Input DMAs moved one iteration ahead">,
     Statistic<"numUnrolled", "unrolled-loops", "Double-buffered loops unrolled by two to fix each copy's slot">,
+    Statistic<"numLocals", "double-buffered-locals", "On-chip buffers of a double-buffered loop body given two slots">,
   ];
 }
 
