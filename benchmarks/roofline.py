@@ -5,7 +5,10 @@ three terms and the actual HBM traffic beside the compulsory bytes) and its inve
 (how many times slower than the roofline the compiled program runs), plus the
 compile and simulation wall times. A matmul size whose simulation would take
 much longer than ~2 minutes on this machine can be skipped with --sizes.
-Usage: python benchmarks/roofline.py [--sizes 512 1024 2048] [--no-gpt]
+GPT-2 small's forward (12 layers, d 768, 12 heads, seq 128) is measured at
+each --gpt2-batches size in timing-only mode (its simulated time is the
+functional run's, test_fast_timing.py). Usage:
+python benchmarks/roofline.py [--sizes 512 1024 2048] [--no-gpt] [--gpt2-batches 1 8]
 """
 
 from __future__ import annotations
@@ -35,12 +38,12 @@ class MatMul(torch.nn.Module):
         return x @ self.w
 
 
-def measure(name: str, model: torch.nn.Module, x: torch.Tensor) -> None:
+def measure(name: str, model: torch.nn.Module, x: torch.Tensor, timing_only: bool = False) -> None:
     t0 = time.perf_counter()
     program = nova.compile(model, x, target="nova-t1")
     t_compile = time.perf_counter() - t0
     t0 = time.perf_counter()
-    program(x)
+    program.run(x, timing_only=timing_only)
     t_sim = time.perf_counter() - t0
     r = program.report
     print(f"{name}: simulated {r.time_s * 1e6:.1f} us, roofline {r.roofline_ns / 1e3:.1f} us, "
@@ -57,6 +60,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[512, 1024, 2048])
     parser.add_argument("--no-gpt", action="store_true")
+    parser.add_argument("--gpt2-batches", type=int, nargs="*", default=[1, 8])
     args = parser.parse_args()
     torch.manual_seed(0)
     if not args.no_gpt:
@@ -64,6 +68,10 @@ def main() -> None:
         measure(f"GPT block {cfg}", models.GPTBlock(cfg), torch.randn(1, cfg.seq_len, cfg.d_model))
     for n in args.sizes:
         measure(f"matmul {n}x{n}x{n} (x @ w)", MatMul(n, n), torch.randn(n, n))
+    gpt2 = models.GPTConfig(d_model=768, n_heads=12, n_layers=12, seq_len=128)
+    for b in args.gpt2_batches:
+        measure(f"GPT-2 small forward, batch {b} x seq 128 (timing-only)", models.GPT(gpt2).eval(),
+                torch.randn(b, gpt2.seq_len, gpt2.d_model), timing_only=True)
 
 
 if __name__ == "__main__":
