@@ -16,6 +16,9 @@ add up to the step; all chips of an SPMD run are (nearly) alike.
 
 Usage: python benchmarks/parallel_scaling.py [--target T ...]
        (default: nova-t1 (switch) and nova-t1-ring8 (ring))
+       [--d-model 768 --heads 16 --layers 4 --seq 128 --batch 8 --chips 8 --tables dp sp]
+       (issue 16's sizing: d 768, 16 heads, 4 layers, batch 8 x seq 128, 8 chips,
+       data parallelism and TP with sequence parallelism only)
 """
 
 from __future__ import annotations
@@ -72,14 +75,18 @@ def run(model, x, expected, *, shape, names, plan, target) -> Run:
     return Run(program, got, expected, time.perf_counter() - start)
 
 
-def main(targets: list[str]) -> None:
+TABLES = ("dp", "tp", "sp", "dptp")
+
+
+def main(targets: list[str], config: GPTConfig = CONFIG, batch: int = BATCH,
+         chip_counts: tuple[int, ...] = CHIPS[1:], tables_run: tuple[str, ...] = TABLES) -> None:
     wall = time.perf_counter()
     torch.manual_seed(0)
-    model = GPT(CONFIG).eval()
-    x = torch.randn(BATCH, CONFIG.seq_len, CONFIG.d_model)
+    model = GPT(config).eval()
+    x = torch.randn(batch, config.seq_len, config.d_model)
     with torch.no_grad():
         expected = model(x)
-    print(f"GPT {CONFIG}, global batch {BATCH}, forward pass, strong scaling")
+    print(f"GPT {config}, global batch {batch}, forward pass, strong scaling")
 
     # One chip: the same on every target (a ring needs two chips), so it is
     # measured once, on nova-t1, and is the baseline of every table.
@@ -95,20 +102,22 @@ def main(targets: list[str]) -> None:
     failures: list[str] = []
     for target in targets:
         tables = {
-            "data parallel (data_parallel_plan('dp'))": [
-                ((chips,), ("dp",), data_parallel_plan("dp")) for chips in CHIPS[1:]],
-            "tensor parallel (megatron_transformer_plan(model, axis='tp'))": [
+            "data parallel (data_parallel_plan('dp'))": ("dp", [
+                ((chips,), ("dp",), data_parallel_plan("dp")) for chips in chip_counts]),
+            "tensor parallel (megatron_transformer_plan(model, axis='tp'))": ("tp", [
                 ((chips,), ("tp",), megatron_transformer_plan(model, axis="tp"))
-                for chips in CHIPS[1:]],
+                for chips in chip_counts]),
             "TP + sequence parallelism (megatron_transformer_plan(model, axis='tp', "
-            "sequence_parallel=True))": [
+            "sequence_parallel=True))": ("sp", [
                 ((chips,), ("tp",),
                  megatron_transformer_plan(model, axis="tp", sequence_parallel=True))
-                for chips in CHIPS[1:]],
-            "DP x TP (megatron_transformer_plan(model, axis='tp', batch_axis='dp'))": [
+                for chips in chip_counts]),
+            "DP x TP (megatron_transformer_plan(model, axis='tp', batch_axis='dp'))": ("dptp", [
                 ((2, 4), ("dp", "tp"),
-                 megatron_transformer_plan(model, axis="tp", batch_axis="dp"))],
+                 megatron_transformer_plan(model, axis="tp", batch_axis="dp"))]),
         }
+        tables = {title: configs for title, (key, configs) in tables.items()
+                  if key in tables_run}
         for title, configs in tables.items():
             print(f"\n{target}: {title}")
             print(HEADER)
@@ -142,4 +151,15 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", action="append", dest="targets",
                         help="nova-t1 (switch) or nova-t1-ring8 (ring); repeatable")
-    main(parser.parse_args().targets or ["nova-t1", "nova-t1-ring8"])
+    parser.add_argument("--d-model", type=int, default=CONFIG.d_model)
+    parser.add_argument("--heads", type=int, default=CONFIG.n_heads)
+    parser.add_argument("--layers", type=int, default=CONFIG.n_layers)
+    parser.add_argument("--seq", type=int, default=CONFIG.seq_len)
+    parser.add_argument("--batch", type=int, default=BATCH)
+    parser.add_argument("--chips", type=int, nargs="*", default=list(CHIPS[1:]))
+    parser.add_argument("--tables", nargs="*", choices=TABLES, default=list(TABLES))
+    args = parser.parse_args()
+    cfg = GPTConfig(d_model=args.d_model, n_heads=args.heads, n_layers=args.layers,
+                    seq_len=args.seq)
+    main(args.targets or ["nova-t1", "nova-t1-ring8"], cfg, args.batch, tuple(args.chips),
+         tuple(args.tables))
