@@ -45,14 +45,18 @@ static LogicalResult lowerMatmul(nova::MatmulOp op, FuncLowering &l) {
 }
 
 static LogicalResult lowerElementwise(nova::ElementwiseOp op, FuncLowering &l) {
+  // Operands of one shape pair up element by element: a rank > 4 op may
+  // collapse (not when one broadcasts; tile() checks the shapes).
+  SmallVector<Value> all(op.getInputs());
+  all.push_back(op.getOutput());
   SmallVector<TileOperand> ins;
   for (Value in : op.getInputs()) {
-    FailureOr<TileOperand> t = l.tile(in, op);
+    FailureOr<TileOperand> t = l.tile(in, op, all);
     if (failed(t))
       return failure();
     ins.push_back(*t);
   }
-  FailureOr<TileOperand> out = l.tile(op.getOutput(), op);
+  FailureOr<TileOperand> out = l.tile(op.getOutput(), op, all);
   if (failed(out))
     return failure();
   OpBuilder &b = l.builder();
@@ -142,7 +146,8 @@ static LogicalResult lowerTranspose(nova::TransposeOp op, FuncLowering &l) {
 }
 
 static LogicalResult lowerFill(nova::FillOp op, FuncLowering &l) {
-  FailureOr<TileOperand> out = l.tile(op.getOutput(), op);
+  FailureOr<TileOperand> out =
+      l.tile(op.getOutput(), op, /*collapseWith=*/{op.getOutput()});
   if (failed(out))
     return failure();
   Value valueReg;

@@ -23,10 +23,10 @@ static nova_isa::EngineAttr engine(FuncLowering &l, Engine e) {
 
 static Operation *dmaCopy(Operation *op, Value source, Value target,
                           std::optional<int64_t> peer, FuncLowering &l) {
-  FailureOr<TileOperand> src = l.tile(source, op);
+  FailureOr<TileOperand> src = l.tile(source, op, /*collapseWith=*/{target});
   if (failed(src))
     return nullptr;
-  FailureOr<TileOperand> dst = l.tile(target, op);
+  FailureOr<TileOperand> dst = l.tile(target, op, /*collapseWith=*/{source});
   if (failed(dst))
     return nullptr;
   OpBuilder &b = l.builder();

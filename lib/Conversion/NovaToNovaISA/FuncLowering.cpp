@@ -150,7 +150,8 @@ offsetSpan(ArrayRef<std::pair<Value, int64_t>> terms) {
   return std::make_pair(lo, hi);
 }
 
-FailureOr<TileOperand> FuncLowering::tile(Value memref, Operation *user) {
+FailureOr<TileOperand> FuncLowering::tile(Value memref, Operation *user,
+                                          ArrayRef<Value> collapseWith) {
   auto type = dyn_cast<MemRefType>(memref.getType());
   const BufferRef *ref = lookupBuffer(memref);
   if (!type || !ref)
@@ -210,6 +211,50 @@ FailureOr<TileOperand> FuncLowering::tile(Value memref, Operation *user) {
     if (range.lo >= range.hi)
       range = ByteRange{ref->space, ref->rootAddr,
                         ref->rootAddr + ref->rootBytes};
+  }
+  if (shape.size() > 4 && !collapseWith.empty()) {
+    SmallVector<SmallVector<int64_t>> all;
+    for (Value v : collapseWith) {
+      SmallVector<int64_t> st;
+      int64_t off;
+      auto t = cast<MemRefType>(v.getType());
+      if (t.getShape() != type.getShape() ||
+          failed(t.getStridesAndOffset(st, off)))
+        break;
+      all.push_back(st);
+    }
+    if (all.size() == collapseWith.size()) {
+      // Drop unit dimensions, then merge a dimension into the one before it
+      // where every operand is contiguous across them (row-major order of
+      // the elements is kept, so the operands still pair up).
+      SmallVector<int64_t> s2, t2;
+      SmallVector<int64_t> lastKept; // per operand, stride of the last kept dim
+      int64_t prev = -1;
+      for (int64_t d = 0, e = shape.size(); d < e; ++d) {
+        if (shape[d] == 1)
+          continue;
+        bool merge = prev >= 0 && strides[prev] == strides[d] * shape[d];
+        for (auto &st : all)
+          merge = merge && st[prev] == st[d] * shape[d];
+        if (merge) {
+          s2.back() *= shape[d];
+          t2.back() = strides[d];
+          for (auto &st : all)
+            st[prev] = st[d];
+          strides[prev] = strides[d];
+          continue;
+        }
+        s2.push_back(shape[d]);
+        t2.push_back(strides[d]);
+        prev = d;
+      }
+      if (s2.empty()) {
+        s2.push_back(1);
+        t2.push_back(1);
+      }
+      shape = s2;
+      strides = t2;
+    }
   }
   if (shape.size() > 4)
     return user->emitOpError()

@@ -80,7 +80,13 @@ public:
   void setBuffer(Value memref, BufferRef ref) { buffers[memref] = ref; }
   const BufferRef *lookupBuffer(Value memref) const;
   /// The register and descriptor of `memref` as an operand of `user`.
-  FailureOr<TileOperand> tile(Value memref, Operation *user);
+  /// `collapseWith`: when the instruction pairs its operands element by
+  /// element in row-major order (a copy: `memref` and these, all of one
+  /// shape; a fill: `memref` alone, give it itself), a tile of rank > 4
+  /// drops unit dimensions and merges dimensions contiguous in every one of
+  /// them, to fit the descriptor.
+  FailureOr<TileOperand> tile(Value memref, Operation *user,
+                              ArrayRef<Value> collapseWith = {});
 
   // Instructions ---------------------------------------------------------------
   /// Registers an emitted instruction and the ranges it reads and writes.

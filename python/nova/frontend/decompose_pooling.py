@@ -1,5 +1,6 @@
-"""Max pooling as elementwise ops: one strided slice of the padded input per
-kernel offset, folded with compare-and-select. torch-mlir lowers
+"""Max pooling (and 3-D average pooling) as elementwise ops: one strided slice
+of the padded input per kernel offset, folded with compare-and-select (or
+added up and divided by the window's element count). torch-mlir lowers
 ``max_pool{1,2,3}d`` to ``linalg.pooling_*_max`` (values only) or a two-result
 ``linalg.generic`` (with indices), neither of which Nova lowers.
 
@@ -76,8 +77,54 @@ def _max_pool_with_indices(n: int):
     return rewrite
 
 
+def _window_sum(padded: torch.Tensor, n: int, k, s, outs) -> torch.Tensor:
+    """The sum over each pooling window (no dilation) of an already padded tensor."""
+    total = None
+    for offset in itertools.product(*(range(ki) for ki in k)):
+        window = padded
+        for i in range(n):
+            dim = padded.dim() - n + i
+            window = aten.slice(window, dim, offset[i], offset[i] + (outs[i] - 1) * s[i] + 1, s[i])
+        total = window if total is None else total + window
+    return total
+
+
+def _avg_pool3d(x: torch.Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (),
+                padding: Sequence[int] = 0, ceil_mode: bool = False,
+                count_include_pad: bool = True, divisor_override: int | None = None):
+    """torch-mlir lowers avg_pool3d to ``linalg.pooling_ndhwc_sum``, which Nova does
+    not lower. The divisor is torch's: the window's elements inside the padded
+    input (``count_include_pad``) or inside the input, unless overridden; it is a
+    constant of the shapes, computed here on the host."""
+    n = 3
+    k = _tuple(kernel_size, n)
+    st = _tuple(stride, n) if stride else k
+    p = _tuple(padding, n)
+    sizes = tuple(x.shape[-n:])
+    outs = [_out_size(sizes[i], k[i], st[i], p[i], 1, ceil_mode) for i in range(n)]
+    pads, extra = [], []
+    for i in reversed(range(n)):  # constant_pad_nd takes the last dim first
+        needed = (outs[i] - 1) * st[i] + k[i]
+        pads += [p[i], max(needed - sizes[i] - p[i], 0)]
+    total = _window_sum(aten.constant_pad_nd(x, pads, 0.0), n, k, st, outs)
+    if divisor_override:
+        return total / divisor_override
+    # The divisor is separable: per dimension, how many of a window's positions
+    # fall in the counted range (the input, plus the explicit padding when
+    # count_include_pad; never ceil_mode's extra right padding).
+    count = None
+    for i in range(n):
+        lo, hi = (-p[i], sizes[i] + p[i]) if count_include_pad else (0, sizes[i])
+        start = torch.arange(outs[i], dtype=torch.int64, device=x.device) * st[i] - p[i]
+        c = torch.clamp(start + k[i], max=hi) - torch.clamp(start, min=lo)
+        c = c.reshape((outs[i],) + (1,) * (n - 1 - i))
+        count = c if count is None else count * c
+    return total / count.to(x.dtype)
+
+
 def pooling_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
     return {
+        aten.avg_pool3d.default: _avg_pool3d,
         aten.max_pool2d_with_indices.default: _max_pool_with_indices(2),
         aten.max_pool3d_with_indices.default: _max_pool_with_indices(3),
     }

@@ -197,3 +197,20 @@ func.func @exact_immediates() {
   nova.elementwise <cmp_lt> scalar(0.25) ins(%x : memref<4x8xf32, #nova.memory_space<sram>>) outs(%m : memref<4x8xi1, #nova.memory_space<sram>>)
   return
 }
+
+// -----
+
+// Rank 5 collapses into the descriptor where row-major order allows: unit
+// dimensions drop and contiguous ones merge (a fill alone; a copy and
+// same-shape elementwise operands only where every operand merges).
+// CHECK-LABEL: func.func @rank5_collapses
+// CHECK: nova_isa.vfill 0.000000e+00 -> %{{.*}} : #nova_isa.tile<sram, f32, [8], [1]>
+// CHECK: nova_isa.dma_copy %{{.*}} : #nova_isa.tile<hbm, f32, [2, 60], [120, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [2, 60], [60, 1]>
+func.func @rank5_collapses(%a: memref<1x1x1x2x4xf32, #nova.memory_space<sram>> {nova.address = 0 : i64},
+                           %h: memref<2x1x3x4x5xf32, strided<[120, 60, 20, 5, 1]>, #nova.memory_space<hbm>> {nova.address = 0 : i64},
+                           %s: memref<2x1x3x4x5xf32, #nova.memory_space<sram>> {nova.address = 64 : i64}) {
+  nova.fill 0.0 outs(%a : memref<1x1x1x2x4xf32, #nova.memory_space<sram>>)
+  %t = nova.dma_start %h, %s : memref<2x1x3x4x5xf32, strided<[120, 60, 20, 5, 1]>, #nova.memory_space<hbm>> -> memref<2x1x3x4x5xf32, #nova.memory_space<sram>>
+  nova.wait %t
+  return
+}

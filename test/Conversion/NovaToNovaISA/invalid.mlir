@@ -56,8 +56,10 @@ func.func @negative_iter_args(%a: memref<64xf32, #nova.memory_space<hbm>> {nova.
 
 // -----
 
-func.func @negative_rank5(%a: memref<1x1x1x2x4xf32, #nova.memory_space<sram>> {nova.address = 0 : i64}) {
+// Rank 5 with no unit dimension and no two dimensions contiguous: nothing
+// collapses into the descriptor's 4.
+func.func @negative_rank5(%a: memref<2x2x2x2x2xf32, strided<[243, 81, 27, 9, 3]>, #nova.memory_space<sram>> {nova.address = 0 : i64}) {
   // expected-error @+1 {{'nova.fill' op operand has rank 5, a tile descriptor holds at most 4 dimensions}}
-  nova.fill 0.0 outs(%a : memref<1x1x1x2x4xf32, #nova.memory_space<sram>>)
+  nova.fill 0.0 outs(%a : memref<2x2x2x2x2xf32, strided<[243, 81, 27, 9, 3]>, #nova.memory_space<sram>>)
   return
 }

@@ -1,5 +1,6 @@
 """1-D and 3-D convolutions compiled through 2-D ones
-(nova.frontend.decompose_conv), against eager."""
+(nova.frontend.decompose_conv), and 3-D average pooling
+(nova.frontend.decompose_pooling), against eager."""
 
 from __future__ import annotations
 
@@ -18,6 +19,23 @@ CASES = {
     "conv3d_grouped": (lambda: nn.Conv3d(2, 4, 2, groups=2), (1, 2, 4, 4, 4)),
     "conv3d_depth_strided_padded": (
         lambda: nn.Conv3d(2, 3, (3, 1, 1), stride=(2, 1, 1), padding=(1, 0, 0)), (1, 2, 5, 3, 3)),
+    # Height/width stride and padding: the padded rank-5 copy collapses into
+    # the 4-D tile descriptor (unit batch dropped).
+    "conv3d_spatially_strided_padded": (
+        lambda: nn.Conv3d(2, 3, 3, stride=(1, 2, 2), padding=1), (1, 2, 4, 6, 6)),
+    "conv_transpose3d": (lambda: nn.ConvTranspose3d(2, 3, 3, stride=2, padding=1), (1, 2, 3, 4, 4)),
+    "conv_transpose3d_output_padding_dilated": (
+        lambda: nn.ConvTranspose3d(2, 3, 3, stride=2, padding=1, output_padding=1, dilation=(1, 2, 1)),
+        (1, 2, 3, 4, 4)),
+    "conv_transpose2d_grouped": (
+        lambda: nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, groups=2), (1, 4, 4, 4)),
+    "avg_pool3d": (lambda: nn.AvgPool3d(2), (2, 3, 5, 6, 7)),
+    "avg_pool3d_strided_padded": (lambda: nn.AvgPool3d(3, stride=2, padding=1), (2, 3, 5, 6, 7)),
+    "avg_pool3d_exclude_pad_ceil": (
+        lambda: nn.AvgPool3d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        (2, 3, 5, 6, 7)),
+    "avg_pool3d_divisor_override": (lambda: nn.AvgPool3d(2, divisor_override=3), (1, 2, 4, 4, 4)),
+    "max_pool3d": (lambda: nn.MaxPool3d(2), (1, 2, 4, 6, 6)),
 }
 
 
