@@ -278,3 +278,30 @@ def _rewrite_partly_empty(graph: Graph, node: Node, frame) -> None:
             user.args = (node, keep.index(index))
         else:  # an empty piece: the host knows it; it no longer reads the split
             user.args = (None, index)
+
+
+# Ops whose lowering makes empty pieces of non-empty tensors ---------------------------------
+def zero_size_decompositions() -> dict:
+    """Decompositions for ops that torch-mlir lowers through empty
+    intermediates: ``roll`` by a multiple of the size slices off nothing."""
+    return {aten.roll.default: _roll}
+
+
+def _roll(x: torch.Tensor, shifts, dims=()) -> torch.Tensor:
+    """``torch.roll`` as one ``cat`` of two non-empty slices per rolled dim
+    (a whole turn is no change)."""
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if x.numel() == 0:
+        return NotImplemented  # empty: known, left as it is
+    if not dims:  # rolled flat
+        return _roll(x.reshape(-1), shifts, [0]).reshape(x.shape)
+    out = x
+    for shift, dim in zip(shifts, dims):
+        size = x.shape[dim]
+        shift = shift % size
+        if shift:
+            out = torch.cat([out.narrow(dim, size - shift, shift),
+                             out.narrow(dim, 0, size - shift)], dim)
+    return out.clone() if out is x else out
+

@@ -144,3 +144,10 @@ def test_an_op_nova_cannot_fill_is_a_clear_error_at_the_models_line():
                                                 r"tensor of shape \[0\]") as info:
         nova.compile(_BucketSums(), _ints(0), torch.tensor([0, 0]), torch.randn(5, 2))
     assert info.value.frame.line == inspect.getsourcelines(_BucketSums.forward)[1] + 1
+
+
+@pytest.mark.parametrize("shifts,dims", [(0, 0), (5, 1), ((1, 2), (0, 2)), (-7, 2), (3, ())],
+                         ids=str)
+def test_roll_by_a_whole_turn_makes_no_empty_slice(shifts, dims):
+    # torch-mlir's roll would slice off a 0x5x5 piece for a shift of 0 or 5.
+    _same(lambda x: torch.roll(x, shifts, dims), torch.randn(5, 5, 5))
