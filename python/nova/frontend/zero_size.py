@@ -41,6 +41,10 @@ aten = torch.ops.aten
 #: Ops without a result that only check their operand (dropped with it).
 _KNOWN = "nova_zero_size_known"
 
+#: Ops whose result has no defined contents (``x.new_empty(3)`` of an empty x).
+_UNINITIALIZED = {aten.new_empty.default, aten.new_empty_strided.default,
+                  aten.empty_like.default}
+
 _CHECKS = {aten._assert_tensor_metadata.default, aten._assert_async.msg,
            aten.sym_constrain_range_for_size.default}
 
@@ -102,9 +106,10 @@ def fold_zero_size(graph: Graph) -> bool:
         elif node.target in _REWRITES:
             _REWRITES[node.target](graph, node)
         else:
-            empty = next(i for i in inputs if is_empty_node(i))
+            empty = next((i for i in inputs if is_empty_node(i)), None)
+            shape = tuple(_tensors(empty.meta["val"])[0].shape) if empty is not None else ()
             raise NovaZeroSizeError(
-                f"{node.target} reads", tuple(_tensors(empty.meta["val"])[0].shape),
+                f"{node.target} reads", shape,
                 _frame_of_node(node),
                 reason="into a non-empty result, which Nova does not compute for this op")
     return bool(known)
@@ -131,7 +136,10 @@ def _fold(graph: Graph, node: Node, known: dict[Node, Any], frame) -> Any:
                        if t.numel() == 0).shape) if node.target is not operator.getitem else ()
     try:
         with torch.no_grad():
-            value = node.target(*args, **kwargs)
+            if node.target in _UNINITIALIZED:  # any contents do: zeros, not garbage
+                value = torch.zeros(tuple(node.meta["val"].shape), dtype=node.meta["val"].dtype)
+            else:
+                value = node.target(*args, **kwargs)
     except Exception as error:  # eager's own refusal (amax over nothing...)
         raise NovaZeroSizeError(what, shape, frame,
                                 reason=f"fails in eager too ({error})") from error

@@ -151,3 +151,10 @@ def test_an_op_nova_cannot_fill_is_a_clear_error_at_the_models_line():
 def test_roll_by_a_whole_turn_makes_no_empty_slice(shifts, dims):
     # torch-mlir's roll would slice off a 0x5x5 piece for a shift of 0 or 5.
     _same(lambda x: torch.roll(x, shifts, dims), torch.randn(5, 5, 5))
+
+
+def test_an_uninitialized_tensor_like_an_empty_one_is_filled_not_refused():
+    # new_empty of an empty x, and empty_like of a sum over nothing: no defined contents.
+    fn = lambda x: x.new_empty((2, 3)).fill_(4.0) + 1  # noqa: E731
+    _same(fn, torch.randn(0, 3))
+    _same(lambda x: torch.empty_like(x.sum(0, keepdim=True)).fill_(4.0), torch.randn(0, 3))
