@@ -31,6 +31,7 @@ descending), as torch does.
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, Sequence
 
 import torch
@@ -40,7 +41,7 @@ aten = torch.ops.aten
 
 def indexing_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
     """The rewrites of this module, keyed by the overloads torch.export emits."""
-    return {
+    table = {
         aten.cumsum.default: _cumsum,
         aten.cumprod.default: _cumprod,
         aten.logcumsumexp.default: _logcumsumexp,
@@ -61,6 +62,25 @@ def indexing_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
         aten.index_put.default: _index_put,
         aten._unsafe_index_put.default: _index_put,
     }
+    return {op: _unless_empty(fn) for op, fn in table.items()}
+
+
+def _unless_empty(fn: Callable) -> Callable:
+    """``fn``, except on tensors without elements: those ops stay as they are
+    for :mod:`nova.frontend.zero_size` (an empty result is known, an empty
+    index writes nothing), and the rewrites' reductions over an empty extra
+    axis would fail anyway (``amax`` of nothing)."""
+    from torch.utils import _pytree as pytree
+
+    @functools.wraps(fn)
+    def unless_empty(*args, **kwargs):
+        if any(isinstance(t, torch.Tensor) and t.numel() == 0
+               for t in pytree.tree_leaves((args, kwargs))):
+            return NotImplemented
+        return fn(*args, **kwargs)
+
+    return unless_empty
+
 
 
 # -- helpers --------------------------------------------------------------------

@@ -12,6 +12,7 @@ from nova.frontend.decompose_conv import conv_decompositions
 from nova.frontend.decompose_dtypes import dtype_decompositions
 from nova.frontend.decompose_indexing import indexing_decompositions
 from nova.frontend.decompose_pooling import pooling_decompositions
+from nova.frontend.zero_size import zero_size_decompositions
 
 aten = torch.ops.aten
 
@@ -33,7 +34,9 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
       types the units take (:mod:`nova.frontend.decompose_dtypes`);
     - max pooling (with its indices) as strided slices folded with
       compare-and-select (:mod:`nova.frontend.decompose_pooling`);
-    - 1-D and 3-D convolutions as 2-D ones (:mod:`nova.frontend.decompose_conv`).
+    - 1-D and 3-D convolutions as 2-D ones (:mod:`nova.frontend.decompose_conv`);
+    - ``roll`` without the empty slices torch-mlir's lowering makes of a
+      whole turn (:mod:`nova.frontend.zero_size`).
     """
     from torch._decomp import get_decompositions
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
@@ -45,6 +48,7 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
     table.update(dtype_decompositions(table))
     table.update(pooling_decompositions())
     table.update(conv_decompositions())
+    table.update(zero_size_decompositions())
     return table
 
 

@@ -44,13 +44,17 @@ class NovaLoweringError(NovaUnsupportedOpError):
 
 
 class NovaZeroSizeError(NovaUnsupportedOpError):
-    """An op (or an input) of the model makes a tensor without elements, which Nova
-    does not compile; refused before torch-mlir, whose lowering can die of a
-    division by zero on such shapes. ``frame`` is the model's line."""
+    """An op of the model reads or makes a tensor without elements in a way Nova
+    does not compile (most such programs compile: see
+    :mod:`nova.frontend.zero_size`); ``reason`` says why. Raised before
+    torch-mlir, whose lowering can die of a division by zero on such shapes.
+    ``frame`` is the model's line."""
 
-    def __init__(self, what: str, shape: tuple[int, ...], frame) -> None:
-        # what: "input 'x' is" or "aten.slice.Tensor makes"
+    def __init__(self, what: str, shape: tuple[int, ...], frame,
+                 reason: str = "; Nova does not compile tensors without elements") -> None:
+        # what: "input 'x' is", "aten.slice.Tensor makes", "aten.convolution.default reads"
         super().__init__(what.rsplit(" ", 1)[0], frame)
         where = f"\n{frame}" if frame is not None else ""
+        sep = "" if reason.startswith(";") else " "
         self.args = (f"cannot compile the model: {what} a zero-size tensor of shape "
-                     f"{list(shape)}; Nova does not compile tensors without elements{where}",)
+                     f"{list(shape)}{sep}{reason}{where}",)

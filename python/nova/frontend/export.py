@@ -173,7 +173,12 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     """torch-mlir import of a program made by :func:`export` (its graph is
     rewritten in place). ``reject_foreign_ops=False`` keeps ops outside the
     dialects Nova compiles (``tm_tensor.*``) in the text, for inspection."""
+    from nova.frontend.zero_size import drop_zero_size, fold_zero_size
+
+    has_empty = fold_zero_size(exported.graph)
     signature = read_signature(exported)
+    if has_empty:
+        drop_zero_size(exported.graph)
     _reject_unsigned(exported.graph)
     _reject_zero_size(exported.graph)
     mlir, ops = import_fx_graph(exported.graph, func_name=func_name,
@@ -202,7 +207,8 @@ def _frame_of_node(node: torch.fx.Node):
 def _reject_zero_size(graph: torch.fx.Graph) -> None:
     """Nova compiles no tensor without elements (a normal-form error in nova-opt),
     and torch-mlir's lowering can die of SIGFPE on one (a 0x3x4 batched matmul):
-    refuse it here, at the model's line, before torch-mlir runs."""
+    the zero-size pass leaves none; any left is refused here, at the model's
+    line, before torch-mlir runs."""
     from nova.frontend.errors import NovaZeroSizeError
 
     for node in graph.nodes:

@@ -5,7 +5,9 @@ ExportedProgram itself (its graph signature, pytree specs and the fake-tensor
 The program's arguments are, in order: parameters, buffers (persistent or
 not), lifted tensor constants (tensors created in ``forward``), then the
 user's tensor inputs. Its results are the user's tensor outputs, then the
-new values of the user inputs that ``forward`` updates in place.
+new values of the user inputs that ``forward`` updates in place. Tensors without elements
+(state, inputs, results) are no arguments or results of the program: the
+binding checks and makes them on the host (:mod:`nova.frontend.zero_size`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from torch.export.graph_signature import (
 )
 
 from nova.frontend.errors import NovaExportError
+from nova.frontend.zero_size import is_empty_node
 from nova.runtime.binding import CallBinding, Leaf
 
 _STATE = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
@@ -110,6 +113,8 @@ def read_signature(ep: ExportedProgram) -> Signature:
     params, values, inputs, leaves = [], [], [], []
     user_position = {}  # user input name -> leaf position
     for node, spec in zip(placeholders, specs):
+        if spec.kind in _STATE and is_empty_node(node):
+            continue  # nothing to bind
         if spec.kind in _STATE:
             value = ep.state_dict.get(spec.target)
             if value is None:
@@ -126,7 +131,9 @@ def read_signature(ep: ExportedProgram) -> Signature:
             position = len(leaves)
             name = leaf_name(in_paths[position], outputs=False)
             user_position[spec.arg.name] = position
-            if isinstance(spec.arg, TensorArgument):
+            if isinstance(spec.arg, TensorArgument) and is_empty_node(node):
+                leaves.append(_empty_leaf(name, node))
+            elif isinstance(spec.arg, TensorArgument):
                 host = _narrow_placeholder(graph, node)
                 inputs.append(TensorSpec.of(name, node.meta["val"]))
                 leaves.append(Leaf("tensor", name, index=len(inputs) - 1, host_dtype=host))
@@ -152,7 +159,9 @@ def read_signature(ep: ExportedProgram) -> Signature:
     for value, spec in zip(returned, ep.graph_signature.output_specs):
         if spec.kind == OutputKind.USER_OUTPUT:
             name = leaf_name(out_paths[len(out_leaves)], outputs=True)
-            if isinstance(spec.arg, TensorArgument):
+            if isinstance(spec.arg, TensorArgument) and is_empty_node(value):
+                out_leaves.append(_empty_leaf(name, value))
+            elif isinstance(spec.arg, TensorArgument):
                 value, host = _narrowed_result(graph, output_node, value)
                 out_leaves.append(Leaf("tensor", name, index=len(user_results),
                                        host_dtype=host))
@@ -162,6 +171,8 @@ def read_signature(ep: ExportedProgram) -> Signature:
             else:
                 raise NovaExportError(f"output {name} is a {type(spec.arg).__name__}: a Nova "
                                       f"program returns tensors and Python scalars")
+        elif spec.kind == OutputKind.USER_INPUT_MUTATION and is_empty_node(value):
+            pass  # an empty input's update changes nothing
         elif spec.kind == OutputKind.USER_INPUT_MUTATION:
             position = user_position[spec.target]
             mutated.append((position, value))
@@ -229,6 +240,12 @@ def _set_val(node: torch.fx.Node, like: torch.Tensor, dtype: torch.dtype) -> Non
         val = like.to(dtype)
     node.meta["val"] = val
     node.meta["tensor_meta"] = _extract_tensor_metadata(val)
+
+
+def _empty_leaf(name: str, node: torch.fx.Node) -> Leaf:
+    val = node.meta["val"]
+    return Leaf("empty", name, shape=tuple(int(d) for d in val.shape),
+                dtype=str(val.dtype).removeprefix("torch."))
 
 
 def _is_scalar(value: Any) -> bool:

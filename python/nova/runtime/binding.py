@@ -36,7 +36,10 @@ class Leaf:
 
     A ``tensor`` leaf's ``index`` is its position among the binary's (non
     parameter) inputs or among its results; a ``constant`` leaf holds the
-    Python ``value`` that was fixed at export.
+    Python ``value`` that was fixed at export. An ``empty`` leaf is a tensor
+    without elements (of ``shape`` and ``dtype``): it is no input or result
+    of the binary, the host checks it on the way in and makes it on the way
+    out (:mod:`nova.frontend.zero_size`).
     """
 
     kind: str
@@ -46,10 +49,18 @@ class Leaf:
     #: The caller's dtype where the binary holds another: ``"float64"`` for an
     #: f64 tensor the program takes or returns as f32.
     host_dtype: str | None = None
+    #: An ``empty`` leaf's shape (with a 0) and dtype name (``"float32"``).
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ("tensor", "constant"):
-            raise ValueError(f"a leaf is a tensor or a constant, not {self.kind!r}")
+        if self.kind not in ("tensor", "constant", "empty"):
+            raise ValueError(f"a leaf is a tensor, a constant or empty, not {self.kind!r}")
+        if self.kind == "empty":
+            if self.shape is None or 0 not in self.shape or not self.dtype:
+                raise ValueError(f"{self.name}: an empty leaf needs a shape with a 0 and a "
+                                 f"dtype, got {self.shape} {self.dtype}")
+            object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
         if self.kind == "constant" and not isinstance(self.value, _SCALARS):
             raise ValueError(f"{self.name}: a baked leaf must be a Python scalar, "
                              f"got {type(self.value).__name__}")
@@ -103,6 +114,8 @@ class CallBinding:
                 raise ProgramInputError(
                     f"{leaf.name} was {leaf.value!r} when the model was exported and is "
                     f"baked into the program; got {value!r} (compile again for another value)")
+            if leaf.kind == "empty":
+                _check_empty(leaf, value)
         return leaves
 
     def tensors_of(self, leaves: Sequence[Any]) -> list[Any]:
@@ -127,7 +140,8 @@ class CallBinding:
         for result, position in self.mutations:
             _write_back(leaves[position] if position < len(leaves) else None,
                         results[result], self.inputs[position].name)
-        values = [_to_host(leaf, results[leaf.index]) if leaf.kind == "tensor" else leaf.value
+        values = [_to_host(leaf, results[leaf.index]) if leaf.kind == "tensor" else
+                  _empty(leaf) if leaf.kind == "empty" else leaf.value
                   for leaf in self.outputs]
         return pytree.tree_unflatten(values, self.out_spec)
 
@@ -201,7 +215,27 @@ def _leaf_json(leaf: Leaf) -> dict[str, Any]:
     data = {"kind": leaf.kind, "name": leaf.name, "index": leaf.index, "value": leaf.value}
     if leaf.host_dtype is not None:
         data["host_dtype"] = leaf.host_dtype
+    if leaf.kind == "empty":
+        data.update(shape=list(leaf.shape), dtype=leaf.dtype)
     return data
+
+
+def _check_empty(leaf: Leaf, value: Any) -> None:
+    """An input the program does not take (it has no elements) must still be
+    what it was at export: a tensor of that shape and dtype."""
+    shape = getattr(value, "shape", None)
+    dtype = str(getattr(value, "dtype", "")).removeprefix("torch.")
+    if shape is None or tuple(shape) != leaf.shape or dtype != leaf.dtype:
+        got = (f"{dtype}{list(shape)}" if shape is not None else type(value).__name__)
+        raise ProgramInputError(f"{leaf.name} must be a {leaf.dtype} tensor of shape "
+                                f"{list(leaf.shape)} (as at export), got {got}")
+
+
+def _empty(leaf: Leaf) -> Any:
+    """An empty result, made on the host."""
+    import torch
+
+    return torch.empty(leaf.shape, dtype=getattr(torch, leaf.dtype))
 
 
 def _to_binary(leaf: Leaf, value: Any) -> Any:
