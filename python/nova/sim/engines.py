@@ -46,7 +46,7 @@ from .scalar import S63, SaluError, salu, wrap
 from .timing import BandwidthPool, CostModel
 from .trace import TraceRecorder
 from .watchdog import Budget, over_instructions, over_time
-from . import fast_timing
+from . import decoupled, fast_timing
 from . import stream as sx
 from .stream import cached_stream, precheck, snapshot, state_at, store_stream, walk_stream
 
@@ -318,7 +318,9 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         heapq.heappush(self.heap, (t, next(self._seq), fn, arg))
 
     def run(self) -> float:
-        if not fast_timing.run(self):  # timing-only runs it models go compiled
+        # Timing-only runs it models go compiled; functional ones take their times
+        # from it and run their data effects after (nova.sim.decoupled).
+        if not (fast_timing.run(self) or decoupled.run(self)):
             self._loop()
         self._check_end()
         for ch in self.chips:

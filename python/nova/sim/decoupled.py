@@ -1,0 +1,134 @@
+"""Functional runs with the times taken from the compiled event loop.
+
+Simulated time never depends on data (no register is loaded from memory; the
+costs of matmuls, vector instructions and local DMA copies are static), so a
+functional run need not run its data effects inside the Python event loop. The
+compiled loop (:func:`nova.sim.fast_timing.run_ordered`) computes every time,
+busy time and count of the report, bit-identical to the Python loop's, and the
+order in which the instructions start; this module then runs the instructions'
+data effects in that order, which is the order the Python loop runs them in
+(an effect happens when its instruction starts), so memories end bit-identical
+too, whatever the program's synchronisation.
+
+It applies where the compiled loop does (a traced run, collectives, send/recv,
+peer DMA, budgets and deadlocks fall back to the Python loop) and further needs
+every chip's stream prechecked (all accesses in bounds: the memory traffic is
+then the precheck's count) and free of ``dma_gather`` / ``dma_scatter`` (their
+time depends on the index values). A fault in a data effect (a failed
+``vassert``, a conversion fault) raises the error the Python loop raises, at
+the same instruction: the first in start order. ``NOVA_SIM_FAST=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import fast_timing
+from . import opcodes as oc
+from .engines_dma import copy_tile
+from .stream import precheck
+
+if TYPE_CHECKING:
+    from .engines import Chip, Dec, Machine
+
+#: Opcodes whose time depends on the data (indexed DMA: one setup per run of positions).
+_DATA_TIMED = (oc.DMA_GATHER, oc.DMA_SCATTER)
+
+
+class _Op:
+    """A dispatched instruction as the vector semantics read it."""
+
+    __slots__ = ("d", "ra", "rb", "rc", "rdst", "t", "start")
+
+    def __init__(self, d: "Dec", ra: int, rb: int, rc: int, rdst: int) -> None:
+        self.d, self.ra, self.rb, self.rc, self.rdst = d, ra, rb, rc, rdst
+        self.t = self.start = 0.0
+
+
+def eligible(m: "Machine") -> bool:
+    """Whether ``m`` (a fresh functional machine) can run decoupled; prechecks
+    every chip's stream (marks it prechecked, as a timing-only run does)."""
+    if not m.functional or m.trace is not None or not fast_timing.available():
+        return False
+    tg = m.target
+    caps = (tg.capacity(oc.HBM), tg.capacity(oc.SRAM), tg.capacity(oc.ACC))
+    for ch in m.chips:
+        if ch.steps is None or ch.stream.final is None or ch.si != 0:
+            return False
+        timed = ch.stream.fast.get("data-timed")
+        if timed is None:
+            timed = ch.stream.fast["data-timed"] = any(
+                st[1] == 0 and st[2].op in _DATA_TIMED for st in ch.steps)
+        if timed:
+            return False
+    pre = [precheck(ch.stream, caps) for ch in m.chips]
+    if any(p is None for p in pre):
+        return False
+    for ch, p in zip(m.chips, pre):
+        ch.pre_bytes = p
+    return True
+
+
+def run(m: "Machine") -> bool:
+    """Runs ``m`` (a fresh functional machine) decoupled: times from the compiled
+    loop, then the data effects in start order. False when it does not apply
+    (nothing of ``m`` was changed then; the Python loop runs)."""
+    if not eligible(m):
+        for ch in m.chips:
+            ch.pre_bytes = None
+        return False
+    for ch in m.chips:
+        ch.prechecked = True
+    order = fast_timing.run_ordered(m)
+    if order is None:
+        for ch in m.chips:
+            ch.prechecked, ch.pre_bytes = False, None
+        return False
+    replay(m, order)
+    return True
+
+
+def replay(m: "Machine", order: np.ndarray) -> None:
+    """The data effects of the dispatches ``order`` names (rows ``(chip, step)``), in order."""
+    chips = m.chips
+    scratch = [dict.fromkeys(ch.mem_bytes, 0.0) for ch in chips]
+    counted = [ch.mem_bytes for ch in chips]
+    # The traffic is the precheck's: the vector semantics count into a scratch dict.
+    for ch, s in zip(chips, scratch):
+        ch.mem_bytes = s
+    try:
+        exec_ = m._exec
+        for c, i in order.tolist():
+            ch = chips[c]
+            st = ch.steps[i]
+            d = st[2]
+            op = d.op
+            if op == oc.MATMUL:
+                _matmul(ch, d, st[3], st[4], st[6])
+            elif op == oc.DMA_COPY:
+                what = d.label
+                copy_tile(ch.mem.view(d.td, st[6], what), ch.mem.view(d.ta, st[3], what), d.perm_axis)
+            elif op != oc.NOP:
+                exec_[op](ch.queues[d.qkey], _Op(d, st[3], st[4], st[5], st[6]))
+    finally:
+        for ch, s in zip(chips, counted):
+            ch.mem_bytes = s
+
+
+def _matmul(ch: "Chip", d: "Dec", ra: int, rb: int, rdst: int) -> None:
+    """``Machine._x_matmul``'s data effect."""
+    mem, what = ch.mem, d.label
+    td = d.td
+    c = mem.read(d.ta, ra, what) @ mem.read(d.tb, rb, what)
+    if td.dtype == oc.F32:
+        acc = mem.view(td, rdst, what)
+        if d.ins.flags & oc.F_ACCUMULATE:
+            acc += c
+        else:
+            acc[...] = c
+    else:
+        if d.ins.flags & oc.F_ACCUMULATE:
+            c += mem.read(td, rdst, what)
+        mem.write(td, rdst, c, what)
