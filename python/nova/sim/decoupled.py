@@ -27,24 +27,15 @@ import numpy as np
 
 from . import fast_timing
 from . import opcodes as oc
-from .engines_dma import copy_tile
+from .numerics import ValueFault
+from .replay_plan import schedule
 from .stream import precheck
 
 if TYPE_CHECKING:
-    from .engines import Chip, Dec, Machine
+    from .engines import Machine
 
 #: Opcodes whose time depends on the data (indexed DMA: one setup per run of positions).
 _DATA_TIMED = (oc.DMA_GATHER, oc.DMA_SCATTER)
-
-
-class _Op:
-    """A dispatched instruction as the vector semantics read it."""
-
-    __slots__ = ("d", "ra", "rb", "rc", "rdst", "t", "start")
-
-    def __init__(self, d: "Dec", ra: int, rb: int, rc: int, rdst: int) -> None:
-        self.d, self.ra, self.rb, self.rc, self.rdst = d, ra, rb, rc, rdst
-        self.t = self.start = 0.0
 
 
 def eligible(m: "Machine") -> bool:
@@ -91,44 +82,24 @@ def run(m: "Machine") -> bool:
 
 
 def replay(m: "Machine", order: np.ndarray) -> None:
-    """The data effects of the dispatches ``order`` names (rows ``(chip, step)``), in order."""
+    """The data effects of the dispatches ``order`` names (rows ``(chip, step)``), in
+    order, from the prepared schedule (:mod:`nova.sim.replay_plan`)."""
     chips = m.chips
-    scratch = [dict.fromkeys(ch.mem_bytes, 0.0) for ch in chips]
+    s = schedule(m, order)
     counted = [ch.mem_bytes for ch in chips]
-    # The traffic is the precheck's: the vector semantics count into a scratch dict.
-    for ch, s in zip(chips, scratch):
-        ch.mem_bytes = s
+    # The traffic is the precheck's: semantics run as they are count into scratch.
+    for ch in chips:
+        ch.mem_bytes = dict.fromkeys(ch.mem_bytes, 0.0)
+    k = 0
     try:
-        exec_ = m._exec
-        for c, i in order.tolist():
-            ch = chips[c]
-            st = ch.steps[i]
-            d = st[2]
-            op = d.op
-            if op == oc.MATMUL:
-                _matmul(ch, d, st[3], st[4], st[6])
-            elif op == oc.DMA_COPY:
-                what = d.label
-                copy_tile(ch.mem.view(d.td, st[6], what), ch.mem.view(d.ta, st[3], what), d.perm_axis)
-            elif op != oc.NOP:
-                exec_[op](ch.queues[d.qkey], _Op(d, st[3], st[4], st[5], st[6]))
+        # One errstate for the whole replay (the vector semantics ignore float
+        # errors; matmuls and copies raise none).
+        with np.errstate(all="ignore"):
+            for k, (fn, args) in enumerate(zip(s.fns, s.args)):
+                fn(*args)
+    except ValueFault as e:
+        ch, d = s.where[k]
+        raise m._fault(ch, d, str(e)) from None
     finally:
-        for ch, s in zip(chips, counted):
-            ch.mem_bytes = s
-
-
-def _matmul(ch: "Chip", d: "Dec", ra: int, rb: int, rdst: int) -> None:
-    """``Machine._x_matmul``'s data effect."""
-    mem, what = ch.mem, d.label
-    td = d.td
-    c = mem.read(d.ta, ra, what) @ mem.read(d.tb, rb, what)
-    if td.dtype == oc.F32:
-        acc = mem.view(td, rdst, what)
-        if d.ins.flags & oc.F_ACCUMULATE:
-            acc += c
-        else:
-            acc[...] = c
-    else:
-        if d.ins.flags & oc.F_ACCUMULATE:
-            c += mem.read(td, rdst, what)
-        mem.write(td, rdst, c, what)
+        for ch, b in zip(chips, counted):
+            ch.mem_bytes = b

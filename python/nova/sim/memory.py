@@ -192,11 +192,12 @@ def _clusters(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
 class ChipMemory:
     """HBM, SRAM and accumulator of one chip, with tile reads and writes."""
 
-    __slots__ = ("chip", "spaces")
+    __slots__ = ("chip", "spaces", "replay")
 
     def __init__(self, chip: int, hbm_bytes: int, sram_bytes: int, acc_bytes: int,
                  limit: int | None = None) -> None:
         self.chip = chip
+        self.replay = None  # nova.sim.replay_plan.Schedule of the last decoupled run, on chip 0
         limit = limit if limit is not None else host_memory_limit()
         self.spaces = (Memory("hbm", hbm_bytes, chip, limit=limit),
                        Memory("sram", sram_bytes, chip, limit=limit),
