@@ -86,6 +86,7 @@ def replay(m: "Machine", order: np.ndarray) -> None:
     order, from the prepared schedule (:mod:`nova.sim.replay_plan`)."""
     chips = m.chips
     s = schedule(m, order)
+    s.start(m)
     counted = [ch.mem_bytes for ch in chips]
     # The traffic is the precheck's: semantics run as they are count into scratch.
     for ch in chips:
