@@ -64,10 +64,10 @@ class _Cached:
 class Schedule:
     """Effects in start order: ``fns[k](*args[k])``; ``where[k]`` = (chip, Dec)."""
 
-    __slots__ = ("streams", "order", "buffers", "fns", "args", "where", "cached", "runs")
+    __slots__ = ("streams", "order", "buffers", "fuse", "fns", "args", "where", "cached", "runs")
 
-    def __init__(self, streams: tuple, order: np.ndarray, buffers: tuple) -> None:
-        self.streams, self.order, self.buffers = streams, order, buffers
+    def __init__(self, streams: tuple, order: np.ndarray, buffers: tuple, fuse: bool) -> None:
+        self.streams, self.order, self.buffers, self.fuse = streams, order, buffers, fuse
         self.fns: list[Callable[..., Any]] = []
         self.args: list[tuple] = []
         self.where: list[tuple["Chip", "Dec"]] = []
@@ -100,10 +100,13 @@ def _same(a: tuple, b: tuple) -> bool:
 
 def schedule(m: "Machine", order: np.ndarray) -> Schedule:
     """The schedule of ``m``'s run in ``order`` (rows (chip, step)), cached."""
+    from nova.knobs import knobs
+
+    fuse = knobs().sim_fuse
     mem0 = m.chips[0].mem
     streams = tuple(ch.stream for ch in m.chips)
     s = mem0.replay
-    if s is not None and _same(s.streams, streams) and _same(s.buffers, _buffers(m)) \
+    if s is not None and s.fuse == fuse and _same(s.streams, streams) and _same(s.buffers, _buffers(m)) \
             and np.array_equal(s.order, order):
         return s
     mem0.replay = None
@@ -117,7 +120,7 @@ def schedule(m: "Machine", order: np.ndarray) -> Schedule:
         d = st[2]
         for t, addr in _tiles(d, st):
             ch.mem.spaces[t.space].ensure(addr, t.extent, d.label)
-    s = Schedule(streams, order.copy(), _buffers(m))
+    s = Schedule(streams, order.copy(), _buffers(m), fuse)
     written = _hbm_writes(m, rows)
     keys: dict[tuple, _Cached] = {}
     budget = [CACHE_BYTES]
@@ -148,8 +151,56 @@ def schedule(m: "Machine", order: np.ndarray) -> Schedule:
         s.fns.append(fn)
         s.args.append(args)
         s.where.append((ch, d))
+    if fuse:
+        _fuse(s)
     mem0.replay = s
     return s
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _fuse(s: Schedule) -> None:
+    """Chains of consecutive f32 matmuls into one accumulator whose lhs tiles are
+    consecutive column blocks of one array and rhs tiles consecutive row blocks
+    (a K loop) become one matmul over the whole K: ``acc += A @ B`` (the first
+    may set the accumulator). BLAS then sums over K in its own order."""
+    fns, args, where = s.fns, s.args, s.where
+    out_f, out_a, out_w = [], [], []
+    k, n = 0, len(fns)
+    while k < n:
+        f = fns[k]
+        j = k + 1
+        if f is _matmul_acc or f is _matmul_set:
+            a0, b0, acc = args[k]
+            kk = a0.shape[1]
+            step_a, step_b = kk * a0.strides[1], kk * b0.strides[0]
+            pa, pb = _address(a0), _address(b0)
+            while j < n and fns[j] is _matmul_acc:
+                a, b, c = args[j]
+                if not (c is acc or (c.shape == acc.shape and c.strides == acc.strides
+                                     and _address(c) == _address(acc) and c.base is acc.base)):
+                    break
+                if a.shape != a0.shape or a.strides != a0.strides or a.base is not a0.base or \
+                        b.shape != b0.shape or b.strides != b0.strides or b.base is not b0.base:
+                    break
+                if _address(a) != pa + (j - k) * step_a or _address(b) != pb + (j - k) * step_b:
+                    break
+                j += 1
+            if j - k > 1:
+                big_a = np.lib.stride_tricks.as_strided(a0, (a0.shape[0], kk * (j - k)), a0.strides)
+                big_b = np.lib.stride_tricks.as_strided(b0, (kk * (j - k), b0.shape[1]), b0.strides)
+                out_f.append(f)
+                out_a.append((big_a, big_b, acc))
+                out_w.append(where[k])
+                k = j
+                continue
+        out_f.append(f)
+        out_a.append(args[k])
+        out_w.append(where[k])
+        k = j if j == k + 1 else k + 1
+    s.fns, s.args, s.where = out_f, out_a, out_w
 
 
 def _tiles(d: "Dec", st: tuple) -> list[tuple["TileAccess", int]]:
