@@ -66,9 +66,12 @@ def run(m: "Machine") -> bool:
     """Runs ``m`` (a fresh functional machine) decoupled: times from the compiled
     loop, then the data effects in start order. False when it does not apply
     (nothing of ``m`` was changed then; the Python loop runs)."""
+    if not m.functional:
+        return False
     if not eligible(m):
         for ch in m.chips:
             ch.pre_bytes = None
+        _forget(m)
         return False
     for ch in m.chips:
         ch.prechecked = True
@@ -76,9 +79,17 @@ def run(m: "Machine") -> bool:
     if order is None:
         for ch in m.chips:
             ch.prechecked, ch.pre_bytes = False, None
+        _forget(m)
         return False
     replay(m, order)
     return True
+
+
+def _forget(m: "Machine") -> None:
+    """The Python loop runs on these memories: their schedule (and its cached
+    copies, which assume only the host writes what they copy) is dropped."""
+    if m.chips and m.chips[0].mem is not None:
+        m.chips[0].mem.replay = None
 
 
 def replay(m: "Machine", order: np.ndarray) -> None:

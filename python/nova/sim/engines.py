@@ -289,9 +289,9 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         if trace is None:  # traced runs interpret (they record semaphore FIFOs)
             for ch, code in zip(self.chips, program.chips):
                 ch.stream = cached_stream(code, ch.id, tg.dma_engines, self.budget)
-                if ch.stream is None and not self.functional and fast_timing.available():
-                    # A timing-only run walks the stream first (scalar code only), so even
-                    # a program's one run goes on the compiled loop.
+                if ch.stream is None and fast_timing.available():
+                    # A run walks the stream first (scalar code only), so even a program's
+                    # one run goes on the compiled loop (functional ones decoupled).
                     ch.stream = walk_stream(code, ch.code, ch.id, self.budget)
                     store_stream(code, ch.id, tg.dma_engines, self.budget, ch.stream)
                 ch.steps = None if ch.stream is None else ch.stream.steps
