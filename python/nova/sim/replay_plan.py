@@ -191,6 +191,7 @@ def _fuse(s: Schedule) -> None:
             if j - k > 1:
                 big_a = np.lib.stride_tricks.as_strided(a0, (a0.shape[0], kk * (j - k)), a0.strides)
                 big_b = np.lib.stride_tricks.as_strided(b0, (kk * (j - k), b0.shape[1]), b0.strides)
+            if j - k > 1 and not (np.may_share_memory(acc, big_a) or np.may_share_memory(acc, big_b)):
                 out_f.append(f)
                 out_a.append((big_a, big_b, acc))
                 out_w.append(where[k])
@@ -199,7 +200,7 @@ def _fuse(s: Schedule) -> None:
         out_f.append(f)
         out_a.append(args[k])
         out_w.append(where[k])
-        k = j if j == k + 1 else k + 1
+        k += 1
     s.fns, s.args, s.where = out_f, out_a, out_w
 
 
