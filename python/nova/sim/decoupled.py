@@ -82,6 +82,7 @@ def run(m: "Machine") -> bool:
         _forget(m)
         return False
     replay(m, order)
+    m.decoupled = True
     return True
 
 

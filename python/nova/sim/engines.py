@@ -281,6 +281,7 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         self.collectives: list[tuple[str, str, float]] = []
         self.events = 0
         self.dispatched = 0
+        self.decoupled = False  # a functional run on the compiled loop (nova.sim.decoupled)
         # Runs with collectives record when the matrix, vector, collective and (all)
         # DMA queues were busy, for the report's collective overlap (nova.sim.overlap).
         self.record_busy = any(d.qkey == Q_COLLECTIVE for ch in self.chips for d in ch.code)
