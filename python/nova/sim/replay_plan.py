@@ -15,8 +15,9 @@ Transposing DMA copies from HBM bytes that no instruction of the run writes
 (weights: k-major weight strips, ~3.5 GB/s in numpy) keep, from a schedule's
 second run on, a contiguous copy of what they wrote; later runs copy that
 (~10x faster) for as long as the host has not written over the source
-(``Memory.written``: every host write is checked at the start of a run). At
-most :data:`CACHE_BYTES` of them are kept per schedule.
+(``Memory.written``: every host write is checked at the start of a run; host
+writes go through ``Memory.write_bytes``). At most :data:`CACHE_BYTES` (and an
+eighth of the host memory limit) of them are kept per schedule.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 
 from . import opcodes as oc
 from .engines_dma import copy_tile
+from .memory import host_memory_limit
 from .numerics import BINARY, UNARY, scalar_of
 
 if TYPE_CHECKING:
@@ -123,7 +125,7 @@ def schedule(m: "Machine", order: np.ndarray) -> Schedule:
     s = Schedule(streams, order.copy(), _buffers(m), fuse)
     written = _hbm_writes(m, rows)
     keys: dict[tuple, _Cached] = {}
-    budget = [CACHE_BYTES]
+    budget = [min(CACHE_BYTES, host_memory_limit() // 8)]  # beside the memories themselves
 
     def cached(ch: "Chip", d: "Dec", addr: int) -> _Cached | None:
         """The cache entry of a transposing copy from constant HBM bytes, or None."""
