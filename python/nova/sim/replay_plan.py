@@ -22,14 +22,15 @@ eighth of the host memory limit) of them are kept per schedule.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from . import opcodes as oc
 from .engines_dma import copy_tile
-from .memory import host_memory_limit
-from .numerics import BINARY, UNARY, scalar_of
+from .memory import decode_values, encode_values, host_memory_limit
+from .numerics import BINARY, UNARY, reduce_axis, scalar_of
 
 if TYPE_CHECKING:
     from .engines import Chip, Dec, Machine
@@ -237,6 +238,14 @@ def _binary(fn: Callable, x: np.ndarray, y: Any, dst: np.ndarray) -> None:
     dst[...] = fn(x, y)
 
 
+def _select(ctype: int, c: np.ndarray, x: np.ndarray, z: np.ndarray, dst: np.ndarray) -> None:
+    dst[...] = np.where(decode_values(ctype, c) != 0, x, z)
+
+
+def _binary_encoded(fn: Callable, x: np.ndarray, y: Any, dst: np.ndarray, dtype: int) -> None:
+    dst[...] = encode_values(dtype, fn(x, y))
+
+
 def _transpose(x: np.ndarray, perm: tuple[int, ...], dst: np.ndarray) -> None:
     dst[...] = x.transpose(perm)
 
@@ -309,6 +318,15 @@ def _effect(m: "Machine", ch: "Chip", d: "Dec", st: tuple,
         return _transpose, (mem.view(d.ta, ra), d.perm, dst)
     if op == oc.MATMUL:
         return _matmul_any, (ch, d, ra, rb, rdst)
+    td = d.td
+    if op == oc.VSELECT and all(t.dtype == oc.F32 for t in (d.tb, d.tc, td)):
+        return _select, (d.ta.dtype, mem.view(d.ta, ra), mem.view(d.tb, rb), mem.view(d.tc, rc), mem.view(td, rdst))
+    if op == oc.VREDUCE and d.ta.dtype == oc.F32 and td.dtype == oc.F32:
+        return _unary, (partial(reduce_axis, kind=d.ins.kind, axis=d.ins.imm0), mem.view(d.ta, ra), mem.view(td, rdst))
+    if op == oc.VSCALAR and d.ta.dtype == oc.F32 and td.dtype != oc.BF16:
+        # A comparison into an i1 (or integer) tile: written as Memory.write encodes it.
+        s = d.scalar if d.scalar is not None else scalar_of(rb, oc.F32, True)
+        return _binary_encoded, (BINARY[d.ins.kind], mem.view(d.ta, ra), s, mem.view(td, rdst), td.dtype)
     # Everything else runs the machine's own semantics (they only touch memory).
     return m._exec[op], (ch.queues[d.qkey], _Op(d, ra, rb, rc, rdst))
 
