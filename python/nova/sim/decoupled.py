@@ -29,6 +29,7 @@ from . import fast_timing
 from . import opcodes as oc
 from .numerics import ValueFault
 from .replay_plan import schedule
+from . import stream as sx
 from .stream import precheck
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def eligible(m: "Machine") -> bool:
         timed = ch.stream.fast.get("data-timed")
         if timed is None:
             timed = ch.stream.fast["data-timed"] = any(
-                st[1] == 0 and st[2].op in _DATA_TIMED for st in ch.steps)
+                st[1] == sx.DISPATCH and st[2].op in _DATA_TIMED for st in ch.steps)
         if timed:
             return False
     pre = [precheck(ch.stream, caps) for ch in m.chips]
