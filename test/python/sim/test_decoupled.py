@@ -167,3 +167,24 @@ def test_budgets_traces_and_indexed_dma_fall_back(monkeypatch, took):
     y = program(ids)
     assert took == [False]
     torch.testing.assert_close(y, emb(ids))
+
+
+def test_chips_without_collectives_replay_in_one_order(monkeypatch, took):
+    from nova.parallel import Mesh, compile_parallel, data_parallel_plan
+
+    torch.manual_seed(0)
+    cfg = models.GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=16)
+    model = models.GPT(cfg).eval()
+    x = torch.randn(4, cfg.seq_len, cfg.d_model)
+    program = compile_parallel(model, x, mesh=Mesh((4,), ("dp",)), plan=data_parallel_plan("dp"))
+    monkeypatch.setenv("NOVA_SIM_FAST", "0")
+    slow = program(x)
+    slow_report = program.report
+    monkeypatch.delenv("NOVA_SIM_FAST")
+    took.clear()
+    fast = program(x)
+    assert took and all(took)
+    same_times(program.report, slow_report)
+    with torch.no_grad():
+        torch.testing.assert_close(fast, model(x), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(fast, slow, rtol=1e-5, atol=1e-5)
