@@ -47,6 +47,9 @@ class _Op:
         self.t = self.start = 0.0
 
 
+#: Binary kinds that compare (bool results: assigned, not computed into f32).
+_COMPARISONS = frozenset(range(39, 45))
+
 #: Bytes of cached transposed copies a schedule keeps at most.
 CACHE_BYTES = 1 << 30
 
@@ -226,16 +229,20 @@ def _matmul_set(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
     acc[...] = a @ b
 
 
-def _assign(dst: np.ndarray, src: Any) -> None:
-    dst[...] = src
-
-
 def _unary(fn: Callable, x: np.ndarray, dst: np.ndarray) -> None:
     dst[...] = fn(x)
 
 
 def _binary(fn: Callable, x: np.ndarray, y: Any, dst: np.ndarray) -> None:
     dst[...] = fn(x, y)
+
+
+def _ufunc1(fn: np.ufunc, x: np.ndarray, dst: np.ndarray) -> None:
+    fn(x, out=dst)
+
+
+def _ufunc2(fn: np.ufunc, x: np.ndarray, y: Any, dst: np.ndarray) -> None:
+    fn(x, y, out=dst)
 
 
 def _select(ctype: int, c: np.ndarray, x: np.ndarray, z: np.ndarray, dst: np.ndarray) -> None:
@@ -295,7 +302,7 @@ def _effect(m: "Machine", ch: "Chip", d: "Dec", st: tuple,
             if e is not None:
                 return _copy_cached, (e, dst, src, d.perm_axis)
             return copy_tile, (dst, src, d.perm_axis)
-        return _assign, (dst, src)  # copy_tile's whole-tile case
+        return dst.__setitem__, (Ellipsis, src)  # copy_tile's whole-tile case
     f32 = all(t is None or t.dtype == oc.F32 for t in (d.ta, d.tb, d.tc, d.td))
     if op == oc.MATMUL and f32:
         fn = _matmul_acc if d.ins.flags & oc.F_ACCUMULATE else _matmul_set
@@ -304,17 +311,21 @@ def _effect(m: "Machine", ch: "Chip", d: "Dec", st: tuple,
         # As the vector semantics compute them for f32 tiles (reads are views,
         # writes assign the result; conversions f32 -> f32 are the identity).
         kind, dst = d.ins.kind, mem.view(d.td, rdst)
+        # f32 -> f32 ufuncs write into the destination (out=: numpy computes as
+        # if into a temporary when operands overlap; the same values, one copy less).
         if op == oc.VCOPY or op == oc.VUNARY and kind == 0:
-            return _assign, (dst, mem.view(d.ta, ra))
+            return dst.__setitem__, (Ellipsis, mem.view(d.ta, ra))
         if op == oc.VUNARY:
-            return _unary, (UNARY[kind], mem.view(d.ta, ra), dst)
-        if op == oc.VBINARY:
-            return _binary, (BINARY[kind], mem.view(d.ta, ra), mem.view(d.tb, rb), dst)
-        if op == oc.VSCALAR:
-            s = d.scalar if d.scalar is not None else scalar_of(rb, oc.F32, True)
-            return _binary, (BINARY[kind], mem.view(d.ta, ra), s, dst)
+            f = UNARY[kind]
+            return (_ufunc1 if isinstance(f, np.ufunc) else _unary), (f, mem.view(d.ta, ra), dst)
+        if op in (oc.VBINARY, oc.VSCALAR):
+            f = BINARY[kind]
+            y = mem.view(d.tb, rb) if op == oc.VBINARY else \
+                d.scalar if d.scalar is not None else scalar_of(rb, oc.F32, True)
+            ufunc = isinstance(f, np.ufunc) and kind not in _COMPARISONS
+            return (_ufunc2 if ufunc else _binary), (f, mem.view(d.ta, ra), y, dst)
         if op == oc.VFILL:
-            return _assign, (dst, d.scalar if d.scalar is not None else scalar_of(ra, oc.F32, True))
+            return dst.__setitem__, (Ellipsis, d.scalar if d.scalar is not None else scalar_of(ra, oc.F32, True))
         return _transpose, (mem.view(d.ta, ra), d.perm, dst)
     if op == oc.MATMUL:
         return _matmul_any, (ch, d, ra, rb, rdst)
