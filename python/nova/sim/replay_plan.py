@@ -8,13 +8,15 @@ run and replayed by later ones without resolving a single address. It is kept
 on chip 0's memory and rebuilt when the streams, the order or any memory
 buffer changed. Each effect does what the instruction's semantics in
 ``Machine`` do to memory, with the same numpy operations on the same views
-(so results are bit-identical); instructions without a prebuilt form (other
-dtypes, reductions, sorts, asserts, ...) call those semantics themselves.
+or, for f32 ufuncs, the same operation computed into the destination (so
+results are bit-identical); instructions without a prebuilt form (other dtypes,
+sorts, asserts, scans, ...) call those semantics themselves. K loops of matmuls
+are fused by :mod:`nova.sim.replay_fuse` unless ``NOVA_SIM_FUSE=0``.
 
 Transposing DMA copies from HBM bytes that no instruction of the run writes
 (weights: k-major weight strips, ~3.5 GB/s in numpy) keep, from a schedule's
 second run on, a contiguous copy of what they wrote; later runs copy that
-(~10x faster) for as long as the host has not written over the source
+(~4x faster on GPT-2 small: memory bandwidth) for as long as the host has not written over the source
 (``Memory.written``: every host write is checked at the start of a run; host
 writes go through ``Memory.write_bytes``). At most :data:`CACHE_BYTES` (and an
 eighth of the host memory limit) of them are kept per schedule.
