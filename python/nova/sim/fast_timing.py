@@ -100,7 +100,13 @@ def _run(m: "Machine", ordered: bool) -> "np.ndarray | bool | None":
     cost = m.cost
     config = (m.cycle, m._t_max, cost.nop, cost.weight_load, cost.fill_drain, m.queue_depth,
               min(m.budget.max_instructions, _I64_MAX), bool(cost.overlap))
-    result = _native.run(config, bandwidths, args, ordered)
+    if ordered:
+        try:
+            result = _native.run(config, bandwidths, args, True)
+        except TypeError:  # an extension built before it reported the start order
+            return None
+    else:
+        result = _native.run(config, bandwidths, args)
     if result is None:
         return None
     _write_back(m, result[:5], names)
