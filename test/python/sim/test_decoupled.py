@@ -34,8 +34,13 @@ def took(monkeypatch):
     return seen
 
 
-def test_the_extension_is_built():
+def test_the_extension_is_built_and_reports_the_start_order():
     assert fast_timing.available()
+    # A build from before the start order was reported takes three arguments
+    # (functional runs then fall back): rebuild the target nova_fast_timing.
+    config = (1.0, 1e9, 1.0, 1.0, 1.0, 32, 1000, True)
+    result = fast_timing._native.run(config, np.zeros(0), [], True)
+    assert len(result) == 6 and result[5] == b""
 
 
 def test_gpt_forward_same_report_and_outputs_as_the_python_loop(monkeypatch, took):
