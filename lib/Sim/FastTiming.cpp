@@ -54,6 +54,7 @@ struct Dec {
 struct Op {
   int dec;
   double t, start;
+  int64_t step; // the stream step that dispatched it (the start order, when recorded)
 };
 
 struct QueueState {
@@ -122,6 +123,10 @@ struct Machine {
   double now = 0.0;
   int64_t events = 0;
   bool bail = false;
+  // Functional runs on the compiled loop (nova.sim.decoupled): every start as
+  // (chip, step), in the order the Python loop would run the data effects.
+  bool recordOrder = false;
+  std::vector<int64_t> order;
 
   void schedule(double t, int type, int a, int b = 0, int64_t v = 0) {
     heap.push(Event{t, seq++, type, a, b, v});
@@ -157,7 +162,7 @@ struct Machine {
           ch.block = d.qkey;
           break;
         }
-        q.pending.push_back(Op{(int)st.dec, t, 0.0});
+        q.pending.push_back(Op{(int)st.dec, t, 0.0, (int64_t)i});
         if (!q.running && q.pending.size() == 1 && !q.wake) {
           q.wake = true;
           schedule(t, WAKE, c, d.qkey);
@@ -281,6 +286,10 @@ struct Machine {
     }
     q.running = true;
     o.start = now;
+    if (recordOrder) {
+      order.push_back(c);
+      order.push_back(o.step);
+    }
     double dur;
     switch (d.cls) {
     case NOP:
@@ -545,14 +554,17 @@ bool viewOf(PyObject *obj, Py_ssize_t itemsize, Py_buffer *view, const char *wha
 
 constexpr int kDecColumns = 7 + 2 * kMaxRes; // see fast_timing.DEC_COLUMNS
 
-/// run(config, bandwidths, chips) -> results or None.
+/// run(config, bandwidths, chips[, record_order]) -> results or None.
 /// config: (cycle, t_max, nop, weight_load, fill_drain, depth, max_instructions, overlap)
+/// record_order: the results end with the starts' (chip, step) pairs (int64 bytes).
 /// chips: [(steps int64[n,4], decs float64[m,kDecColumns], waits/signals uint64[m,2], npc, nqueues)]
 PyObject *runLoop(PyObject *, PyObject *args) {
   PyObject *config, *bandwidths, *chipList;
-  if (!PyArg_ParseTuple(args, "OOO", &config, &bandwidths, &chipList))
+  int recordOrder = 0;
+  if (!PyArg_ParseTuple(args, "OOO|p", &config, &bandwidths, &chipList, &recordOrder))
     return nullptr;
   Machine m;
+  m.recordOrder = recordOrder != 0;
   if (!PyArg_ParseTuple(config, "dddddLLp", &m.cfg.cycle, &m.cfg.tMax, &m.cfg.nop, &m.cfg.weightLoad,
                         &m.cfg.fillDrain, &m.cfg.depth, &m.cfg.maxInstructions, &m.cfg.overlap))
     return nullptr;
@@ -662,6 +674,10 @@ PyObject *runLoop(PyObject *, PyObject *args) {
   PyObject *bytes = PyList_New(m.bytesOrder.size());
   for (size_t i = 0; i < m.bytesOrder.size(); ++i)
     PyList_SET_ITEM(bytes, i, Py_BuildValue("(id)", m.bytesOrder[i], m.bytes[m.bytesOrder[i]]));
+  if (m.recordOrder) {
+    PyObject *order = PyBytes_FromStringAndSize((const char *)m.order.data(), m.order.size() * sizeof(int64_t));
+    return Py_BuildValue("(dLNNNN)", m.now, (long long)m.events, busy, bytes, chipsOut, order);
+  }
   return Py_BuildValue("(dLNNN)", m.now, (long long)m.events, busy, bytes, chipsOut);
 }
 

@@ -39,6 +39,10 @@ class Knobs:
     sim_fast: whether timing-only runs may use the compiled event loop
         (:mod:`nova.sim.fast_timing`); ``NOVA_SIM_FAST=0`` turns it off
         (``1`` or unset: on).
+    sim_fuse: whether a functional run on the compiled loop may do a chain of
+        tile matmuls accumulating over K into one accumulator as one matmul
+        (:mod:`nova.sim.replay_plan`; f32 sums in another order, not
+        bit-identical to the per-tile run); ``NOVA_SIM_FUSE=0`` turns it off.
     torch_logs: torch's ``TORCH_LOGS`` as set; when it names ``nova``
         (``TORCH_LOGS=+nova``) the backend's loggers follow it
         (:mod:`nova.dynamo.logs`).
@@ -50,6 +54,7 @@ class Knobs:
     sim_host_memory: int | None = None
     cache_dir: Path | None = None
     sim_fast: bool = True
+    sim_fuse: bool = True
     torch_logs: str = ""
 
     def __post_init__(self) -> None:
@@ -91,6 +96,7 @@ def knobs(environ: Mapping[str, str] | None = None) -> Knobs:
                  sim_host_memory=_number(env, "NOVA_SIM_HOST_MEMORY", True),
                  cache_dir=_cache_dir(env),
                  sim_fast=_switch(env, "NOVA_SIM_FAST"),
+                 sim_fuse=_switch(env, "NOVA_SIM_FUSE"),
                  torch_logs=env.get("TORCH_LOGS") or "")
 
 

@@ -31,3 +31,11 @@ def test_sim_fast_switch() -> None:
     assert not knobs({"NOVA_SIM_FAST": "0"}).sim_fast
     with pytest.raises(KnobError, match="NOVA_SIM_FAST='yes': expected 0 or 1"):
         knobs({"NOVA_SIM_FAST": "yes"})
+
+
+def test_sim_fuse_switch() -> None:
+    from nova.knobs import KnobError
+
+    assert knobs({}).sim_fuse and not knobs({"NOVA_SIM_FUSE": "0"}).sim_fuse
+    with pytest.raises(KnobError, match="NOVA_SIM_FUSE='no': expected 0 or 1"):
+        knobs({"NOVA_SIM_FUSE": "no"})

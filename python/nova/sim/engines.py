@@ -46,7 +46,7 @@ from .scalar import S63, SaluError, salu, wrap
 from .timing import BandwidthPool, CostModel
 from .trace import TraceRecorder
 from .watchdog import Budget, over_instructions, over_time
-from . import fast_timing
+from . import decoupled, fast_timing
 from . import stream as sx
 from .stream import cached_stream, precheck, snapshot, state_at, store_stream, walk_stream
 
@@ -281,6 +281,7 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         self.collectives: list[tuple[str, str, float]] = []
         self.events = 0
         self.dispatched = 0
+        self.decoupled = False  # a functional run on the compiled loop (nova.sim.decoupled)
         # Runs with collectives record when the matrix, vector, collective and (all)
         # DMA queues were busy, for the report's collective overlap (nova.sim.overlap).
         self.record_busy = any(d.qkey == Q_COLLECTIVE for ch in self.chips for d in ch.code)
@@ -289,9 +290,9 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         if trace is None:  # traced runs interpret (they record semaphore FIFOs)
             for ch, code in zip(self.chips, program.chips):
                 ch.stream = cached_stream(code, ch.id, tg.dma_engines, self.budget)
-                if ch.stream is None and not self.functional and fast_timing.available():
-                    # A timing-only run walks the stream first (scalar code only), so even
-                    # a program's one run goes on the compiled loop.
+                if ch.stream is None and fast_timing.available():
+                    # A run walks the stream first (scalar code only), so even a program's
+                    # one run goes on the compiled loop (functional ones decoupled).
                     ch.stream = walk_stream(code, ch.code, ch.id, self.budget)
                     store_stream(code, ch.id, tg.dma_engines, self.budget, ch.stream)
                 ch.steps = None if ch.stream is None else ch.stream.steps
@@ -318,7 +319,9 @@ class Machine(VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         heapq.heappush(self.heap, (t, next(self._seq), fn, arg))
 
     def run(self) -> float:
-        if not fast_timing.run(self):  # timing-only runs it models go compiled
+        # Timing-only runs it models go compiled; functional ones take their times
+        # from it and run their data effects after (nova.sim.decoupled).
+        if not (fast_timing.run(self) or decoupled.run(self)):
             self._loop()
         self._check_end()
         for ch in self.chips:

@@ -58,15 +58,33 @@ def run(m: "Machine") -> bool:
     """Runs ``m`` (a fresh timing-only machine) on the compiled loop and writes
     the results back into it; False when the Python loop must run instead
     (nothing of ``m`` was changed then)."""
-    if not available() or m.functional or m.trace is not None:
+    if m.functional:
         return False
+    return _run(m, False) is not None
+
+
+def run_ordered(m: "Machine") -> "np.ndarray | None":
+    """A fresh functional machine's times on the compiled loop (written back into
+    it as :func:`run` does, but not its memory traffic) and the order in which
+    its instructions start, as rows ``(chip, stream step)``: the order the Python
+    loop runs their data effects in (:mod:`nova.sim.decoupled` replays them).
+    None when the compiled loop does not model the run (nothing was changed)."""
+    if not m.functional:
+        return None
+    return _run(m, True)
+
+
+def _run(m: "Machine", ordered: bool) -> "np.ndarray | bool | None":
+    if not available() or m.trace is not None:
+        return None
     chips = m.chips
-    if not all(ch.steps is not None and ch.prechecked and ch.si == 0 and ch.stream.final is not None
-               and ch.steps and ch.steps[-1][1] == sx.HALT for ch in chips):
-        return False
+    if not all(ch.steps is not None and (ch.prechecked or ordered) and ch.si == 0
+               and ch.stream.final is not None and ch.steps and ch.steps[-1][1] == sx.HALT
+               for ch in chips):
+        return None
     prepared = [_prepared(m, ch) for ch in chips]
     if any(p is None for p in prepared):
-        return False
+        return None
     resources: dict[str, int] = {}
     args = []
     for ch, (steps, decs, masks, res_names, _) in zip(chips, prepared):
@@ -82,10 +100,18 @@ def run(m: "Machine") -> bool:
     cost = m.cost
     config = (m.cycle, m._t_max, cost.nop, cost.weight_load, cost.fill_drain, m.queue_depth,
               min(m.budget.max_instructions, _I64_MAX), bool(cost.overlap))
-    result = _native.run(config, bandwidths, args)
+    if ordered:
+        try:
+            result = _native.run(config, bandwidths, args, True)
+        except TypeError:  # an extension built before it reported the start order
+            return None
+    else:
+        result = _native.run(config, bandwidths, args)
     if result is None:
-        return False
-    _write_back(m, result, names)
+        return None
+    _write_back(m, result[:5], names)
+    if ordered:
+        return np.frombuffer(result[5], dtype=np.int64).reshape(-1, 2)
     for ch, p in zip(chips, prepared):
         for k, v in p[4].items():
             ch.mem_bytes[k] += v
@@ -123,10 +149,16 @@ def _prepared(m: "Machine", ch: "Chip") -> tuple | None:
     hit = cache.get(key)
     if hit is not None and hit[0] is m.target:
         return hit[1]
+    functional, prechecked = m.functional, ch.prechecked
+    # The vector costs are probed as a prechecked timing-only run computes them
+    # (touching no memory), also for a functional machine.
+    m.functional, ch.prechecked = False, True
     try:
         prepared = _arrays(m, ch)
     except _Unsupported:
         prepared = None
+    finally:
+        m.functional, ch.prechecked = functional, prechecked
     cache[key] = (m.target, prepared)
     return prepared
 

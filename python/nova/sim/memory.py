@@ -85,7 +85,7 @@ class Memory:
     address 0. A tile's bytes always lie inside one chunk (chunks merge when an
     access spans several)."""
 
-    __slots__ = ("name", "capacity", "chip", "bases", "bufs", "limit")
+    __slots__ = ("name", "capacity", "chip", "bases", "bufs", "limit", "written")
 
     def __init__(self, name: str, capacity: int, chip: int, initial: int = 0,
                  limit: int | None = None) -> None:
@@ -95,6 +95,9 @@ class Memory:
         self.bases: list[int] = []
         self.bufs: list[np.ndarray] = []
         self.limit = limit if limit is not None else host_memory_limit()
+        # Byte ranges the host wrote (write_bytes) since nova.sim.replay_plan last
+        # looked: its cached copies of constant data are checked against them.
+        self.written: list[tuple[int, int]] = []
         if initial:
             self.ensure(0, initial)
 
@@ -168,6 +171,10 @@ class Memory:
             else np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         buf, off = self.ensure(addr, b.size)
         buf[off: off + b.size] = b
+        if len(self.written) < 1024:
+            self.written.append((addr, addr + b.size))
+        else:  # never looked at: anything may have changed
+            self.written[:] = [(0, self.capacity)]
 
     def read_bytes(self, addr: int, n: int) -> np.ndarray:
         buf, off = self.ensure(addr, n)
@@ -192,11 +199,12 @@ def _clusters(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
 class ChipMemory:
     """HBM, SRAM and accumulator of one chip, with tile reads and writes."""
 
-    __slots__ = ("chip", "spaces")
+    __slots__ = ("chip", "spaces", "replay")
 
     def __init__(self, chip: int, hbm_bytes: int, sram_bytes: int, acc_bytes: int,
                  limit: int | None = None) -> None:
         self.chip = chip
+        self.replay = None  # nova.sim.replay_plan.Schedule of the last decoupled run, on chip 0
         limit = limit if limit is not None else host_memory_limit()
         self.spaces = (Memory("hbm", hbm_bytes, chip, limit=limit),
                        Memory("sram", sram_bytes, chip, limit=limit),

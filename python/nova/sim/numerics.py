@@ -52,13 +52,31 @@ def round_to(x: np.ndarray, dtype: int) -> np.ndarray:
 
 def _erf(x: np.ndarray) -> np.ndarray:
     # Abramowitz & Stegun 7.1.26 refined by one Newton step on erf: |err| < 1e-7.
+    # In place: the float64 operations of
+    # s * (1 - ((((1.061405429 t - 1.453152027) t + 1.421413741) t - 0.284496736) t
+    #           + 0.254829592) t exp(-a a)),  t = 1 / (1 + 0.3275911 a),
+    # in that order (bit-identical to the expression), with fewer temporaries.
     x = np.asarray(x, dtype=np.float64)
-    s = np.sign(x)
     a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
-               + 0.254829592) * t * np.exp(-a * a)
-    return (s * y).astype(np.float32)
+    t = np.multiply(a, 0.3275911)
+    t += 1.0
+    np.divide(1.0, t, out=t)
+    y = np.multiply(t, 1.061405429)
+    y -= 1.453152027
+    y *= t
+    y += 1.421413741
+    y *= t
+    y -= 0.284496736
+    y *= t
+    y += 0.254829592
+    y *= t
+    e = np.negative(a)
+    e *= a
+    np.exp(e, out=e)
+    y *= e
+    np.subtract(1.0, y, out=y)
+    y *= np.sign(x)
+    return y.astype(np.float32)
 
 
 _one = np.float32(1.0)

@@ -3,6 +3,7 @@ from the work (per chip, each term), and per-instruction busy time for the profi
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,6 +193,52 @@ def compulsory_bytes(program) -> float:
     return float(sum(e.nbytes for e in program.io) + sum(len(c.data) for c in program.constants))
 
 
+#: The last per-instruction statistics of each chip of recent programs, by decoded
+#: code identity: a warm run that ends with the same busy times and counts (times
+#: depend on neither data nor time) reuses them. A few entries only.
+_CHIP_WORK: "OrderedDict[tuple[int, int], tuple]" = OrderedDict()
+
+
+def _chip_work(ch, tg) -> tuple[list, float, float, float, float, list]:
+    """Chip ``ch``'s instruction statistics, matrix FLOPs and ns, vector ops and ns and
+    data-dependent instructions (cached while its busy times and counts repeat)."""
+    key = (id(ch.code), ch.id)
+    hit = _CHIP_WORK.get(key)
+    if hit is not None and hit[0] is ch.code and hit[1] is tg and hit[2] == ch.pc_busy and hit[3] == ch.pc_count:
+        _CHIP_WORK.move_to_end(key)
+        return hit[4]
+    stats, dependent = [], []
+    mx = mx_ns = vo = vo_ns = 0.0
+    for d, busy, count in zip(ch.code, ch.pc_busy, ch.pc_count):
+        if d.qkey < 0:
+            continue
+        if not count:
+            continue
+        # Static per instruction and target: cached on the decoded instruction
+        # (SPMD chips and later runs share it).
+        c = d.work
+        if c is not None and c[0] is tg:
+            w = c[1]
+        else:
+            w = instruction_work(d, tg)
+            d.work = (tg, w)
+        if d.op in (oc.DMA_GATHER, oc.DMA_SCATTER):
+            loc = ch.debug.get(d.pc)
+            dependent.append(f"chip {ch.id} instruction {d.pc} ({d.name}{' at ' + loc if loc else ''})")
+        mx += w.matrix_flops * count
+        mx_ns += w.matrix_ns * count
+        vo += w.vector_ops * count
+        vo_ns += w.vector_ns * count
+        stats.append(InstrStat(ch.id, d.pc, d.name, ch.queues[d.qkey].name, ch.debug.get(d.pc), count, busy,
+                               w.matrix_flops * count, w.matrix_ns * count, w.vector_ops * count,
+                               w.vector_ns * count, w.bytes * count, w.hbm_bytes * count))
+    result = (stats, mx, mx_ns, vo, vo_ns, dependent)
+    _CHIP_WORK[key] = (ch.code, tg, list(ch.pc_busy), list(ch.pc_count), result)
+    while len(_CHIP_WORK) > 16:
+        _CHIP_WORK.popitem(last=False)
+    return result
+
+
 def build_report(m: Machine, time_ns: float) -> Report:
     tg = m.target
     engines = []
@@ -209,30 +256,9 @@ def build_report(m: Machine, time_ns: float) -> Report:
         n_instr += ch.scalar_count
         for k, v in ch.mem_bytes.items():
             mem[k] = mem.get(k, 0.0) + v
-        mx = mx_ns = vo = vo_ns = 0.0
-        for d, busy, count in zip(ch.code, ch.pc_busy, ch.pc_count):
-            if d.qkey < 0:
-                continue
-            if not count:
-                continue
-            # Static per instruction and target: cached on the decoded instruction
-            # (SPMD chips and later runs share it).
-            c = d.work
-            if c is not None and c[0] is tg:
-                w = c[1]
-            else:
-                w = instruction_work(d, tg)
-                d.work = (tg, w)
-            if d.op in (oc.DMA_GATHER, oc.DMA_SCATTER):
-                loc = ch.debug.get(d.pc)
-                dependent.append(f"chip {ch.id} instruction {d.pc} ({d.name}{' at ' + loc if loc else ''})")
-            mx += w.matrix_flops * count
-            mx_ns += w.matrix_ns * count
-            vo += w.vector_ops * count
-            vo_ns += w.vector_ns * count
-            stats.append(InstrStat(ch.id, d.pc, d.name, ch.queues[d.qkey].name, ch.debug.get(d.pc), count, busy,
-                                   w.matrix_flops * count, w.matrix_ns * count, w.vector_ops * count,
-                                   w.vector_ns * count, w.bytes * count, w.hbm_bytes * count))
+        chip_stats, mx, mx_ns, vo, vo_ns, chip_dependent = _chip_work(ch, tg)
+        stats += chip_stats
+        dependent += chip_dependent
         hbm = ch.mem_bytes["hbm_read"] + ch.mem_bytes["hbm_write"]
         bounds.append(ChipBound(ch.id, mx_ns, vo_ns, compulsory / tg.hbm_gbps, mx, vo, compulsory, hbm))
         flops += mx + vo
