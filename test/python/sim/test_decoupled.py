@@ -68,8 +68,9 @@ def test_gpt_forward_same_report_and_outputs_as_the_python_loop(monkeypatch, too
         torch.testing.assert_close(fused, ref, rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(fused, slow, rtol=1e-5, atol=1e-5)
     assert took == [False] + [True] * 6
-    mem = program._resident._memories[0]
-    assert any(e.value is not None for e in mem.replay.cached)  # the weight strips were kept
+    # The compiler stages weight rows as they lie in HBM (no transposing
+    # weight DMA is left to keep); the kept-strip cache is tested on a
+    # transposing copy below.
 
 
 def _transposer(writes_back: bool):

@@ -1,0 +1,99 @@
+"""Elementwise math ops the vector unit has no instruction for, in the ones
+it has (exp, log, log1p, sqrt, sin, cos, tanh, abs, division). torch-mlir
+lowers them to ``math.*`` ops that Nova's payload lowering does not take.
+
+- ``log2``/``log10``/``exp2``: a log or exp and one constant product.
+- ``expm1``: ``exp(x) - 1``, with ``x + x²/2 + x³/6`` where ``|x| < 1e-3``
+  (the subtraction would lose the small result's digits).
+- ``sinh``/``cosh``/``tan``; ``asinh``/``acosh``/``atanh`` through log/log1p.
+- ``atan``: ``pi/2 - atan(1/|x|)`` above 1, then the argument halved twice,
+  ``atan(t) = 2 atan(t / (1 + sqrt(1 + t²)))`` (to ``|t| < 0.2``), then the odd
+  Taylor series to ``t¹⁷`` (truncation error below 1e-13); ``±inf`` gives ``±pi/2``.
+- ``asin(x) = 2 atan(x / (1 + sqrt(1 - x²)))``, ``acos(x) = pi/2 - asin(x)``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+
+aten = torch.ops.aten
+
+
+def _log2(x):
+    return torch.log(x) * (1.0 / math.log(2.0))
+
+
+def _log10(x):
+    return torch.log(x) * (1.0 / math.log(10.0))
+
+
+def _exp2(x):
+    return torch.exp(x * math.log(2.0))
+
+
+def _expm1(x):
+    small = x + x * x * (0.5 + x * (1.0 / 6.0))
+    return torch.where(torch.abs(x) < 1e-3, small, torch.exp(x) - 1.0)
+
+
+def _sinh(x):
+    # Small |x|: the series (exp(x) - exp(-x) cancels).
+    small = x + x * x * x * (1.0 / 6.0)
+    return torch.where(torch.abs(x) < 1e-3, small, 0.5 * (torch.exp(x) - torch.exp(-x)))
+
+
+def _cosh(x):
+    return 0.5 * (torch.exp(x) + torch.exp(-x))
+
+
+def _tan(x):
+    return torch.sin(x) / torch.cos(x)
+
+
+def _asinh(x):
+    a = torch.abs(x)
+    # log1p keeps small arguments exact: asinh(a) = log1p(a + a² / (1 + sqrt(1 + a²))).
+    y = torch.log1p(a + a * a / (1.0 + torch.sqrt(1.0 + a * a)))
+    big = torch.log(a) + math.log(2.0)  # a² overflows past ~1e19
+    return torch.copysign(torch.where(a > 1e18, big, y), x)
+
+
+def _acosh(x):
+    return torch.log(x + torch.sqrt(x * x - 1.0))
+
+
+def _atanh(x):
+    return 0.5 * (torch.log1p(x) - torch.log1p(-x))
+
+
+def _atan(x):
+    a = torch.abs(x)
+    big = a > 1.0
+    t = torch.where(big, 1.0 / a, a)  # atan(a) = pi/2 - atan(1/a); inf -> 0
+    for _ in range(2):  # |t| <= tan(pi/16) < 0.2 after two halvings
+        t = t / (1.0 + torch.sqrt(1.0 + t * t))
+    t2 = t * t
+    series = 0.0
+    for k in range(8, -1, -1):  # t - t³/3 + ... + t¹⁷/17
+        series = (1.0 if k % 2 == 0 else -1.0) / (2 * k + 1) + t2 * series
+    y = 4.0 * t * series
+    return torch.copysign(torch.where(big, math.pi / 2 - y, y), x)
+
+
+def _asin(x):
+    return 2.0 * _atan(x / (1.0 + torch.sqrt(1.0 - x * x)))
+
+
+def _acos(x):
+    return math.pi / 2 - _asin(x)
+
+
+def math_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
+    ops = {aten.log2: _log2, aten.log10: _log10, aten.exp2: _exp2, aten.expm1: _expm1,
+           aten.sinh: _sinh, aten.cosh: _cosh, aten.tan: _tan, aten.asinh: _asinh,
+           aten.acosh: _acosh, aten.atanh: _atanh, aten.atan: _atan, aten.asin: _asin,
+           aten.acos: _acos}
+    return {op.default: fn for op, fn in ops.items()}
