@@ -22,6 +22,11 @@ import torch
 aten = torch.ops.aten
 
 
+def _with_sign_of(x, y):
+    # copysign does not reach linalg; the sign of a zero is not kept.
+    return torch.where(x < 0, -y, y)
+
+
 def _log2(x):
     return torch.log(x) * (1.0 / math.log(2.0))
 
@@ -58,7 +63,7 @@ def _asinh(x):
     # log1p keeps small arguments exact: asinh(a) = log1p(a + a² / (1 + sqrt(1 + a²))).
     y = torch.log1p(a + a * a / (1.0 + torch.sqrt(1.0 + a * a)))
     big = torch.log(a) + math.log(2.0)  # a² overflows past ~1e19
-    return torch.copysign(torch.where(a > 1e18, big, y), x)
+    return _with_sign_of(x, torch.where(a > 1e18, big, y))
 
 
 def _acosh(x):
@@ -72,7 +77,9 @@ def _atanh(x):
 def _atan(x):
     a = torch.abs(x)
     big = a > 1.0
-    t = torch.where(big, 1.0 / a, a)  # atan(a) = pi/2 - atan(1/a); inf -> 0
+    # atan(a) = pi/2 - atan(1/a); inf -> 0. (The division never sees a zero:
+    # torch-mlir's reciprocal asserts on one.)
+    t = torch.where(big, 1.0 / torch.where(big, a, 1.0), a)
     for _ in range(2):  # |t| <= tan(pi/16) < 0.2 after two halvings
         t = t / (1.0 + torch.sqrt(1.0 + t * t))
     t2 = t * t
@@ -80,7 +87,7 @@ def _atan(x):
     for k in range(8, -1, -1):  # t - t³/3 + ... + t¹⁷/17
         series = (1.0 if k % 2 == 0 else -1.0) / (2 * k + 1) + t2 * series
     y = 4.0 * t * series
-    return torch.copysign(torch.where(big, math.pi / 2 - y, y), x)
+    return _with_sign_of(x, torch.where(big, math.pi / 2 - y, y))
 
 
 def _asin(x):

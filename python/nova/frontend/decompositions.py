@@ -11,6 +11,7 @@ import torch
 from nova.frontend.decompose_conv import conv_decompositions
 from nova.frontend.decompose_dtypes import dtype_decompositions
 from nova.frontend.decompose_indexing import indexing_decompositions
+from nova.frontend.decompose_math import math_decompositions
 from nova.frontend.decompose_pooling import pooling_decompositions
 from nova.frontend.zero_size import zero_size_decompositions
 
@@ -35,6 +36,8 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
     - max pooling (with its indices) as strided slices folded with
       compare-and-select (:mod:`nova.frontend.decompose_pooling`);
     - 1-D and 3-D convolutions as 2-D ones (:mod:`nova.frontend.decompose_conv`);
+    - inverse trigonometric and hyperbolic functions, log2/log10/exp2/expm1 in
+      the vector unit's exp/log/sqrt (:mod:`nova.frontend.decompose_math`);
     - ``roll`` without the empty slices torch-mlir's lowering makes of a
       whole turn (:mod:`nova.frontend.zero_size`).
     """
@@ -48,6 +51,7 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
     table.update(dtype_decompositions(table))
     table.update(pooling_decompositions())
     table.update(conv_decompositions())
+    table.update(math_decompositions())
     table.update(zero_size_decompositions())
     return table
 
