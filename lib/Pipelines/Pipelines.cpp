@@ -42,9 +42,6 @@ void mlir::nova::buildNovaTilesToISAPipeline(
   pm.addPass(createNovaVerifyCollectives());
   // Compute that does not touch a collective's buffers runs while it flies.
   pm.addNestedPass<func::FuncOp>(createNovaOverlapCollectives());
-  // Tiling leaves each tile's views inside the innermost loop; move the
-  // invariant ones out so that their loads can follow them.
-  pm.addNestedPass<func::FuncOp>(createLoopInvariantCodeMotionPass());
   pm.addNestedPass<func::FuncOp>(createNovaHoistInvariantLoads());
   if (options.doubleBuffer) {
     // Prefetch the next tile of a loop while the current one is computed.

@@ -110,6 +110,17 @@ static std::optional<Prefetch> matchPrefetch(scf::ForOp loop, DmaStartOp dma) {
   }
   if (!usesIv)
     return std::nullopt;
+  // The prologue clones the views at the lower bound, where their offsets
+  // fold to constants; MLIR 22's subview folder then asserts on a
+  // rank-reducing subview of a unit tile (SubViewOp::getDroppedDims cannot
+  // tell which unit dimensions were dropped; a strided 3-D convolution's
+  // element-wise taps hit it). Such one-element tiles gain nothing from a
+  // prefetch.
+  for (Operation *op : slice)
+    if (auto sub = dyn_cast<memref::SubViewOp>(op);
+        sub && sub.getType().getRank() < sub.getSourceType().getRank() &&
+        llvm::all_of(sub.getStaticSizes(), [](int64_t s) { return s == 1; }))
+      return std::nullopt;
 
   // Reading the next tile early must not miss a write of this loop.
   if (mayWriteInLoop(loop, rootOf(dma.getSource())))

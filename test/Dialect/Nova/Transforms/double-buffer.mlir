@@ -241,3 +241,29 @@ func.func @local_buffers_two_slots(%a: memref<16x16xf32, #sram>, %w: memref<64x1
   }
   return
 }
+
+// -----
+
+// A one-element tile read through a rank-reducing subview is not prefetched:
+// its prologue copy at the lower bound would be an all-constant subview that
+// MLIR's subview folder asserts on (and a prefetch gains nothing here).
+
+// CHECK-LABEL: func.func @unit_rank_reducing_tile_not_prefetched
+// CHECK-NOT: memref.alloc() {alignment = 64 : i64}
+// CHECK: scf.for
+// STATIC-LABEL: func.func @unit_rank_reducing_tile_not_prefetched
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+func.func @unit_rank_reducing_tile_not_prefetched(%x: memref<1x1x4x4xf32, strided<[64, 64, 4, 1]>, #hbm>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %s = memref.subview %x[0, 0, %i, 0] [1, 1, 1, 1] [1, 1, 1, 1] : memref<1x1x4x4xf32, strided<[64, 64, 4, 1]>, #hbm> to memref<1x1xf32, strided<[64, 64], offset: ?>, #hbm>
+    %t = memref.alloc() : memref<1x1xf32, #sram>
+    %d = nova.dma_start %s, %t : memref<1x1xf32, strided<[64, 64], offset: ?>, #hbm> -> memref<1x1xf32, #sram>
+    nova.wait %d
+    nova.elementwise <exp> ins(%t : memref<1x1xf32, #sram>) outs(%t : memref<1x1xf32, #sram>)
+  }
+  return
+}

@@ -69,3 +69,31 @@ func.func @negative_source_written_in_loop(%x: memref<16x128xf32, #nova.memory_s
   }
   return
 }
+
+// The strip's view is computed inside the loop (tiling leaves it there) from
+// values defined outside it: the view moves out with its load.
+// CHECK-LABEL: func.func @view_inside_the_loop
+// CHECK: %[[V:.*]] = memref.subview %{{.*}}[%{{.*}}, 0] [16, 128] [1, 1]
+// CHECK: %[[A:.*]] = memref.alloc() : memref<16x128xf32, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %[[V]], %[[A]] :
+// CHECK: scf.for
+// CHECK-NOT: nova.dma_start %{{.*}}, %[[A]] :
+// CHECK: return
+func.func @view_inside_the_loop(%x: memref<64x128xf32, #nova.memory_space<hbm>>, %w: !hbm,
+                                %acc: memref<16x64xf32, #nova.memory_space<acc>>, %row: index) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  scf.for %j = %c0 to %c256 step %c64 {
+    %xs = memref.subview %x[%row, 0] [16, 128] [1, 1] : memref<64x128xf32, #nova.memory_space<hbm>> to memref<16x128xf32, strided<[128, 1], offset: ?>, #nova.memory_space<hbm>>
+    %a = memref.alloc() : memref<16x128xf32, #nova.memory_space<sram>>
+    %t0 = nova.dma_start %xs, %a : memref<16x128xf32, strided<[128, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<16x128xf32, #nova.memory_space<sram>>
+    nova.wait %t0
+    %wj = memref.subview %w[0, %j] [128, 64] [1, 1] : !hbm to memref<128x64xf32, strided<[256, 1], offset: ?>, #nova.memory_space<hbm>>
+    %b = memref.alloc() : memref<128x64xf32, #nova.memory_space<sram>>
+    %t1 = nova.dma_start %wj, %b : memref<128x64xf32, strided<[256, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<128x64xf32, #nova.memory_space<sram>>
+    nova.wait %t1
+    nova.matmul ins(%a, %b : memref<16x128xf32, #nova.memory_space<sram>>, memref<128x64xf32, #nova.memory_space<sram>>) outs(%acc : memref<16x64xf32, #nova.memory_space<acc>>)
+  }
+  return
+}
