@@ -12,6 +12,7 @@ from asm import Asm, target
 from nova import models
 from nova.sim import AssertionFailedError, BudgetExceededError, Simulator, decoupled, fast_timing
 from test_timing_only import same_times
+from test_v2_vector import vassert_program
 
 
 @pytest.fixture
@@ -122,18 +123,6 @@ def test_a_source_the_program_writes_is_not_cached(took):
     assert all(took)
 
 
-def _assert_program(cond):
-    s = Asm()
-    s.input(0, "c", "i1", [2, 3], 0)
-    t = s.tile("sram", "i1", [2, 3])
-    s.li(1, 0)
-    s.dma(1, s.tile("hbm", "i1", [2, 3]), 1, t, signal=[0])
-    s.vassert(1, t, wait=[0], signal=[1])
-    s.at("model.py:3:1: bad index")
-    s.sem_wait([1])
-    return s.program(target("tiny", chips=1))
-
-
 def _error(fn):
     try:
         fn()
@@ -145,7 +134,7 @@ def _error(fn):
 def test_a_fault_in_a_replayed_effect_is_the_python_loops(monkeypatch, took):
     cond = np.ones((2, 3), bool)
     cond[1, 0] = False
-    prog = _assert_program(cond)
+    prog = vassert_program("model.py:3:1: bad index")
     fast = _error(lambda: Simulator(prog).run({"c": cond}))
     assert took == ["raised"]
     monkeypatch.setenv("NOVA_SIM_FAST", "0")
@@ -155,7 +144,7 @@ def test_a_fault_in_a_replayed_effect_is_the_python_loops(monkeypatch, took):
 
 def test_budgets_traces_and_indexed_dma_fall_back(monkeypatch, took):
     cond = np.ones((2, 3), bool)
-    prog = _assert_program(cond)
+    prog = vassert_program("model.py:3:1: bad index")
     fast = _error(lambda: Simulator(prog, max_instructions=3).run({"c": cond}))
     monkeypatch.setenv("NOVA_SIM_FAST", "0")
     slow = _error(lambda: Simulator(prog, max_instructions=3).run({"c": cond}))

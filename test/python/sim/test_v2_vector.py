@@ -110,7 +110,8 @@ def test_vsort_integers_and_i32_indices(descending):
     np.testing.assert_array_equal(i, ref.indices.numpy().astype(np.int32))
 
 
-def assert_program(cond, debug=None):
+def vassert_program(debug=None):
+    """A program that loads a [2, 3] bool input ``c`` and asserts it."""
     s = Asm()
     s.input(0, "c", "i1", [2, 3], 0)
     t = s.tile("sram", "i1", [2, 3])
@@ -120,7 +121,11 @@ def assert_program(cond, debug=None):
     if debug:
         s.at(debug)
     s.sem_wait([1])
-    return Simulator(s.program(target("tiny", chips=1))).run({"c": cond})
+    return s.program(target("tiny", chips=1))
+
+
+def assert_program(cond, debug=None):
+    return Simulator(vassert_program(debug)).run({"c": cond})
 
 
 def test_vassert_passes_when_every_element_is_nonzero():
