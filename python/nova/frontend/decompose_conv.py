@@ -2,6 +2,7 @@
 (``nova-decompose-conv`` takes 2-D convolutions, grouped, dilated, strided and
 transposed, but torch-mlir gives 1-D and 3-D ones their own linalg ops).
 
+- bf16/f16: computed in f32 and rounded once (at the f32 matrix rate).
 - Grouped transposed (any rank): one ungrouped transposed convolution per group.
 - 1-D: a unit height, ``[N, C, L] -> [N, C, 1, L]`` and the kernel likewise;
   transposed ones too.
@@ -27,6 +28,13 @@ aten = torch.ops.aten
 def _convolution(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
                  stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
                  transposed: bool, output_padding: Sequence[int], groups: int):
+    if x.dtype in (torch.bfloat16, torch.float16):
+        # nova-decompose-conv takes one element type; torch's CPU kernel
+        # accumulates in f32 and rounds the result once, which this does too.
+        wide = aten.convolution.default(
+            x.float(), weight.float(), None if bias is None else bias.float(), stride,
+            padding, dilation, transposed, output_padding, groups)
+        return wide.to(x.dtype)
     if transposed and groups > 1:
         # torch-mlir expands a grouped transposed kernel with a rank-5 gather;
         # each group is an ungrouped transposed convolution of its channels.

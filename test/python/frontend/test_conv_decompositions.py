@@ -47,3 +47,16 @@ def test_convolution_matches_eager(name):
     x = torch.randn(*shape)
     program = nova.compile(model, x)
     torch.testing.assert_close(program(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["conv1d", "conv_transpose2d_grouped", "conv3d",
+                                  "conv_transpose3d"])
+def test_bfloat16_matches_eager(name):
+    """bf16 convolutions run in f32 and round once, as torch's CPU kernels do."""
+    make, shape = CASES[name]
+    torch.manual_seed(0)
+    model = make().eval().to(torch.bfloat16)
+    x = torch.randn(*shape).to(torch.bfloat16)
+    got = nova.compile(model, x)(x)
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got, model(x), rtol=1.6e-2, atol=1e-5)
