@@ -108,7 +108,7 @@ def _avg_pool3d(x: torch.Tensor, kernel_size: Sequence[int], stride: Sequence[in
         pads += [p[i], max(needed - sizes[i] - p[i], 0)]
     total = _window_sum(aten.constant_pad_nd(x, pads, 0.0), n, k, st, outs)
     if divisor_override:
-        return total / divisor_override
+        return _average(total / divisor_override, x)
     # The divisor is separable: per dimension, how many of a window's positions
     # fall in the counted range (the input, plus the explicit padding when
     # count_include_pad; never ceil_mode's extra right padding).
@@ -119,7 +119,13 @@ def _avg_pool3d(x: torch.Tensor, kernel_size: Sequence[int], stride: Sequence[in
         c = torch.clamp(start + k[i], max=hi) - torch.clamp(start, min=lo)
         c = c.reshape((outs[i],) + (1,) * (n - 1 - i))
         count = c if count is None else count * c
-    return total / count.to(x.dtype)
+    return _average(total / count.to(total.dtype if total.is_floating_point() else torch.float32),
+                    x)
+
+
+def _average(mean: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    # Integer inputs average in integers, as torch does: the quotient truncated.
+    return mean if x.dtype.is_floating_point else mean.to(x.dtype)
 
 
 def pooling_decompositions() -> dict[torch._ops.OperatorBase, Callable]:

@@ -60,3 +60,11 @@ def test_bfloat16_matches_eager(name):
     got = nova.compile(model, x)(x)
     assert got.dtype == torch.bfloat16
     torch.testing.assert_close(got, model(x), rtol=1.6e-2, atol=1e-5)
+
+
+def test_integer_avg_pool3d_keeps_its_dtype():
+    x = torch.randint(-50, 50, (1, 2, 4, 5, 5))
+    pool = nn.AvgPool3d(2, stride=1, padding=1)
+    got = nova.compile(pool, x)(x)
+    assert got.dtype == torch.int64
+    torch.testing.assert_close(got, pool(x))
