@@ -4,6 +4,10 @@ added up and divided by the window's element count). torch-mlir lowers
 ``max_pool{1,2,3}d`` to ``linalg.pooling_*_max`` (values only) or a two-result
 ``linalg.generic`` (with indices), neither of which Nova lowers.
 
+bf16/f16 average pooling (1-D, 2-D, 3-D) adds its window up in f32 and rounds
+the mean once, as torch's CPU kernels do: summed tap by tap in bf16, every
+partial sum would round (3 % off eager on a 3x3 window).
+
 Exact, with torch's CPU choice of index: the first maximum in the window's
 row-major order, and a NaN wins (the last NaN of the window). Padding is
 ``-inf`` (the dtype's minimum for integers), never chosen over an element of
@@ -128,9 +132,28 @@ def _average(mean: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     return mean if x.dtype.is_floating_point else mean.to(x.dtype)
 
 
+_LOW_PRECISION = (torch.bfloat16, torch.float16)
+
+
+def _avg_pool2d(x: torch.Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (),
+                padding: Sequence[int] = 0, ceil_mode: bool = False,
+                count_include_pad: bool = True, divisor_override: int | None = None):
+    if x.dtype not in _LOW_PRECISION:
+        return NotImplemented  # torch-mlir's linalg.pooling_nchw_sum
+    return aten.avg_pool2d.default(x.float(), kernel_size, stride, padding, ceil_mode,
+                                   count_include_pad, divisor_override).to(x.dtype)
+
+
+def _avg_pool3d_any(x: torch.Tensor, *args):
+    if x.dtype in _LOW_PRECISION:
+        return _avg_pool3d(x.float(), *args).to(x.dtype)
+    return _avg_pool3d(x, *args)
+
+
 def pooling_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
     return {
-        aten.avg_pool3d.default: _avg_pool3d,
+        aten.avg_pool2d.default: _avg_pool2d,
+        aten.avg_pool3d.default: _avg_pool3d_any,
         aten.max_pool2d_with_indices.default: _max_pool_with_indices(2),
         aten.max_pool3d_with_indices.default: _max_pool_with_indices(3),
     }

@@ -68,3 +68,29 @@ def test_integer_avg_pool3d_keeps_its_dtype():
     got = nova.compile(pool, x)(x)
     assert got.dtype == torch.int64
     torch.testing.assert_close(got, pool(x))
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda: nn.AvgPool1d(3, stride=2, padding=1), (2, 3, 11)),
+    (lambda: nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False), (2, 3, 9, 9)),
+    (lambda: nn.AvgPool2d(2, ceil_mode=True, divisor_override=3), (1, 2, 5, 5)),
+], ids=["avg_pool1d", "avg_pool2d_exclude_pad", "avg_pool2d_ceil_divisor"])
+def test_bfloat16_avg_pool_rounds_once(make, shape):
+    """bf16 average pooling sums its window in f32 and rounds the mean once, as
+    eager's CPU kernel does: equal to eager bf16, not merely close."""
+    torch.manual_seed(0)
+    pool = make()
+    x = torch.randn(*shape).to(torch.bfloat16)
+    got = nova.compile(pool, x)(x)
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got, pool(x), rtol=0, atol=0)
+
+
+def test_bfloat16_avg_pool3d_rounds_once():
+    # Eager has no bf16 avg_pool3d on CPU: the reference is f32, rounded once.
+    torch.manual_seed(0)
+    pool = nn.AvgPool3d(2, stride=1, padding=1)
+    x = torch.randn(1, 2, 4, 5, 5).to(torch.bfloat16)
+    got = nova.compile(pool, x)(x)
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got, pool(x.float()).to(torch.bfloat16), rtol=0, atol=0)
