@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
 
 #define DEBUG_TYPE "nova-collapse-rank"
@@ -19,12 +20,14 @@ namespace {
 /// The most tile dimensions a descriptor holds (docs/isa.md 1.3).
 constexpr unsigned kMaxTileRank = 4;
 
-/// Groups of adjacent loops to merge so that `op` has at most 4 loops, or
-/// nothing when no such merge keeps every operand's dimensions adjacent.
+/// Groups of adjacent loops to merge, innermost first, until `op` has at most
+/// 4 loops or no merge keeps every operand's dimensions adjacent (then more
+/// than 4 groups come back). Empty when a map is not a projected permutation
+/// (a broadcast's unit dimension indexed by 0), which upstream's adjacency
+/// check does not take.
 SmallVector<ReassociationIndices> plan(linalg::GenericOp op) {
   unsigned rank = op.getNumLoops();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  // Upstream's adjacency check takes projected permutations only.
   if (!llvm::all_of(maps, [](AffineMap m) { return m.isProjectedPermutation(); }))
     return {};
   auto types = op.getIteratorTypesArray();
@@ -49,13 +52,63 @@ SmallVector<ReassociationIndices> plan(linalg::GenericOp op) {
       break;
     }
   }
-  if (groups.size() > kMaxTileRank)
-    return {};
+  return groups;
+}
+
+/// Merges the loops of `op` by `groups` (singletons are no merge).
+FailureOr<linalg::GenericOp> collapse(IRRewriter &rewriter, linalg::GenericOp op,
+                                      ArrayRef<ReassociationIndices> groups) {
   SmallVector<ReassociationIndices> folded;
-  for (ReassociationIndices &g : groups)
+  for (const ReassociationIndices &g : groups)
     if (g.size() > 1)
       folded.push_back(g);
-  return folded;
+  if (folded.empty())
+    return op;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::CollapseResult> result =
+      linalg::collapseOpIterationDims(op, folded, rewriter);
+  if (failed(result))
+    return failure();
+  rewriter.replaceOp(op, result->results);
+  return cast<linalg::GenericOp>(result->collapsedOp.getOperation());
+}
+
+/// Drops the unit loops of `op` (and operands' unit dimensions); the generic
+/// that is left, or `op` when nothing was dropped.
+linalg::GenericOp dropUnitLoops(IRRewriter &rewriter, linalg::GenericOp op) {
+  rewriter.setInsertionPoint(op);
+  linalg::ControlDropUnitDims control;
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, op, control);
+  if (failed(dropped))
+    return op;
+  rewriter.replaceOp(op, dropped->replacements);
+  return cast<linalg::GenericOp>(dropped->resultOp.getOperation());
+}
+
+/// The fallback when merging is not enough (an interleaved broadcast, a full
+/// transpose, reductions between parallel loops): the outermost loops become
+/// scf.for loops of step 1 (upstream TilingInterface tiling; reduction loops
+/// too, each step accumulating into the output slice), and the generic in
+/// their body, with those loops now unit, drops them.
+LogicalResult tileOuterLoops(IRRewriter &rewriter, linalg::GenericOp op) {
+  unsigned outer = op.getNumLoops() - kMaxTileRank;
+  SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(0));
+  for (unsigned i = 0; i < outer; ++i)
+    sizes[i] = rewriter.getIndexAttr(1);
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes);
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return failure();
+  rewriter.replaceOp(op, tiled->replacements);
+  auto body = dyn_cast<linalg::GenericOp>(tiled->tiledOps.back());
+  if (!body)
+    return failure();
+  return success(dropUnitLoops(rewriter, body).getNumLoops() <= kMaxTileRank);
 }
 
 struct CollapseRankPass
@@ -87,29 +140,19 @@ struct CollapseRankPass
       // Unit loops first (the backward of Llama's repeat_kv sums a
       // [1, 1, n_rep, S, D] tensor into a keep-dim [1, 1, 1, S, D]): dropping
       // them may be enough, and leaves projected maps for the merge below.
-      if (llvm::is_contained(op.getStaticLoopRanges(), 1)) {
-        rewriter.setInsertionPoint(op);
-        linalg::ControlDropUnitDims control;
-        FailureOr<linalg::DropUnitDimsResult> dropped =
-            linalg::dropUnitDims(rewriter, op, control);
-        if (succeeded(dropped)) {
-          rewriter.replaceOp(op, dropped->replacements);
-          op = cast<linalg::GenericOp>(dropped->resultOp.getOperation());
-          if (op.getNumLoops() <= kMaxTileRank) {
-            ++numCollapsed;
+      if (llvm::is_contained(op.getStaticLoopRanges(), 1))
+        op = dropUnitLoops(rewriter, op);
+      if (op.getNumLoops() > kMaxTileRank) {
+        SmallVector<ReassociationIndices> groups = plan(op);
+        if (!groups.empty()) {
+          FailureOr<linalg::GenericOp> merged = collapse(rewriter, op, groups);
+          if (failed(merged))
             continue;
-          }
+          op = *merged;
         }
       }
-      SmallVector<ReassociationIndices> folded = plan(op);
-      if (folded.empty())
+      if (op.getNumLoops() > kMaxTileRank && failed(tileOuterLoops(rewriter, op)))
         continue;
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::CollapseResult> result =
-          linalg::collapseOpIterationDims(op, folded, rewriter);
-      if (failed(result))
-        continue;
-      rewriter.replaceOp(op, result->results);
       ++numCollapsed;
     }
   }

@@ -458,10 +458,14 @@ def NovaCollapseRank
     // operands, expand_shape of the result
     ```
 
-    A generic whose loops cannot be merged enough is left alone (lowering
-    then reports its rank at the op).
+    When merging is not enough (an operand broadcast along every other
+    dimension, a full transpose, reductions between parallel loops), the
+    outermost loops become `scf.for` loops of step 1 (upstream
+    `scf::tileUsingSCF`; a tiled reduction loop accumulates into its output
+    slice), and the generic in their body drops those now-unit loops.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
   let statistics = [
     Statistic<"numCollapsed", "collapsed-generics", "Generics brought to at most 4 loops">,
