@@ -103,6 +103,54 @@ void eraseFusedCheckLeftovers(func::FuncOp func) {
   }
 }
 
+/// A generic whose loops are all parallel (a 0-d "reduction" has none) and
+/// whose payload reads its init only reads a value per point: the init is
+/// then an input too. Otherwise fusing it into a consumer keeps its result
+/// alive (upstream fusion preserves a producer whose init is read), leaving a
+/// generic with several results.
+void readParallelInitsAsInputs(func::FuncOp func) {
+  SmallVector<linalg::GenericOp> generics;
+  func.walk([&](linalg::GenericOp op) {
+    if (op.hasPureTensorSemantics() &&
+        op.getNumLoops() == op.getNumParallelLoops() &&
+        llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+          return !op.getMatchingBlockArgument(&init).use_empty();
+        }))
+      generics.push_back(op);
+  });
+  IRRewriter rewriter(func.getContext());
+  for (linalg::GenericOp op : generics) {
+    SmallVector<Value> inputs = op.getDpsInputs();
+    SmallVector<AffineMap> allMaps = op.getIndexingMapsArray();
+    SmallVector<AffineMap> maps(allMaps.begin(),
+                                allMaps.begin() + op.getNumDpsInputs());
+    SmallVector<std::pair<BlockArgument, int64_t>> reads;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      BlockArgument arg = op.getMatchingBlockArgument(&init);
+      if (arg.use_empty())
+        continue;
+      reads.push_back({arg, static_cast<int64_t>(inputs.size())});
+      inputs.push_back(init.get());
+      maps.push_back(op.getMatchingIndexingMap(&init));
+    }
+    for (OpOperand &init : op.getDpsInitsMutable())
+      maps.push_back(op.getMatchingIndexingMap(&init));
+    rewriter.setInsertionPoint(op);
+    auto fused = linalg::GenericOp::create(
+        rewriter, op.getLoc(), op->getResultTypes(), inputs, op.getDpsInits(),
+        maps, op.getIteratorTypesArray());
+    rewriter.inlineRegionBefore(op.getRegion(), fused.getRegion(),
+                                fused.getRegion().begin());
+    Block &body = fused.getRegion().front();
+    for (auto [arg, position] : reads) {
+      BlockArgument input = body.insertArgument(
+          static_cast<unsigned>(position), arg.getType(), arg.getLoc());
+      arg.replaceAllUsesWith(input);
+    }
+    rewriter.replaceOp(op, fused->getResults());
+  }
+}
+
 int64_t countGenerics(func::FuncOp func) {
   int64_t count = 0;
   func.walk([&](linalg::GenericOp) { ++count; });
@@ -116,6 +164,7 @@ struct FuseElementwisePass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     numGenericsBefore += countGenerics(func);
+    readParallelInitsAsInputs(func);
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, controlFusion);
     if (foldReshapes)

@@ -144,3 +144,41 @@ func.func @fused_gather_checks_not_left_behind(%x: tensor<2x8xf32>, %i: tensor<2
   } -> tensor<2x8xf32>
   return %n : tensor<2x8xf32>
 }
+
+// -----
+
+// A 0-d sum (no loops) reads its init; the init becomes an input, so the
+// sum fuses into its consumer as one single-result generic (upstream fusion
+// would keep the producer's result alive: two results).
+#scalar = affine_map<() -> ()>
+// CHECK-LABEL: func.func @zero_d_sum_then_pow
+// CHECK:         %[[R:.+]] = linalg.generic
+// CHECK-SAME:      iterator_types = []
+// CHECK-SAME:      outs(%{{.+}} : tensor<f32>)
+// CHECK:           math.absf
+// CHECK:           arith.addf
+// CHECK:           math.powf
+// CHECK:           linalg.yield %{{.+}} : f32
+// CHECK-NEXT:    } -> tensor<f32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[R]]
+func.func @zero_d_sum_then_pow(%x: tensor<f32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %third = arith.constant 0.333333343 : f32
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %sum = linalg.generic {indexing_maps = [#scalar, #scalar], iterator_types = []}
+      ins(%x : tensor<f32>) outs(%init : tensor<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = math.absf %in : f32
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %r = linalg.generic {indexing_maps = [#scalar, #scalar], iterator_types = []}
+      ins(%sum : tensor<f32>) outs(%e : tensor<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %p = math.powf %in, %third : f32
+    linalg.yield %p : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}

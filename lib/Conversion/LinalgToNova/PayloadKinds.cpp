@@ -2,7 +2,11 @@
 #include "PayloadKinds.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 #include "nova/Dialect/Nova/IR/ElementTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
@@ -51,6 +55,106 @@ static std::optional<K> cmpIKind(arith::CmpIPredicate p) {
   }
 }
 
+/// A lower bound of an index value, where one follows from its definition:
+/// loop indices (of the generic, of the tile loops around it, of affine maps
+/// over them with non-negative coefficients) and the window arithmetic
+/// torch-mlir builds from them (adaptive pooling's bounds). Two values with
+/// non-negative bounds compare the same signed and unsigned.
+static std::optional<int64_t> lowerBound(Value v, int depth = 0) {
+  if (depth > 24)
+    return std::nullopt;
+  auto bound = [&](Value x) { return lowerBound(x, depth + 1); };
+  APInt constant;
+  if (matchPattern(v, m_ConstantInt(&constant)))
+    return constant.getSExtValue();
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    if (loop && arg == loop.getInductionVar())
+      return bound(loop.getLowerBound());
+    return std::nullopt;
+  }
+  Operation *def = v.getDefiningOp();
+  if (isa<linalg::IndexOp, arith::ExtUIOp>(def))
+    return 0;
+  if (isa<arith::IndexCastOp, arith::ExtSIOp>(def))
+    return bound(def->getOperand(0));
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    AffineExpr expr = apply.getAffineMap().getResult(0);
+    // Sums of operands times non-negative constants, plus non-negative
+    // constants, over non-negative operands: at least 0.
+    bool ok = true;
+    expr.walk([&](AffineExpr e) {
+      if (auto bin = dyn_cast<AffineBinaryOpExpr>(e)) {
+        if (e.getKind() == AffineExprKind::Mul) {
+          auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
+          ok &= c && c.getValue() >= 0;
+        } else if (e.getKind() != AffineExprKind::Add) {
+          ok = false;
+        }
+      } else if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+        ok &= c.getValue() >= 0;
+      }
+    });
+    if (!ok)
+      return std::nullopt;
+    for (Value operand : apply.getMapOperands()) {
+      std::optional<int64_t> lb = bound(operand);
+      if (!lb || *lb < 0)
+        return std::nullopt;
+    }
+    return 0;
+  }
+  if (isa<arith::RemSIOp, arith::RemUIOp>(def)) {
+    std::optional<int64_t> a = bound(def->getOperand(0));
+    return a && *a >= 0 ? std::optional<int64_t>(0) : std::nullopt;
+  }
+  std::optional<int64_t> a = bound(def->getOperand(0));
+  if (!a || def->getNumOperands() != 2)
+    return std::nullopt;
+  if (isa<arith::SubIOp>(def)) {
+    APInt c;
+    if (!matchPattern(def->getOperand(1), m_ConstantInt(&c)))
+      return std::nullopt;
+    return *a - c.getSExtValue();
+  }
+  std::optional<int64_t> b = bound(def->getOperand(1));
+  if (!b)
+    return std::nullopt;
+  if (isa<arith::AddIOp>(def))
+    return *a + *b;
+  if (isa<arith::MulIOp>(def) && *a >= 0 && *b >= 0)
+    return *a * *b;
+  if (isa<arith::MaxSIOp>(def))
+    return std::max(*a, *b);
+  if (isa<arith::MinSIOp>(def))
+    return std::min(*a, *b);
+  if (isa<arith::FloorDivSIOp, arith::DivSIOp, arith::DivUIOp, arith::CeilDivSIOp>(def)) {
+    APInt c;
+    if (*a < 0 || !matchPattern(def->getOperand(1), m_ConstantInt(&c)) || !c.isStrictlyPositive())
+      return std::nullopt;
+    return *a / c.getSExtValue();
+  }
+  return std::nullopt;
+}
+
+static bool knownNonNegative(Value v) {
+  std::optional<int64_t> lb = lowerBound(v);
+  return lb && *lb >= 0;
+}
+
+static std::optional<K> unsignedAsSigned(arith::CmpIOp cmp) {
+  if (!knownNonNegative(cmp.getLhs()) || !knownNonNegative(cmp.getRhs()))
+    return std::nullopt;
+  using P = arith::CmpIPredicate;
+  switch (cmp.getPredicate()) {
+  case P::ult: return K::CmpLt;
+  case P::ule: return K::CmpLe;
+  case P::ugt: return K::CmpGt;
+  case P::uge: return K::CmpGe;
+  default: return std::nullopt;
+  }
+}
+
 static bool fromI1(Operation *op) {
   return op->getOperand(0).getType().isInteger(1);
 }
@@ -70,6 +174,8 @@ std::optional<payload::Mapping> payload::mapPayloadOp(Operation *op,
   }
   if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
     if (auto k = cmpIKind(cmp.getPredicate()))
+      return Mapping{*k};
+    if (auto k = unsignedAsSigned(cmp))
       return Mapping{*k};
     return fail("an unsigned integer comparison (the vector unit compares "
                 "signed)");
