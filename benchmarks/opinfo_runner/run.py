@@ -202,10 +202,41 @@ def run_sample(op, sample, dtype: torch.dtype, timeout: int = 60, mark=lambda st
     ok, why = compare(got, want, tolerance(op, dtype), dtype)
     if ok:
         return {**result, "class": "pass"}
-    if dtype == torch.bfloat16 and _matches_float32_reference(module, tensors, got, op, dtype):
-        why += ("; matches eager run in float32 and rounded to bfloat16 "
-                "(eager rounds intermediates to bfloat16)")
-    return {**result, "class": "wrong", "stage": "compare", "error": why}
+    row = {**result, "class": "wrong", "stage": "compare", "error": why}
+    if dtype == torch.bfloat16:
+        if _matches_float32_reference(module, tensors, got, op, dtype):
+            row["error"] += ("; matches eager run in float32 and rounded to bfloat16 "
+                             "(eager rounds intermediates to bfloat16)")
+        errors = float64_errors(module, tensors, got, want)
+        if errors is not None:
+            row["rmse_vs_float64"] = {"nova": errors[0], "eager": errors[1]}
+            if errors[0] <= errors[1]:
+                row["error"] += (f"; closer to float64 than eager (RMSE {errors[0]:.3g} "
+                                 f"vs eager's {errors[1]:.3g})")
+    return row
+
+
+def float64_errors(module, tensors, got, want) -> tuple[float, float] | None:
+    """RMSE of Nova's and of eager's low-precision float outputs against eager
+    run on the inputs upcast to float64 (torch.compile's accuracy check,
+    ``torch._dynamo.utils.same(..., fp64_ref=...)``, measures the same)."""
+    try:
+        upcast = [t.double() if t.is_floating_point() else t for t in clones(tensors)]
+        ref = module(*upcast)
+    except Exception:  # noqa: BLE001 - the op refuses float64
+        return None
+    sq_nova = sq_eager = 0.0
+    count = 0
+    for g, w, r in zip(got, want, ref):
+        if not (w.is_floating_point() and r.is_floating_point()) or w.numel() == 0:
+            continue
+        finite = torch.isfinite(r) & torch.isfinite(w.double()) & torch.isfinite(g.double())
+        sq_nova += float(((g.double() - r)[finite] ** 2).sum())
+        sq_eager += float(((w.double() - r)[finite] ** 2).sum())
+        count += int(finite.sum())
+    if count == 0:
+        return None
+    return (sq_nova / count) ** 0.5, (sq_eager / count) ** 0.5
 
 
 def _matches_float32_reference(module, tensors, got, op, dtype) -> bool:
