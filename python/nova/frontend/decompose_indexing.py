@@ -17,6 +17,9 @@ are future work):
 - ``cumsum``/``cumprod``/``logcumsumexp``/``cummax``/``cummin``: an
   ``n x n`` triangular mask, ``r * n^2`` (twice for cummax/cummin);
 - ``argmax``/``argmin``/``max.dim``/``min.dim``: two reductions, ``2 * r * n``;
+- ``searchsorted``/``bucketize``: each of ``m`` values counts the ``n``
+  boundaries below it, ``m * n`` (torch-mlir's own lowering is a max with its
+  index, a two-result generic);
 - ``sort``: ranks by pairwise comparison, then a one-hot select, ``r * n^2``
   each; ``topk`` selects only ``k`` ranks, ``r * n * (n + k)``;
 - ``scatter_add``/``scatter``/``index_add``/``index_put``: a one-hot over the
@@ -61,6 +64,10 @@ def indexing_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
         aten.index_add.default: _index_add,
         aten.index_put.default: _index_put,
         aten._unsafe_index_put.default: _index_put,
+        aten.searchsorted.Tensor: _searchsorted,
+        aten.searchsorted.Scalar: _searchsorted_scalar,
+        aten.bucketize.Tensor: _bucketize,
+        aten.bucketize.Scalar: _bucketize_scalar,
     }
     return {op: _unless_empty(fn) for op, fn in table.items()}
 
@@ -220,6 +227,43 @@ def _arg_extremum(x: torch.Tensor, dim: int | None, keepdim: bool, largest: bool
         indices = _extremum_with_index(x.reshape(-1), 0, False, largest)[1]
         return indices.reshape([1] * x.dim()) if keepdim else indices
     return _extremum_with_index(x, dim, keepdim, largest)[1]
+
+
+def _searchsorted(sorted_sequence: torch.Tensor, values: torch.Tensor, *,
+                  out_int32: bool = False, right: bool = False, side: str | None = None,
+                  sorter: torch.Tensor | None = None) -> torch.Tensor:
+    """The insertion index of each value: how many boundaries lie below it
+    (``right``: at or below it). A 1-D sequence serves every value; an N-D one
+    holds one sequence per leading index, matched with ``values``' own."""
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    right = right or side == "right"
+    if sorted_sequence.dim() == 1:
+        bounds = sorted_sequence.reshape((1,) * values.dim() + (-1,))
+    else:
+        bounds = sorted_sequence.unsqueeze(-2)
+    v = values.unsqueeze(-1)
+    below = bounds <= v if right else bounds < v
+    return below.sum(-1, dtype=torch.int32 if out_int32 else torch.int64)
+
+
+def _searchsorted_scalar(sorted_sequence: torch.Tensor, self, *, out_int32: bool = False,
+                         right: bool = False, side: str | None = None,
+                         sorter: torch.Tensor | None = None) -> torch.Tensor:
+    values = torch.full(sorted_sequence.shape[:-1], self, dtype=sorted_sequence.dtype)
+    return _searchsorted(sorted_sequence, values, out_int32=out_int32, right=right,
+                         side=side, sorter=sorter)
+
+
+def _bucketize(self: torch.Tensor, boundaries: torch.Tensor, *, out_int32: bool = False,
+               right: bool = False) -> torch.Tensor:
+    return _searchsorted(boundaries, self, out_int32=out_int32, right=right)
+
+
+def _bucketize_scalar(self, boundaries: torch.Tensor, *, out_int32: bool = False,
+                      right: bool = False) -> torch.Tensor:
+    values = torch.full((), self, dtype=boundaries.dtype)
+    return _searchsorted(boundaries, values, out_int32=out_int32, right=right)
 
 
 def _argmax(x: torch.Tensor, dim: int | None = None, keepdim: bool = False) -> torch.Tensor:

@@ -358,3 +358,21 @@ def test_sort_nan_last():
 @pytest.mark.parametrize("largest", [True, False])
 def test_topk(largest):
     _run(lambda s, x: tuple(torch.topk(x, 3, dim=-1, largest=largest)), torch.randn(2, 8))
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_bucketize_float_and_int(right):
+    boundaries = torch.tensor([-1.0, 0.0, 0.5, 0.5, 2.0])
+    x = torch.randn(4, 7)
+    x[0, :3] = torch.tensor([0.5, -1.0, 2.0])  # on the boundaries
+    _run(lambda m, a, b: torch.bucketize(a, b, right=right), x, boundaries)
+    _run(lambda m, a, b: torch.bucketize(a, b, right=right, out_int32=True),
+         _signed(3, 5), torch.tensor([-4, 0, 0, 3]))
+
+
+def test_searchsorted_batched_with_sorter():
+    seq = torch.randn(3, 6)
+    _run(lambda m, s, v, o: torch.searchsorted(s, v, sorter=o, side="right"),
+         seq, torch.randn(3, 4), torch.argsort(seq, -1))
+    _run(lambda m, s, v: torch.searchsorted(s, v), torch.sort(torch.randn(8)).values,
+         torch.randn(3, 4))
