@@ -103,16 +103,16 @@ void eraseFusedCheckLeftovers(func::FuncOp func) {
   }
 }
 
-/// A generic whose loops are all parallel (a 0-d "reduction" has none) and
-/// whose payload reads its init only reads a value per point: the init is
-/// then an input too. Otherwise fusing it into a consumer keeps its result
-/// alive (upstream fusion preserves a producer whose init is read), leaving a
-/// generic with several results.
-void readParallelInitsAsInputs(func::FuncOp func) {
+/// A generic without loops (torch-mlir's reduction of a 0-d tensor) whose
+/// payload reads its init reads one value: the init is then an input too.
+/// Otherwise fusing it into a consumer keeps its result alive (upstream fusion
+/// preserves a producer whose init is read), leaving a generic with several
+/// results. (Generics with loops that read their init, such as the running
+/// sums over pooling taps, keep it: they update it in place.)
+void readZeroDimInitsAsInputs(func::FuncOp func) {
   SmallVector<linalg::GenericOp> generics;
   func.walk([&](linalg::GenericOp op) {
-    if (op.hasPureTensorSemantics() &&
-        op.getNumLoops() == op.getNumParallelLoops() &&
+    if (op.hasPureTensorSemantics() && op.getNumLoops() == 0 &&
         llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
           return !op.getMatchingBlockArgument(&init).use_empty();
         }))
@@ -164,7 +164,7 @@ struct FuseElementwisePass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     numGenericsBefore += countGenerics(func);
-    readParallelInitsAsInputs(func);
+    readZeroDimInitsAsInputs(func);
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, controlFusion);
     if (foldReshapes)

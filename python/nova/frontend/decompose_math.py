@@ -10,6 +10,14 @@ lowers them to ``math.*`` ops that Nova's payload lowering does not take.
   ``atan(t) = 2 atan(t / (1 + sqrt(1 + t²)))`` (to ``|t| < 0.2``), then the odd
   Taylor series to ``t¹⁷`` (truncation error below 1e-13); ``±inf`` gives ``±pi/2``.
 - ``asin(x) = 2 atan(x / (1 + sqrt(1 - x²)))``, ``acos(x) = pi/2 - asin(x)``.
+- ``atan2(y, x)``: ``atan(y / x)``, plus ``±pi`` where ``x < 0``; ``±pi/2`` on
+  the y axis, ``±pi/4``/``±3pi/4`` where both are infinite. The sign of a zero
+  is not kept (``atan2(-0., -1.)`` is ``pi``, torch's ``-pi``).
+- ``logaddexp2(a, b) = max + log1p(2^-|a - b|) / ln 2``; ``a + 1`` where equal
+  (both infinite too).
+
+bfloat16 and float16 operands of the multi-step rewrites (``atan2``) compute
+in float32 and round once, as torch's CPU kernels do.
 """
 
 from __future__ import annotations
@@ -98,9 +106,39 @@ def _acos(x):
     return math.pi / 2 - _asin(x)
 
 
+def _float_operands(*xs):
+    """The operands in the op's result dtype (integers promote to the default
+    float), widened to float32 when narrower; and that dtype."""
+    dtype = torch.result_type(*xs)
+    if not dtype.is_floating_point:
+        dtype = torch.get_default_dtype()
+    compute = torch.float32 if dtype in (torch.bfloat16, torch.float16) else dtype
+    return [torch.as_tensor(x).to(compute) for x in xs], dtype
+
+
+def _atan2(y, x):
+    (y, x), dtype = _float_operands(y, x)
+    base = _atan(y / torch.where(x == 0, 1.0, x))
+    half_turn = torch.where(y < 0, -math.pi, math.pi)
+    result = torch.where(x < 0, base + half_turn, base)
+    on_y_axis = torch.where(y > 0, math.pi / 2, torch.where(y < 0, -math.pi / 2, 0.0))
+    result = torch.where(x == 0, on_y_axis, result)
+    corner = torch.where(x > 0, math.pi / 4, 3 * math.pi / 4)
+    both_inf = torch.isinf(x) & torch.isinf(y)
+    result = torch.where(both_inf, _with_sign_of(y, corner), result)
+    result = torch.where(torch.isnan(x) | torch.isnan(y), x + y, result)
+    return result.to(dtype)
+
+
+def _logaddexp2(a, b):
+    m = torch.maximum(a, b)
+    spread = torch.log1p(_exp2(-torch.abs(a - b))) * (1.0 / math.log(2.0))
+    return torch.where(a == b, a + 1.0, m + spread)
+
+
 def math_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
     ops = {aten.log2: _log2, aten.log10: _log10, aten.exp2: _exp2, aten.expm1: _expm1,
            aten.sinh: _sinh, aten.cosh: _cosh, aten.tan: _tan, aten.asinh: _asinh,
            aten.acosh: _acosh, aten.atanh: _atanh, aten.atan: _atan, aten.asin: _asin,
-           aten.acos: _acos}
+           aten.acos: _acos, aten.atan2: _atan2, aten.logaddexp2: _logaddexp2}
     return {op.default: fn for op, fn in ops.items()}

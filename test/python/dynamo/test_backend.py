@@ -51,14 +51,14 @@ class Breaks(torch.nn.Module):
 
 
 class Atan(torch.nn.Module):
-    """atan2 has no Nova lowering (atan has one since nova.frontend.decompose_math)."""
+    """erfinv has no Nova lowering (torch-mlir does not lower it to linalg)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.fc = torch.nn.Linear(16, 16)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.atan2(self.fc(x), x) * 2.0
+        return torch.erfinv(self.fc(x) * 0.01) * 2.0
 
 
 def _compiled(model: torch.nn.Module, **options):
@@ -132,7 +132,7 @@ def test_graph_breaks_compile_every_graph(capsys) -> None:
 
 
 def test_unsupported_op_runs_alone_in_eager_with_one_warning() -> None:
-    """atan2 has no Nova lowering: it, and only it, runs in eager; the linear
+    """erfinv has no Nova lowering: it, and only it, runs in eager; the linear
     before it and the multiplication after it run on Nova (per-op fallback)."""
     torch.manual_seed(4)
     model = Atan().eval()
@@ -143,11 +143,11 @@ def test_unsupported_op_runs_alone_in_eager_with_one_warning() -> None:
     _check(compiled, model, x)  # no second try, no second warning
     assert len([w for w in caught if issubclass(w.category, NovaFallbackWarning)]) == 1
     message = str(caught[0].message)
-    assert "1 op runs in eager" in message and "torch.atan2" in message
-    assert "math.atan2" in message and "2 partitions" in message
-    assert "return torch.atan2(self.fc(x), x) * 2.0" in message  # the model's line
+    assert "1 op runs in eager" in message and "torch.erfinv" in message
+    assert "torch.aten.erfinv" in message and "2 partitions" in message
+    assert "return torch.erfinv(self.fc(x) * 0.01) * 2.0" in message  # the model's line
     (graph,) = nova.dynamo.report()
-    assert graph.partitions == 2 and [op for op, _ in graph.eager_ops] == ["torch.atan2"]
+    assert graph.partitions == 2 and [op for op, _ in graph.eager_ops] == ["torch.erfinv"]
     assert graph.eager_reason is None and graph.calls == 2 and graph.memory_hits == 2
     assert cache_info().fallbacks == 0 and cache_info().compiles == 2
 
@@ -155,7 +155,7 @@ def test_unsupported_op_runs_alone_in_eager_with_one_warning() -> None:
 def test_strict_mode_raises_the_compiler_error() -> None:
     model = Atan().eval()
     compiled = _compiled(model, fallback=False)
-    with pytest.raises((NovaModelCompileError, NovaUnsupportedOpError), match="math.atan2"):
+    with pytest.raises((NovaModelCompileError, NovaUnsupportedOpError), match="erfinv"):
         with torch.no_grad():
             compiled(torch.randn(4, 16))
 
