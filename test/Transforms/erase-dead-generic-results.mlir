@@ -57,3 +57,36 @@ func.func @negative_both_results_live(%x: tensor<4x8xf32>, %m: tensor<4xf32>, %i
   } -> (tensor<4xf32>, tensor<4xi64>)
   return %r#0, %r#1 : tensor<4xf32>, tensor<4xi64>
 }
+
+// -----
+
+// Both results live but independent: a sum over a window and the window's
+// size, which depends only on its own loop index. The sum keeps the loops; the
+// size becomes a parallel generic over its own dimension.
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @independent_results_split
+// CHECK:         %[[SUM:.+]] = linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "reduction"]
+// CHECK:           arith.addf
+// CHECK:         %[[SIZE:.+]] = linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel"]
+// CHECK-SAME:      outs(
+// CHECK:           linalg.index 0
+// CHECK:           arith.sitofp
+// CHECK:         return %[[SUM]], %[[SIZE]]
+func.func @independent_results_split(%x: tensor<4x8xf32>, %s: tensor<4xf32>, %n: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = linalg.generic {indexing_maps = [#x, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%s, %n : tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32, %size: f32):
+    %i = linalg.index 0 : index
+    %c1 = arith.constant 1 : index
+    %w = arith.addi %i, %c1 : index
+    %wi = arith.index_cast %w : index to i64
+    %wf = arith.sitofp %wi : i64 to f32
+    %sum = arith.addf %in, %acc : f32
+    linalg.yield %sum, %wf : f32, f32
+  } -> (tensor<4xf32>, tensor<4xf32>)
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}

@@ -103,8 +103,15 @@ def NovaAliasOutputs : Pass<"nova-alias-outputs", "::mlir::func::FuncOp"> {
 
 def NovaEraseDeadGenericResults
     : Pass<"nova-erase-dead-generic-results", "::mlir::func::FuncOp"> {
-  let summary = "drop unused results of multi-result linalg.generic ops";
+  let summary = "drop unused results of multi-result linalg.generic ops, split independent ones";
   let description = [{
+    A generic whose results are all live but computed independently (each
+    from the inputs, the loop indices and its own init: adaptive pooling's
+    window sum and window size) is split into one generic per result; a
+    result that accumulates nothing and reads only its own loop indices
+    becomes a parallel generic over its own dimensions. Coupled results
+    (a maximum and its index) stay, and are reported.
+
     torch-mlir lowers `max` (used by softmax) to one reduction that yields
     both the maximum and its index. Only the maximum is used; this pass drops
     the dead index result together with the payload that computed it (the
