@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 #define DEBUG_TYPE "nova-collapse-rank"
@@ -111,6 +112,40 @@ LogicalResult tileOuterLoops(IRRewriter &rewriter, linalg::GenericOp op) {
   return success(dropUnitLoops(rewriter, body).getNumLoops() <= kMaxTileRank);
 }
 
+/// A gather (`tensor.extract` in a payload) from a tensor of rank above 4
+/// reads a collapse of the tensor's leading dimensions instead, at the
+/// row-major linear index of those dimensions; the gather's descriptor then
+/// has 4 dimensions (adaptive 3-D pooling and trilinear interpolation read
+/// [N, C, D, H, W] inputs this way).
+LogicalResult collapseGatherSource(IRRewriter &rewriter, tensor::ExtractOp op) {
+  auto type = cast<RankedTensorType>(op.getTensor().getType());
+  unsigned rank = type.getRank(), lead = rank - kMaxTileRank + 1;
+  if (!type.hasStaticShape())
+    return failure();
+  ReassociationIndices first;
+  for (unsigned d = 0; d < lead; ++d)
+    first.push_back(d);
+  SmallVector<ReassociationIndices> groups{first};
+  for (unsigned d = lead; d < rank; ++d)
+    groups.push_back({d});
+  Operation *owner = op->getParentOfType<linalg::LinalgOp>();
+  rewriter.setInsertionPoint(owner ? owner : op.getOperation());
+  Value collapsed = tensor::CollapseShapeOp::create(rewriter, op.getLoc(),
+                                                    op.getTensor(), groups);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  Value linear = op.getIndices()[0];
+  for (unsigned d = 1; d < lead; ++d) {
+    Value size = arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(d));
+    Value scaled = arith::MulIOp::create(rewriter, loc, linear, size);
+    linear = arith::AddIOp::create(rewriter, loc, scaled, op.getIndices()[d]);
+  }
+  SmallVector<Value> indices{linear};
+  llvm::append_range(indices, op.getIndices().drop_front(lead));
+  rewriter.replaceOpWithNewOp<tensor::ExtractOp>(op, collapsed, indices);
+  return success();
+}
+
 struct CollapseRankPass
     : public nova::impl::NovaCollapseRankBase<CollapseRankPass> {
   using Base::Base;
@@ -131,6 +166,13 @@ struct CollapseRankPass
       rewriter.setInsertionPoint(op);
       (void)linalg::generalizeNamedOp(rewriter, op);
     }
+    SmallVector<tensor::ExtractOp> gathers;
+    getOperation().walk([&](tensor::ExtractOp op) {
+      if (op.getTensor().getType().getRank() > kMaxTileRank)
+        gathers.push_back(op);
+    });
+    for (tensor::ExtractOp op : gathers)
+      (void)collapseGatherSource(rewriter, op);
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op.getNumLoops() > kMaxTileRank && op.hasPureTensorSemantics())

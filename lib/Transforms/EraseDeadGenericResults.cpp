@@ -1,7 +1,9 @@
 //===- EraseDeadGenericResults.cpp - drop dead generic results --*- C++ -*-===//
 #include "nova/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -181,6 +183,175 @@ bool splitIndependentResults(linalg::GenericOp op, RewriterBase &rewriter) {
   return true;
 }
 
+/// `select(cmpf P(v, out), v, out)` (or its operands swapped in the compare)
+/// in a reduction payload: a running maximum (`max` true) or minimum of `v`.
+struct SelectExtremum {
+  arith::SelectOp select;
+  arith::CmpFOp cmp;
+  Value value;
+  bool max;
+};
+
+std::optional<SelectExtremum> matchSelectExtremum(Value yielded, BlockArgument out) {
+  auto select = yielded.getDefiningOp<arith::SelectOp>();
+  if (!select || select.getFalseValue() != out)
+    return std::nullopt;
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+  if (!cmp)
+    return std::nullopt;
+  Value v = select.getTrueValue();
+  bool greater;
+  switch (cmp.getPredicate()) {
+  case arith::CmpFPredicate::OGT:
+  case arith::CmpFPredicate::OGE:
+  case arith::CmpFPredicate::UGT:
+  case arith::CmpFPredicate::UGE:
+    greater = true;
+    break;
+  case arith::CmpFPredicate::OLT:
+  case arith::CmpFPredicate::OLE:
+  case arith::CmpFPredicate::ULT:
+  case arith::CmpFPredicate::ULE:
+    greater = false;
+    break;
+  default:
+    return std::nullopt;
+  }
+  bool max;
+  if (cmp.getLhs() == v && cmp.getRhs() == out)
+    max = greater;
+  else if (cmp.getLhs() == out && cmp.getRhs() == v)
+    max = !greater;
+  else
+    return std::nullopt;
+  // The running value feeds the compare and the select only.
+  for (Operation *user : out.getUsers())
+    if (user != cmp && user != select)
+      return std::nullopt;
+  return SelectExtremum{select, cmp, v, max};
+}
+
+/// The value as the reduction kinds of the vector unit read it:
+/// maximumf/minimumf, which propagate NaN as eager's max pooling does (the
+/// compare-and-select form skips a NaN).
+Value extremum(OpBuilder &b, Location loc, bool max, Value v, Value out) {
+  if (max)
+    return arith::MaximumFOp::create(b, loc, v, out);
+  return arith::MinimumFOp::create(b, loc, v, out);
+}
+
+/// A reduction that keeps a running maximum with compare and select becomes
+/// a maximumf reduction (adaptive max pooling without its indices).
+bool selectToExtremum(linalg::GenericOp op, RewriterBase &rewriter) {
+  if (op->getNumResults() != 1 || op.getNumReductionLoops() == 0)
+    return false;
+  Block *body = op.getBody();
+  BlockArgument out = body->getArgument(op.getNumDpsInputs());
+  Operation *yield = body->getTerminator();
+  std::optional<SelectExtremum> m = matchSelectExtremum(yield->getOperand(0), out);
+  if (!m || !isa<FloatType>(out.getType()))
+    return false;
+  rewriter.setInsertionPoint(m->select);
+  Value e = extremum(rewriter, m->select.getLoc(), m->max, m->value, out);
+  rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(0, e); });
+  rewriter.eraseOp(m->select);
+  rewriter.eraseOp(m->cmp);
+  return true;
+}
+
+/// A maximum and the index of its first occurrence, coupled through one
+/// compare (torch-mlir's adaptive max pooling with indices):
+///   v' = select(v > out_v, v, out_v); i' = select(v > out_v, idx, out_i)
+/// becomes two reductions: the maximum m, then the smallest idx whose v
+/// equals m (or is NaN, when m is: eager returns the NaN's index). Eager
+/// scans a window in increasing index order, so the smallest index of the
+/// maximum is the one it returns.
+bool splitArgExtremum(linalg::GenericOp op, RewriterBase &rewriter) {
+  if (op->getNumResults() != 2 || op.getNumReductionLoops() == 0 ||
+      !op.hasPureTensorSemantics())
+    return false;
+  for (Operation &inner : op.getBody()->without_terminator())
+    if (!isMemoryEffectFree(&inner))
+      return false;
+  Block *old = op.getBody();
+  unsigned numInputs = op.getNumDpsInputs();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  for (unsigned v = 0; v < 2; ++v) {
+    unsigned i = 1 - v;
+    BlockArgument outV = old->getArgument(numInputs + v);
+    BlockArgument outI = old->getArgument(numInputs + i);
+    std::optional<SelectExtremum> m =
+        matchSelectExtremum(old->getTerminator()->getOperand(v), outV);
+    if (!m || !isa<FloatType>(outV.getType()))
+      continue;
+    auto selectI = old->getTerminator()->getOperand(i).getDefiningOp<arith::SelectOp>();
+    auto indexType = dyn_cast<IntegerType>(outI.getType());
+    if (!selectI || !indexType || selectI.getCondition() != m->cmp.getResult() ||
+        selectI.getFalseValue() != outI || !outI.hasOneUse() ||
+        maps[numInputs + v] != maps[numInputs + i])
+      continue;
+    Value index = selectI.getTrueValue();
+    auto cloneBody = [&](OpBuilder &b, IRMapping &mapping) {
+      for (Operation &inner : old->without_terminator())
+        if (&inner != m->select.getOperation() && &inner != m->cmp.getOperation() &&
+            &inner != selectI.getOperation())
+          b.clone(inner, mapping);
+    };
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    SmallVector<AffineMap> inputMaps(maps.begin(), maps.begin() + numInputs);
+    SmallVector<AffineMap> maxMaps = inputMaps;
+    maxMaps.push_back(maps[numInputs + v]);
+    auto maxOp = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{op->getResult(v).getType()}, op.getDpsInputs(),
+        ValueRange{op.getDpsInits()[v]}, maxMaps, op.getIteratorTypesArray(),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          IRMapping mapping;
+          for (unsigned k = 0; k < numInputs; ++k)
+            mapping.map(old->getArgument(k), args[k]);
+          mapping.map(outV, args.back());
+          cloneBody(b, mapping);
+          linalg::YieldOp::create(
+              b, l, extremum(b, l, m->max, mapping.lookupOrDefault(m->value), args.back()));
+        });
+    // The index: the smallest idx at which the value is the extremum.
+    auto resultType = cast<RankedTensorType>(op->getResult(i).getType());
+    Value big = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getIntegerAttr(indexType, APInt::getSignedMaxValue(indexType.getWidth())));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), indexType);
+    Value filled = linalg::FillOp::create(rewriter, loc, big, empty).getResult(0);
+    SmallVector<Value> inputs(op.getDpsInputs());
+    inputs.push_back(maxOp->getResult(0));
+    SmallVector<AffineMap> indexMaps = inputMaps;
+    indexMaps.push_back(maps[numInputs + v]);
+    indexMaps.push_back(maps[numInputs + i]);
+    auto indexOp = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType}, inputs, ValueRange{filled}, indexMaps,
+        op.getIteratorTypesArray(), [&](OpBuilder &b, Location l, ValueRange args) {
+          IRMapping mapping;
+          for (unsigned k = 0; k < numInputs; ++k)
+            mapping.map(old->getArgument(k), args[k]);
+          cloneBody(b, mapping);
+          Value x = mapping.lookupOrDefault(m->value);
+          Value eq = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, args[numInputs]);
+          // x != x: NaN (the vector unit compares, it has no ordered-ness test).
+          Value nan = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, x, x);
+          Value hit = arith::OrIOp::create(b, l, eq, nan);
+          Value bigIn = arith::ConstantOp::create(
+              b, l, b.getIntegerAttr(indexType, APInt::getSignedMaxValue(indexType.getWidth())));
+          Value candidate =
+              arith::SelectOp::create(b, l, hit, mapping.lookupOrDefault(index), bigIn);
+          linalg::YieldOp::create(b, l, Value(arith::MinSIOp::create(b, l, candidate, args.back())));
+        });
+    SmallVector<Value> replacements(2);
+    replacements[v] = maxOp->getResult(0);
+    replacements[i] = indexOp->getResult(0);
+    rewriter.replaceOp(op, replacements);
+    return true;
+  }
+  return false;
+}
+
 int64_t countGenericResults(func::FuncOp func) {
   int64_t count = 0;
   func.walk([&](linalg::GenericOp op) { count += op->getNumResults(); });
@@ -214,7 +385,11 @@ struct EraseDeadGenericResultsPass
     IRRewriter rewriter(func.getContext());
     bool split = false;
     for (linalg::GenericOp op : multi)
-      split |= splitIndependentResults(op, rewriter);
+      split |= splitArgExtremum(op, rewriter) || splitIndependentResults(op, rewriter);
+    SmallVector<linalg::GenericOp> single;
+    func.walk([&](linalg::GenericOp op) { single.push_back(op); });
+    for (linalg::GenericOp op : single)
+      (void)selectToExtremum(op, rewriter);
     // The split generics carry every input; drop those each one ignores.
     if (split) {
       RewritePatternSet cleanup(&getContext());

@@ -10,6 +10,7 @@ using namespace mlir;
 
 void nova::buildLinalgNormalizePipeline(OpPassManager &pm) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createNovaUnrollLoops());
   fn.addPass(createNovaDemoteF64());
   // Hyperbolic functions and tan as exp/log/sqrt/sin/cos, which the vector
   // unit has (upstream's expansions; fma as a multiply and an add).

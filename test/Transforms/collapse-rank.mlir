@@ -118,3 +118,30 @@ func.func @rank5_reduction_with_unit_loops(%x: tensor<1x1x2x8x16xf32>, %acc: ten
   } -> tensor<1x1x1x8x16xf32>
   return %r : tensor<1x1x1x8x16xf32>
 }
+
+// -----
+
+// A gather from a rank-5 tensor (trilinear interpolation's corner reads)
+// reads a collapse of the leading dimensions at index n * C + c.
+// CHECK-LABEL: func.func @gather_rank5_source
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2], [3], [4]] : tensor<2x3x4x5x6xf32> into tensor<6x4x5x6xf32>
+// CHECK: linalg.generic
+// CHECK: %[[N:.*]] = linalg.index 0
+// CHECK: %[[CH:.*]] = linalg.index 1
+// CHECK: %[[S:.*]] = arith.muli %[[N]], %c3
+// CHECK: %[[L:.*]] = arith.addi %[[S]], %[[CH]]
+// CHECK: tensor.extract %[[C]][%[[L]], %{{.*}}, %{{.*}}, %{{.*}}] : tensor<6x4x5x6xf32>
+func.func @gather_rank5_source(%src: tensor<2x3x4x5x6xf32>, %idx: tensor<2x3xi64>) -> tensor<2x3xf32> {
+  %c1 = arith.constant 1 : index
+  %e = tensor.empty() : tensor<2x3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%idx : tensor<2x3xi64>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%i: i64, %out: f32):
+    %n = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %d = arith.index_cast %i : i64 to index
+    %v = tensor.extract %src[%n, %c, %d, %c1, %d] : tensor<2x3x4x5x6xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}

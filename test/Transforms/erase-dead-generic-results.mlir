@@ -90,3 +90,87 @@ func.func @independent_results_split(%x: tensor<4x8xf32>, %s: tensor<4xf32>, %n:
   } -> (tensor<4xf32>, tensor<4xf32>)
   return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A maximum and its index coupled through one compare (torch-mlir's adaptive
+// max pooling with indices): the maximum as a maximumf reduction, then the
+// smallest index whose value equals it (or is NaN), from a fill of INT64_MAX.
+#src = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @arg_max_pair
+// CHECK: %[[BIG:.*]] = arith.constant 9223372036854775807 : i64
+// CHECK: %[[MAX:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK: arith.maximumf
+// CHECK: %[[FILL:.*]] = linalg.fill ins(%[[BIG]] : i64)
+// CHECK: %[[IDX:.*]] = linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %[[MAX]] : tensor<4x6xf32>, tensor<4xf32>) outs(%[[FILL]] : tensor<4xi64>)
+// CHECK: ^bb0(%[[V:.*]]: f32, %[[M:.*]]: f32, %[[OUT:.*]]: i64):
+// CHECK: %[[EQ:.*]] = arith.cmpf oeq, %[[V]], %[[M]]
+// CHECK: %[[NAN:.*]] = arith.cmpf une, %[[V]], %[[V]]
+// CHECK: %[[HIT:.*]] = arith.ori %[[EQ]], %[[NAN]]
+// CHECK: %[[CAND:.*]] = arith.select %[[HIT]], %{{.*}}, %[[BIG]]
+// CHECK: arith.minsi %[[CAND]], %[[OUT]]
+// CHECK: return %[[MAX]], %[[IDX]]
+func.func @arg_max_pair(%x: tensor<4x6xf32>) -> (tensor<4xf32>, tensor<4xi64>) {
+  %lo = arith.constant -3.40282347E+38 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%lo : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %ei = tensor.empty() : tensor<4xi64>
+  %r:2 = linalg.generic {indexing_maps = [#src, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf32>) outs(%init, %ei : tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%v: f32, %m: f32, %i: i64):
+    %k = linalg.index 1 : index
+    %gt = arith.cmpf ogt, %v, %m : f32
+    %nm = arith.select %gt, %v, %m : f32
+    %ki = arith.index_cast %k : index to i64
+    %ni = arith.select %gt, %ki, %i : i64
+    linalg.yield %nm, %ni : f32, i64
+  } -> (tensor<4xf32>, tensor<4xi64>)
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xi64>
+}
+
+// -----
+
+// A running minimum kept by compare and select, operands swapped in the
+// compare: a minimumf reduction.
+#src = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @select_running_min
+// CHECK: ^bb0(%[[V:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK-NEXT: %[[R:.*]] = arith.minimumf %[[V]], %[[OUT]] : f32
+// CHECK-NEXT: linalg.yield %[[R]]
+// CHECK-NOT: arith.select
+func.func @select_running_min(%x: tensor<4x6xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#src, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%v: f32, %m: f32):
+    %gt = arith.cmpf ogt, %m, %v : f32
+    %nm = arith.select %gt, %v, %m : f32
+    linalg.yield %nm : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// The running value read by something other than the compare and the
+// select is no plain maximum: left as it is.
+#src = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @select_with_other_use
+// CHECK: arith.cmpf ogt
+// CHECK: arith.select
+// CHECK-NOT: arith.maximumf
+func.func @select_with_other_use(%x: tensor<4x6xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#src, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%v: f32, %m: f32):
+    %gt = arith.cmpf ogt, %v, %m : f32
+    %h = arith.mulf %m, %v : f32
+    %nm = arith.select %gt, %h, %m : f32
+    linalg.yield %nm : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

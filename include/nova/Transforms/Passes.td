@@ -49,6 +49,40 @@ def NovaDemoteF64 : Pass<"nova-demote-f64", "::mlir::func::FuncOp"> {
   ];
 }
 
+def NovaUnrollLoops : Pass<"nova-unroll-loops", "::mlir::func::FuncOp"> {
+  let summary = "unroll scf.for loops of constant trip count completely";
+  let description = [{
+    torch-mlir lowers `linalg.det`, `slogdet` and `stft` to `scf.for` loops
+    over tensors (one elimination step per row). The tile pipeline takes
+    straight-line programs, so each loop with a constant trip count of at
+    most `max-iterations` is unrolled completely (upstream
+    `loopUnrollFull`, innermost first) and the function is canonicalized,
+    which turns the slices sized by the induction variable into static ones.
+
+    ```mlir
+    // before
+    %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %x) -> (tensor<5x5xf32>) {
+      %n = arith.subi %c4, %i : index
+      %s = tensor.extract_slice %a[%i, 0] [%n, 5] [1, 1] : tensor<5x5xf32> to tensor<?x5xf32>
+      ...
+    }
+    // after: four copies of the body, slices of tensor<4x5xf32>, tensor<3x5xf32>, ...
+    ```
+
+    A loop whose trip count is not a constant or exceeds `max-iterations`,
+    and any other `scf` op (while, if, forall), is an error at the op.
+    Functions without loops are left unchanged.
+  }];
+  let options = [
+    Option<"maxIterations", "max-iterations", "int64_t", /*default=*/"256",
+           "unroll loops of at most this many iterations; longer ones are errors">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numUnrolled", "unrolled-loops", "scf.for loops unrolled completely">,
+  ];
+}
+
 def NovaAliasOutputs : Pass<"nova-alias-outputs", "::mlir::func::FuncOp"> {
   let summary = "write a donated argument's result in place, in its buffer";
   let description = [{
@@ -109,8 +143,17 @@ def NovaEraseDeadGenericResults
     from the inputs, the loop indices and its own init: adaptive pooling's
     window sum and window size) is split into one generic per result; a
     result that accumulates nothing and reads only its own loop indices
-    becomes a parallel generic over its own dimensions. Coupled results
-    (a maximum and its index) stay, and are reported.
+    becomes a parallel generic over its own dimensions.
+
+    A maximum (or minimum) and its index coupled through one compare
+    (`v' = select(v > m, v, m)`, `i' = select(v > m, idx, i)`: adaptive max
+    pooling with indices) become two reductions: a `maximumf` reduction,
+    then the smallest `idx` whose value equals the maximum or is NaN, from a
+    fill of the integer maximum. Eager scans a window in increasing index
+    order, so this is the index it returns, ties and NaN included. A lone
+    running maximum kept by compare and select becomes `maximumf` too (which
+    propagates NaN, as eager's max pooling does). Other coupled results stay,
+    and are reported.
 
     torch-mlir lowers `max` (used by softmax) to one reduction that yields
     both the maximum and its index. Only the maximum is used; this pass drops
@@ -470,6 +513,11 @@ def NovaCollapseRank
     outermost loops become `scf.for` loops of step 1 (upstream
     `scf::tileUsingSCF`; a tiled reduction loop accumulates into its output
     slice), and the generic in their body drops those now-unit loops.
+
+    A gather (`tensor.extract` in a payload) from a tensor of rank above 4
+    reads a `tensor.collapse_shape` of its leading dimensions at their
+    row-major linear index instead (trilinear interpolation and adaptive 3-D
+    pooling read [N, C, D, H, W] inputs so).
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::scf::SCFDialect",

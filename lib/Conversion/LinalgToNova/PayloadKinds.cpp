@@ -108,8 +108,10 @@ static std::optional<int64_t> lowerBound(Value v, int depth = 0) {
     std::optional<int64_t> a = bound(def->getOperand(0));
     return a && *a >= 0 ? std::optional<int64_t>(0) : std::nullopt;
   }
+  if (def->getNumOperands() != 2)
+    return std::nullopt;
   std::optional<int64_t> a = bound(def->getOperand(0));
-  if (!a || def->getNumOperands() != 2)
+  if (!a)
     return std::nullopt;
   if (isa<arith::SubIOp>(def)) {
     APInt c;

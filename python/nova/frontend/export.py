@@ -69,9 +69,10 @@ _LOWERING = (
 
 
 #: Dialects of torch-mlir's linalg-on-tensors output that Nova compiles.
-#: ``cf`` holds torch-mlir's index bounds checks (``cf.assert``).
+#: ``cf`` holds torch-mlir's index bounds checks (``cf.assert``); ``scf`` its
+#: loops (det, stft), which nova-unroll-loops unrolls or names.
 _SUPPORTED_DIALECTS = frozenset(
-    {"builtin", "func", "linalg", "tensor", "arith", "math", "ml_program", "cf"})
+    {"builtin", "func", "linalg", "tensor", "arith", "math", "ml_program", "cf", "scf"})
 
 
 def _walk_ops(module) -> tuple[frozenset[str], list[tuple[str, str]]]:

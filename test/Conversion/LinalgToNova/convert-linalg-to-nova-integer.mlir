@@ -155,3 +155,30 @@ func.func @yield_int64_constant(%o: memref<4x8xi64, #nova.memory_space<sram>>) {
   }
   return
 }
+
+// -----
+
+// An unsigned compare of values that cannot be negative (a loop index and a
+// window bound built from it, as adaptive pooling's are) compares the same
+// signed, which the vector unit has.
+// CHECK-LABEL: func.func @unsigned_compare_of_indices
+// CHECK: nova.iota
+// CHECK: nova.elementwise <cmp_lt>
+// CHECK: nova.elementwise <cmp_le>
+// CHECK-NOT: linalg.generic
+func.func @unsigned_compare_of_indices(%o: memref<8xi1, #nova.memory_space<sram>>) {
+  %c3 = arith.constant 3 : index
+  %c2 = arith.constant 2 : index
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      outs(%o : memref<8xi1, #nova.memory_space<sram>>) {
+  ^bb0(%out: i1):
+    %i = linalg.index 0 : index
+    %w = arith.muli %i, %c2 : index
+    %e = arith.addi %w, %c3 : index
+    %lt = arith.cmpi ult, %i, %c3 : index
+    %le = arith.cmpi ule, %w, %e : index
+    %p = arith.andi %lt, %le : i1
+    linalg.yield %p : i1
+  }
+  return
+}

@@ -42,6 +42,12 @@ CASES = {
     "diag": (lambda x: torch.diag(x), ((6, 6),)),
     "diag_offset": (lambda x: torch.diag(x, 1), ((5, 7),)),
     "diag_embed": (lambda x: torch.diag_embed(x), ((3, 4),)),
+    # Gathers from rank-5 tensors read a collapse of the leading dimensions.
+    "trilinear_rank5_gather": (
+        lambda x: torch.nn.functional.interpolate(x, size=(3, 5, 6), mode="trilinear"),
+        ((2, 3, 4, 3, 5),)),
+    "adaptive_avg_pool3d_rank5_gather": (
+        lambda x: torch.nn.functional.adaptive_avg_pool3d(x, (2, 3, 2)), ((1, 2, 5, 4, 7),)),
 }
 
 
