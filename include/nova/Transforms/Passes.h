@@ -28,7 +28,7 @@ inline constexpr llvm::StringLiteral kLinalgNormalizePipelineName =
     "nova-linalg-normalize";
 
 /// Adds the normal-form pipeline to `pm`, which must be anchored on
-/// builtin.module: every function gets demote-f64, erase-dead-generic-results,
+/// builtin.module: every function gets unroll-loops, demote-f64, erase-dead-generic-results,
 /// fold-shape-constants, decompose-conv, fuse-elementwise and
 /// verify-normal-form, with canonicalize and cse in between.
 void buildLinalgNormalizePipeline(OpPassManager &pm);
