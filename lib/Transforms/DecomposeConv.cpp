@@ -52,6 +52,42 @@ struct DecomposeConvPass
                                            [](int64_t v) { return v; }));
   }
 
+  /// A full-rank slice of `src` collapsed by `groups`: unit dims go away in
+  /// an explicit reshape rather than a rank-reducing slice, whose dropped
+  /// dims are ambiguous when other dims are 1 too (MLIR 22's slice/cast
+  /// folds then pick the wrong ones and produce out-of-bounds slices).
+  static Value sliceCollapsed(IRRewriter &rewriter, Location loc, Value src,
+                              ArrayRef<OpFoldResult> offsets,
+                              ArrayRef<OpFoldResult> sizes,
+                              ArrayRef<OpFoldResult> strides,
+                              ArrayRef<ReassociationIndices> groups) {
+    auto type = cast<RankedTensorType>(src.getType());
+    SmallVector<int64_t> shape;
+    for (OpFoldResult size : sizes)
+      shape.push_back(*getConstantIntValue(size));
+    Value slice = tensor::ExtractSliceOp::create(
+        rewriter, loc, RankedTensorType::get(shape, type.getElementType()), src,
+        offsets, sizes, strides);
+    return tensor::CollapseShapeOp::create(rewriter, loc, slice, groups);
+  }
+
+  /// The inverse: `v` expanded by `groups` to `sizes` and inserted.
+  static Value insertExpanded(IRRewriter &rewriter, Location loc, Value v,
+                              Value dest, ArrayRef<OpFoldResult> offsets,
+                              ArrayRef<OpFoldResult> sizes,
+                              ArrayRef<ReassociationIndices> groups) {
+    auto type = cast<RankedTensorType>(dest.getType());
+    SmallVector<int64_t> shape;
+    for (OpFoldResult size : sizes)
+      shape.push_back(*getConstantIntValue(size));
+    Value expanded = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape, type.getElementType()), v,
+        groups);
+    SmallVector<OpFoldResult> ones(sizes.size(), rewriter.getIndexAttr(1));
+    return tensor::InsertSliceOp::create(rewriter, loc, expanded, dest,
+                                         offsets, sizes, ones);
+  }
+
   /// One elementwise tap on the vector unit: acc + tap[c] * x, acc + x or
   /// max(acc, x) over [C, P] (`tap` is null when pooling).
   static Value elementwiseTap(IRRewriter &rewriter, Location loc, Tap kind,
@@ -129,13 +165,13 @@ struct DecomposeConvPass
         return iv;
       return arith::MulIOp::create(rewriter, loc, iv, dilation[d]).getResult();
     };
-    auto wSliceType = depthwise ? RankedTensorType::get({c}, element)
-                                : RankedTensorType::get({f, c}, element);
-    auto xSliceType = RankedTensorType::get({c, oh, ow}, element);
-    auto xMatType = RankedTensorType::get({c, oh * ow}, element);
-    auto accSliceType = RankedTensorType::get({f, oh, ow}, element);
     auto accType = RankedTensorType::get({f, oh * ow}, element);
-    SmallVector<ReassociationIndices> collapse = {{0}, {1, 2}};
+    // [1, X, OH, OW] <-> [X, OH*OW]; a tap [F, C, 1, 1] -> [F, C] or
+    // [C, 1, 1] -> [C].
+    SmallVector<ReassociationIndices> image = {{0, 1}, {2, 3}};
+    SmallVector<ReassociationIndices> tapGroups =
+        depthwise ? SmallVector<ReassociationIndices>{{0, 1, 2}}
+                  : SmallVector<ReassociationIndices>{{0}, {1, 2, 3}};
     SmallVector<OpFoldResult> ones(4, attr(1));
 
     auto imageLoop = scf::ForOp::create(
@@ -146,11 +182,8 @@ struct DecomposeConvPass
                                                   attr(0)};
           SmallVector<OpFoldResult> outSizes = {attr(1), attr(f), attr(oh),
                                                 attr(ow)};
-          Value acc = tensor::ExtractSliceOp::create(
-              rewriter, loc, accSliceType, imageArgs[0], outOffsets, outSizes,
-              ones);
-          acc = tensor::CollapseShapeOp::create(rewriter, loc, accType, acc,
-                                                collapse);
+          Value acc = sliceCollapsed(rewriter, loc, imageArgs[0], outOffsets,
+                                     outSizes, ones, image);
           auto rowLoop = scf::ForOp::create(
               rewriter, loc, zero, rows, one, ValueRange{acc},
               [&](OpBuilder &, Location, Value i, ValueRange rowArgs) {
@@ -166,21 +199,24 @@ struct DecomposeConvPass
                           tapSizes.insert(tapSizes.begin(), attr(f));
                         tapSizes.insert(tapSizes.begin() + (depthwise ? 0 : 1),
                                         attr(c));
-                        tap = tensor::ExtractSliceOp::create(
-                            rewriter, loc, wSliceType, w, tapOffsets, tapSizes,
-                            SmallVector<OpFoldResult>(tapSizes.size(), attr(1)));
+                        tap = sliceCollapsed(
+                            rewriter, loc, w, tapOffsets, tapSizes,
+                            SmallVector<OpFoldResult>(tapSizes.size(), attr(1)),
+                            tapGroups);
                       }
-                      Value xs = tensor::ExtractSliceOp::create(
-                          rewriter, loc, xSliceType, x,
+                      Value xm = sliceCollapsed(
+                          rewriter, loc, x,
                           ArrayRef<OpFoldResult>{b, attr(0),
                                                  scaled(i, 0), scaled(j, 1)},
                           ArrayRef<OpFoldResult>{attr(1), attr(c), attr(oh),
                                                  attr(ow)},
+                          // A stride over one output row/column is
+                          // meaningless; 1 keeps the later rank-reducing
+                          // subview's layout unambiguous for upstream folds.
                           ArrayRef<OpFoldResult>{attr(1), attr(1),
-                                                 attr(strides[0]),
-                                                 attr(strides[1])});
-                      Value xm = tensor::CollapseShapeOp::create(
-                          rewriter, loc, xMatType, xs, collapse);
+                                                 attr(oh == 1 ? 1 : strides[0]),
+                                                 attr(ow == 1 ? 1 : strides[1])},
+                          image);
                       Value mm =
                           kind != Tap::Matmul
                               ? elementwiseTap(rewriter, loc, kind, tap, xm,
@@ -193,11 +229,9 @@ struct DecomposeConvPass
                     });
                 scf::YieldOp::create(rewriter, loc, colLoop.getResult(0));
               });
-          Value expanded = tensor::ExpandShapeOp::create(
-              rewriter, loc, accSliceType, rowLoop.getResult(0), collapse);
-          Value written = tensor::InsertSliceOp::create(
-              rewriter, loc, expanded, imageArgs[0], outOffsets, outSizes,
-              ones);
+          Value written =
+              insertExpanded(rewriter, loc, rowLoop.getResult(0), imageArgs[0],
+                             outOffsets, outSizes, image);
           scf::YieldOp::create(rewriter, loc, written);
         });
     numMatmuls += n * kh * kw;
@@ -267,19 +301,14 @@ struct DecomposeConvPass
     auto xt = cast<RankedTensorType>(x.getType());
     auto wt = cast<RankedTensorType>(w.getType());
     auto ot = cast<RankedTensorType>(out.getType());
-    Type element = ot.getElementType();
     int64_t groups = xt.getDimSize(1);
     IRRewriter rewriter(conv);
     Location loc = conv.getLoc();
     auto attr = [&](int64_t v) -> OpFoldResult {
       return rewriter.getIndexAttr(v);
     };
-    auto drop = [](ArrayRef<int64_t> shape, unsigned d) {
-      SmallVector<int64_t> r(shape);
-      r.erase(r.begin() + d);
-      return r;
-    };
-    // A rank-reducing slice of `v` at group `g` along dim `d`, and back.
+    // The slice of `v` at group `g` along dim `d` (the group dim merged
+    // into its neighbour by `merge` afterwards), and back.
     auto sizesAt = [&](RankedTensorType t, unsigned d) {
       SmallVector<OpFoldResult> sizes;
       for (auto [i, s] : llvm::enumerate(t.getShape()))
@@ -300,22 +329,19 @@ struct DecomposeConvPass
     auto loop = scf::ForOp::create(
         rewriter, loc, zero, count, one, ValueRange{out},
         [&](OpBuilder &, Location, Value g, ValueRange args) {
-          Value xs = tensor::ExtractSliceOp::create(
-              rewriter, loc,
-              RankedTensorType::get(drop(xt.getShape(), 1), element), x,
-              offsetsAt(xt, 1, g), sizesAt(xt, 1), ones);
-          Value ws = tensor::ExtractSliceOp::create(
-              rewriter, loc,
-              RankedTensorType::get(drop(wt.getShape(), 0), element), w,
-              offsetsAt(wt, 0, g), sizesAt(wt, 0), ones);
-          Value os = tensor::ExtractSliceOp::create(
-              rewriter, loc,
-              RankedTensorType::get(drop(ot.getShape(), 1), element), args[0],
-              offsetsAt(ot, 1, g), sizesAt(ot, 1), ones);
+          // X and out [N, G, ...] lose dim 1, W [G, F, ...] dim 0.
+          SmallVector<ReassociationIndices> dim1 = {{0}, {1, 2}, {3}, {4}},
+                                            dim0 = {{0, 1}, {2}, {3}, {4}};
+          Value xs = sliceCollapsed(rewriter, loc, x, offsetsAt(xt, 1, g),
+                                    sizesAt(xt, 1), ones, dim1);
+          Value ws = sliceCollapsed(rewriter, loc, w, offsetsAt(wt, 0, g),
+                                    sizesAt(wt, 0), ones, dim0);
+          Value os = sliceCollapsed(rewriter, loc, args[0], offsetsAt(ot, 1, g),
+                                    sizesAt(ot, 1), ones, dim1);
           Value r = emitLoops(rewriter, loc, xs, ws, os, strides, dilations);
-          Value written = tensor::InsertSliceOp::create(
-              rewriter, loc, r, args[0], offsetsAt(ot, 1, g), sizesAt(ot, 1),
-              ones);
+          Value written = insertExpanded(rewriter, loc, r, args[0],
+                                         offsetsAt(ot, 1, g), sizesAt(ot, 1),
+                                         dim1);
           scf::YieldOp::create(rewriter, loc, written);
         });
     rewriter.replaceOp(conv, loop.getResult(0));

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -352,6 +353,164 @@ bool splitArgExtremum(linalg::GenericOp op, RewriterBase &rewriter) {
   return false;
 }
 
+/// `v` as sum(coef[d] * linalg.index d) + constant, through index_cast,
+/// addi and muli by constants; nullopt for anything else.
+struct IndexForm {
+  llvm::SmallDenseMap<unsigned, int64_t> coef;
+  int64_t constant = 0;
+};
+
+std::optional<IndexForm> indexForm(Value v) {
+  if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
+    return indexForm(cast.getIn());
+  if (std::optional<int64_t> c = getConstantIntValue(v)) {
+    IndexForm f;
+    f.constant = *c;
+    return f;
+  }
+  if (auto index = v.getDefiningOp<linalg::IndexOp>()) {
+    IndexForm f;
+    f.coef[index.getDim()] = 1;
+    return f;
+  }
+  if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+    std::optional<IndexForm> a = indexForm(add.getLhs()), b = indexForm(add.getRhs());
+    if (!a || !b)
+      return std::nullopt;
+    for (auto [d, c] : b->coef)
+      a->coef[d] += c;
+    a->constant += b->constant;
+    return a;
+  }
+  if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
+    std::optional<IndexForm> a = indexForm(mul.getLhs()), b = indexForm(mul.getRhs());
+    if (!a || !b || (!a->coef.empty() && !b->coef.empty()))
+      return std::nullopt;
+    if (!a->coef.empty())
+      std::swap(a, b);
+    // a is the constant factor.
+    for (auto &[d, c] : b->coef)
+      c *= a->constant;
+    b->constant *= a->constant;
+    return b;
+  }
+  return std::nullopt;
+}
+
+/// Whether `idx` is non-negative and strictly increasing in the order the
+/// reduction loops visit their iterations (outer to inner), so that the
+/// first iteration with some property is the one of smallest idx.
+bool increasesWithReduction(linalg::GenericOp op, Value idx) {
+  std::optional<IndexForm> form = indexForm(idx);
+  if (!form)
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  int64_t low = form->constant;
+  for (auto [d, c] : form->coef)
+    if (c < 0 || ShapedType::isDynamic(ranges[d]))
+      return false;
+  // Inner to outer: each dim's step must exceed everything the dims inside
+  // it can add.
+  int64_t span = 0;
+  for (int64_t d = ranges.size() - 1; d >= 0; --d) {
+    if (iterators[d] != utils::IteratorType::reduction || ranges[d] == 1)
+      continue;
+    int64_t c = form->coef.lookup(d);
+    if (c <= span)
+      return false;
+    span += c * (ranges[d] - 1);
+  }
+  return low >= 0;
+}
+
+/// torch-mlir's "first index where the window value equals its maximum"
+/// (adaptive max pooling's indices, from an init of `none` = -1):
+///   s = select(cond, idx, out); yield select(out == none, s, out)
+/// becomes the smallest idx with cond (a minsi reduction from the integer
+/// maximum), then `none` where no iteration matched. Equal when idx grows
+/// with the reduction's iteration order and never equals `none`.
+bool firstMatchToMinIndex(linalg::GenericOp op, RewriterBase &rewriter) {
+  if (op->getNumResults() != 1 || op.getNumReductionLoops() == 0 ||
+      !op.hasPureTensorSemantics())
+    return false;
+  Block *old = op.getBody();
+  unsigned numInputs = op.getNumDpsInputs();
+  BlockArgument out = old->getArgument(numInputs);
+  auto indexType = dyn_cast<IntegerType>(out.getType());
+  auto outer = old->getTerminator()->getOperand(0).getDefiningOp<arith::SelectOp>();
+  if (!indexType || !outer || outer.getFalseValue() != out)
+    return false;
+  auto isNone = outer.getCondition().getDefiningOp<arith::CmpIOp>();
+  auto inner = outer.getTrueValue().getDefiningOp<arith::SelectOp>();
+  if (!isNone || isNone.getPredicate() != arith::CmpIPredicate::eq || !inner ||
+      inner.getFalseValue() != out)
+    return false;
+  Value noneValue = isNone.getLhs() == out ? isNone.getRhs() : isNone.getLhs();
+  std::optional<int64_t> none = getConstantIntValue(noneValue);
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  std::optional<int64_t> init =
+      fill ? getConstantIntValue(fill.getInputs()[0]) : std::nullopt;
+  if (!none || *none >= 0 || !init || *init != *none ||
+      (isNone.getLhs() != out && isNone.getRhs() != out))
+    return false;
+  // The running index feeds these three ops only.
+  for (Operation *user : out.getUsers())
+    if (user != outer && user != inner && user != isNone)
+      return false;
+  for (Operation &o : old->without_terminator())
+    if (!isMemoryEffectFree(&o))
+      return false;
+  Value idx = inner.getTrueValue();
+  if (!increasesWithReduction(op, idx))
+    return false;
+
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  auto bigAttr = rewriter.getIntegerAttr(
+      indexType, APInt::getSignedMaxValue(indexType.getWidth()));
+  Value big = arith::ConstantOp::create(rewriter, loc, bigAttr);
+  Value empty = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), indexType);
+  Value filled = linalg::FillOp::create(rewriter, loc, big, empty).getResult(0);
+  auto minOp = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{resultType}, op.getDpsInputs(), ValueRange{filled},
+      op.getIndexingMapsArray(), op.getIteratorTypesArray(),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        IRMapping mapping;
+        for (unsigned k = 0; k < numInputs; ++k)
+          mapping.map(old->getArgument(k), args[k]);
+        for (Operation &o : old->without_terminator())
+          if (&o != outer.getOperation() && &o != inner.getOperation() &&
+              &o != isNone.getOperation())
+            b.clone(o, mapping);
+        Value bigIn = arith::ConstantOp::create(b, l, bigAttr);
+        Value candidate = arith::SelectOp::create(
+            b, l, mapping.lookupOrDefault(inner.getCondition()),
+            mapping.lookupOrDefault(idx), bigIn);
+        linalg::YieldOp::create(
+            b, l, Value(arith::MinSIOp::create(b, l, candidate, args.back())));
+      });
+  // No match: `none`.
+  AffineMap id = rewriter.getMultiDimIdentityMap(resultType.getRank());
+  SmallVector<utils::IteratorType> parallel(resultType.getRank(),
+                                            utils::IteratorType::parallel);
+  Value outEmpty = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), indexType);
+  auto noneOp = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{resultType}, minOp->getResults(), ValueRange{outEmpty},
+      ArrayRef<AffineMap>{id, id}, parallel,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value bigIn = arith::ConstantOp::create(b, l, bigAttr);
+        Value noneIn = arith::ConstantOp::create(
+            b, l, b.getIntegerAttr(indexType, *none));
+        Value missed = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, args[0], bigIn);
+        linalg::YieldOp::create(
+            b, l, Value(arith::SelectOp::create(b, l, missed, noneIn, args[0])));
+      });
+  rewriter.replaceOp(op, noneOp->getResults());
+  return true;
+}
+
 int64_t countGenericResults(func::FuncOp func) {
   int64_t count = 0;
   func.walk([&](linalg::GenericOp op) { count += op->getNumResults(); });
@@ -389,7 +548,7 @@ struct EraseDeadGenericResultsPass
     SmallVector<linalg::GenericOp> single;
     func.walk([&](linalg::GenericOp op) { single.push_back(op); });
     for (linalg::GenericOp op : single)
-      (void)selectToExtremum(op, rewriter);
+      (void)(selectToExtremum(op, rewriter) || firstMatchToMinIndex(op, rewriter));
     // The split generics carry every input; drop those each one ignores.
     if (split) {
       RewritePatternSet cleanup(&getContext());

@@ -9,18 +9,21 @@
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
 // CHECK: %[[R:.*]] = scf.for %[[N:[a-z0-9_]+]] = %[[C0]] to %[[C1]] step %[[C1]] iter_args(%[[OUT:[a-z0-9_]+]] = %[[B]])
-// CHECK: %[[ACC:.*]] = tensor.extract_slice %[[OUT]][%[[N]], 0, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> to tensor<4x3x3xf32>
-// CHECK: %[[ACC2:.*]] = tensor.collapse_shape %[[ACC]] {{\[\[}}0], [1, 2]] : tensor<4x3x3xf32> into tensor<4x9xf32>
+// Full-rank slices and explicit reshapes: no rank-reducing slice whose
+// dropped unit dims upstream folds could misread.
+// CHECK: %[[ACC:.*]] = tensor.extract_slice %[[OUT]][%[[N]], 0, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> to tensor<1x4x3x3xf32>
+// CHECK: %[[ACC2:.*]] = tensor.collapse_shape %[[ACC]] {{\[\[}}0, 1], [2, 3]] : tensor<1x4x3x3xf32> into tensor<4x9xf32>
 // CHECK: %[[ROWS:.*]] = scf.for %[[I:[a-z0-9_]+]] = %[[C0]] to %[[C2]] step %[[C1]] iter_args(%[[A1:[a-z0-9_]+]] = %[[ACC2]])
 // CHECK: %[[COLS:.*]] = scf.for %[[J:[a-z0-9_]+]] = %[[C0]] to %[[C2]] step %[[C1]] iter_args(%[[A2:[a-z0-9_]+]] = %[[A1]])
-// CHECK: %[[TAP:.*]] = tensor.extract_slice %[[W]][0, 0, %[[I]], %[[J]]] [4, 3, 1, 1] [1, 1, 1, 1] : tensor<4x3x2x2xf32> to tensor<4x3xf32>
-// CHECK: %[[XS:.*]] = tensor.extract_slice %[[X]][%[[N]], 0, %[[I]], %[[J]]] [1, 3, 3, 3] [1, 1, 2, 2] : tensor<1x3x6x6xf32> to tensor<3x3x3xf32>
-// CHECK: %[[XM:.*]] = tensor.collapse_shape %[[XS]] {{\[\[}}0], [1, 2]] : tensor<3x3x3xf32> into tensor<3x9xf32>
+// CHECK: %[[TAPS:.*]] = tensor.extract_slice %[[W]][0, 0, %[[I]], %[[J]]] [4, 3, 1, 1] [1, 1, 1, 1] : tensor<4x3x2x2xf32> to tensor<4x3x1x1xf32>
+// CHECK: %[[TAP:.*]] = tensor.collapse_shape %[[TAPS]] {{\[\[}}0], [1, 2, 3]] : tensor<4x3x1x1xf32> into tensor<4x3xf32>
+// CHECK: %[[XS:.*]] = tensor.extract_slice %[[X]][%[[N]], 0, %[[I]], %[[J]]] [1, 3, 3, 3] [1, 1, 2, 2] : tensor<1x3x6x6xf32> to tensor<1x3x3x3xf32>
+// CHECK: %[[XM:.*]] = tensor.collapse_shape %[[XS]] {{\[\[}}0, 1], [2, 3]] : tensor<1x3x3x3xf32> into tensor<3x9xf32>
 // CHECK: %[[MM:.*]] = linalg.matmul ins(%[[TAP]], %[[XM]] : tensor<4x3xf32>, tensor<3x9xf32>) outs(%[[A2]] : tensor<4x9xf32>)
 // CHECK: scf.yield %[[MM]]
 // CHECK: scf.yield %[[COLS]]
-// CHECK: %[[E:.*]] = tensor.expand_shape %[[ROWS]] {{\[\[}}0], [1, 2]] output_shape [4, 3, 3] : tensor<4x9xf32> into tensor<4x3x3xf32>
-// CHECK: %[[W2:.*]] = tensor.insert_slice %[[E]] into %[[OUT]][%[[N]], 0, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<4x3x3xf32> into tensor<1x4x3x3xf32>
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[ROWS]] {{\[\[}}0, 1], [2, 3]] output_shape [1, 4, 3, 3] : tensor<4x9xf32> into tensor<1x4x3x3xf32>
+// CHECK: %[[W2:.*]] = tensor.insert_slice %[[E]] into %[[OUT]][%[[N]], 0, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> into tensor<1x4x3x3xf32>
 // CHECK: scf.yield %[[W2]]
 // CHECK: return %[[R]]
 // CHECK-NOT: linalg.matmul
@@ -59,11 +62,14 @@ func.func @conv_batch2_dilated(%x: tensor<2x1x4x5xf32>, %w: tensor<2x1x1x2xf32>,
 // CHECK-LABEL: func.func @conv_grouped
 // CHECK-SAME: (%[[X:.*]]: tensor<1x2x3x6x6xf32>, %[[W:.*]]: tensor<2x4x3x2x2xf32>, %[[B:.*]]: tensor<1x2x4x5x5xf32>)
 // CHECK: scf.for %[[G:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[OUT:[a-z0-9_]+]] = %[[B]])
-// CHECK-DAG: tensor.extract_slice %[[X]][0, %[[G]], 0, 0, 0] [1, 1, 3, 6, 6] [1, 1, 1, 1, 1] : tensor<1x2x3x6x6xf32> to tensor<1x3x6x6xf32>
-// CHECK-DAG: tensor.extract_slice %[[W]][%[[G]], 0, 0, 0, 0] [1, 4, 3, 2, 2] [1, 1, 1, 1, 1] : tensor<2x4x3x2x2xf32> to tensor<4x3x2x2xf32>
-// CHECK-DAG: tensor.extract_slice %[[OUT]][0, %[[G]], 0, 0, 0] [1, 1, 4, 5, 5] [1, 1, 1, 1, 1] : tensor<1x2x4x5x5xf32> to tensor<1x4x5x5xf32>
+// CHECK-DAG: tensor.extract_slice %[[X]][0, %[[G]], 0, 0, 0] [1, 1, 3, 6, 6] [1, 1, 1, 1, 1] : tensor<1x2x3x6x6xf32> to tensor<1x1x3x6x6xf32>
+// CHECK-DAG: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2], [3], [4]] : tensor<1x1x3x6x6xf32> into tensor<1x3x6x6xf32>
+// CHECK-DAG: tensor.extract_slice %[[W]][%[[G]], 0, 0, 0, 0] [1, 4, 3, 2, 2] [1, 1, 1, 1, 1] : tensor<2x4x3x2x2xf32> to tensor<1x4x3x2x2xf32>
+// CHECK-DAG: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3], [4]] : tensor<1x4x3x2x2xf32> into tensor<4x3x2x2xf32>
+// CHECK-DAG: tensor.extract_slice %[[OUT]][0, %[[G]], 0, 0, 0] [1, 1, 4, 5, 5] [1, 1, 1, 1, 1] : tensor<1x2x4x5x5xf32> to tensor<1x1x4x5x5xf32>
 // CHECK: linalg.matmul {{.*}} -> tensor<4x25xf32>
-// CHECK: tensor.insert_slice %{{.*}} into %[[OUT]][0, %[[G]], 0, 0, 0] [1, 1, 4, 5, 5] [1, 1, 1, 1, 1] : tensor<1x4x5x5xf32> into tensor<1x2x4x5x5xf32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2], [3], [4]] output_shape [1, 1, 4, 5, 5] : tensor<1x4x5x5xf32> into tensor<1x1x4x5x5xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %[[OUT]][0, %[[G]], 0, 0, 0] [1, 1, 4, 5, 5] [1, 1, 1, 1, 1] : tensor<1x1x4x5x5xf32> into tensor<1x2x4x5x5xf32>
 // CHECK-NOT: linalg.conv
 func.func @conv_grouped(%x: tensor<1x2x3x6x6xf32>, %w: tensor<2x4x3x2x2xf32>, %b: tensor<1x2x4x5x5xf32>) -> tensor<1x2x4x5x5xf32> {
   %y = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
@@ -79,7 +85,8 @@ func.func @conv_grouped(%x: tensor<1x2x3x6x6xf32>, %w: tensor<2x4x3x2x2xf32>, %b
 // CHECK: scf.for
 // CHECK: scf.for %[[I:[a-z0-9_]+]] =
 // CHECK: scf.for %[[J:[a-z0-9_]+]] =
-// CHECK: %[[TAP:.*]] = tensor.extract_slice %[[W]][0, %[[I]], %[[J]]] [3, 1, 1] [1, 1, 1] : tensor<3x2x2xf32> to tensor<3xf32>
+// CHECK: %[[TAPS:.*]] = tensor.extract_slice %[[W]][0, %[[I]], %[[J]]] [3, 1, 1] [1, 1, 1] : tensor<3x2x2xf32> to tensor<3x1x1xf32>
+// CHECK: %[[TAP:.*]] = tensor.collapse_shape %[[TAPS]] {{\[\[}}0, 1, 2]] : tensor<3x1x1xf32> into tensor<3xf32>
 // CHECK: %[[XS:.*]] = tensor.extract_slice %[[X]][%{{.*}}, 0, %[[I]], %[[J]]] [1, 3, 5, 5] [1, 1, 1, 1]
 // CHECK: %[[XM:.*]] = tensor.collapse_shape %[[XS]]
 // CHECK: linalg.generic {{.*}} ins(%[[TAP]], %[[XM]] : tensor<3xf32>, tensor<3x25xf32>)
@@ -139,4 +146,17 @@ func.func @pool_sum(%x: tensor<1x3x6x6xf32>, %b: tensor<1x3x5x5xf32>) -> tensor<
   %y = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
       ins(%x, %w : tensor<1x3x6x6xf32>, tensor<2x2xf32>) outs(%b : tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32>
   return %y : tensor<1x3x5x5xf32>
+}
+
+// -----
+
+// One output column: the view's column stride is 1 (a stride over one
+// column means nothing, and a unit dim with a non-unit stride trips
+// memref.subview's rank-reduction inference after bufferization).
+// CHECK-LABEL: func.func @conv_one_output_column
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, %{{.*}}, %{{.*}}] [1, 2, 2, 1] [1, 1, 3, 1] : tensor<2x2x12x10xf32> to tensor<1x2x2x1xf32>
+func.func @conv_one_output_column(%x: tensor<2x2x12x10xf32>, %w: tensor<1x2x3x3xf32>, %b: tensor<2x1x2x1xf32>) -> tensor<2x1x2x1xf32> {
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<4> : vector<2xi64>, strides = dense<[3, 2]> : vector<2xi64>}
+      ins(%x, %w : tensor<2x2x12x10xf32>, tensor<1x2x3x3xf32>) outs(%b : tensor<2x1x2x1xf32>) -> tensor<2x1x2x1xf32>
+  return %y : tensor<2x1x2x1xf32>
 }

@@ -174,3 +174,75 @@ func.func @select_with_other_use(%x: tensor<4x6xf32>, %init: tensor<4xf32>) -> t
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// torch-mlir's adaptive max pooling index: the first window position whose
+// value equals the window's maximum, from an init of -1. The index
+// (d1 + d2) grows with the reduction loop d2, so the first match is the
+// smallest matching index: a minsi reduction, then -1 where none matched.
+#x = affine_map<(d0, d1, d2) -> (d0, d1)>
+#w = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func.func @first_match_index
+// CHECK-DAG: %[[BIG:.*]] = arith.constant 9223372036854775807 : i64
+// CHECK: %[[FILL:.*]] = linalg.fill ins(%[[BIG]] : i64)
+// CHECK: %[[MIN:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%[[FILL]]
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK: arith.minsi
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]{{.*}} ins(%[[MIN]]
+// CHECK: arith.cmpi eq
+// CHECK: arith.select
+// CHECK-NOT: arith.cmpi eq
+func.func @first_match_index(%src: tensor<3x4xf32>, %max: tensor<3x3xf32>, %win: tensor<2xi64>) -> tensor<3x3xi64> {
+  %none = arith.constant -1 : i64
+  %e = tensor.empty() : tensor<3x3xi64>
+  %init = linalg.fill ins(%none : i64) outs(%e : tensor<3x3xi64>) -> tensor<3x3xi64>
+  %r = linalg.generic {indexing_maps = [#x, #w, #x], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%max, %win : tensor<3x3xf32>, tensor<2xi64>) outs(%init : tensor<3x3xi64>) {
+  ^bb0(%m: f32, %unused: i64, %out: i64):
+    %i0 = linalg.index 0 : index
+    %i1 = linalg.index 1 : index
+    %i2 = linalg.index 2 : index
+    %p = arith.addi %i1, %i2 : index
+    %v = tensor.extract %src[%i0, %p] : tensor<3x4xf32>
+    %eq = arith.cmpf oeq, %v, %m : f32
+    %idx = arith.index_cast %p : index to i64
+    %s = arith.select %eq, %idx, %out : i64
+    %first = arith.cmpi eq, %out, %none : i64
+    %y = arith.select %first, %s, %out : i64
+    linalg.yield %y : i64
+  } -> tensor<3x3xi64>
+  return %r : tensor<3x3xi64>
+}
+
+// -----
+
+// The index falls as the reduction advances (3 - d2): the first match is
+// the largest index, not the smallest; left as it is.
+#x = affine_map<(d0, d1, d2) -> (d0, d1)>
+#w = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func.func @negative_first_match_decreasing
+// CHECK-NOT: arith.minsi
+// CHECK: arith.cmpi eq
+func.func @negative_first_match_decreasing(%src: tensor<3x4xf32>, %max: tensor<3x3xf32>, %win: tensor<2xi64>) -> tensor<3x3xi64> {
+  %none = arith.constant -1 : i64
+  %c3 = arith.constant 3 : index
+  %e = tensor.empty() : tensor<3x3xi64>
+  %init = linalg.fill ins(%none : i64) outs(%e : tensor<3x3xi64>) -> tensor<3x3xi64>
+  %r = linalg.generic {indexing_maps = [#x, #w, #x], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%max, %win : tensor<3x3xf32>, tensor<2xi64>) outs(%init : tensor<3x3xi64>) {
+  ^bb0(%m: f32, %unused: i64, %out: i64):
+    %i0 = linalg.index 0 : index
+    %i2 = linalg.index 2 : index
+    %p = arith.subi %c3, %i2 : index
+    %v = tensor.extract %src[%i0, %p] : tensor<3x4xf32>
+    %eq = arith.cmpf oeq, %v, %m : f32
+    %idx = arith.index_cast %p : index to i64
+    %s = arith.select %eq, %idx, %out : i64
+    %first = arith.cmpi eq, %out, %none : i64
+    %y = arith.select %first, %s, %out : i64
+    linalg.yield %y : i64
+  } -> tensor<3x3xi64>
+  return %r : tensor<3x3xi64>
+}

@@ -21,13 +21,13 @@
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK: scf.for
-// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, %{{.*}}, %{{.*}}] [1, 3, 8, 8] [1, 1, 1, 1] : tensor<2x3x10x10xf32> to tensor<3x8x8xf32>
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, %{{.*}}, %{{.*}}] [1, 3, 8, 8] [1, 1, 1, 1] : tensor<2x3x10x10xf32> to tensor<1x3x8x8xf32>
 // CHECK: linalg.matmul {{.*}} -> tensor<8x64xf32>
 // CHECK: linalg.generic
 // CHECK: arith.cmpf ugt
 // CHECK: tensor.pad
 // CHECK: scf.for
-// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, %{{.*}}, %{{.*}}] [1, 8, 4, 4] [1, 1, 2, 2] : tensor<2x8x10x10xf32> to tensor<8x4x4xf32>
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, %{{.*}}, %{{.*}}] [1, 8, 4, 4] [1, 1, 2, 2] : tensor<2x8x10x10xf32> to tensor<1x8x4x4xf32>
 // CHECK: linalg.matmul {{.*}} -> tensor<16x16xf32>
 // CHECK: linalg.matmul {{.*}} -> tensor<2x10xf32>
 

@@ -97,3 +97,30 @@ def test_adaptive_max_pool3d_values_only_bf16():
     (got,) = _run(lambda t: F.adaptive_max_pool3d(t, (2, 3, 2)), x)
     assert got.dtype == torch.bfloat16
     torch.testing.assert_close(got, F.adaptive_max_pool3d(x, (2, 3, 2)), rtol=0, atol=0)
+
+
+# 1-D and 2-D adaptive max pooling: torch-mlir computes the index as "the
+# first window position equal to the maximum", from -1 (a minsi reduction
+# after nova-erase-dead-generic-results).
+@pytest.mark.parametrize("fn,shape,out", [
+    (F.adaptive_max_pool1d, (3, 4, 4), 3),
+    (F.adaptive_max_pool1d, (2, 3, 9), 8),
+    (F.adaptive_max_pool2d, (1, 4, 4, 4), (3, 2)),
+    (F.adaptive_max_pool2d, (2, 3, 5, 7), (4, 6)),
+], ids=["1d", "1d_overlapping", "2d", "2d_overlapping"])
+def test_adaptive_max_pool_indices_match_eager(fn, shape, out):
+    torch.manual_seed(4)
+    x = torch.randn(*shape)
+    values, indices = _run(lambda t: fn(t, out, return_indices=True), x)
+    want_v, want_i = fn(x, out, return_indices=True)
+    torch.testing.assert_close(values, want_v)
+    assert torch.equal(indices, want_i)
+
+
+def test_adaptive_max_pool2d_ties_pick_the_first_index_as_eager():
+    torch.manual_seed(5)
+    x = torch.randint(0, 2, (2, 2, 5, 5)).float()
+    values, indices = _run(lambda t: F.adaptive_max_pool2d(t, 4, return_indices=True), x)
+    want_v, want_i = F.adaptive_max_pool2d(x, 4, return_indices=True)
+    torch.testing.assert_close(values, want_v)
+    assert torch.equal(indices, want_i)

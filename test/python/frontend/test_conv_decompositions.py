@@ -14,6 +14,15 @@ CASES = {
     "conv1d": (lambda: nn.Conv1d(3, 4, 3), (2, 3, 10)),
     "conv1d_strided_padded_dilated_grouped": (
         lambda: nn.Conv1d(4, 6, 3, stride=2, padding=1, dilation=2, groups=2), (2, 4, 11)),
+    # One output channel per group and a single output column: unit dims
+    # everywhere in the group's slices (an nova-opt abort and an
+    # out-of-bounds slice from MLIR's slice folds, until the decomposition
+    # stopped emitting rank-reducing slices).
+    "conv1d_grouped_unit_filters": (
+        lambda: nn.Conv1d(4, 2, 3, stride=3, padding=1, dilation=2, groups=2), (2, 4, 8)),
+    "conv2d_grouped_strided_dilated_one_column": (
+        lambda: nn.Conv2d(4, 2, 3, stride=(3, 2), padding=(2, 1), dilation=4, groups=2),
+        (2, 4, 8, 8)),
     "conv_transpose1d": (lambda: nn.ConvTranspose1d(3, 2, 3, stride=2), (1, 3, 5)),
     "conv3d": (lambda: nn.Conv3d(2, 3, 2), (1, 2, 4, 4, 4)),
     "conv3d_grouped": (lambda: nn.Conv3d(2, 4, 2, groups=2), (1, 2, 4, 4, 4)),
