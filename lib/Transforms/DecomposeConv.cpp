@@ -107,13 +107,58 @@ struct DecomposeConvPass
                maps, parallel,
                [kind](OpBuilder &b, Location l, ValueRange args) {
                  Value in = args[args.size() - 2], out = args.back(), r;
+                 bool isFloat = isa<FloatType>(out.getType());
                  if (kind == Tap::Depthwise)
-                   in = arith::MulFOp::create(b, l, args[0], in);
+                   in = isFloat ? arith::MulFOp::create(b, l, args[0], in).getResult()
+                                : arith::MulIOp::create(b, l, args[0], in).getResult();
                  if (kind == Tap::PoolMax)
-                   r = arith::MaximumFOp::create(b, l, out, in);
+                   r = isFloat ? arith::MaximumFOp::create(b, l, out, in).getResult()
+                               : arith::MaxSIOp::create(b, l, out, in).getResult();
                  else
-                   r = arith::AddFOp::create(b, l, out, in);
+                   r = isFloat ? arith::AddFOp::create(b, l, out, in).getResult()
+                               : arith::AddIOp::create(b, l, out, in).getResult();
                  linalg::YieldOp::create(b, l, ValueRange{r});
+               })
+        .getResult(0);
+  }
+
+  /// acc (F x P) + tap (F x C) * x (C x P) for integers, which the matrix
+  /// unit does not take: the products [F, C, P] on the vector unit, then a
+  /// sum over C into acc (the form torch gives an integer mm).
+  static Value integerMatmulTap(IRRewriter &rewriter, Location loc, Value tap,
+                                Value x, Value acc) {
+    MLIRContext *ctx = rewriter.getContext();
+    auto accType = cast<RankedTensorType>(acc.getType());
+    int64_t f = accType.getDimSize(0), p = accType.getDimSize(1),
+            c = cast<RankedTensorType>(tap.getType()).getDimSize(1);
+    Type element = accType.getElementType();
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx);
+    // Loops (f, c, p).
+    AffineMap fc = AffineMap::get(3, 0, {d0, d1}, ctx),
+              cp = AffineMap::get(3, 0, {d1, d2}, ctx),
+              fp = AffineMap::get(3, 0, {d0, d2}, ctx),
+              all = AffineMap::getMultiDimIdentityMap(3, ctx);
+    Value empty = tensor::EmptyOp::create(rewriter, loc, {f, c, p}, element);
+    Value products =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{empty.getType()}, ValueRange{tap, x},
+            ValueRange{empty}, ArrayRef<AffineMap>{fc, cp, all},
+            SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+            [](OpBuilder &b, Location l, ValueRange args) {
+              linalg::YieldOp::create(
+                  b, l, Value(arith::MulIOp::create(b, l, args[0], args[1])));
+            })
+            .getResult(0);
+    return linalg::GenericOp::create(
+               rewriter, loc, TypeRange{accType}, ValueRange{products},
+               ValueRange{acc}, ArrayRef<AffineMap>{all, fp},
+               SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
+                                                utils::IteratorType::reduction,
+                                                utils::IteratorType::parallel},
+               [](OpBuilder &b, Location l, ValueRange args) {
+                 linalg::YieldOp::create(
+                     b, l, Value(arith::AddIOp::create(b, l, args[0], args[1])));
                })
         .getResult(0);
   }
@@ -217,14 +262,17 @@ struct DecomposeConvPass
                                                  attr(oh == 1 ? 1 : strides[0]),
                                                  attr(ow == 1 ? 1 : strides[1])},
                           image);
-                      Value mm =
-                          kind != Tap::Matmul
-                              ? elementwiseTap(rewriter, loc, kind, tap, xm,
-                                               colArgs[0])
-                              : linalg::MatmulOp::create(
-                                    rewriter, loc, TypeRange{accType},
-                                    ValueRange{tap, xm}, ValueRange{colArgs[0]})
-                                    .getResult(0);
+                      Value mm;
+                      if (kind != Tap::Matmul)
+                        mm = elementwiseTap(rewriter, loc, kind, tap, xm,
+                                            colArgs[0]);
+                      else if (!isa<FloatType>(element))
+                        mm = integerMatmulTap(rewriter, loc, tap, xm, colArgs[0]);
+                      else
+                        mm = linalg::MatmulOp::create(
+                                 rewriter, loc, TypeRange{accType},
+                                 ValueRange{tap, xm}, ValueRange{colArgs[0]})
+                                 .getResult(0);
                       scf::YieldOp::create(rewriter, loc, mm);
                     });
                 scf::YieldOp::create(rewriter, loc, colLoop.getResult(0));
@@ -257,9 +305,6 @@ struct DecomposeConvPass
           out = conv.getOutputs()[0];
     if (failed(checkShapes(conv, {x, w, out})))
       return failure();
-    if (!isa<FloatType>(cast<RankedTensorType>(out.getType()).getElementType()))
-      return conv.emitError() << "nova-decompose-conv needs a float depthwise "
-                                 "convolution";
     IRRewriter rewriter(conv);
     Value result = emitLoops(rewriter, conv.getLoc(), x, w, out,
                              values(conv.getStrides()),
@@ -278,8 +323,6 @@ struct DecomposeConvPass
     if (failed(checkShapes(pool, {x, out})) ||
         !cast<ShapedType>(window.getType()).hasStaticShape())
       return pool.emitError() << "nova-decompose-conv needs static tensor shapes";
-    if (!isa<FloatType>(cast<RankedTensorType>(out.getType()).getElementType()))
-      return pool.emitError() << "nova-decompose-conv needs a float pooling";
     IRRewriter rewriter(pool);
     Value result = emitLoops(rewriter, pool.getLoc(), x, window, out,
                              values(pool.getStrides()),

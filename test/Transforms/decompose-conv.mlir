@@ -160,3 +160,35 @@ func.func @conv_one_output_column(%x: tensor<2x2x12x10xf32>, %w: tensor<1x2x3x3x
       ins(%x, %w : tensor<2x2x12x10xf32>, tensor<1x2x3x3xf32>) outs(%b : tensor<2x1x2x1xf32>) -> tensor<2x1x2x1xf32>
   return %y : tensor<2x1x2x1xf32>
 }
+
+// -----
+
+// Integer convolution: the matrix unit takes floats only, so each tap is
+// its products on the vector unit and a sum over the input channels.
+// CHECK-LABEL: func.func @conv_integer
+// CHECK-NOT: linalg.matmul
+// CHECK: scf.for
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<4x3x9xi64>)
+// CHECK: arith.muli
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]{{.*}} ins(%[[P]] : tensor<4x3x9xi64>) outs(%{{.*}} : tensor<4x9xi64>)
+// CHECK: arith.addi
+// CHECK-NOT: linalg.matmul
+func.func @conv_integer(%x: tensor<1x3x6x6xi64>, %w: tensor<4x3x2x2xi64>, %b: tensor<1x4x3x3xi64>) -> tensor<1x4x3x3xi64> {
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%x, %w : tensor<1x3x6x6xi64>, tensor<4x3x2x2xi64>) outs(%b : tensor<1x4x3x3xi64>) -> tensor<1x4x3x3xi64>
+  return %y : tensor<1x4x3x3xi64>
+}
+
+// -----
+
+// Integer sum pooling adds with addi (avg_pool of an int64 tensor).
+// CHECK-LABEL: func.func @pool_sum_integer
+// CHECK: linalg.generic
+// CHECK: arith.addi
+// CHECK-NOT: arith.addf
+func.func @pool_sum_integer(%x: tensor<1x2x4x4xi64>, %b: tensor<1x2x2x2xi64>) -> tensor<1x2x2x2xi64> {
+  %win = tensor.empty() : tensor<2x2xi64>
+  %y = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%x, %win : tensor<1x2x4x4xi64>, tensor<2x2xi64>) outs(%b : tensor<1x2x2x2xi64>) -> tensor<1x2x2x2xi64>
+  return %y : tensor<1x2x2x2xi64>
+}

@@ -181,6 +181,7 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     if has_empty:
         drop_zero_size(exported.graph)
     _reject_unsigned(exported.graph)
+    _reject_random(exported.graph)
     _reject_zero_size(exported.graph)
     mlir, ops = import_fx_graph(exported.graph, func_name=func_name,
                                 reject_foreign_ops=reject_foreign_ops)
@@ -233,6 +234,25 @@ def _reject_unsigned(graph: torch.fx.Graph) -> None:
             raise NovaUnsupportedOpError(
                 f"{node.target} producing a {str(val.dtype).removeprefix('torch.')} tensor "
                 f"(unsigned integers are not supported; use int32/int64)", frame)
+
+
+def _reject_random(graph: torch.fx.Graph) -> None:
+    """Ops that draw from torch's generator (dropout in training mode,
+    ``torch.rand``, sdpa's ``dropout_p``): torch-mlir lowers them to its own
+    generator, whose seed lives in a global that Nova does not compile, and
+    whose numbers are not torch's anyway. Nova draws random bits only from a
+    seed input, in training steps (:mod:`nova.frontend.dropout`); an
+    inference program says so at the model's line."""
+    from nova.compiler.errors import NovaUnsupportedOpError
+
+    for node in graph.nodes:
+        tags = getattr(node.target, "tags", ()) if node.op == "call_function" else ()
+        if torch.Tag.nondeterministic_seeded in tags:
+            raise NovaUnsupportedOpError(
+                f"{node.target} (a random op: inference programs draw no random numbers; "
+                f"call model.eval(), set the dropout probability to 0, or compile a "
+                f"training step, which draws dropout masks from a seed input)",
+                _frame_of_node(node))
 
 
 #: Prefix of the name location that carries an op's module path

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 from torch import nn
+import torch.nn.functional as F
 
 import nova
 
@@ -76,6 +77,46 @@ def test_integer_avg_pool3d_keeps_its_dtype():
     pool = nn.AvgPool3d(2, stride=1, padding=1)
     got = nova.compile(pool, x)(x)
     assert got.dtype == torch.int64
+    torch.testing.assert_close(got, pool(x))
+
+
+def _integer_conv(op, **kw):
+    class Conv(nn.Module):
+        def forward(self, x, w, b):
+            return op(x, w, b, **kw)
+    return Conv()
+
+
+@pytest.mark.parametrize("op, x, w, kw", [
+    (F.conv1d, (2, 3, 9), (4, 3, 3), dict(stride=2, padding=1)),
+    (F.conv2d, (1, 3, 5, 5), (4, 3, 3, 3), {}),
+    (F.conv2d, (2, 4, 8, 8), (2, 2, 3, 3), dict(stride=(3, 2), padding=(2, 1), groups=2,
+                                                 dilation=4)),
+    (F.conv_transpose1d, (1, 3, 4), (3, 2, 3), dict(stride=2)),
+    (F.conv3d, (1, 2, 4, 4, 4), (3, 2, 2, 2, 2), {}),
+], ids=["conv1d", "conv2d", "conv2d_grouped_dilated", "conv_transpose1d", "conv3d"])
+def test_integer_convolution_is_exact(op, x, w, kw):
+    """int64 convolutions: the products and channel sums on the vector unit
+    (the matrix unit takes floats), exactly eager's integers."""
+    torch.manual_seed(0)
+    out_channels = w[1] * kw.get("groups", 1) if op is F.conv_transpose1d else w[0]
+    args = (torch.randint(-20, 20, x), torch.randint(-20, 20, w),
+            torch.randint(-20, 20, (out_channels,)))
+    model = _integer_conv(op, **kw)
+    got = nova.compile(model, *args)(*args)
+    assert got.dtype == torch.int64
+    assert torch.equal(got, model(*args))
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda: nn.AvgPool1d(3, stride=2, padding=1), (2, 3, 11)),
+    (lambda: nn.LocalResponseNorm(3), (1, 6, 3)),
+], ids=["avg_pool1d", "local_response_norm"])
+def test_integer_pooling_matches_eager(make, shape):
+    x = torch.randint(-50, 50, shape)
+    pool = make()
+    got = nova.compile(pool, x)(x)
+    assert got.dtype == pool(x).dtype
     torch.testing.assert_close(got, pool(x))
 
 
