@@ -458,7 +458,8 @@ def _scatter_reduce(x: torch.Tensor, dim: int, index: torch.Tensor, src: torch.T
 def _index_add(x: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor,
                *, alpha=1) -> torch.Tensor:
     if x.dim() == 0:
-        return NotImplemented
+        # A 0-d tensor indexes as one element along dim 0.
+        return _index_add(x.reshape(1), 0, index, source.reshape(-1), alpha=alpha).reshape(())
     dim = dim % x.dim()
     size = x.shape[dim]
     index = _checked(index.reshape(-1), size)

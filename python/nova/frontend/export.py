@@ -176,6 +176,7 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     dialects Nova compiles (``tm_tensor.*``) in the text, for inspection."""
     from nova.frontend.zero_size import drop_zero_size, fold_zero_size
 
+    _reject_data_dependent_shapes(exported.graph)
     has_empty = fold_zero_size(exported.graph)
     signature = read_signature(exported)
     if has_empty:
@@ -234,6 +235,25 @@ def _reject_unsigned(graph: torch.fx.Graph) -> None:
             raise NovaUnsupportedOpError(
                 f"{node.target} producing a {str(val.dtype).removeprefix('torch.')} tensor "
                 f"(unsigned integers are not supported; use int32/int64)", frame)
+
+
+def _reject_data_dependent_shapes(graph: torch.fx.Graph) -> None:
+    """A tensor whose shape depends on values (``nonzero``, ``argwhere``,
+    ``bincount``, ``x[mask]``): torch.export gives it an unbacked size, and a
+    Nova program has static shapes; said at the model's line."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    from nova.frontend.errors import NovaDataDependentError
+
+    for node in graph.nodes:
+        val = node.meta.get("val")
+        vals = val if isinstance(val, (list, tuple)) else [val]
+        for v in vals:
+            if isinstance(v, torch.Tensor) and free_unbacked_symbols(v.shape):
+                raise NovaDataDependentError(
+                    f"{node.target} makes a tensor of shape {list(v.shape)}, which depends on "
+                    f"the input's values; a Nova program has static shapes (keep a mask, or "
+                    f"a result of fixed size, instead)", _frame_of_node(node))
 
 
 def _reject_random(graph: torch.fx.Graph) -> None:

@@ -254,6 +254,12 @@ def test_index_add():
          x, index, torch.randn(5, 8))
 
 
+def test_index_add_of_a_zero_dim_tensor():
+    # A 0-d tensor indexes as one element along dim 0 (OpInfo's samples).
+    _run(lambda s, x, i, src: (x.index_add(0, i, src, alpha=-1), x.index_add(0, i, src)),
+         torch.tensor(1.5), torch.tensor([0]), torch.tensor(0.25))
+
+
 def test_index_put_accumulate():
     x = torch.randn(6, 4)
     index = torch.tensor([5, 0, 5, 2, -1])

@@ -1,6 +1,6 @@
 """Random ops in an inference program (dropout in training mode, torch.rand,
-sdpa's dropout_p) are a named error at the model's line: Nova draws random
-bits only from a seed input, in training steps."""
+sdpa's dropout_p) and tensors of data-dependent shape (nonzero, x[mask]) are
+named errors at the model's line."""
 
 from __future__ import annotations
 
@@ -37,10 +37,31 @@ def test_random_op_is_a_named_error_at_the_model_line(model, args):
         nova.compile(model, *args)
     message = str(caught.value)
     assert "random op" in message
-    assert "test_random_ops_rejected.py" in message
+    assert "test_unsupported_graph_ops.py" in message
 
 
 def test_dropout_in_eval_mode_compiles():
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.5)).eval()
     x = torch.randn(4, 8)
     torch.testing.assert_close(nova.compile(model, x)(x), model(x))
+
+
+class _NonZero(torch.nn.Module):
+    def forward(self, x):
+        return torch.nonzero(x) * 2
+
+
+class _MaskSelect(torch.nn.Module):
+    def forward(self, x):
+        return x[x > 0] + 1
+
+
+@pytest.mark.parametrize("model", [_NonZero(), _MaskSelect()], ids=["nonzero", "mask_select"])
+def test_data_dependent_shape_is_a_named_error_at_the_model_line(model):
+    from nova.frontend.errors import NovaDataDependentError
+
+    with pytest.raises(NovaDataDependentError) as caught:
+        nova.compile(model, torch.randn(4, 5))
+    message = str(caught.value)
+    assert "depends on the input's values" in message
+    assert "test_unsupported_graph_ops.py" in message
