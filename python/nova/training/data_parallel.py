@@ -23,7 +23,8 @@ from nova.frontend.train_export import ImportedTrainStep, donated_arguments
 from nova.runtime.program import CompiledProgram
 from nova.training.errors import TrainStepError
 
-__all__ = ["batch_positions", "compile_data_parallel", "state_shards"]
+__all__ = ["batch_positions", "check_zero", "compile_data_parallel", "gradient_shards",
+           "shard_gradients", "state_shards"]
 
 
 def batch_positions(imported: ImportedTrainStep) -> list[int]:
@@ -45,7 +46,19 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
     tensor whose dim 0 splits evenly over the chips is split along it (the
     others, a few small biases at most, stay replicated), each chip updates
     its shard of the state and of the parameters, and the partitioner
-    all-gathers the updated parameters.
+    all-gathers the updated parameters. The gradients are still all-reduced
+    whole (in buckets) and every chip holds each of them in full: the
+    gradient norm of ``max_grad_norm`` reads the full gradients, and each
+    chip slices its shard out for the update.
+
+    ``zero=2`` (ZeRO stage 2) shards those gradients too: each gradient of a
+    sharded state (see :func:`gradient_shards`) is annotated ``Shard(0)``
+    where the backward produces it, so partitioning reduce-scatters it
+    (``nova-form-reduce-scatter`` turns the all-reduce + slice into one
+    ``reduce_scatter``) and a chip only ever holds its ``1/chips`` of it;
+    the gradient norm is summed from the shards (one scalar all-reduce). The
+    reduce-scatters are not bucketed (``nova-bucket-all-reduces`` buckets
+    all-reduces only): one per gradient, each issued when it is produced.
 
     ``bucket_mb`` is DDP's ``bucket_cap_mb``: gradients are all-reduced in
     buckets of at most that many MiB (each issued in the backward pass as soon
@@ -70,10 +83,9 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
     if imported.layout.accumulation_steps > 1:
         raise TrainStepError("gradient accumulation with a mesh is not supported yet")
     if zero and plan is not None:
-        raise TrainStepError("zero=1 with a tensor-parallel plan needs a DP x TP mesh, which "
-                             "is not supported yet")
-    if zero not in (0, 1):
-        raise TrainStepError(f"zero must be 0 or 1 (ZeRO stage 1), got {zero!r}")
+        raise TrainStepError(f"zero={zero} with a tensor-parallel plan needs a DP x TP mesh, "
+                             "which is not supported yet")
+    check_zero(zero)
     check_chips(target, mesh.size, f"mesh {mesh.shape}")
     batch = batch_positions(imported)
     batch_axis = 0 if plan is None else plan.batch_axis
@@ -106,14 +118,52 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
         folder = Path(dump_dir)
         folder.mkdir(parents=True, exist_ok=True)
         on_annotated = (folder / "0-sharded.mlir").write_text
-    annotated, spmd = partition(imported.mlir, mesh, placements, result_placements=results,
-                                bucket_bytes=int(bucket_mb * 2**20), on_annotated=on_annotated)
+    shard_grads = None
+    grad_names: tuple[str, ...] = ()
+    if zero == 2 and sharded_state:
+        def shard_grads(annotated: str) -> str:
+            nonlocal grad_names
+            annotated, grad_names = shard_gradients(annotated, imported, sharded_state)
+            return annotated
+    annotated, spmd = _partition(imported.mlir, mesh, placements, results,
+                                 int(bucket_mb * 2**20), on_annotated, shard_grads)
     result = compile_linalg(spmd, TargetOptions(name=target, chips=mesh.size),
                             dump_dir=dump_dir, double_buffer=double_buffer)
     result.stages["sharded"] = annotated
     program = CompiledProgram(result.binary, stages=result.stages,
                               splits=splits)
+    # What the memory report counts as sharded (nova.training.memory.step_memory).
+    program.zero = zero
+    program.grad_shards = grad_names
     return program, result
+
+
+def _partition(linalg: str, mesh, placements, results, bucket_bytes: int, on_annotated,
+               rewrite) -> tuple[str, str]:
+    """:func:`nova.parallel.compile.partition`, with ``rewrite`` (if any)
+    applied to the annotated program before it is partitioned."""
+    from nova.compiler import pipeline
+    from nova.compiler.driver import run_opt
+    from nova.parallel.annotate import annotate
+    from nova.parallel.compile import partition
+    from nova.parallel.split_tables import check_gathers_kept_whole
+
+    if rewrite is None:
+        return partition(linalg, mesh, placements, result_placements=results,
+                         bucket_bytes=bucket_bytes, on_annotated=on_annotated)
+    annotated = rewrite(annotate(linalg, mesh, placements, result_placements=results))
+    if on_annotated is not None:
+        on_annotated(annotated)
+    spmd = run_opt(annotated, pipeline.partition(bucket_bytes))
+    check_gathers_kept_whole(annotated, spmd)
+    return annotated, spmd
+
+
+def check_zero(zero) -> None:
+    """A TrainStepError unless ``zero`` is a ZeRO stage this supports: 0, 1 or 2."""
+    if isinstance(zero, bool) or not isinstance(zero, int) or zero not in (0, 1, 2):
+        raise TrainStepError(f"zero must be 0, 1 (ZeRO stage 1: optimizer state sharded) or "
+                             f"2 (stage 2: gradients sharded too), got {zero!r}")
 
 
 def state_shards(imported: ImportedTrainStep, example: list[np.ndarray],
@@ -126,6 +176,133 @@ def state_shards(imported: ImportedTrainStep, example: list[np.ndarray],
             for position, result in donated_arguments(imported.layout).items()
             if position >= n_train and example[position].shape
             and example[position].shape[0] % chips == 0}
+
+
+def gradient_shards(imported: ImportedTrainStep, sharded_state: dict[int, int]) -> tuple[str, ...]:
+    """ZeRO-2: the trainable parameters whose gradients are split over the
+    chips, those with (every) optimizer state tensor split (``sharded_state``
+    from :func:`state_shards`)."""
+    layout = imported.layout
+    n_train, n_const = len(layout.trainable), len(layout.constant)
+    if not layout.slots:
+        return ()
+    first = n_train + n_const
+    return tuple(name for i, name in enumerate(layout.trainable)
+                 if all(first + s * n_train + i in sharded_state
+                        for s in range(len(layout.slots))))
+
+
+def shard_gradients(annotated: str, imported: ImportedTrainStep,
+                    sharded_state: dict[int, int]) -> tuple[str, tuple[str, ...]]:
+    """ZeRO-2: ``annotated`` (the shard-annotated step) with every gradient
+    that feeds a sharded state's update annotated ``Shard(0)`` for its users,
+    and the names of the parameters whose gradients are (:func:`gradient_shards`).
+
+    The gradients are found from the update backwards, through the MLIR
+    bindings (the IR is never edited as text): the update is the closure of
+    the elementwise ``linalg.generic`` ops, each reading its operand of the
+    result's type at the result's indices, that the sharded state results
+    are computed by. Walking back from the state results through that
+    closure, the first value made outside it (a matmul, a reduction, a
+    collapse) or also read outside it (the square of the gradient norm
+    reads the raw gradient; its clipped copy is read by the update only) is
+    the gradient, or a summand of it (a tied weight's two contributions,
+    each annotated). Annotating a value of a state's shape ``Shard(0)``
+    changes where the collectives go, never what is computed."""
+    import mlir.ir as ir
+    from mlir.dialects import shard
+
+    from nova.parallel.annotate import GRID, _axes_attr
+
+    names = gradient_shards(imported, sharded_state)
+    n_train, n_const = len(imported.layout.trainable), len(imported.layout.constant)
+    first = n_train + n_const
+    wanted = {name for name in names}
+    # The results of the sharded state of parameters whose gradients are split.
+    starts_at = sorted(result for position, result in sharded_state.items()
+                       if imported.layout.trainable[(position - first) % n_train] in wanted)
+
+    def elementwise(op) -> bool:
+        if isinstance(op, ir.Block) or op.name != "linalg.generic" or len(op.results) != 1:
+            return False
+        return all("parallel" in str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"]))
+
+    def whole_inputs(op) -> list:
+        maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+        out = op.results[0].type
+        return [v for v, m in zip(op.opview.inputs, maps)
+                if v.type == out and str(m) == str(maps[-1])
+                and not isinstance(v.owner, ir.Block) and v.owner.name != "shard.shard"]
+
+    def summands(value) -> list:
+        """``value`` or, if it is a sum of two values of its type (a tied
+        weight's contributions, a lookup's gradient added to zeros), their
+        summands (zero fills left out), recursively."""
+        op = value.owner
+        if not elementwise(op) or len(op.opview.inputs) != 2:
+            return [value]
+        body = list(op.regions[0].blocks[0].operations)
+        inputs = whole_inputs(op)
+        if (len(body) != 2 or body[0].name != "arith.addf" or len(inputs) != 2
+                or not all(isinstance(o.owner, ir.Block) for o in body[0].operands)):
+            return [value]
+        parts = [v for v in inputs if isinstance(v.owner, ir.Block)
+                 or v.owner.name not in ("linalg.fill", "arith.constant", "tensor.empty")]
+        return [piece for v in parts for piece in summands(v)]
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(annotated)
+        entry = next(op for op in module.body.operations
+                     if op.operation.name == "func.func"
+                     and op.operation.attributes["sym_name"].value == "forward")
+        terminator = list(entry.regions[0].blocks[0].operations)[-1]
+        starts = []
+        for index in starts_at:
+            value = terminator.operands[index]
+            if not isinstance(value.owner, ir.Block) and value.owner.name == "shard.shard":
+                value = value.owner.operands[0]
+            if elementwise(value.owner):
+                starts.append(value.owner)
+        update, stack = set(), list(starts)
+        while stack:
+            op = stack.pop()
+            if op not in update:
+                update.add(op)
+                stack += [v.owner for v in whole_inputs(op) if elementwise(v.owner)]
+        found, seen, done, stack = [], set(), set(), list(starts)
+        while stack:
+            op = stack.pop()
+            if op in done:
+                continue
+            done.add(op)
+            for value in whole_inputs(op):
+                if value in seen:
+                    continue
+                seen.add(value)
+                if (not elementwise(value.owner)
+                        or any(use.owner not in update for use in value.uses)):
+                    found += summands(value)
+                else:
+                    stack.append(value.owner)
+        grid = ir.FlatSymbolRefAttr.get(GRID)
+        sharding_type = ir.Type.parse("!shard.sharding")
+        for value in found:
+            rank = ir.RankedTensorType(value.type).rank
+            if rank == 0:
+                continue
+            with ir.InsertionPoint.after(value.owner):
+                # The producer's result pinned replicated (what propagation
+                # gives it without ZeRO-2: a partial sum, all-reduced) so the
+                # split does not propagate into the backward pass; its users
+                # read it split: all-reduce + slice, one reduce-scatter.
+                whole = shard.ShardingOp(grid, _axes_attr(ir, [[]] * rank), [], [],
+                                         results=[sharding_type]).result
+                pinned = shard.ShardOp(value, whole)
+                split = shard.ShardingOp(grid, _axes_attr(ir, [[0]] + [[]] * (rank - 1)),
+                                         [], [], results=[sharding_type]).result
+                marked = shard.ShardOp(pinned.result, split, annotate_for_users=True)
+            value.replace_all_uses_except(marked.result, pinned.operation)
+        return module.operation.get_asm(enable_debug_info=True), names
 
 
 def _place_parameters(imported: ImportedTrainStep, example: list[np.ndarray], mesh, plan,

@@ -34,9 +34,17 @@ class MemoryBreakdown:
     parameters:      trainable parameters + frozen parameters and buffers
                      (``trainable`` + ``frozen``), the program's leading inputs.
     gradients:       one float32 gradient per trainable parameter (a tied
-                     weight once), whatever the compiler does with it.
+                     weight once), whatever the compiler does with it; on a
+                     mesh with ZeRO stage 2 a gradient split over the chips
+                     (``grad:<name>`` in ``shards``) counts ``1/chips`` of it.
+                     Stage 1 counts full gradients: its gradients are
+                     all-reduced whole and every chip holds all of them (the
+                     update slices its shard out); stage 2 reduce-scatters
+                     them and a chip only ever holds its shard.
     optimizer_state: the optimizer's slots (``exp_avg``, ``exp_avg_sq``,
-                     ``momentum_buffer``), inputs of the program.
+                     ``momentum_buffer``), inputs of the program; with ZeRO
+                     stage 1 or 2 a state tensor split over the chips counts
+                     ``1/chips`` of it.
     results:         the updated parameters and state, and the gradients when
                      ``keep_grads``: the output buffers at addresses of their own
                      (an output aliased onto its input, updated in place, adds
@@ -115,7 +123,8 @@ def _layout_tensors(layout: StepLayout, values: Mapping[str, np.ndarray],
     shards = shards or {}
     tensors = [("trainable", n, int(values[n].nbytes)) for n in layout.trainable]
     tensors += [("frozen", n, int(values[n].nbytes)) for n in layout.constant]
-    tensors += [("gradients", f"grad:{n}", int(values[n].size) * 4) for n in layout.trainable]
+    tensors += [("gradients", f"grad:{n}", int(values[n].size) * 4 // shards.get(f"grad:{n}", 1))
+                for n in layout.trainable]
     tensors += [("optimizer_state", f"{slot}:{n}", int(a.nbytes) // shards.get(f"{slot}:{n}", 1))
                 for slot in layout.slots for n, a in zip(layout.trainable, slots[slot])]
     return tensors
@@ -229,13 +238,16 @@ def step_memory(step: Any) -> MemoryBreakdown:
     capacity = None
     if program is not None:
         capacity = program.binary.target.get("hbm_bytes")
-    # State a data-parallel step splits over its chips (ZeRO-1), per chip.
+    # State a data-parallel step splits over its chips (ZeRO-1 and 2) and the
+    # gradients ZeRO-2 reduce-scatters, per chip.
     shards = {}
     if program is not None:
         names = step.layout.input_names
         for position in getattr(program, "splits", {}):
             if position < len(names) and ":" in names[position]:
                 shards[names[position]] = program.binary.chips
+        for name in getattr(program, "grad_shards", ()):
+            shards[f"grad:{name}"] = program.binary.chips
     return memory_breakdown(step.layout, step._values, step._slots,
                             binary=None if program is None else program.binary,
                             shards=shards, peak=peak, capacity=capacity)

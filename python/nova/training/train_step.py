@@ -27,7 +27,7 @@ from nova.compiler.options import TargetOptions
 from nova.frontend.random_bits import step_seed
 from nova.frontend.train_export import ImportedTrainStep, StepLayout, import_train_step
 from nova.runtime.program import RESIDENT, CompiledProgram
-from nova.training.data_parallel import compile_data_parallel
+from nova.training.data_parallel import check_zero, compile_data_parallel
 from nova.training.errors import TrainStepError
 from nova.training.memory import (check_fits, hbm_capacity, memory_breakdown,
                                   raise_for_compile_error, step_memory)
@@ -103,7 +103,10 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
 
     ``zero=1`` (with a mesh) shards the optimizer state over the chips as
     ZeRO stage 1: each chip keeps and updates ``1/chips`` of it and the
-    updated parameters are all-gathered.
+    updated parameters are all-gathered. ``zero=2`` (ZeRO stage 2) shards the
+    gradients too: they are reduce-scattered instead of all-reduced, and a
+    chip holds only the ``1/chips`` of each it updates (``step.memory()``
+    counts gradient shards for stage 2, full gradients for stage 1).
 
     ``recompute=["blocks.0", ...]`` recomputes those submodules' forwards in
     the backward instead of keeping their activations (activation
@@ -114,6 +117,9 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TrainStepError(f"seed must be an int, got {seed!r}")
+    check_zero(zero)
+    if zero and mesh is None:
+        raise TrainStepError(f"zero={zero} shards over the chips of a mesh: give mesh= too")
     rule = rule_for(optimizer)
     if model_inputs is None:
         model_inputs = len(example_batch) if loss_fn is None else 1
