@@ -161,6 +161,33 @@ static bool fromI1(Operation *op) {
   return op->getOperand(0).getType().isInteger(1);
 }
 
+/// Integer ops on i1 as the vector unit's bool ops. The unit holds i1 as
+/// 0/1 and compares it unsigned, while arith's signed view of i1 is 0/-1:
+/// signed orders flip, add/sub are xor, mul is and, abs is the value.
+static std::optional<K> i1Kind(Operation *op) {
+  if (op->getNumOperands() == 0 || !fromI1(op) ||
+      !llvm::all_of(op->getOperandTypes(), [](Type t) { return t.isInteger(1); }))
+    return std::nullopt;
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    using P = arith::CmpIPredicate;
+    switch (cmp.getPredicate()) {
+    case P::eq: return K::CmpEq;
+    case P::ne: return K::CmpNe;
+    case P::ult: case P::sgt: return K::CmpLt;
+    case P::ule: case P::sge: return K::CmpLe;
+    case P::ugt: case P::slt: return K::CmpGt;
+    case P::uge: case P::sle: return K::CmpGe;
+    }
+  }
+  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
+      .Case<arith::AddIOp, arith::SubIOp>([](auto) { return K::Xor; })
+      .Case<arith::MulIOp>([](auto) { return K::And; })
+      .Case<math::AbsIOp>([](auto) { return K::Copy; })
+      .Case<arith::MaxSIOp, arith::MinUIOp>([](auto) { return K::Min; })
+      .Case<arith::MinSIOp, arith::MaxUIOp>([](auto) { return K::Max; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
 std::optional<payload::Mapping> payload::mapPayloadOp(Operation *op,
                                                       std::string *why) {
   auto fail = [&](StringRef reason) -> std::optional<Mapping> {
@@ -168,6 +195,8 @@ std::optional<payload::Mapping> payload::mapPayloadOp(Operation *op,
       *why = reason.str();
     return std::nullopt;
   };
+  if (std::optional<K> k = i1Kind(op))
+    return Mapping{*k};
   if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
     if (auto k = cmpFKind(cmp.getPredicate()))
       return Mapping{*k};
@@ -240,6 +269,14 @@ std::optional<payload::Mapping> payload::mapPayloadOp(Operation *op,
 std::optional<ReductionKind> payload::combinerKind(Operation *op) {
   bool isBool = op->getNumResults() == 1 &&
                 op->getResult(0).getType().isInteger(1);
+  // On i1 (0/1, unsigned order): mul and signed max are "all", signed min
+  // is "any"; a sum is an xor, which no reduction kind is.
+  if (isBool && isa<arith::AddIOp>(op))
+    return std::nullopt;
+  if (isBool && isa<arith::MulIOp, arith::MaxSIOp>(op))
+    return ReductionKind::Min;
+  if (isBool && isa<arith::MinSIOp>(op))
+    return ReductionKind::Max;
   return llvm::TypeSwitch<Operation *, std::optional<ReductionKind>>(op)
       .Case<arith::AddFOp, arith::AddIOp>(
           [](auto) { return ReductionKind::Sum; })

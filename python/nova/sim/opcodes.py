@@ -55,7 +55,8 @@ COMPARISONS = frozenset(range(39, 45))
 #: Kinds defined on float tiles only, on integer (and i1) tiles only, and on i1 tiles.
 FLOAT_ONLY_KINDS = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 38})
 INTEGER_ONLY_KINDS = frozenset({19, 47, 48, 49, 50, 51, 52})
-I1_KINDS = frozenset({0, 19, 47, 48, 49, 36, 37, 39, 40})
+# i1 tiles hold 0 or 1 and order unsigned (false < true).
+I1_KINDS = frozenset({0, 19, 47, 48, 49, 36, 37, 39, 40, 41, 42, 43, 44})
 
 # Reduction kinds (vreduce all, vscan sum/max/min/prod, collectives sum/max/min/avg).
 R_SUM, R_MAX, R_MIN, R_AVG, R_PROD, R_ARGMAX, R_ARGMIN = range(7)

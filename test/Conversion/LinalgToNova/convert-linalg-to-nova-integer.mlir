@@ -182,3 +182,34 @@ func.func @unsigned_compare_of_indices(%o: memref<8xi1, #nova.memory_space<sram>
   }
   return
 }
+
+// -----
+
+// Integer ops on i1 (bools): the unit holds 0/1 and orders them unsigned,
+// arith's signed view is 0/-1. Signed compares flip, mul is and, abs is the
+// value, add is xor.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @bool_integer_ops
+// CHECK: nova.elementwise <and> {{.*}} outs(%[[AND:.*]] : memref<4x8xi1
+// The abs of a bool is the bool: xor reads the and's result.
+// CHECK-NOT: nova.elementwise <abs>
+// CHECK: nova.elementwise <xor> ins(%[[AND]],
+// CHECK: nova.elementwise <cmp_gt>
+// CHECK: nova.elementwise <cmp_lt>
+// CHECK: nova.elementwise <min>
+// CHECK-NOT: linalg.generic
+func.func @bool_integer_ops(%a: memref<4x8xi1, #nova.memory_space<sram>>, %b: memref<4x8xi1, #nova.memory_space<sram>>, %o: memref<4x8xi1, #nova.memory_space<sram>>) {
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<4x8xi1, #nova.memory_space<sram>>, memref<4x8xi1, #nova.memory_space<sram>>)
+      outs(%o : memref<4x8xi1, #nova.memory_space<sram>>) {
+  ^bb0(%x: i1, %y: i1, %out: i1):
+    %m = arith.muli %x, %y : i1
+    %abs = math.absi %m : i1
+    %s = arith.addi %abs, %y : i1
+    %slt = arith.cmpi slt, %s, %x : i1
+    %ult = arith.cmpi ult, %slt, %y : i1
+    %max = arith.maxsi %ult, %x : i1
+    linalg.yield %max : i1
+  }
+  return
+}

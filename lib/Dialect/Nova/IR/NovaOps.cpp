@@ -212,7 +212,9 @@ static LogicalResult checkKindTypes(Operation *op, ElementwiseKind kind,
       return op->emitOpError() << "'" << stringifyElementwiseKind(kind)
                                << "' needs integer operands, got i1";
     return success();
-  case K::Max: case K::Min: case K::CmpEq: case K::CmpNe: case K::Select:
+  // Bools order unsigned (false < true), as the unit holds them as 0/1.
+  case K::Max: case K::Min: case K::CmpEq: case K::CmpNe: case K::CmpLt:
+  case K::CmpLe: case K::CmpGt: case K::CmpGe: case K::Select:
     return success();
   default:
     if (isBool)
