@@ -79,6 +79,45 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return y.astype(np.float32)
 
 
+#: Float64 scratch of :func:`erf_into`, per shape (a few tile shapes per program).
+_ERF_SCRATCH: dict[tuple[int, ...], tuple[np.ndarray, ...]] = {}
+
+
+def erf_into(x: np.ndarray, dst: np.ndarray) -> None:
+    """``dst[...] = _erf(x)`` for an ``x`` of ``dst``'s shape: the same float64
+    operations in the same order (bit-identical), in reused scratch buffers and
+    with no float32 temporary (the assignment to ``dst`` rounds as ``astype`` does)."""
+    sh = x.shape
+    sc = _ERF_SCRATCH.get(sh)
+    if sc is None:
+        if len(_ERF_SCRATCH) >= 16:
+            _ERF_SCRATCH.clear()
+        sc = _ERF_SCRATCH[sh] = (np.empty(sh), np.empty(sh), np.empty(sh), np.empty(sh))
+    x64, a, t, y = sc
+    x64[...] = x
+    np.abs(x64, out=a)
+    np.multiply(a, 0.3275911, out=t)
+    t += 1.0
+    np.divide(1.0, t, out=t)
+    np.multiply(t, 1.061405429, out=y)
+    y -= 1.453152027
+    y *= t
+    y += 1.421413741
+    y *= t
+    y -= 0.284496736
+    y *= t
+    y += 0.254829592
+    y *= t
+    np.negative(a, out=t)
+    t *= a
+    np.exp(t, out=t)
+    y *= t
+    np.subtract(1.0, y, out=y)
+    np.sign(x64, out=a)
+    y *= a
+    dst[...] = y
+
+
 _one = np.float32(1.0)
 _zero = np.float32(0.0)
 

@@ -32,7 +32,7 @@ import numpy as np
 from . import opcodes as oc
 from .engines_dma import copy_tile
 from .memory import decode_values, encode_values, host_memory_limit
-from .numerics import BINARY, UNARY, reduce_axis, scalar_of
+from .numerics import BINARY, UNARY, erf_into, reduce_axis, scalar_of
 
 if TYPE_CHECKING:
     from .engines import Chip, Dec, Machine
@@ -51,6 +51,9 @@ class _Op:
 
 #: Binary kinds that compare (bool results: assigned, not computed into f32).
 _COMPARISONS = frozenset(range(39, 45))
+
+#: The unary kind erf (GELU's), computed into the destination (numerics.erf_into).
+_ERF = 9
 
 #: Bytes of cached transposed copies a schedule keeps at most.
 CACHE_BYTES = 1 << 30
@@ -163,6 +166,7 @@ def schedule(m: "Machine", order: np.ndarray) -> Schedule:
         from .replay_fuse import fuse_k_chains  # it reads this module's effects
 
         fuse_k_chains(s)
+    _direct_matmuls(s)
     mem0.replay = s
     return s
 
@@ -184,6 +188,20 @@ def _matmul_acc(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
 
 def _matmul_set(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
     acc[...] = a @ b
+
+
+def _direct_matmuls(s: Schedule) -> None:
+    """Matmuls that set a 2-D accumulator of their result's shape write into it
+    (``np.matmul(a, b, out=acc)``: the same BLAS call, without the temporary and
+    its copy; numpy computes via a temporary itself if the operands overlap)."""
+    fns, args = s.fns, s.args
+    for k, f in enumerate(fns):
+        if f is _matmul_set:
+            a, b, acc = args[k]
+            if a.ndim == 2 and b.ndim == 2 and acc.shape == (a.shape[0], b.shape[1]) and \
+                    a.dtype == b.dtype == acc.dtype == np.float32:
+                fns[k] = np.matmul
+                args[k] = (a, b, acc)
 
 
 def _unary(fn: Callable, x: np.ndarray, dst: np.ndarray) -> None:
@@ -273,6 +291,9 @@ def _effect(m: "Machine", ch: "Chip", d: "Dec", st: tuple,
         if op == oc.VCOPY or op == oc.VUNARY and kind == 0:
             return dst.__setitem__, (Ellipsis, mem.view(d.ta, ra))
         if op == oc.VUNARY:
+            x = mem.view(d.ta, ra)
+            if kind == _ERF and x.shape == dst.shape:
+                return erf_into, (x, dst)
             f = UNARY[kind]
             return (_ufunc1 if isinstance(f, np.ufunc) else _unary), (f, mem.view(d.ta, ra), dst)
         if op in (oc.VBINARY, oc.VSCALAR):

@@ -183,3 +183,39 @@ def test_chips_without_collectives_replay_in_one_order(monkeypatch, took):
     with torch.no_grad():
         torch.testing.assert_close(fast, model(x), rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(fast, slow, rtol=1e-5, atol=1e-5)
+
+
+def test_erf_into_is_the_semantics_erf_bit_for_bit():
+    from nova.sim.numerics import _erf, erf_into
+
+    rng = np.random.default_rng(0)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 3.4e38, -3.4e38],
+                       dtype=np.float32)
+    raw = np.frombuffer(rng.integers(0, 2**32, 4000, dtype=np.uint32).tobytes(), np.float32)
+    x = np.concatenate([rng.standard_normal(4000).astype(np.float32) * 4, raw, special])
+    x = x[: x.size // 10 * 10].reshape(-1, 10)
+    for view in (x, x[::2, 1:7]):  # contiguous and strided
+        dst = np.full(view.shape, 7.0, dtype=np.float32)
+        with np.errstate(all="ignore"):
+            want = _erf(view)
+            erf_into(view, dst)
+        assert np.array_equal(dst.view(np.uint32), want.view(np.uint32))
+
+
+def test_the_gpt_schedule_computes_matmuls_and_erf_into_their_destinations(monkeypatch):
+    # The bit-for-bit comparison with the Python loop above covers these effects.
+    from nova.sim import replay_plan
+    from nova.sim.numerics import erf_into
+
+    torch.manual_seed(0)
+    cfg = models.GPTConfig(d_model=256, n_heads=4, n_layers=1, seq_len=32)
+    model = models.GPT(cfg).eval()
+    x = torch.randn(1, cfg.seq_len, cfg.d_model)
+    program = nova.compile(model, x)
+    monkeypatch.setenv("NOVA_SIM_FUSE", "0")
+    program(x)
+    program(x)
+    s = program._simulator.machine.chips[0].mem.replay
+    assert s is not None
+    assert np.matmul in s.fns and erf_into in s.fns
+    assert replay_plan._matmul_set not in s.fns  # every f32 2-D matmul set writes directly
