@@ -231,7 +231,7 @@ def run_sample(op, sample, dtype: torch.dtype, timeout: int = 60, mark=lambda st
 def ties_only(tensors, got, want) -> bool:
     """Whether Nova's outputs equal eager's except integer index outputs that
     pick, along some dimension of the first input, elements equal to those
-    eager's indices pick (sort, argsort, topk among ties)."""
+    eager's indices pick (sort, argsort, topk, kthvalue among ties)."""
     source = next((t for t in tensors if isinstance(t, torch.Tensor)), None)
     if source is None or source.dim() == 0:
         return False
@@ -241,12 +241,14 @@ def ties_only(tensors, got, want) -> bool:
             return False
         if torch.equal(g, w):
             continue
-        if w.dtype != torch.int64 or g.dim() != source.dim():
+        # Full-rank indices (sort, topk) or one dim reduced (kthvalue, mode).
+        if w.dtype != torch.int64 or g.dim() not in (source.dim(), source.dim() - 1):
             return False
         picks_equal = False
         for d in range(source.dim()):
+            gi, wi = (g, w) if g.dim() == source.dim() else (g.unsqueeze(d), w.unsqueeze(d))
             try:
-                same = torch.equal(torch.gather(source, d, g), torch.gather(source, d, w))
+                same = torch.equal(torch.gather(source, d, gi), torch.gather(source, d, wi))
             except (RuntimeError, IndexError):
                 continue
             picks_equal |= same

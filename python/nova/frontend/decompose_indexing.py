@@ -57,6 +57,7 @@ def indexing_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
         aten.sort.default: _sort,
         aten.sort.stable: _sort_stable,
         aten.topk.default: _topk,
+        aten.kthvalue.default: _kthvalue,
         aten.scatter_add.default: _scatter_add,
         aten.scatter.src: _scatter_src,
         aten.scatter.value: _scatter_value,
@@ -322,7 +323,8 @@ def _sort_impl(x: torch.Tensor, dim: int, descending: bool, k: int | None = None
         return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
     dim = dim % x.dim()
     if x.dtype == torch.bool:
-        values, indices = _sort_impl(x.to(torch.uint8), dim, descending, k)
+        # As int32: Nova has no unsigned tensors (and false < true either way).
+        values, indices = _sort_impl(x.to(torch.int32), dim, descending, k)
         return values.to(torch.bool), indices
     k = x.shape[dim] if k is None else k
     return _select_ranks(x, dim, _ranks(x, dim, descending), k)
@@ -342,6 +344,25 @@ def _topk(x: torch.Tensor, k: int, dim: int = -1, largest: bool = True, sorted: 
     # Sorted whatever `sorted` says (torch leaves the order unspecified then);
     # among ties the lower index comes first.
     return _sort_impl(x, dim, largest, k)
+
+
+def _kthvalue(x: torch.Tensor, k: int, dim: int = -1, keepdim: bool = False):
+    """(value, index) of the k-th smallest along ``dim``: the element of
+    ascending rank k - 1 (among ties the lower index, as for sort)."""
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
+    dim = dim % x.dim()
+    if x.dtype == torch.bool:
+        values, indices = _kthvalue(x.to(torch.int32), k, dim, keepdim)
+        return values.to(torch.bool), indices
+    ranks = _ranks(x, dim, descending=False)
+    hit = ranks == k - 1
+    n = x.shape[dim]
+    values = _sum(torch.where(hit, x, 0), dim, x.dtype)
+    indices = torch.where(hit, _iota(n, dim, x.dim(), x.device), 0).sum(dim)
+    if keepdim:
+        values, indices = values.unsqueeze(dim), indices.unsqueeze(dim)
+    return values, indices
 
 
 # -- scatters -------------------------------------------------------------------

@@ -40,6 +40,26 @@ def test_topk_ties_int64_pick_equal_values():
     assert all(len(set(row.tolist())) == 3 for row in indices.transpose(1, 2).reshape(-1, 3))
 
 
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_kthvalue_ties_int64_pick_an_equal_value(keepdim):
+    torch.manual_seed(1)
+    x = torch.randint(0, 3, (5, 5, 5))  # many ties
+    values, indices = _compiled(lambda t: torch.kthvalue(t, 2, 1, keepdim), x)
+    want_values, _ = torch.kthvalue(x, 2, 1, keepdim)
+    assert torch.equal(values, want_values)
+    picked = torch.gather(x, 1, indices if keepdim else indices.unsqueeze(1))
+    assert torch.equal(picked if keepdim else picked.squeeze(1), want_values)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_kthvalue_distinct_values_match_eager(dtype):
+    torch.manual_seed(2)
+    x = torch.randn(4, 7, 3).to(dtype)
+    values, indices = _compiled(lambda t: torch.kthvalue(t, 4, 1), x)
+    want_values, want_indices = torch.kthvalue(x, 4, 1)
+    assert torch.equal(values, want_values) and torch.equal(indices, want_indices)
+
+
 def test_argsort_ties_bfloat16_sort_the_same_values():
     torch.manual_seed(0)
     x = torch.randn(2000).to(torch.bfloat16)  # 2000 values, ~256 distinct: ties
