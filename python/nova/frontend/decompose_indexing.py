@@ -58,6 +58,7 @@ def indexing_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
         aten.sort.stable: _sort_stable,
         aten.topk.default: _topk,
         aten.kthvalue.default: _kthvalue,
+        aten.masked_scatter.default: _masked_scatter,
         aten.scatter_add.default: _scatter_add,
         aten.scatter.src: _scatter_src,
         aten.scatter.value: _scatter_value,
@@ -363,6 +364,20 @@ def _kthvalue(x: torch.Tensor, k: int, dim: int = -1, keepdim: bool = False):
     if keepdim:
         values, indices = values.unsqueeze(dim), indices.unsqueeze(dim)
     return values, indices
+
+
+def _masked_scatter(x: torch.Tensor, mask: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    """The mask's i-th true position (in row-major order) takes source's
+    i-th element: a running count of the mask (a cumsum without tm_tensor's
+    scan) indexes the flattened source."""
+    mask = mask.expand(x.shape) if mask.shape != x.shape else mask
+    flat = mask.reshape(-1)
+    if flat.numel() == 0:
+        return NotImplemented
+    count = _cumsum(flat.to(torch.int64), 0) - 1
+    # Positions the mask skips read element 0 (any valid one), then drop it.
+    picked = aten.index_select.default(source.reshape(-1), 0, count.clamp(min=0))
+    return torch.where(mask, picked.reshape(x.shape).to(x.dtype), x)
 
 
 # -- scatters -------------------------------------------------------------------

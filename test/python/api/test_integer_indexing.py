@@ -254,6 +254,14 @@ def test_index_add():
          x, index, torch.randn(5, 8))
 
 
+@pytest.mark.parametrize("mask_shape", [(4, 6), (6,), ()], ids=["full", "broadcast_row", "scalar"])
+def test_masked_scatter(mask_shape):
+    torch.manual_seed(3)
+    x, source = torch.randn(4, 6), torch.randn(5, 6)
+    mask = torch.rand(mask_shape) < 0.5
+    _run(lambda s, x, m, src: x.masked_scatter(m, src), x, mask, source)
+
+
 def test_index_add_of_a_zero_dim_tensor():
     # A 0-d tensor indexes as one element along dim 0 (OpInfo's samples).
     _run(lambda s, x, i, src: (x.index_add(0, i, src, alpha=-1), x.index_add(0, i, src)),
