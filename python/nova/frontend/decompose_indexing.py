@@ -455,10 +455,11 @@ def _scatter_value(x, dim, index, value):
 def _scatter_reduce(x: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor,
                     reduce: str, *, include_self: bool = True) -> torch.Tensor:
     """``x.scatter_reduce(dim, index, src, reduce, include_self=...)`` for
-    ``sum``, ``prod``, ``amax``, ``amin`` and float ``mean``."""
+    ``sum``, ``prod``, ``amax``, ``amin`` and ``mean`` (an integer mean
+    rounds down, as torch's kernel divides)."""
     if x.dim() == 0 or reduce not in ("sum", "prod", "amax", "amin", "mean"):
         return NotImplemented
-    if reduce == "mean" and not x.is_floating_point():
+    if reduce == "mean" and x.dtype == torch.bool:
         return NotImplemented
     dim = dim % x.dim()
     size = x.shape[dim]
@@ -471,7 +472,9 @@ def _scatter_reduce(x: torch.Tensor, dim: int, index: torch.Tensor, src: torch.T
         if include_self:
             reduced = reduced + x
         if reduce == "mean":
-            reduced = reduced / (hits + int(include_self)).clamp(min=1).to(x.dtype)
+            count = (hits + int(include_self)).clamp(min=1).to(x.dtype)
+            reduced = (reduced / count if x.is_floating_point()
+                       else torch.div(reduced, count, rounding_mode="floor"))
     elif reduce == "prod":
         reduced = _pad_to(torch.where(onehot, src, 1).prod(dim + 1, dtype=x.dtype), x.shape, 1)
         if include_self:

@@ -150,8 +150,26 @@ def _avg_pool3d_any(x: torch.Tensor, *args):
     return _avg_pool3d(x, *args)
 
 
+def _max_pool_backward(n: int):
+    """The gradient of max pooling: each output gradient added at the input
+    position its index names (indices are flat within each (N, C) plane, as
+    torch's forward returns them), a scatter_add Nova decomposes."""
+    def backward(grad: torch.Tensor, x: torch.Tensor, kernel_size, stride, padding,
+                 dilation, ceil_mode, indices: torch.Tensor) -> torch.Tensor:
+        lead = x.shape[:-n]
+        plane = math.prod(x.shape[-n:])
+        flat_grad = grad.reshape(*lead, -1)
+        zeros = torch.zeros((*lead, plane), dtype=grad.dtype, device=grad.device)
+        summed = aten.scatter_add.default(zeros, len(lead), indices.reshape(*lead, -1),
+                                          flat_grad)
+        return summed.reshape(x.shape)
+    return backward
+
+
 def pooling_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
     return {
+        aten.max_pool2d_with_indices_backward.default: _max_pool_backward(2),
+        aten.max_pool3d_with_indices_backward.default: _max_pool_backward(3),
         aten.avg_pool2d.default: _avg_pool2d,
         aten.avg_pool3d.default: _avg_pool3d_any,
         aten.max_pool2d_with_indices.default: _max_pool_with_indices(2),

@@ -296,6 +296,15 @@ def test_scatter_reduce(reduce, include_self):
          x, index, torch.randn(2, 8))
 
 
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_integer_mean_rounds_down(include_self):
+    # torch divides an integer mean with floor rounding (-3 / 2 -> -2).
+    x = _signed(2, 6)
+    index = torch.tensor([[0, 5, 5, 1, 0, 5, 2, 0], [3, 3, 3, 0, 1, 1, 4, 4]])
+    _run(lambda s, x, i, src: x.scatter_reduce(1, i, src, "mean", include_self=include_self),
+         x, index, _signed(2, 8))
+
+
 def test_scatter_add_out_of_range_index_raises():
     model = Fn(lambda s, x, i, src: x.scatter_add(1, i, src)).eval()
     x, index, src = torch.randn(2, 4), torch.tensor([[0, 3, 1], [2, 2, 0]]), torch.randn(2, 3)

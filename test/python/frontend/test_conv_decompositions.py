@@ -144,3 +144,29 @@ def test_bfloat16_avg_pool3d_rounds_once():
     got = nova.compile(pool, x)(x)
     assert got.dtype == torch.bfloat16
     torch.testing.assert_close(got, pool(x.float()).to(torch.bfloat16), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("n, shape, kw", [
+    (2, (2, 3, 6, 7), dict(kernel_size=3, stride=2, padding=1)),
+    (2, (1, 2, 5, 5), dict(kernel_size=2, stride=1)),  # overlapping windows: sums
+    (3, (1, 2, 4, 5, 4), dict(kernel_size=2, stride=2)),
+], ids=["2d_padded", "2d_overlapping", "3d"])
+def test_max_pool_backward_matches_eager(n, shape, kw):
+    """aten.max_pool{2,3}d_with_indices_backward as a scatter_add of the
+    output gradient at the forward's indices (no tm_tensor.scatter)."""
+    torch.manual_seed(0)
+    pool = F.max_pool2d if n == 2 else F.max_pool3d
+    backward = (torch.ops.aten.max_pool2d_with_indices_backward if n == 2
+                else torch.ops.aten.max_pool3d_with_indices_backward)
+    x = torch.randn(*shape)
+    out, indices = pool(x, return_indices=True, **kw)
+    grad = torch.randn(out.shape)
+    k, s, p = kw["kernel_size"], kw.get("stride", kw["kernel_size"]), kw.get("padding", 0)
+
+    class Backward(nn.Module):
+        def forward(self, g, x, i):
+            return backward(g, x, [k] * n, [s] * n, [p] * n, [1] * n, False, i)
+
+    model = Backward()
+    torch.testing.assert_close(nova.compile(model, grad, x, indices)(grad, x, indices),
+                               model(grad, x, indices))
