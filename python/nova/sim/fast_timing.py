@@ -85,18 +85,7 @@ def _run(m: "Machine", ordered: bool) -> "np.ndarray | bool | None":
     prepared = [_prepared(m, ch) for ch in chips]
     if any(p is None for p in prepared):
         return None
-    resources: dict[str, int] = {}
-    args = []
-    for ch, (steps, decs, masks, res_names, _) in zip(chips, prepared):
-        decs = decs.copy()
-        # The rows hold the program's resource ids; the run numbers them across chips.
-        for j in range(MAX_RESOURCES):
-            col = decs[:, 7 + j]
-            used = col >= 0
-            col[used] = [resources.setdefault(res_names[int(r)], len(resources)) for r in col[used]]
-        args.append((steps, decs, masks, len(ch.code), len(ch.queues)))
-    names = list(resources)
-    bandwidths = np.array([m._bandwidth(r) for r in names], dtype=np.float64)
+    args, names, bandwidths = _numbered(m, prepared)
     cost = m.cost
     config = (m.cycle, m._t_max, cost.nop, cost.weight_load, cost.fill_drain, m.queue_depth,
               min(m.budget.max_instructions, _I64_MAX), bool(cost.overlap))
@@ -116,6 +105,34 @@ def _run(m: "Machine", ordered: bool) -> "np.ndarray | bool | None":
         for k, v in p[4].items():
             ch.mem_bytes[k] += v
     return True
+
+
+def _numbered(m: "Machine", prepared: list) -> tuple[list, list[str], np.ndarray]:
+    """The chips' arguments of the compiled loop, with the rows' resource ids numbered
+    across chips, the resource names and their bandwidths; cached on chip 0's
+    stream for the same prepared streams and target (the loop only reads them)."""
+    chips = m.chips
+    cache = chips[0].stream.fast
+    shape = tuple((len(ch.code), len(ch.queues)) for ch in chips)
+    hit = cache.get("numbered")
+    if hit is not None and hit[0] is m.target and hit[1] == shape and len(hit[2]) == len(prepared) \
+            and all(a is b for a, b in zip(hit[2], prepared)):
+        return hit[3]
+    resources: dict[str, int] = {}
+    args = []
+    for ch, (steps, decs, masks, res_names, _) in zip(chips, prepared):
+        decs = decs.copy()
+        # The rows hold the program's resource ids; the run numbers them across chips.
+        for j in range(MAX_RESOURCES):
+            col = decs[:, 7 + j]
+            used = col >= 0
+            col[used] = [resources.setdefault(res_names[int(r)], len(resources)) for r in col[used]]
+        args.append((steps, decs, masks, len(ch.code), len(ch.queues)))
+    names = list(resources)
+    bandwidths = np.array([m._bandwidth(r) for r in names], dtype=np.float64)
+    out = (args, names, bandwidths)
+    cache["numbered"] = (m.target, shape, tuple(prepared), out)
+    return out
 
 
 def _write_back(m: "Machine", result: tuple, names: list[str]) -> None:
