@@ -59,6 +59,8 @@ def indexing_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
         aten.topk.default: _topk,
         aten.kthvalue.default: _kthvalue,
         aten.masked_scatter.default: _masked_scatter,
+        aten._embedding_bag.default: _embedding_bag,
+        aten._embedding_bag_forward_only.default: _embedding_bag,
         aten.scatter_add.default: _scatter_add,
         aten.scatter.src: _scatter_src,
         aten.scatter.value: _scatter_value,
@@ -378,6 +380,45 @@ def _masked_scatter(x: torch.Tensor, mask: torch.Tensor, source: torch.Tensor) -
     # Positions the mask skips read element 0 (any valid one), then drop it.
     picked = aten.index_select.default(source.reshape(-1), 0, count.clamp(min=0))
     return torch.where(mask, picked.reshape(x.shape).to(x.dtype), x)
+
+
+def _embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor,
+                   scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
+                   per_sample_weights: torch.Tensor | None = None,
+                   include_last_offset: bool = False, padding_idx: int = -1):
+    """``aten._embedding_bag{,_forward_only}`` (nn.EmbeddingBag) without its
+    data-dependent intermediates: bag b holds the indices from offsets[b] up
+    to the next offset; a [bags, indices] membership mask weighs the gathered
+    rows (a matmul for sum and mean, a masked amax for max). Empty bags give
+    0, indices equal to ``padding_idx`` are left out, as in torch."""
+    if indices.dim() != 1 or weight.dim() != 2 or indices.numel() == 0:
+        return NotImplemented
+    starts = offsets[:-1] if include_last_offset else offsets
+    bags, n = starts.shape[0], indices.shape[0]
+    position = torch.arange(n, dtype=torch.int64, device=indices.device)
+    # Bag of each index: how many bags start at or before it, minus one.
+    bag = (starts.unsqueeze(1) <= position.unsqueeze(0)).to(torch.int64).sum(0) - 1
+    member = bag.unsqueeze(0) == torch.arange(bags, dtype=torch.int64,
+                                              device=indices.device).unsqueeze(1)
+    if padding_idx >= 0:
+        member = member & (indices != padding_idx).unsqueeze(0)
+    rows = aten.index_select.default(weight, 0, _checked(indices, weight.shape[0]))
+    count = member.to(torch.int64).sum(1)
+    if mode == 2:  # max
+        lowest = torch.finfo(weight.dtype).min if weight.is_floating_point() else \
+            torch.iinfo(weight.dtype).min
+        terms = torch.where(member.unsqueeze(2), rows.unsqueeze(0), lowest)
+        output = torch.where(count.unsqueeze(1) > 0, terms.amax(1), 0).to(weight.dtype)
+        max_indices = torch.where(member, position.unsqueeze(0), 0).amax(1)
+    else:
+        scale = member.to(weight.dtype)
+        if per_sample_weights is not None:
+            scale = scale * per_sample_weights.to(weight.dtype).unsqueeze(0)
+        output = scale @ rows
+        if mode == 1:  # mean
+            output = output / count.clamp(min=1).unsqueeze(1).to(weight.dtype)
+        max_indices = torch.zeros(bags, dtype=torch.int64, device=indices.device)
+    return output, bag, count, max_indices
 
 
 # -- scatters -------------------------------------------------------------------

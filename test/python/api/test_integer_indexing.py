@@ -399,3 +399,30 @@ def test_searchsorted_batched_with_sorter():
          seq, torch.randn(3, 4), torch.argsort(seq, -1))
     _run(lambda m, s, v: torch.searchsorted(s, v), torch.sort(torch.randn(8)).values,
          torch.randn(3, 4))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("form", ["offsets", "empty_bag", "last_offset", "padding", "2d"])
+def test_embedding_bag(mode, form):
+    torch.manual_seed(5)
+    kw = {}
+    if form == "last_offset":
+        kw["include_last_offset"] = True
+    if form == "padding":
+        kw["padding_idx"] = 2
+    bag = torch.nn.EmbeddingBag(10, 4, mode=mode, **kw).eval()
+    indices = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+    offsets = {"offsets": torch.tensor([0, 3, 5]), "empty_bag": torch.tensor([0, 0, 3, 8]),
+               "last_offset": torch.tensor([0, 2, 6, 8]), "padding": torch.tensor([0, 3, 5]),
+               "2d": None}[form]
+    if form == "2d":
+        _run(lambda s, i: s.bag(i), indices.reshape(2, 4), bag=bag)
+    else:
+        _run(lambda s, i, o: s.bag(i, o), indices, offsets, bag=bag)
+
+
+def test_embedding_bag_per_sample_weights():
+    torch.manual_seed(6)
+    bag = torch.nn.EmbeddingBag(10, 4, mode="sum").eval()
+    _run(lambda s, i, o, w: s.bag(i, o, per_sample_weights=w),
+         torch.tensor([1, 2, 4, 5, 4]), torch.tensor([0, 3]), torch.randn(5), bag=bag)
