@@ -7,6 +7,8 @@ for some ops, rewritten into ops they do (exactly, in every case):
 - bool ``mul``: ``logical_and`` (the vector unit multiplies no i1);
 - bool ``maximum``/``minimum``/``fmax``/``fmin`` and the ``max``/``min``/
   ``amax``/``amin`` reductions: computed in int32 and cast back;
+- integer and bool ``reciprocal``: in the default float dtype, so that 1 / 0
+  is inf as in eager (torch-mlir's integer lowering asserts a nonzero input);
 - integer ``mm``/``bmm``: the matrix engine multiplies floats only, so a
   broadcast multiply and a sum over the contraction axis on the vector unit
   (exact in the integer type, wrapping as torch's kernel does).
@@ -54,6 +56,16 @@ def _bool_mul(fallback):
     return rewrite
 
 
+def _integer_reciprocal(fallback):
+    def rewrite(x):
+        if x.dtype in _INTEGER or x.dtype == torch.bool:
+            x = x.to(torch.get_default_dtype())
+        if x.is_floating_point():
+            return torch.div(1.0, x)
+        return fallback(x) if fallback else NotImplemented
+    return rewrite
+
+
 def _integer_matmul(batched: bool, fallback):
     def rewrite(a, b):
         if a.dtype not in _INTEGER or b.dtype not in _INTEGER:
@@ -74,6 +86,7 @@ def dtype_decompositions(table: dict) -> dict[torch._ops.OperatorBase, Callable]
                aten.amin.default, aten.max.dim, aten.min.dim):
         out[op] = _bool_as_int32(op, table.get(op))
     out[aten.mul.Tensor] = _bool_mul(table.get(aten.mul.Tensor))
+    out[aten.reciprocal.default] = _integer_reciprocal(table.get(aten.reciprocal.default))
     out[aten.mm.default] = _integer_matmul(False, table.get(aten.mm.default))
     out[aten.bmm.default] = _integer_matmul(True, table.get(aten.bmm.default))
     return out

@@ -31,3 +31,17 @@ def test_expanded_math_matches_eager(name):
     x = make()
     program = nova.compile(Op(), x, target="nova-t1")
     torch.testing.assert_close(program(x), fn(x), rtol=1e-4, atol=1e-5)
+
+
+def test_reciprocal_of_integers_and_bools_is_inf_at_zero_as_eager():
+    # torch-mlir's integer reciprocal asserts a nonzero input; Nova divides
+    # in float (1 / 0 = inf, as eager), on the vector unit's recip.
+    class Reciprocal(torch.nn.Module):
+        def forward(self, i, b):
+            return torch.reciprocal(i), torch.reciprocal(b)
+
+    i = torch.tensor([[0, 1, -2, 3, 7]])
+    b = torch.tensor([True, False, True])
+    model = Reciprocal()
+    for got, want in zip(nova.compile(model, i, b)(i, b), model(i, b)):
+        torch.testing.assert_close(got, want)
