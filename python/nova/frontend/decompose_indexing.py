@@ -59,6 +59,7 @@ def indexing_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
         aten.topk.default: _topk,
         aten.kthvalue.default: _kthvalue,
         aten.masked_scatter.default: _masked_scatter,
+        aten.unfold.default: _unfold,
         aten._embedding_bag.default: _embedding_bag,
         aten._embedding_bag_forward_only.default: _embedding_bag,
         aten.scatter_add.default: _scatter_add,
@@ -419,6 +420,21 @@ def _embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.T
             output = output / count.clamp(min=1).unsqueeze(1).to(weight.dtype)
         max_indices = torch.zeros(bags, dtype=torch.int64, device=indices.device)
     return output, bag, count, max_indices
+
+
+def _unfold(x: torch.Tensor, dim: int, size: int, step: int) -> torch.Tensor:
+    """``x.unfold(dim, size, step)``: window element j of every window is the
+    strided slice starting at j, stacked on a new last dim. (torch-mlir reads
+    the windows through an indexing map ``i * step + j``, which is not a
+    projected permutation and lowers to no tile.)"""
+    if x.dim() == 0:
+        return NotImplemented
+    dim = dim % x.dim()
+    count = (x.shape[dim] - size) // step + 1
+    if count <= 0 or size > 256:
+        return NotImplemented
+    taps = [aten.slice.Tensor(x, dim, j, j + (count - 1) * step + 1, step) for j in range(size)]
+    return torch.stack(taps, dim=x.dim())
 
 
 # -- scatters -------------------------------------------------------------------

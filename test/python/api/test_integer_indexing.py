@@ -426,3 +426,13 @@ def test_embedding_bag_per_sample_weights():
     bag = torch.nn.EmbeddingBag(10, 4, mode="sum").eval()
     _run(lambda s, i, o, w: s.bag(i, o, per_sample_weights=w),
          torch.tensor([1, 2, 4, 5, 4]), torch.tensor([0, 3]), torch.randn(5), bag=bag)
+
+
+@pytest.mark.parametrize("shape, dim, size, step", [
+    ((5, 5, 5, 5), 1, 3, 1),   # a rank-5 result
+    ((2, 11), 1, 4, 3),        # strided windows, a remainder left out
+    ((7,), 0, 7, 2),           # one window
+], ids=["rank5", "strided", "one_window"])
+def test_unfold(shape, dim, size, step):
+    torch.manual_seed(7)
+    _run(lambda s, x: x.unfold(dim, size, step) * 2, torch.randn(*shape))
