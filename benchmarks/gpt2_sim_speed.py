@@ -7,7 +7,8 @@ Simulator's set-up) is timed. numpy runs the forward's matmuls directly (qkv,
 per-head q@k^T and att@v, proj, fc1, fc2 per layer, inputs renormalised per layer),
 best of --repeat runs, every activation checked float32 with normal magnitudes
 (benchmarks/yardstick.py). Both sides use one BLAS thread; both are measured in
-this one run and the ratio printed from them. Usage: python benchmarks/gpt2_sim_speed.py [--layers 12]
+this one run and the ratio printed from them; then --pairs interleaved simulator / numpy
+runs give the ratio with both sides under the same machine load. Usage: python benchmarks/gpt2_sim_speed.py [--layers 12]
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ def main() -> None:
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=5, help="numpy runs (the best counts)")
     parser.add_argument("--sim-repeat", type=int, default=3, help="warm simulator runs per mode (the best counts)")
+    parser.add_argument("--pairs", type=int, default=6, help="interleaved simulator / numpy pairs at the end")
     args = parser.parse_args()
     cfg = models.GPTConfig(d_model=768, n_heads=12, n_layers=args.layers, seq_len=args.seq)
     torch.manual_seed(0)
@@ -174,6 +176,21 @@ def main() -> None:
     print(f"numpy forward matmuls: {t_np * 1e3:.2f} ms (best of {args.repeat}; {np_flops:.3e} FLOPs, "
           f"{checked} activations checked float32 and normal)")
     print(f"ratio simulator / numpy, {args.layers} layer(s): {t_sim / t_np:.2f}x (target <= 1.5x)")
+    # The same two warm measurements interleaved (a simulator run, then a numpy
+    # forward, --pairs times): on a shared machine the load drifts between the
+    # measurements above, taken tens of seconds apart; here both sides see it alike.
+    sims, nps = [], []
+    for _ in range(args.pairs):
+        t0 = time.perf_counter()
+        program(x)
+        sims.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        forward()
+        nps.append(time.perf_counter() - t0)
+    pair = sorted(a / b for a, b in zip(sims, nps))
+    print(f"interleaved, {args.pairs} pairs: simulator best {min(sims):.3f} s, numpy best {min(nps) * 1e3:.2f} ms, "
+          f"ratio of the bests {min(sims) / min(nps):.2f}x, median pair ratio {pair[len(pair) // 2]:.2f}x "
+          f"(range {pair[0]:.2f}-{pair[-1]:.2f}x)")
     if args.layers != FULL_LAYERS:
         scale = FULL_LAYERS / args.layers
         print(f"EXTRAPOLATED to {FULL_LAYERS} layers (x{scale:g}, linear in layers): "
