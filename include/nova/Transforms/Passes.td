@@ -152,7 +152,11 @@ def NovaEraseDeadGenericResults
     fill of the integer maximum. Eager scans a window in increasing index
     order, so this is the index it returns, ties and NaN included. A lone
     running maximum kept by compare and select becomes `maximumf` too (which
-    propagates NaN, as eager's max pooling does). Other coupled results stay,
+    propagates NaN, as eager's max pooling does). torch-mlir's "first index
+    whose value equals the window maximum" (`select(out == -1, select(v ==
+    m, idx, out), out)` from a fill of -1) becomes the smallest matching idx
+    (a `minsi` reduction) and -1 where nothing matched, when idx provably
+    grows with the reduction's iteration order. Other coupled results stay,
     and are reported.
 
     torch-mlir lowers `max` (used by softmax) to one reduction that yields
@@ -256,10 +260,16 @@ def NovaDecomposeConv : Pass<"nova-decompose-conv", "::mlir::func::FuncOp"> {
       out[n] (F x OH*OW) += W[:, :, kh, kw] (F x C)
                             * X[n, :, kh*d : +s : OH, kw*d : +s : OW] (C x OH*OW)
 
-    Every operand is a view: a strided, rank-reducing `tensor.extract_slice`
-    at offsets computed from the induction variables, followed by
-    `tensor.collapse_shape`; the per-image result is written back with
-    `tensor.insert_slice`. Padding stays the `tensor.pad` torch-mlir
+    Every operand is a view: a full-rank strided `tensor.extract_slice` at
+    offsets computed from the induction variables, followed by a
+    `tensor.collapse_shape` that drops its unit dims explicitly (a
+    rank-reducing slice leaves the dropped dims ambiguous when other dims are
+    1 too, which MLIR's slice folds then misread); the per-image result is
+    expanded and written back with `tensor.insert_slice`. A stride over a
+    single output row or column is written as 1. Integer convolutions (the
+    matrix unit takes floats only) run each tap as its products on the
+    vector unit and a sum over the input channels; integer poolings add and
+    take maxima with integer ops. Padding stays the `tensor.pad` torch-mlir
     emitted in front of the convolution. No im2col buffer is built and no
     gather appears in a payload, so the result is matmul + views only, which
     the tiling pass handles like any other matmul. The loops run N*KH*KW
@@ -276,11 +286,12 @@ def NovaDecomposeConv : Pass<"nova-decompose-conv", "::mlir::func::FuncOp"> {
     ```
     After (the innermost loop's body):
     ```mlir
-    %wk = tensor.extract_slice %w[0, 0, %i, %j] [16, 8, 1, 1] [1, 1, 1, 1]
-        : tensor<16x8x3x3xf32> to tensor<16x8xf32>
+    %ws = tensor.extract_slice %w[0, 0, %i, %j] [16, 8, 1, 1] [1, 1, 1, 1]
+        : tensor<16x8x3x3xf32> to tensor<16x8x1x1xf32>
+    %wk = tensor.collapse_shape %ws [[0], [1, 2, 3]] : tensor<16x8x1x1xf32> into tensor<16x8xf32>
     %xk = tensor.extract_slice %x[%n, 0, %i, %j] [1, 8, 4, 4] [1, 1, 2, 2]
-        : tensor<1x8x10x10xf32> to tensor<8x4x4xf32>
-    %xc = tensor.collapse_shape %xk [[0], [1, 2]] : tensor<8x4x4xf32> into tensor<8x16xf32>
+        : tensor<1x8x10x10xf32> to tensor<1x8x4x4xf32>
+    %xc = tensor.collapse_shape %xk [[0, 1], [2, 3]] : tensor<1x8x4x4xf32> into tensor<8x16xf32>
     %acc1 = linalg.matmul ins(%wk, %xc : tensor<16x8xf32>, tensor<8x16xf32>)
         outs(%acc0 : tensor<16x16xf32>) -> tensor<16x16xf32>
     scf.yield %acc1 : tensor<16x16xf32>

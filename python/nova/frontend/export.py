@@ -225,16 +225,23 @@ def _reject_zero_size(graph: torch.fx.Graph) -> None:
 def _reject_unsigned(graph: torch.fx.Graph) -> None:
     """torch-mlir lowers unsigned tensors to signless integers with signed
     conversions (``x.byte()`` becomes ``fptosi`` to i8), so their numbers would
-    come out wrong: a clear error at the model's line instead."""
+    come out wrong: a clear error at the model's line instead. int16 has no
+    tile type (the units hold i8, i32 and i64): likewise."""
     from nova.compiler.errors import NovaUnsupportedOpError
 
     for node in graph.nodes:
         val = node.meta.get("val")
-        if isinstance(val, torch.Tensor) and val.dtype in _UNSIGNED:
-            frame = _frame_of_node(node)
+        if not isinstance(val, torch.Tensor):
+            continue
+        dtype = str(val.dtype).removeprefix("torch.")
+        if val.dtype in _UNSIGNED:
             raise NovaUnsupportedOpError(
-                f"{node.target} producing a {str(val.dtype).removeprefix('torch.')} tensor "
-                f"(unsigned integers are not supported; use int32/int64)", frame)
+                f"{node.target} producing a {dtype} tensor "
+                f"(unsigned integers are not supported; use int32/int64)", _frame_of_node(node))
+        if val.dtype == torch.int16:
+            raise NovaUnsupportedOpError(
+                f"{node.target} producing an int16 tensor (Nova's tiles hold int8, int32 "
+                f"and int64; use int32)", _frame_of_node(node))
 
 
 def _reject_data_dependent_shapes(graph: torch.fx.Graph) -> None:

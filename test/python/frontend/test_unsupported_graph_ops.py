@@ -65,3 +65,16 @@ def test_data_dependent_shape_is_a_named_error_at_the_model_line(model):
     message = str(caught.value)
     assert "depends on the input's values" in message
     assert "test_unsupported_graph_ops.py" in message
+
+
+@pytest.mark.parametrize("dtype", [torch.int16, torch.uint8])
+def test_int16_and_unsigned_results_are_named_errors(dtype):
+    class Cast(torch.nn.Module):
+        def forward(self, x):
+            return x.to(dtype) + 1
+
+    with pytest.raises(NovaUnsupportedOpError) as caught:
+        nova.compile(Cast(), torch.randn(3, 4))
+    message = str(caught.value)
+    assert str(dtype).removeprefix("torch.") in message
+    assert "test_unsupported_graph_ops.py" in message
