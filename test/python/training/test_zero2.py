@@ -88,3 +88,29 @@ def test_zero_without_a_mesh_is_a_clear_error():
     with pytest.raises(TrainStepError, match="zero=2 shards over the chips of a mesh"):
         nova.compile_train_step(model, _ce_loss, torch.optim.AdamW(model.parameters()),
                                 ids, ids, zero=2)
+
+
+def test_zero2_without_clipping():
+    """Without max_grad_norm the raw gradients feed the update directly; they
+    are found from the state's update all the same (an MLP, AdamW)."""
+
+    def train(mesh):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
+                                    torch.nn.Linear(32, 8))
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        generator = torch.Generator().manual_seed(2)
+        batches = [(torch.randn(16, 16, generator=generator),
+                    torch.randint(0, 8, (16,), generator=generator)) for _ in range(3)]
+        step = nova.compile_train_step(model, torch.nn.functional.cross_entropy, optimizer,
+                                       *batches[0], mesh=mesh, zero=2 if mesh else 0)
+        return step, torch.stack([step(*b) for b in batches])
+
+    base, base_losses = train(None)
+    step, losses = train(Mesh((8,), ("dp",)))
+    torch.testing.assert_close(losses, base_losses, rtol=1e-4, atol=0)
+    text = step.program.stages["nova"]
+    assert text.count("nova.reduce_scatter") == 4  # two weights, two biases
+    assert _non_scalar_all_reduces(text) == []
+    assert step.memory().gradients * 8 == base.memory().gradients
+    assert step.memory().optimizer_state * 8 == base.memory().optimizer_state
