@@ -5,8 +5,10 @@ for some ops, rewritten into ops they do (exactly, in every case):
   unsigned, and the vector unit compares signed; compared as int32 instead
   (False < True either way);
 - bool ``mul``: ``logical_and`` (the vector unit multiplies no i1);
-- bool ``maximum``/``minimum``/``fmax``/``fmin`` and the ``max``/``min``/
-  ``amax``/``amin`` reductions: computed in int32 and cast back;
+- bool ``maximum``/``minimum``/``fmax``/``fmin``/``clamp*`` and the
+  ``max``/``min``/``amax``/``amin`` reductions: computed in int32 and cast
+  back (torch-mlir writes bool clamps as ``maxsi``/``minsi`` on i1, whose
+  signed order, true < false, is not torch's);
 - integer and bool ``reciprocal``: in the default float dtype, so that 1 / 0
   is inf as in eager (torch-mlir's integer lowering asserts a nonzero input);
 - integer ``mm``/``bmm``: the matrix engine multiplies floats only, so a
@@ -83,7 +85,9 @@ def dtype_decompositions(table: dict) -> dict[torch._ops.OperatorBase, Callable]
                aten.ge.Scalar, aten.gt.Scalar, aten.le.Scalar, aten.lt.Scalar,
                aten.maximum.default, aten.minimum.default, aten.fmax.default,
                aten.fmin.default, aten.max.default, aten.min.default, aten.amax.default,
-               aten.amin.default, aten.max.dim, aten.min.dim):
+               aten.amin.default, aten.max.dim, aten.min.dim,
+               aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default,
+               aten.clamp_min.Tensor, aten.clamp_max.default, aten.clamp_max.Tensor):
         out[op] = _bool_as_int32(op, table.get(op))
     out[aten.mul.Tensor] = _bool_mul(table.get(aten.mul.Tensor))
     out[aten.reciprocal.default] = _integer_reciprocal(table.get(aten.reciprocal.default))

@@ -34,6 +34,10 @@ CASES = {
     "mul_max": (lambda a, b: (a * b, torch.maximum(a, b), torch.minimum(a, b)),
                 (_bools(4, 8), _bools(4, 8, seed=2))),
     "amax_amin": (lambda a: (a.amax(1), a.amin(0)), (_bools(5, 6),)),
+    # torch-mlir writes these as maxsi/minsi on i1 (signed: true < false);
+    # the frontend computes them in int32, as torch orders bools.
+    "clamp_min_max": (lambda a, b: (torch.clamp_max(a, b), torch.clamp_min(a, b)),
+                      (_bools(5, 4), _bools(4, seed=5))),
     # Sorted as int32 (no unsigned tensors in Nova); stable, so the indices
     # are defined too.
     "sort_stable": (lambda a: torch.sort(a, dim=1, stable=True), (_bools(3, 9),)),
