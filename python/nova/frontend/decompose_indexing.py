@@ -540,6 +540,8 @@ def _scatter_reduce(x: torch.Tensor, dim: int, index: torch.Tensor, src: torch.T
         largest = reduce == "amax"
         if x.is_floating_point():
             neutral = float("-inf") if largest else float("inf")
+        elif x.dtype == torch.bool:
+            neutral = not largest
         else:
             info = torch.iinfo(x.dtype)
             neutral = info.min if largest else info.max

@@ -136,9 +136,22 @@ def _logaddexp2(a, b):
     return torch.where(a == b, a + 1.0, m + spread)
 
 
+def _on_floats(fn: Callable) -> Callable:
+    """A unary rewrite applied to integer and bool inputs in the default float
+    dtype, as torch promotes them (``-x`` of a bool tensor would not trace)."""
+    def rewrite(x):
+        if isinstance(x, torch.Tensor) and not x.is_floating_point():
+            x = x.to(torch.get_default_dtype())
+        return fn(x)
+    return rewrite
+
+
 def math_decompositions() -> dict[torch._ops.OperatorBase, Callable]:
-    ops = {aten.log2: _log2, aten.log10: _log10, aten.exp2: _exp2, aten.expm1: _expm1,
-           aten.sinh: _sinh, aten.cosh: _cosh, aten.tan: _tan, aten.asinh: _asinh,
-           aten.acosh: _acosh, aten.atanh: _atanh, aten.atan: _atan, aten.asin: _asin,
-           aten.acos: _acos, aten.atan2: _atan2, aten.logaddexp2: _logaddexp2}
-    return {op.default: fn for op, fn in ops.items()}
+    unary = {aten.log2: _log2, aten.log10: _log10, aten.exp2: _exp2, aten.expm1: _expm1,
+             aten.sinh: _sinh, aten.cosh: _cosh, aten.tan: _tan, aten.asinh: _asinh,
+             aten.acosh: _acosh, aten.atanh: _atanh, aten.atan: _atan, aten.asin: _asin,
+             aten.acos: _acos}
+    table = {op.default: _on_floats(fn) for op, fn in unary.items()}
+    table[aten.atan2.default] = _atan2
+    table[aten.logaddexp2.default] = _logaddexp2
+    return table

@@ -27,6 +27,8 @@ def _bools(*shape, seed=0):
 CASES = {
     "atan": (torch.atan, (_bools(6, 7),)),
     "expm1": (torch.expm1, (_bools(6, 7),)),
+    "hyperbolic": (lambda a: (torch.sinh(a), torch.cosh(a), torch.atanh(a * 0.5)),
+                   (_bools(6, 7),)),
     "copysign": (torch.copysign, (_bools(5), _bools(5, seed=1))),
     "logit": (torch.logit, (_bools(3, 4, 5),)),
     "entr": (torch.special.entr, (_bools(20),)),
@@ -58,9 +60,10 @@ def test_bool_arithmetic_matches_eager(name):
         torch.testing.assert_close(g, w, equal_nan=True)
 
 
-def test_scatter_reduce_prod_of_bools():
+@pytest.mark.parametrize("reduce", ["prod", "amax", "amin"])
+def test_scatter_reduce_of_bools(reduce):
     x = _bools(10, 5)
     src = _bools(5, 5, seed=3)
     index = torch.randint(0, 10, (5, 5), generator=torch.Generator().manual_seed(4))
-    model = _Fn(lambda x, i, s: x.scatter_reduce(0, i, s, "prod"))
+    model = _Fn(lambda x, i, s: x.scatter_reduce(0, i, s, reduce))
     assert torch.equal(nova.compile(model, x, index, src)(x, index, src), model(x, index, src))
