@@ -117,10 +117,10 @@ def test_an_op_torch_mlir_cannot_lower_is_named_at_the_models_line():
 def test_an_op_nova_cannot_lower_is_named_at_the_models_line():
     class Windows(nn.Module):
         def forward(self, x):
-            return x.unfold(-1, 2, 2).flatten(-2)  # a window read Nova does not tile
+            return x.unfold(-1, 257, 257).flatten(-2)  # a window read Nova does not tile
 
     with pytest.raises(NovaModelCompileError) as info:
-        nova.compile(Windows(), torch.randn(8))
+        nova.compile(Windows(), torch.randn(514))
     assert "not a projected permutation" in str(info.value)
     assert info.value.frame.line == inspect.getsourcelines(Windows.forward)[1] + 1
 
