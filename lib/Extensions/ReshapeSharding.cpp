@@ -10,9 +10,10 @@
 // linearizes a dimension's axes major to minor). E.g. [B, H] split
 // [[dp], [tp]] collapses to B*H split [[dp, tp]] when B equals the dp size.
 //
-// Anything else (a split that does not fall on fine-dimension boundaries)
-// propagates nothing, and partitioning reshards through the replicated
-// tensor instead: correct, just not free.
+// A group whose split blocks are not contiguous keeps the splits of its
+// leading dimensions that are; anything else (a split that does not fall on
+// fine-dimension boundaries) propagates nothing, and partitioning reshards
+// through the replicated tensor instead: correct, just not free.
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Extensions/ReshapeSharding.h"
@@ -185,14 +186,17 @@ struct ReshapeShardingModel
         // runs replicated and partitioning reshards its operand or result.
         return shard::ShardingOption(shard::ShardingArray{{}}, sharding.getGridAttr());
       }
-      // A group split into non-contiguous blocks (heads split, batch not)
-      // has no collapsed equivalent: the reshape itself runs replicated in
-      // that group, and partitioning reshards around it.
+      // A group split into non-contiguous blocks (heads split, batch not;
+      // the batch split over dp and the sequence over tp) has no collapsed
+      // equivalent: its last split dimensions are gathered until the blocks
+      // are contiguous (the batch keeps its split), and partitioning
+      // reshards around the reshape.
       for (const ReassociationIndices &group : sides.groups)
-        if (!isContiguousSplit(sides.fine.getShape(), group, *fineAxes,
-                               grid.getShape()))
-          for (int64_t dim : group)
-            (*fineAxes)[dim].clear();
+        for (auto dim = group.rbegin(); dim != group.rend() &&
+                                        !isContiguousSplit(sides.fine.getShape(), group,
+                                                           *fineAxes, grid.getShape());
+             ++dim)
+          (*fineAxes)[*dim].clear();
       shard::removeTrailingEmptySubArray(*fineAxes);
       return shard::ShardingOption(std::move(*fineAxes), sharding.getGridAttr());
     }

@@ -86,6 +86,8 @@ void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm,
   propagation.traversal = shard::TraversalOrder::ForwardBackward;
   pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation(propagation));
   pm.addNestedPass<func::FuncOp>(createNovaVerifySharding());
+  // Changes of sharding on n-D grids, which shard-partition cannot do.
+  pm.addNestedPass<func::FuncOp>(createNovaMaterializeReshards());
   // Partitioning keeps linalg.index local: give split loops their offsets.
   pm.addNestedPass<func::FuncOp>(createNovaRecordLoopRanges());
   pm.addNestedPass<func::FuncOp>(shard::createPartition());

@@ -22,7 +22,7 @@ struct VerifyShardingPass
     : public nova::impl::NovaVerifyShardingBase<VerifyShardingPass> {
   using Base::Base;
 
-  /// On a 1-D grid, an op that propagation left without annotations runs
+  /// An op that propagation left without annotations runs
   /// replicated: results annotated replicated (all their uses read the
   /// annotation), operands read through a replicated annotation for users.
   /// Partitioning then gathers what such an op reads and slices what it gives.
@@ -36,7 +36,7 @@ struct VerifyShardingPass
       return;
     shard::GridOp grid =
         shard::getGridOrNull(someSharding, someSharding.getGridAttr(), symbols);
-    if (!grid || grid.getRank() != 1)
+    if (!grid)
       return;
     OpBuilder b(func.getContext());
     Value replicated;
@@ -204,30 +204,7 @@ struct VerifyShardingPass
     if (!verifyPlacements(func, symbols))
       return signalPassFailure();
     bool failed = false;
-    // MLIR 22's shard-partition reshards only on 1-D grids (it asserts on
-    // any other): a change of sharding on a 2-D grid must be refused here.
-    func.walk([&](shard::ShardOp users) {
-      auto def = users.getSrc().getDefiningOp<shard::ShardOp>();
-      if (!users.getAnnotateForUsers() || !def || def.getAnnotateForUsers())
-        return;
-      shard::Sharding from(def.getSharding()), to(users.getSharding());
-      if (from == to)
-        return;
-      shard::GridOp grid = shard::getGridOrNull(users, to.getGridAttr(), symbols);
-      if (!grid || grid.getRank() == 1)
-        return;
-      Operation *user =
-          users->use_empty() ? users.getOperation() : *users->getUsers().begin();
-      InFlightDiagnostic diag =
-          user->emitOpError()
-          << "needs its operand resharded on the " << grid.getRank()
-          << "-D grid @" << grid.getSymName()
-          << ", which MLIR 22's shard-partition supports only on 1-D grids; "
-             "use a plan whose placements agree here, or a 1-D mesh";
-      failed = true;
-    });
-    if (!failed)
-      replicateUnannotated(func, symbols);
+    replicateUnannotated(func, symbols);
     for (Operation &op : func.getBody().getOps()) {
       if (isa<shard::ShardOp, shard::ShardingOp>(op) ||
           op.hasTrait<OpTrait::IsTerminator>() || op.hasTrait<OpTrait::ConstantLike>())

@@ -629,18 +629,52 @@ def NovaVerifySharding : Pass<"nova-verify-sharding", "::mlir::func::FuncOp"> {
     do not feed exactly one `shard.shard`; MLIR 22's `sharding-propagation`
     can leave such ops behind when the annotations it starts from conflict
     (a replicated input whose result is annotated split, say). This pass,
-    run between the two, completes such ops on a 1-D grid: they run
-    replicated (their operands annotated replicated for them, their results
-    annotated replicated), so that partitioning gathers what they read and
-    slices what they give. A Hugging Face causal mask built from shapes
-    alone (no attention_mask) is such a computation under data parallelism.
-    On a grid of rank 2 or more (which MLIR 22's `shard-partition` cannot
-    reshard: it asserts "Only 1D grides are currently supported") a missing
-    annotation or a change of sharding is an error at the op, naming the
-    operand or result, instead of a crash.
+    run between the two, completes such ops: they run replicated (their
+    operands annotated replicated for them, their results annotated
+    replicated), so that partitioning gathers what they read and slices what
+    they give (on a grid of rank 2 or more through the `nova.reshard` ops of
+    `nova-materialize-reshards`). A Hugging Face causal mask built from
+    shapes alone (no attention_mask) is such a computation under data
+    parallelism. An op whose annotations conflict otherwise is an error at
+    the op, naming the operand or result, instead of a crash.
   }];
   let statistics = [
     Statistic<"numReplicated", "replicated-ops", "Ops left unannotated by propagation that run replicated">,
+  ];
+}
+
+def NovaMaterializeReshards : Pass<"nova-materialize-reshards", "::mlir::func::FuncOp"> {
+  let summary = "resharding on grids of rank > 1, through nova.reshard";
+  let description = [{
+    MLIR 22's `shard-partition` reshards only on 1-D grids (it asserts
+    "Only 1D grides are currently supported"), yet a DP x TP mesh needs
+    resharding along one axis while the other stays: ZeRO's gradient shards
+    over the data-parallel axis of a tensor-parallel parameter, the gathered
+    update, sequence parallelism next to a batch split. Run between
+    `nova-verify-sharding` and `shard-partition`, this pass puts a
+    `nova.reshard` between each value and each user annotation that differs
+    from it on such a grid:
+
+    ```mlir
+    %a = shard.shard %v to %from : tensor<8x16xf32>
+    %b = shard.shard %a to %to annotate_for_users : tensor<8x16xf32>
+    // becomes
+    %a = shard.shard %v to %from : tensor<8x16xf32>
+    %f = shard.shard %a to %from annotate_for_users : tensor<8x16xf32>
+    %r = nova.reshard %f : tensor<8x16xf32>
+    %t = shard.shard %r to %to : tensor<8x16xf32>
+    %b = shard.shard %t to %to annotate_for_users : tensor<8x16xf32>
+    ```
+
+    so `shard-partition` sees no change of sharding it would have to do and
+    partitions the `nova.reshard` into all-gathers and all-slices over single
+    grid axes (`shard.all_gather` / `shard.all_slice`, which
+    `convert-shard-to-nova` gives replica groups). On a 1-D grid nothing
+    changes: upstream's resharding is used there.
+  }];
+  let dependentDialects = ["::mlir::nova::NovaDialect"];
+  let statistics = [
+    Statistic<"numReshards", "reshards", "Changes of sharding on n-D grids materialized">,
   ];
 }
 

@@ -99,8 +99,10 @@ def megatron_transformer_plan(model, *, axis: str | int = "tp",
     before each column-parallel layer, and reduce-scatters the output of
     each row-parallel layer (Megatron's sequence parallelism; the
     reduce-scatter is formed by ``nova-form-reduce-scatter`` from the
-    all-reduce + slice that partitioning gives). It needs resharding, which MLIR 22's shard-partition
-    does only on a 1-D mesh: with ``batch_axis`` it is a compile error."""
+    all-reduce + slice that partitioning gives). With ``batch_axis`` too
+    (a 2-D mesh) the resharding goes through ``nova.reshard``
+    (``nova-materialize-reshards``), since MLIR 22's shard-partition
+    reshards only on 1-D grids."""
     placements: dict[str, Mapping[str | int, Placement]] = {}
     for name, module in model.named_modules():
         prefix = f"{name}." if name else ""

@@ -8,7 +8,7 @@ import numpy as np
 
 from nova.parallel.errors import ParallelError
 from nova.parallel.mesh import Mesh
-from nova.parallel.placements import Placement
+from nova.parallel.placements import Placement, Shard
 from nova.parallel.plan import split_axes
 
 
@@ -62,3 +62,40 @@ def assemble(pieces: list[np.ndarray], mesh: Mesh, placements: Mapping[int, Plac
             index.append(slice(block * size, (block + 1) * size))
         result[tuple(index)] = pieces[chip]
     return result
+
+
+class MeshSplit:
+    """An input placed on an n-D mesh, as a split of :mod:`nova.runtime.splits`:
+    chip c gets :func:`local_shard`, a read :func:`assemble` s the pieces."""
+
+    def __init__(self, mesh: Mesh, placements: Mapping[int, Placement]) -> None:
+        self.mesh = mesh
+        self.placements = dict(placements)
+
+    def _axes(self, rank: int) -> list[list[int]]:
+        return split_axes(range(len(self.mesh.shape)), self.placements, rank)
+
+    @property
+    def count(self) -> int:
+        count = 1
+        for axis, placement in self.placements.items():
+            if isinstance(placement, Shard):
+                count *= self.mesh.shape[axis]
+        return count
+
+    def global_shape(self, local) -> list[int]:
+        shape = list(local)
+        for dim, axes in enumerate(self._axes(len(shape))):
+            for axis in axes:
+                shape[dim] *= self.mesh.shape[axis]
+        return shape
+
+    def pieces(self, array: np.ndarray) -> list[np.ndarray]:
+        return [local_shard(array, self.mesh, self.placements, chip)
+                for chip in range(self.mesh.size)]
+
+    def join(self, pieces) -> np.ndarray:
+        return assemble(list(pieces), self.mesh, self.placements)
+
+    def __repr__(self) -> str:
+        return f"MeshSplit({self.mesh.shape}, {self.placements})"

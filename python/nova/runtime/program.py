@@ -25,6 +25,7 @@ from nova.runtime.binding import (CallBinding, ProgramInputError, call_with_bind
                                   check_tensor_dtype)
 from nova.archive_kinds import loader_for, register
 from nova.runtime.errors import BinaryFormatError, NovaRuntimeError, ProgramArchiveError
+from nova.runtime.splits import as_split
 from nova.runtime.traffic import Traffic
 
 _FORMAT = "nova-program/1"
@@ -72,10 +73,11 @@ class CompiledProgram:
     accelerator. Without one, a call takes the binary's inputs in order and
     returns one tensor or a tuple.
 
-    ``splits`` (input position -> dim) makes an SPMD binary data parallel:
-    such an input is given whole and split evenly along ``dim`` over the
-    chips (chip c gets the c-th piece); every other input goes whole to
-    every chip, and outputs are chip 0's (replicated).
+    ``splits`` (input position -> dim, or a split object of
+    :mod:`nova.runtime.splits`) makes an SPMD binary data parallel: such an
+    input is given whole and split over the chips (a dim: evenly along it,
+    chip c gets the c-th piece); every other input goes whole to every chip,
+    and outputs are chip 0's (replicated).
     """
 
     def __init__(self, binary: bytes, params: Sequence[np.ndarray] = (),
@@ -92,7 +94,8 @@ class CompiledProgram:
                 f"{len(self.params)} parameters given but the binary has {len(inputs)} inputs")
         self.input_entries = inputs[len(self.params):]
         self.output_entries = sorted(self.binary.outputs, key=lambda e: e.index)
-        self.splits = dict(splits or {})
+        self.splits = {position: as_split(split, self.binary.chips)
+                       for position, split in (splits or {}).items()}
         self.report = None
         self._simulator = None
         self._resident = None
@@ -125,7 +128,7 @@ class CompiledProgram:
             array = _to_numpy(value)
             shape = list(entry.shape)
             if position in self.splits:
-                shape[self.splits[position]] *= self.binary.chips
+                shape = self.splits[position].global_shape(shape)
             if tuple(array.shape) != tuple(shape):
                 raise ProgramInputError(
                     f"{label} must have shape {shape}, got {list(array.shape)}")
@@ -278,11 +281,11 @@ class CompiledProgram:
             return None
         chips = self.binary.chips
         per_chip: dict[int, dict[int, np.ndarray]] = {c: {} for c in range(chips)}
-        for position, dim in self.splits.items():
+        for position, split in self.splits.items():
             index = self.input_entries[position].index
             if index not in inputs:
                 continue
-            for c, piece in enumerate(np.split(inputs.pop(index), chips, axis=dim)):
+            for c, piece in enumerate(split.pieces(inputs.pop(index))):
                 per_chip[c][index] = _contiguous(piece)
         return per_chip
 
@@ -304,7 +307,7 @@ class CompiledProgram:
             # A split input: every chip's piece, put back together.
             pieces = [self._resident.read(entry.index, chip=c) for c in range(self.binary.chips)]
             self.traffic.host_read += entry.byte_size * self.binary.chips
-            return _tensor(entry, np.concatenate(pieces, axis=self.splits[position]))
+            return _tensor(entry, self.splits[position].join(pieces))
         self.traffic.host_read += entry.byte_size
         return _tensor(entry, self._resident.read(entry.index))
 

@@ -77,22 +77,25 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
 
     if not isinstance(mesh, Mesh):
         raise TrainStepError(f"mesh must be a nova.parallel.Mesh, got {type(mesh).__name__}")
-    if len(mesh.shape) != 1:
-        raise TrainStepError(f"a training step is data parallel over a 1-D mesh for now, got "
-                             f"mesh {mesh.shape}")
+    if len(mesh.shape) != 1 and plan is None:
+        raise TrainStepError(f"a data-parallel training step without a plan takes a 1-D mesh, "
+                             f"got mesh {mesh.shape}")
     if imported.layout.accumulation_steps > 1:
         raise TrainStepError("gradient accumulation with a mesh is not supported yet")
-    if zero and plan is not None:
-        raise TrainStepError(f"zero={zero} with a tensor-parallel plan needs a DP x TP mesh, "
-                             "which is not supported yet")
     check_zero(zero)
+    if zero and plan is not None and plan.batch_axis is None:
+        raise TrainStepError(f"zero={zero} shards over the data-parallel axis: give the plan a "
+                             f"batch_axis (a DP x TP mesh)")
+    if zero == 2 and plan is not None:
+        raise TrainStepError("zero=2 with a tensor-parallel plan is not supported yet "
+                             "(zero=1 is)")
     check_chips(target, mesh.size, f"mesh {mesh.shape}")
     batch = batch_positions(imported)
     batch_axis = 0 if plan is None else plan.batch_axis
     if batch_axis is not None:
         for position in batch:
             shape = example[position].shape
-            if not shape or shape[0] % mesh.size:
+            if not shape or shape[0] % mesh.shape[mesh.axis(batch_axis)]:
                 raise TrainStepError(
                     f"batch tensor {imported.layout.input_names[position]!r} of shape "
                     f"{list(shape)} does not split evenly over {mesh.size} chips along dim 0")
@@ -104,12 +107,16 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
             placements[position] = {mesh.axis(batch_axis): Shard(0)}
     if plan is not None:
         _place_parameters(imported, example, mesh, plan, placements, results)
-    sharded_state = state_shards(imported, example, mesh.size) if zero else {}
-    # ZeRO-1: a state tensor stays sharded (it is written over its own input).
-    for position, result in sharded_state.items():
-        placements[position] = results[result] = {0: Shard(0)}
-    splits = {position: next(iter(p.values())).dim for position, p in enumerate(placements)
-              if p and isinstance(next(iter(p.values())), Shard)}
+    sharded_state = {}
+    if zero and plan is None:
+        sharded_state = state_shards(imported, example, mesh.size)
+        # ZeRO-1: a state tensor stays sharded (it is written over its own input).
+        for position, result in sharded_state.items():
+            placements[position] = results[result] = {0: Shard(0)}
+    elif zero:
+        sharded_state = _shard_state_over(imported, example, mesh, mesh.axis(batch_axis),
+                                          placements, results)
+    splits = _input_splits(mesh, placements)
     if not isinstance(bucket_mb, (int, float)) or isinstance(bucket_mb, bool) or bucket_mb < 0:
         raise TrainStepError(f"bucket_mb must be a number of MiB >= 0, got {bucket_mb!r}")
     # Written before nova-opt runs: when partitioning fails, it is the reproducer.
@@ -159,6 +166,23 @@ def _partition(linalg: str, mesh, placements, results, bucket_bytes: int, on_ann
     return annotated, spmd
 
 
+def _input_splits(mesh, placements: list[dict]) -> dict:
+    """How the runtime splits each placed input over the chips: a dim on a
+    1-D mesh, a :class:`~nova.parallel.shards.MeshSplit` on an n-D one."""
+    from nova.parallel.placements import Shard
+    from nova.parallel.shards import MeshSplit
+
+    splits = {}
+    for position, placed in enumerate(placements):
+        if not any(isinstance(p, Shard) for p in placed.values()):
+            continue
+        if len(mesh.shape) == 1:
+            splits[position] = next(iter(placed.values())).dim
+        else:
+            splits[position] = MeshSplit(mesh, placed)
+    return splits
+
+
 def check_zero(zero) -> None:
     """A TrainStepError unless ``zero`` is a ZeRO stage this supports: 0, 1 or 2."""
     if isinstance(zero, bool) or not isinstance(zero, int) or zero not in (0, 1, 2):
@@ -176,6 +200,39 @@ def state_shards(imported: ImportedTrainStep, example: list[np.ndarray],
             for position, result in donated_arguments(imported.layout).items()
             if position >= n_train and example[position].shape
             and example[position].shape[0] % chips == 0}
+
+
+def _shard_state_over(imported: ImportedTrainStep, example: list[np.ndarray], mesh, axis: int,
+                      placements: list[dict], results: list[dict]) -> dict[int, int]:
+    """ZeRO-1 over mesh axis ``axis`` (the data-parallel axis of a DP x TP
+    mesh): each optimizer state tensor is also split over ``axis`` along its
+    first dimension that the plan leaves whole and that splits evenly (a
+    column-parallel weight's state along dim 1, a row-parallel one's along
+    dim 0); one with no such dimension (a split bias) stays as the plan
+    places it. Updates ``placements`` and ``results``; returns argument
+    position -> result position of the tensors split."""
+    from nova.parallel.placements import Shard
+
+    n_train = len(imported.layout.trainable)
+    chips = mesh.shape[axis]
+    sharded = {}
+    for position, result in donated_arguments(imported.layout).items():
+        shape = example[position].shape
+        if position < n_train or not shape:
+            continue
+        placed = placements[position]
+        taken = {p.dim for p in placed.values() if isinstance(p, Shard)}
+        local = list(shape)
+        for other, p in placed.items():
+            if isinstance(p, Shard):
+                local[p.dim] //= mesh.shape[other]
+        dim = next((d for d in range(len(shape)) if d not in taken and local[d] % chips == 0),
+                   None)
+        if dim is None:
+            continue
+        placements[position] = results[result] = {**placed, axis: Shard(dim)}
+        sharded[position] = result
+    return sharded
 
 
 def gradient_shards(imported: ImportedTrainStep, sharded_state: dict[int, int]) -> tuple[str, ...]:
@@ -322,12 +379,12 @@ def _place_parameters(imported: ImportedTrainStep, example: list[np.ndarray], me
 
     def of(name: str, shape) -> dict:
         by_index = {mesh.axis(axis): p for axis, p in plan.of(name, rank=len(shape)).items()}
-        for placement in by_index.values():
+        for axis, placement in by_index.items():
             if isinstance(placement, Shard) and (placement.dim >= len(shape)
-                                                 or shape[placement.dim] % mesh.size):
+                                                 or shape[placement.dim] % mesh.shape[axis]):
                 raise TrainStepError(f"{name}: dimension {placement.dim} of shape "
                                      f"{list(shape)} does not split evenly over "
-                                     f"{mesh.size} chips")
+                                     f"{mesh.shape[axis]} chips")
         return by_index
 
     for i, name in enumerate(names):

@@ -243,9 +243,9 @@ def step_memory(step: Any) -> MemoryBreakdown:
     shards = {}
     if program is not None:
         names = step.layout.input_names
-        for position in getattr(program, "splits", {}):
+        for position, split in getattr(program, "splits", {}).items():
             if position < len(names) and ":" in names[position]:
-                shards[names[position]] = program.binary.chips
+                shards[names[position]] = split.count
         for name in getattr(program, "grad_shards", ()):
             shards[f"grad:{name}"] = program.binary.chips
     return memory_breakdown(step.layout, step._values, step._slots,

@@ -109,7 +109,7 @@ def _whole_shape(step: Any, entry: Any) -> tuple[int, ...]:
     shape = list(entry.shape)
     position = [e.index for e in program.input_entries].index(entry.index)
     if position in program.splits:
-        shape[program.splits[position]] *= program.binary.chips
+        shape = program.splits[position].global_shape(shape)
     return tuple(shape)
 
 

@@ -6,6 +6,7 @@ include "nova/Dialect/Nova/IR/NovaDialect.td"
 include "nova/Dialect/Nova/IR/NovaAttrs.td"
 include "nova/Dialect/Nova/IR/NovaTypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Dialect/Shard/Interfaces/ShardingInterface.td"
 
 // Replica groups: a list of equally sized groups of chip ids, written
 // `[[0, 1], [2, 3]]`; every chip of the system is in exactly one group.
@@ -421,6 +422,34 @@ def Nova_BarrierOp : Nova_CollectiveOp<"barrier"> {
   }];
   let arguments = (ins Nova_ReplicaGroupsAttr:$groups);
   let assemblyFormat = "`groups` custom<ReplicaGroups>($groups) attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Partitioning
+//===----------------------------------------------------------------------===//
+
+def Nova_ReshardOp : Nova_Op<"reshard", [AllTypesMatch<["source", "result"]>,
+    DeclareOpInterfaceMethods<ShardingInterface,
+        ["getLoopIteratorTypes", "getIndexingMaps", "partition"]>]> {
+  let summary = "a change of sharding on an n-D grid, partitioned by Nova";
+  let description = [{
+    The identity on the whole tensor. `nova-materialize-reshards` puts one
+    between a value's sharding and a user's different sharding on a grid of
+    rank > 1 (MLIR 22's `shard-partition` reshards only on 1-D grids), and
+    `shard-partition` turns it into collectives over single grid axes: an
+    `all_reduce` over the partial axes the target drops, an `all_gather` for
+    each split the target drops (last split axis first), then an `all_slice`
+    for each split it adds. It exists only between those two passes.
+
+    ```mlir
+    %1 = shard.shard %0 to %from annotate_for_users : tensor<8x16xf32>
+    %2 = nova.reshard %1 : tensor<8x16xf32>
+    %3 = shard.shard %2 to %to : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$source);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$source attr-dict `:` type($result)";
 }
 
 #endif // NOVA_DIALECT_NOVA_IR_NOVAOPS_TD
