@@ -6,6 +6,7 @@ read the IR at every step, the way Triton keeps ttir/ttgir/ptx.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from nova.compiler.errors import NovaCompileError, NovaModelCompileError
 from nova.compiler.options import TargetOptions
 
 STAGES = ("linalg", "nova", "nova_isa", "binary")
+_ON_CHIP_OVERFLOW = re.compile(r"needs \d+ bytes of (sram|acc) but target")
 
 
 @dataclass
@@ -24,6 +26,9 @@ class CompileResult:
 
     binary: bytes
     stages: dict[str, str | bytes] = field(default_factory=dict)
+    #: False when double buffering was asked for but the program did not fit
+    #: the chip's SRAM / accumulator with it, and was compiled without.
+    double_buffered: bool = True
 
 
 def _dump(dump_dir: Path | None, index: int, name: str, content: str | bytes) -> None:
@@ -54,7 +59,16 @@ def compile_linalg(linalg: str, target: TargetOptions, *,
         tiles = run_opt(linalg, pipeline.lower_to_tiles(target))
         _dump(folder, 1, "nova", tiles)
         result.stages["nova"] = tiles
-        isa = run_opt(tiles, pipeline.tiles_to_isa(double_buffer))
+        try:
+            isa = run_opt(tiles, pipeline.tiles_to_isa(double_buffer))
+        except NovaCompileError as error:
+            # nova-double-buffer gives each double-buffered loop's tiles two
+            # slots without knowing what else is live; when that overflows
+            # the on-chip memories, single buffers may still fit.
+            if not double_buffer or not _ON_CHIP_OVERFLOW.search(error.stderr):
+                raise
+            isa = run_opt(tiles, pipeline.tiles_to_isa(False))
+            result.double_buffered = False
         _dump(folder, 2, "nova_isa", isa)
         result.stages["nova_isa"] = isa
         binary = run_translate(isa, pipeline.isa_to_binary())

@@ -314,6 +314,37 @@ private:
   Operation *alloc;
 };
 
+/// Notes, on an overflowing space, the largest buffers live together at the
+/// point where the most bytes are live (which op to blame, with its source
+/// location), so that a user sees what to shrink.
+void noteLargestLive(InFlightDiagnostic &error, const std::deque<Buffer> &buffers,
+                     MemorySpace space) {
+  int64_t best = -1, bestBytes = 0;
+  for (const Buffer &at : buffers) {
+    if (at.space != space)
+      continue;
+    int64_t bytes = 0;
+    for (const Buffer &buf : buffers)
+      if (buf.space == space && buf.start <= at.start && at.start <= buf.end)
+        bytes += buf.size;
+    if (bytes > bestBytes) {
+      bestBytes = bytes;
+      best = at.start;
+    }
+  }
+  if (best < 0)
+    return;
+  SmallVector<const Buffer *> live;
+  for (const Buffer &buf : buffers)
+    if (buf.space == space && buf.start <= best && best <= buf.end)
+      live.push_back(&buf);
+  llvm::sort(live, [](const Buffer *a, const Buffer *b) { return a->size > b->size; });
+  error.attachNote() << bestBytes << " bytes of " << spaceName(space) << " live together in "
+                     << live.size() << " buffers at the peak; the largest follow";
+  for (const Buffer *buf : ArrayRef(live).take_front(3))
+    error.attachNote(buf->op->getLoc()) << buf->size << " bytes: " << buf->op->getName();
+}
+
 /// First-fit packing, largest buffers first: each buffer gets the lowest
 /// aligned offset that does not overlap a placed buffer live at the same
 /// time. Returns the highest end address.
@@ -630,10 +661,12 @@ struct PlanMemoryPass : public nova::impl::NovaPlanMemoryBase<PlanMemoryPass> {
           std::tuple{MemorySpace::HBM, hbm, target.getHbmBytes()}}) {
       if (peak <= capacity)
         continue;
-      func.emitError() << "function '" << func.getSymName() << "' needs "
-                       << peak << " bytes of " << spaceName(space)
-                       << " but target '" << target.getName() << "' has "
-                       << capacity;
+      InFlightDiagnostic error =
+          func.emitError() << "function '" << func.getSymName() << "' needs "
+                           << peak << " bytes of " << spaceName(space)
+                           << " but target '" << target.getName() << "' has "
+                           << capacity;
+      noteLargestLive(error, buffers, space);
       fits = false;
     }
     return success(fits);

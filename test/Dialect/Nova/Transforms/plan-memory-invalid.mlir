@@ -4,11 +4,15 @@
 
 #hbm = #nova.memory_space<hbm>
 #sram = #nova.memory_space<sram>
-// expected-remark @+2 {{sram peak 32768 bytes of 16384, acc peak 0 bytes of 2048}}
-// expected-error @+1 {{function 'negative_sram_too_small' needs 32768 bytes of sram but target 'tiny' has 16384}}
+// The error names what is live at the peak, largest first, at its source.
+// expected-remark @+3 {{sram peak 32768 bytes of 16384, acc peak 0 bytes of 2048}}
+// expected-error @+2 {{function 'negative_sram_too_small' needs 32768 bytes of sram but target 'tiny' has 16384}}
+// expected-note @+1 {{32768 bytes of sram live together in 2 buffers at the peak; the largest follow}}
 func.func @negative_sram_too_small(%out: memref<4096xf32, #hbm>) {
+  // expected-note @+1 {{16384 bytes: memref.alloc}}
   %x = memref.alloc() : memref<4096xf32, #sram>
   nova.fill 1.0 outs(%x : memref<4096xf32, #sram>)
+  // expected-note @+1 {{16384 bytes: memref.alloc}}
   %y = memref.alloc() : memref<4096xf32, #sram>
   nova.elementwise <exp> ins(%x : memref<4096xf32, #sram>) outs(%y : memref<4096xf32, #sram>)
   %t = nova.dma_start %y, %out : memref<4096xf32, #sram> -> memref<4096xf32, #hbm>
@@ -21,9 +25,11 @@ func.func @negative_sram_too_small(%out: memref<4096xf32, #hbm>) {
 // 2 KiB of accumulator: one 16x64 f32 tile needs 4 KiB.
 
 #acc = #nova.memory_space<acc>
-// expected-remark @+2 {{acc peak 4096 bytes of 2048}}
-// expected-error @+1 {{function 'negative_acc_too_small' needs 4096 bytes of acc but target 'tiny' has 2048}}
+// expected-remark @+3 {{acc peak 4096 bytes of 2048}}
+// expected-error @+2 {{function 'negative_acc_too_small' needs 4096 bytes of acc but target 'tiny' has 2048}}
+// expected-note @+1 {{4096 bytes of acc live together in 1 buffers at the peak}}
 func.func @negative_acc_too_small() {
+  // expected-note @+1 {{4096 bytes: memref.alloc}}
   %c = memref.alloc() : memref<16x64xf32, #acc>
   return
 }
