@@ -18,11 +18,20 @@ cut into p stages (``compile_pipeline_train_step``, 1F1B, no clipping),
 row the step time, the throughput against the 1-chip DP row (m sequences in
 m 1-chip steps; give --no-clip for a like-for-like 1-chip row: the PP step
 does not clip), and the measured bubble next to (p - 1) / (m + p - 1)
-(``PipelineTrainStep.bubble()``). Tensor-parallel and 3-D rows are not
-here: training under TP and 3-D meshes does not compile yet (issue 14).
+(``PipelineTrainStep.bubble()``).
+
+With ``--tp 2 4 8`` a tensor-parallel section follows (strong scaling): the
+model with --tp-heads heads (16: divisible by 8), a fixed batch of
+--tp-batch sequences, ``megatron_transformer_plan`` over a 1-D "tp" mesh;
+per row step time, efficiency T1 / (N x TN) against the same model and batch
+on one chip, MFU, per-chip HBM peak and optimizer state. With ``--dp-tp
+2x2`` (DP x TP shapes) the same batch on a 2-D mesh, the batch split over
+dp, ZeRO-1 over dp (``zero=1``). 3-D (with pipeline stages) rows are not
+here: pipeline training does not combine with a mesh yet (issue 14).
 
     python benchmarks/train_scaling.py [--chips 1 2 4 8] [--seq 128] [--per-chip 1]
     python benchmarks/train_scaling.py --chips 1 --targets nova-t1 --pp 2 4 [--pp-microbatches 8]
+    python benchmarks/train_scaling.py --chips --tp 2 4 8 --dp-tp 2x2 2x4 [--tp-batch 8]
 """
 
 from __future__ import annotations
@@ -72,7 +81,8 @@ def run(cfg: GPTConfig, chips: int, target: str, per_chip: int, clip: bool, buck
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chips", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--chips", type=int, nargs="*", default=[1, 2, 4, 8],
+                        help="DP chip counts (none: no DP rows)")
     parser.add_argument("--targets", nargs="+", default=["nova-t1", "nova-t1-ring8"])
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--per-chip", type=int, default=1)
@@ -82,6 +92,12 @@ def main() -> None:
     parser.add_argument("--pp", type=int, nargs="*", default=[],
                         help="pipeline stages for the PP section (none: no PP rows)")
     parser.add_argument("--pp-microbatches", type=int, default=8)
+    parser.add_argument("--tp", type=int, nargs="*", default=[],
+                        help="tensor-parallel sizes for the TP section (none: no TP rows)")
+    parser.add_argument("--dp-tp", nargs="*", default=[],
+                        help="DP x TP mesh shapes such as 2x2, with ZeRO-1 over dp")
+    parser.add_argument("--tp-heads", type=int, default=16)
+    parser.add_argument("--tp-batch", type=int, default=8)
     parser.add_argument("--one-chip-target", default="nova-t1",
                         help="the 1-chip row of a ring target (a ring needs 2+ chips)")
     args = parser.parse_args()
@@ -115,6 +131,62 @@ def main() -> None:
                   f"{t_compile:9.1f} {t_sim:6.1f}", flush=True)
     if args.pp:
         pipeline_rows(cfg, args, base)
+    if args.tp or args.dp_tp:
+        tensor_parallel_rows(args)
+
+
+def _f32_peak(target: str) -> float:
+    tg = load_target(TARGETS / f"{target}.json")
+    return tg.peak_flops * tg.timing["matmul_row_cycles"] / tg.timing["matmul_f32_row_cycles"]
+
+
+def tensor_parallel_rows(args) -> None:
+    """The TP and DP x TP sections (see the module docstring)."""
+    from nova.parallel.plan import megatron_transformer_plan
+
+    cfg = GPTConfig(vocab_size=50304, seq_len=args.seq, d_model=768, n_heads=args.tp_heads,
+                    n_layers=args.layers)
+    batch = args.tp_batch
+    print(f"\ntensor parallel (strong scaling): {args.tp_heads} heads, {batch} sequences per "
+          f"step, AdamW{'' if args.no_clip else ' + clipping'}; timing-only")
+    print(f"{'target':14s} {'mesh':>8s} {'step ms':>9s} {'eff':>6s} {'MFU':>6s} "
+          f"{'HBM peak MB':>12s} {'opt state MB':>12s} {'collectives':>11s} {'compile s':>9s}")
+    shapes = [(1, n) for n in args.tp] + [tuple(int(v) for v in s.split("x"))
+                                          for s in args.dp_tp]
+    for target in args.targets:
+        peak = _f32_peak(target)
+        one = None
+        for dp, tp in [(1, 1)] + shapes:
+            chips = dp * tp
+            single = args.one_chip_target if chips == 1 else target
+            torch.manual_seed(0)
+            model = GPT(cfg)
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)
+            ids = torch.randint(0, cfg.vocab_size, (batch, cfg.seq_len))
+            labels = torch.randint(0, cfg.vocab_size, (batch, cfg.seq_len))
+            options = {}
+            if chips > 1 and dp == 1:
+                options = dict(mesh=Mesh((tp,), ("tp",)), plan=megatron_transformer_plan(model))
+            elif chips > 1:
+                options = dict(mesh=Mesh((dp, tp), ("dp", "tp")), zero=1,
+                               plan=megatron_transformer_plan(model, batch_axis="dp"))
+            t0 = time.perf_counter()
+            step = nova.compile_train_step(model, loss_fn, optimizer, ids, labels,
+                                           target=single,
+                                           max_grad_norm=None if args.no_clip else 1.0,
+                                           **options)
+            t_compile = time.perf_counter() - t0
+            r = step.time_step()
+            if chips == 1:
+                one = r.time_ns
+            eff = one / (chips * r.time_ns)
+            n_params = sum(p.numel() for p in model.parameters())
+            mfu = 6 * n_params * batch * cfg.seq_len / (r.time_s * chips * peak)
+            memory = step.memory()
+            mesh = "1" if chips == 1 else (f"tp{tp}" if dp == 1 else f"dp{dp}xtp{tp}")
+            print(f"{target:14s} {mesh:>8s} {r.time_s * 1e3:9.3f} {eff:6.1%} {mfu:6.1%} "
+                  f"{(memory.total or 0) / 1e6:12.1f} {memory.optimizer_state / 1e6:12.1f} "
+                  f"{len(r.collectives):11d} {t_compile:9.1f}", flush=True)
 
 
 def pipeline_rows(cfg: GPTConfig, args, base: dict[str, float]) -> None:
