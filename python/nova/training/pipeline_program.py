@@ -131,7 +131,7 @@ class Layout:
 
 
 def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bool = True,
-                shared=(), recompute: bool = False) -> str:
+                shared=(), recompute: bool = False, per_stage: int = 1) -> str:
     """The merged module; ``comm=False`` drops the sends and makes each receive
     a plain buffer (every chip runs its bodies back to back: the work alone);
     ``update=False`` leaves the optimizer step out (the parameters unchanged).
@@ -145,8 +145,13 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
         for key, (_, parsed) in traced.items():
             globals_ += renamed_globals(parsed, f"s{s}{key}_")
     functions = []
-    for s in range(p):
-        fn = ChipFunction(s, layout.arg_types, layout.result_types, layout.donated)
+    for chip in range(p * per_stage):
+        s, local = divmod(chip, per_stage)
+        fn = ChipFunction(chip, layout.arg_types, layout.result_types, layout.donated)
+
+        def peer(stage: int, local: int = local) -> int:
+            return stage * per_stage + local
+
         F, B = lowered[s]["F"][1], lowered[s]["B"][1]
         Bacc = lowered[s]["Bacc"][1] if "Bacc" in lowered[s] else None
         U = lowered[s]["U"][1]
@@ -171,7 +176,7 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
         for action in sched.chips[s]:
             i = action.microbatch
             if action.kind == "recv_act":
-                xs[i] = (fn.recv(x_type, action.peer, action.channel) if comm
+                xs[i] = (fn.recv(x_type, peer(action.peer), action.channel) if comm
                          else fn.alloc(x_type))
             elif action.kind == "F":
                 x = fn.arg(layout.inputs[i]) if first else xs[i]
@@ -184,11 +189,11 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
                 fn.wait_sends(keep=2)
             elif action.kind == "send_act":
                 if comm:
-                    fn.send(ys[i], y_type, action.peer, action.channel)
+                    fn.send(ys[i], y_type, peer(action.peer), action.channel)
             elif action.kind == "recv_grad":
                 dy_type = (B.arg_types[n_state + 1] if recompute
                            else B.arg_types[len(F.result_types) - 1])
-                dys[i] = (fn.recv(dy_type, action.peer, action.channel) if comm
+                dys[i] = (fn.recv(dy_type, peer(action.peer), action.channel) if comm
                           else fn.alloc(dy_type))
             elif action.kind == "B":
                 dy = fn.arg(layout.labels[i]) if last else dys[i]
@@ -206,17 +211,17 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
             elif action.kind == "send_grad":
                 if comm:
                     dx_type = B.result_types[0]
-                    fn.send(dxs[i], dx_type, action.peer, action.channel)
+                    fn.send(dxs[i], dx_type, peer(action.peer), action.channel)
             elif action.kind == "send_shared":
                 w = shared[i]
                 mine = w.index_a if s == w.a else w.index_b
                 if comm:
-                    fn.send(gacc[mine], _grad_type(B, first, mine), action.peer, action.channel)
+                    fn.send(gacc[mine], _grad_type(B, first, mine), peer(action.peer), action.channel)
             elif action.kind == "recv_shared":
                 w = shared[i]
                 mine = w.index_a if s == w.a else w.index_b
                 t = _grad_type(B, first, mine)
-                other = fn.recv(t, action.peer, action.channel) if comm else fn.alloc(t)
+                other = fn.recv(t, peer(action.peer), action.channel) if comm else fn.alloc(t)
             elif action.kind == "add_shared":
                 # (stage a's, stage b's) on both chips: the same sum, bit for bit.
                 w = shared[i]
@@ -231,11 +236,11 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
                     part = fn.inline(lowered[s]["N"][1], f"s{s}N_",
                                      [gacc[j] for j in layout.counted[s]] + extra("N"))[0]
                 if comm:
-                    fn.send(part, lowered[s]["N"][1].result_types[0], action.peer,
+                    fn.send(part, lowered[s]["N"][1].result_types[0], peer(action.peer),
                             action.channel)
             elif action.kind == "recv_norm":
                 t = lowered[s]["N"][1].result_types[0]
-                parts[action.peer] = (fn.recv(t, action.peer, action.channel) if comm
+                parts[action.peer] = (fn.recv(t, peer(action.peer), action.channel) if comm
                                       else fn.alloc(t))
             elif action.kind == "clip":
                 if part is None:  # one stage (no send_norm): its part is the whole

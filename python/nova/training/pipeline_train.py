@@ -77,7 +77,8 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                                 microbatches: int = 4, schedule: str = "1f1b",
                                 target: str = "nova-t1", recompute: bool = False,
                                 max_grad_norm: float | None = None,
-                                double_buffer: bool = True) -> "PipelineTrainStep":
+                                double_buffer: bool = True, mesh: Any = None,
+                                plan: Any = None) -> "PipelineTrainStep":
     """Compiles a pipeline-parallel training step (see the module docstring).
 
     ``model`` is a ``nova.models.GPT`` (cut by :func:`gpt_stages` with
@@ -92,7 +93,16 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     partition of the stage's joint graph). ``max_grad_norm`` clips the
     accumulated gradients by their global 2-norm over all stages, as
     ``torch.nn.utils.clip_grad_norm_`` (``step.grad_norm``: the norm before
-    clipping; ``step.max_grad_norm`` may change between calls)."""
+    clipping; ``step.max_grad_norm`` may change between calls).
+
+    ``mesh`` (a :class:`nova.parallel.Mesh`) runs every stage on a mesh of
+    its own chips (3-D parallelism, :mod:`nova.training.pipeline_mesh`):
+    ``p * mesh.size`` chips, each micro-batch split over the plan's
+    ``batch_axis`` (axis 0 without a plan), the parameters placed by
+    ``plan`` (e.g. ``megatron_transformer_plan(model, batch_axis="dp")`` on
+    ``Mesh((2, 2), ("dp", "tp"))``). The backward then recomputes each
+    stage's forward (``recompute`` is implied); clipping is not supported
+    with a mesh yet."""
     if isinstance(model, (list, tuple)):
         if split_points is not None or stages is not None:
             raise PipelineError("stages= and split_points= cut a GPT; a list of stages is "
@@ -114,7 +124,31 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     if inputs.shape[0] != labels.shape[0]:
         raise PipelineError(f"inputs and labels have batches {inputs.shape[0]} and "
                             f"{labels.shape[0]}")
-    check_chips(target, p, f"a pipeline of {p} stages")
+    stage_mesh = None
+    if mesh is not None:
+        from nova.training.pipeline_mesh import StageMesh
+
+        if max_grad_norm is not None:
+            raise PipelineError("max_grad_norm with a mesh inside the stages is not "
+                                "supported yet")
+        if plan is not None and not isinstance(model, nn.Module):
+            raise PipelineError("plan= names the parameters of a model: give the model, "
+                                "not a list of stages")
+        if plan is not None:
+            from nova.training.tensor_parallel import resolve_plan
+            plan = resolve_plan(model, mesh, plan)
+        stage_mesh = StageMesh.build(mesh, p, plan)
+        if stage_mesh.batch_axis is not None:
+            dp = mesh.shape[stage_mesh.batch_axis]
+            if (inputs.shape[0] // m) % dp:
+                raise PipelineError(f"a micro-batch of {inputs.shape[0] // m} does not split "
+                                    f"over {dp} chips")
+        recompute = True
+    elif plan is not None:
+        raise PipelineError("plan= needs mesh=, the mesh inside each stage")
+    chips = p * (1 if stage_mesh is None else stage_mesh.per_stage)
+    check_chips(target, chips, f"a pipeline of {p} stages" +
+                ("" if stage_mesh is None else f" of {stage_mesh.per_stage} chips"))
     rule = rule_for(optimizer)
     if optimizer.state:
         raise PipelineError("the optimizer already holds state (it took steps): a pipeline "
@@ -123,7 +157,7 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     clip = max_grad_norm is not None
     sched = Schedule.build(schedule, p, microbatches, tuple((w.a, w.b) for w in shared), clip)
     return _compile(modules, infos, shared, loss_fn, optimizer, rule, sched, inputs, labels,
-                    target, double_buffer, bool(recompute), max_grad_norm)
+                    target, double_buffer, bool(recompute), max_grad_norm, stage_mesh)
 
 
 def _stage_infos(modules: list[nn.Module], owner: nn.Module | None,
@@ -186,9 +220,10 @@ def _shared(infos, shared_stages) -> list[_Shared]:
 
 def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, inputs, labels,
              target: str, double_buffer: bool, recompute: bool,
-             max_grad_norm: float | None = None) -> "PipelineTrainStep":
+             max_grad_norm: float | None = None, stage_mesh=None) -> "PipelineTrainStep":
     p, m = sched.stages, sched.microbatches
-    options = TargetOptions(name=target, chips=p)
+    per_stage = 1 if stage_mesh is None else stage_mesh.per_stage
+    options = TargetOptions(name=target, chips=p * per_stage)
     lower = flags.lower_to_tiles(options) + ["--mlir-print-local-scope"]
     x = inputs[: inputs.shape[0] // m]
     y_labels = labels[: labels.shape[0] // m]
@@ -235,17 +270,23 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
                 raise PipelineError(f"stage {s} has no gradient of its own to clip")
             bodies[s]["N"] = norm_body([grads[i] for i in counted[s]], tag=str(s))
             bodies[s]["C"] = clip_body(p, grads, tag=str(s))
+    if stage_mesh is not None:
+        from nova.training.pipeline_mesh import partition_bodies
+        bodies = partition_bodies(stage_mesh, bodies, infos, shared, rule)
     lowered = [{k: (b, parse_body(run_opt(b.mlir, lower))) for k, b in traced.items()}
                for traced in bodies]
     layout = Layout.build(infos, rule, hypers, m, lowered, counted)
-    text = chip_module(layout, lowered, sched, comm=True, shared=shared, recompute=recompute)
+    if stage_mesh is not None:
+        stage_mesh.place_arguments(layout, infos)
+    text = chip_module(layout, lowered, sched, comm=True, shared=shared, recompute=recompute,
+                       per_stage=per_stage)
     isa = run_opt(text, flags.tiles_to_isa(double_buffer))
     binary = run_translate(isa, flags.isa_to_binary())
     return PipelineTrainStep(infos, optimizer, rule, sched, layout, binary, shared=shared,
                              stages={"nova": text, "nova_isa": isa, "binary": binary},
                              lowered=lowered, double_buffer=double_buffer,
                              example=(inputs, labels), recompute=recompute,
-                             max_grad_norm=max_grad_norm)
+                             max_grad_norm=max_grad_norm, stage_mesh=stage_mesh)
 
 
 class PipelineTrainStep:
@@ -259,7 +300,7 @@ class PipelineTrainStep:
     def __init__(self, infos, optimizer, rule, schedule: Schedule, layout: Layout,
                  binary: bytes, *, stages: dict, lowered, double_buffer: bool,
                  example, shared=(), recompute: bool = False,
-                 max_grad_norm: float | None = None) -> None:
+                 max_grad_norm: float | None = None, stage_mesh=None) -> None:
         from nova.runtime.binary import load_binary
 
         self.infos, self.optimizer, self.rule = infos, optimizer, rule
@@ -275,6 +316,9 @@ class PipelineTrainStep:
         #: The last call's global gradient norm before clipping (with clipping).
         self.grad_norm: torch.Tensor | None = None
         self._example = example
+        #: The mesh inside each stage (None: one chip per stage).
+        self.stage_mesh = stage_mesh
+        self._per_stage = 1 if stage_mesh is None else stage_mesh.per_stage
         self._inputs = sorted(self.binary.inputs, key=lambda e: e.index)
         self._outputs = sorted(self.binary.outputs, key=lambda e: e.index)
         self._steps = [0] * len(optimizer.param_groups)
@@ -328,7 +372,23 @@ class PipelineTrainStep:
         return values
 
     def _indexed(self, values: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+        if self.stage_mesh is not None:
+            values = self.stage_mesh.common(values)
         return {self._inputs[a].index: v for a, v in values.items()}
+
+    def _per_chip(self, values: dict[int, np.ndarray]):
+        """Each chip's pieces of the split arguments (a mesh inside the stages)."""
+        if self.stage_mesh is None:
+            return None
+        return self.stage_mesh.per_chip(values, lambda a: self._inputs[a].index)
+
+    def _read_arg(self, a: int, stage: int, simulator=None) -> np.ndarray:
+        """Argument ``a`` as stage ``stage``'s chips hold it, put together."""
+        simulator = simulator or self._resident
+        index = self._inputs[a].index
+        if self.stage_mesh is None:
+            return simulator.read(index, chip=stage)
+        return self.stage_mesh.read(a, stage, lambda chip: simulator.read(index, chip=chip))
 
     # Calling -----------------------------------------------------------------------------
     def __call__(self, inputs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -355,7 +415,8 @@ class PipelineTrainStep:
         wanted = [self._outputs[r].index for r in self.layout.losses]
         if self.layout.grad_norm is not None:
             wanted.append(self._outputs[self.layout.grad_norm].index)
-        outputs, report = simulator.run(self._indexed(values), read=wanted)
+        outputs, report = simulator.run(self._indexed(values), per_chip=self._per_chip(values),
+                                        read=wanted)
         if trace:
             self._traced = simulator
             self._adopt(simulator)
@@ -363,7 +424,7 @@ class PipelineTrainStep:
         for g in range(len(self._steps)):
             if any(info.groups[g] for info in self.infos):
                 self._steps[g] += 1
-        chip = outputs.get("chips", [outputs])[last]
+        chip = outputs.get("chips", [outputs])[last * self._per_stage]
         if self.layout.grad_norm is not None:
             self.grad_norm = torch.from_numpy(np.array(chip[wanted.pop()]))
         losses = [torch.from_numpy(np.array(chip[i])) for i in wanted]
@@ -375,7 +436,7 @@ class PipelineTrainStep:
         L = self.layout
         for s in range(self.schedule.stages):
             for a in L.params[s] + [a for slot in L.slots[s] for a in slot]:
-                values[a] = self._resident.read(self._inputs[a].index, chip=s)
+                values[a] = self._read_arg(a, s)
         return values
 
     def _adopt(self, simulator) -> None:
@@ -391,8 +452,7 @@ class PipelineTrainStep:
             for name, a in zip(info.names, self.layout.params[s]):
                 if name in out:  # a shared weight: its first stage's copy
                     continue
-                out[name] = torch.from_numpy(
-                    np.array(self._resident.read(self._inputs[a].index, chip=s)))
+                out[name] = torch.from_numpy(np.array(self._read_arg(a, s)))
         return out
 
     def sync_to(self) -> None:
@@ -450,7 +510,7 @@ class PipelineTrainStep:
             for update in (False, True):
                 text = chip_module(self.layout, self._lowered, self.schedule, comm=False,
                                update=update, shared=self._shared,
-                               recompute=self.recompute)
+                               recompute=self.recompute, per_stage=self._per_stage)
                 isa = run_opt(text, flags.tiles_to_isa(self._double_buffer))
                 self._work_binary.append(load_binary(run_translate(isa, flags.isa_to_binary())))
 
@@ -462,7 +522,7 @@ class PipelineTrainStep:
         step, t_end = ends(self.binary)
         _, work = ends(self._work_binary[0])
         _, work_u = ends(self._work_binary[1])
-        p = self.schedule.stages
+        p = self.schedule.stages * self._per_stage  # chips
         updates = [work_u[c] - work[c] for c in range(p)]
         t_fb = max(t_end[c] - updates[c] for c in range(p))
         per_chip = [1 - work[c] / t_fb for c in range(p)]

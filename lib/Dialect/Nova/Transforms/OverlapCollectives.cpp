@@ -296,6 +296,11 @@ struct OverlapCollectivesPass
       }
       if (isLazy(op))
         continue; // Moves with its first user that moves (or stays put).
+      // Point-to-point transfers keep their order: a recv moved above a send
+      // that stays behind the wait (a pipeline stage's gradient, sent once
+      // all-reduced) deadlocks two chips that each wait to receive first.
+      if (isa<SendOp, RecvOp>(op))
+        break;
       Accesses acc = accessesOf(op);
       if (acc.unknown)
         break; // Nothing moves across what the analysis cannot see.

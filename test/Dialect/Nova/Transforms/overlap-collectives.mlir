@@ -238,3 +238,25 @@ func.func @earlier_waits_stay(%p: !h, %q: !h, %r: !h, %r2: !h, %x: !h, %y: !s, %
   nova.wait %l
   return
 }
+
+// -----
+
+!h = memref<8x8xf32, #nova.memory_space<hbm>>
+
+// Point-to-point transfers keep their order: the send of the reduced
+// gradient stays behind the wait, and the recv after it does not jump over
+// it (on two pipeline stages each would wait to receive first: deadlock).
+// CHECK-LABEL: func.func @recv_does_not_pass_a_send
+// CHECK: %[[T:.*]] = nova.all_reduce
+// CHECK-NEXT: nova.wait %[[T]]
+// CHECK-NEXT: nova.send
+// CHECK-NEXT: nova.recv
+func.func @recv_does_not_pass_a_send(%p: !h, %r: !h, %in: !h) {
+  %t = nova.all_reduce <sum> ins(%p : !h) outs(%r : !h) groups [[0, 1], [2, 3]]
+  nova.wait %t
+  %s = nova.send ins(%r : !h) to 2 channel 4
+  %v = nova.recv outs(%in : !h) from 2 channel 4
+  nova.wait %v
+  nova.wait %s
+  return
+}

@@ -1,0 +1,190 @@
+"""Pipeline stages that each run on a mesh of chips (3-D parallelism:
+DP x TP inside every stage, PP across them).
+
+Stage ``s`` runs on chips ``s * n .. s * n + n - 1`` (``n = mesh.size``),
+chip ``s * n + l`` at coordinate ``l`` of the stage mesh. Every body of a
+stage (forward, backward, update, ...) is partitioned as one SPMD program
+over the 3-D grid ``(pp, *mesh.axes)``, every placement replicated over
+``pp``: its collectives' replica groups then stay inside one stage
+(``[[0, 2], [1, 3], [4, 6], [5, 7]]`` for dp on a 2 x 2 x 2 grid) and each
+chip's coordinates come from its global id, so the same partitioned body
+is right on every stage's chips. A chip sends its activations to the chip
+at the same stage-mesh coordinate of the next stage.
+
+The batch (each micro-batch's inputs, labels, activations and their
+gradients) is split over ``batch_axis``; each parameter, its gradient and
+its optimizer state take the plan's placement (replicated without one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from nova.parallel.errors import PipelineError
+from nova.parallel.mesh import Mesh
+from nova.parallel.placements import Placement, Replicate, Shard
+from nova.parallel.shards import assemble, local_shard
+
+__all__ = ["StageMesh"]
+
+
+@dataclass
+class StageMesh:
+    """``mesh`` inside each of ``stages`` stages, a plan's placements by
+    parameter name, and the batch axis."""
+
+    mesh: Mesh
+    stages: int
+    plan: Any = None
+    batch_axis: int | None = 0
+    #: Argument position -> placement on ``mesh`` (axis index -> Placement).
+    args: dict[int, dict[int, Placement]] = field(default_factory=dict)
+
+    @staticmethod
+    def build(mesh: Mesh, stages: int, plan=None) -> "StageMesh":
+        if not isinstance(mesh, Mesh):
+            raise PipelineError(f"mesh must be a nova.parallel.Mesh, got {type(mesh).__name__}")
+        batch_axis = 0
+        if plan is not None:
+            batch_axis = None if plan.batch_axis is None else mesh.axis(plan.batch_axis)
+        return StageMesh(mesh, stages, plan, batch_axis)
+
+    @property
+    def per_stage(self) -> int:
+        return self.mesh.size
+
+    @property
+    def grid(self) -> Mesh:
+        """The grid every body is partitioned over: ``pp`` first."""
+        return Mesh((self.stages, *self.mesh.shape), ("pp", *self.mesh.axis_names))
+
+    def chip(self, stage: int, local: int) -> int:
+        return stage * self.per_stage + local
+
+    # Placements ------------------------------------------------------------------------
+    def batch(self) -> dict[int, Placement]:
+        return {} if self.batch_axis is None else {self.batch_axis: Shard(0)}
+
+    def param(self, name: str, shape) -> dict[int, Placement]:
+        if self.plan is None:
+            return {}
+        placed = {self.mesh.axis(a): p
+                  for a, p in self.plan.of(name, rank=len(shape)).items()}
+        for axis, p in placed.items():
+            if isinstance(p, Shard) and shape[p.dim] % self.mesh.shape[axis]:
+                raise PipelineError(f"{name}: dimension {p.dim} of shape {list(shape)} does "
+                                    f"not split evenly over {self.mesh.shape[axis]} chips")
+        return placed
+
+    def on_grid(self, placed: Mapping[int, Placement]) -> dict[int, Placement]:
+        """A stage-mesh placement on :attr:`grid` (replicated over pp)."""
+        return {axis + 1: p for axis, p in placed.items() if not isinstance(p, Replicate)}
+
+    def place_arguments(self, layout, infos) -> None:
+        """Where the merged program's arguments go: each stage's parameters
+        and optimizer state by the plan, the micro-batches split."""
+        self.args.clear()
+        batch = self.batch()
+        for s, info in enumerate(infos):
+            for a, name, t in zip(layout.params[s], info.names, info.params):
+                self.args[a] = self.param(name, tuple(t.shape))
+            for slot in layout.slots[s]:
+                for a, name, t in zip(slot, info.names, info.params):
+                    self.args[a] = self.param(name, tuple(t.shape))
+        for a in list(layout.inputs) + list(layout.labels):
+            self.args[a] = dict(batch)
+
+    # Host <-> chips ----------------------------------------------------------------------
+    def per_chip(self, values: Mapping[int, np.ndarray], index_of) -> dict[int, dict]:
+        """Each chip's pieces of the split arguments (``values`` by argument
+        position; ``index_of(position)`` is the binary's I/O index)."""
+        chips = self.stages * self.per_stage
+        out: dict[int, dict] = {c: {} for c in range(chips)}
+        for position, value in values.items():
+            placed = self.args.get(position)
+            if not placed:
+                continue
+            pieces = [local_shard(value, self.mesh, placed, local)
+                      for local in range(self.per_stage)]
+            for c in range(chips):
+                out[c][index_of(position)] = pieces[c % self.per_stage]
+        return out
+
+    def common(self, values: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+        """The arguments every chip gets whole."""
+        return {a: v for a, v in values.items() if not self.args.get(a)}
+
+    def read(self, position: int, stage: int, read_chip) -> np.ndarray:
+        """Argument ``position`` put together from stage ``stage``'s chips
+        (``read_chip(chip)`` reads one chip's buffer)."""
+        placed = self.args.get(position)
+        if not placed:
+            return np.asarray(read_chip(self.chip(stage, 0)))
+        pieces = [np.asarray(read_chip(self.chip(stage, local)))
+                  for local in range(self.per_stage)]
+        return assemble(pieces, self.mesh, placed)
+
+
+def _partitioned(stage_mesh: StageMesh, body, args: list[dict], results: list[dict]):
+    """``body`` partitioned over the stage grid (its lifted constants whole)."""
+    from nova.compiler import pipeline
+    from nova.compiler.driver import run_opt
+    from nova.parallel.annotate import annotate
+    from nova.parallel.pipeline_bodies import Body
+
+    args = args + [{}] * len(body.constants)
+    grid = stage_mesh.grid
+    annotated = annotate(body.mlir, grid, [stage_mesh.on_grid(a) for a in args],
+                         result_placements=[stage_mesh.on_grid(r) for r in results])
+    return Body(body.name, run_opt(annotated, pipeline.partition(None)), body.constants)
+
+
+def partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, rule
+                     ) -> list[dict]:
+    """Every stage's bodies partitioned over the stage grid (see the module
+    docstring for the placements)."""
+    out = []
+    p = len(infos)
+    batch = stage_mesh.batch()
+    for s, traced in enumerate(bodies):
+        info = infos[s]
+        first, last = s == 0, s == p - 1
+        params = [stage_mesh.param(n, tuple(t.shape)) for n, t in zip(info.names, info.params)]
+        consts = [{} for _ in info.constants]
+        done = {}
+        for key, body in traced.items():
+            if key == "F":
+                args = params + consts + [batch] + ([batch] if last else [])
+                results = [{}] if last else [batch]
+            elif key in ("B", "Bacc"):
+                args = params + consts + [batch, batch] + (params if key == "Bacc" else [])
+                results = ([] if first else [batch]) + params + ([{}] if last else [])
+            elif key == "U":
+                args = params + params + params * len(rule.slots)
+                args += [{}] * (_arity(body) - len(body.constants) - len(args))
+                results = params + params * len(rule.slots)
+            elif key.startswith("A"):
+                weight = shared[int(key[1:])]
+                placed = params[weight.index_a]
+                args, results = [placed, placed], [placed]
+            else:
+                raise PipelineError(f"body {key} cannot run on a mesh inside the stages yet")
+            done[key] = _partitioned(stage_mesh, body, args, results)
+        out.append(done)
+    return out
+
+
+def _arity(body) -> int:
+    """How many arguments ``body``'s function takes."""
+    from mlir import ir
+
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(body.mlir)
+        for op in module.body.operations:
+            if op.operation.name == "func.func":
+                return len(op.regions[0].blocks[0].arguments)
+    raise PipelineError(f"body {body.name} has no function")
