@@ -32,7 +32,8 @@ from nova.training.errors import TrainStepError
 from nova.training.memory import (check_fits, hbm_capacity, memory_breakdown,
                                   raise_for_compile_error, step_memory)
 from nova.training.optimizers import UpdateRule, rule_for
-from nova.training.tensor_parallel import resolve_plan, traced_with_plan
+from nova.training.tensor_parallel import (StoredLayouts, step_plan, stored_layouts,
+                                           traced_with_plan)
 
 __all__ = ["TrainStep", "compile_train_step"]
 
@@ -125,11 +126,15 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
         model_inputs = len(example_batch) if loss_fn is None else 1
     batch = tuple(example_batch) + tuple(example_keywords.values())
     if plan is not None:
-        plan = resolve_plan(model, mesh, plan)
+        plan = step_plan(model, mesh, plan)
     layout = _layout(model, optimizer, rule, batch, model_inputs,
                      max_grad_norm is not None, accumulation_steps, keep_grads,
                      tuple(example_keywords), _autocast_name(autocast), tuple(recompute))
     step = TrainStep(model, optimizer, rule, layout, max_grad_norm=max_grad_norm, seed=seed)
+    if plan is not None:
+        # Parameters the plan stores re-laid-out (a fused QKV grouped per chip):
+        # permuted when bound, put back when read (docs/training.md, "Tensor parallel").
+        step._stored = stored_layouts(plan, mesh)
     # Parameters + gradients + optimizer state over the target's HBM: said before compiling.
     breakdown = memory_breakdown(layout, step._values, step._slots,
                                  capacity=hbm_capacity(target))
@@ -227,6 +232,9 @@ class TrainStep:
         self._slots = {slot: [np.zeros_like(self._values[n]) for n in layout.trainable]
                        for slot in layout.slots}
         self._steps = [0] * len(layout.groups)
+        # Names whose device copies are stored re-laid-out (a plan's relayouts);
+        # the host arrays are always in the model's layout.
+        self._stored = StoredLayouts()
         # The state (parameters, buffers, optimizer slots, the trace's constants)
         # lives in the resident HBM once a call has written it; the host arrays
         # are a copy, current when _host_current is set.
@@ -261,9 +269,15 @@ class TrainStep:
         resident = self._on_device and self.program is not None and not host
         if host:
             self._fetch()
-        state = ([self._values[n] for n in layout.trainable + layout.constant] +
-                 [a for slot in layout.slots for a in self._slots[slot]])
-        arrays = [RESIDENT] * len(state) if resident else state
+        if resident:
+            arrays = [RESIDENT] * (len(layout.trainable) + len(layout.constant) +
+                                   len(layout.slots) * len(layout.trainable))
+        else:  # in the stored layout (StoredLayouts.to_device)
+            to_device = self._stored.to_device
+            arrays = ([to_device(n, self._values[n])
+                       for n in layout.trainable + layout.constant] +
+                      [to_device(n, a) for slot in layout.slots
+                       for n, a in zip(layout.trainable, self._slots[slot])])
         arrays += [np.array(v, dtype=np.float32) for v in hypers]
         if layout.clip:
             if self.max_grad_norm is None:
@@ -316,12 +330,13 @@ class TrainStep:
             return
         layout = self.layout
         n = len(layout.trainable)
+        to_host = self._stored.to_host  # back in the model's layout
         for i, name in enumerate(layout.trainable):
-            self._values[name] = self.program.read_input(i).numpy()
+            self._values[name] = to_host(name, self.program.read_input(i).numpy())
         base = n + len(layout.constant)
         for s, slot in enumerate(layout.slots):
-            self._slots[slot] = [self.program.read_input(base + s * n + i).numpy()
-                                 for i in range(n)]
+            self._slots[slot] = [to_host(name, self.program.read_input(base + s * n + i).numpy())
+                                 for i, name in enumerate(layout.trainable)]
         self._host_current = True
 
     def time_step(self):
@@ -337,7 +352,9 @@ class TrainStep:
         n = len(layout.trainable)
         position = 1 + n + len(layout.slots) * n
         if layout.grads:
-            self._grads = dict(zip(layout.trainable, results[position:position + n]))
+            self._grads = {name: (torch.from_numpy(self._stored.to_host(name, g.numpy()))
+                                  if name in self._stored else g)
+                           for name, g in zip(layout.trainable, results[position:position + n])}
             position += n
         self.grad_norm = results[position] if layout.clip else None
         used = {name for name in layout.trainable if name not in self.imported.unused}
