@@ -26,12 +26,13 @@ model with --tp-heads heads (16: divisible by 8), a fixed batch of
 per row step time, efficiency T1 / (N x TN) against the same model and batch
 on one chip, MFU, per-chip HBM peak and optimizer state. With ``--dp-tp
 2x2`` (DP x TP shapes) the same batch on a 2-D mesh, the batch split over
-dp, ZeRO-1 over dp (``zero=1``). 3-D (with pipeline stages) rows are not
-here: pipeline training does not combine with a mesh yet (issue 14).
+dp, ZeRO-1 over dp (``zero=1``). With ``--three-d 2x2x2`` (PPxDPxTP) a
+3-D row: ``compile_pipeline_train_step(mesh=, plan=)``, the same batch in
+--pp-microbatches micro-batches, 1F1B, no clipping.
 
     python benchmarks/train_scaling.py [--chips 1 2 4 8] [--seq 128] [--per-chip 1]
     python benchmarks/train_scaling.py --chips 1 --targets nova-t1 --pp 2 4 [--pp-microbatches 8]
-    python benchmarks/train_scaling.py --chips --tp 2 4 8 --dp-tp 2x2 2x4 [--tp-batch 8]
+    python benchmarks/train_scaling.py --chips --tp 2 4 8 --dp-tp 2x2 2x4 --three-d 2x2x2
 """
 
 from __future__ import annotations
@@ -96,6 +97,9 @@ def main() -> None:
                         help="tensor-parallel sizes for the TP section (none: no TP rows)")
     parser.add_argument("--dp-tp", nargs="*", default=[],
                         help="DP x TP mesh shapes such as 2x2, with ZeRO-1 over dp")
+    parser.add_argument("--three-d", nargs="*", default=[],
+                        help="PP x DP x TP shapes such as 2x2x2 (1F1B, --pp-microbatches, "
+                             "no clipping) for the TP section")
     parser.add_argument("--tp-heads", type=int, default=16)
     parser.add_argument("--tp-batch", type=int, default=8)
     parser.add_argument("--one-chip-target", default="nova-t1",
@@ -131,7 +135,7 @@ def main() -> None:
                   f"{t_compile:9.1f} {t_sim:6.1f}", flush=True)
     if args.pp:
         pipeline_rows(cfg, args, base)
-    if args.tp or args.dp_tp:
+    if args.tp or args.dp_tp or args.three_d:
         tensor_parallel_rows(args)
 
 
@@ -187,6 +191,38 @@ def tensor_parallel_rows(args) -> None:
             print(f"{target:14s} {mesh:>8s} {r.time_s * 1e3:9.3f} {eff:6.1%} {mfu:6.1%} "
                   f"{(memory.total or 0) / 1e6:12.1f} {memory.optimizer_state / 1e6:12.1f} "
                   f"{len(r.collectives):11d} {t_compile:9.1f}", flush=True)
+        for shape in args.three_d:
+            three_d_row(cfg, args, target, shape, one, peak)
+
+
+def three_d_row(cfg: GPTConfig, args, target: str, shape: str, one: float, peak: float) -> None:
+    """A DP x TP x PP row: ``shape`` is PPxDPxTP; the same batch of
+    --tp-batch sequences in --pp-microbatches micro-batches, 1F1B, no
+    clipping (efficiency against the section's 1-chip row)."""
+    from nova.parallel.plan import megatron_transformer_plan
+    from nova.training import compile_pipeline_train_step
+
+    pp, dp, tp = (int(v) for v in shape.split("x"))
+    torch.manual_seed(0)
+    model = GPT(cfg)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)
+    ids = torch.randint(0, cfg.vocab_size, (args.tp_batch, cfg.seq_len))
+    labels = torch.randint(0, cfg.vocab_size, (args.tp_batch, cfg.seq_len))
+    t0 = time.perf_counter()
+    step = compile_pipeline_train_step(
+        model, loss_fn, optimizer, ids, labels, stages=pp, microbatches=args.pp_microbatches,
+        target=target, mesh=Mesh((dp, tp), ("dp", "tp")),
+        plan=megatron_transformer_plan(model, batch_axis="dp"))
+    t_compile = time.perf_counter() - t0
+    r = step.time_step()
+    chips = pp * dp * tp
+    n_params = sum(p.numel() for p in model.parameters())
+    mfu = 6 * n_params * args.tp_batch * cfg.seq_len / (r.time_s * chips * peak)
+    peaks = step.hbm_peaks()
+    print(f"{target:14s} {f'pp{pp}dp{dp}tp{tp}':>8s} {r.time_s * 1e3:9.3f} "
+          f"{one / (chips * r.time_ns):6.1%} {mfu:6.1%} {max(peaks) / 1e6:12.1f} {'':>12s} "
+          f"{len(r.collectives):11d} {t_compile:9.1f}   (1F1B, m={args.pp_microbatches}, "
+          f"no clipping)", flush=True)
 
 
 def pipeline_rows(cfg: GPTConfig, args, base: dict[str, float]) -> None:

@@ -27,11 +27,13 @@ struct MaterializeReshardsPass
 
   void runOnOperation() override {
     SymbolTableCollection symbols;
-    // A user annotation fed by a result annotation of another sharding.
+    // A shard op fed by another of a different sharding: upstream reshards
+    // every such chain (a user annotation after a result annotation, and a
+    // result annotation after a user one, as around a returned argument).
     SmallVector<shard::ShardOp> changes;
     getOperation().walk([&](shard::ShardOp users) {
       auto def = users.getSrc().getDefiningOp<shard::ShardOp>();
-      if (!users.getAnnotateForUsers() || !def || def.getAnnotateForUsers())
+      if (!def)
         return;
       shard::Sharding from(def.getSharding()), to(users.getSharding());
       if (from == to || (shard::isFullReplication(from) && shard::isFullReplication(to)))
@@ -44,9 +46,11 @@ struct MaterializeReshardsPass
       auto def = users.getSrc().getDefiningOp<shard::ShardOp>();
       OpBuilder b(users);
       Location loc = users.getLoc();
-      auto read = shard::ShardOp::create(b, loc, def.getResult(), def.getSharding(),
-                                         /*annotate_for_users=*/true);
-      auto reshard = nova::ReshardOp::create(b, loc, read.getType(), read.getResult());
+      Value read = def.getResult();
+      if (!def.getAnnotateForUsers())
+        read = shard::ShardOp::create(b, loc, def.getResult(), def.getSharding(),
+                                      /*annotate_for_users=*/true);
+      auto reshard = nova::ReshardOp::create(b, loc, read.getType(), read);
       auto made = shard::ShardOp::create(b, loc, reshard.getResult(), users.getSharding(),
                                          /*annotate_for_users=*/false);
       users.getSrcMutable().assign(made.getResult());

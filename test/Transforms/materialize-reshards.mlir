@@ -91,3 +91,21 @@ func.func @one_d_grid(%a: tensor<8xf32>) -> tensor<8xf32> {
   %1 = shard.shard %0 to %s1 annotate_for_users : tensor<8xf32>
   return %1 : tensor<8xf32>
 }
+
+// -----
+
+// A result annotation after a user annotation (an argument returned under
+// another placement: ZeRO's updated state) is resharded too.
+// CHECK-LABEL: func.func @returned_argument
+// CHECK: %[[U:.*]] = shard.shard %arg0 to %{{.*}} annotate_for_users
+// CHECK: %[[X:.*]] = nova.reshard %[[U]]
+// PART-LABEL: func.func @returned_argument
+// PART: shard.all_slice %{{.*}} on @g4 grid_axes = [1] slice_axis = 0 : tensor<4x8xf32> -> tensor<2x8xf32>
+shard.grid @g4(shape = 2x2)
+func.func @returned_argument(%a: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %s0 = shard.sharding @g4 split_axes = [[0]] : !shard.sharding
+  %s1 = shard.sharding @g4 split_axes = [[0, 1]] : !shard.sharding
+  %0 = shard.shard %a to %s0 annotate_for_users : tensor<8x8xf32>
+  %1 = shard.shard %0 to %s1 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}

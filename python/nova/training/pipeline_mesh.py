@@ -40,17 +40,24 @@ class StageMesh:
     stages: int
     plan: Any = None
     batch_axis: int | None = 0
+    #: ZeRO stage over the batch axis (0 or 1: optimizer state sharded).
+    zero: int = 0
     #: Argument position -> placement on ``mesh`` (axis index -> Placement).
     args: dict[int, dict[int, Placement]] = field(default_factory=dict)
 
     @staticmethod
-    def build(mesh: Mesh, stages: int, plan=None) -> "StageMesh":
+    def build(mesh: Mesh, stages: int, plan=None, zero: int = 0) -> "StageMesh":
         if not isinstance(mesh, Mesh):
             raise PipelineError(f"mesh must be a nova.parallel.Mesh, got {type(mesh).__name__}")
         batch_axis = 0
         if plan is not None:
             batch_axis = None if plan.batch_axis is None else mesh.axis(plan.batch_axis)
-        return StageMesh(mesh, stages, plan, batch_axis)
+        if zero not in (0, 1) or isinstance(zero, bool):
+            raise PipelineError(f"zero must be 0 or 1 (optimizer state sharded over the "
+                                f"batch axis) for a pipeline, got {zero!r}")
+        if zero and batch_axis is None:
+            raise PipelineError("zero=1 shards over the batch axis: give the plan a batch_axis")
+        return StageMesh(mesh, stages, plan, batch_axis, zero)
 
     @property
     def per_stage(self) -> int:
@@ -79,6 +86,24 @@ class StageMesh:
                                     f"not split evenly over {self.mesh.shape[axis]} chips")
         return placed
 
+    def slot(self, name: str, shape) -> dict[int, Placement]:
+        """An optimizer state tensor's placement: its parameter's, and with
+        ZeRO-1 also split over the batch axis along the first dimension the
+        plan leaves whole that splits evenly (else as the parameter)."""
+        placed = self.param(name, shape)
+        if not self.zero:
+            return placed
+        local = list(shape)
+        for axis, p in placed.items():
+            if isinstance(p, Shard):
+                local[p.dim] //= self.mesh.shape[axis]
+        taken = {p.dim for p in placed.values() if isinstance(p, Shard)}
+        chips = self.mesh.shape[self.batch_axis]
+        for dim in range(len(shape)):
+            if dim not in taken and local[dim] % chips == 0:
+                return {**placed, self.batch_axis: Shard(dim)}
+        return placed
+
     def on_grid(self, placed: Mapping[int, Placement]) -> dict[int, Placement]:
         """A stage-mesh placement on :attr:`grid` (replicated over pp)."""
         return {axis + 1: p for axis, p in placed.items() if not isinstance(p, Replicate)}
@@ -93,7 +118,7 @@ class StageMesh:
                 self.args[a] = self.param(name, tuple(t.shape))
             for slot in layout.slots[s]:
                 for a, name, t in zip(slot, info.names, info.params):
-                    self.args[a] = self.param(name, tuple(t.shape))
+                    self.args[a] = self.slot(name, tuple(t.shape))
         for a in list(layout.inputs) + list(layout.labels):
             self.args[a] = dict(batch)
 
@@ -163,9 +188,11 @@ def partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, r
                 args = params + consts + [batch, batch] + (params if key == "Bacc" else [])
                 results = ([] if first else [batch]) + params + ([{}] if last else [])
             elif key == "U":
-                args = params + params + params * len(rule.slots)
+                slots = [stage_mesh.slot(n, tuple(t.shape))
+                         for n, t in zip(info.names, info.params)]
+                args = params + params + slots * len(rule.slots)
                 args += [{}] * (_arity(body) - len(body.constants) - len(args))
-                results = params + params * len(rule.slots)
+                results = params + slots * len(rule.slots)
             elif key.startswith("A"):
                 weight = shared[int(key[1:])]
                 placed = params[weight.index_a]

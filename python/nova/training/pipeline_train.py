@@ -78,7 +78,7 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                                 target: str = "nova-t1", recompute: bool = False,
                                 max_grad_norm: float | None = None,
                                 double_buffer: bool = True, mesh: Any = None,
-                                plan: Any = None) -> "PipelineTrainStep":
+                                plan: Any = None, zero: int = 0) -> "PipelineTrainStep":
     """Compiles a pipeline-parallel training step (see the module docstring).
 
     ``model`` is a ``nova.models.GPT`` (cut by :func:`gpt_stages` with
@@ -102,7 +102,9 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     ``plan`` (e.g. ``megatron_transformer_plan(model, batch_axis="dp")`` on
     ``Mesh((2, 2), ("dp", "tp"))``). The backward then recomputes each
     stage's forward (``recompute`` is implied); clipping is not supported
-    with a mesh yet."""
+    with a mesh yet. ``zero=1`` shards each stage's optimizer state over the
+    batch axis too (ZeRO-1: each chip updates its shard, the parameters are
+    all-gathered over the batch axis)."""
     if isinstance(model, (list, tuple)):
         if split_points is not None or stages is not None:
             raise PipelineError("stages= and split_points= cut a GPT; a list of stages is "
@@ -137,15 +139,15 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
         if plan is not None:
             from nova.training.tensor_parallel import resolve_plan
             plan = resolve_plan(model, mesh, plan)
-        stage_mesh = StageMesh.build(mesh, p, plan)
+        stage_mesh = StageMesh.build(mesh, p, plan, zero)
         if stage_mesh.batch_axis is not None:
             dp = mesh.shape[stage_mesh.batch_axis]
             if (inputs.shape[0] // m) % dp:
                 raise PipelineError(f"a micro-batch of {inputs.shape[0] // m} does not split "
                                     f"over {dp} chips")
         recompute = True
-    elif plan is not None:
-        raise PipelineError("plan= needs mesh=, the mesh inside each stage")
+    elif plan is not None or zero:
+        raise PipelineError("plan= and zero= need mesh=, the mesh inside each stage")
     chips = p * (1 if stage_mesh is None else stage_mesh.per_stage)
     check_chips(target, chips, f"a pipeline of {p} stages" +
                 ("" if stage_mesh is None else f" of {stage_mesh.per_stage} chips"))

@@ -5,7 +5,8 @@ plan=megatron_transformer_plan(model, batch_axis="dp"))``, 8 chips:
 (pp, dp, tp) grid, so their collectives stay inside the stage; activations
 cross between the chips at the same (dp, tp) coordinate. A 4-layer GPT, 4
 micro-batches, 1F1B, 10 AdamW steps give the one-chip losses at every step
-(rtol 1e-4), on the switch and on the ring; DP2 x PP2 too."""
+(rtol 1e-4), on the switch and on the ring, with ZeRO-1 over dp too;
+DP2 x PP2 likewise."""
 
 from __future__ import annotations
 
@@ -43,20 +44,23 @@ def one_chip():
     return step, torch.stack([step(*b) for b in batches])
 
 
-def _train(target: str, mesh: Mesh, tp: bool):
+def _train(target: str, mesh: Mesh, tp: bool, zero: int = 0):
     model, optimizer = _model_and_optimizer()
     batches = _batches()
     plan = megatron_transformer_plan(model, batch_axis="dp") if tp else None
     step = compile_pipeline_train_step(model, lm_cross_entropy, optimizer, *batches[0],
                                        stages=2, microbatches=4, target=target, mesh=mesh,
-                                       plan=plan)
+                                       plan=plan, zero=zero)
     return step, torch.stack([step(*b) for b in batches])
 
 
-@pytest.mark.parametrize("target", ["nova-t1", "nova-t1-ring8"])
-def test_dp2_tp2_pp2_gives_the_one_chip_losses(one_chip, target):
+@pytest.mark.parametrize("target, zero", [("nova-t1", 0), ("nova-t1-ring8", 0),
+                                          ("nova-t1", 1)])
+def test_dp2_tp2_pp2_gives_the_one_chip_losses(one_chip, target, zero):
+    """zero=1: each stage's AdamW state also split over dp (ZeRO-1), the
+    updated parameters all-gathered over dp."""
     base, base_losses = one_chip
-    step, losses = _train(target, Mesh((2, 2), ("dp", "tp")), tp=True)
+    step, losses = _train(target, Mesh((2, 2), ("dp", "tp")), tp=True, zero=zero)
     torch.testing.assert_close(losses, base_losses, rtol=1e-4, atol=0)
     # Parameters read back whole from each stage's four chips.
     ours, theirs = step.parameters(), base.parameters()
@@ -69,6 +73,10 @@ def test_dp2_tp2_pp2_gives_the_one_chip_losses(one_chip, target):
         if "nova.all_reduce" in line or "nova.all_gather" in line:
             assert ("groups [[0, 2], [1, 3], [4, 6], [5, 7]]" in line
                     or "groups [[0, 1], [2, 3], [4, 5], [6, 7]]" in line), line
+    if zero:
+        # The state is split over dp as well: its arguments are smaller.
+        exp_avg = step.layout.slots[0][0][0]
+        assert step.stage_mesh.args[exp_avg]
     # Activations cross to the same (dp, tp) coordinate of the next stage.
     chip5 = nova_ir.split("func.func @chip5")[1].split("func.func @chip6")[0]
     assert "from 1 channel" in chip5 and "to 1 channel" in chip5
@@ -83,12 +91,16 @@ def test_dp2_pp2_gives_the_one_chip_losses(one_chip):
 def test_mesh_errors():
     model, optimizer = _model_and_optimizer()
     ids, labels = _batches(1)[0]
-    with pytest.raises(PipelineError, match="needs mesh="):
+    with pytest.raises(PipelineError, match="need mesh="):
         compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids, labels,
                                     plan=megatron_transformer_plan(model))
     with pytest.raises(PipelineError, match="max_grad_norm"):
         compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids, labels,
                                     mesh=Mesh((2,), ("dp",)), max_grad_norm=1.0)
+    with pytest.raises(PipelineError, match="batch_axis"):
+        compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids, labels,
+                                    mesh=Mesh((2, 2), ("dp", "tp")), zero=1,
+                                    plan=megatron_transformer_plan(model))
     with pytest.raises(PipelineError, match="does not split"):
         compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids[:6], labels[:6],
                                     microbatches=2, mesh=Mesh((2,), ("dp",)))
