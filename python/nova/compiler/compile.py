@@ -43,6 +43,20 @@ def _dump(dump_dir: Path | None, index: int, name: str, content: str | bytes) ->
         path.write_text(content)
 
 
+def tiles_to_isa(tiles: str, double_buffer: bool = True) -> tuple[str, bool]:
+    """``nova-tiles-to-isa`` on tiled ``nova`` text: the ISA text, and whether
+    it is double-buffered. nova-double-buffer gives each double-buffered
+    loop's tiles two slots without knowing what else is live; when that
+    overflows the SRAM or the accumulator, single buffers may still fit, and
+    the program is compiled with them."""
+    try:
+        return run_opt(tiles, pipeline.tiles_to_isa(double_buffer)), double_buffer
+    except NovaCompileError as error:
+        if not double_buffer or not _ON_CHIP_OVERFLOW.search(error.stderr):
+            raise
+    return run_opt(tiles, pipeline.tiles_to_isa(False)), False
+
+
 def compile_linalg(linalg: str, target: TargetOptions, *,
                    dump_dir: str | Path | None = None,
                    double_buffer: bool = True) -> CompileResult:
@@ -59,16 +73,7 @@ def compile_linalg(linalg: str, target: TargetOptions, *,
         tiles = run_opt(linalg, pipeline.lower_to_tiles(target))
         _dump(folder, 1, "nova", tiles)
         result.stages["nova"] = tiles
-        try:
-            isa = run_opt(tiles, pipeline.tiles_to_isa(double_buffer))
-        except NovaCompileError as error:
-            # nova-double-buffer gives each double-buffered loop's tiles two
-            # slots without knowing what else is live; when that overflows
-            # the on-chip memories, single buffers may still fit.
-            if not double_buffer or not _ON_CHIP_OVERFLOW.search(error.stderr):
-                raise
-            isa = run_opt(tiles, pipeline.tiles_to_isa(False))
-            result.double_buffered = False
+        isa, result.double_buffered = tiles_to_isa(tiles, double_buffer)
         _dump(folder, 2, "nova_isa", isa)
         result.stages["nova_isa"] = isa
         binary = run_translate(isa, pipeline.isa_to_binary())

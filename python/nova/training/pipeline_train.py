@@ -43,6 +43,7 @@ import torch
 from torch import nn
 
 from nova.compiler import pipeline as flags
+from nova.compiler.compile import tiles_to_isa
 from nova.compiler.driver import run_opt, run_translate
 from nova.compiler.options import TargetOptions
 from nova.parallel.errors import PipelineError
@@ -282,7 +283,7 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
         stage_mesh.place_arguments(layout, infos)
     text = chip_module(layout, lowered, sched, comm=True, shared=shared, recompute=recompute,
                        per_stage=per_stage)
-    isa = run_opt(text, flags.tiles_to_isa(double_buffer))
+    isa, double_buffer = tiles_to_isa(text, double_buffer)
     binary = run_translate(isa, flags.isa_to_binary())
     return PipelineTrainStep(infos, optimizer, rule, sched, layout, binary, shared=shared,
                              stages={"nova": text, "nova_isa": isa, "binary": binary},
