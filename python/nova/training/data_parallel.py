@@ -211,28 +211,37 @@ def _shard_state_over(imported: ImportedTrainStep, example: list[np.ndarray], me
     dim 0); one with no such dimension (a split bias) stays as the plan
     places it. Updates ``placements`` and ``results``; returns argument
     position -> result position of the tensors split."""
-    from nova.parallel.placements import Shard
-
     n_train = len(imported.layout.trainable)
-    chips = mesh.shape[axis]
     sharded = {}
     for position, result in donated_arguments(imported.layout).items():
         shape = example[position].shape
         if position < n_train or not shape:
             continue
         placed = placements[position]
-        taken = {p.dim for p in placed.values() if isinstance(p, Shard)}
-        local = list(shape)
-        for other, p in placed.items():
-            if isinstance(p, Shard):
-                local[p.dim] //= mesh.shape[other]
-        dim = next((d for d in range(len(shape)) if d not in taken and local[d] % chips == 0),
-                   None)
-        if dim is None:
+        zeroed = zero_placement(shape, placed, mesh, axis)
+        if zeroed is placed:
             continue
-        placements[position] = results[result] = {**placed, axis: Shard(dim)}
+        placements[position] = results[result] = zeroed
         sharded[position] = result
     return sharded
+
+
+def zero_placement(shape, placed: dict, mesh, axis: int) -> dict:
+    """``placed`` (a tensor's placement on ``mesh``) also split over mesh
+    axis ``axis`` along the first dimension it leaves whole that splits
+    evenly there, ZeRO's shard of an optimizer state; ``placed`` itself
+    when no dimension does."""
+    from nova.parallel.placements import Shard
+
+    local = list(shape)
+    for other, p in placed.items():
+        if isinstance(p, Shard):
+            local[p.dim] //= mesh.shape[other]
+    taken = {p.dim for p in placed.values() if isinstance(p, Shard)}
+    for dim in range(len(shape)):
+        if dim not in taken and local[dim] % mesh.shape[axis] == 0:
+            return {**placed, axis: Shard(dim)}
+    return placed
 
 
 def gradient_shards(imported: ImportedTrainStep, sharded_state: dict[int, int]) -> tuple[str, ...]:

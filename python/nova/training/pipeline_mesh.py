@@ -90,19 +90,12 @@ class StageMesh:
         """An optimizer state tensor's placement: its parameter's, and with
         ZeRO-1 also split over the batch axis along the first dimension the
         plan leaves whole that splits evenly (else as the parameter)."""
+        from nova.training.data_parallel import zero_placement
+
         placed = self.param(name, shape)
         if not self.zero:
             return placed
-        local = list(shape)
-        for axis, p in placed.items():
-            if isinstance(p, Shard):
-                local[p.dim] //= self.mesh.shape[axis]
-        taken = {p.dim for p in placed.values() if isinstance(p, Shard)}
-        chips = self.mesh.shape[self.batch_axis]
-        for dim in range(len(shape)):
-            if dim not in taken and local[dim] % chips == 0:
-                return {**placed, self.batch_axis: Shard(dim)}
-        return placed
+        return zero_placement(shape, placed, self.mesh, self.batch_axis)
 
     def on_grid(self, placed: Mapping[int, Placement]) -> dict[int, Placement]:
         """A stage-mesh placement on :attr:`grid` (replicated over pp)."""
