@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <algorithm>
@@ -30,6 +31,37 @@ bool isInitProducer(Operation *op) {
   auto fill = dyn_cast<linalg::FillOp>(op);
   return fill && fill.hasPureTensorSemantics() &&
          fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
+}
+
+/// A generator: a `linalg.generic` that reads no tensor, only its loop
+/// indices (torch's `arange`), into destinations that are init producers.
+/// Propagation gives it no sharding of its own (it has no sharded operand),
+/// so when its users ask for different shardings of it (one `arange` shared
+/// by a one-hot over a split vocabulary and one over a whole one), the
+/// backward traversal asserts in `getSharding(OpResult)`.
+bool isGenerator(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || !generic.hasPureTensorSemantics() || generic->getNumResults() != 1)
+    return false;
+  for (OpOperand *input : generic.getDpsInputOperands())
+    if (isa<ShapedType>(input->get().getType()))
+      return false;
+  for (OpOperand &init : generic.getDpsInitsMutable()) {
+    Operation *def = init.get().getDefiningOp();
+    if (!def || !isInitProducer(def))
+      return false;
+  }
+  // Nothing in the body but index and scalar arithmetic on values defined
+  // inside it or captured scalars (no tensor reads).
+  WalkResult walk = generic.getRegion().walk([](Operation *inner) {
+    if (inner->getNumRegions() || !isPure(inner))
+      return WalkResult::interrupt();
+    for (Value operand : inner->getOperands())
+      if (isa<ShapedType>(operand.getType()))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
 }
 
 struct PrepareShardingPass
@@ -64,6 +96,26 @@ struct PrepareShardingPass
     tensor::populateFoldTensorEmptyPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+
+    // One generator per use (before the destinations: each clone shares the
+    // original's destination, which the loop below then clones per use).
+    SmallVector<Operation *> generators;
+    getOperation().walk([&](Operation *op) {
+      if (isGenerator(op))
+        generators.push_back(op);
+    });
+    for (Operation *op : generators) {
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : op->getResult(0).getUses())
+        uses.push_back(&use);
+      for (OpOperand *use : llvm::drop_begin(uses)) {
+        rewriter.setInsertionPoint(use->getOwner());
+        Operation *clone = rewriter.clone(*op);
+        rewriter.modifyOpInPlace(use->getOwner(),
+                                 [&] { use->set(clone->getResult(0)); });
+        ++numGenerators;
+      }
+    }
 
     // One destination producer per use (fills first, so that each clone of
     // a fill then gets its own empty).

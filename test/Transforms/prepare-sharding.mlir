@@ -222,3 +222,77 @@ func.func @result_annotation_moves_up(%x: tensor<8xf32>) -> (tensor<8xf32>, tens
   %rh = shard.shard %h to %s2 : tensor<8xf32>
   return %ry, %rh : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// One arange (a generic that reads only its loop index) shared by two
+// one-hot comparisons: each gets its own copy, with its own destination, so
+// that propagation can split one and not the other.
+// CHECK-LABEL: func.func @shared_arange_cloned_per_use
+// CHECK: %[[E0:.*]] = tensor.empty() : tensor<16xi64>
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<16xi64>
+// CHECK: %[[I0:.*]] = linalg.generic {{.*}} outs(%[[E1]] : tensor<16xi64>)
+// CHECK: linalg.index 0
+// CHECK: %[[I1:.*]] = linalg.generic {{.*}} outs(%[[E0]] : tensor<16xi64>)
+// CHECK: linalg.index 0
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[I1]] : tensor<8xi64>, tensor<16xi64>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[I0]] : tensor<8xi64>, tensor<16xi64>)
+// CHECK-NOT: linalg.index
+// CHECK: return
+func.func @shared_arange_cloned_per_use(%ids: tensor<8xi64>, %jds: tensor<8xi64>) -> (tensor<8x16xi1>, tensor<8x16xi1>) {
+  %e = tensor.empty() : tensor<16xi64>
+  %iota = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e : tensor<16xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    linalg.yield %c : i64
+  } -> tensor<16xi64>
+  %e1 = tensor.empty() : tensor<8x16xi1>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids, %iota : tensor<8xi64>, tensor<16xi64>) outs(%e1 : tensor<8x16xi1>) {
+  ^bb0(%t: i64, %k: i64, %out: i1):
+    %eq = arith.cmpi eq, %t, %k : i64
+    linalg.yield %eq : i1
+  } -> tensor<8x16xi1>
+  %e2 = tensor.empty() : tensor<8x16xi1>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%jds, %iota : tensor<8xi64>, tensor<16xi64>) outs(%e2 : tensor<8x16xi1>) {
+  ^bb0(%t: i64, %k: i64, %out: i1):
+    %eq = arith.cmpi eq, %t, %k : i64
+    linalg.yield %eq : i1
+  } -> tensor<8x16xi1>
+  return %a, %b : tensor<8x16xi1>, tensor<8x16xi1>
+}
+
+// -----
+
+// A generic that reads a tensor is no generator: one copy, both users.
+// CHECK-LABEL: func.func @negative_generic_with_input
+// CHECK: %[[N:.*]] = linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[N]], %[[N]]
+func.func @negative_generic_with_input(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %e = tensor.empty() : tensor<16xf32>
+  %n = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.negf %in : f32
+    linalg.yield %m : f32
+  } -> tensor<16xf32>
+  return %n, %n : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// Nor is one that writes into (and reads) a tensor it is given.
+// CHECK-LABEL: func.func @negative_generic_into_argument
+// CHECK: %[[N:.*]] = linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[N]], %[[N]]
+func.func @negative_generic_into_argument(%x: tensor<16xi64>) -> (tensor<16xi64>, tensor<16xi64>) {
+  %n = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%x : tensor<16xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    %s = arith.addi %c, %out : i64
+    linalg.yield %s : i64
+  } -> tensor<16xi64>
+  return %n, %n : tensor<16xi64>, tensor<16xi64>
+}

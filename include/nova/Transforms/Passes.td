@@ -594,13 +594,20 @@ def NovaPrepareSharding
     : Pass<"nova-prepare-sharding", "::mlir::func::FuncOp"> {
   let summary = "give every op its own destination and no tensor constants before sharding";
   let description = [{
-    Two things MLIR 22's `sharding-propagation` and `shard-partition` do not
-    handle, rewritten away before they run:
+    Three things MLIR 22's `sharding-propagation` and `shard-partition` do
+    not handle, rewritten away before they run:
 
     - One `tensor.empty` or `linalg.fill` shared as the destination of ops
       that end up sharded differently (a column-parallel matmul's init and a
       row-parallel one's): propagation asserts that all users of a value
       agree. Each use gets its own clone.
+    - One generator (a `linalg.generic` that reads only its loop indices,
+      torch's `arange`, into an init) shared by ops that want it sharded
+      differently (the one-hot of an embedding lookup and the one-hot of a
+      parallel cross-entropy over a split vocabulary): it has no sharded
+      operand, so propagation gives it no sharding of its own and the
+      backward traversal asserts that its users agree. Each use gets its
+      own clone.
     - A splat tensor `arith.constant` (torch's `ones(t, t)` for a causal
       mask): partitioning cannot split it. It becomes `linalg.fill` of a
       `tensor.empty`, which it can.
@@ -618,6 +625,8 @@ def NovaPrepareSharding
   let statistics = [
     Statistic<"numCloned", "cloned-inits", "Destinations cloned for a single use">,
     Statistic<"numFills", "splat-fills", "Splat constants turned into fills">,
+    Statistic<"numGenerators", "cloned-generators",
+              "Index generators (aranges) cloned for a single use">,
   ];
 }
 

@@ -32,18 +32,40 @@ def dense_cross_entropy(input: torch.Tensor, target: torch.Tensor, weight=None,
         return None  # not this form: the caller runs torch's own
     classes = 1 if input.dim() > 1 else 0
     logits = input.movedim(classes, -1)
-    peak = logits.detach().amax(-1, keepdim=True)
-    lse = (logits - peak).exp().sum(-1).log() + peak.squeeze(-1)
     valid = target != ignore_index
     index = torch.where(valid, target, torch.zeros_like(target))
     one_hot = (index.unsqueeze(-1) == torch.arange(logits.shape[-1], device=index.device))
-    picked = (one_hot.to(logits.dtype) * logits).sum(-1)
-    loss = torch.where(valid, lse - picked, torch.zeros_like(lse))
+    rows = _RowCrossEntropy.apply(logits, one_hot.to(logits.dtype))
+    loss = torch.where(valid, rows, torch.zeros_like(rows))
     if reduction == "none":
         return loss
     if reduction == "sum":
         return loss.sum()
     return loss.sum() / valid.sum().to(loss.dtype)
+
+
+class _RowCrossEntropy(torch.autograd.Function):
+    """``logsumexp(logits) - sum(one_hot * logits)`` over the last dim, with
+    the gradient written as one product per term:
+    ``exp(logits - peak) * (g / total) - one_hot * g``, each row factor
+    broadcast inside the product. Autograd's own backward materialises the
+    broadcast of ``g / total`` (the backward of the sum) as a tensor of its
+    own whose only operand is a replicated row vector, which sharding
+    propagation then keeps whole: a full ``[rows, vocab]`` tensor on every
+    chip, sliced afterwards."""
+
+    @staticmethod
+    def forward(ctx, logits: torch.Tensor, one_hot: torch.Tensor) -> torch.Tensor:
+        peak = logits.amax(-1, keepdim=True)
+        exp = (logits - peak).exp()
+        total = exp.sum(-1)
+        ctx.save_for_backward(exp, total, one_hot)
+        return total.log() + peak.squeeze(-1) - (one_hot * logits).sum(-1)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        exp, total, one_hot = ctx.saved_tensors
+        return exp * (grad / total).unsqueeze(-1) - one_hot * grad.unsqueeze(-1), None
 
 
 class _ParallelLossMode(TorchFunctionMode):
