@@ -138,3 +138,14 @@ def test_hf_gpt2_tp2_fused_qkv_state_dict_round_trips():
     again = torch.stack([step(input_ids=ids, labels=ids) for ids in batches[2:]])
     torch.testing.assert_close(again, after, rtol=0, atol=0)
     torch.testing.assert_close(step.parameters()[name], moved, rtol=0, atol=0)
+
+
+def test_hf_gpt2_tp2_vocab_parallel_gives_the_one_chip_losses():
+    # gpt2_tp_plan()'s default splits the tied wte / lm_head along the
+    # vocabulary (the embedding traced one-hot, the loss as the parallel
+    # cross-entropy).
+    from nova.parallel.hf_plans import gpt2_tp_plan
+
+    base = _hf_losses(_hf_gpt2_4_heads)
+    losses = _hf_losses(_hf_gpt2_4_heads, Mesh((2,), ("tp",)), gpt2_tp_plan())
+    torch.testing.assert_close(losses, base, rtol=1e-4, atol=0)
