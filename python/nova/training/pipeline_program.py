@@ -130,6 +130,92 @@ class Layout:
                       max_norm, grad_norm, counted)
 
 
+class _ChunkWriter:
+    """Writes one model chunk's bodies into its chip's function, keeping the
+    chunk's values between them (its activations, saved tensors and
+    gradients per micro-batch, its accumulated parameter gradients)."""
+
+    def __init__(self, fn: ChipFunction, layout: Layout, lowered, chunk: int, chunks: int,
+                 recompute: bool) -> None:
+        self.fn, self.layout, self.chunk = fn, layout, chunk
+        self.bodies = lowered[chunk]
+        self.first, self.last = chunk == 0, chunk == chunks - 1
+        self.recompute = recompute
+        self.params = [fn.arg(a) for a in layout.params[chunk]]
+        self.consts = [fn.arg(a) for a in layout.constants[chunk]]
+        self.xs: dict[int, str] = {}
+        self.ys: dict[int, str] = {}
+        self.dys: dict[int, str] = {}
+        self.dxs: dict[int, str] = {}
+        self.losses: dict[int, str] = {}
+        self.saved: dict[int, list[str]] = {}
+        self.gacc: list[str] | None = None
+        self.part: str | None = None    # its part of the squared gradient norm
+        self.new: list[str] | None = None  # P' and the slots' new values
+        self.norm: str | None = None
+
+    def body(self, key: str):
+        return self.bodies[key][1]
+
+    def inline(self, key: str, args: list[str]) -> list[str]:
+        extra = [self.fn.arg(a) for a in self.layout.body_constants[(self.chunk, key)]]
+        return self.fn.inline(self.body(key), f"s{self.chunk}{key}_", args + extra)
+
+    @property
+    def n_state(self) -> int:
+        return len(self.params) + len(self.consts)
+
+    def x_type(self) -> str:
+        return self.body("F").arg_types[self.n_state]
+
+    def dy_type(self) -> str:
+        B = self.body("B")
+        return (B.arg_types[self.n_state + 1] if self.recompute
+                else B.arg_types[len(self.body("F").result_types) - 1])
+
+    def grad_type(self, index: int) -> str:
+        return _grad_type(self.body("B"), self.first, index)
+
+    def forward(self, i: int) -> None:
+        x = self.fn.arg(self.layout.inputs[i]) if self.first else self.xs[i]
+        label = [self.fn.arg(self.layout.labels[i])] if self.last else []
+        out = self.inline("F", self.params + self.consts + [x] + label)
+        if self.first:
+            self.xs[i] = x
+        (self.losses if self.last else self.ys)[i] = out[0]
+        self.saved[i] = out[1:]
+
+    def backward(self, i: int) -> None:
+        dy = self.fn.arg(self.layout.labels[i]) if self.last else self.dys[i]
+        key = "B" if self.gacc is None else "Bacc"
+        if self.recompute:
+            args = self.params + self.consts + [self.xs[i], dy] + (self.gacc or [])
+        else:
+            args = self.saved.pop(i) + ([] if self.last else [dy]) + (self.gacc or [])
+        out = self.inline(key, args)
+        if not self.first:
+            self.dxs[i] = out[0]
+            out = out[1:]
+        self.gacc = out[:len(self.params)]  # the last chunk's B also returns its loss
+
+    def norm_part(self) -> str:
+        if self.part is None:
+            self.part = self.inline("N", [self.gacc[j] for j in self.layout.counted[self.chunk]])[0]
+        return self.part
+
+    def clip(self, parts: list[str]) -> None:
+        out = self.inline("C", parts + [self.fn.arg(self.layout.max_norm)] + list(self.gacc))
+        self.gacc, self.norm = out[:-1], out[-1]
+
+    def update(self, really: bool) -> None:
+        slots = [self.fn.arg(a) for slot in self.layout.slots[self.chunk] for a in slot]
+        if not really:
+            self.new = self.params + slots
+            return
+        hyp = [self.fn.arg(a) for a in self.layout.hypers]
+        self.new = self.inline("U", self.params + list(self.gacc) + slots + hyp)
+
+
 def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bool = True,
                 shared=(), recompute: bool = False, per_stage: int = 1) -> str:
     """The merged module; ``comm=False`` drops the sends and makes each receive
@@ -137,13 +223,18 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
     ``update=False`` leaves the optimizer step out (the parameters unchanged).
     With ``recompute`` a B body takes ``(P, C, x, dy or labels[, gacc])``;
     without, ``(saved..., [dy][, gacc])``, the saved tensors being its F's
-    results after the first."""
-    p, m = sched.stages, sched.microbatches
+    results after the first. ``lowered`` is per model chunk (per stage when
+    the schedule is not interleaved); chip ``s`` (stage ``s``, or chip
+    ``s * per_stage + l`` of a stage mesh) writes the bodies of
+    ``sched.chunks_of(s)``."""
+    p, m, n = sched.stages, sched.microbatches, sched.chunks
+    if len(lowered) != n:
+        raise PipelineError(f"the schedule runs {n} chunks, given {len(lowered)}")
     header = lowered[0]["F"][1].header
     globals_ = []
-    for s, traced in enumerate(lowered):
+    for c, traced in enumerate(lowered):
         for key, (_, parsed) in traced.items():
-            globals_ += renamed_globals(parsed, f"s{s}{key}_")
+            globals_ += renamed_globals(parsed, f"s{c}{key}_")
     functions = []
     for chip in range(p * per_stage):
         s, local = divmod(chip, per_stage)
@@ -152,122 +243,74 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
         def peer(stage: int, local: int = local) -> int:
             return stage * per_stage + local
 
-        F, B = lowered[s]["F"][1], lowered[s]["B"][1]
-        Bacc = lowered[s]["Bacc"][1] if "Bacc" in lowered[s] else None
-        U = lowered[s]["U"][1]
-        params = [fn.arg(a) for a in layout.params[s]]
-        consts = [fn.arg(a) for a in layout.constants[s]]
-        n_state = len(params) + len(consts)
-        last, first = s == p - 1, s == 0
-        xs: dict[int, str] = {}
-        ys: dict[int, str] = {}
-        dys: dict[int, str] = {}
-        dxs: dict[int, str] = {}
-        losses: dict[int, str] = {}
-        saved: dict[int, list[str]] = {}
-        part, norm, parts = None, None, {}
-        gacc: list[str] | None = None
-        x_type = F.arg_types[n_state]
-        y_type = F.result_types[0]
-
-        def extra(key):
-            return [fn.arg(a) for a in layout.body_constants[(s, key)]]
-
+        chunks = {c: _ChunkWriter(fn, layout, lowered, c, n, recompute)
+                  for c in sched.chunks_of(s)}
+        parts: dict[int, str] = {}   # every chunk's norm part, by chunk
+        others: dict[int, str] = {}  # the peer's gradient of shared weight k
         for action in sched.chips[s]:
-            i = action.microbatch
-            if action.kind == "recv_act":
-                xs[i] = (fn.recv(x_type, peer(action.peer), action.channel) if comm
-                         else fn.alloc(x_type))
-            elif action.kind == "F":
-                x = fn.arg(layout.inputs[i]) if first else xs[i]
-                args = params + consts + [x] + ([fn.arg(layout.labels[i])] if last else [])
-                out = fn.inline(F, f"s{s}F_", args + extra("F"))
-                if first:
-                    xs[i] = x
-                (losses if last else ys)[i] = out[0]
-                saved[i] = out[1:]
+            i, kind = action.microbatch, action.kind
+            w = chunks.get(sched.chunk(action, s))
+            if kind == "recv_act":
+                t = w.x_type()
+                w.xs[i] = fn.recv(t, peer(action.peer), action.channel) if comm else fn.alloc(t)
+            elif kind == "F":
+                w.forward(i)
                 fn.wait_sends(keep=2)
-            elif action.kind == "send_act":
+            elif kind == "send_act":
                 if comm:
-                    fn.send(ys[i], y_type, peer(action.peer), action.channel)
-            elif action.kind == "recv_grad":
-                dy_type = (B.arg_types[n_state + 1] if recompute
-                           else B.arg_types[len(F.result_types) - 1])
-                dys[i] = (fn.recv(dy_type, peer(action.peer), action.channel) if comm
-                          else fn.alloc(dy_type))
-            elif action.kind == "B":
-                dy = fn.arg(layout.labels[i]) if last else dys[i]
-                body, key = (B, "B") if gacc is None else (Bacc, "Bacc")
-                if recompute:
-                    args = params + consts + [xs[i], dy] + (gacc or [])
-                else:
-                    args = saved.pop(i) + ([] if last else [dy]) + (gacc or [])
-                out = fn.inline(body, f"s{s}{key}_", args + extra(key))
-                if not first:
-                    dxs[i] = out[0]
-                    out = out[1:]
-                gacc = out[:len(params)]  # the last stage's B also returns its loss
-                fn.wait_sends(keep=2)
-            elif action.kind == "send_grad":
-                if comm:
-                    dx_type = B.result_types[0]
-                    fn.send(dxs[i], dx_type, peer(action.peer), action.channel)
-            elif action.kind == "send_shared":
-                w = shared[i]
-                mine = w.index_a if s == w.a else w.index_b
-                if comm:
-                    fn.send(gacc[mine], _grad_type(B, first, mine), peer(action.peer), action.channel)
-            elif action.kind == "recv_shared":
-                w = shared[i]
-                mine = w.index_a if s == w.a else w.index_b
-                t = _grad_type(B, first, mine)
-                other = fn.recv(t, peer(action.peer), action.channel) if comm else fn.alloc(t)
-            elif action.kind == "add_shared":
-                # (stage a's, stage b's) on both chips: the same sum, bit for bit.
-                w = shared[i]
-                mine = w.index_a if s == w.a else w.index_b
-                pair = [gacc[mine], other] if s == w.a else [other, gacc[mine]]
-                gacc = list(gacc)
-                add = lowered[w.a][f"A{i}"][1]
-                gacc[mine] = fn.inline(add, f"s{w.a}A{i}_", pair + [
-                    fn.arg(a) for a in layout.body_constants[(w.a, f"A{i}")]])[0]
-            elif action.kind == "send_norm":
-                if part is None:
-                    part = fn.inline(lowered[s]["N"][1], f"s{s}N_",
-                                     [gacc[j] for j in layout.counted[s]] + extra("N"))[0]
-                if comm:
-                    fn.send(part, lowered[s]["N"][1].result_types[0], peer(action.peer),
+                    fn.send(w.ys[i], w.body("F").result_types[0], peer(action.peer),
                             action.channel)
-            elif action.kind == "recv_norm":
-                t = lowered[s]["N"][1].result_types[0]
-                parts[action.peer] = (fn.recv(t, peer(action.peer), action.channel) if comm
-                                      else fn.alloc(t))
-            elif action.kind == "clip":
-                if part is None:  # one stage (no send_norm): its part is the whole
-                    part = fn.inline(lowered[s]["N"][1], f"s{s}N_",
-                                     [gacc[j] for j in layout.counted[s]] + extra("N"))[0]
-                parts[s] = part
-                out = fn.inline(lowered[s]["C"][1], f"s{s}C_",
-                                [parts[c] for c in range(p)] + [fn.arg(layout.max_norm)]
-                                + list(gacc) + extra("C"))
-                gacc, norm = out[:-1], out[-1]
-            elif action.kind == "update" and not update:
-                new = [fn.arg(a) for a in layout.params[s]]
-                new += [fn.arg(a) for slot in layout.slots[s] for a in slot]
-            elif action.kind == "update":
-                slots = [fn.arg(a) for slot in layout.slots[s] for a in slot]
-                hyp = [fn.arg(a) for a in layout.hypers]
-                new = fn.inline(U, f"s{s}U_", params + list(gacc) + slots + hyp + extra("U"))
-        results = []
-        for i in range(m):
-            results.append(losses[i] if last else fn.alloc(layout.result_types[i]))
+            elif kind == "recv_grad":
+                t = w.dy_type()
+                w.dys[i] = fn.recv(t, peer(action.peer), action.channel) if comm else fn.alloc(t)
+            elif kind == "B":
+                w.backward(i)
+                fn.wait_sends(keep=2)
+            elif kind == "send_grad":
+                if comm:
+                    fn.send(w.dxs[i], w.body("B").result_types[0], peer(action.peer),
+                            action.channel)
+            elif kind.endswith("_shared"):
+                weight = shared[i]
+                mine = chunks.get(weight.a) or chunks[weight.b]
+                index = weight.index_a if mine.chunk == weight.a else weight.index_b
+                t = mine.grad_type(index)
+                if kind == "send_shared" and comm:
+                    fn.send(mine.gacc[index], t, peer(action.peer), action.channel)
+                elif kind == "recv_shared":
+                    others[i] = fn.recv(t, peer(action.peer), action.channel) if comm else fn.alloc(t)
+                elif kind == "add_shared":
+                    # (chunk a's, chunk b's) on both chips: the same sum, bit for bit.
+                    pair = [mine.gacc[index], others[i]]
+                    if mine.chunk == weight.b:
+                        pair.reverse()
+                    add = lowered[weight.a][f"A{i}"]
+                    mine.gacc = list(mine.gacc)
+                    mine.gacc[index] = fn.inline(add[1], f"s{weight.a}A{i}_", pair + [
+                        fn.arg(a) for a in layout.body_constants[(weight.a, f"A{i}")]])[0]
+            elif kind == "send_norm":
+                parts[w.chunk] = w.norm_part()
+                if comm:
+                    fn.send(parts[w.chunk], w.body("N").result_types[0], peer(action.peer),
+                            action.channel)
+            elif kind == "recv_norm":
+                c = sched.chunk(action, s)
+                t = lowered[c]["N"][1].result_types[0]
+                parts[c] = fn.recv(t, peer(action.peer), action.channel) if comm else fn.alloc(t)
+            elif kind == "clip":
+                for c, mine in chunks.items():  # one chip: no send_norm computed them
+                    parts.setdefault(c, mine.norm_part())
+                w.clip([parts[c] for c in range(n)])
+            elif kind == "update":
+                w.update(update)
+        last = chunks.get(n - 1)
+        results = [last.losses[i] if last else fn.alloc(layout.result_types[i])
+                   for i in range(m)]
         own = {}
-        n = len(layout.params[s])
-        for j, r in enumerate(layout.param_results[s]):
-            own[r] = new[j]
-        flat_slot_results = [r for slot in layout.slot_results[s] for r in slot]
-        for j, r in enumerate(flat_slot_results):
-            own[r] = new[n + j]
+        for c, w in chunks.items():
+            flat = layout.param_results[c] + [r for slot in layout.slot_results[c] for r in slot]
+            own.update(zip(flat, w.new))
+        norm = next((w.norm for w in chunks.values() if w.norm is not None), None)
         inverse = {r: a for a, r in layout.donated.items()}
         for r in range(m, len(layout.result_types)):
             if r == layout.grad_norm:
@@ -285,8 +328,8 @@ def _grad_type(B, first: bool, index: int) -> str:
 
 
 def _check_types(layout: Layout, lowered, sched: Schedule) -> None:
-    """Stage ``s``'s output must be stage ``s + 1``'s input, buffer type and all."""
-    for s in range(sched.stages - 1):
+    """Chunk ``s``'s output must be chunk ``s + 1``'s input, buffer type and all."""
+    for s in range(sched.chunks - 1):
         y = lowered[s]["F"][1].result_types[0]
         n_state = len(layout.params[s + 1]) + len(layout.constants[s + 1])
         x = lowered[s + 1]["F"][1].arg_types[n_state]

@@ -11,7 +11,7 @@ from torch import nn
 from nova.parallel.errors import PipelineError
 from nova.parallel.pipeline import Stage
 
-__all__ = ["gpt_stages"]
+__all__ = ["gpt_chunks", "gpt_stages"]
 
 
 class _Embed(nn.Module):
@@ -50,3 +50,20 @@ def gpt_stages(model: nn.Module, split_points: Sequence[int] | None = None,
     else:
         runs[-1] = runs[-1] + [model.ln_f]
     return [Stage(run) for run in runs]
+
+
+def gpt_chunks(model: nn.Module, split_points: Sequence[int] | None, stages: int,
+               virtual: int) -> list[Stage]:
+    """The model chunks of a GPT for ``stages`` chips with ``virtual`` chunks
+    each: :func:`gpt_stages` cut at ``split_points`` (their count + 1 must be
+    a multiple of ``virtual``), or into ``stages * virtual`` equal runs of
+    blocks (Megatron: the layers must divide evenly into the virtual
+    stages). ``virtual == 1``: the stages as :func:`gpt_stages` cuts them."""
+    if virtual == 1 or split_points is not None:
+        return gpt_stages(model, split_points, stages)
+    blocks, chunks = len(model.blocks), stages * virtual
+    if stages < 2 or blocks % chunks:
+        raise PipelineError(f"cannot cut {blocks} blocks into {stages} stages x {virtual} "
+                            f"virtual stages: interleaving needs {chunks} chunks of equal "
+                            f"blocks")
+    return gpt_stages(model, None, chunks)

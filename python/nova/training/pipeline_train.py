@@ -51,11 +51,11 @@ from nova.parallel.pipeline_bodies import (StageState, add_body, backward_body, 
                                            forward_body, norm_body, saved_bodies,
                                            update_body)
 from nova.parallel.pipeline_merge import parse_body
-from nova.parallel.pipeline_schedule import Schedule
+from nova.parallel.pipeline_schedule import Schedule, check_virtual
 from nova.parallel.target_chips import check_chips
 from nova.training.optimizers import rule_for
 from nova.training.pipeline_program import Layout, chip_module
-from nova.training.pipeline_stages import gpt_stages
+from nova.training.pipeline_stages import gpt_chunks, gpt_stages
 
 __all__ = ["PipelineTrainStep", "compile_pipeline_train_step", "gpt_stages"]
 
@@ -79,7 +79,8 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                                 target: str = "nova-t1", recompute: bool = False,
                                 max_grad_norm: float | None = None,
                                 double_buffer: bool = True, mesh: Any = None,
-                                plan: Any = None, zero: int = 0) -> "PipelineTrainStep":
+                                plan: Any = None, zero: int = 0,
+                                virtual_stages: int = 1) -> "PipelineTrainStep":
     """Compiles a pipeline-parallel training step (see the module docstring).
 
     ``model`` is a ``nova.models.GPT`` (cut by :func:`gpt_stages` with
@@ -105,18 +106,31 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     stage's forward (``recompute`` is implied); clipping is not supported
     with a mesh yet. ``zero=1`` shards each stage's optimizer state over the
     batch axis too (ZeRO-1: each chip updates its shard, the parameters are
-    all-gathered over the batch axis)."""
+    all-gathered over the batch axis).
+
+    ``virtual_stages=v > 1`` (Megatron's ``virtual_pipeline_model_parallel_size``)
+    interleaves the 1F1B schedule: the model is cut into ``stages * v``
+    chunks (a GPT's blocks must divide evenly into them; a list of modules
+    is the chunks, ``len(model) / v`` stages) and chip ``s`` runs chunks
+    ``s, s + p, s + 2p, ...``; ``microbatches`` must be a multiple of the
+    stages. The bubble falls to ``(p - 1) / (v m + p - 1)`` for balanced
+    chunks, at ``v`` times the activations' and gradients' messages."""
+    check_virtual(virtual_stages)
+    v = virtual_stages
     if isinstance(model, (list, tuple)):
         if split_points is not None or stages is not None:
             raise PipelineError("stages= and split_points= cut a GPT; a list of stages is "
                                 "already cut")
         modules, owner = list(model), None
     else:
-        modules, owner = gpt_stages(model, split_points, stages or 2), model
+        modules, owner = gpt_chunks(model, split_points, stages or 2, v), model
     if len(modules) < 2 or not all(isinstance(s, nn.Module) for s in modules):
         raise PipelineError("a pipeline needs a list of at least 2 torch.nn.Module stages")
-    p = len(modules)
-    sched = Schedule.build(schedule, p, microbatches)
+    if len(modules) % v:
+        raise PipelineError(f"{len(modules)} chunks do not split into {v} virtual stages per "
+                            f"chip")
+    p = len(modules) // v
+    sched = Schedule.build(schedule, p, microbatches, virtual=v)
     m = microbatches
     for what, t in (("inputs", inputs), ("labels", labels)):
         if not isinstance(t, torch.Tensor) or t.dim() == 0:
@@ -130,6 +144,10 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     stage_mesh = None
     if mesh is not None:
         from nova.training.pipeline_mesh import StageMesh
+
+        if v > 1:
+            raise PipelineError("virtual_stages with a mesh inside the stages is not "
+                                "supported yet")
 
         if max_grad_norm is not None:
             raise PipelineError("max_grad_norm with a mesh inside the stages is not "
@@ -158,7 +176,8 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                             "step starts from a fresh optimizer")
     infos, shared = _stage_infos(modules, owner, optimizer)
     clip = max_grad_norm is not None
-    sched = Schedule.build(schedule, p, microbatches, tuple((w.a, w.b) for w in shared), clip)
+    sched = Schedule.build(schedule, p, microbatches, tuple((w.a, w.b) for w in shared), clip,
+                           virtual=v)
     return _compile(modules, infos, shared, loss_fn, optimizer, rule, sched, inputs, labels,
                     target, double_buffer, bool(recompute), max_grad_norm, stage_mesh)
 
@@ -233,9 +252,9 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
     hypers = [[torch.tensor(v, dtype=torch.float32) for v in rule.hyper_values(g, 0)]
               for g in optimizer.param_groups]
     bodies: list[dict[str, Any]] = []
-    for s, (stage, info) in enumerate(zip(modules, infos)):
+    for s, (stage, info) in enumerate(zip(modules, infos)):  # model chunks
         state = [t.detach() for t in info.params + info.constants]
-        last = s == p - 1
+        last = s == len(modules) - 1
         with torch.no_grad():
             out = stage(x)
         dy = y_labels if last else torch.zeros_like(out)
@@ -272,7 +291,7 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
             if not counted[s]:
                 raise PipelineError(f"stage {s} has no gradient of its own to clip")
             bodies[s]["N"] = norm_body([grads[i] for i in counted[s]], tag=str(s))
-            bodies[s]["C"] = clip_body(p, grads, tag=str(s))
+            bodies[s]["C"] = clip_body(len(infos), grads, tag=str(s))
     if stage_mesh is not None:
         from nova.training.pipeline_mesh import partition_bodies
         bodies = partition_bodies(stage_mesh, bodies, infos, shared, rule)
@@ -437,9 +456,9 @@ class PipelineTrainStep:
         """The current state (from the stages' chips) as input values."""
         values = self._state_inputs()
         L = self.layout
-        for s in range(self.schedule.stages):
-            for a in L.params[s] + [a for slot in L.slots[s] for a in slot]:
-                values[a] = self._read_arg(a, s)
+        for c in range(self.schedule.chunks):
+            for a in L.params[c] + [a for slot in L.slots[c] for a in slot]:
+                values[a] = self._read_arg(a, self.schedule.chip_of(c))
         return values
 
     def _adopt(self, simulator) -> None:
@@ -451,11 +470,12 @@ class PipelineTrainStep:
             return {n: t.detach().clone() for info in self.infos
                     for n, t in zip(info.names, info.params)}
         out = {}
-        for s, info in enumerate(self.infos):
-            for name, a in zip(info.names, self.layout.params[s]):
-                if name in out:  # a shared weight: its first stage's copy
+        for c, info in enumerate(self.infos):
+            for name, a in zip(info.names, self.layout.params[c]):
+                if name in out:  # a shared weight: its first chunk's copy
                     continue
-                out[name] = torch.from_numpy(np.array(self._read_arg(a, s)))
+                out[name] = torch.from_numpy(np.array(
+                    self._read_arg(a, self.schedule.chip_of(c))))
         return out
 
     def sync_to(self) -> None:
