@@ -105,6 +105,11 @@ void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm,
   NovaBucketAllReducesOptions bucket;
   bucket.bucketBytes = options.bucketBytes;
   pm.addNestedPass<func::FuncOp>(createNovaBucketAllReduces(bucket));
+  // An all-reduce larger than a bucket flies chunk by chunk behind its own
+  // producer's remaining tiles.
+  NovaSplitAllReducesOptions split;
+  split.chunkBytes = options.bucketBytes;
+  pm.addNestedPass<func::FuncOp>(createNovaSplitAllReduces(split));
   pm.addPass(createConvertShardToNova());
 }
 

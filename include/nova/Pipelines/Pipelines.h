@@ -49,7 +49,8 @@ struct NovaPartitionOptions
   PassOptions::Option<int64_t> bucketBytes{
       *this, "bucket-bytes",
       llvm::cl::desc("largest all-reduce bucket in bytes (nova-bucket-all-reduces; "
-                     "DDP's default 25 MiB; 0: no buckets)"),
+                     "DDP's default 25 MiB; larger ones are split into chunks of it, "
+                     "nova-split-all-reduces; 0: neither)"),
       llvm::cl::init(26214400)};
 };
 

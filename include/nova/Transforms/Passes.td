@@ -795,6 +795,52 @@ def NovaBucketAllReduces : Pass<"nova-bucket-all-reduces", "::mlir::func::FuncOp
   ];
 }
 
+def NovaSplitAllReduces : Pass<"nova-split-all-reduces", "::mlir::func::FuncOp"> {
+  let summary = "split an all-reduce larger than a bucket into row chunks, each "
+                "reduced as soon as its tile of the producer exists";
+  let description = [{
+    The last gradient of a backward pass (a token embedding's: a one-hot
+    matmul into a 50304 x 768 table at GPT-2 size, 154 MB) is all-reduced
+    after all the compute it could hide behind. This pass splits a
+    `shard.all_reduce` of more than `chunk-bytes` along the first dimension
+    of its input into the fewest chunks of at most that size (whole 128-row
+    tiles where there are enough rows): each chunk is computed by its own
+    tile of the producer (`TilingInterface::generateResultTileValue`), with
+    elementwise producers of its operands fused into it
+    (`tensor::replaceExtractSliceWithTiledProducer`), and all-reduced on its
+    own, so the transfer of one chunk flies while the next is computed. The
+    chunks are put back together by a `tensor.concat`. An input with another
+    use, a producer with several results or one that cannot be tiled along
+    that dimension is left whole.
+
+    Before (chunk-bytes = 1024):
+    ```mlir
+    %m = linalg.matmul ins(%a, %b : tensor<512x16xf32>, tensor<16x4xf32>)
+                       outs(%z : tensor<512x4xf32>) -> tensor<512x4xf32>
+    %r = shard.all_reduce %m on @g grid_axes = [0] : tensor<512x4xf32> -> tensor<512x4xf32>
+    ```
+    After:
+    ```mlir
+    %a0 = tensor.extract_slice %a[0, 0] [256, 16] [1, 1]
+    %z0 = tensor.extract_slice %z[0, 0] [256, 4] [1, 1]
+    %m0 = linalg.matmul ins(%a0, %b : ...) outs(%z0 : tensor<256x4xf32>) -> tensor<256x4xf32>
+    %r0 = shard.all_reduce %m0 on @g grid_axes = [0] : tensor<256x4xf32> -> tensor<256x4xf32>
+    ... the same for rows 256..511 ...
+    %r = tensor.concat dim(0) %r0, %r1 : (tensor<256x4xf32>, tensor<256x4xf32>) -> tensor<512x4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+  let options = [
+    Option<"chunkBytes", "chunk-bytes", "int64_t", /*default=*/"26214400",
+           "largest chunk, in bytes (the all-reduce bucket size); 0 turns splitting off">,
+  ];
+  let statistics = [
+    Statistic<"numSplit", "split", "all-reduces split into chunks">,
+    Statistic<"numFused", "fused", "producers fused into a chunk">,
+  ];
+}
+
 #endif // NOVA_TRANSFORMS_PASSES_TD
 
 def NovaCheckInput : Pass<"nova-check-input"> {
