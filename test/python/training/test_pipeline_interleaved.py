@@ -61,11 +61,15 @@ def test_interleaved_gives_the_one_chip_losses(target, clip):
                                    atol=0)
         assert any(n > clip for n in norms)  # the clipping did scale
     assert step.schedule.chunks == 4 and step.binary.chips == 2
+    # The weight matrices, each read from its chunk's chip. Cut into other
+    # bodies, the sums round differently, and after 10 AdamW steps (lr 1e-2)
+    # an element whose gradient is near 0 can be a few % of a step off
+    # (seen: 1 of 4096 by 1.2e-4).
     ours, theirs = step.parameters(), base.parameters()
     assert set(ours) == set(theirs)
     for name, value in theirs.items():
         if value.dim() >= 2:
-            torch.testing.assert_close(ours[name], value, rtol=1e-3, atol=1e-5)
+            torch.testing.assert_close(ours[name], value, rtol=1e-3, atol=5e-4, msg=name)
     # Three chunk boundaries x 4 micro-batches each way, and the tied weight's
     # gradients swapped (one each way); with clipping, 2 norm parts each way.
     sends = 3 * 4 * 2 + 2 + (4 if clip else 0)
