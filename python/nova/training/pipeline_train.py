@@ -1,6 +1,9 @@
 """Pipeline-parallel training: a model cut into ``p`` stages, stage ``s`` on
 chip ``s``, ``m`` micro-batches per step under a 1F1B or GPipe schedule, each
-chip updating its own stage's parameters, all in one multi-chip binary.
+chip updating its own stage's parameters, all in one multi-chip binary. With
+``virtual_stages=v`` (Megatron's interleaved 1F1B) the model is cut into
+``p * v`` chunks and chip ``s`` runs chunks ``s, s + p, ...``; everything
+below that is per stage is then per chunk.
 
     step = compile_pipeline_train_step(model, loss_fn, optimizer, ids, labels,
                                        stages=2, microbatches=4, schedule="1f1b")
