@@ -526,7 +526,7 @@ class PipelineTrainStep:
         ``T_c``: when chip ``c`` finishes the real step. The forward/backward
         phase spans ``T_fb = max_c (T_c - u_c)``, and the bubble is
         ``1 - mean_c W_c / T_fb``: the quantity ``(p - 1) / (m + p - 1)``
-        predicts for balanced stages. ``with_update`` counts the update in
+        predicts for balanced stages (interleaved: ``(p - 1) / (v m + p - 1)``). ``with_update`` counts the update in
         both (``1 - mean_c (W_c + u_c) / T``)."""
         from nova.runtime.binary import load_binary
         from nova.sim import Simulator
