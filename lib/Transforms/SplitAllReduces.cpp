@@ -136,7 +136,11 @@ struct SplitAllReducesPass
               slices[producer].push_back(slice);
       tiles.clear();
       for (auto &[producer, uses] : slices) {
-        if (!llvm::all_of(producer->getUsers(), [](Operation *user) {
+        // A fill is cloned into each chunk even when something else reads it
+        // too: a chunk's matmul then starts from a known zero accumulator
+        // instead of reading zeros from memory.
+        if (!isa<linalg::FillOp>(producer) &&
+            !llvm::all_of(producer->getUsers(), [](Operation *user) {
               return isa<tensor::ExtractSliceOp>(user);
             }))
           continue;

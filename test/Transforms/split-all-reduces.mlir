@@ -80,6 +80,28 @@ func.func @embedding_gradient(%ids: tensor<4xi64>, %rows: tensor<300xi64>, %g: t
 
 // -----
 
+// The zero init is read elsewhere too (the tied weight's other gradient adds
+// to it): each chunk still gets its own fill, so its matmul starts from a
+// known zero accumulator.
+// CHECK-LABEL: func.func @shared_zero_init
+// CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<512x16xf32>
+// CHECK: %[[Z0:.*]] = linalg.fill {{.*}} -> tensor<128x16xf32>
+// CHECK: linalg.matmul {{.*}} outs(%[[Z0]] : tensor<128x16xf32>)
+// CHECK-COUNT-3: linalg.fill {{.*}} -> tensor<128x16xf32>
+// CHECK: tensor.concat
+// CHECK: return {{.*}}, %[[Z]]
+shard.grid @g(shape = 2)
+func.func @shared_zero_init(%a: tensor<512x16xf32>, %b: tensor<16x16xf32>) -> (tensor<512x16xf32>, tensor<512x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<512x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<512x16xf32>) -> tensor<512x16xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<512x16xf32>, tensor<16x16xf32>) outs(%z : tensor<512x16xf32>) -> tensor<512x16xf32>
+  %r = shard.all_reduce %m on @g grid_axes = [0] : tensor<512x16xf32> -> tensor<512x16xf32>
+  return %r, %z : tensor<512x16xf32>, tensor<512x16xf32>
+}
+
+// -----
+
 // The partial sum is used again (returned beside its reduction): chunks would
 // compute it twice, so it is reduced whole.
 // CHECK-LABEL: func.func @negative_partial_used_twice

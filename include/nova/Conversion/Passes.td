@@ -171,7 +171,10 @@ def ConvertShardToNova : Pass<"convert-shard-to-nova", "::mlir::ModuleOp"> {
     `grid_axes`: one group per combination of the other axes. `shard.grid`
     ops are erased. Any other shard op (a `shard.shard` left unpartitioned,
     `shard.process_multi_index`, ...) or an unsupported reduction is an
-    error at its location.
+    error at its location. All-reduces whose results are only concatenated
+    along dimension 0 (the chunks of `nova-split-all-reduces`) each write
+    their rows of one buffer (a `memref.subview`), so the whole is not copied
+    together afterwards.
 
     Before:
     ```mlir
@@ -193,6 +196,8 @@ def ConvertShardToNova : Pass<"convert-shard-to-nova", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
   let statistics = [
     Statistic<"numCollectives", "collectives", "shard collectives lowered">,
+    Statistic<"numChunked", "chunked", "concatenations of all-reduce chunks lowered "
+              "into one buffer">,
   ];
 }
 

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -292,6 +293,56 @@ std::string mlir::nova::whyNotLowerableShardOp(Operation *op) {
          "' has no nova lowering (run sharding-propagation and shard-partition "
          "first; only all_reduce, all_gather, reduce_scatter, all_to_all and "
          "all_slice are lowered)";
+}
+
+LogicalResult mlir::nova::lowerConcatenatedAllReduces(RewriterBase &rewriter,
+                                                     tensor::ConcatOp concat) {
+  auto type = dyn_cast<RankedTensorType>(concat.getType());
+  if (concat.getDim() != 0 || !type || !type.hasStaticShape())
+    return failure();
+  SmallVector<shard::AllReduceOp> parts;
+  for (Value part : concat.getInputs()) {
+    auto reduce = part.getDefiningOp<shard::AllReduceOp>();
+    if (!reduce || !part.hasOneUse() || reduce->getBlock() != concat->getBlock() ||
+        reduce.getInput().getType() != part.getType() ||
+        !whyNotLowerableShardOp(reduce).empty())
+      return failure();
+    parts.push_back(reduce);
+  }
+  Operation *first = parts.front();
+  for (shard::AllReduceOp part : parts)
+    if (part->isBeforeInBlock(first))
+      first = part;
+  rewriter.setInsertionPoint(first);
+  Value whole = memref::AllocOp::create(rewriter, concat.getLoc(), hbmBufferOf(type));
+  int64_t row = 0;
+  for (shard::AllReduceOp part : parts) {
+    rewriter.setInsertionPoint(part);
+    Location loc = part.getLoc();
+    auto partType = cast<RankedTensorType>(part.getResult().getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+    offsets[0] = rewriter.getIndexAttr(row);
+    SmallVector<OpFoldResult> sizes, strides(type.getRank(), rewriter.getIndexAttr(1));
+    for (int64_t size : partType.getShape())
+      sizes.push_back(rewriter.getIndexAttr(size));
+    Value output = memref::SubViewOp::create(rewriter, loc, whole, offsets, sizes, strides);
+    Value input = bufferization::ToBufferOp::create(
+        rewriter, loc, hbmBufferOf(partType), part.getInput(), /*read_only=*/true);
+    shard::GridOp gridOp = lookupGrid(part, part.getGridAttr());
+    Value token = AllReduceOp::create(
+        rewriter, loc, TokenType::get(part.getContext()),
+        *novaReduction(part.getReduction()), input, output,
+        replicaGroups(gridOp, part.getGridAxes()));
+    WaitOp::create(rewriter, loc, ValueRange{token});
+    row += partType.getDimSize(0);
+  }
+  rewriter.setInsertionPoint(concat);
+  rewriter.replaceOp(concat, bufferization::ToTensorOp::create(
+                                 rewriter, concat.getLoc(), type, whole,
+                                 rewriter.getUnitAttr(), rewriter.getUnitAttr()));
+  for (shard::AllReduceOp part : parts)
+    rewriter.eraseOp(part);
+  return success();
 }
 
 void mlir::nova::populateShardToNovaPatterns(RewritePatternSet &patterns) {

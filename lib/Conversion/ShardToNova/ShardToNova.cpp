@@ -48,6 +48,15 @@ struct ConvertShardToNovaPass
     if (failed)
       return signalPassFailure();
 
+    // Chunks of one all-reduce land in one buffer, before the rest is
+    // converted one collective at a time.
+    IRRewriter rewriter(&getContext());
+    SmallVector<tensor::ConcatOp> concats;
+    module.walk([&](tensor::ConcatOp concat) { concats.push_back(concat); });
+    for (tensor::ConcatOp concat : concats)
+      if (succeeded(lowerConcatenatedAllReduces(rewriter, concat)))
+        ++numChunked;
+
     ConversionTarget target(getContext());
     target.addIllegalDialect<shard::ShardDialect>();
     target.addLegalOp<shard::GridOp>();

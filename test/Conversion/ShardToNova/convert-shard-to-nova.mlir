@@ -117,3 +117,50 @@ func.func @all_reduce_i64(%x: tensor<1xi64>) -> tensor<1xi64> {
   %r = shard.all_reduce %x on @grid grid_axes = [0] : tensor<1xi64> -> tensor<1xi64>
   return %r : tensor<1xi64>
 }
+
+// -----
+
+// The chunks of one all-reduce (nova-split-all-reduces): each writes its rows
+// of one buffer, which is the concatenation; nothing is copied afterwards.
+// CHECK-LABEL: func.func @all_reduce_chunks_concatenated
+// CHECK-SAME: (%[[A:.*]]: tensor<4x16xf32>, %[[B:.*]]: tensor<2x16xf32>)
+// CHECK: %[[WHOLE:.*]] = memref.alloc() : memref<6x16xf32, #nova.memory_space<hbm>>
+// CHECK: %[[ROWS0:.*]] = memref.subview %[[WHOLE]][0, 0] [4, 16] [1, 1]
+// CHECK: %[[IN0:.*]] = bufferization.to_buffer %[[A]] read_only
+// CHECK: %[[T0:.*]] = nova.all_reduce <sum> ins(%[[IN0]] : {{.*}}) outs(%[[ROWS0]] : memref<4x16xf32, strided<[16, 1]>, #nova.memory_space<hbm>>) groups {{\[}}[0, 1]]
+// CHECK: nova.wait %[[T0]]
+// CHECK: arith.addf
+// CHECK: %[[ROWS1:.*]] = memref.subview %[[WHOLE]][4, 0] [2, 16] [1, 1]
+// CHECK: nova.all_reduce <sum> ins({{.*}}) outs(%[[ROWS1]] : memref<2x16xf32, strided<[16, 1], offset: 64>, #nova.memory_space<hbm>>)
+// CHECK-NOT: tensor.concat
+// CHECK: %[[R:.*]] = bufferization.to_tensor %[[WHOLE]] restrict writable
+// CHECK: return %[[R]]
+shard.grid @g(shape = 2)
+func.func @all_reduce_chunks_concatenated(%a: tensor<4x16xf32>, %b: tensor<2x16xf32>) -> tensor<6x16xf32> {
+  %ra = shard.all_reduce %a on @g grid_axes = [0] : tensor<4x16xf32> -> tensor<4x16xf32>
+  %e = tensor.empty() : tensor<2x16xf32>
+  %b2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<2x16xf32>) outs(%e : tensor<2x16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %d = arith.addf %i, %i : f32
+    linalg.yield %d : f32
+  } -> tensor<2x16xf32>
+  %rb = shard.all_reduce %b2 on @g grid_axes = [0] : tensor<2x16xf32> -> tensor<2x16xf32>
+  %c = tensor.concat dim(0) %ra, %rb : (tensor<4x16xf32>, tensor<2x16xf32>) -> tensor<6x16xf32>
+  return %c : tensor<6x16xf32>
+}
+
+// -----
+
+// A concatenation with an operand that is not an all-reduce's result, or one
+// used elsewhere too: each all-reduce gets its own buffer, the concat stays.
+// CHECK-LABEL: func.func @negative_concat_of_mixed
+// CHECK: memref.alloc() : memref<4x16xf32
+// CHECK: nova.all_reduce
+// CHECK: tensor.concat dim(0)
+shard.grid @g(shape = 2)
+func.func @negative_concat_of_mixed(%a: tensor<4x16xf32>, %b: tensor<2x16xf32>) -> tensor<6x16xf32> {
+  %ra = shard.all_reduce %a on @g grid_axes = [0] : tensor<4x16xf32> -> tensor<4x16xf32>
+  %c = tensor.concat dim(0) %ra, %b : (tensor<4x16xf32>, tensor<2x16xf32>) -> tensor<6x16xf32>
+  return %c : tensor<6x16xf32>
+}

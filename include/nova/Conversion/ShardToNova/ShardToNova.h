@@ -11,6 +11,7 @@
 #ifndef NOVA_CONVERSION_SHARDTONOVA_SHARDTONOVA_H
 #define NOVA_CONVERSION_SHARDTONOVA_SHARDTONOVA_H
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::nova {
@@ -22,6 +23,13 @@ void populateShardToNovaPatterns(RewritePatternSet &patterns);
 /// Why `op` (an op of the shard dialect) cannot be lowered to nova, or an
 /// empty string if it can.
 std::string whyNotLowerableShardOp(Operation *op);
+
+/// All-reduces whose results are only concatenated along dimension 0 (the
+/// chunks of nova-split-all-reduces) write their rows of one buffer, so the
+/// whole result is not copied together afterwards. Fails, changing nothing,
+/// on any other concatenation.
+LogicalResult lowerConcatenatedAllReduces(RewriterBase &rewriter,
+                                          tensor::ConcatOp concat);
 
 } // namespace mlir::nova
 
