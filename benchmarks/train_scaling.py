@@ -100,6 +100,9 @@ def main() -> None:
     parser.add_argument("--three-d", nargs="*", default=[],
                         help="PP x DP x TP shapes such as 2x2x2 (1F1B, --pp-microbatches, "
                              "no clipping) for the TP section")
+    parser.add_argument("--vocab-parallel", action="store_true",
+                        help="TP rows: split the tied embedding / LM head over tp too "
+                             "(vocab-parallel head, parallel cross-entropy)")
     parser.add_argument("--tp-heads", type=int, default=16)
     parser.add_argument("--tp-batch", type=int, default=8)
     parser.add_argument("--one-chip-target", default="nova-t1",
@@ -152,7 +155,8 @@ def tensor_parallel_rows(args) -> None:
                     n_layers=args.layers)
     batch = args.tp_batch
     print(f"\ntensor parallel (strong scaling): {args.tp_heads} heads, {batch} sequences per "
-          f"step, AdamW{'' if args.no_clip else ' + clipping'}; timing-only")
+          f"step, AdamW{'' if args.no_clip else ' + clipping'}"
+          f"{', vocab-parallel head' if args.vocab_parallel else ''}; timing-only")
     print(f"{'target':14s} {'mesh':>8s} {'step ms':>9s} {'eff':>6s} {'MFU':>6s} "
           f"{'HBM peak MB':>12s} {'opt state MB':>12s} {'collectives':>11s} {'compile s':>9s}")
     shapes = [(1, n) for n in args.tp] + [tuple(int(v) for v in s.split("x"))
@@ -170,7 +174,12 @@ def tensor_parallel_rows(args) -> None:
             labels = torch.randint(0, cfg.vocab_size, (batch, cfg.seq_len))
             options = {}
             if chips > 1 and dp == 1:
-                options = dict(mesh=Mesh((tp,), ("tp",)), plan=megatron_transformer_plan(model))
+                plan = megatron_transformer_plan(model)
+                if args.vocab_parallel:
+                    from nova.parallel.placements import Shard
+                    from nova.parallel.plan import ParallelPlan
+                    plan = ParallelPlan({**plan.placements, "tok_emb.weight": {"tp": Shard(0)}})
+                options = dict(mesh=Mesh((tp,), ("tp",)), plan=plan)
             elif chips > 1:
                 options = dict(mesh=Mesh((dp, tp), ("dp", "tp")), zero=1,
                                plan=megatron_transformer_plan(model, batch_axis="dp"))
