@@ -68,9 +68,10 @@ def test_dp8_gives_the_one_chip_losses(one_chip, target):
     assert step.stats.peak_flops == 8 * base.stats.peak_flops
 
 
-def test_zero1_shards_the_optimizer_state_and_gives_the_one_chip_losses(one_chip):
+@pytest.mark.parametrize("target", ["nova-t1", "nova-t1-ring8"])
+def test_zero1_shards_the_optimizer_state_and_gives_the_one_chip_losses(one_chip, target):
     base, base_losses = one_chip
-    step, losses = _train("nova-t1", Mesh((8,), ("dp",)), zero=1)
+    step, losses = _train(target, Mesh((8,), ("dp",)), zero=1)
     torch.testing.assert_close(losses, base_losses, rtol=1e-4, atol=0)
     # Every state tensor of this GPT splits by 8: each chip holds an eighth.
     assert step.memory().optimizer_state * 8 == base.memory().optimizer_state

@@ -61,9 +61,10 @@ def test_tp2_gives_the_one_chip_losses(one_chip, target):
         torch.testing.assert_close(ours[name], theirs[name], rtol=1e-3, atol=1e-5)
 
 
-def test_tp4_vocab_parallel_head_gives_the_one_chip_losses(one_chip):
+@pytest.mark.parametrize("target", ["nova-t1", "nova-t1-ring8"])
+def test_tp4_vocab_parallel_head_gives_the_one_chip_losses(one_chip, target):
     _, base_losses = one_chip
-    step, losses = _train("nova-t1", 4, vocab=True)
+    step, losses = _train(target, 4, vocab=True)
     torch.testing.assert_close(losses, base_losses, rtol=1e-4, atol=0)
     # No chip holds the full logits: the largest tensor of the vocabulary is a quarter.
     spmd = step.program.stages["linalg"]
