@@ -167,13 +167,28 @@ bool operandsAvailableBefore(Operation *op, Operation *point,
   });
 }
 
-/// Moves the lazy ops after `point` that `op` uses in front of `point`,
-/// their own operands first.
-void pullLazyOperands(Operation *op, Operation *point) {
-  forEachLaterDef(op, point, [&](Operation *def) {
-    pullLazyOperands(def, point);
-    def->moveBefore(point);
-    return true;
+/// Appends to `out` the lazy ops after `point` (by `position`, the block's
+/// order before anything moves) that `op` uses and that are not `placed`
+/// yet, their own operands first. Positions are looked up, not asked of the
+/// block: a block renumbers its ops after moves, once per query.
+void collectLazyOperands(Operation *op, Operation *point,
+                         const DenseMap<Operation *, unsigned> &position,
+                         DenseSet<Operation *> &placed,
+                         SmallVector<Operation *> &out) {
+  Block *block = point->getBlock();
+  unsigned pointPosition = position.lookup(point);
+  op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || op->isAncestor(def))
+        continue;
+      Operation *defInBlock = block->findAncestorOpInBlock(*def);
+      if (!defInBlock || position.lookup(defInBlock) <= pointPosition ||
+          !placed.insert(defInBlock).second)
+        continue;
+      collectLazyOperands(defInBlock, point, position, placed, out);
+      out.push_back(defInBlock);
+    }
   });
 }
 
@@ -195,7 +210,19 @@ struct OverlapCollectivesPass
     : public nova::impl::NovaOverlapCollectivesBase<OverlapCollectivesPass> {
   using Base::Base;
 
+  /// What each op reads and writes, walked once: moving an op in its block
+  /// does not change it, and every collective scans the ops after it.
+  DenseMap<Operation *, std::shared_ptr<Accesses>> accessCache;
+
+  const Accesses &accesses(Operation *op) {
+    std::shared_ptr<Accesses> &slot = accessCache[op];
+    if (!slot)
+      slot = std::make_shared<Accesses>(accessesOf(op));
+    return *slot;
+  }
+
   void runOnOperation() override {
+    accessCache.clear();
     SmallVector<Operation *> collectives;
     getOperation().walk([&](Operation *op) {
       if (isCollective(op))
@@ -236,12 +263,21 @@ struct OverlapCollectivesPass
       if (!grew)
         break;
     }
+    if (order.empty())
+      return;
+    DenseMap<Operation *, unsigned> position;
+    for (Operation &op : *wait->getBlock())
+      position[&op] = position.size();
+    DenseSet<Operation *> placed(order.begin(), order.end());
+    SmallVector<Operation *> moves;
     for (Operation *op : order) {
-      pullLazyOperands(op, wait);
-      op->moveBefore(wait);
+      collectLazyOperands(op, wait, position, placed, moves);
+      moves.push_back(op);
       if (!isa<WaitOp>(op))
         ++numMoved;
     }
+    for (Operation *op : moves)
+      op->moveBefore(wait);
   }
 
   /// One dry run: which of `later` move (in `order`), given the scratchpad
@@ -287,7 +323,7 @@ struct OverlapCollectivesPass
           break;
         Accesses issued;
         for (Value token : other.getTokens())
-          issued.add(accessesOf(token.getDefiningOp()));
+          issued.add(accesses(token.getDefiningOp()));
         if (issued.unknown)
           break;
         pinned.add(issued);
@@ -301,7 +337,7 @@ struct OverlapCollectivesPass
       // all-reduced) deadlocks two chips that each wait to receive first.
       if (isa<SendOp, RecvOp>(op))
         break;
-      Accesses acc = accessesOf(op);
+      const Accesses &acc = accesses(op);
       if (acc.unknown)
         break; // Nothing moves across what the analysis cannot see.
       bool writesForbidden = llvm::any_of(
