@@ -80,6 +80,10 @@ void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createNovaEraseDeadGenericResults());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createNovaPrepareSharding());
+  // Values whose users propagation would shard differently (a training
+  // step's LayerNorm gradients under sequence parallelism) get a sharding of
+  // their own first: propagation asserts on them otherwise.
+  pm.addNestedPass<func::FuncOp>(createNovaResolveShardingConflicts());
   // Forward-backward: the default order leaves a Megatron MLP's GELU chain
   // replicated (two all-gathers instead of one all-reduce).
   shard::ShardingPropagationOptions propagation;

@@ -50,22 +50,76 @@ bool computesFromIndices(linalg::LinalgOp op) {
   return index && !gathers(op);
 }
 
-/// Whether the indices `op` computes reach a gather: followed through the
-/// elementwise and reshaping ops that use them, up to the first reduction
-/// or contraction (past which they are no longer positions). Such indices
-/// address the chip's slice of what the gather reads (a mask's rows under
-/// data parallelism), so they must stay local.
+/// Whether `gather` reads `source` at position `dim` from the chip's own
+/// slice: the captured tensor is annotated split along `dim` (partitioning
+/// hands the body its local block). A tensor made inside the gather's body
+/// (torch's index tensors) is whole; a captured one without an annotation
+/// is taken as split (the indices stay local, as partitioning leaves them).
+bool readsLocalSlice(Operation *gather, Value source, unsigned dim) {
+  if (gather->isAncestor(source.getParentRegion()->getParentOp()))
+    return false;
+  auto annotation = source.getDefiningOp<shard::ShardOp>();
+  if (!annotation)
+    return true;
+  ArrayRef<shard::GridAxesAttr> axes = shard::Sharding(annotation.getSharding()).getSplitAxes();
+  return dim < axes.size() && !axes[dim].empty();
+}
+
+/// Whether `gather` (a linalg op whose body has `tensor.extract`s) uses the
+/// values of `operand` to address the chip's own slice of what it reads: they
+/// reach (through the body's scalar ops) an index of an extract whose source
+/// is split along that position. Indices into a whole (replicated) table,
+/// such as the positions of a learned position embedding under sequence
+/// parallelism, are global and are not such a use.
+bool addressesLocalSlice(linalg::LinalgOp gather, OpOperand &operand) {
+  if (!gather.isDpsInput(&operand))
+    return true;
+  BlockArgument arg = gather.getMatchingBlockArgument(&operand);
+  SmallVector<Value> work{arg};
+  DenseSet<Value> seen{arg};
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto extract = dyn_cast<tensor::ExtractOp>(user)) {
+        unsigned first = extract.getIndices().getBeginOperandIndex();
+        if (use.getOperandNumber() >= first &&
+            readsLocalSlice(gather, extract.getTensor(),
+                            use.getOperandNumber() - first))
+          return true;
+        continue;
+      }
+      if (user->getNumRegions() || user->hasTrait<OpTrait::IsTerminator>())
+        continue;
+      for (Value result : user->getResults())
+        if (seen.insert(result).second)
+          work.push_back(result);
+    }
+  }
+  return false;
+}
+
+/// Whether the indices `op` computes reach a gather that reads the chip's
+/// own slice with them: followed through the elementwise and reshaping ops
+/// that use them, up to the first reduction or contraction (past which they
+/// are no longer positions). Such indices address the chip's slice of what
+/// the gather reads (a mask's rows under data parallelism), so they must
+/// stay local.
 bool feedsGather(linalg::LinalgOp op) {
   SmallVector<Operation *> work{op};
   DenseSet<Operation *> seen{op};
   while (!work.empty() && seen.size() < 64) {
     Operation *current = work.pop_back_val();
-    for (Operation *user : current->getUsers()) {
+    for (OpOperand &use : current->getUses()) {
+      Operation *user = use.getOwner();
       if (!seen.insert(user).second)
         continue;
       auto linalgUser = dyn_cast<linalg::LinalgOp>(user);
-      if (linalgUser && gathers(user))
-        return true;
+      if (linalgUser && gathers(user)) {
+        if (addressesLocalSlice(linalgUser, use))
+          return true;
+        continue;
+      }
       if (isa<tensor::ExtractOp>(user))
         return true;
       if (linalgUser && (linalgUser.getNumReductionLoops() > 0 ||

@@ -630,6 +630,58 @@ def NovaPrepareSharding
   ];
 }
 
+def NovaResolveShardingConflicts
+    : Pass<"nova-resolve-sharding-conflicts", "::mlir::func::FuncOp"> {
+  let summary = "pin the values whose users sharding propagation would annotate differently";
+  let description = [{
+    MLIR 22's `sharding-propagation` gives a value no sharding of its own
+    when the op computing it has no sharded operand (a matmul of replicated
+    operands, a reshape of a replicated value), and lets each user annotate
+    it for itself. When two users ask different shardings of one such value,
+    its backward traversal asserts in `getSharding(OpResult)` ("only support
+    all shard ops have the same grid sharding attr"). A training step under
+    sequence parallelism has such values: the gradient of a LayerNorm's
+    output arrives whole (all-reduced, or from a replicated LM head), and
+    the first op of the LayerNorm's backward reads it with the replicated
+    weight (forward traversal: whole) while the next reads it with the
+    sequence-split normalised input (split).
+
+    Run right before `sharding-propagation`, this pass runs upstream's
+    forward traversal as a probe on the function, records each value whose
+    users it annotated differently (and that it did not annotate itself),
+    undoes the probe (it only wraps values in `shard.shard` ops), and pins
+    each such value with a `shard.shard` of its own: the sharding its users
+    asked that splits it most (the first user's on a tie). Its producer
+    then computes it that way or partitioning slices it out (local), and
+    the users that asked for it whole without a reason of their own (the
+    probe's forward order reached them first) take the split in the real
+    run; a user that needs it whole gathers it. It repeats until a probe
+    finds no conflict (`max-rounds`).
+
+    Before (what the probe finds):
+    ```mlir
+    %g = tensor.expand_shape %dx [[0, 1], [2]] ... into tensor<2x16x32xf32>
+    %a = shard.shard %g to %whole annotate_for_users : tensor<2x16x32xf32>
+    %b = shard.shard %g to %seq_split annotate_for_users : tensor<2x16x32xf32>
+    ```
+    After (what the pass leaves for `sharding-propagation`):
+    ```mlir
+    %g = tensor.expand_shape %dx [[0, 1], [2]] ... into tensor<2x16x32xf32>
+    %s = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+    %p = shard.shard %g to %s : tensor<2x16x32xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+  let options = [
+    Option<"maxRounds", "max-rounds", "unsigned", /*default=*/"8",
+           "Probes to run before giving up (each round pins what the last probe found)">,
+  ];
+  let statistics = [
+    Statistic<"numPinned", "pinned-values",
+              "Values given a sharding of their own because their users disagreed">,
+  ];
+}
+
 def NovaVerifySharding : Pass<"nova-verify-sharding", "::mlir::func::FuncOp"> {
   let summary = "check that sharding propagation annotated everything shard-partition needs";
   let description = [{

@@ -24,7 +24,7 @@ from nova.runtime.program import CompiledProgram
 from nova.training.errors import TrainStepError
 
 __all__ = ["batch_positions", "check_zero", "compile_data_parallel", "gradient_shards",
-           "shard_gradients", "state_shards"]
+           "shard_gradients", "state_shards", "step_input_names"]
 
 
 def batch_positions(imported: ImportedTrainStep) -> list[int]:
@@ -371,6 +371,18 @@ def shard_gradients(annotated: str, imported: ImportedTrainStep,
         return module.operation.get_asm(enable_debug_info=True), names
 
 
+def step_input_names(imported: ImportedTrainStep) -> dict[str, int]:
+    """The step's batch tensors as a plan names them -> their argument
+    positions: ``input0``, ``input1``... for the positional ones in the order
+    ``step(*batch)`` takes them (the model's inputs, then the loss's: ids and
+    labels are ``input0`` and ``input1``), the keyword for keyword ones (as
+    ``compile_parallel`` names a forward's inputs)."""
+    layout = imported.layout
+    positional = layout.batch - len(layout.keywords)
+    names = [f"input{i}" for i in range(positional)] + list(layout.keywords)
+    return dict(zip(names, batch_positions(imported)))
+
+
 def _place_parameters(imported: ImportedTrainStep, example: list[np.ndarray], mesh, plan,
                       placements: list[dict], results: list[dict]) -> None:
     """A tensor-parallel plan's placements on the step's arguments and
@@ -381,10 +393,12 @@ def _place_parameters(imported: ImportedTrainStep, example: list[np.ndarray], me
     layout = imported.layout
     n_train, n_const = len(layout.trainable), len(layout.constant)
     names = list(layout.trainable) + list(layout.constant)
-    unknown = set(plan.placements) - set(names)
+    inputs = step_input_names(imported)
+    unknown = set(plan.placements) - set(names) - set(inputs)
     if unknown:
         raise TrainStepError(f"the plan names {sorted(unknown)}, which are not parameters or "
-                             f"buffers of the model ({', '.join(names)})")
+                             f"buffers of the model ({', '.join(names)}) nor inputs of the "
+                             f"step ({', '.join(inputs)})")
 
     def of(name: str, shape) -> dict:
         by_index = {mesh.axis(axis): p for axis, p in plan.of(name, rank=len(shape)).items()}
@@ -396,6 +410,11 @@ def _place_parameters(imported: ImportedTrainStep, example: list[np.ndarray], me
                                      f"{mesh.shape[axis]} chips")
         return by_index
 
+    # The batch: an input the plan names takes its placement (a sequence
+    # split: Megatron-SP's ids and labels); the others keep batch_axis's.
+    for name, position in inputs.items():
+        if name in plan.placements:
+            placements[position] = of(name, example[position].shape)
     for i, name in enumerate(names):
         placed = of(name, example[i].shape)
         if not placed:
