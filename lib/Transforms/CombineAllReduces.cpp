@@ -2,7 +2,11 @@
 //
 // all_reduce(a) + all_reduce(b) -> all_reduce(a + b): one collective instead
 // of two, for the sums of partial results that tensor parallelism's backward
-// makes (the q, k and v input gradients of a Megatron attention block).
+// makes (the q, k and v input gradients of a Megatron attention block). Under
+// sequence parallelism each all-reduced partial is sliced before the sum
+// (all_slice(all_reduce(a)) + all_slice(all_reduce(b))): the sum is taken
+// whole and sliced once, all_slice(all_reduce(a + b)), which
+// nova-form-reduce-scatter then makes one reduce-scatter.
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Transforms/Passes.h"
@@ -24,16 +28,23 @@ using namespace mlir;
 namespace {
 
 /// An operand of the add: a sum all-reduce, optionally reshaped by an
-/// expand or collapse, each link used only by the next.
+/// expand or collapse, optionally sliced (the chip's block of a sequence
+/// split), each link used only by the next.
 struct Reduced {
   shard::AllReduceOp reduce;
   Operation *reshape = nullptr; // tensor.expand_shape / collapse_shape, optional.
+  shard::AllSliceOp slice;      // optional
 };
 
 FailureOr<Reduced> matchReduced(Value v) {
   Reduced r;
   if (!v.hasOneUse())
     return failure();
+  if ((r.slice = v.getDefiningOp<shard::AllSliceOp>())) {
+    v = r.slice.getInput();
+    if (!v.hasOneUse())
+      return failure();
+  }
   if (isa_and_present<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(v.getDefiningOp())) {
     r.reshape = v.getDefiningOp();
     v = r.reshape->getOperand(0);
@@ -83,20 +94,48 @@ bool combine(IRRewriter &rewriter, linalg::GenericOp add) {
       lhs->reduce.getGridAttr() != rhs->reduce.getGridAttr() ||
       lhs->reduce.getGridAxes() != rhs->reduce.getGridAxes())
     return false;
-  // Sum the partials where the later all-reduce stood, then reduce once.
-  Operation *later = lhs->reduce->isBeforeInBlock(rhs->reduce) ? rhs->reduce : lhs->reduce;
-  if (later->getBlock() != add->getBlock() || lhs->reduce->getBlock() != add->getBlock())
+  // Both sliced alike, or neither.
+  if (bool(lhs->slice) != bool(rhs->slice))
     return false;
+  if (lhs->slice && (lhs->slice.getGridAttr() != rhs->slice.getGridAttr() ||
+                     lhs->slice.getGridAxes() != rhs->slice.getGridAxes() ||
+                     lhs->slice.getSliceAxis() != rhs->slice.getSliceAxis()))
+    return false;
+  if (lhs->reduce->getBlock() != add->getBlock() || rhs->reduce->getBlock() != add->getBlock())
+    return false;
+  auto wholeType = [](Reduced r) -> Type {
+    return r.reshape ? r.reshape->getResult(0).getType() : r.reduce.getResult().getType();
+  };
+  if (wholeType(*lhs) != wholeType(*rhs))
+    return false;
+  // Sum the partials at the add, then reduce (and slice) once.
   rewriter.setInsertionPoint(add);
   Value a = reshapedPartial(rewriter, *lhs), b = reshapedPartial(rewriter, *rhs);
+  // Sliced, the sum is of the whole partials: a destination and a result of their shape.
+  Value init;
+  if (lhs->slice) {
+    auto whole = cast<RankedTensorType>(a.getType());
+    init = tensor::EmptyOp::create(rewriter, add.getLoc(), whole.getShape(),
+                                   whole.getElementType());
+  }
   auto summed = cast<linalg::GenericOp>(rewriter.clone(*add));
   summed->setOperand(0, a);
   summed->setOperand(1, b);
+  if (init) {
+    summed.getDpsInitsMutable()[0].set(init);
+    summed->getResult(0).setType(init.getType());
+  }
   Value result = shard::AllReduceOp::create(
-      rewriter, lhs->reduce.getLoc(), add.getResultTypes()[0], lhs->reduce.getGridAttr(),
+      rewriter, lhs->reduce.getLoc(), summed->getResult(0).getType(), lhs->reduce.getGridAttr(),
       lhs->reduce.getGridAxesAttr(), summed->getResult(0), lhs->reduce.getReductionAttr());
+  if (lhs->slice)
+    result = shard::AllSliceOp::create(rewriter, lhs->slice.getLoc(), add.getResultTypes()[0],
+                                       lhs->slice.getGridAttr(), lhs->slice.getGridAxesAttr(),
+                                       result, lhs->slice.getSliceAxisAttr());
   rewriter.replaceOp(add, result);
   for (Reduced r : {*lhs, *rhs}) {
+    if (r.slice)
+      rewriter.eraseOp(r.slice);
     if (r.reshape)
       rewriter.eraseOp(r.reshape);
     rewriter.eraseOp(r.reduce);
