@@ -33,6 +33,8 @@ namespace {
 
 // Not `nova.`-prefixed: the nova dialect verifies its own attribute names.
 constexpr StringLiteral kRanges = "nova_loop_ranges";
+// Per loop, the grid axes its annotations split it over (major first).
+constexpr StringLiteral kAxes = "nova_loop_axes";
 
 bool gathers(Operation *op) {
   bool found = false;
@@ -131,6 +133,40 @@ bool feedsGather(linalg::LinalgOp op) {
   return false;
 }
 
+/// The grid axes each loop of `op` is split over, as its sharding
+/// annotations say (its results' own annotations, its operands'
+/// annotations for users, read through the indexing maps); empty for a
+/// loop no annotation splits. On a grid of rank > 1 the ratio of the global
+/// to the local range cannot tell the axes apart (2 x 2: dp or tp).
+SmallVector<SmallVector<int16_t>> loopAxes(linalg::LinalgOp op) {
+  SmallVector<SmallVector<int16_t>> axes(op.getNumLoops());
+  auto take = [&](Value sharding, AffineMap map) {
+    auto definition = sharding.getDefiningOp<shard::ShardingOp>();
+    if (!definition)
+      return;
+    for (auto [dim, split] : llvm::enumerate(shard::Sharding(definition).getSplitAxes())) {
+      if (split.empty() || dim >= map.getNumResults())
+        continue;
+      auto loop = dyn_cast<AffineDimExpr>(map.getResult(dim));
+      if (loop && axes[loop.getPosition()].empty())
+        axes[loop.getPosition()].assign(split.asArrayRef().begin(), split.asArrayRef().end());
+    }
+  };
+  for (OpResult result : op->getResults()) {
+    if (!result.hasOneUse())
+      continue;
+    auto annotation = dyn_cast<shard::ShardOp>(*result.getUsers().begin());
+    if (annotation && !annotation.getAnnotateForUsers())
+      take(annotation.getSharding(), op.getIndexingMapMatchingResult(result));
+  }
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto annotation = operand.get().getDefiningOp<shard::ShardOp>();
+    if (annotation && annotation.getAnnotateForUsers())
+      take(annotation.getSharding(), op.getMatchingIndexingMap(&operand));
+  }
+  return axes;
+}
+
 struct RecordLoopRangesPass
     : public nova::impl::NovaRecordLoopRangesBase<RecordLoopRangesPass> {
   using Base::Base;
@@ -141,7 +177,12 @@ struct RecordLoopRangesPass
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       if (llvm::any_of(ranges, ShapedType::isDynamic))
         return;
-      op->setAttr(kRanges, DenseI64ArrayAttr::get(op->getContext(), ranges));
+      MLIRContext *ctx = op->getContext();
+      op->setAttr(kRanges, DenseI64ArrayAttr::get(ctx, ranges));
+      SmallVector<Attribute> axes;
+      for (ArrayRef<int16_t> loop : loopAxes(op))
+        axes.push_back(DenseI16ArrayAttr::get(ctx, loop));
+      op->setAttr(kAxes, ArrayAttr::get(ctx, axes));
       ++numRecorded;
     });
   }
@@ -160,12 +201,30 @@ struct OffsetSplitIndicesPass
       if (!global)
         return WalkResult::advance();
       op->removeAttr(kRanges);
+      auto recordedAxes = op->getAttrOfType<ArrayAttr>(kAxes);
+      op->removeAttr(kAxes);
       SmallVector<int64_t> local = op.getStaticLoopRanges();
       if (local.size() != global.size())
         return op->emitError("loop count changed across partitioning");
       OpBuilder builder(op);
       Location loc = op->getLoc();
       SmallVector<Value> offsets(local.size());
+      auto constant = [&](int64_t v) -> Value {
+        return arith::ConstantIndexOp::create(builder, loc, v);
+      };
+      Value id;
+      // The chip's coordinate on grid axis `axis`, row-major as the shard
+      // dialect numbers chips.
+      auto coordinate = [&](int64_t axis) -> Value {
+        if (!id)
+          id = nova::ChipIdOp::create(builder, loc, builder.getIndexType());
+        int64_t stride = 1;
+        for (int64_t later : grid.getShape().drop_front(axis + 1))
+          stride *= later;
+        return arith::RemUIOp::create(
+            builder, loc, arith::DivUIOp::create(builder, loc, id, constant(stride)),
+            constant(grid.getShape()[axis]));
+      };
       for (auto [d, sizes] : llvm::enumerate(llvm::zip(local, global.asArrayRef()))) {
         auto [here, whole] = sizes;
         if (here == whole)
@@ -173,31 +232,42 @@ struct OffsetSplitIndicesPass
         if (!grid || ShapedType::isDynamic(here) || here == 0 || whole % here)
           return op->emitError("cannot place the indices of loop ")
                  << d << " split from " << whole << " to " << here;
-        // The mesh axis the loop was split over: the one whose size is the ratio.
-        int64_t ratio = whole / here, axis = -1;
-        for (auto [a, size] : llvm::enumerate(grid.getShape()))
-          if (size == ratio) {
-            if (axis >= 0)
-              return op->emitError("the indices of loop ")
-                     << d << " are split " << ratio
-                     << " ways, which more than one mesh axis could have done";
-            axis = a;
-          }
-        if (axis < 0)
-          return op->emitError("the indices of loop ")
-                 << d << " are split " << ratio << " ways, over several mesh axes";
-        // The chip's coordinate on `axis`, row-major as the shard dialect numbers chips.
-        int64_t stride = 1;
-        for (int64_t later : grid.getShape().drop_front(axis + 1))
-          stride *= later;
-        auto constant = [&](int64_t v) -> Value {
-          return arith::ConstantIndexOp::create(builder, loc, v);
-        };
-        Value id = nova::ChipIdOp::create(builder, loc, builder.getIndexType());
-        Value coord = arith::RemUIOp::create(
-            builder, loc, arith::DivUIOp::create(builder, loc, id, constant(stride)),
-            constant(ratio));
-        offsets[d] = arith::MulIOp::create(builder, loc, coord, constant(here));
+        int64_t ratio = whole / here;
+        // The grid axes the loop was split over: as its annotations said,
+        // else the one axis whose size is the ratio.
+        SmallVector<int64_t> axes;
+        if (recordedAxes && d < recordedAxes.size())
+          for (int16_t axis : cast<DenseI16ArrayAttr>(recordedAxes[d]).asArrayRef())
+            axes.push_back(axis);
+        if (!axes.empty()) {
+          int64_t chips = 1;
+          for (int64_t axis : axes)
+            chips *= grid.getShape()[axis];
+          if (chips != ratio)
+            return op->emitError("the indices of loop ")
+                   << d << " are split " << ratio << " ways, but its sharding splits it "
+                   << chips << " ways";
+        } else {
+          for (auto [a, size] : llvm::enumerate(grid.getShape()))
+            if (size == ratio) {
+              if (!axes.empty())
+                return op->emitError("the indices of loop ")
+                       << d << " are split " << ratio
+                       << " ways, which more than one mesh axis could have done";
+              axes.push_back(a);
+            }
+          if (axes.empty())
+            return op->emitError("the indices of loop ")
+                   << d << " are split " << ratio << " ways, over several mesh axes";
+        }
+        // The chip's block along the loop: its coordinates over `axes`, major first.
+        Value block = coordinate(axes.front());
+        for (int64_t axis : llvm::drop_begin(axes))
+          block = arith::AddIOp::create(
+              builder, loc,
+              arith::MulIOp::create(builder, loc, block, constant(grid.getShape()[axis])),
+              coordinate(axis));
+        offsets[d] = arith::MulIOp::create(builder, loc, block, constant(here));
       }
       SmallVector<linalg::IndexOp> indices;
       op->walk([&](linalg::IndexOp index) { indices.push_back(index); });

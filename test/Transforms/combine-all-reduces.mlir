@@ -74,3 +74,72 @@ func.func @not_combined(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tensor<4x4
   } -> tensor<4x4xf32>
   return %s, %ra, %m, %p : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// Under sequence parallelism each all-reduced partial is expanded and sliced
+// to the chip's block of the sequence before the sum: the whole partials
+// are summed, all-reduced once and sliced once (one reduce-scatter for
+// nova-form-reduce-scatter), the chain of two adds folding into one.
+// CHECK-LABEL: func.func @qkv_input_gradient_sequence_split
+// CHECK-SAME: (%[[A:.*]]: tensor<16x32xf32>, %[[B:.*]]: tensor<16x32xf32>, %[[C:.*]]: tensor<16x32xf32>)
+// CHECK-DAG: %[[EA:.*]] = tensor.expand_shape %[[A]] {{\[\[}}0, 1], [2]] output_shape [2, 8, 32]
+// CHECK-DAG: %[[EB:.*]] = tensor.expand_shape %[[B]] {{\[\[}}0, 1], [2]] output_shape [2, 8, 32]
+// CHECK: %[[AB:.*]] = linalg.generic {{.*}} ins(%[[EA]], %[[EB]] : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%{{.*}} : tensor<2x8x32xf32>)
+// CHECK: %[[EC:.*]] = tensor.expand_shape %[[C]]
+// CHECK: %[[ABC:.*]] = linalg.generic {{.*}} ins(%[[AB]], %[[EC]] : tensor<2x8x32xf32>, tensor<2x8x32xf32>) outs(%{{.*}} : tensor<2x8x32xf32>)
+// CHECK: %[[R:.*]] = shard.all_reduce %[[ABC]] on @grid grid_axes = [0] : tensor<2x8x32xf32> -> tensor<2x8x32xf32>
+// CHECK: %[[S:.*]] = shard.all_slice %[[R]] on @grid grid_axes = [0] slice_axis = 1 : tensor<2x8x32xf32> -> tensor<2x4x32xf32>
+// CHECK-NOT: shard.all_reduce
+// CHECK-NOT: shard.all_slice
+// CHECK: return %[[S]]
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+shard.grid @grid(shape = 2)
+func.func @qkv_input_gradient_sequence_split(%a: tensor<16x32xf32>, %b: tensor<16x32xf32>, %c: tensor<16x32xf32>) -> tensor<2x4x32xf32> {
+  %ra = shard.all_reduce %a on @grid grid_axes = [0] : tensor<16x32xf32> -> tensor<16x32xf32>
+  %ea = tensor.expand_shape %ra [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
+  %sa = shard.all_slice %ea on @grid grid_axes = [0] slice_axis = 1 : tensor<2x8x32xf32> -> tensor<2x4x32xf32>
+  %rb = shard.all_reduce %b on @grid grid_axes = [0] : tensor<16x32xf32> -> tensor<16x32xf32>
+  %eb = tensor.expand_shape %rb [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
+  %sb = shard.all_slice %eb on @grid grid_axes = [0] slice_axis = 1 : tensor<2x8x32xf32> -> tensor<2x4x32xf32>
+  %e0 = tensor.empty() : tensor<2x4x32xf32>
+  %ab = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sa, %sb : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%e0 : tensor<2x4x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x32xf32>
+  %rc = shard.all_reduce %c on @grid grid_axes = [0] : tensor<16x32xf32> -> tensor<16x32xf32>
+  %ec = tensor.expand_shape %rc [[0, 1], [2]] output_shape [2, 8, 32] : tensor<16x32xf32> into tensor<2x8x32xf32>
+  %sc = shard.all_slice %ec on @grid grid_axes = [0] slice_axis = 1 : tensor<2x8x32xf32> -> tensor<2x4x32xf32>
+  %e1 = tensor.empty() : tensor<2x4x32xf32>
+  %abc = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ab, %sc : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%e1 : tensor<2x4x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x32xf32>
+  return %abc : tensor<2x4x32xf32>
+}
+
+// -----
+
+// One partial sliced and one not: the sum cannot be taken at one shape, so
+// nothing is combined.
+// CHECK-LABEL: func.func @negative_one_sliced
+// CHECK: shard.all_reduce
+// CHECK: shard.all_slice
+// CHECK: shard.all_reduce
+// CHECK: linalg.generic
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+shard.grid @grid(shape = 2)
+func.func @negative_one_sliced(%a: tensor<2x8x32xf32>, %b: tensor<2x4x32xf32>) -> tensor<2x4x32xf32> {
+  %ra = shard.all_reduce %a on @grid grid_axes = [0] : tensor<2x8x32xf32> -> tensor<2x8x32xf32>
+  %sa = shard.all_slice %ra on @grid grid_axes = [0] slice_axis = 1 : tensor<2x8x32xf32> -> tensor<2x4x32xf32>
+  %rb = shard.all_reduce %b on @grid grid_axes = [0] : tensor<2x4x32xf32> -> tensor<2x4x32xf32>
+  %e0 = tensor.empty() : tensor<2x4x32xf32>
+  %ab = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sa, %rb : tensor<2x4x32xf32>, tensor<2x4x32xf32>) outs(%e0 : tensor<2x4x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x32xf32>
+  return %ab : tensor<2x4x32xf32>
+}
