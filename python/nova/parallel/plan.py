@@ -15,7 +15,11 @@ class ParallelPlan:
     names its parameters, buffers and lifted constants) or input name
     (``"input0"`` for the first positional input, ``"input_ids"`` for a
     keyword one), each a mapping from mesh axis (name or index) to a
-    placement. Anything not named is replicated, and so are the outputs."""
+    placement. Anything not named is replicated, and so are the outputs.
+    In a training step (``compile_train_step``) the inputs are the step's
+    batch, numbered in the order ``step(*batch)`` takes it: the model's
+    inputs, then the loss's (``step(ids, labels)``: ``"input0"`` is the
+    ids, ``"input1"`` the labels)."""
 
     placements: Mapping[str, Mapping[str | int, Placement]] = field(default_factory=dict)
     #: When set, every tensor input the plan does not name is split along its
@@ -102,7 +106,11 @@ def megatron_transformer_plan(model, *, axis: str | int = "tp",
     all-reduce + slice that partitioning gives). With ``batch_axis`` too
     (a 2-D mesh) the resharding goes through ``nova.reshard``
     (``nova-materialize-reshards``), since MLIR 22's shard-partition
-    reshards only on 1-D grids."""
+    reshards only on 1-D grids. In a training step ``input0`` is the
+    step's first batch tensor (the token ids); the labels (``input1``) stay
+    replicated, as Megatron keeps them, since the loss reads the logits of
+    the gathered sequence (name ``"input1"`` in the plan to split them too:
+    they are then gathered before the loss)."""
     placements: dict[str, Mapping[str | int, Placement]] = {}
     for name, module in model.named_modules():
         prefix = f"{name}." if name else ""

@@ -69,7 +69,9 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
     and its updated value take the parameter's placement, and sharding
     propagation carries it through the forward, the backward and the update
     (Megatron's collectives come out of partitioning). The batch is then split
-    only over ``plan.batch_axis``, if it names one."""
+    over ``plan.batch_axis``, if it names one, except the tensors the plan
+    places by name (:func:`step_input_names`: the token ids split along the
+    sequence under sequence parallelism)."""
     from nova.parallel.compile import partition
     from nova.parallel.mesh import Mesh
     from nova.parallel.placements import Shard

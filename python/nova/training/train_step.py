@@ -100,7 +100,12 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     :class:`nova.parallel.ParallelPlan` or a dict of ``torch.distributed.
     tensor.parallel`` styles placing the parameters; their optimizer state
     and updated values take the same placement and partitioning derives the
-    backward's collectives (docs/training.md, "Tensor parallel").
+    backward's collectives (docs/training.md, "Tensor parallel"). The plan
+    may place the batch too, naming its tensors ``input0``, ``input1``...
+    in the order ``step(*batch)`` takes them (keyword tensors by keyword):
+    ``megatron_transformer_plan(model, sequence_parallel=True)`` splits the
+    token ids along the sequence (Megatron's sequence parallelism,
+    docs/training.md, "Sequence parallelism").
 
     ``zero=1`` (with a mesh) shards the optimizer state over the chips as
     ZeRO stage 1: each chip keeps and updates ``1/chips`` of it and the
