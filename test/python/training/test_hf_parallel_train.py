@@ -110,7 +110,10 @@ def test_hf_gpt2_tp2_with_the_fused_qkv_plan_gives_the_one_chip_losses():
             # noise, differently on one chip and on two. q's and v's must match.
             torch.testing.assert_close(have[32:64], want[32:64], rtol=0, atol=1e-3)
             want, have = torch.cat([want[:32], want[64:]]), torch.cat([have[:32], have[64:]])
-        torch.testing.assert_close(have, want, rtol=1e-4, atol=1e-4,
+        # atol 5e-4: 10 AdamW steps at lr 1e-2 amplify the other order of the
+        # two chips' partial sums in elements whose gradient is near zero (one
+        # c_fc element of 4096 ends 1.1e-4 off; the losses agree to 1e-4).
+        torch.testing.assert_close(have, want, rtol=1e-4, atol=5e-4,
                                    msg=lambda m, name=name: f"{name}: {m}")
     # The AdamW state too, in optimizer.state_dict() form.
     expected, got = one_chip.optimizer_state_dict()["state"], tp.optimizer_state_dict()["state"]
