@@ -32,6 +32,7 @@ dp, ZeRO-1 over dp (``zero=1``). With ``--three-d 2x2x2`` (PPxDPxTP) a
 
     python benchmarks/train_scaling.py [--chips 1 2 4 8] [--seq 128] [--per-chip 1]
     python benchmarks/train_scaling.py --chips 1 --targets nova-t1 --pp 2 4 [--pp-microbatches 8]
+    python benchmarks/train_scaling.py --chips 1 --targets nova-t1 --pp 2 --pp-split 8 --no-clip
     python benchmarks/train_scaling.py --chips --tp 2 4 8 --dp-tp 2x2 2x4 --three-d 2x2x2
 """
 
@@ -93,6 +94,9 @@ def main() -> None:
     parser.add_argument("--pp", type=int, nargs="*", default=[],
                         help="pipeline stages for the PP section (none: no PP rows)")
     parser.add_argument("--pp-microbatches", type=int, default=8)
+    parser.add_argument("--pp-split", type=int, nargs="*", default=None,
+                        help="block indices where the PP stages are cut (balancing the "
+                             "embedding and LM-head stages; default: even cuts)")
     parser.add_argument("--tp", type=int, nargs="*", default=[],
                         help="tensor-parallel sizes for the TP section (none: no TP rows)")
     parser.add_argument("--dp-tp", nargs="*", default=[],
@@ -251,12 +255,14 @@ def pipeline_rows(cfg: GPTConfig, args, base: dict[str, float]) -> None:
             ids = torch.randint(0, cfg.vocab_size, (m * args.per_chip, cfg.seq_len))
             labels = torch.randint(0, cfg.vocab_size, (m * args.per_chip, cfg.seq_len))
             t0 = time.perf_counter()
-            step = compile_pipeline_train_step(model, loss_fn, optimizer, ids, labels, stages=p,
-                                               microbatches=m, target=target)
+            cuts = dict(split_points=args.pp_split) if args.pp_split else dict(stages=p)
+            step = compile_pipeline_train_step(model, loss_fn, optimizer, ids, labels,
+                                               microbatches=m, target=target, **cuts)
             t_compile = time.perf_counter() - t0
             bubble = step.bubble()
             one = base.get(target, base.get(args.one_chip_target))
             speedup = m * one / bubble["step_ns"] if one else float("nan")
+            p = step.schedule.stages
             print(f"{target:14s} {p:6d} {bubble['step_ns'] / 1e6:9.3f} {speedup:7.2f}x "
                   f"{bubble['measured']:7.1%} {bubble['ideal']:13.1%} {t_compile:9.1f}",
                   flush=True)
