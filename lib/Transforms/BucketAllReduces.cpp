@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Transforms/Passes.h"
+#include "nova/Transforms/TensorBytes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -21,11 +22,6 @@ namespace mlir::nova {
 using namespace mlir;
 
 namespace {
-
-int64_t bytesOf(RankedTensorType type) {
-  return type.getNumElements() *
-         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-}
 
 /// Which all-reduces may share a bucket: same grid, axes, reduction, type.
 bool sameKind(shard::AllReduceOp a, shard::AllReduceOp b) {
@@ -83,7 +79,7 @@ struct BucketAllReducesPass
       auto reduce = dyn_cast<shard::AllReduceOp>(&op);
       if (!reduce || !candidate(reduce))
         continue;
-      int64_t size = bytesOf(cast<RankedTensorType>(reduce.getInput().getType()));
+      int64_t size = nova::tensorBytes(cast<RankedTensorType>(reduce.getInput().getType()));
       auto it = llvm::find_if(open, [&](Bucket &bucket) {
         return sameKind(bucket.members.front(), reduce);
       });

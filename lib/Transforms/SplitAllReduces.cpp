@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Transforms/Passes.h"
+#include "nova/Transforms/TensorBytes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -28,11 +29,6 @@ namespace mlir::nova {
 using namespace mlir;
 
 namespace {
-
-int64_t bytesOf(RankedTensorType type) {
-  return type.getNumElements() *
-         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-}
 
 /// Elementwise producers are fused into each chunk: every loop parallel, so
 /// disjoint chunks of the result read disjoint work and nothing is computed
@@ -55,7 +51,7 @@ struct SplitAllReducesPass
     getOperation().walk([&](shard::AllReduceOp op) {
       auto type = dyn_cast<RankedTensorType>(op.getInput().getType());
       if (type && type.hasStaticShape() && type.getRank() > 0 &&
-          type == op.getResult().getType() && bytesOf(type) > chunkBytes &&
+          type == op.getResult().getType() && nova::tensorBytes(type) > chunkBytes &&
           type.getDimSize(0) > 1 && op.getInput().hasOneUse() &&
           op.getInput().getDefiningOp<TilingInterface>() &&
           op.getInput().getDefiningOp()->getNumResults() == 1)
@@ -70,7 +66,7 @@ struct SplitAllReducesPass
   /// whole 128-row tiles (the matrix unit's) where there are that many rows.
   int64_t rowsPerChunk(RankedTensorType type) const {
     int64_t rows = type.getDimSize(0);
-    int64_t chunks = llvm::divideCeil(bytesOf(type), chunkBytes);
+    int64_t chunks = llvm::divideCeil(nova::tensorBytes(type), chunkBytes);
     int64_t perChunk = llvm::divideCeil(rows, chunks);
     if (rows >= 128 * chunks)
       perChunk = llvm::alignTo(perChunk, 128);

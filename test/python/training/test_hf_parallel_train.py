@@ -165,3 +165,26 @@ def test_hf_gpt2_tp2_vocab_parallel_gives_the_one_chip_losses(target):
 
     losses = _hf_losses(_hf_gpt2_4_heads, Mesh((2,), ("tp",)), gpt2_tp_plan(), target=target)
     torch.testing.assert_close(losses, _one_chip_losses(_hf_gpt2_4_heads), rtol=1e-4, atol=0)
+
+
+def test_hf_gpt2_dp8_tied_gradient_flies_in_chunks():
+    # 2 KiB buckets: the tied wte / lm_head gradient (64 x 32, 8 KiB) is
+    # all-reduced in 16-row chunks (nova-split-all-reduces), never whole, and
+    # the losses do not change.
+    torch.manual_seed(0)
+    model = _hf_gpt2()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    generator = torch.Generator().manual_seed(1)
+    batches = [torch.randint(0, 64, (8, 16), generator=generator) for _ in range(10)]
+    labels = [ids.clone() for ids in batches]
+    for l in labels:
+        l[::3, :4] = -100
+    step = nova.compile_train_step(model, None, optimizer, input_ids=batches[0],
+                                   labels=labels[0], mesh=Mesh((8,), ("dp",)),
+                                   bucket_mb=2048 / 2**20)
+    losses = torch.stack([step(input_ids=i, labels=l) for i, l in zip(batches, labels)])
+    torch.testing.assert_close(losses, _one_chip_losses(_hf_gpt2), rtol=1e-4, atol=0)
+    reduced = [line.split("ins(")[1].split(" :")[1].split(",")[0].strip()
+               for line in step.program.stages["nova"].splitlines() if "nova.all_reduce" in line]
+    assert reduced.count("memref<16x32xf32") >= 4, reduced
+    assert "memref<64x32xf32" not in reduced, reduced
