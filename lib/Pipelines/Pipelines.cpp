@@ -22,6 +22,10 @@ void mlir::nova::buildNovaLowerToTilesPipeline(
   attach.chips = options.chips;
   pm.addPass(createNovaAttachTarget(attach));
   buildLinalgNormalizePipeline(pm);
+  // Attention as one op (flash attention) before tiling, which would cut the
+  // score matrix into tiles that go through HBM.
+  if (options.fuseAttention)
+    pm.addNestedPass<func::FuncOp>(createNovaFuseAttention());
   // Donated arguments (a training step's parameters and optimizer state)
   // are updated in their own buffers.
   pm.addNestedPass<func::FuncOp>(createNovaAliasOutputs());

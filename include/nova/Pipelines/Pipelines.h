@@ -34,6 +34,10 @@ struct NovaPipelineOptions : public PassPipelineOptions<NovaPipelineOptions> {
       *this, "double-buffer",
       llvm::cl::desc("prefetch the next tile of each loop (nova-double-buffer)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseAttention{
+      *this, "fuse-attention",
+      llvm::cl::desc("fuse matmul-softmax-matmul attention (nova-fuse-attention)"),
+      llvm::cl::init(false)};
 };
 
 struct NovaTilesToISAOptions

@@ -394,6 +394,39 @@ def NovaFoldTransposeIntoMatmul
   ];
 }
 
+def NovaFuseAttention : Pass<"nova-fuse-attention", "::mlir::func::FuncOp"> {
+  let summary = "fuse matmul-softmax-matmul attention into nova.attention";
+  let description = [{
+    Replaces `softmax(scale * Q @ Kt [masked]) @ V`, as torch-mlir and
+    Nova's normal form spell SDPA's math path or a hand-written masked
+    softmax, by one `nova.attention` (flash attention: no score matrix in
+    HBM, causal key blocks skipped). The batch matmuls must start from zero,
+    the scale and mask form one elementwise generic, the mask must be an
+    exactly causal constant, and no intermediate may have another user (a
+    training step that keeps the probabilities is left alone). What each
+    generic computes is checked by folding its body on probe values.
+
+    Before (reshapes of the batch dimensions elided):
+    ```mlir
+    %s = linalg.batch_matmul ins(%q, %kt : ...) outs(%zero : ...)
+    %x = linalg.generic ... ins(%s, %causal_mask ...)   // scale, mask
+    %m = linalg.generic ... reduction ... maximumf       // row max
+    %e = linalg.generic ... ins(%x, %m) exp(x - m)
+    %l = linalg.generic ... reduction ... addf           // row sum
+    %p = linalg.generic ... ins(%e, %l) e / l
+    %o = linalg.batch_matmul ins(%p, %v : ...) outs(%zero2 : ...)
+    ```
+    After:
+    ```mlir
+    %o = nova.attention ins(%q, %kt, %v : ...) outs(%init : ...) scale 1.250000e-01 causal -> ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::nova::NovaDialect", "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numFused", "fused-attentions", "Attentions fused into nova.attention">,
+  ];
+}
+
 def NovaFuseElementwise
     : Pass<"nova-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "fuse elementwise linalg.generic producers into generic consumers";

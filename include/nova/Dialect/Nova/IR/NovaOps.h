@@ -2,7 +2,9 @@
 #ifndef NOVA_DIALECT_NOVA_IR_NOVAOPS_H
 #define NOVA_DIALECT_NOVA_IR_NOVAOPS_H
 
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "nova/Dialect/Nova/IR/NovaDialect.h"
 

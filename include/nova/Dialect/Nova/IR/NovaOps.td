@@ -7,6 +7,8 @@ include "nova/Dialect/Nova/IR/NovaAttrs.td"
 include "nova/Dialect/Nova/IR/NovaTypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Dialect/Shard/Interfaces/ShardingInterface.td"
+include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 
 // Replica groups: a list of equally sized groups of chip ids, written
 // `[[0, 1], [2, 3]]`; every chip of the system is in exactly one group.
@@ -22,6 +24,9 @@ def Nova_CollectiveBuffer : Nova_BufferOf<[F32, BF16, F16, I64, I32]>;
 def Nova_TileBuffer : Nova_BufferOf<[F32, BF16, F16, I64, I32, I8, I1]>;
 def Nova_IndexBuffer : Nova_BufferOf<[I64, I32]>;
 defvar Nova_AnyBuffer = AnyStaticShapeMemRef;
+// A statically shaped f32 tensor or buffer (the fused ops' operands).
+def Nova_ShapedF32 : AnyTypeOf<[StaticShapeMemRefOf<[F32]>, StaticShapeTensorOf<[F32]>],
+                               "static f32 tensor or memref", "::mlir::ShapedType">;
 
 //===----------------------------------------------------------------------===//
 // Data movement and synchronisation
@@ -279,6 +284,54 @@ def Nova_GatherOp : Nova_Op<"gather"> {
             source, indices, target);
     }]>];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Fused operations
+//===----------------------------------------------------------------------===//
+
+def Nova_AttentionOp : Nova_Op<"attention", [
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "getAliasingValues", "bufferize"]>]> {
+  let summary = "fused scaled dot-product attention (flash attention)";
+  let description = [{
+    `out[b] = softmax(scale * query[b] @ keys_t[b] + mask) @ value[b]` for
+    every batch `b` (batch and heads folded into one dimension): `query`
+    `[B, Tq, D]`, `keys_t` `[B, D, Tk]` (the keys as columns, as the score
+    matmul reads them), `value` `[B, Tk, Dv]`, `out` `[B, Tq, Dv]`, all f32.
+    With `causal` (which needs `Tq == Tk`), query row `i` sees keys `0..i`
+    only. The score matrix never exists in memory: `nova-fuse-attention`
+    forms this op from the unfused matmul-softmax-matmul chain, and
+    `convert-linalg-to-nova` lowers it to a loop over query blocks that keeps
+    a running row maximum and sum (online softmax), skips key blocks a causal
+    mask hides entirely, and reads each batch's keys and values from HBM
+    once.
+
+    Destination style: on tensors it returns the updated `out`; on buffers it
+    writes `out` and has no result.
+
+    ```mlir
+    %o = nova.attention ins(%q, %kt, %v : tensor<4x256x64xf32>, tensor<4x64x256xf32>, tensor<4x256x64xf32>)
+                        outs(%init : tensor<4x256x64xf32>) scale 1.250000e-01 causal -> tensor<4x256x64xf32>
+    ```
+  }];
+  let arguments = (ins Nova_ShapedF32:$query,
+                       Nova_ShapedF32:$keys_t,
+                       Nova_ShapedF32:$value,
+                       Arg<Nova_ShapedF32, "", [MemWrite]>:$out,
+                       F64Attr:$scale,
+                       UnitAttr:$causal);
+  let results = (outs Variadic<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $keys_t `,` $value `:` type($query) `,` type($keys_t) `,` type($value) `)`
+    `outs` `(` $out `:` type($out) `)` `scale` $scale (`causal` $causal^)? attr-dict (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getOutMutable(); }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

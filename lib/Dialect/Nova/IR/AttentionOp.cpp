@@ -1,0 +1,85 @@
+//===- AttentionOp.cpp - nova.attention verifier, bufferization -*- C++ -*-===//
+//
+// nova.attention is destination style on tensors and on buffers, like a
+// linalg op: one-shot bufferization writes its result into `out`'s buffer.
+//
+//===----------------------------------------------------------------------===//
+#include "nova/Dialect/Nova/IR/NovaOps.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::nova;
+
+LogicalResult AttentionOp::verify() {
+  auto shape = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
+  bool tensors = isa<RankedTensorType>(getOut().getType());
+  for (Value v : {getQuery(), getKeysT(), getValue(), getOut()}) {
+    if (isa<RankedTensorType>(v.getType()) != tensors)
+      return emitOpError("operands must be all tensors or all buffers");
+    if (shape(v).size() != 3)
+      return emitOpError("operands must have rank 3 ([batch, rows, columns]), got ")
+             << v.getType();
+  }
+  if (tensors != (getNumResults() == 1))
+    return emitOpError(tensors ? "on tensors returns the updated out"
+                               : "on buffers has no result");
+  if (tensors && getResult().front().getType() != getOut().getType())
+    return emitOpError("result type must be out's type");
+  ArrayRef<int64_t> q = shape(getQuery()), kt = shape(getKeysT()),
+                    v = shape(getValue()), o = shape(getOut());
+  int64_t batch = q[0], tq = q[1], d = q[2], tk = kt[2], dv = v[2];
+  if (kt[0] != batch || v[0] != batch || o[0] != batch)
+    return emitOpError("batch sizes must match, got ")
+           << batch << ", " << kt[0] << ", " << v[0] << ", " << o[0];
+  if (kt[1] != d)
+    return emitOpError("keys_t must be [batch, ") << d << ", keys], got "
+                                                  << getKeysT().getType();
+  if (v[1] != tk)
+    return emitOpError("value must have ") << tk << " rows (one per key), got "
+                                           << v[1];
+  if (o[1] != tq || o[2] != dv)
+    return emitOpError("out must be [batch, ")
+           << tq << ", " << dv << "], got " << getOut().getType();
+  if (getCausal() && tq != tk)
+    return emitOpError("causal attention needs as many queries as keys, got ")
+           << tq << " and " << tk;
+  return success();
+}
+
+bool AttentionOp::bufferizesToMemoryRead(OpOperand &operand,
+                                         const bufferization::AnalysisState &) {
+  return &operand != &getOutMutable();
+}
+
+bool AttentionOp::bufferizesToMemoryWrite(
+    OpOperand &operand, const bufferization::AnalysisState &) {
+  return &operand == &getOutMutable();
+}
+
+bufferization::AliasingValueList
+AttentionOp::getAliasingValues(OpOperand &operand,
+                               const bufferization::AnalysisState &) {
+  if (&operand != &getOutMutable())
+    return {};
+  return {{getResult().front(), bufferization::BufferRelation::Equivalent}};
+}
+
+LogicalResult
+AttentionOp::bufferize(RewriterBase &rewriter,
+                       const bufferization::BufferizationOptions &options,
+                       bufferization::BufferizationState &state) {
+  SmallVector<Value> buffers;
+  for (Value v : {getQuery(), getKeysT(), getValue(), getOut()}) {
+    FailureOr<Value> buffer = bufferization::getBuffer(rewriter, v, options, state);
+    if (failed(buffer))
+      return failure();
+    buffers.push_back(*buffer);
+  }
+  rewriter.setInsertionPoint(*this);
+  AttentionOp::create(rewriter, getLoc(), TypeRange{}, buffers[0], buffers[1],
+                      buffers[2], buffers[3], getScaleAttr(), getCausalAttr());
+  bufferization::replaceOpWithBufferizedValues(rewriter, *this, buffers[3]);
+  return success();
+}

@@ -1,0 +1,492 @@
+//===- FuseAttention.cpp - matmul-softmax-matmul -> nova.attention -C++ -*-===//
+//
+// Recognises attention in the shape torch-mlir and Nova's normal form give
+// it (SDPA's math path, or scores masked by hand and passed to softmax):
+//
+//   S = batch_matmul(Q, Kt)             scores
+//   X = generic(S [, C])                scale, and a mask from constant C
+//   m = reduce_max(X)                   softmax ...
+//   E = generic(X, m)   exp(x - m)
+//   l = reduce_sum(E)
+//   P = generic(E, l [, g])  e / l      (g: SDPA's "row fully masked" guard)
+//   O = batch_matmul(P, V)
+//
+// with reshapes of the leading (batch, head) dimensions in between. What each
+// generic computes is checked by folding its scalar body on probe values, not
+// by matching op names, so any spelling of the same arithmetic is taken. A
+// mask is accepted when it is exactly causal (key j hidden from query i iff
+// j > i); no row is then fully masked, so the guard is always false.
+//
+//===----------------------------------------------------------------------===//
+#include "nova/Transforms/Passes.h"
+
+#include "nova/Dialect/Nova/IR/NovaOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+
+#define DEBUG_TYPE "nova-fuse-attention"
+
+namespace mlir::nova {
+#define GEN_PASS_DEF_NOVAFUSEATTENTION
+#include "nova/Transforms/Passes.h.inc"
+} // namespace mlir::nova
+
+using namespace mlir;
+
+namespace {
+
+/// The ops of one matched attention, for the single-use check and erasure.
+struct Chain {
+  llvm::SetVector<Operation *> ops;
+};
+
+/// Follows expand/collapse_shape ops that only regroup leading dimensions
+/// (the last two stay as they are) or add or drop a row value's trailing
+/// unit dimension, recording them in `chain`.
+Value throughBatchReshapes(Value v, Chain &chain) {
+  while (Operation *def = v.getDefiningOp()) {
+    SmallVector<ReassociationIndices> groups;
+    Value source;
+    int64_t rank;
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+      groups = collapse.getReassociationIndices();
+      source = collapse.getSrc();
+      rank = collapse.getSrcType().getRank();
+    } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+      groups = expand.getReassociationIndices();
+      source = expand.getSrc();
+      rank = expand.getResultType().getRank();
+    } else {
+      break;
+    }
+    // A row value [..., T] <-> [..., T, 1] (a keep-dim reduction's result).
+    bool unitRow = false;
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
+      unitRow = expand.getResultType().getShape().back() == 1 &&
+                groups.back() == ReassociationIndices{rank - 2, rank - 1};
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+      unitRow = collapse.getSrcType().getShape().back() == 1 &&
+                groups.back() == ReassociationIndices{rank - 2, rank - 1};
+    bool leading = groups.size() >= 3 &&
+                   groups.back() == ReassociationIndices{rank - 1} &&
+                   groups[groups.size() - 2] == ReassociationIndices{rank - 2};
+    if (!unitRow && !leading)
+      break;
+    if (unitRow && !llvm::all_of(ArrayRef(groups).drop_back(),
+                                 [](const ReassociationIndices &g) {
+                                   return g.size() == 1;
+                                 }))
+      break;
+    chain.ops.insert(def);
+    v = source;
+  }
+  return v;
+}
+
+double valueOf(Attribute a) {
+  if (auto f = dyn_cast_if_present<FloatAttr>(a))
+    return f.getValueAsDouble();
+  if (auto i = dyn_cast_if_present<IntegerAttr>(a))
+    return i.getType().isInteger(1) ? (i.getValue().isZero() ? 0.0 : 1.0)
+                                    : (double)i.getValue().getSExtValue();
+  return std::nan("");
+}
+
+/// Folds the scalar body of `g` on constant block arguments (inputs, then
+/// the output); nullopt when some op of the body does not fold.
+std::optional<double> evaluate(linalg::GenericOp g, ArrayRef<double> args) {
+  Block &body = g.getRegion().front();
+  if (args.size() != body.getNumArguments())
+    return std::nullopt;
+  DenseMap<Value, Attribute> values;
+  for (auto [arg, x] : llvm::zip(body.getArguments(), args)) {
+    Type t = arg.getType();
+    if (auto ft = dyn_cast<FloatType>(t))
+      values[arg] = FloatAttr::get(ft, x);
+    else if (t.isInteger(1))
+      values[arg] = IntegerAttr::get(t, x != 0.0 ? 1 : 0);
+    else if (auto it = dyn_cast<IntegerType>(t))
+      values[arg] = IntegerAttr::get(it, (int64_t)x);
+    else
+      return std::nullopt;
+  }
+  auto lookup = [&](Value v) -> Attribute {
+    if (auto it = values.find(v); it != values.end())
+      return it->second;
+    Attribute a;
+    if (matchPattern(v, m_Constant(&a)))
+      return a;
+    return {};
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumResults() != 1 || op.getNumRegions() != 0)
+      return std::nullopt;
+    SmallVector<Attribute> operands;
+    for (Value o : op.getOperands())
+      operands.push_back(lookup(o));
+    if (llvm::any_of(operands, [](Attribute a) { return !a; }))
+      return std::nullopt;
+    SmallVector<OpFoldResult> folded;
+    if (failed(op.fold(operands, folded)) || folded.size() != 1)
+      return std::nullopt;
+    Attribute result = isa<Attribute>(folded[0])
+                           ? cast<Attribute>(folded[0])
+                           : lookup(cast<Value>(folded[0]));
+    if (!result)
+      return std::nullopt;
+    values[op.getResult(0)] = result;
+  }
+  return valueOf(lookup(body.getTerminator()->getOperand(0)));
+}
+
+bool close(std::optional<double> got, double want) {
+  if (!got)
+    return false;
+  if (std::isinf(want))
+    return *got == want;
+  return std::abs(*got - want) <= 1e-6 * std::max(1.0, std::abs(want));
+}
+
+bool allParallel(linalg::GenericOp g) {
+  return llvm::all_of(g.getIteratorTypesArray(), linalg::isParallelIterator);
+}
+
+/// `(d0, ..., dn) -> (d0, ..., dn-1)` or `-> (d0, ..., dn-1, 0)`: a row's
+/// value, broadcast along (or reduced over) the last dimension.
+bool isRowMap(AffineMap map) {
+  unsigned n = map.getNumDims();
+  if (map.getNumResults() != n - 1 && map.getNumResults() != n)
+    return false;
+  for (unsigned i = 0; i + 1 < n; ++i)
+    if (map.getResult(i) != getAffineDimExpr(i, map.getContext()))
+      return false;
+  if (map.getNumResults() == n) {
+    auto c = dyn_cast<AffineConstantExpr>(map.getResult(n - 1));
+    return c && c.getValue() == 0;
+  }
+  return true;
+}
+
+/// The constant a linalg.fill writes into `init`, if it is one.
+std::optional<double> fillValue(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return std::nullopt;
+  Attribute a;
+  if (!matchPattern(fill.getInputs().front(), m_Constant(&a)))
+    return std::nullopt;
+  return valueOf(a);
+}
+
+/// A row reduction over the last dimension of one input, started from a
+/// fill of `init`, whose body folds as `combine` on the probes.
+linalg::GenericOp matchRowReduction(Value v, double init,
+                                    function_ref<double(double, double)> combine) {
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1)
+    return {};
+  SmallVector<utils::IteratorType> it = g.getIteratorTypesArray();
+  if (it.empty() || !linalg::isReductionIterator(it.back()) ||
+      !llvm::all_of(ArrayRef(it).drop_back(), linalg::isParallelIterator))
+    return {};
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (!maps[0].isIdentity() || !isRowMap(maps[1]))
+    return {};
+  std::optional<double> start = fillValue(g.getDpsInits()[0]);
+  if (!start || !(*start == init || (std::isnan(init) && std::isnan(*start))))
+    return {};
+  for (auto [x, acc] : {std::pair{1.0, 2.0}, {3.0, 2.0}, {-0.5, 0.25}})
+    if (!close(evaluate(g, {x, acc}), combine(x, acc)))
+      return {};
+  return g;
+}
+
+/// The generic's input with an identity map and the one with a row map (in
+/// either order); the remaining input, if any, in `extra`.
+bool splitOperands(linalg::GenericOp g, OpOperand *&full, OpOperand *&row,
+                   OpOperand *&extra) {
+  full = row = extra = nullptr;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap map = g.getMatchingIndexingMap(in);
+    if (map.isIdentity() && !full)
+      full = in;
+    else if (isRowMap(map) && !row &&
+             isa<FloatType>(getElementTypeOrSelf(in->get().getType())))
+      row = in;
+    else if (!extra)
+      extra = in;
+    else
+      return false;
+  }
+  return full && row;
+}
+
+/// A zero-initialised batch matmul (3-D, default maps).
+linalg::BatchMatmulOp matchBatchMatmul(Value v) {
+  auto mm = v.getDefiningOp<linalg::BatchMatmulOp>();
+  if (!mm || !mm.hasPureTensorSemantics() ||
+      !llvm::equal(mm.getIndexingMapsArray(),
+                   linalg::BatchMatmulOp::getDefaultIndexingMaps(mm.getContext())))
+    return {};
+  std::optional<double> init = fillValue(mm.getDpsInits()[0]);
+  if (!init || *init != 0.0)
+    return {};
+  return mm;
+}
+
+struct Scores {
+  Value s;           // the QK^T matmul's result (through reshapes)
+  double scale = 1.0;
+  bool causal = false;
+};
+
+/// X = S, or X = generic(S, C) computing `scale * s` where C keeps a key and
+/// `-inf` where it hides it, with C an exactly causal constant.
+std::optional<Scores> matchScores(Value x, Chain &chain) {
+  Scores result;
+  auto g = x.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInits() != 1 || !allParallel(g) ||
+      g.getNumDpsInputs() > 2) {
+    result.s = x;
+    return result;
+  }
+  OpOperand *sOperand = nullptr, *maskOperand = nullptr;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap map = g.getMatchingIndexingMap(in);
+    if (map.isIdentity() && !sOperand)
+      sOperand = in;
+    else
+      maskOperand = in;
+  }
+  if (!sOperand)
+    return std::nullopt;
+  auto probe = [&](double s, double c) -> std::optional<double> {
+    SmallVector<double> args;
+    for (OpOperand *in : g.getDpsInputOperands())
+      args.push_back(in == sOperand ? s : c);
+    args.push_back(std::nan(""));
+    return evaluate(g, args);
+  };
+  // The scale and the hidden/kept verdict for one mask value.
+  auto classify = [&](double c) -> std::optional<std::pair<bool, double>> {
+    std::optional<double> a = probe(0.75, c);
+    if (!a)
+      return std::nullopt;
+    if (std::isinf(*a) && *a < 0) {
+      for (double s : {-1.5, 2.25})
+        if (!close(probe(s, c), -INFINITY))
+          return std::nullopt;
+      return std::pair{true, 0.0};
+    }
+    double scale = *a / 0.75;
+    for (double s : {-1.5, 2.25, 0.0})
+      if (!close(probe(s, c), (double)((float)scale * (float)s)))
+        return std::nullopt;
+    return std::pair{false, scale};
+  };
+  if (!maskOperand) {
+    auto kind = classify(0.0);
+    if (!kind || kind->first)
+      return std::nullopt;
+    result.scale = kind->second;
+  } else {
+    // The mask: a constant [Tq, Tk] read at the last two loop dimensions.
+    AffineMap map = g.getMatchingIndexingMap(maskOperand);
+    unsigned n = map.getNumDims();
+    DenseElementsAttr mask;
+    if (n < 2 || map.getNumResults() != 2 ||
+        map.getResult(0) != getAffineDimExpr(n - 2, map.getContext()) ||
+        map.getResult(1) != getAffineDimExpr(n - 1, map.getContext()) ||
+        !matchPattern(maskOperand->get(), m_Constant(&mask)))
+      return std::nullopt;
+    auto type = cast<ShapedType>(mask.getType());
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    if (rows != cols)
+      return std::nullopt;
+    // At most two distinct mask values, one hiding and one keeping.
+    std::optional<std::pair<bool, double>> kinds[2];
+    double seen[2];
+    int distinct = 0;
+    bool ok = true;
+    int64_t index = 0;
+    bool isFloat = isa<FloatType>(type.getElementType());
+    auto visit = [&](double c) {
+      int64_t i = index / cols, j = index % cols;
+      ++index;
+      if (!ok)
+        return;
+      int k = 0;
+      while (k < distinct && seen[k] != c)
+        ++k;
+      if (k == distinct) {
+        if (distinct == 2) {
+          ok = false;
+          return;
+        }
+        seen[distinct] = c;
+        kinds[distinct++] = classify(c);
+      }
+      if (!kinds[k] || kinds[k]->first != (j > i))
+        ok = false;
+      else if (!kinds[k]->first)
+        result.scale = kinds[k]->second;
+    };
+    if (isFloat) {
+      for (APFloat v : mask.getValues<APFloat>())
+        visit(v.convertToDouble());
+    } else if (type.getElementType().isSignlessInteger()) {
+      for (APInt v : mask.getValues<APInt>())
+        visit(type.getElementType().isInteger(1) ? (v.isZero() ? 0.0 : 1.0)
+                                                 : (double)v.getSExtValue());
+    } else {
+      return std::nullopt;
+    }
+    if (!ok || distinct != 2)
+      return std::nullopt;
+    result.causal = true;
+  }
+  chain.ops.insert(g);
+  result.s = sOperand->get();
+  return result;
+}
+
+struct FuseAttentionPass
+    : public nova::impl::NovaFuseAttentionBase<FuseAttentionPass> {
+  using Base::Base;
+
+  /// Fuses the attention that ends in `pv`, if it is one.
+  LogicalResult fuse(linalg::BatchMatmulOp pv, IRRewriter &rewriter) {
+    Chain chain;
+    Value v3 = pv.getDpsInputs()[1];
+    Value p = throughBatchReshapes(pv.getDpsInputs()[0], chain);
+    // P = E / l (and SDPA's guard, always false here).
+    auto norm = p.getDefiningOp<linalg::GenericOp>();
+    if (!norm || norm.getNumDpsInits() != 1 || !allParallel(norm))
+      return failure();
+    OpOperand *eOperand, *lOperand, *guardOperand;
+    if (!splitOperands(norm, eOperand, lOperand, guardOperand))
+      return failure();
+    linalg::GenericOp guard;
+    if (guardOperand) {
+      if (!isRowMap(norm.getMatchingIndexingMap(guardOperand)))
+        return failure();
+      Value g = throughBatchReshapes(guardOperand->get(), chain);
+      // all(x == -inf) along the row, from a fill of true.
+      guard = matchRowReduction(g, 1.0, [](double x, double acc) {
+        return (std::isinf(x) && x < 0 && acc != 0.0) ? 1.0 : 0.0;
+      });
+      if (!guard)
+        return failure();
+    }
+    for (auto [e, l] : {std::pair{0.5, 2.0}, {3.0, 1.5}, {0.0, 4.0}}) {
+      SmallVector<double> args;
+      for (OpOperand *in : norm.getDpsInputOperands())
+        args.push_back(in == eOperand ? e : in == lOperand ? l : 0.0);
+      args.push_back(std::nan(""));
+      if (!close(evaluate(norm, args), (double)((float)e / (float)l)))
+        return failure();
+    }
+    Value e = throughBatchReshapes(eOperand->get(), chain);
+    Value l = throughBatchReshapes(lOperand->get(), chain);
+    if (throughBatchReshapes(l, chain) != l)
+      return failure();
+    auto sum = matchRowReduction(
+        l, 0.0, [](double x, double acc) { return (double)((float)x + (float)acc); });
+    if (!sum || throughBatchReshapes(sum.getDpsInputs()[0], chain) != e)
+      return failure();
+    // E = exp(X - m).
+    auto expOp = e.getDefiningOp<linalg::GenericOp>();
+    OpOperand *xOperand, *mOperand, *none;
+    if (!expOp || expOp.getNumDpsInits() != 1 || !allParallel(expOp) ||
+        !splitOperands(expOp, xOperand, mOperand, none) || none)
+      return failure();
+    for (auto [x, m] : {std::pair{1.0, 0.5}, {-2.0, 1.0}, {0.0, 0.0}}) {
+      SmallVector<double> args;
+      for (OpOperand *in : expOp.getDpsInputOperands())
+        args.push_back(in == xOperand ? x : m);
+      args.push_back(std::nan(""));
+      if (!close(evaluate(expOp, args), (double)std::exp((float)(x - m))))
+        return failure();
+    }
+    Value x = throughBatchReshapes(xOperand->get(), chain);
+    Value m = throughBatchReshapes(mOperand->get(), chain);
+    auto max = matchRowReduction(m, -INFINITY, [](double a, double b) {
+      return std::max(a, b);
+    });
+    if (!max || throughBatchReshapes(max.getDpsInputs()[0], chain) != x)
+      return failure();
+    if (guard && throughBatchReshapes(guard.getDpsInputs()[0], chain) != x)
+      return failure();
+    std::optional<Scores> scores = matchScores(x, chain);
+    if (!scores)
+      return failure();
+    auto qk = matchBatchMatmul(throughBatchReshapes(scores->s, chain));
+    if (!qk)
+      return failure();
+    Value q3 = qk.getDpsInputs()[0], kt3 = qk.getDpsInputs()[1];
+    auto shape = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
+    // The softmax's rows are the score matrix's: same total size.
+    if (shape(qk.getResult(0)) != ArrayRef<int64_t>{shape(q3)[0], shape(q3)[1], shape(kt3)[2]} ||
+        shape(v3)[1] != shape(kt3)[2])
+      return failure();
+    for (Value t : {q3, kt3, v3})
+      if (!cast<ShapedType>(t.getType()).getElementType().isF32())
+        return failure();
+    if (scores->causal && shape(q3)[1] != shape(kt3)[2])
+      return failure();
+    chain.ops.insert(qk);
+    chain.ops.insert(max);
+    chain.ops.insert(expOp);
+    chain.ops.insert(sum);
+    chain.ops.insert(norm);
+    if (guard)
+      chain.ops.insert(guard);
+    // Every intermediate must be private to the chain (a training step
+    // keeps the probabilities for its backward: not fused).
+    for (Operation *op : chain.ops)
+      for (Operation *user : op->getUsers())
+        if (user != pv && !chain.ops.contains(user))
+          return failure();
+
+    rewriter.setInsertionPoint(pv);
+    auto outType = cast<RankedTensorType>(pv.getResult(0).getType());
+    Value init = tensor::EmptyOp::create(rewriter, pv.getLoc(), outType.getShape(),
+                                         outType.getElementType());
+    auto fused = nova::AttentionOp::create(
+        rewriter, pv.getLoc(), TypeRange{outType}, q3, kt3, v3, init,
+        rewriter.getF64FloatAttr(scores->scale),
+        scores->causal ? rewriter.getUnitAttr() : UnitAttr());
+    rewriter.replaceOp(pv, fused.getResult());
+    // Erase the chain, users first.
+    bool erased = true;
+    while (erased) {
+      erased = false;
+      for (Operation *op : llvm::reverse(chain.ops.takeVector()))
+        if (op->use_empty()) {
+          rewriter.eraseOp(op);
+          erased = true;
+        } else {
+          chain.ops.insert(op);
+        }
+    }
+    ++numFused;
+    return success();
+  }
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::BatchMatmulOp> candidates;
+    getOperation().walk([&](linalg::BatchMatmulOp op) { candidates.push_back(op); });
+    for (linalg::BatchMatmulOp pv : candidates)
+      if (matchBatchMatmul(pv.getResult(0)))
+        (void)fuse(pv, rewriter);
+  }
+};
+} // namespace
