@@ -74,9 +74,18 @@ Value throughBatchReshapes(Value v, Chain &chain) {
     if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
       unitRow = collapse.getSrcType().getShape().back() == 1 &&
                 groups.back() == ReassociationIndices{rank - 2, rank - 1};
-    bool leading = groups.size() >= 3 &&
-                   groups.back() == ReassociationIndices{rank - 1} &&
-                   groups[groups.size() - 2] == ReassociationIndices{rank - 2};
+    // The last two dimensions keep their sizes: each of their groups is
+    // the dimension itself, possibly with unit dimensions before it.
+    ArrayRef<int64_t> wide = isa<tensor::CollapseShapeOp>(def)
+                                 ? cast<tensor::CollapseShapeOp>(def).getSrcType().getShape()
+                                 : cast<tensor::ExpandShapeOp>(def).getResultType().getShape();
+    auto ownGroup = [&](const ReassociationIndices &group, int64_t dim) {
+      return group.back() == dim &&
+             llvm::all_of(ArrayRef(group).drop_back(),
+                          [&](int64_t i) { return wide[i] == 1; });
+    };
+    bool leading = groups.size() >= 3 && ownGroup(groups.back(), rank - 1) &&
+                   ownGroup(groups[groups.size() - 2], rank - 2);
     if (!unitRow && !leading)
       break;
     if (unitRow && !llvm::all_of(ArrayRef(groups).drop_back(),
@@ -247,79 +256,159 @@ struct Scores {
   bool causal = false;
 };
 
-/// X = S, or X = generic(S, C) computing `scale * s` where C keeps a key and
-/// `-inf` where it hides it, with C an exactly causal constant.
+/// If `operand` of `g` holds each element's position along loop dimension
+/// n-2 (the query, returns 0) or n-1 (the key, returns 1): an arange
+/// (`index_cast(linalg.index 0)` of a 1-D generic), reshaped and broadcast.
+std::optional<int> arangeAxis(linalg::GenericOp g, OpOperand *operand) {
+  AffineMap map = g.getMatchingIndexingMap(operand);
+  unsigned n = map.getNumDims();
+  int axis = -1;
+  for (AffineExpr e : map.getResults()) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      if (c.getValue() != 0)
+        return std::nullopt;
+      continue;
+    }
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (!dim || axis != -1 || dim.getPosition() + 2 < n)
+      return std::nullopt;
+    axis = dim.getPosition() + 2 - n;
+  }
+  if (axis < 0)
+    return std::nullopt;
+  Value v = operand->get();
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto e = dyn_cast<tensor::ExpandShapeOp>(def))
+      v = e.getSrc();
+    else if (auto c = dyn_cast<tensor::CollapseShapeOp>(def))
+      v = c.getSrc();
+    else
+      break;
+  }
+  auto arange = v.getDefiningOp<linalg::GenericOp>();
+  if (!arange || arange.getNumDpsInputs() != 0 || arange.getNumLoops() != 1)
+    return std::nullopt;
+  Value yielded = arange.getRegion().front().getTerminator()->getOperand(0);
+  auto cast = yielded.getDefiningOp<arith::IndexCastOp>();
+  auto index = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>()
+                    : linalg::IndexOp();
+  if (!index || index.getDim() != 0)
+    return std::nullopt;
+  return axis;
+}
+
+/// X = S, or X = generic(S, mask...) computing `scale * s` where the mask
+/// keeps a key and `-inf` where it hides it, the mask being an exactly
+/// causal constant or a function of (key - query) of two aranges.
 std::optional<Scores> matchScores(Value x, Chain &chain) {
   Scores result;
   auto g = x.getDefiningOp<linalg::GenericOp>();
   if (!g || g.getNumDpsInits() != 1 || !allParallel(g) ||
-      g.getNumDpsInputs() > 2) {
+      g.getNumDpsInputs() > 3) {
     result.s = x;
     return result;
   }
   OpOperand *sOperand = nullptr, *maskOperand = nullptr;
+  OpOperand *position[2] = {nullptr, nullptr};
   for (OpOperand *in : g.getDpsInputOperands()) {
     AffineMap map = g.getMatchingIndexingMap(in);
+    std::optional<int> axis;
     if (map.isIdentity() && !sOperand)
       sOperand = in;
-    else
+    else if ((axis = arangeAxis(g, in)) && !position[*axis])
+      position[*axis] = in;
+    else if (!maskOperand)
       maskOperand = in;
+    else
+      return std::nullopt;
   }
-  if (!sOperand)
+  if (!sOperand || (maskOperand && (position[0] || position[1])) ||
+      (!position[0] != !position[1]))
     return std::nullopt;
-  auto probe = [&](double s, double c) -> std::optional<double> {
+  // f(s, c, query, key) for the generic's inputs in order.
+  auto probe = [&](double s, double c, int64_t query,
+                   int64_t key) -> std::optional<double> {
     SmallVector<double> args;
     for (OpOperand *in : g.getDpsInputOperands())
-      args.push_back(in == sOperand ? s : c);
+      args.push_back(in == sOperand      ? s
+                     : in == position[0] ? (double)query
+                     : in == position[1] ? (double)key
+                                         : c);
     args.push_back(std::nan(""));
     return evaluate(g, args);
   };
-  // The scale and the hidden/kept verdict for one mask value.
-  auto classify = [&](double c) -> std::optional<std::pair<bool, double>> {
-    std::optional<double> a = probe(0.75, c);
+  // Whether a score is hidden, and the scale of a kept one.
+  auto classify = [&](double c, int64_t query,
+                      int64_t key) -> std::optional<std::pair<bool, double>> {
+    std::optional<double> a = probe(0.75, c, query, key);
     if (!a)
       return std::nullopt;
     if (std::isinf(*a) && *a < 0) {
       for (double s : {-1.5, 2.25})
-        if (!close(probe(s, c), -INFINITY))
+        if (!close(probe(s, c, query, key), -INFINITY))
           return std::nullopt;
       return std::pair{true, 0.0};
     }
     double scale = *a / 0.75;
     for (double s : {-1.5, 2.25, 0.0})
-      if (!close(probe(s, c), (double)((float)scale * (float)s)))
+      if (!close(probe(s, c, query, key), (double)((float)scale * (float)s)))
         return std::nullopt;
     return std::pair{false, scale};
   };
-  if (!maskOperand) {
-    auto kind = classify(0.0);
-    if (!kind || kind->first)
+  // One scale for every kept score; `hidden` must be exactly key > query.
+  bool ok = true, anyHidden = false;
+  std::optional<double> scale;
+  auto check = [&](std::optional<std::pair<bool, double>> kind, int64_t query,
+                   int64_t key) {
+    if (!kind || kind->first != (key > query)) {
+      ok = false;
+      return;
+    }
+    anyHidden |= kind->first;
+    if (!kind->first) {
+      if (scale && *scale != kind->second)
+        ok = false;
+      scale = kind->second;
+    }
+  };
+  auto type = cast<ShapedType>(x.getType());
+  int64_t rows = type.getDimSize(type.getRank() - 2),
+          cols = type.getDimSize(type.getRank() - 1);
+  if (position[0]) {
+    // The positions must only meet in one op (their difference or their
+    // comparison): then the mask depends on key - query alone, and one
+    // probe per diagonal decides it.
+    Block &body = g.getRegion().front();
+    Value qArg = body.getArgument(position[0]->getOperandNumber());
+    Value kArg = body.getArgument(position[1]->getOperandNumber());
+    if (!qArg.hasOneUse() || !kArg.hasOneUse() ||
+        *qArg.user_begin() != *kArg.user_begin() ||
+        !isa<arith::SubIOp, arith::CmpIOp>(*qArg.user_begin()) ||
+        rows != cols)
       return std::nullopt;
-    result.scale = kind->second;
-  } else {
-    // The mask: a constant [Tq, Tk] read at the last two loop dimensions.
+    for (int64_t delta = -(rows - 1); delta < cols && ok; ++delta) {
+      int64_t query = std::max<int64_t>(0, -delta);
+      check(classify(0.0, query, query + delta), query, query + delta);
+    }
+  } else if (maskOperand) {
+    // A constant [Tq, Tk] read at the last two loop dimensions, with at
+    // most two distinct values.
     AffineMap map = g.getMatchingIndexingMap(maskOperand);
     unsigned n = map.getNumDims();
     DenseElementsAttr mask;
     if (n < 2 || map.getNumResults() != 2 ||
         map.getResult(0) != getAffineDimExpr(n - 2, map.getContext()) ||
         map.getResult(1) != getAffineDimExpr(n - 1, map.getContext()) ||
-        !matchPattern(maskOperand->get(), m_Constant(&mask)))
+        !matchPattern(maskOperand->get(), m_Constant(&mask)) || rows != cols)
       return std::nullopt;
-    auto type = cast<ShapedType>(mask.getType());
-    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-    if (rows != cols)
-      return std::nullopt;
-    // At most two distinct mask values, one hiding and one keeping.
+    Type elt = mask.getElementType();
     std::optional<std::pair<bool, double>> kinds[2];
     double seen[2];
     int distinct = 0;
-    bool ok = true;
-    int64_t index = 0;
-    bool isFloat = isa<FloatType>(type.getElementType());
+    int64_t at = 0;
     auto visit = [&](double c) {
-      int64_t i = index / cols, j = index % cols;
-      ++index;
+      int64_t query = at / cols, key = at % cols;
+      ++at;
       if (!ok)
         return;
       int k = 0;
@@ -331,27 +420,30 @@ std::optional<Scores> matchScores(Value x, Chain &chain) {
           return;
         }
         seen[distinct] = c;
-        kinds[distinct++] = classify(c);
+        kinds[distinct++] = classify(c, 0, 0);
       }
-      if (!kinds[k] || kinds[k]->first != (j > i))
-        ok = false;
-      else if (!kinds[k]->first)
-        result.scale = kinds[k]->second;
+      check(kinds[k], query, key);
     };
-    if (isFloat) {
+    if (isa<FloatType>(elt)) {
       for (APFloat v : mask.getValues<APFloat>())
         visit(v.convertToDouble());
-    } else if (type.getElementType().isSignlessInteger()) {
+    } else if (elt.isSignlessInteger()) {
       for (APInt v : mask.getValues<APInt>())
-        visit(type.getElementType().isInteger(1) ? (v.isZero() ? 0.0 : 1.0)
-                                                 : (double)v.getSExtValue());
+        visit(elt.isInteger(1) ? (v.isZero() ? 0.0 : 1.0)
+                               : (double)v.getSExtValue());
     } else {
       return std::nullopt;
     }
-    if (!ok || distinct != 2)
+  } else {
+    std::optional<std::pair<bool, double>> kind = classify(0.0, 0, 0);
+    if (!kind || kind->first)
       return std::nullopt;
-    result.causal = true;
+    scale = kind->second;
   }
+  if (!ok || !scale)
+    return std::nullopt;
+  result.scale = *scale;
+  result.causal = anyHidden;
   chain.ops.insert(g);
   result.s = sOperand->get();
   return result;

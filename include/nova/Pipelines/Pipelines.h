@@ -37,7 +37,7 @@ struct NovaPipelineOptions : public PassPipelineOptions<NovaPipelineOptions> {
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
       llvm::cl::desc("fuse matmul-softmax-matmul attention (nova-fuse-attention)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
 };
 
 struct NovaTilesToISAOptions

@@ -20,6 +20,7 @@ using namespace mlir::nova;
 
 void mlir::nova::populateLinalgToNovaPatterns(RewritePatternSet &patterns,
                                               TargetAttr target) {
+  lowering::populateAttentionToNovaPatterns(patterns, target);
   lowering::populateMatmulToNovaPatterns(patterns, target);
   lowering::populateGenericToNovaPatterns(patterns);
   lowering::populateNamedOpsToNovaPatterns(patterns);
@@ -79,7 +80,7 @@ struct ConvertLinalgToNovaPass
     SmallVector<Operation *> ops;
     bool failedAny = false;
     func.walk([&](Operation *op) {
-      if (!isa<linalg::LinalgOp, memref::CopyOp>(op))
+      if (!isa<linalg::LinalgOp, memref::CopyOp, AttentionOp>(op))
         return;
       std::string why = whyNotLowerableToNova(op);
       if (!why.empty()) {

@@ -6,6 +6,8 @@
 #include "nova/Dialect/Nova/IR/NovaDialect.h"
 
 namespace mlir::nova::lowering {
+void populateAttentionToNovaPatterns(RewritePatternSet &patterns,
+                                     TargetAttr target);
 void populateMatmulToNovaPatterns(RewritePatternSet &patterns,
                                   TargetAttr target);
 void populateGenericToNovaPatterns(RewritePatternSet &patterns);

@@ -288,7 +288,8 @@ LogicalResult ElementwiseOp::verify() {
           cast<MemRefType>(getInputs()[0].getType()).getElementType(),
           "input")))
     return failure();
-  return checkSpace(op, "output", getOutput(), kSram);
+  // The accumulator may be rescaled in place (flash attention's output).
+  return checkSpace(op, "output", getOutput(), kSramOrAcc);
 }
 
 LogicalResult ReduceOp::verify() {

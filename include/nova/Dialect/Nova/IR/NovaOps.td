@@ -129,7 +129,8 @@ def Nova_ElementwiseOp : Nova_Op<"elementwise"> {
     Integer tiles compute with the integer semantics of docs/isa.md 2.6; the
     scalar has the inputs' kind of type: an f64 for float inputs, the exact
     i64 for integer and i1 inputs (verified).
-    Inputs live in SRAM or the accumulator, the output in SRAM.
+    Inputs live in SRAM or the accumulator, the output in SRAM or (to
+    rescale a matmul result in place) the accumulator.
 
     ```mlir
     nova.elementwise <add> ins(%x, %bias : memref<64x128xf32, #nova.memory_space<acc>>, memref<1x128xf32, #nova.memory_space<sram>>)

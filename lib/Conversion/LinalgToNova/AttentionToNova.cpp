@@ -1,0 +1,308 @@
+//===- AttentionToNova.cpp - flash attention on the matrix unit -*- C++ -*-===//
+//
+// nova.attention on buffers becomes, for every batch b:
+//
+//   keys_t[b] and value[b] loaded into SRAM once (value with a column of
+//   ones appended: the matmul that applies the probabilities then also sums
+//   them, so the row sum costs no vector pass);
+//   for every block of Br query rows:
+//     scores S = Q_i K_j^T for each visible key block j, into one of two
+//     accumulator tiles (A, B) in turn, the next block's scores issued
+//     before this block's P V so that the matrix unit runs ahead of the
+//     vector unit (software pipelining);
+//     online softmax on the vector unit: m' = max(m, rowmax S),
+//     P = exp(S - m'), alpha = exp(m - m');
+//     the transposed output O^T (with the row-sum row) kept in the
+//     accumulator: O^T = O^T * alpha^T + [V 1]^T P^T, a full-width
+//     weight-stationary matmul (P^T stationary, the Dv + 1 rows of [V 1]^T
+//     streaming) instead of a half-width one;
+//     out_i = (O^T / l)^T.
+//   With `causal`, query block i sees key blocks 0..i; block i is masked on
+//   the vector unit and later blocks are never computed.
+//
+// The query-block loop is unrolled by two when causal, so that the number of
+// full key blocks (i) and its parity, which decides whether the tail has
+// one or two blocks, are known statically for each copy.
+//
+//===----------------------------------------------------------------------===//
+#include "Patterns.h"
+#include "Staging.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::nova;
+
+namespace {
+
+/// Largest divisor of `n` that is at most `limit`.
+int64_t blockOf(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
+/// Emits the kernel of one nova.attention.
+class Emitter {
+public:
+  Emitter(PatternRewriter &b, Location loc, AttentionOp op, int64_t block)
+      : b(b), loc(loc), op(op), f32(b.getF32Type()) {
+    auto shape = [](Value v) { return cast<MemRefType>(v.getType()).getShape(); };
+    batch = shape(op.getQuery())[0];
+    tq = shape(op.getQuery())[1];
+    d = shape(op.getQuery())[2];
+    tk = shape(op.getKeysT())[2];
+    dv = shape(op.getValue())[2];
+    br = blockOf(tq, block);
+    bc = op.getCausal() ? br : blockOf(tk, block);
+  }
+
+  void emit() {
+    if (op.getCausal()) {
+      // hide[r, c] = 1 where key c is after query r (diagonal block).
+      Value rows = alloc({br, bc}), cols = alloc({br, bc});
+      IotaOp::create(b, loc, rows, 0);
+      IotaOp::create(b, loc, cols, 1);
+      hide = alloc({br, bc});
+      ew(ElementwiseKind::CmpGt, {cols, rows}, hide);
+      minusInf = alloc({br, bc});
+      fill(-INFINITY, minusInf);
+    }
+    forLoop(0, batch, [&](Value bi) { emitBatch(bi); });
+  }
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  OpFoldResult attr(int64_t v) { return b.getIndexAttr(v); }
+
+  Value alloc(ArrayRef<int64_t> shape, MemorySpace space = MemorySpace::SRAM) {
+    return staging::allocTile(b, loc, shape, f32, space);
+  }
+  void ew(ElementwiseKind kind, ValueRange inputs, Value out,
+          std::optional<double> scalar = std::nullopt) {
+    ElementwiseOp::create(b, loc, kind, inputs, out,
+                          scalar ? b.getF64FloatAttr(*scalar) : Attribute());
+  }
+  void fill(double value, Value out) {
+    FillOp::create(b, loc, b.getF64FloatAttr(value), out);
+  }
+  Value view(Value buffer, ArrayRef<OpFoldResult> offsets,
+             ArrayRef<int64_t> sizes) {
+    SmallVector<OpFoldResult> s, one;
+    for (int64_t n : sizes) {
+      s.push_back(attr(n));
+      one.push_back(attr(1));
+    }
+    return memref::SubViewOp::create(b, loc, buffer, offsets, s, one);
+  }
+  Value transposed(Value tile) {
+    AffineMap swap =
+        AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0}, b.getContext());
+    return memref::TransposeOp::create(b, loc, tile, AffineMapAttr::get(swap));
+  }
+  /// `v * n` as an index value.
+  Value times(Value v, int64_t n) {
+    return arith::MulIOp::create(b, loc, v, index(n));
+  }
+  void forLoop(Value lb, Value ub, function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, lb, ub, index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar());
+  }
+  void forLoop(int64_t lb, int64_t ub, function_ref<void(Value)> body) {
+    forLoop(index(lb), index(ub), body);
+  }
+
+  void emitBatch(Value bi) {
+    // This batch's keys (as columns) and values, on chip for all query blocks.
+    Value kt3 = alloc({1, d, tk});
+    staging::copy(b, loc, view(op.getKeysT(), {bi, attr(0), attr(0)}, {1, d, tk}),
+                  kt3);
+    kt = staging::reshapeTile(b, loc, kt3, {d, tk});
+    Value v3 = alloc({1, tk, dv + 1});
+    staging::copy(b, loc, view(op.getValue(), {bi, attr(0), attr(0)}, {1, tk, dv}),
+                  view(v3, {attr(0), attr(0), attr(0)}, {1, tk, dv}));
+    fill(1.0, view(v3, {attr(0), attr(0), attr(dv)}, {1, tk, 1}));
+    // [V 1]^T: the streamed operand of O^T += [V 1]^T P^T.
+    vt = transposed(staging::reshapeTile(b, loc, v3, {tk, dv + 1}));
+
+    int64_t nq = tq / br;
+    if (!op.getCausal()) {
+      forLoop(0, nq, [&](Value qi) {
+        emitQueryBlock(bi, qi, index(tk / bc), false);
+      });
+      return;
+    }
+    // Query block i has i full key blocks before its diagonal one.
+    forLoop(0, nq / 2, [&](Value pair) {
+      Value even = times(pair, 2);
+      emitQueryBlock(bi, even, even, true);
+      Value odd = arith::AddIOp::create(b, loc, even, index(1));
+      emitQueryBlock(bi, odd, odd, true);
+    });
+    if (nq % 2) {
+      Value last = index(nq - 1);
+      emitQueryBlock(bi, last, last, true);
+    }
+  }
+
+  /// The query block `qi` against `full` unmasked key blocks, then (causal)
+  /// the diagonal block. The parity of `full` must be static: it is a
+  /// constant, `2 * pair` or `2 * pair + 1`, as emitBatch builds it.
+  void emitQueryBlock(Value bi, Value qi, Value full, bool diagonal) {
+    Value row0 = times(qi, br);
+    Value q3 = alloc({1, br, d});
+    staging::copy(b, loc, view(op.getQuery(), {bi, row0, attr(0)}, {1, br, d}), q3);
+    Value q = staging::reshapeTile(b, loc, q3, {br, d});
+    double scale = op.getScale().convertToDouble();
+    if (scale != 1.0)
+      ew(ElementwiseKind::Mul, {q}, q, scale);
+
+    Value s[2] = {alloc({br, bc}, MemorySpace::ACC),
+                  alloc({br, bc}, MemorySpace::ACC)};
+    Value p[2] = {alloc({br, bc}), alloc({br, bc})};
+    Value m[2] = {alloc({br, 1}), alloc({br, 1})};
+    fill(-INFINITY, m[1]);
+    Value ot = alloc({dv + 1, br}, MemorySpace::ACC);
+    fill(0.0, ot);
+
+    // Block k uses slot k % 2 (A or B); it reads the row max block k - 1
+    // left in the other slot.
+    auto scores = [&](int slot, Value k) {
+      Value keys = view(kt, {attr(0), times(k, bc)}, {d, bc});
+      MatmulOp::create(b, loc, q, keys, s[slot], /*accumulate=*/false);
+    };
+    auto softmax = [&](int slot, bool masked) {
+      Value x = s[slot];
+      if (masked) {
+        ElementwiseOp::create(b, loc, ElementwiseKind::Select,
+                              ValueRange{hide, minusInf, x}, p[slot], nullptr);
+        x = p[slot];
+      }
+      Value rowMax = alloc({br, 1});
+      ReduceOp::create(b, loc, ReductionKind::Max, x, rowMax, 1);
+      Value mOld = m[1 - slot], mNew = m[slot];
+      ew(ElementwiseKind::Max, {mOld, rowMax}, mNew);
+      ew(ElementwiseKind::Sub, {x, mNew}, p[slot]);
+      ew(ElementwiseKind::Exp, {p[slot]}, p[slot]);
+      Value alpha = alloc({br, 1});
+      ew(ElementwiseKind::Sub, {mOld, mNew}, alpha);
+      ew(ElementwiseKind::Exp, {alpha}, alpha);
+      Value alphaRow = alloc({1, br});
+      TransposeOp::create(b, loc, alpha, alphaRow, ArrayRef<int64_t>{1, 0});
+      ew(ElementwiseKind::Mul, {ot, alphaRow}, ot);
+    };
+    auto apply = [&](int slot, Value k) {
+      Value values = view(vt, {attr(0), times(k, bc)}, {dv + 1, bc});
+      MatmulOp::create(b, loc, values, transposed(p[slot]), ot,
+                       /*accumulate=*/true);
+    };
+
+    // n = fullBlocks + diagonal blocks: pairs (A, B) while at least one
+    // more block follows, then one or two blocks.
+    std::optional<int64_t> fullStatic = staticBlockCount(full);
+    bool fullOdd = parityOf(full);
+    // floor((n - 1) / 2) pairs, n = full + diagonal.
+    Value pairs = diagonal ? halve(full, fullOdd)
+                           : index((*fullStatic - 1) / 2);
+    int64_t rest = diagonal ? (fullOdd ? 2 : 1)
+                            : *fullStatic - 2 * ((*fullStatic - 1) / 2);
+
+    scores(0, index(0));
+    forLoop(index(0), pairs, [&](Value pair) {
+      Value k = times(pair, 2);
+      Value k1 = arith::AddIOp::create(b, loc, k, index(1));
+      Value k2 = arith::AddIOp::create(b, loc, k, index(2));
+      scores(1, k1);
+      softmax(0, false);
+      apply(0, k);
+      scores(0, k2);
+      softmax(1, false);
+      apply(1, k1);
+    });
+    Value t = times(pairs, 2);
+    if (rest == 2) {
+      Value t1 = arith::AddIOp::create(b, loc, t, index(1));
+      scores(1, t1);
+      softmax(0, false);
+      apply(0, t);
+      softmax(1, diagonal);
+      apply(1, t1);
+    } else {
+      softmax(0, diagonal);
+      apply(0, t);
+    }
+
+    // out = (O^T[:dv] / l)^T, l = O^T[dv].
+    Value sums = view(ot, {attr(dv), attr(0)}, {1, br});
+    Value inv = alloc({1, br});
+    ew(ElementwiseKind::Recip, {sums}, inv);
+    Value scaled = alloc({dv, br});
+    ew(ElementwiseKind::Mul, {view(ot, {attr(0), attr(0)}, {dv, br}), inv},
+       scaled);
+    Value o3 = alloc({1, br, dv});
+    TransposeOp::create(b, loc, scaled, staging::reshapeTile(b, loc, o3, {br, dv}),
+                        ArrayRef<int64_t>{1, 0});
+    staging::copy(b, loc, o3, view(op.getOut(), {bi, row0, attr(0)}, {1, br, dv}));
+  }
+
+  static std::optional<int64_t> staticBlockCount(Value v) {
+    if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+      return c.value();
+    return std::nullopt;
+  }
+  /// Whether `v` (a constant, `2 * x` or `2 * x + 1`) is odd.
+  static bool parityOf(Value v) {
+    if (std::optional<int64_t> c = staticBlockCount(v))
+      return *c % 2;
+    return isa_and_present<arith::AddIOp>(v.getDefiningOp());
+  }
+  /// floor(v / 2) for `v` as parityOf takes it.
+  Value halve(Value v, bool odd) {
+    if (std::optional<int64_t> c = staticBlockCount(v))
+      return index(*c / 2);
+    Value twice = odd ? v.getDefiningOp<arith::AddIOp>().getLhs() : v;
+    return twice.getDefiningOp<arith::MulIOp>().getLhs();
+  }
+
+  PatternRewriter &b;
+  Location loc;
+  AttentionOp op;
+  Type f32;
+  int64_t batch, tq, d, tk, dv, br, bc;
+  Value hide, minusInf, kt, vt;
+};
+
+struct AttentionToNova : public OpRewritePattern<AttentionOp> {
+  AttentionToNova(MLIRContext *ctx, TargetAttr target)
+      : OpRewritePattern(ctx), target(target) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getNumResults() != 0)
+      return rewriter.notifyMatchFailure(op, "still on tensors");
+    auto shape = [](Value v) { return cast<MemRefType>(v.getType()).getShape(); };
+    if (shape(op.getQuery())[2] > target.getMatrixRows())
+      return op.emitOpError() << "head dimension " << shape(op.getQuery())[2]
+                              << " exceeds the matrix unit's "
+                              << target.getMatrixRows() << " rows";
+    rewriter.setInsertionPoint(op);
+    int64_t block = std::min(target.getMatrixRows(), target.getMatrixCols());
+    Emitter(rewriter, op.getLoc(), op, block).emit();
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  TargetAttr target;
+};
+} // namespace
+
+void mlir::nova::lowering::populateAttentionToNovaPatterns(
+    RewritePatternSet &patterns, TargetAttr target) {
+  patterns.add<AttentionToNova>(patterns.getContext(), target);
+}
