@@ -2,14 +2,15 @@
 //
 // nova.attention on buffers becomes, for every batch b:
 //
-//   keys_t[b] and value[b] loaded into SRAM once (value with a column of
-//   ones appended: the matmul that applies the probabilities then also sums
-//   them, so the row sum costs no vector pass);
+//   query[b], keys_t[b] and value[b] loaded into SRAM once (the queries
+//   scaled once; value with a column of ones appended: the matmul that
+//   applies the probabilities then also sums them, so the row sum costs no
+//   vector pass);
 //   for every block of Br query rows:
 //     scores S = Q_i K_j^T for each visible key block j, into one of two
-//     accumulator tiles (A, B) in turn, the next block's scores issued
-//     before this block's P V so that the matrix unit runs ahead of the
-//     vector unit (software pipelining);
+//     accumulator tiles (A, B) in turn, two blocks ahead of their softmax:
+//     the matrix unit computes the scores of block k + 2 while the vector
+//     unit does the softmax of block k + 1 (software pipelining);
 //     online softmax on the vector unit: m' = max(m, rowmax S),
 //     P = exp(S - m'), alpha = exp(m - m');
 //     the transposed output O^T (with the row-sum row) kept in the
@@ -20,9 +21,11 @@
 //   With `causal`, query block i sees key blocks 0..i; block i is masked on
 //   the vector unit and later blocks are never computed.
 //
-// The query-block loop is unrolled by two when causal, so that the number of
-// full key blocks (i) and its parity, which decides whether the tail has
-// one or two blocks, are known statically for each copy.
+// Key blocks go in groups of kGroup per loop iteration (slots A, B
+// alternating) with a static tail of one to kGroup + 1 blocks. When causal,
+// query blocks after the first go in groups of kGroup too (i = G j + r has
+// j groups and a tail of r + 1), so that every tail is static and only the
+// group count is a loop variable.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -49,6 +52,12 @@ int64_t blockOf(int64_t n, int64_t limit) {
 /// Emits the kernel of one nova.attention.
 class Emitter {
 public:
+  /// Key blocks per iteration of a query block's loop (even: the two score
+  /// slots alternate across iterations). Each iteration boundary costs a
+  /// synchronisation of the engines, so more blocks per iteration run
+  /// closer to the vector unit's rate; the code grows with it.
+  static constexpr int64_t kGroup = 4;
+
   Emitter(PatternRewriter &b, Location loc, AttentionOp op, int64_t block)
       : b(b), loc(loc), op(op), f32(b.getF32Type()) {
     auto shape = [](Value v) { return cast<MemRefType>(v.getType()).getShape(); };
@@ -131,37 +140,52 @@ private:
     // [V 1]^T: the streamed operand of O^T += [V 1]^T P^T.
     vt = transposed(staging::reshapeTile(b, loc, v3, {tk, dv + 1}));
 
-    int64_t nq = tq / br;
+    // This batch's queries, scaled once.
+    Value q3 = alloc({1, tq, d});
+    staging::copy(b, loc, view(op.getQuery(), {bi, attr(0), attr(0)}, {1, tq, d}),
+                  q3);
+    queries = staging::reshapeTile(b, loc, q3, {tq, d});
+    double scale = op.getScale().convertToDouble();
+    if (scale != 1.0)
+      ew(ElementwiseKind::Mul, {queries}, queries, scale);
+
+    int64_t nq = tq / br, nk = tk / bc;
     if (!op.getCausal()) {
+      // Every query block sees all nk key blocks.
       forLoop(0, nq, [&](Value qi) {
-        emitQueryBlock(bi, qi, index(tk / bc), false);
+        if (nk == 1)
+          emitQueryBlock(bi, qi, Value(), 1, false);
+        else
+          emitQueryBlock(bi, qi, index((nk - 2) / kGroup),
+                         nk - kGroup * ((nk - 2) / kGroup), false);
       });
       return;
     }
-    // Query block i has i full key blocks before its diagonal one.
-    forLoop(0, nq / 2, [&](Value pair) {
-      Value even = times(pair, 2);
-      emitQueryBlock(bi, even, even, true);
-      Value odd = arith::AddIOp::create(b, loc, even, index(1));
-      emitQueryBlock(bi, odd, odd, true);
+    // Query block i sees key blocks 0..i (i + 1 blocks, the last masked):
+    // block 0 alone, then i = G j + r (r = 1..G) with j groups of G blocks
+    // and a static tail of r + 1 blocks.
+    emitQueryBlock(bi, index(0), Value(), 1, true);
+    forLoop(0, (nq - 1) / kGroup, [&](Value j) {
+      Value first = times(j, kGroup);
+      for (int64_t r = 1; r <= kGroup; ++r)
+        emitQueryBlock(bi, arith::AddIOp::create(b, loc, first, index(r)), j,
+                       r + 1, true);
     });
-    if (nq % 2) {
-      Value last = index(nq - 1);
-      emitQueryBlock(bi, last, last, true);
-    }
+    int64_t done = (nq - 1) / kGroup;
+    for (int64_t r = 1; r <= (nq - 1) % kGroup; ++r)
+      emitQueryBlock(bi, index(kGroup * done + r), index(done), r + 1, true);
   }
 
-  /// The query block `qi` against `full` unmasked key blocks, then (causal)
-  /// the diagonal block. The parity of `full` must be static: it is a
-  /// constant, `2 * pair` or `2 * pair + 1`, as emitBatch builds it.
-  void emitQueryBlock(Value bi, Value qi, Value full, bool diagonal) {
+  /// Query block `qi` against its key blocks: `groups` groups of kGroup
+  /// blocks (null: none, the block has a single key block) then a tail of
+  /// `tail` (1 to kGroup + 1) blocks, the last one masked when `diagonal`. Block k's scores go to
+  /// accumulator slot k % 2 two blocks ahead of its softmax: the matrix
+  /// unit computes scores(k + 2) while the vector unit does softmax(k + 1),
+  /// and P V (k) follows scores(k + 2) in its queue.
+  void emitQueryBlock(Value bi, Value qi, Value groups, int64_t tail,
+                      bool diagonal) {
     Value row0 = times(qi, br);
-    Value q3 = alloc({1, br, d});
-    staging::copy(b, loc, view(op.getQuery(), {bi, row0, attr(0)}, {1, br, d}), q3);
-    Value q = staging::reshapeTile(b, loc, q3, {br, d});
-    double scale = op.getScale().convertToDouble();
-    if (scale != 1.0)
-      ew(ElementwiseKind::Mul, {q}, q, scale);
+    Value q = view(queries, {row0, attr(0)}, {br, d});
 
     Value s[2] = {alloc({br, bc}, MemorySpace::ACC),
                   alloc({br, bc}, MemorySpace::ACC)};
@@ -190,6 +214,8 @@ private:
       ew(ElementwiseKind::Max, {mOld, rowMax}, mNew);
       ew(ElementwiseKind::Sub, {x, mNew}, p[slot]);
       ew(ElementwiseKind::Exp, {p[slot]}, p[slot]);
+      // The output so far, rescaled to the new row max (after the previous
+      // block's P V, which the hazard on `ot` orders before this).
       Value alpha = alloc({br, 1});
       ew(ElementwiseKind::Sub, {mOld, mNew}, alpha);
       ew(ElementwiseKind::Exp, {alpha}, alpha);
@@ -202,40 +228,30 @@ private:
       MatmulOp::create(b, loc, values, transposed(p[slot]), ot,
                        /*accumulate=*/true);
     };
-
-    // n = fullBlocks + diagonal blocks: pairs (A, B) while at least one
-    // more block follows, then one or two blocks.
-    std::optional<int64_t> fullStatic = staticBlockCount(full);
-    bool fullOdd = parityOf(full);
-    // floor((n - 1) / 2) pairs, n = full + diagonal.
-    Value pairs = diagonal ? halve(full, fullOdd)
-                           : index((*fullStatic - 1) / 2);
-    int64_t rest = diagonal ? (fullOdd ? 2 : 1)
-                            : *fullStatic - 2 * ((*fullStatic - 1) / 2);
+    auto plus = [&](Value k, int64_t n) {
+      return arith::AddIOp::create(b, loc, k, index(n)).getResult();
+    };
 
     scores(0, index(0));
-    forLoop(index(0), pairs, [&](Value pair) {
-      Value k = times(pair, 2);
-      Value k1 = arith::AddIOp::create(b, loc, k, index(1));
-      Value k2 = arith::AddIOp::create(b, loc, k, index(2));
-      scores(1, k1);
-      softmax(0, false);
-      apply(0, k);
-      scores(0, k2);
-      softmax(1, false);
-      apply(1, k1);
-    });
-    Value t = times(pairs, 2);
-    if (rest == 2) {
-      Value t1 = arith::AddIOp::create(b, loc, t, index(1));
-      scores(1, t1);
-      softmax(0, false);
-      apply(0, t);
-      softmax(1, diagonal);
-      apply(1, t1);
-    } else {
-      softmax(0, diagonal);
-      apply(0, t);
+    if (groups) {
+      scores(1, index(1));
+      forLoop(index(0), groups, [&](Value group) {
+        Value k = times(group, kGroup);
+        for (int64_t i = 0; i < kGroup; ++i) {
+          softmax(i % 2, false);
+          scores(i % 2, plus(k, i + 2));
+          apply(i % 2, plus(k, i));
+        }
+      });
+    }
+    // The tail: blocks t .. t + tail - 1, their first two scores issued.
+    Value t = groups ? times(groups, kGroup) : index(0);
+    for (int64_t i = 0; i < tail; ++i) {
+      int slot = i % 2;
+      softmax(slot, diagonal && i == tail - 1);
+      if (i + 2 < tail)
+        scores(slot, plus(t, i + 2));
+      apply(slot, plus(t, i));
     }
 
     // out = (O^T[:dv] / l)^T, l = O^T[dv].
@@ -251,31 +267,12 @@ private:
     staging::copy(b, loc, o3, view(op.getOut(), {bi, row0, attr(0)}, {1, br, dv}));
   }
 
-  static std::optional<int64_t> staticBlockCount(Value v) {
-    if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
-      return c.value();
-    return std::nullopt;
-  }
-  /// Whether `v` (a constant, `2 * x` or `2 * x + 1`) is odd.
-  static bool parityOf(Value v) {
-    if (std::optional<int64_t> c = staticBlockCount(v))
-      return *c % 2;
-    return isa_and_present<arith::AddIOp>(v.getDefiningOp());
-  }
-  /// floor(v / 2) for `v` as parityOf takes it.
-  Value halve(Value v, bool odd) {
-    if (std::optional<int64_t> c = staticBlockCount(v))
-      return index(*c / 2);
-    Value twice = odd ? v.getDefiningOp<arith::AddIOp>().getLhs() : v;
-    return twice.getDefiningOp<arith::MulIOp>().getLhs();
-  }
-
   PatternRewriter &b;
   Location loc;
   AttentionOp op;
   Type f32;
   int64_t batch, tq, d, tk, dv, br, bc;
-  Value hide, minusInf, kt, vt;
+  Value hide, minusInf, queries, kt, vt;
 };
 
 struct AttentionToNova : public OpRewritePattern<AttentionOp> {
