@@ -560,7 +560,8 @@ struct FuseAttentionPass
     bool erased = true;
     while (erased) {
       erased = false;
-      for (Operation *op : llvm::reverse(chain.ops.takeVector()))
+      SmallVector<Operation *> ops = chain.ops.takeVector();
+      for (Operation *op : llvm::reverse(ops))
         if (op->use_empty()) {
           rewriter.eraseOp(op);
           erased = true;

@@ -1,0 +1,53 @@
+// RUN: nova-opt %s --pass-pipeline='builtin.module(nova-attach-target{target=nova-t1},func.func(convert-linalg-to-nova))' | FileCheck %s
+
+!hbm_q = memref<2x256x64xf32, #nova.memory_space<hbm>>
+!hbm_kt = memref<2x64x256xf32, #nova.memory_space<hbm>>
+
+// Causal flash attention, T = 256 (two query and key blocks of 128): per
+// batch the queries, keys and values are loaded once (values with a column
+// of ones), the queries scaled once; query block 0 sees key block 0 only,
+// query block 1 key blocks 0 and 1 (a static tail of two, the last masked).
+// CHECK-LABEL: func.func @causal
+// CHECK: nova.iota
+// CHECK: nova.elementwise <cmp_gt>
+// CHECK: scf.for %[[B:.*]] =
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x64x256xf32, strided<[16384, 256, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x64x256xf32, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x256x64xf32, strided<[16384, 64, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x256x64xf32, strided<[16640, 65, 1]>, #nova.memory_space<sram>>
+// CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<1x256x1xf32, strided<[16640, 65, 1], offset: 64>, #nova.memory_space<sram>>)
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x256x64xf32, strided<[16384, 64, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x256x64xf32, #nova.memory_space<sram>>
+// CHECK: nova.elementwise <mul> scalar(1.250000e-01)
+// Query block 0: one masked block.
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<sram>>, memref<64x128xf32, strided<[256, 1], offset: ?>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xf32, #nova.memory_space<acc>>)
+// CHECK: nova.elementwise <select>
+// CHECK: nova.reduce <max>
+// CHECK: nova.elementwise <exp>
+// CHECK: nova.elementwise <mul> ins(%{{.*}}, %{{.*}} : memref<65x128xf32, #nova.memory_space<acc>>, memref<1x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<65x128xf32, #nova.memory_space<acc>>)
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<65x128xf32, strided<[1, 65], offset: ?>, #nova.memory_space<sram>>, memref<128x128xf32, strided<[1, 128]>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<65x128xf32, #nova.memory_space<acc>>) accumulate
+// CHECK: nova.elementwise <recip>
+// CHECK: nova.transpose
+// CHECK: nova.dma_start
+// Query block 1: the unmasked block, then the masked diagonal one.
+// CHECK: nova.matmul
+// CHECK: nova.matmul
+// CHECK-NOT: nova.elementwise <select>
+// CHECK: nova.reduce <max>
+// CHECK: nova.elementwise <select>
+// CHECK: nova.reduce <max>
+func.func @causal(%q: !hbm_q, %kt: !hbm_kt, %v: !hbm_q, %o: !hbm_q) {
+  nova.attention ins(%q, %kt, %v : !hbm_q, !hbm_kt, !hbm_q) outs(%o : !hbm_q) scale 1.250000e-01 causal
+  return
+}
+
+// Without a mask every query block sees both key blocks (a loop over
+// query blocks, no select, no iota).
+// CHECK-LABEL: func.func @full
+// CHECK-NOT: nova.iota
+// CHECK-NOT: nova.elementwise <select>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-NOT: nova.elementwise <select>
+// CHECK: return
+func.func @full(%q: !hbm_q, %kt: !hbm_kt, %v: !hbm_q, %o: !hbm_q) {
+  nova.attention ins(%q, %kt, %v : !hbm_q, !hbm_kt, !hbm_q) outs(%o : !hbm_q) scale 1.0
+  return
+}

@@ -1,0 +1,241 @@
+// RUN: nova-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(nova-fuse-attention))' | FileCheck %s
+
+// Causal attention as SDPA's math path reaches Nova's normal form: the mask
+// a constant (1 = keep), added as 0 / -inf; the scale folded into q and k
+// beforehand; the "row fully masked" guard on the normalisation.
+// CHECK-LABEL: func.func @sdpa_causal
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x8xf32>, %[[KT:.*]]: tensor<2x8x4xf32>, %[[V:.*]]: tensor<2x4x8xf32>)
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x4x8xf32>
+// CHECK: %[[O:.*]] = nova.attention ins(%[[Q]], %[[KT]], %[[V]] : tensor<2x4x8xf32>, tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%[[INIT]] : tensor<2x4x8xf32>) scale 1.000000e+00 causal -> tensor<2x4x8xf32>
+// CHECK-NOT: linalg.batch_matmul
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[O]]
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#mask = affine_map<(d0, d1, d2) -> (d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+func.func @sdpa_causal(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x4xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %true = arith.constant true
+  %keep = arith.constant dense<[[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0]]> : tensor<4x4xf32>
+  %e0 = tensor.empty() : tensor<2x4x4xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%f0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %x = linalg.generic {indexing_maps = [#id3, #mask, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %keep : tensor<2x4x4xf32>, tensor<4x4xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %k = arith.cmpf une, %c, %zero : f32
+    %b = arith.select %k, %zero, %ninf : f32
+    %r = arith.addf %in, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %e1 = tensor.empty() : tensor<2x4x1xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %m = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x4x4xf32>) outs(%fm : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %ex = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %m : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %l = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex : tensor<2x4x4xf32>) outs(%fs : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %e2 = tensor.empty() : tensor<2x4x1xi1>
+  %ft = linalg.fill ins(%true : i1) outs(%e2 : tensor<2x4x1xi1>) -> tensor<2x4x1xi1>
+  %g = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x4x4xf32>) outs(%ft : tensor<2x4x1xi1>) {
+  ^bb0(%in: f32, %out: i1):
+    %c = arith.cmpf oeq, %in, %ninf : f32
+    %r = arith.andi %c, %out : i1
+    linalg.yield %r : i1
+  } -> tensor<2x4x1xi1>
+  %p = linalg.generic {indexing_maps = [#row, #id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%g, %ex, %l : tensor<2x4x1xi1>, tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%gg: i1, %in: f32, %sum: f32, %out: f32):
+    %d = arith.divf %in, %sum : f32
+    %r = arith.select %gg, %zero, %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %e3 = tensor.empty() : tensor<2x4x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%f3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Scores scaled and masked by hand (masked_fill with an inverted mask, as
+// Nova's MultiHeadAttention writes it), a 4-D softmax between 3-D matmuls,
+// a causal mask built from two aranges (large sequences are not folded to
+// constants).
+// CHECK-LABEL: func.func @masked_fill_aranges
+// CHECK: nova.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%{{.*}} : tensor<2x4x8xf32>) scale 1.250000e-01 causal
+// CHECK-NOT: linalg.batch_matmul
+#id1 = affine_map<(d0) -> (d0)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#row4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+#red4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#qpos = affine_map<(d0, d1, d2) -> (d1, 0)>
+#kpos = affine_map<(d0, d1, d2) -> (0, d2)>
+func.func @masked_fill_aranges(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x4xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 1.250000e-01 : f32
+  %c0 = arith.constant 0 : i64
+  %ei = tensor.empty() : tensor<4xi64>
+  %pos = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%ei : tensor<4xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    linalg.yield %c : i64
+  } -> tensor<4xi64>
+  %kp = tensor.expand_shape %pos [[0, 1]] output_shape [1, 4] : tensor<4xi64> into tensor<1x4xi64>
+  %qp = tensor.expand_shape %pos [[0, 1]] output_shape [4, 1] : tensor<4xi64> into tensor<4x1xi64>
+  %e0 = tensor.empty() : tensor<2x4x4xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%f0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %x = linalg.generic {indexing_maps = [#id3, #kpos, #qpos, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %kp, %qp : tensor<2x4x4xf32>, tensor<1x4xi64>, tensor<4x1xi64>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %key: i64, %query: i64, %out: f32):
+    %d = arith.subi %key, %query : i64
+    %hide = arith.cmpi sgt, %d, %c0 : i64
+    %sc = arith.mulf %in, %scale : f32
+    %r = arith.select %hide, %ninf, %sc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %x4 = tensor.expand_shape %x [[0, 1], [2], [3]] output_shape [1, 2, 4, 4] : tensor<2x4x4xf32> into tensor<1x2x4x4xf32>
+  %e1 = tensor.empty() : tensor<1x2x4xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %m = linalg.generic {indexing_maps = [#id4, #red4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x4 : tensor<1x2x4x4xf32>) outs(%fm : tensor<1x2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4xf32>
+  %m4 = tensor.expand_shape %m [[0], [1], [2, 3]] output_shape [1, 2, 4, 1] : tensor<1x2x4xf32> into tensor<1x2x4x1xf32>
+  %e4 = tensor.empty() : tensor<1x2x4x4xf32>
+  %ex = linalg.generic {indexing_maps = [#id4, #row4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x4, %m4 : tensor<1x2x4x4xf32>, tensor<1x2x4x1xf32>) outs(%e4 : tensor<1x2x4x4xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x4xf32>
+  %e5 = tensor.empty() : tensor<1x2x4x1xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e5 : tensor<1x2x4x1xf32>) -> tensor<1x2x4x1xf32>
+  %l = linalg.generic {indexing_maps = [#id4, #row4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<1x2x4x4xf32>) outs(%fs : tensor<1x2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x1xf32>
+  %p = linalg.generic {indexing_maps = [#id4, #row4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %l : tensor<1x2x4x4xf32>, tensor<1x2x4x1xf32>) outs(%e4 : tensor<1x2x4x4xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x4xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %e3 = tensor.empty() : tensor<2x4x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.batch_matmul ins(%p3, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%f3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Not fused: the probabilities have another user (a training step keeps
+// them for its backward), and a mask that is not causal.
+// CHECK-LABEL: func.func @kept_probabilities
+// CHECK-NOT: nova.attention
+// CHECK: linalg.batch_matmul
+// CHECK: linalg.batch_matmul
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+func.func @kept_probabilities(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x4xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x4xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e0 = tensor.empty() : tensor<2x4x4xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%f0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %e1 = tensor.empty() : tensor<2x4x1xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %m = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s : tensor<2x4x4xf32>) outs(%fm : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %ex = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %m : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %l = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex : tensor<2x4x4xf32>) outs(%fs : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %p = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %l : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %e3 = tensor.empty() : tensor<2x4x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%f3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %o, %p : tensor<2x4x8xf32>, tensor<2x4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @not_causal_mask
+// CHECK-NOT: nova.attention
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#mask = affine_map<(d0, d1, d2) -> (d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+func.func @not_causal_mask(%q: tensor<2x2x8xf32>, %kt: tensor<2x8x2xf32>, %v: tensor<2x2x8xf32>) -> tensor<2x2x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %keep = arith.constant dense<[[1.0, 1.0], [0.0, 1.0]]> : tensor<2x2xf32>
+  %e0 = tensor.empty() : tensor<2x2x2xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x2x8xf32>, tensor<2x8x2xf32>) outs(%f0 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %x = linalg.generic {indexing_maps = [#id3, #mask, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %keep : tensor<2x2x2xf32>, tensor<2x2xf32>) outs(%e0 : tensor<2x2x2xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %k = arith.cmpf une, %c, %zero : f32
+    %b = arith.select %k, %zero, %ninf : f32
+    %r = arith.addf %in, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x2xf32>
+  %e1 = tensor.empty() : tensor<2x2x1xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<2x2x1xf32>) -> tensor<2x2x1xf32>
+  %m = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x2x2xf32>) outs(%fm : tensor<2x2x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x1xf32>
+  %ex = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %m : tensor<2x2x2xf32>, tensor<2x2x1xf32>) outs(%e0 : tensor<2x2x2xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x2xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x2x1xf32>) -> tensor<2x2x1xf32>
+  %l = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex : tensor<2x2x2xf32>) outs(%fs : tensor<2x2x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x1xf32>
+  %p = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %l : tensor<2x2x2xf32>, tensor<2x2x1xf32>) outs(%e0 : tensor<2x2x2xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x2xf32>
+  %e3 = tensor.empty() : tensor<2x2x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x2x2xf32>, tensor<2x2x8xf32>) outs(%f3 : tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
+  return %o : tensor<2x2x8xf32>
+}
