@@ -1,4 +1,4 @@
-// RUN: nova-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(nova-fuse-attention))' | FileCheck %s
+// RUN: nova-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(nova-fuse-attention,canonicalize))' | FileCheck %s
 
 // Causal attention as SDPA's math path reaches Nova's normal form: the mask
 // a constant (1 = keep), added as 0 / -inf; the scale folded into q and k

@@ -74,9 +74,9 @@ func.func @negative_elementwise_input_in_hbm(%a: memref<4x8xf32, #nova.memory_sp
 
 // -----
 
-func.func @negative_elementwise_output_in_acc(%a: memref<4x8xf32, #nova.memory_space<sram>>, %o: memref<4x8xf32, #nova.memory_space<acc>>) {
-  // expected-error @+1 {{'nova.elementwise' op output must live in sram, got acc}}
-  nova.elementwise <exp> ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%o : memref<4x8xf32, #nova.memory_space<acc>>)
+func.func @negative_elementwise_output_in_hbm(%a: memref<4x8xf32, #nova.memory_space<sram>>, %o: memref<4x8xf32, #nova.memory_space<hbm>>) {
+  // expected-error @+1 {{'nova.elementwise' op output must live in sram or acc, got hbm}}
+  nova.elementwise <exp> ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%o : memref<4x8xf32, #nova.memory_space<hbm>>)
   return
 }
 
