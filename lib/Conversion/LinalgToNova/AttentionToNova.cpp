@@ -81,6 +81,10 @@ public:
       minusInf = alloc({br, bc});
       fill(-INFINITY, minusInf);
     }
+    int64_t perBatch = 4 * (tq * d + d * tk + tk * (dv + 1));
+    allResident = batch * perBatch <= sramBudget;
+    if (allResident)
+      load(attr(0), batch);
     forLoop(0, batch, [&](Value bi) { emitBatch(bi); });
   }
 
@@ -127,27 +131,52 @@ private:
     forLoop(index(lb), index(ub), body);
   }
 
-  void emitBatch(Value bi) {
-    // This batch's keys (as columns) and values, on chip for all query blocks.
-    Value kt3 = alloc({1, d, tk});
-    staging::copy(b, loc, view(op.getKeysT(), {bi, attr(0), attr(0)}, {1, d, tk}),
-                  kt3);
-    kt = staging::reshapeTile(b, loc, kt3, {d, tk});
-    Value v3 = alloc({1, tk, dv + 1});
-    staging::copy(b, loc, view(op.getValue(), {bi, attr(0), attr(0)}, {1, tk, dv}),
-                  view(v3, {attr(0), attr(0), attr(0)}, {1, tk, dv}));
-    fill(1.0, view(v3, {attr(0), attr(0), attr(dv)}, {1, tk, 1}));
-    // [V 1]^T: the streamed operand of O^T += [V 1]^T P^T.
-    vt = transposed(staging::reshapeTile(b, loc, v3, {tk, dv + 1}));
-
-    // This batch's queries, scaled once.
-    Value q3 = alloc({1, tq, d});
-    staging::copy(b, loc, view(op.getQuery(), {bi, attr(0), attr(0)}, {1, tq, d}),
+  /// Loads `batches` batches of queries (scaled), keys and values (with the
+  /// ones column) from batch `first` into SRAM: [n, Tq, D], [n, D, Tk],
+  /// [n, Tk, Dv + 1].
+  void load(OpFoldResult first, int64_t batches) {
+    q3 = alloc({batches, tq, d});
+    staging::copy(b, loc, view(op.getQuery(), {first, attr(0), attr(0)}, {batches, tq, d}),
                   q3);
-    queries = staging::reshapeTile(b, loc, q3, {tq, d});
     double scale = op.getScale().convertToDouble();
     if (scale != 1.0)
-      ew(ElementwiseKind::Mul, {queries}, queries, scale);
+      ew(ElementwiseKind::Mul, {q3}, q3, scale);
+    kt3 = alloc({batches, d, tk});
+    staging::copy(b, loc, view(op.getKeysT(), {first, attr(0), attr(0)}, {batches, d, tk}),
+                  kt3);
+    v3 = alloc({batches, tk, dv + 1});
+    staging::copy(b, loc, view(op.getValue(), {first, attr(0), attr(0)}, {batches, tk, dv}),
+                  view(v3, {attr(0), attr(0), attr(0)}, {batches, tk, dv}));
+    fill(1.0, view(v3, {attr(0), attr(0), attr(dv)}, {batches, tk, 1}));
+  }
+
+  /// Batch `at` of an on-chip [n, R, C] buffer as an [R, C] view.
+  Value batchOf(Value buffer, OpFoldResult at) {
+    auto type = cast<MemRefType>(buffer.getType());
+    ArrayRef<int64_t> shape = type.getShape();
+    SmallVector<OpFoldResult> offsets = {at, attr(0), attr(0)};
+    SmallVector<OpFoldResult> sizes = {attr(1), attr(shape[1]), attr(shape[2])};
+    SmallVector<OpFoldResult> strides(3, attr(1));
+    auto result = memref::SubViewOp::inferRankReducedResultType(
+        {shape[1], shape[2]}, type, offsets, sizes, strides);
+    return memref::SubViewOp::create(b, loc, cast<MemRefType>(result), buffer,
+                                     offsets, sizes, strides);
+  }
+
+  void emitBatch(Value bi) {
+    // All batches on chip at once when they fit (no load between batches:
+    // one batch's softmax runs right after the previous one's), else this
+    // batch's alone.
+    OpFoldResult at = attr(0);
+    if (!allResident) {
+      load(bi, 1);
+    } else {
+      at = bi;
+    }
+    queries = batchOf(q3, at);
+    kt = batchOf(kt3, at);
+    // [V 1]^T: the streamed operand of O^T += [V 1]^T P^T.
+    vt = transposed(batchOf(v3, at));
 
     int64_t nq = tq / br, nk = tk / bc;
     if (!op.getCausal()) {
@@ -273,6 +302,12 @@ private:
   Type f32;
   int64_t batch, tq, d, tk, dv, br, bc;
   Value hide, minusInf, queries, kt, vt;
+  Value q3, kt3, v3;
+  bool allResident = false;
+
+public:
+  /// SRAM the resident queries, keys and values may take.
+  int64_t sramBudget = 0;
 };
 
 struct AttentionToNova : public OpRewritePattern<AttentionOp> {
@@ -290,7 +325,10 @@ struct AttentionToNova : public OpRewritePattern<AttentionOp> {
                               << target.getMatrixRows() << " rows";
     rewriter.setInsertionPoint(op);
     int64_t block = std::min(target.getMatrixRows(), target.getMatrixCols());
-    Emitter(rewriter, op.getLoc(), op, block).emit();
+    Emitter emitter(rewriter, op.getLoc(), op, block);
+    // nova-fuse-attention checked that one batch fits a quarter of SRAM.
+    emitter.sramBudget = target.getSramBytes() / 4;
+    emitter.emit();
     rewriter.eraseOp(op);
     return success();
   }
