@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
@@ -449,6 +450,84 @@ std::optional<Scores> matchScores(Value x, Chain &chain) {
   return result;
 }
 
+/// The collapse/expand_shape ops from `v` down to the first other op,
+/// outermost first; `root` is the value under them. (The ops peeled below
+/// are rebuilt, not moved: one that has other users stays for them.)
+SmallVector<Operation *> singleUseReshapes(Value v, Value &root) {
+  SmallVector<Operation *> reshapes;
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+      break;
+    reshapes.push_back(def);
+    v = def->getOperand(0);
+  }
+  root = v;
+  return reshapes;
+}
+
+/// `v` = reshapes(c * x): returns reshapes(x)
+/// (rebuilt at the rewriter's insertion point) and multiplies `scale` by c;
+/// `v` itself otherwise. SDPA's math path scales q and k by sqrt(scale) in
+/// separate ops: the fused op applies the product once, on chip.
+Value peelScale(Value v, double &scale, IRRewriter &rewriter) {
+  Value root;
+  SmallVector<Operation *> reshapes = singleUseReshapes(v, root);
+  auto g = root.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 1 ||
+      g.getNumDpsInits() != 1 || !allParallel(g) ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      g.getDpsInputs()[0].getType() != root.getType())
+    return v;
+  std::optional<double> c = evaluate(g, {1.0, std::nan("")});
+  if (!c || !std::isfinite(*c))
+    return v;
+  for (double x : {-2.5, 0.75, 3.0})
+    if (!close(evaluate(g, {x, std::nan("")}), (double)((float)*c * (float)x)))
+      return v;
+  scale *= *c;
+  IRMapping map;
+  map.map(root, g.getDpsInputs()[0]);
+  Value rebuilt = g.getDpsInputs()[0];
+  for (Operation *reshape : llvm::reverse(reshapes))
+  {
+    rebuilt = rewriter.clone(*reshape, map)->getResult(0);
+    map.map(reshape->getResult(0), rebuilt);
+  }
+  return rebuilt;
+}
+
+/// `v` = collapse(transpose(k)) with the transpose swapping the last two
+/// dimensions: returns collapse(k), the keys as rows.
+Value peelKeyTranspose(Value v, IRRewriter &rewriter) {
+  Value root;
+  SmallVector<Operation *> reshapes = singleUseReshapes(v, root);
+  auto t = root.getDefiningOp<linalg::TransposeOp>();
+  if (!t)
+    return {};
+  ArrayRef<int64_t> perm = t.getPermutation();
+  int64_t n = perm.size();
+  for (int64_t i = 0; i + 2 < n; ++i)
+    if (perm[i] != i)
+      return {};
+  if (n < 2 || perm[n - 2] != n - 1 || perm[n - 1] != n - 2)
+    return {};
+  Value keys = t.getInput();
+  for (Operation *reshape : llvm::reverse(reshapes)) {
+    auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape);
+    if (!collapse)
+      return {};
+    SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+    int64_t rank = collapse.getSrcType().getRank();
+    if (groups.size() < 2 || groups.back() != ReassociationIndices{rank - 1} ||
+        groups[groups.size() - 2] != ReassociationIndices{rank - 2})
+      return {};
+    keys = tensor::CollapseShapeOp::create(rewriter, collapse.getLoc(), keys,
+                                           groups);
+  }
+  return keys;
+}
+
 struct FuseAttentionPass
     : public nova::impl::NovaFuseAttentionBase<FuseAttentionPass> {
   using Base::Base;
@@ -563,12 +642,18 @@ struct FuseAttentionPass
           return failure();
 
     rewriter.setInsertionPoint(pv);
+    // The scales of q and k and the transpose of k done on chip instead.
+    double scale = scores->scale;
+    q3 = peelScale(q3, scale, rewriter);
+    kt3 = peelScale(kt3, scale, rewriter);
+    Value keyRows = peelKeyTranspose(kt3, rewriter);
     auto outType = cast<RankedTensorType>(pv.getResult(0).getType());
     Value init = tensor::EmptyOp::create(rewriter, pv.getLoc(), outType.getShape(),
                                          outType.getElementType());
     auto fused = nova::AttentionOp::create(
-        rewriter, pv.getLoc(), TypeRange{outType}, q3, kt3, v3, init,
-        rewriter.getF64FloatAttr(scores->scale),
+        rewriter, pv.getLoc(), TypeRange{outType}, q3, keyRows ? keyRows : kt3,
+        v3, init, rewriter.getF64FloatAttr(scale),
+        keyRows ? rewriter.getUnitAttr() : UnitAttr(),
         scores->causal ? rewriter.getUnitAttr() : UnitAttr());
     rewriter.replaceOp(pv, fused.getResult());
     // Erase the chain, users first.

@@ -239,3 +239,66 @@ func.func @not_causal_mask(%q: tensor<2x2x8xf32>, %kt: tensor<2x8x2xf32>, %v: te
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x2x2xf32>, tensor<2x2x8xf32>) outs(%f3 : tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
   return %o : tensor<2x2x8xf32>
 }
+
+// -----
+
+// SDPA's math path scales q and k by sqrt(scale) and transposes k before
+// the score matmul: the fused op takes q and k as they were, the product of
+// the scales, and the keys as rows.
+// CHECK-LABEL: func.func @scaled_transposed_keys
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x8xf32>, %[[K:.*]]: tensor<2x4x8xf32>, %[[V:.*]]: tensor<2x4x8xf32>)
+// CHECK-NOT: linalg.
+// CHECK: nova.attention ins(%[[Q]], %[[K]], %[[V]] : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%{{.*}} : tensor<2x4x8xf32>) scale 1.250000e-01 key_rows
+// CHECK-NOT: linalg.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+func.func @scaled_transposed_keys(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %half = arith.constant 2.500000e-01 : f32
+  %half2 = arith.constant 5.000000e-01 : f32
+  %eq = tensor.empty() : tensor<2x4x8xf32>
+  %qs = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%q : tensor<2x4x8xf32>) outs(%eq : tensor<2x4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %half : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x8xf32>
+  %ek = tensor.empty() : tensor<2x8x4xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x4x8xf32>) outs(%ek : tensor<2x8x4xf32>) permutation = [0, 2, 1]
+  %kts = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%kt : tensor<2x8x4xf32>) outs(%ek : tensor<2x8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %half2 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x4xf32>
+  %e0 = tensor.empty() : tensor<2x4x4xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s = linalg.batch_matmul ins(%qs, %kts : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%f0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %e1 = tensor.empty() : tensor<2x4x1xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %m = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s : tensor<2x4x4xf32>) outs(%fm : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %ex = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %m : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %l = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex : tensor<2x4x4xf32>) outs(%fs : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %p = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %l : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %e3 = tensor.empty() : tensor<2x4x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%f3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}

@@ -2,7 +2,7 @@
 //
 // nova.attention on buffers becomes, for every batch b:
 //
-//   query[b], keys_t[b] and value[b] loaded into SRAM once (the queries
+//   query[b], keys[b] and value[b] loaded into SRAM once (the queries
 //   scaled once; value with a column of ones appended: the matmul that
 //   applies the probabilities then also sums them, so the row sum costs no
 //   vector pass);
@@ -64,7 +64,7 @@ public:
     batch = shape(op.getQuery())[0];
     tq = shape(op.getQuery())[1];
     d = shape(op.getQuery())[2];
-    tk = shape(op.getKeysT())[2];
+    tk = shape(op.getKeys())[op.getKeyRows() ? 1 : 2];
     dv = shape(op.getValue())[2];
     br = blockOf(tq, block);
     bc = op.getCausal() ? br : blockOf(tk, block);
@@ -141,9 +141,14 @@ private:
     double scale = op.getScale().convertToDouble();
     if (scale != 1.0)
       ew(ElementwiseKind::Mul, {q3}, q3, scale);
-    kt3 = alloc({batches, d, tk});
-    staging::copy(b, loc, view(op.getKeysT(), {first, attr(0), attr(0)}, {batches, d, tk}),
-                  kt3);
+    // Keys as they lie in HBM: columns [n, D, Tk], or rows [n, Tk, D] read
+    // through a transposed view (free for the matrix unit).
+    SmallVector<int64_t> keyShape = {batches, d, tk};
+    if (op.getKeyRows())
+      keyShape = {batches, tk, d};
+    kt3 = alloc(keyShape);
+    staging::copy(b, loc,
+                  view(op.getKeys(), {first, attr(0), attr(0)}, keyShape), kt3);
     v3 = alloc({batches, tk, dv + 1});
     staging::copy(b, loc, view(op.getValue(), {first, attr(0), attr(0)}, {batches, tk, dv}),
                   view(v3, {attr(0), attr(0), attr(0)}, {batches, tk, dv}));
@@ -175,6 +180,8 @@ private:
     }
     queries = batchOf(q3, at);
     kt = batchOf(kt3, at);
+    if (op.getKeyRows())
+      kt = transposed(kt);
     // [V 1]^T: the streamed operand of O^T += [V 1]^T P^T.
     vt = transposed(batchOf(v3, at));
 

@@ -3,19 +3,20 @@
 !hbm_q = memref<2x256x64xf32, #nova.memory_space<hbm>>
 !hbm_kt = memref<2x64x256xf32, #nova.memory_space<hbm>>
 
-// Causal flash attention, T = 256 (two query and key blocks of 128): per
-// batch the queries, keys and values are loaded once (values with a column
-// of ones), the queries scaled once; query block 0 sees key block 0 only,
-// query block 1 key blocks 0 and 1 (a static tail of two, the last masked).
+// Causal flash attention, T = 256 (two query and key blocks of 128): both
+// batches' queries (scaled once), keys and values (with a column of ones)
+// are loaded once, before the loop over batches; query block 0 sees key
+// block 0 only, query block 1 key blocks 0 and 1 (a static tail of two, the
+// last masked).
 // CHECK-LABEL: func.func @causal
 // CHECK: nova.iota
 // CHECK: nova.elementwise <cmp_gt>
-// CHECK: scf.for %[[B:.*]] =
-// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x64x256xf32, strided<[16384, 256, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x64x256xf32, #nova.memory_space<sram>>
-// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x256x64xf32, strided<[16384, 64, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x256x64xf32, strided<[16640, 65, 1]>, #nova.memory_space<sram>>
-// CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<1x256x1xf32, strided<[16640, 65, 1], offset: 64>, #nova.memory_space<sram>>)
-// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x256x64xf32, strided<[16384, 64, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x256x64xf32, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<2x256x64xf32, strided<[16384, 64, 1]>, #nova.memory_space<hbm>> -> memref<2x256x64xf32, #nova.memory_space<sram>>
 // CHECK: nova.elementwise <mul> scalar(1.250000e-01)
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<2x64x256xf32, strided<[16384, 256, 1]>, #nova.memory_space<hbm>> -> memref<2x64x256xf32, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<2x256x64xf32, strided<[16384, 64, 1]>, #nova.memory_space<hbm>> -> memref<2x256x64xf32, strided<[16640, 65, 1]>, #nova.memory_space<sram>>
+// CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<2x256x1xf32, strided<[16640, 65, 1], offset: 64>, #nova.memory_space<sram>>)
+// CHECK: scf.for %[[B:.*]] =
 // Query block 0: one masked block.
 // CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<sram>>, memref<64x128xf32, strided<[256, 1], offset: ?>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xf32, #nova.memory_space<acc>>)
 // CHECK: nova.elementwise <select>
@@ -49,5 +50,16 @@ func.func @causal(%q: !hbm_q, %kt: !hbm_kt, %v: !hbm_q, %o: !hbm_q) {
 // CHECK: return
 func.func @full(%q: !hbm_q, %kt: !hbm_kt, %v: !hbm_q, %o: !hbm_q) {
   nova.attention ins(%q, %kt, %v : !hbm_q, !hbm_kt, !hbm_q) outs(%o : !hbm_q) scale 1.0
+  return
+}
+
+// Keys as rows ([batch, keys, D], as torch lays them out): staged as they
+// lie and read by the score matmul through a transposed view.
+// CHECK-LABEL: func.func @key_rows
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<2x256x64xf32, strided<[16384, 64, 1]>, #nova.memory_space<hbm>> -> memref<2x256x64xf32, #nova.memory_space<sram>>
+// CHECK: memref.transpose
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<sram>>, memref<64x128xf32, strided<[1, 64], offset: ?>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xf32, #nova.memory_space<acc>>)
+func.func @key_rows(%q: !hbm_q, %k: !hbm_q, %v: !hbm_q, %o: !hbm_q) {
+  nova.attention ins(%q, %k, %v : !hbm_q, !hbm_q, !hbm_q) outs(%o : !hbm_q) scale 1.250000e-01 key_rows causal
   return
 }

@@ -11,7 +11,7 @@ func.func @mixed(%q: tensor<2x4x8xf32>, %kt: memref<2x8x4xf32>, %v: tensor<2x4x8
 // -----
 
 func.func @keys_not_columns(%q: tensor<2x4x8xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %o: tensor<2x4x8xf32>) {
-  // expected-error @+1 {{keys_t must be [batch, 8, keys]}}
+  // expected-error @+1 {{keys must be [batch, 8, keys]}}
   %r = nova.attention ins(%q, %kt, %v : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%o : tensor<2x4x8xf32>) scale 1.0 -> tensor<2x4x8xf32>
   return
 }

@@ -15,7 +15,7 @@ using namespace mlir::nova;
 LogicalResult AttentionOp::verify() {
   auto shape = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
   bool tensors = isa<RankedTensorType>(getOut().getType());
-  for (Value v : {getQuery(), getKeysT(), getValue(), getOut()}) {
+  for (Value v : {getQuery(), getKeys(), getValue(), getOut()}) {
     if (isa<RankedTensorType>(v.getType()) != tensors)
       return emitOpError("operands must be all tensors or all buffers");
     if (shape(v).size() != 3)
@@ -27,15 +27,20 @@ LogicalResult AttentionOp::verify() {
                                : "on buffers has no result");
   if (tensors && getResult().front().getType() != getOut().getType())
     return emitOpError("result type must be out's type");
-  ArrayRef<int64_t> q = shape(getQuery()), kt = shape(getKeysT()),
+  ArrayRef<int64_t> q = shape(getQuery()), k = shape(getKeys()),
                     v = shape(getValue()), o = shape(getOut());
+  // Keys as [batch, D, Tk], or [batch, Tk, D] with key_rows.
+  SmallVector<int64_t> kt = {k[0], k[1], k[2]};
+  if (getKeyRows())
+    std::swap(kt[1], kt[2]);
   int64_t batch = q[0], tq = q[1], d = q[2], tk = kt[2], dv = v[2];
   if (kt[0] != batch || v[0] != batch || o[0] != batch)
     return emitOpError("batch sizes must match, got ")
            << batch << ", " << kt[0] << ", " << v[0] << ", " << o[0];
   if (kt[1] != d)
-    return emitOpError("keys_t must be [batch, ") << d << ", keys], got "
-                                                  << getKeysT().getType();
+    return emitOpError("keys must be ")
+           << (getKeyRows() ? "[batch, keys, " : "[batch, ") << d
+           << (getKeyRows() ? "]" : ", keys]") << ", got " << getKeys().getType();
   if (v[1] != tk)
     return emitOpError("value must have ") << tk << " rows (one per key), got "
                                            << v[1];
@@ -71,7 +76,7 @@ AttentionOp::bufferize(RewriterBase &rewriter,
                        const bufferization::BufferizationOptions &options,
                        bufferization::BufferizationState &state) {
   SmallVector<Value> buffers;
-  for (Value v : {getQuery(), getKeysT(), getValue(), getOut()}) {
+  for (Value v : {getQuery(), getKeys(), getValue(), getOut()}) {
     FailureOr<Value> buffer = bufferization::getBuffer(rewriter, v, options, state);
     if (failed(buffer))
       return failure();
@@ -79,7 +84,8 @@ AttentionOp::bufferize(RewriterBase &rewriter,
   }
   rewriter.setInsertionPoint(*this);
   AttentionOp::create(rewriter, getLoc(), TypeRange{}, buffers[0], buffers[1],
-                      buffers[2], buffers[3], getScaleAttr(), getCausalAttr());
+                      buffers[2], buffers[3], getScaleAttr(), getKeyRowsAttr(),
+                      getCausalAttr());
   bufferization::replaceOpWithBufferizedValues(rewriter, *this, buffers[3]);
   return success();
 }

@@ -298,10 +298,12 @@ def Nova_AttentionOp : Nova_Op<"attention", [
          "getAliasingValues", "bufferize"]>]> {
   let summary = "fused scaled dot-product attention (flash attention)";
   let description = [{
-    `out[b] = softmax(scale * query[b] @ keys_t[b] + mask) @ value[b]` for
+    `out[b] = softmax(scale * query[b] @ K[b]^T + mask) @ value[b]` for
     every batch `b` (batch and heads folded into one dimension): `query`
-    `[B, Tq, D]`, `keys_t` `[B, D, Tk]` (the keys as columns, as the score
-    matmul reads them), `value` `[B, Tk, Dv]`, `out` `[B, Tq, Dv]`, all f32.
+    `[B, Tq, D]`, `keys` `[B, D, Tk]` (the keys as columns, as the score
+    matmul reads them) or, with `key_rows`, `[B, Tk, D]` (one key per row,
+    as torch lays them out), `value` `[B, Tk, Dv]`, `out` `[B, Tq, Dv]`, all
+    f32.
     With `causal` (which needs `Tq == Tk`), query row `i` sees keys `0..i`
     only. The score matrix never exists in memory: `nova-fuse-attention`
     forms this op from the unfused matmul-softmax-matmul chain, and
@@ -319,15 +321,16 @@ def Nova_AttentionOp : Nova_Op<"attention", [
     ```
   }];
   let arguments = (ins Nova_ShapedF32:$query,
-                       Nova_ShapedF32:$keys_t,
+                       Nova_ShapedF32:$keys,
                        Nova_ShapedF32:$value,
                        Arg<Nova_ShapedF32, "", [MemWrite]>:$out,
                        F64Attr:$scale,
+                       UnitAttr:$key_rows,
                        UnitAttr:$causal);
   let results = (outs Variadic<AnyRankedTensor>:$result);
   let assemblyFormat = [{
-    `ins` `(` $query `,` $keys_t `,` $value `:` type($query) `,` type($keys_t) `,` type($value) `)`
-    `outs` `(` $out `:` type($out) `)` `scale` $scale (`causal` $causal^)? attr-dict (`->` type($result)^)?
+    `ins` `(` $query `,` $keys `,` $value `:` type($query) `,` type($keys) `,` type($value) `)`
+    `outs` `(` $out `:` type($out) `)` `scale` $scale (`key_rows` $key_rows^)? (`causal` $causal^)? attr-dict (`->` type($result)^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
