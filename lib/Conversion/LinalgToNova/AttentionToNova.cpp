@@ -56,7 +56,7 @@ public:
   /// slots alternate across iterations). Each iteration boundary costs a
   /// synchronisation of the engines, so more blocks per iteration run
   /// closer to the vector unit's rate; the code grows with it.
-  static constexpr int64_t kGroup = 4;
+  static constexpr int64_t kGroup = 8;
 
   Emitter(PatternRewriter &b, Location loc, AttentionOp op, int64_t block)
       : b(b), loc(loc), op(op), f32(b.getF32Type()) {
@@ -201,7 +201,8 @@ private:
     // block 0 alone, then i = G j + r (r = 1..G) with j groups of G blocks
     // and a static tail of r + 1 blocks.
     emitQueryBlock(bi, index(0), Value(), 1, true);
-    forLoop(0, (nq - 1) / kGroup, [&](Value j) {
+    if ((nq - 1) / kGroup > 0)
+      forLoop(0, (nq - 1) / kGroup, [&](Value j) {
       Value first = times(j, kGroup);
       for (int64_t r = 1; r <= kGroup; ++r)
         emitQueryBlock(bi, arith::AddIOp::create(b, loc, first, index(r)), j,
