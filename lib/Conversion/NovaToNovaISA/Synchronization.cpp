@@ -52,6 +52,10 @@ using nova_isa::Engine;
 
 namespace {
 
+/// Carried semaphores are only allocated below this id (see
+/// Synchronizer::carriedSemaphore).
+constexpr int64_t kCarriedSemaphoreLimit = 48;
+
 struct Record {
   ByteRange range;
   bool write;
@@ -179,8 +183,11 @@ private:
     auto it = carriedSems.find(key);
     if (it != carriedSems.end())
       return it->second;
+    // Carried edges are an optimisation (a wait on the end-of-body nop is
+    // always possible): leave a quarter of the semaphores to the engine
+    // pairs, which have no such fallback.
     int64_t id = semPair.size();
-    if (id >= 64)
+    if (id >= kCarriedSemaphoreLimit)
       return std::nullopt;
     carriedSems[key] = id;
     semPair.push_back({a, b});
