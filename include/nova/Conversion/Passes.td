@@ -107,9 +107,15 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
     Loops: before a loop, a `nop on B wait [...]` per engine B of the body
     waits for the outer work that conflicts with B's accesses in the body.
     Loop-carried hazards: the body starts with the whole body's accesses as
-    those of the previous iteration, owned by a `nop on A signal [...]` at the
-    end of the body; each such semaphore gets a credit (`nop on A signal`
-    before the loop) and a drain (`nop on B wait` after it). After the loop,
+    those of the previous iteration. An instruction directly in the body owns
+    its own: a wait on it at the body's top level goes through a semaphore
+    of the loop's nesting depth, c(A->B, depth), which that instruction
+    signals once per iteration, so iteration i+1 waits only for the part of
+    iteration i it conflicts with (edges of one semaphore keep one order per
+    iteration). The rest (accesses in nested loops, waits that would break
+    that order) is owned by a `nop on A signal [...]` at the end of the body.
+    Each loop-carried wait gets a credit (`nop on A signal` before the loop)
+    and a drain (`nop on B wait` after it). After the loop,
     its accesses are owned by a `nop on A signal` right after it, and the
     clocks are those from before the loop (it may run zero times).
 

@@ -21,10 +21,19 @@
 // * Loops. Entry: for every engine B used in the body, a `nop on B` before
 //   the loop waits for the outer instructions that conflict with anything B
 //   does in the body. Loop-carried hazards: the body starts with the whole
-//   body's accesses as records of the previous iteration, owned by a
-//   `nop on A` at the end of the body; a wait on one gets an initial credit
-//   (`nop on A signal` before the loop) and a drain (`nop on B wait` after
-//   it). Exit: the body's accesses become records of a `nop on A` right
+//   body's accesses as records of the previous iteration. Each instruction
+//   directly in the body owns its own records: a wait at the body's top
+//   level on one of them uses a semaphore of the loop's nesting depth,
+//   c(A->B, depth), signalled by that instruction itself (once per
+//   iteration), so that iteration i+1 waits only for the part of
+//   iteration i it conflicts with (a double-buffered tile loop's next
+//   matmul no longer waits for the whole epilogue of the tile before). Its
+//   waits and signals keep one order per iteration (each edge's signal
+//   later in A than the previous edge's). Everything else (accesses inside
+//   nested loops, waits that would break that order) is owned by a
+//   `nop on A` at the end of the body, signalling s(A->B). A wait on either
+//   gets an initial credit (`nop on A signal` before the loop) and a drain
+//   (`nop on B wait` after it). Exit: the body's accesses become records of a `nop on A` right
 //   after the loop; the clocks are those before the loop (the body may run
 //   zero times).
 // * DMA queues: `nop on dma` reaches queue 0 only, so loops use queue 0.
@@ -42,6 +51,10 @@ using namespace mlir::nova::isa_lowering;
 using nova_isa::Engine;
 
 namespace {
+
+/// Carried semaphores are only allocated below this id (see
+/// Synchronizer::carriedSemaphore).
+constexpr int64_t kCarriedSemaphoreLimit = 48;
 
 struct Record {
   ByteRange range;
@@ -68,6 +81,24 @@ struct Handle {
   uint64_t seq;
   Clock snap;
   SmallVector<int64_t> sems; // semaphores it signals
+  /// Set for the records of the previous iteration of `carriedLoop` owned by
+  /// the instruction `op` of its body (see Synchronizer::loop).
+  Operation *carriedLoop = nullptr;
+};
+
+/// A loop-carried edge through a semaphore of the loop's depth.
+struct CarriedEdge {
+  int producer, consumer;
+  int64_t sem;
+};
+
+/// Per loop being synchronised: the carried edges so far and, per engine
+/// pair, the previous-iteration sequence number of the last edge's signal.
+struct LoopCarry {
+  Operation *loop;
+  int depth;
+  SmallVector<CarriedEdge> edges;
+  std::map<std::pair<int, int>, uint64_t> lastSeq;
 };
 
 class Synchronizer {
@@ -145,12 +176,29 @@ private:
     llvm::sort(ids);
     op->setAttr(name, DenseI64ArrayAttr::get(op->getContext(), ids));
   }
+  /// The semaphore of loop-carried edges from `a` to `b` in loops at nesting
+  /// depth `depth`, or nothing if all 64 are taken.
+  std::optional<int64_t> carriedSemaphore(int a, int b, int depth) {
+    auto key = std::make_tuple(a, b, depth);
+    auto it = carriedSems.find(key);
+    if (it != carriedSems.end())
+      return it->second;
+    // Carried edges are an optimisation (a wait on the end-of-body nop is
+    // always possible): leave a quarter of the semaphores to the engine
+    // pairs, which have no such fallback.
+    int64_t id = semPair.size();
+    if (id >= kCarriedSemaphoreLimit)
+      return std::nullopt;
+    carriedSems[key] = id;
+    semPair.push_back({a, b});
+    return id;
+  }
   FailureOr<int64_t> semaphore(int a, int b) {
     auto key = std::make_pair(a, b);
     auto it = sems.find(key);
     if (it != sems.end())
       return it->second;
-    int64_t id = sems.size();
+    int64_t id = semPair.size();
     if (id >= 64)
       return emitError(loc) << "needs more than 64 semaphores (lower "
                                "dma-queues)";
@@ -169,6 +217,15 @@ private:
   LogicalResult sync(State &st, int b, ArrayRef<Access> acc,
                      function_ref<LogicalResult(int64_t)> addWait,
                      Operation *anchor);
+  /// True if the wait of engine `b` on the previous-iteration record owned
+  /// by handle `h` went through a carried semaphore (false: `h` is no
+  /// carried handle or the edge cannot be one; see loop()).
+  FailureOr<bool> carriedWait(State &st, int b, unsigned h,
+                              function_ref<LogicalResult(int64_t)> addWait,
+                              Operation *anchor);
+  unsigned endHandleOf(Operation *loop, int engine) {
+    return endHandles.lookup(std::make_pair(loop, engine));
+  }
   LogicalResult issue(State &st, Operation *op);
   LogicalResult strictWait(State &st, Operation *placeholder, Operation *instr);
   LogicalResult loop(State &st, nova_isa::LoopOp loopOp);
@@ -186,9 +243,15 @@ private:
   std::vector<Handle> handles;
   DenseMap<Operation *, unsigned> handleOf;
   std::map<std::pair<int, int>, int64_t> sems;
+  std::map<std::tuple<int, int, int>, int64_t> carriedSems;
   std::vector<std::pair<int, int>> semPair;
+  /// The loops being synchronised, outermost first.
+  SmallVector<LoopCarry *> carries;
   std::map<std::pair<int, int>, uint64_t> lastSignal;
   DenseSet<Operation *> synthetic;
+  /// Per loop and engine, the `nop` at the end of the body that owns the
+  /// previous iteration's records no instruction of the body owns.
+  DenseMap<std::pair<Operation *, int>, unsigned> endHandles;
   std::map<int, uint64_t> lastSeqOnEngine;
   std::map<int, unsigned> lastHandleOnEngine;
   uint64_t counter = 0;
@@ -196,6 +259,39 @@ private:
 };
 
 } // namespace
+
+FailureOr<bool> Synchronizer::carriedWait(
+    State &st, int b, unsigned h, function_ref<LogicalResult(int64_t)> addWait,
+    Operation *anchor) {
+  Handle &hd = handles[h];
+  if (!hd.carriedLoop)
+    return false;
+  LoopCarry *carry = nullptr;
+  for (LoopCarry *c : carries)
+    if (c->loop == hd.carriedLoop)
+      carry = c;
+  // The wait must run once per iteration: at the body's top level.
+  if (!carry || anchor->getBlock() != &cast<nova_isa::LoopOp>(carry->loop)
+                                           .getBody()
+                                           .front())
+    return false;
+  int a = hd.engine;
+  auto pair = std::make_pair(a, b);
+  auto last = carry->lastSeq.find(pair);
+  if (last != carry->lastSeq.end() && hd.seq <= last->second)
+    return false;
+  std::optional<int64_t> sem = carriedSemaphore(a, b, carry->depth);
+  if (!sem)
+    return false;
+  addToList(hd.op, "signal", *sem);
+  if (failed(addWait(*sem)))
+    return failure();
+  ++numWaits;
+  carry->lastSeq[pair] = hd.seq;
+  carry->edges.push_back(CarriedEdge{a, b, *sem});
+  st.obs[b][a] = std::max(st.obs[b][a], hd.seq);
+  return true;
+}
 
 LogicalResult Synchronizer::sync(State &st, int b, ArrayRef<Access> acc,
                                  function_ref<LogicalResult(int64_t)> addWait,
@@ -216,6 +312,13 @@ LogicalResult Synchronizer::sync(State &st, int b, ArrayRef<Access> acc,
     int a = best->engine;
     unsigned h = best->handle;
     auto pair = std::make_pair(a, b);
+    FailureOr<bool> carried = carriedWait(st, b, h, addWait, anchor);
+    if (failed(carried))
+      return failure();
+    if (*carried)
+      continue;
+    if (handles[h].carriedLoop)
+      h = endHandleOf(handles[h].carriedLoop, a);
     if (handles[h].seq <= lastSignal[pair])
       h = newHandle(nullptr, anchor, /*before=*/true, a, ++counter, st.obs[a]);
     FailureOr<int64_t> sem = semaphore(a, b);
@@ -331,34 +434,70 @@ LogicalResult Synchronizer::loop(State &st, nova_isa::LoopOp loopOp) {
       return failure();
   }
 
-  // The previous iteration's accesses, owned by a nop at the end of the body.
+  // The previous iteration's accesses. Instructions directly in the body own
+  // theirs (sequence numbers in body order); accesses in nested loops are
+  // owned by a nop at the end of the body, which comes after all of them.
   State inner = st;
-  std::map<int, unsigned> endHandles;
+  LoopCarry carry{loopOp, static_cast<int>(carries.size()), {}, {}};
+  for (Operation &op : body) {
+    if (synthetic.contains(&op) || op.getNumRegions() != 0)
+      continue;
+    auto it = accesses.find(&op);
+    if (it == accesses.end())
+      continue;
+    int a = engineOf(&op);
+    if (a == seqEngine)
+      continue;
+    uint64_t seq = ++counter;
+    unsigned h = newHandle(&op, nullptr, true, a, seq, Clock(numEngines, 0));
+    handles[h].carriedLoop = loopOp;
+    for (const Access &x : it->second)
+      inner.records.push_back(Record{x.range, x.write, a, seq, h});
+  }
+  std::map<int, unsigned> ends;
   for (auto &[a, acc] : summary) {
     uint64_t seq = ++counter;
     unsigned h = newHandle(nullptr, body.getTerminator(), true, a, seq,
                            Clock(numEngines, 0));
-    endHandles[a] = h;
-    for (const Access &x : acc)
-      inner.records.push_back(Record{x.range, x.write, a, seq, h});
+    ends[a] = h;
+    endHandles[std::make_pair(loopOp.getOperation(), a)] = h;
   }
-  if (failed(block(inner, body)))
+  body.walk([&](Operation *op) {
+    if (op->getBlock() == &body)
+      return;
+    auto it = accesses.find(op);
+    if (it == accesses.end())
+      return;
+    int a = engineOf(op);
+    unsigned h = ends[a];
+    for (const Access &x : it->second)
+      inner.records.push_back(Record{x.range, x.write, a, handles[h].seq, h});
+  });
+  carries.push_back(&carry);
+  LogicalResult result = block(inner, body);
+  carries.pop_back();
+  if (failed(result))
     return failure();
 
   // Credits and drains of the loop-carried semaphores.
-  for (auto &[a, h] : endHandles) {
-    for (int64_t sem : handles[h].sems) {
-      int b = semPair[sem].second;
-      Handle credit{nullptr, loopOp, true, a, 0, {}, {}};
-      if (failed(materialize(credit)))
+  auto creditAndDrain = [&](int a, int b, int64_t sem) -> LogicalResult {
+    Handle credit{nullptr, loopOp, true, a, 0, {}, {}};
+    if (failed(materialize(credit)))
+      return failure();
+    addToList(credit.op, "signal", sem);
+    Handle drain{nullptr, loopOp, false, b, 0, {}, {}};
+    if (failed(materialize(drain)))
+      return failure();
+    addToList(drain.op, "wait", sem);
+    return success();
+  };
+  for (auto &[a, h] : ends)
+    for (int64_t sem : handles[h].sems)
+      if (failed(creditAndDrain(a, semPair[sem].second, sem)))
         return failure();
-      addToList(credit.op, "signal", sem);
-      Handle drain{nullptr, loopOp, false, b, 0, {}, {}};
-      if (failed(materialize(drain)))
-        return failure();
-      addToList(drain.op, "wait", sem);
-    }
-  }
+  for (const CarriedEdge &e : carry.edges)
+    if (failed(creditAndDrain(e.producer, e.consumer, e.sem)))
+      return failure();
 
   // Exit: the body's accesses are owned by a nop right after the loop.
   for (auto &[a, acc] : summary) {
@@ -436,7 +575,7 @@ LogicalResult Synchronizer::run(Block &body, NovaToNovaISAStats &stats) {
   }
   nova_isa::HaltOp::create(b, loc,
                            nova_isa::EngineAttr::get(ctx, Engine::Scalar));
-  stats.semaphores += sems.size();
+  stats.semaphores += semPair.size();
   stats.waits += numWaits;
   return success();
 }

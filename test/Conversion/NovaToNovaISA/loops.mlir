@@ -3,21 +3,20 @@
 
 // A tile loop: IV-dependent HBM views become salu address arithmetic; the
 // loop-carried WAR (next iteration's DMA into %s while the vector engine
-// still reads it) waits on a nop at the end of the body, with a credit
-// before the loop and a drain after it.
+// still reads it) waits on a carried semaphore that the reading instruction
+// itself signals, with a credit before the loop and a drain after it.
 // CHECK-LABEL: func.func @tile_loop
-// CHECK: nova_isa.nop on vector signal [[VD:\[[0-9]+\]]]
+// CHECK: nova_isa.nop on vector signal {{\[}}[[VD:[0-9]+]]]
 // CHECK-NEXT: nova_isa.loop %[[I:.*]] = 0 to 4 step 1 on scalar {
 // CHECK: %[[C:.*]] = nova_isa.li 64 on scalar
 // CHECK: %[[O:.*]] = nova_isa.salu mul %[[I]], %[[C]] on scalar
 // CHECK: %[[OFF:.*]] = nova_isa.salu mul %[[O]], %{{.*}} on scalar
-// CHECK: nova_isa.dma_copy %[[OFF]] : #nova_isa.tile<hbm, f32, [64], [1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [64], [1]> queue 0 on dma wait [[VD]] signal [[DV:\[[0-9]+\]]]
-// CHECK: nova_isa.vunary exp {{.*}} on vector wait [[DV]] signal [[VD2:\[[0-9]+\]]]
+// CHECK: nova_isa.dma_copy %[[OFF]] : #nova_isa.tile<hbm, f32, [64], [1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [64], [1]> queue 0 on dma wait {{\[}}[[VD]]] signal [[DV:\[[0-9]+\]]]
+// CHECK: nova_isa.vunary exp {{.*}} on vector wait [[DV]] signal {{\[}}[[VD]], [[VD2:[0-9]+]]]
 // CHECK: %[[OUT:.*]] = nova_isa.salu add %[[OFF]], %{{.*}} on scalar
-// CHECK: nova_isa.dma_copy {{.*}} -> %[[OUT]] : #nova_isa.tile<hbm, f32, [64], [1]> queue 0 on dma wait [[VD]]{{$}}
-// CHECK: nova_isa.nop on vector signal [[VD]]
+// CHECK: nova_isa.dma_copy {{.*}} -> %[[OUT]] : #nova_isa.tile<hbm, f32, [64], [1]> queue 0 on dma wait {{\[}}[[VD2]]]{{$}}
 // CHECK-NEXT: }
-// CHECK-NEXT: nova_isa.nop on dma wait [[VD]]
+// CHECK-NEXT: nova_isa.nop on dma wait {{\[}}[[VD]]]
 // CHECK: nova_isa.halt
 func.func @tile_loop(%in: memref<256xf32, #nova.memory_space<hbm>> {nova.address = 0 : i64},
                      %out: memref<256xf32, #nova.memory_space<hbm>> {nova.address = 1024 : i64}) {
@@ -135,5 +134,42 @@ func.func @chip_slice(%in: memref<8x4xf32, #nova.memory_space<hbm>> {nova.addres
   %v = memref.subview %in[%o, 0] [2, 4] [1, 1] : memref<8x4xf32, #nova.memory_space<hbm>> to memref<2x4xf32, strided<[4, 1], offset: ?>, #nova.memory_space<hbm>>
   %t = nova.dma_start %v, %out : memref<2x4xf32, strided<[4, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<2x4xf32, #nova.memory_space<hbm>>
   nova.wait %t
+  return
+}
+
+// -----
+
+// Two accumulators used in turn (a double-buffered tile loop unrolled by
+// two): the next iteration's first matmul waits for the drain of its own
+// accumulator only (a carried semaphore the first vcopy signals), not for
+// the whole previous iteration of the vector engine; the second matmul waits
+// on the second vcopy the same way (both edges on one semaphore: its
+// signals and waits keep one order per iteration; two credits, two drains).
+// CHECK-LABEL: func.func @carried_per_instruction
+// CHECK: nova_isa.nop on vector signal {{\[}}[[C:[0-9]+]]]
+// CHECK: nova_isa.loop
+// CHECK: nova_isa.matmul {{.*}} on matrix wait {{\[}}[[C]]] signal [[MV:\[[0-9]+\]]]{{$}}
+// CHECK: nova_isa.vcopy {{.*}} on vector wait [[MV]] signal {{\[}}[[C]]]{{$}}
+// CHECK: nova_isa.matmul {{.*}} on matrix wait {{\[}}[[C]]] signal [[MV]]{{$}}
+// CHECK: nova_isa.vcopy {{.*}} on vector wait [[MV]] signal {{\[}}[[C]]]{{$}}
+// CHECK-NEXT: }
+// CHECK-NEXT: nova_isa.nop on matrix wait {{\[}}[[C]]]
+// CHECK-NEXT: nova_isa.nop on matrix wait {{\[}}[[C]]]
+func.func @carried_per_instruction() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = memref.alloc() {nova.address = 0 : i64} : memref<16x128xf32, #nova.memory_space<sram>>
+  %b = memref.alloc() {nova.address = 16384 : i64} : memref<128x32xf32, #nova.memory_space<sram>>
+  %o0 = memref.alloc() {nova.address = 65536 : i64} : memref<16x32xf32, #nova.memory_space<sram>>
+  %o1 = memref.alloc() {nova.address = 131072 : i64} : memref<16x32xf32, #nova.memory_space<sram>>
+  %acc0 = memref.alloc() {nova.address = 0 : i64} : memref<16x32xf32, #nova.memory_space<acc>>
+  %acc1 = memref.alloc() {nova.address = 4096 : i64} : memref<16x32xf32, #nova.memory_space<acc>>
+  scf.for %i = %c0 to %c4 step %c1 {
+    nova.matmul ins(%a, %b : memref<16x128xf32, #nova.memory_space<sram>>, memref<128x32xf32, #nova.memory_space<sram>>) outs(%acc0 : memref<16x32xf32, #nova.memory_space<acc>>)
+    nova.elementwise <copy> ins(%acc0 : memref<16x32xf32, #nova.memory_space<acc>>) outs(%o0 : memref<16x32xf32, #nova.memory_space<sram>>)
+    nova.matmul ins(%a, %b : memref<16x128xf32, #nova.memory_space<sram>>, memref<128x32xf32, #nova.memory_space<sram>>) outs(%acc1 : memref<16x32xf32, #nova.memory_space<acc>>)
+    nova.elementwise <copy> ins(%acc1 : memref<16x32xf32, #nova.memory_space<acc>>) outs(%o1 : memref<16x32xf32, #nova.memory_space<sram>>)
+  }
   return
 }

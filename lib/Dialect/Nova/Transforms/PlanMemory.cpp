@@ -571,6 +571,22 @@ struct PlanMemoryPass : public nova::impl::NovaPlanMemoryBase<PlanMemoryPass> {
     return success();
   }
 
+  /// The end of the first loop nest of the function body that starts after
+  /// program point `end` (or `end` if there is none). A buffer kept live
+  /// until then shares no address with the buffers of the next op's loop
+  /// nest, which can then start (load its first tiles, write its
+  /// accumulators) while this op's tail still runs, instead of waiting for
+  /// it through a reused address.
+  static int64_t separatedEnd(func::FuncOp func, const ProgramOrder &order,
+                              int64_t end) {
+    for (Operation &op : func.getBody().front()) {
+      if (!isa<LoopLikeOpInterface>(op) || order.first.lookup(&op) <= end)
+        continue;
+      return std::max(end, order.last.lookup(&op));
+    }
+    return end;
+  }
+
   LogicalResult planFunction(func::FuncOp func, TargetAttr target,
                              int64_t hbmBase) {
     ProgramOrder order(func);
@@ -615,7 +631,28 @@ struct PlanMemoryPass : public nova::impl::NovaPlanMemoryBase<PlanMemoryPass> {
         if (buf.space == space)
           inSpace.push_back(&buf);
       int64_t base = space == MemorySpace::HBM ? hbmBase : 0;
-      int64_t peak = pack(inSpace) + base;
+      int64_t peak = -1;
+      if (separateOps && target) {
+        // First try with every buffer kept out of the next loop nest's way
+        // (see separatedEnd); if that does not fit, pack by liveness alone.
+        int64_t capacity = space == MemorySpace::SRAM ? target.getSramBytes()
+                           : space == MemorySpace::ACC ? target.getAccBytes()
+                                                       : target.getHbmBytes();
+        DenseMap<Buffer *, int64_t> ends; // pack() reorders inSpace
+        for (Buffer *buf : inSpace) {
+          ends[buf] = buf->end;
+          buf->end = separatedEnd(func, order, buf->end);
+        }
+        peak = pack(inSpace) + base;
+        for (Buffer *buf : inSpace)
+          buf->end = ends.lookup(buf);
+        if (peak > capacity)
+          peak = -1;
+        else
+          ++numSeparated;
+      }
+      if (peak < 0)
+        peak = pack(inSpace) + base;
       if (space == MemorySpace::HBM)
         peak = std::max(peak, hbmBase);
       for (Buffer *buf : inSpace) {

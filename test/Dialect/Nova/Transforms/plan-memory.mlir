@@ -326,3 +326,66 @@ func.func @transposed_view_keeps_buffer_alive(%a: memref<16x16xf32, #hbm>, %b: m
   nova.matmul ins(%x, %wt : memref<16x16xf32, #sram>, memref<16x16xf32, strided<[1, 16]>, #sram>) outs(%acc : memref<16x16xf32, #acc>)
   return
 }
+
+// -----
+
+// With a target, a buffer keeps its address to itself until the end of the
+// next loop nest when the space allows it: the second loop's tile does not
+// reuse the first loop's (its first load need not wait for the first loop's
+// last read). %post, after the last loop nest, may reuse it.
+// CHECK-LABEL: func.func @separate_adjacent_loops
+// CHECK: scf.for
+// CHECK:   memref.alloc() {nova.address = 0 : i64}
+// CHECK: scf.for
+// CHECK:   memref.alloc() {nova.address = 256 : i64}
+// CHECK: memref.alloc() {nova.address = 0 : i64}
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+// expected-remark @+1 {{sram peak 512 bytes}}
+func.func @separate_adjacent_loops(%in: memref<4x64xf32, #hbm>, %out: memref<4x64xf32, #hbm>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %src = memref.subview %in[%i, 0] [1, 64] [1, 1] : memref<4x64xf32, #hbm> to memref<64xf32, strided<[1], offset: ?>, #hbm>
+    %t1 = memref.alloc() : memref<64xf32, #sram>
+    %t = nova.dma_start %src, %t1 : memref<64xf32, strided<[1], offset: ?>, #hbm> -> memref<64xf32, #sram>
+    nova.wait %t
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %dst = memref.subview %out[%i, 0] [1, 64] [1, 1] : memref<4x64xf32, #hbm> to memref<64xf32, strided<[1], offset: ?>, #hbm>
+    %t2 = memref.alloc() : memref<64xf32, #sram>
+    nova.fill 1.0 outs(%t2 : memref<64xf32, #sram>)
+    %t = nova.dma_start %t2, %dst : memref<64xf32, #sram> -> memref<64xf32, strided<[1], offset: ?>, #hbm>
+    nova.wait %t
+  }
+  %post = memref.alloc() : memref<64xf32, #sram>
+  nova.fill 0.0 outs(%post : memref<64xf32, #sram>)
+  return
+}
+
+// -----
+
+// Kept apart, the two loops' tiles would not fit the 24 MiB of sram: the
+// space is packed by liveness alone and they share an address.
+// CHECK-LABEL: func.func @negative_separation_does_not_fit
+// CHECK: scf.for
+// CHECK:   memref.alloc() {nova.address = 0 : i64}
+// CHECK: scf.for
+// CHECK:   memref.alloc() {nova.address = 0 : i64}
+#sram = #nova.memory_space<sram>
+// expected-remark @+1 {{sram peak 16777216 bytes}}
+func.func @negative_separation_does_not_fit() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %t1 = memref.alloc() : memref<4194304xf32, #sram>
+    nova.fill 1.0 outs(%t1 : memref<4194304xf32, #sram>)
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %t2 = memref.alloc() : memref<4194304xf32, #sram>
+    nova.fill 2.0 outs(%t2 : memref<4194304xf32, #sram>)
+  }
+  return
+}

@@ -267,7 +267,13 @@ def NovaPlanMemory : Pass<"nova-plan-memory", "::mlir::ModuleOp"> {
       not contain the alloc lasts until the end of that loop. An alloc inside
       a loop body is live within one iteration. The target of a DMA to a peer
       chip is written by other chips and never shares its space. Offsets and sizes are aligned
-      to 64 bytes (or the alloc's larger `alignment`).
+      to 64 bytes (or the alloc's larger `alignment`). With a target and
+      `separate-ops` (default), each space is first packed with every
+      buffer's live range extended to the end of the next loop nest of the
+      function body, so that one op's buffers and the next op's do not share
+      addresses (the next op's first loads and accumulator writes need not
+      wait for the previous op's tail); if that does not fit the space, it is
+      packed by liveness alone.
 
     Each function gets `nova.sram_peak`, `nova.acc_peak` and `nova.hbm_peak`
     (i64, bytes: the highest end address used) and a remark; a peak above the
@@ -300,12 +306,18 @@ def NovaPlanMemory : Pass<"nova-plan-memory", "::mlir::ModuleOp"> {
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
            "byte alignment of every address and size">,
+    Option<"separateOps", "separate-ops", "bool", /*default=*/"true",
+           "with a target, keep each buffer's address unused until the end "
+           "of the next loop nest when the space still fits (no false "
+           "dependency between one op's tail and the next op's first "
+           "tiles)">,
   ];
   let statistics = [
     Statistic<"sramPeak", "sram-peak", "Largest sram footprint of a function, in bytes">,
     Statistic<"accPeak", "acc-peak", "Largest acc footprint of a function, in bytes">,
     Statistic<"hbmPeak", "hbm-peak", "Largest hbm footprint of a function, in bytes">,
     Statistic<"numBuffers", "buffers", "Buffers given an address">,
+    Statistic<"numSeparated", "separated-spaces", "Spaces packed with each buffer kept out of the next loop nest's addresses">,
     Statistic<"numOutParams", "out-params", "Memref results turned into out-params">,
     Statistic<"numRepeatedResults", "repeated-results", "Results returning an already returned buffer, given a copy of their own">,
     Statistic<"numAliasCopies", "alias-copies", "Donated results copied into their input's buffer (not computed in place)">,
