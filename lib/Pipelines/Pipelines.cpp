@@ -21,7 +21,8 @@ void mlir::nova::buildNovaLowerToTilesPipeline(
   attach.target = options.target;
   attach.chips = options.chips;
   pm.addPass(createNovaAttachTarget(attach));
-  buildLinalgNormalizePipeline(pm);
+  // Identical layers share one copy of their code (a loop over layers).
+  buildLinalgNormalizePipeline(pm, options.rollLayers);
   // Donated arguments (a training step's parameters and optimizer state)
   // are updated in their own buffers.
   pm.addNestedPass<func::FuncOp>(createNovaAliasOutputs());

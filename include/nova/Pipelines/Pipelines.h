@@ -34,6 +34,11 @@ struct NovaPipelineOptions : public PassPipelineOptions<NovaPipelineOptions> {
       *this, "double-buffer",
       llvm::cl::desc("prefetch the next tile of each loop (nova-double-buffer)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> rollLayers{
+      *this, "roll-layers",
+      llvm::cl::desc("share the code of identical consecutive layers through "
+                     "a loop over layers (nova-roll-layers)"),
+      llvm::cl::init(true)};
 };
 
 struct NovaTilesToISAOptions
