@@ -71,9 +71,17 @@ def compile_linalg(linalg: str, target: TargetOptions, *,
     result.stages["linalg"] = linalg
     try:
         tiles = run_opt(linalg, pipeline.lower_to_tiles(target))
+        try:
+            isa, result.double_buffered = tiles_to_isa(tiles, double_buffer)
+        except NovaCompileError as error:
+            # A loop over layers keeps each layer's tiles in SRAM together;
+            # on a chip too small for that, the layers go straight-line.
+            if "nova.layers" not in tiles or not _ON_CHIP_OVERFLOW.search(error.stderr):
+                raise
+            tiles = run_opt(linalg, pipeline.lower_to_tiles(target, roll_layers=False))
+            isa, result.double_buffered = tiles_to_isa(tiles, double_buffer)
         _dump(folder, 1, "nova", tiles)
         result.stages["nova"] = tiles
-        isa, result.double_buffered = tiles_to_isa(tiles, double_buffer)
         _dump(folder, 2, "nova_isa", isa)
         result.stages["nova_isa"] = isa
         binary = run_translate(isa, pipeline.isa_to_binary())
