@@ -21,7 +21,8 @@ void mlir::nova::buildNovaLowerToTilesPipeline(
   attach.target = options.target;
   attach.chips = options.chips;
   pm.addPass(createNovaAttachTarget(attach));
-  buildLinalgNormalizePipeline(pm);
+  // Identical layers share one copy of their code (a loop over layers).
+  buildLinalgNormalizePipeline(pm, options.rollLayers);
   // Attention as one op (flash attention) before tiling, which would cut the
   // score matrix into tiles that go through HBM.
   if (options.fuseAttention)

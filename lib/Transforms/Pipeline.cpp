@@ -8,9 +8,14 @@
 
 using namespace mlir;
 
-void nova::buildLinalgNormalizePipeline(OpPassManager &pm) {
+void nova::buildLinalgNormalizePipeline(OpPassManager &pm, bool rollLayers) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
   fn.addPass(createNovaUnrollLoops());
+  // Before the rest: torch-mlir's layers are still copies of one another
+  // (canonicalization folds the reshapes at the first layer's input
+  // differently), and the rest then normalises one copy.
+  if (rollLayers)
+    fn.addPass(createNovaRollLayers());
   fn.addPass(createNovaDemoteF64());
   // Hyperbolic functions and tan as exp/log/sqrt/sin/cos, which the vector
   // unit has (upstream's expansions; fma as a multiply and an add).
@@ -35,6 +40,9 @@ void nova::buildLinalgNormalizePipeline(OpPassManager &pm) {
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
   fn.addPass(createNovaVerifyNormalForm());
+  // The loops' destinations again, as normalization left them.
+  if (rollLayers)
+    fn.addPass(createNovaRollLayers());
 }
 
 void nova::registerNovaLinalgNormalizePipeline() {

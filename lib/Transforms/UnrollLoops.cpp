@@ -47,7 +47,11 @@ struct UnrollLoopsPass
     func::FuncOp fn = getOperation();
     // Innermost loops first: an outer loop's body is then straight-line.
     SmallVector<scf::ForOp> loops;
-    fn.walk<WalkOrder::PostOrder>([&](scf::ForOp loop) { loops.push_back(loop); });
+    // A loop over layers (nova-roll-layers) stays a loop.
+    fn.walk<WalkOrder::PostOrder>([&](scf::ForOp loop) {
+      if (!loop->hasAttr("nova.layers"))
+        loops.push_back(loop);
+    });
     bool ok = true;
     for (scf::ForOp loop : loops) {
       std::optional<APInt> trips = loop.getStaticTripCount();

@@ -43,6 +43,9 @@ class Knobs:
         tile matmuls accumulating over K into one accumulator as one matmul
         (:mod:`nova.sim.replay_plan`; f32 sums in another order, not
         bit-identical to the per-tile run); ``NOVA_SIM_FUSE=0`` turns it off.
+    roll_layers: whether the compiler shares the code of identical
+        consecutive layers through one loop over layers (nova-roll-layers);
+        ``NOVA_ROLL_LAYERS=0`` compiles every layer straight-line.
     torch_logs: torch's ``TORCH_LOGS`` as set; when it names ``nova``
         (``TORCH_LOGS=+nova``) the backend's loggers follow it
         (:mod:`nova.dynamo.logs`).
@@ -55,6 +58,7 @@ class Knobs:
     cache_dir: Path | None = None
     sim_fast: bool = True
     sim_fuse: bool = True
+    roll_layers: bool = True
     torch_logs: str = ""
 
     def __post_init__(self) -> None:
@@ -97,6 +101,7 @@ def knobs(environ: Mapping[str, str] | None = None) -> Knobs:
                  cache_dir=_cache_dir(env),
                  sim_fast=_switch(env, "NOVA_SIM_FAST"),
                  sim_fuse=_switch(env, "NOVA_SIM_FUSE"),
+                 roll_layers=_switch(env, "NOVA_ROLL_LAYERS"),
                  torch_logs=env.get("TORCH_LOGS") or "")
 
 

@@ -38,6 +38,11 @@ struct NovaPipelineOptions : public PassPipelineOptions<NovaPipelineOptions> {
       *this, "fuse-attention",
       llvm::cl::desc("fuse matmul-softmax-matmul attention (nova-fuse-attention)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> rollLayers{
+      *this, "roll-layers",
+      llvm::cl::desc("share the code of identical consecutive layers through "
+                     "a loop over layers (nova-roll-layers)"),
+      llvm::cl::init(true)};
 };
 
 struct NovaTilesToISAOptions

@@ -30,8 +30,9 @@ inline constexpr llvm::StringLiteral kLinalgNormalizePipelineName =
 /// Adds the normal-form pipeline to `pm`, which must be anchored on
 /// builtin.module: every function gets unroll-loops, demote-f64, erase-dead-generic-results,
 /// fold-shape-constants, decompose-conv, fuse-elementwise and
-/// verify-normal-form, with canonicalize and cse in between.
-void buildLinalgNormalizePipeline(OpPassManager &pm);
+/// verify-normal-form, with canonicalize and cse in between; with
+/// `rollLayers`, nova-roll-layers right after unroll-loops.
+void buildLinalgNormalizePipeline(OpPassManager &pm, bool rollLayers = false);
 
 /// Registers `buildLinalgNormalizePipeline` as `nova-linalg-normalize`.
 void registerNovaLinalgNormalizePipeline();

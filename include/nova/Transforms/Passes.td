@@ -83,6 +83,78 @@ def NovaUnrollLoops : Pass<"nova-unroll-loops", "::mlir::func::FuncOp"> {
   ];
 }
 
+def NovaRollLayers : Pass<"nova-roll-layers", "::mlir::func::FuncOp"> {
+  let summary = "share the code of identical consecutive layers through a loop over layers";
+  let description = [{
+    A model built from `L` identical layers (a transformer's blocks) reaches
+    linalg as `L` straight-line copies of one layer, so its binary and its
+    compile time grow with depth. This pass finds the longest run of
+    consecutive isomorphic regions of a function body and rolls it into one
+    `scf.for` over layers whose body is one copy of the region, as IREE
+    shares the code of identical layers.
+
+    Regions are isomorphic when their ops match one to one (name,
+    attributes, properties, types, regions) and every operand is, in every
+    region at the same place,
+    * the result of the same earlier op of its own region;
+    * one value defined before the run (shared: a mask, a zero fill);
+    * the value carried from the previous region (the residual stream): the
+      same result of the same op of region `k - 1`, and a value defined
+      before the run in region 0; or
+    * a function argument of one type, a different one per region (the
+      layer's weights).
+    Ops that depend on no argument (constants, fills, masks) are first moved
+    to the top of the function, so that CSE sharing them between layers does
+    not make region 0 differ. Only results carried to the next region (and
+    out of the last one) may be used outside a region.
+
+    The `L` arguments of each per-layer weight are read from a new argument
+    `tensor<L x ...>` appended to the function (its slot `%l` sliced and
+    collapsed); the argument carries `nova.stack_of = array<i64: ...>`, the
+    positions of the `L` arguments it stacks. That is an ABI contract:
+    nova-plan-memory places the `L` arguments contiguously, at
+    `address(stack) + k * bytes`, so the runtime binds them one by one as
+    before while the loop addresses its weights from the induction variable,
+    and the binary's I/O table lists the `L` arguments, not the stack.
+
+    ```mlir
+    // before: %x1 = layer(%x0, %w0); %x2 = layer(%x1, %w1)
+    %a = linalg.matmul ins(%x0, %w0 : ...) outs(%z : ...) -> tensor<8x32xf32>
+    %x1 = linalg.generic ... ins(%a, %x0 : ...) ...
+    %b = linalg.matmul ins(%x1, %w1 : ...) outs(%z : ...) -> tensor<8x32xf32>
+    %x2 = linalg.generic ... ins(%b, %x1 : ...) ...
+    // after (%ws: tensor<2x32x32xf32> {nova.stack_of = array<i64: 0, 1>})
+    %x2 = scf.for %l = %c0 to %c2 step %c1 iter_args(%x = %x0) -> (tensor<8x32xf32>) {
+      %s = tensor.extract_slice %ws[%l, 0, 0] [1, 32, 32] [1, 1, 1] : ...
+      %w = tensor.collapse_shape %s [[0, 1], [2]] : tensor<1x32x32xf32> into tensor<32x32xf32>
+      %a = linalg.matmul ins(%x, %w : ...) outs(%z : ...) -> tensor<8x32xf32>
+      %y = linalg.generic ... ins(%a, %x : ...) ...
+      scf.yield %y : tensor<8x32xf32>
+    } {nova.layers}
+    ```
+
+    Functions with `shard` or `nova` ops (partitioned or collective
+    programs) or donated arguments (`nova.aliasing_output`: a training
+    step) are left alone, as are functions without a run of at least
+    `min-layers` regions of at least `min-ops` linalg ops each. A function
+    already in that form is left unchanged, so the pass can run twice.
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "int64_t", /*default=*/"4",
+           "roll only regions holding at least this many linalg ops">,
+    Option<"minLayers", "min-layers", "int64_t", /*default=*/"2",
+           "roll only runs of at least this many regions">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numLoops", "layer-loops", "loops over layers made">,
+    Statistic<"numLayers", "rolled-layers", "regions rolled into layer loops">,
+    Statistic<"numStacks", "stacked-arguments", "per-layer arguments stacked">,
+  ];
+}
+
 def NovaAliasOutputs : Pass<"nova-alias-outputs", "::mlir::func::FuncOp"> {
   let summary = "write a donated argument's result in place, in its buffer";
   let description = [{

@@ -240,6 +240,10 @@ FailureOr<std::vector<IOEntry>> collectIO(func::FuncOp func,
       return fail() << "must live in hbm";
     if (!type.hasStaticShape() || !type.getLayout().isIdentity())
       return fail() << "must have a static shape and an identity layout";
+    // A stack of other arguments (nova-roll-layers) is no entry of its
+    // own: its members are, at their slots inside it (checked below).
+    if (func.getArgAttr(i, "nova.stack_of"))
+      continue;
     if (type.getRank() > int64_t(kMaxIORank))
       return fail() << "has rank " << type.getRank() << ", more than "
                     << kMaxIORank;
@@ -286,6 +290,35 @@ FailureOr<std::vector<IOEntry>> collectIO(func::FuncOp func,
       entry.flags = 1;
     }
     entries.push_back(std::move(entry));
+  }
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto members = func.getArgAttrOfType<DenseI64ArrayAttr>(i, "nova.stack_of");
+    if (!members)
+      continue;
+    auto fail = [&]() {
+      return func.emitOpError("argument ") << i << " ";
+    };
+    auto address = func.getArgAttrOfType<IntegerAttr>(i, "nova.address");
+    auto type = cast<MemRefType>(arg.getType());
+    if (!address || type.getRank() < 1 ||
+        type.getDimSize(0) != int64_t(members.size()))
+      return fail() << "stacks " << members.size()
+                    << " arguments but has no 'nova.address' or a first "
+                       "dimension of another size";
+    uint64_t slotBytes =
+        uint64_t(type.getNumElements() / type.getDimSize(0)) *
+        ((type.getElementTypeBitWidth() + 7) / 8);
+    for (auto [k, m] : llvm::enumerate(members.asArrayRef())) {
+      const IOEntry *member = nullptr;
+      for (const IOEntry &e : entries)
+        if (int64_t(e.index) == m)
+          member = &e;
+      if (!member || member->role != 0 || member->byteSize != slotBytes ||
+          member->address != uint64_t(address.getInt()) + k * slotBytes)
+        return fail() << "stacks argument " << m << " at slot " << k
+                      << ", which is not an input lying at that slot";
+    }
   }
   if (func.getNumResults() != 0)
     return func.emitOpError("must not return values: outputs are memref "

@@ -57,6 +57,15 @@ def tiles_to_isa(tiles: str, double_buffer: bool = True) -> tuple[str, bool]:
     return run_opt(tiles, pipeline.tiles_to_isa(False)), False
 
 
+def _lower(linalg: str, target: TargetOptions, double_buffer: bool,
+           roll_layers: bool | None = None) -> tuple[str, str, bool, bytes]:
+    """linalg -> tiles -> ISA -> binary: the tiles' and the ISA's text, whether
+    it is double-buffered, and the binary."""
+    tiles = run_opt(linalg, pipeline.lower_to_tiles(target, roll_layers=roll_layers))
+    isa, double_buffered = tiles_to_isa(tiles, double_buffer)
+    return tiles, isa, double_buffered, run_translate(isa, pipeline.isa_to_binary())
+
+
 def compile_linalg(linalg: str, target: TargetOptions, *,
                    dump_dir: str | Path | None = None,
                    double_buffer: bool = True) -> CompileResult:
@@ -70,13 +79,23 @@ def compile_linalg(linalg: str, target: TargetOptions, *,
     _dump(folder, 0, "linalg", linalg)
     result.stages["linalg"] = linalg
     try:
-        tiles = run_opt(linalg, pipeline.lower_to_tiles(target))
+        try:
+            tiles, isa, result.double_buffered, binary = _lower(linalg, target, double_buffer)
+        except NovaCompileError:
+            # A program whose loop over layers (nova-roll-layers) does not
+            # compile (its tiles overflow a small chip's SRAM, or a carried
+            # value bufferization cannot keep in place) is compiled with
+            # every layer straight-line, as without the loop.
+            from nova.knobs import knobs
+
+            if not knobs().roll_layers:
+                raise
+            tiles, isa, result.double_buffered, binary = _lower(linalg, target, double_buffer,
+                                                                roll_layers=False)
         _dump(folder, 1, "nova", tiles)
         result.stages["nova"] = tiles
-        isa, result.double_buffered = tiles_to_isa(tiles, double_buffer)
         _dump(folder, 2, "nova_isa", isa)
         result.stages["nova_isa"] = isa
-        binary = run_translate(isa, pipeline.isa_to_binary())
     except NovaCompileError as error:
         raise NovaModelCompileError(error.command, error.returncode, error.stderr,
                                     user_frame(error.stderr)) from None

@@ -32,11 +32,19 @@ def partition(bucket_bytes: int | None = None) -> list[str]:
     return [f"--nova-partition=bucket-bytes={int(bucket_bytes)}"]
 
 
-def lower_to_tiles(target: TargetOptions) -> list[str]:
-    """linalg-on-tensors -> tiled, bufferized ``nova`` ops on ``target``."""
+def lower_to_tiles(target: TargetOptions, roll_layers: bool | None = None) -> list[str]:
+    """linalg-on-tensors -> tiled, bufferized ``nova`` ops on ``target``;
+    ``roll_layers``: identical consecutive layers share one loop's code
+    (nova-roll-layers; None: the ``NOVA_ROLL_LAYERS`` knob, on by default)."""
+    if roll_layers is None:
+        from nova.knobs import knobs
+
+        roll_layers = knobs().roll_layers
     options = f"target={target.name}"
     if target.chips:
         options += f" chips={target.chips}"
+    if not roll_layers:
+        options += " roll-layers=false"
     return [f"--nova-lower-to-tiles={options}"]
 
 

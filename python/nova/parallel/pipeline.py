@@ -121,7 +121,10 @@ def split_stages(model: nn.Module, example: torch.Tensor,
 def _generic_tiles(stage: nn.Module, example: torch.Tensor, target: TargetOptions):
     imported = import_model(stage, example)
     # No attribute aliases: the stage modules are nested in one file.
-    text = run_opt(imported.mlir, flags.lower_to_tiles(target) + ["--mlir-print-local-scope"])
+    # Stages are merged into one multi-program module (nova-merge-stages),
+    # which keeps its layers straight-line (no loop over layers).
+    text = run_opt(imported.mlir, flags.lower_to_tiles(target, roll_layers=False)
+                   + ["--mlir-print-local-scope"])
     return text, param_arrays(imported)
 
 

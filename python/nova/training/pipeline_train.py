@@ -249,7 +249,8 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
     p, m = sched.stages, sched.microbatches
     per_stage = 1 if stage_mesh is None else stage_mesh.per_stage
     options = TargetOptions(name=target, chips=p * per_stage)
-    lower = flags.lower_to_tiles(options) + ["--mlir-print-local-scope"]
+    # Training programs keep their layers straight-line (no loop over layers).
+    lower = flags.lower_to_tiles(options, roll_layers=False) + ["--mlir-print-local-scope"]
     x = inputs[: inputs.shape[0] // m]
     y_labels = labels[: labels.shape[0] // m]
     hypers = [[torch.tensor(v, dtype=torch.float32) for v in rule.hyper_values(g, 0)]

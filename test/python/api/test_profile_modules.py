@@ -13,7 +13,10 @@ from nova.models import GPT, GPTConfig
 from nova.sim.report_profile import profile_rows
 
 
-def test_profile_by_module_names_the_blocks_and_adds_up():
+def test_profile_by_module_names_the_blocks_and_adds_up(monkeypatch):
+    # Straight-line layers: a loop over layers (nova-roll-layers) runs every
+    # block's instructions under the first block's source locations.
+    monkeypatch.setenv("NOVA_ROLL_LAYERS", "0")
     torch.manual_seed(0)
     model = GPT(GPTConfig(d_model=32, n_heads=2, n_layers=2, seq_len=8, vocab_size=64)).eval()
     ids = torch.randint(0, 64, (1, 8))

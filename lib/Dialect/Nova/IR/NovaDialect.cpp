@@ -48,6 +48,13 @@ LogicalResult NovaDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a non-empty array of chip ids";
     return success();
   }
+  // A loop over identical layers (nova-roll-layers): kept as a loop.
+  if (name == "nova.layers") {
+    if (!isa<UnitAttr>(value) || op->getNumRegions() != 1)
+      return op->emitError() << "'" << name
+                             << "' must be a unit attribute on a loop";
+    return success();
+  }
   return op->emitError() << "unknown nova attribute '" << name << "'";
 }
 

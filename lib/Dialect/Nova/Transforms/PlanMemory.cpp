@@ -35,6 +35,9 @@ static constexpr StringLiteral kRole = "nova.role";
 static constexpr StringLiteral kAliasingOutput = "nova.aliasing_output";
 /// On an out-param: the input whose buffer it shares.
 static constexpr StringLiteral kAliases = "nova.aliases";
+/// On a stacked argument (nova-roll-layers): the arguments it stacks, which
+/// lie inside it, one after the other.
+static constexpr StringLiteral kStackOf = "nova.stack_of";
 
 /// Bytes spanned by a static memref (its extent under its layout).
 static std::optional<int64_t> bufferBytes(MemRefType type) {
@@ -517,10 +520,39 @@ struct PlanMemoryPass : public nova::impl::NovaPlanMemoryBase<PlanMemoryPass> {
     // Arguments of each function from 0, in order.
     int64_t argsEnd = 0;
     for (auto func : module.getOps<func::FuncOp>()) {
+      // Stacked arguments: each member lies at its slot of its stack.
+      DenseMap<unsigned, std::pair<unsigned, int64_t>> stackSlot;
+      for (unsigned s = 0, e = func.getNumArguments(); s < e; ++s) {
+        auto members = func.getArgAttrOfType<DenseI64ArrayAttr>(s, kStackOf);
+        if (!members)
+          continue;
+        auto stack = dyn_cast<MemRefType>(func.getArgumentTypes()[s]);
+        if (!stack || !stack.getLayout().isIdentity() || stack.getRank() < 1 ||
+            stack.getDimSize(0) != int64_t(members.size()))
+          return func.emitError()
+                 << "argument " << s << ": '" << kStackOf
+                 << "' needs a memref with an identity layout whose first "
+                    "dimension counts its members, got "
+                 << func.getArgumentTypes()[s];
+        for (auto [k, m] : llvm::enumerate(members.asArrayRef())) {
+          auto member = m >= 0 && m < e ? dyn_cast<MemRefType>(
+                                              func.getArgumentTypes()[m])
+                                        : MemRefType();
+          if (!member || !member.getLayout().isIdentity() ||
+              member.getShape() != stack.getShape().drop_front() ||
+              member.getElementType() != stack.getElementType() ||
+              func.getArgAttr(m, kStackOf) ||
+              !stackSlot.insert({unsigned(m), {s, int64_t(k)}}).second)
+            return func.emitError()
+                   << "argument " << s << ": '" << kStackOf << "' member " << m
+                   << " is not one slot of the stack (an argument of type "
+                   << stack.getShape().drop_front() << " in no other stack)";
+        }
+      }
       int64_t cursor = 0;
       for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
         auto memref = dyn_cast<MemRefType>(type);
-        if (!memref)
+        if (!memref || stackSlot.contains(i))
           continue;
         std::optional<MemorySpace> space = getMemorySpace(memref);
         if (space != MemorySpace::HBM)
@@ -542,6 +574,14 @@ struct PlanMemoryPass : public nova::impl::NovaPlanMemoryBase<PlanMemoryPass> {
         }
         func.setArgAttr(i, kAddress, b.getI64IntegerAttr(cursor));
         cursor = alignUp(cursor + *bytes);
+      }
+      for (auto [member, slot] : stackSlot) {
+        auto type = cast<MemRefType>(func.getArgumentTypes()[member]);
+        int64_t base = func.getArgAttrOfType<IntegerAttr>(slot.first, kAddress)
+                           .getInt();
+        func.setArgAttr(member, kAddress,
+                        b.getI64IntegerAttr(base + slot.second *
+                                                       *bufferBytes(type)));
       }
       argsEnd = std::max(argsEnd, cursor);
     }
