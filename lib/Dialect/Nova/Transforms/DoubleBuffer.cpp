@@ -161,6 +161,11 @@ struct DoubleBufferPass
   }
 
   LogicalResult doubleBuffer(IRRewriter &rewriter, scf::ForOp loop) {
+    // A loop over layers (nova-roll-layers) holds whole layers: two slots
+    // for every buffer of a layer overflow the chip, and its loads are
+    // double-buffered by the tile loops inside it.
+    if (loop->hasAttr("nova.layers"))
+      return success();
     // Static bounds with at least two iterations: the prologue reads the
     // first tile unconditionally, and one iteration has nothing to overlap.
     std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
