@@ -49,6 +49,22 @@ int64_t blockOf(int64_t n, int64_t limit) {
   return 1;
 }
 
+/// One query block to emit: batch, block index, key-block groups (a loop
+/// count, or null) and static tail, and the batch's on-chip views.
+struct Spec {
+  Value bi, qi, groups;
+  int64_t tail;
+  bool diagonal;
+  Value queries, kt, vt;
+};
+
+/// A query block being emitted: its buffers.
+struct QueryBlock {
+  Spec spec;
+  Value row0, q, ot;
+  Value s[2], p[2], m[2];
+};
+
 /// Emits the kernel of one nova.attention.
 class Emitter {
 public:
@@ -57,6 +73,8 @@ public:
   /// synchronisation of the engines, so more blocks per iteration run
   /// closer to the vector unit's rate; the code grows with it.
   static constexpr int64_t kGroup = 8;
+  /// Batches unrolled into one chain when all are resident and short.
+  static constexpr int64_t kUnrollBatches = 16;
 
   Emitter(PatternRewriter &b, Location loc, AttentionOp op, int64_t block)
       : b(b), loc(loc), op(op), f32(b.getF32Type()) {
@@ -85,6 +103,25 @@ public:
     allResident = batch * perBatch <= sramBudget;
     if (allResident)
       load(attr(0), batch);
+    // A batch whose query blocks are all straight-line code (nq <= kGroup)
+    // runs as one chain with its neighbours: each query block's first
+    // scores are issued before the previous block's last P V, so that the
+    // matrix unit never waits for a block to drain before the next starts.
+    int64_t nq = tq / br;
+    if (allResident && nq <= kGroup) {
+      int64_t unroll = blockOf(batch, kUnrollBatches);
+      forLoop(0, batch / unroll, [&](Value chunk) {
+        SmallVector<Spec> specs;
+        for (int64_t u = 0; u < unroll; ++u) {
+          Value bi = arith::AddIOp::create(b, loc, times(chunk, unroll), index(u));
+          setBatch(bi);
+          for (Spec spec : straightLineSpecs(bi))
+            specs.push_back(spec);
+        }
+        emitChain(specs);
+      });
+      return;
+    }
     forLoop(0, batch, [&](Value bi) { emitBatch(bi); });
   }
 
@@ -168,140 +205,194 @@ private:
                                      offsets, sizes, strides);
   }
 
-  void emitBatch(Value bi) {
-    // All batches on chip at once when they fit (no load between batches:
-    // one batch's softmax runs right after the previous one's), else this
-    // batch's alone.
+  /// The views of batch `bi` on chip (loading it first unless all batches
+  /// are resident).
+  void setBatch(Value bi) {
     OpFoldResult at = attr(0);
-    if (!allResident) {
+    if (!allResident)
       load(bi, 1);
-    } else {
+    else
       at = bi;
-    }
     queries = batchOf(q3, at);
     kt = batchOf(kt3, at);
     if (op.getKeyRows())
       kt = transposed(kt);
     // [V 1]^T: the streamed operand of O^T += [V 1]^T P^T.
     vt = transposed(batchOf(v3, at));
+  }
 
+  Spec spec(Value bi, Value qi, Value groups, int64_t tail) {
+    return Spec{bi, qi, groups, tail, op.getCausal(), queries, kt, vt};
+  }
+
+  /// Every query block of batch `bi` with static key-block counts (for
+  /// nq <= kGroup): causal block i has i + 1 key blocks, full ones nk.
+  SmallVector<Spec> straightLineSpecs(Value bi) {
+    SmallVector<Spec> specs;
+    int64_t nq = tq / br, nk = tk / bc;
+    for (int64_t i = 0; i < nq; ++i) {
+      int64_t n = op.getCausal() ? i + 1 : nk;
+      if (n == 1)
+        specs.push_back(spec(bi, index(i), Value(), 1));
+      else
+        specs.push_back(spec(bi, index(i), index((n - 2) / kGroup),
+                             n - kGroup * ((n - 2) / kGroup)));
+    }
+    return specs;
+  }
+
+  void emitBatch(Value bi) {
+    setBatch(bi);
     int64_t nq = tq / br, nk = tk / bc;
     if (!op.getCausal()) {
       // Every query block sees all nk key blocks.
       forLoop(0, nq, [&](Value qi) {
         if (nk == 1)
-          emitQueryBlock(bi, qi, Value(), 1, false);
+          emitChain({spec(bi, qi, Value(), 1)});
         else
-          emitQueryBlock(bi, qi, index((nk - 2) / kGroup),
-                         nk - kGroup * ((nk - 2) / kGroup), false);
+          emitChain({spec(bi, qi, index((nk - 2) / kGroup),
+                          nk - kGroup * ((nk - 2) / kGroup))});
       });
       return;
     }
     // Query block i sees key blocks 0..i (i + 1 blocks, the last masked):
     // block 0 alone, then i = G j + r (r = 1..G) with j groups of G blocks
     // and a static tail of r + 1 blocks.
-    emitQueryBlock(bi, index(0), Value(), 1, true);
+    emitChain({spec(bi, index(0), Value(), 1)});
     if ((nq - 1) / kGroup > 0)
       forLoop(0, (nq - 1) / kGroup, [&](Value j) {
-      Value first = times(j, kGroup);
-      for (int64_t r = 1; r <= kGroup; ++r)
-        emitQueryBlock(bi, arith::AddIOp::create(b, loc, first, index(r)), j,
-                       r + 1, true);
-    });
+        Value first = times(j, kGroup);
+        SmallVector<Spec> specs;
+        for (int64_t r = 1; r <= kGroup; ++r)
+          specs.push_back(
+              spec(bi, arith::AddIOp::create(b, loc, first, index(r)), j, r + 1));
+        emitChain(specs);
+      });
     int64_t done = (nq - 1) / kGroup;
+    SmallVector<Spec> rest;
     for (int64_t r = 1; r <= (nq - 1) % kGroup; ++r)
-      emitQueryBlock(bi, index(kGroup * done + r), index(done), r + 1, true);
+      rest.push_back(spec(bi, index(kGroup * done + r), index(done), r + 1));
+    if (!rest.empty())
+      emitChain(rest);
   }
 
-  /// Query block `qi` against its key blocks: `groups` groups of kGroup
-  /// blocks (null: none, the block has a single key block) then a tail of
-  /// `tail` (1 to kGroup + 1) blocks, the last one masked when `diagonal`. Block k's scores go to
-  /// accumulator slot k % 2 two blocks ahead of its softmax: the matrix
-  /// unit computes scores(k + 2) while the vector unit does softmax(k + 1),
-  /// and P V (k) follows scores(k + 2) in its queue.
-  void emitQueryBlock(Value bi, Value qi, Value groups, int64_t tail,
-                      bool diagonal) {
-    Value row0 = times(qi, br);
-    Value q = view(queries, {row0, attr(0)}, {br, d});
-
-    Value s[2] = {alloc({br, bc}, MemorySpace::ACC),
-                  alloc({br, bc}, MemorySpace::ACC)};
-    Value p[2] = {alloc({br, bc}), alloc({br, bc})};
-    Value m[2] = {alloc({br, 1}), alloc({br, 1})};
-    fill(-INFINITY, m[1]);
-    Value ot = alloc({dv + 1, br}, MemorySpace::ACC);
-    fill(0.0, ot);
-
-    // Block k uses slot k % 2 (A or B); it reads the row max block k - 1
-    // left in the other slot.
-    auto scores = [&](int slot, Value k) {
-      Value keys = view(kt, {attr(0), times(k, bc)}, {d, bc});
-      MatmulOp::create(b, loc, q, keys, s[slot], /*accumulate=*/false);
-    };
-    auto softmax = [&](int slot, bool masked) {
-      Value x = s[slot];
-      if (masked) {
-        ElementwiseOp::create(b, loc, ElementwiseKind::Select,
-                              ValueRange{hide, minusInf, x}, p[slot], nullptr);
-        x = p[slot];
+  /// Query blocks in sequence, each one's start (allocations and first
+  /// scores) emitted before the previous one's last P V.
+  void emitChain(ArrayRef<Spec> specs) {
+    std::optional<QueryBlock> current;
+    for (const Spec &next : specs) {
+      if (!current) {
+        current = startQueryBlock(next);
+        continue;
       }
-      Value rowMax = alloc({br, 1});
-      ReduceOp::create(b, loc, ReductionKind::Max, x, rowMax, 1);
-      Value mOld = m[1 - slot], mNew = m[slot];
-      ew(ElementwiseKind::Max, {mOld, rowMax}, mNew);
-      ew(ElementwiseKind::Sub, {x, mNew}, p[slot]);
-      ew(ElementwiseKind::Exp, {p[slot]}, p[slot]);
-      // The output so far, rescaled to the new row max (after the previous
-      // block's P V, which the hazard on `ot` orders before this).
-      Value alpha = alloc({br, 1});
-      ew(ElementwiseKind::Sub, {mOld, mNew}, alpha);
-      ew(ElementwiseKind::Exp, {alpha}, alpha);
-      Value alphaRow = alloc({1, br});
-      TransposeOp::create(b, loc, alpha, alphaRow, ArrayRef<int64_t>{1, 0});
-      ew(ElementwiseKind::Mul, {ot, alphaRow}, ot);
-    };
-    auto apply = [&](int slot, Value k) {
-      Value values = view(vt, {attr(0), times(k, bc)}, {dv + 1, bc});
-      MatmulOp::create(b, loc, values, transposed(p[slot]), ot,
-                       /*accumulate=*/true);
-    };
-    auto plus = [&](Value k, int64_t n) {
-      return arith::AddIOp::create(b, loc, k, index(n)).getResult();
-    };
+      std::optional<QueryBlock> started;
+      finishQueryBlock(*current, [&] { started = startQueryBlock(next); });
+      current = started;
+    }
+    if (current)
+      finishQueryBlock(*current, [] {});
+  }
 
-    scores(0, index(0));
-    if (groups) {
-      scores(1, index(1));
-      forLoop(index(0), groups, [&](Value group) {
+  /// Query block `spec.qi` against its key blocks: `groups` groups of
+  /// kGroup blocks (null: none, the block has a single key block) then a
+  /// tail of `tail` (1 to kGroup + 1) blocks, the last one masked when
+  /// `diagonal`. Block k's scores go to accumulator slot k % 2 two blocks
+  /// ahead of its softmax: the matrix unit computes scores(k + 2) while the
+  /// vector unit does softmax(k + 1), and P V (k) follows scores(k + 2) in
+  /// its queue.
+  QueryBlock startQueryBlock(const Spec &spec) {
+    QueryBlock qb{spec, {}, {}, {}, {}, {}, {}};
+    qb.row0 = times(spec.qi, br);
+    qb.q = view(spec.queries, {qb.row0, attr(0)}, {br, d});
+    for (int i = 0; i < 2; ++i) {
+      qb.s[i] = alloc({br, bc}, MemorySpace::ACC);
+      qb.p[i] = alloc({br, bc});
+      qb.m[i] = alloc({br, 1});
+    }
+    fill(-INFINITY, qb.m[1]);
+    qb.ot = alloc({dv + 1, br}, MemorySpace::ACC);
+    fill(0.0, qb.ot);
+    scores(qb, 0, index(0));
+    if (spec.groups)
+      scores(qb, 1, index(1));
+    return qb;
+  }
+
+  /// Block k uses slot k % 2 (A or B); it reads the row max block k - 1
+  /// left in the other slot.
+  void scores(QueryBlock &qb, int slot, Value k) {
+    Value keys = view(qb.spec.kt, {attr(0), times(k, bc)}, {d, bc});
+    MatmulOp::create(b, loc, qb.q, keys, qb.s[slot], /*accumulate=*/false);
+  }
+  void softmax(QueryBlock &qb, int slot, bool masked) {
+    Value x = qb.s[slot], p = qb.p[slot], ot = qb.ot;
+    if (masked) {
+      ElementwiseOp::create(b, loc, ElementwiseKind::Select,
+                            ValueRange{hide, minusInf, x}, p, nullptr);
+      x = p;
+    }
+    Value rowMax = alloc({br, 1});
+    ReduceOp::create(b, loc, ReductionKind::Max, x, rowMax, 1);
+    Value mOld = qb.m[1 - slot], mNew = qb.m[slot];
+    ew(ElementwiseKind::Max, {mOld, rowMax}, mNew);
+    ew(ElementwiseKind::Sub, {x, mNew}, p);
+    ew(ElementwiseKind::Exp, {p}, p);
+    // The output so far, rescaled to the new row max (after the previous
+    // block's P V, which the hazard on `ot` orders before this).
+    Value alpha = alloc({br, 1});
+    ew(ElementwiseKind::Sub, {mOld, mNew}, alpha);
+    ew(ElementwiseKind::Exp, {alpha}, alpha);
+    Value alphaRow = alloc({1, br});
+    TransposeOp::create(b, loc, alpha, alphaRow, ArrayRef<int64_t>{1, 0});
+    ew(ElementwiseKind::Mul, {ot, alphaRow}, ot);
+  }
+  void apply(QueryBlock &qb, int slot, Value k) {
+    Value values = view(qb.spec.vt, {attr(0), times(k, bc)}, {dv + 1, bc});
+    MatmulOp::create(b, loc, values, transposed(qb.p[slot]), qb.ot,
+                     /*accumulate=*/true);
+  }
+  Value plus(Value k, int64_t n) {
+    return arith::AddIOp::create(b, loc, k, index(n)).getResult();
+  }
+
+  /// The rest of a query block; `beforeLastApply` runs between its last
+  /// softmax and its last P V (where the next block starts).
+  void finishQueryBlock(QueryBlock &qb, function_ref<void()> beforeLastApply) {
+    const Spec &spec = qb.spec;
+    if (spec.groups) {
+      forLoop(index(0), spec.groups, [&](Value group) {
         Value k = times(group, kGroup);
         for (int64_t i = 0; i < kGroup; ++i) {
-          softmax(i % 2, false);
-          scores(i % 2, plus(k, i + 2));
-          apply(i % 2, plus(k, i));
+          softmax(qb, i % 2, false);
+          scores(qb, i % 2, plus(k, i + 2));
+          apply(qb, i % 2, plus(k, i));
         }
       });
     }
     // The tail: blocks t .. t + tail - 1, their first two scores issued.
-    Value t = groups ? times(groups, kGroup) : index(0);
-    for (int64_t i = 0; i < tail; ++i) {
+    Value t = spec.groups ? times(spec.groups, kGroup) : index(0);
+    for (int64_t i = 0; i < spec.tail; ++i) {
       int slot = i % 2;
-      softmax(slot, diagonal && i == tail - 1);
-      if (i + 2 < tail)
-        scores(slot, plus(t, i + 2));
-      apply(slot, plus(t, i));
+      softmax(qb, slot, spec.diagonal && i == spec.tail - 1);
+      if (i + 2 < spec.tail)
+        scores(qb, slot, plus(t, i + 2));
+      if (i == spec.tail - 1)
+        beforeLastApply();
+      apply(qb, slot, plus(t, i));
     }
 
     // out = (O^T[:dv] / l)^T, l = O^T[dv].
-    Value sums = view(ot, {attr(dv), attr(0)}, {1, br});
+    Value sums = view(qb.ot, {attr(dv), attr(0)}, {1, br});
     Value inv = alloc({1, br});
     ew(ElementwiseKind::Recip, {sums}, inv);
     Value scaled = alloc({dv, br});
-    ew(ElementwiseKind::Mul, {view(ot, {attr(0), attr(0)}, {dv, br}), inv},
+    ew(ElementwiseKind::Mul, {view(qb.ot, {attr(0), attr(0)}, {dv, br}), inv},
        scaled);
     Value o3 = alloc({1, br, dv});
     TransposeOp::create(b, loc, scaled, staging::reshapeTile(b, loc, o3, {br, dv}),
                         ArrayRef<int64_t>{1, 0});
-    staging::copy(b, loc, o3, view(op.getOut(), {bi, row0, attr(0)}, {1, br, dv}));
+    staging::copy(b, loc, o3,
+                  view(op.getOut(), {spec.bi, qb.row0, attr(0)}, {1, br, dv}));
   }
 
   PatternRewriter &b;
