@@ -21,10 +21,11 @@
 // transposed SRAM views of their rows (x @ W.T).
 // TILES-COUNT-3: nova.matmul ins(%{{.*}}, %{{.*}} : memref<16x32xf32, #nova.memory_space<sram>>, memref<32x32xf32, strided<[1, 32]>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<16x32xf32, #nova.memory_space<acc>>)
 
-// Attention, fused (nova-fuse-attention): a loop over heads, the causal
-// mask built once on chip, scores on the matrix unit, the online softmax.
+// Attention, fused (nova-fuse-attention): the causal mask built once on
+// chip, the heads (all resident, one query block each) in one chain, each
+// head's scores issued before the previous head's P V; the online softmax.
 // TILES: nova.iota
-// TILES: scf.for
+// TILES: nova.matmul
 // TILES: nova.matmul ins(%{{.*}}, %{{.*}} : memref<8x16xf32, strided<[16, 1], offset: ?>, #nova.memory_space<sram>>, memref<16x8xf32, strided<[8, 1], offset: ?>, #nova.memory_space<sram>>)
 // TILES: nova.elementwise <select>
 // TILES: nova.reduce <max>

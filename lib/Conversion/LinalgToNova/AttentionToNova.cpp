@@ -72,7 +72,7 @@ public:
   /// slots alternate across iterations). Each iteration boundary costs a
   /// synchronisation of the engines, so more blocks per iteration run
   /// closer to the vector unit's rate; the code grows with it.
-  static constexpr int64_t kGroup = 8;
+  static constexpr int64_t kGroup = 16;
   /// Batches unrolled into one chain when all are resident and short.
   static constexpr int64_t kUnrollBatches = 16;
 
