@@ -309,9 +309,13 @@ private:
       qb.p[i] = alloc({br, bc});
       qb.m[i] = alloc({br, 1});
     }
-    fill(-INFINITY, qb.m[1]);
     qb.ot = alloc({dv + 1, br}, MemorySpace::ACC);
-    fill(0.0, qb.ot);
+    // A single key block needs no running maximum and no rescaling: its P V
+    // writes the output, its row max is the maximum.
+    if (!single(spec)) {
+      fill(-INFINITY, qb.m[1]);
+      fill(0.0, qb.ot);
+    }
     scores(qb, 0, index(0));
     if (spec.groups)
       scores(qb, 1, index(1));
@@ -324,6 +328,8 @@ private:
     Value keys = view(qb.spec.kt, {attr(0), times(k, bc)}, {d, bc});
     MatmulOp::create(b, loc, qb.q, keys, qb.s[slot], /*accumulate=*/false);
   }
+  static bool single(const Spec &spec) { return !spec.groups && spec.tail == 1; }
+
   void softmax(QueryBlock &qb, int slot, bool masked) {
     Value x = qb.s[slot], p = qb.p[slot], ot = qb.ot;
     if (masked) {
@@ -331,9 +337,15 @@ private:
                             ValueRange{hide, minusInf, x}, p, nullptr);
       x = p;
     }
+    Value mOld = qb.m[1 - slot], mNew = qb.m[slot];
+    if (single(qb.spec)) {
+      ReduceOp::create(b, loc, ReductionKind::Max, x, mNew, 1);
+      ew(ElementwiseKind::Sub, {x, mNew}, p);
+      ew(ElementwiseKind::Exp, {p}, p);
+      return;
+    }
     Value rowMax = alloc({br, 1});
     ReduceOp::create(b, loc, ReductionKind::Max, x, rowMax, 1);
-    Value mOld = qb.m[1 - slot], mNew = qb.m[slot];
     ew(ElementwiseKind::Max, {mOld, rowMax}, mNew);
     ew(ElementwiseKind::Sub, {x, mNew}, p);
     ew(ElementwiseKind::Exp, {p}, p);
@@ -349,7 +361,7 @@ private:
   void apply(QueryBlock &qb, int slot, Value k) {
     Value values = view(qb.spec.vt, {attr(0), times(k, bc)}, {dv + 1, bc});
     MatmulOp::create(b, loc, values, transposed(qb.p[slot]), qb.ot,
-                     /*accumulate=*/true);
+                     /*accumulate=*/!single(qb.spec));
   }
   Value plus(Value k, int64_t n) {
     return arith::AddIOp::create(b, loc, k, index(n)).getResult();
