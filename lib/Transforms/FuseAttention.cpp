@@ -528,6 +528,77 @@ Value peelKeyTranspose(Value v, IRRewriter &rewriter) {
   return keys;
 }
 
+/// `v` = collapse_shape(transpose(x)) merging the two leading dimensions,
+/// the transpose moving dimension 1 of x to the end of `perm`'s image (heads
+/// to the front): returns x, a [B, T, H, D] tensor as a projection writes it.
+Value sequenceMajorSource(Value v, ArrayRef<int64_t> perm) {
+  auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || collapse.getSrcType().getRank() != 4 ||
+      collapse.getReassociationIndices() !=
+          SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}})
+    return {};
+  auto t = collapse.getSrc().getDefiningOp<linalg::TransposeOp>();
+  if (!t || t.getPermutation() != perm)
+    return {};
+  return t.getInput();
+}
+
+/// Attention over heads that were split off a projection's rows ([B, T, H, D]
+/// transposed to [B, H, T, D]) reads them in place: the op takes the
+/// sequence-major tensors, and the transposes (copies through HBM) go. The
+/// output is written sequence-major too, where it is transposed back.
+void toSequenceMajor(nova::AttentionOp op, IRRewriter &rewriter) {
+  if (cast<ShapedType>(op.getQuery().getType()).getRank() != 3)
+    return;
+  static constexpr int64_t kSwap[] = {0, 2, 1, 3}, kColumns[] = {0, 2, 3, 1};
+  Value q = sequenceMajorSource(op.getQuery(), kSwap);
+  Value k = sequenceMajorSource(op.getKeys(), op.getKeyRows()
+                                                  ? ArrayRef<int64_t>(kSwap)
+                                                  : ArrayRef<int64_t>(kColumns));
+  Value v = sequenceMajorSource(op.getValue(), kSwap);
+  if (!q || !k || !v)
+    return;
+  auto shape = [](Value x) { return cast<ShapedType>(x.getType()).getShape(); };
+  int64_t batch = shape(q)[0], heads = shape(q)[2];
+  for (Value x : {k, v})
+    if (shape(x)[0] != batch || shape(x)[2] != heads)
+      return;
+  ArrayRef<int64_t> o3 = shape(op.getResult().front());
+  auto outType = RankedTensorType::get({batch, o3[1], heads, o3[2]},
+                                       rewriter.getF32Type());
+  rewriter.setInsertionPoint(op);
+  Value init = tensor::EmptyOp::create(rewriter, op.getLoc(), outType.getShape(),
+                                       outType.getElementType());
+  auto fused = nova::AttentionOp::create(
+      rewriter, op.getLoc(), TypeRange{outType}, q, k, v, init, op.getScaleAttr(),
+      rewriter.getUnitAttr(), op.getCausalAttr());
+  Value out = fused.getResult().front();
+  // out [B*H, T, Dv] = collapse(transpose(out4, [0, 2, 1, 3])); when its only
+  // use expands and transposes it back, that use takes out4 directly.
+  Value result = op.getResult().front();
+  if (result.hasOneUse())
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(*result.user_begin()))
+      if (expand.getResultType().getShape() ==
+              ArrayRef<int64_t>{batch, heads, o3[1], o3[2]} &&
+          expand->hasOneUse())
+        if (auto back = dyn_cast<linalg::TransposeOp>(*expand->user_begin()))
+          if (back.getPermutation() == ArrayRef<int64_t>(kSwap)) {
+            rewriter.replaceOp(back, out);
+            rewriter.eraseOp(expand);
+            rewriter.eraseOp(op);
+            return;
+          }
+  Value heads4 = tensor::EmptyOp::create(rewriter, op.getLoc(),
+                                         {batch, heads, o3[1], o3[2]},
+                                         rewriter.getF32Type());
+  Value swapped = linalg::TransposeOp::create(rewriter, op.getLoc(), out, heads4,
+                                              kSwap)
+                      ->getResult(0);
+  rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+      op, op.getResult().front().getType(), swapped,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+}
+
 struct FuseAttentionPass
     : public nova::impl::NovaFuseAttentionBase<FuseAttentionPass> {
   using Base::Base;
@@ -680,6 +751,10 @@ struct FuseAttentionPass
     for (linalg::BatchMatmulOp pv : candidates)
       if (matchBatchMatmul(pv.getResult(0)))
         (void)fuse(pv, rewriter);
+    SmallVector<nova::AttentionOp> fused;
+    getOperation().walk([&](nova::AttentionOp op) { fused.push_back(op); });
+    for (nova::AttentionOp op : fused)
+      toSequenceMajor(op, rewriter);
   }
 };
 } // namespace

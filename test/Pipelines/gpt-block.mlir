@@ -22,11 +22,14 @@
 // TILES-COUNT-3: nova.matmul ins(%{{.*}}, %{{.*}} : memref<16x32xf32, #nova.memory_space<sram>>, memref<32x32xf32, strided<[1, 32]>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<16x32xf32, #nova.memory_space<acc>>)
 
 // Attention, fused (nova-fuse-attention): the causal mask built once on
-// chip, the heads (all resident, one query block each) in one chain, each
-// head's scores issued before the previous head's P V; the online softmax.
+// chip; q, k and v read in place from the projections' [B, T, H, D] rows
+// (one strided DMA each, no heads-first copy); the heads (all resident, one
+// query block each) in one chain, each head's scores issued before the
+// previous head's P V; the online softmax.
 // TILES: nova.iota
+// TILES-COUNT-3: nova.dma_start %{{.*}}, %{{.*}} : memref<2x2x8x16xf32, strided<[256, 16, 32, 1]>, #nova.memory_space<hbm>> -> memref<2x2x8x16xf32
 // TILES: nova.matmul
-// TILES: nova.matmul ins(%{{.*}}, %{{.*}} : memref<8x16xf32, strided<[16, 1], offset: ?>, #nova.memory_space<sram>>, memref<16x8xf32, strided<[8, 1], offset: ?>, #nova.memory_space<sram>>)
+// TILES: nova.matmul ins(%{{.*}}, %{{.*}} : memref<8x16xf32, strided<[16, 1], offset: ?>, #nova.memory_space<sram>>, memref<16x8xf32, strided<[1, 16], offset: ?>, #nova.memory_space<sram>>)
 // TILES: nova.elementwise <select>
 // TILES: nova.reduce <max>
 // TILES: nova.elementwise <exp>
@@ -47,12 +50,12 @@
 // ISA-SAME: nova.role = "output"
 // ISA-NOT: nova.matmul
 // ISA-NOT: nova.dma_start
-// Instructions on explicit engines, loops kept as loops, semaphores between
-// engines.
+// Instructions on explicit engines, semaphores between engines (the block
+// has no loop left: its tiles are whole, its heads read in place).
 // ISA: nova_isa.dma_copy %{{.*}} : #nova_isa.tile<hbm, f32, [2, 8, 32], [256, 32, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [2, 8, 32], [256, 32, 1]> queue {{[0-9]+}} on dma
 // ISA: nova_isa.vreduce sum %{{.*}} : #nova_isa.tile<sram, f32, [2, 8, 32], [256, 32, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [2, 8, 1], [8, 1, 1]> axis 2 on vector
 // ISA: nova_isa.matmul %{{.*}} : #nova_isa.tile<sram, f32, [16, 32], [32, 1]>, %{{.*}} : #nova_isa.tile<sram, f32, [32, 32], [1, 32]> -> %{{.*}} : #nova_isa.tile<acc, f32, [16, 32], [32, 1]> on matrix wait [{{[0-9, ]+}}]
-// ISA: nova_isa.loop
+// ISA-NOT: nova_isa.loop
 // ISA: nova_isa.vunary erf
 // ISA: nova_isa.halt on scalar
 

@@ -302,3 +302,71 @@ func.func @scaled_transposed_keys(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, 
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%f3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %o : tensor<2x4x8xf32>
 }
+
+// -----
+
+// Heads split off [B, T, H, D] projections (expand, transpose to [B, H, T, D],
+// collapse to [B * H, T, D]) are read in place: the op takes the
+// sequence-major tensors (keys as rows) and writes its output sequence-major
+// where that output was transposed back. No transpose (an HBM copy) is left.
+// CHECK-LABEL: func.func @split_heads
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x8x3x4xf32>, %[[K:.*]]: tensor<2x8x3x4xf32>, %[[V:.*]]: tensor<2x8x3x4xf32>)
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x8x3x4xf32>
+// CHECK: %[[O:.*]] = nova.attention ins(%[[Q]], %[[K]], %[[V]] : tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>, tensor<2x8x3x4xf32>) outs(%[[INIT]] : tensor<2x8x3x4xf32>) scale 5.000000e-01 key_rows causal -> tensor<2x8x3x4xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[O]]
+func.func @split_heads(%q: tensor<2x8x3x4xf32>, %k: tensor<2x8x3x4xf32>, %v: tensor<2x8x3x4xf32>) -> tensor<2x8x3x4xf32> {
+  %e = tensor.empty() : tensor<2x3x8x4xf32>
+  %ek = tensor.empty() : tensor<2x3x4x8xf32>
+  %qt = linalg.transpose ins(%q : tensor<2x8x3x4xf32>) outs(%e : tensor<2x3x8x4xf32>) permutation = [0, 2, 1, 3]
+  %kt = linalg.transpose ins(%k : tensor<2x8x3x4xf32>) outs(%ek : tensor<2x3x4x8xf32>) permutation = [0, 2, 3, 1]
+  %vt = linalg.transpose ins(%v : tensor<2x8x3x4xf32>) outs(%e : tensor<2x3x8x4xf32>) permutation = [0, 2, 1, 3]
+  %q3 = tensor.collapse_shape %qt [[0, 1], [2], [3]] : tensor<2x3x8x4xf32> into tensor<6x8x4xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<2x3x4x8xf32> into tensor<6x4x8xf32>
+  %v3 = tensor.collapse_shape %vt [[0, 1], [2], [3]] : tensor<2x3x8x4xf32> into tensor<6x8x4xf32>
+  %init = tensor.empty() : tensor<6x8x4xf32>
+  %o = nova.attention ins(%q3, %k3, %v3 : tensor<6x8x4xf32>, tensor<6x4x8xf32>, tensor<6x8x4xf32>) outs(%init : tensor<6x8x4xf32>) scale 0.5 causal -> tensor<6x8x4xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [2, 3, 8, 4] : tensor<6x8x4xf32> into tensor<2x3x8x4xf32>
+  %eo = tensor.empty() : tensor<2x8x3x4xf32>
+  %back = linalg.transpose ins(%o4 : tensor<2x3x8x4xf32>) outs(%eo : tensor<2x8x3x4xf32>) permutation = [0, 2, 1, 3]
+  return %back : tensor<2x8x3x4xf32>
+}
+
+// -----
+
+// An output used heads-first stays heads-first: the sequence-major result is
+// transposed once, where three input transposes were saved.
+// CHECK-LABEL: func.func @split_heads_output_heads_first
+// CHECK: %[[O:.*]] = nova.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x8x2x4xf32>, tensor<1x8x2x4xf32>, tensor<1x8x2x4xf32>) outs(%{{.*}} : tensor<1x8x2x4xf32>) scale 1.000000e+00 key_rows -> tensor<1x8x2x4xf32>
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[O]] : tensor<1x8x2x4xf32>) outs(%{{.*}} : tensor<1x2x8x4xf32>) permutation = [0, 2, 1, 3]
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0, 1], [2], [3]] : tensor<1x2x8x4xf32> into tensor<2x8x4xf32>
+// CHECK: return %[[C]]
+func.func @split_heads_output_heads_first(%q: tensor<1x8x2x4xf32>, %k: tensor<1x8x2x4xf32>, %v: tensor<1x8x2x4xf32>) -> tensor<2x8x4xf32> {
+  %e = tensor.empty() : tensor<1x2x8x4xf32>
+  %qt = linalg.transpose ins(%q : tensor<1x8x2x4xf32>) outs(%e : tensor<1x2x8x4xf32>) permutation = [0, 2, 1, 3]
+  %kt = linalg.transpose ins(%k : tensor<1x8x2x4xf32>) outs(%e : tensor<1x2x8x4xf32>) permutation = [0, 2, 1, 3]
+  %vt = linalg.transpose ins(%v : tensor<1x8x2x4xf32>) outs(%e : tensor<1x2x8x4xf32>) permutation = [0, 2, 1, 3]
+  %q3 = tensor.collapse_shape %qt [[0, 1], [2], [3]] : tensor<1x2x8x4xf32> into tensor<2x8x4xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x8x4xf32> into tensor<2x8x4xf32>
+  %v3 = tensor.collapse_shape %vt [[0, 1], [2], [3]] : tensor<1x2x8x4xf32> into tensor<2x8x4xf32>
+  %init = tensor.empty() : tensor<2x8x4xf32>
+  %o = nova.attention ins(%q3, %k3, %v3 : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) outs(%init : tensor<2x8x4xf32>) scale 1.0 key_rows -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// -----
+
+// Only some operands split off a projection: left heads-first (reading the
+// others in place would need the value transposed the other way).
+// CHECK-LABEL: func.func @split_heads_partial
+// CHECK: nova.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>)
+func.func @split_heads_partial(%q: tensor<1x8x2x4xf32>, %k: tensor<1x8x2x4xf32>, %v3: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %e = tensor.empty() : tensor<1x2x8x4xf32>
+  %qt = linalg.transpose ins(%q : tensor<1x8x2x4xf32>) outs(%e : tensor<1x2x8x4xf32>) permutation = [0, 2, 1, 3]
+  %kt = linalg.transpose ins(%k : tensor<1x8x2x4xf32>) outs(%e : tensor<1x2x8x4xf32>) permutation = [0, 2, 1, 3]
+  %q3 = tensor.collapse_shape %qt [[0, 1], [2], [3]] : tensor<1x2x8x4xf32> into tensor<2x8x4xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x8x4xf32> into tensor<2x8x4xf32>
+  %init = tensor.empty() : tensor<2x8x4xf32>
+  %o = nova.attention ins(%q3, %k3, %v3 : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) outs(%init : tensor<2x8x4xf32>) scale 1.0 key_rows -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}

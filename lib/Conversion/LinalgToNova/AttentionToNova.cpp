@@ -32,6 +32,7 @@
 #include "Staging.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
@@ -79,11 +80,15 @@ public:
   Emitter(PatternRewriter &b, Location loc, AttentionOp op, int64_t block)
       : b(b), loc(loc), op(op), f32(b.getF32Type()) {
     auto shape = [](Value v) { return cast<MemRefType>(v.getType()).getShape(); };
-    batch = shape(op.getQuery())[0];
-    tq = shape(op.getQuery())[1];
-    d = shape(op.getQuery())[2];
+    ArrayRef<int64_t> q = shape(op.getQuery());
+    // Sequence-major [B, T, H, D] operands: batch n is head n % H of n / H.
+    if (q.size() == 4)
+      heads = q[2];
+    batch = heads ? q[0] * heads : q[0];
+    tq = q[1];
+    d = q.back();
     tk = shape(op.getKeys())[op.getKeyRows() ? 1 : 2];
-    dv = shape(op.getValue())[2];
+    dv = shape(op.getValue()).back();
     br = blockOf(tq, block);
     bc = op.getCausal() ? br : blockOf(tk, block);
   }
@@ -168,13 +173,46 @@ private:
     forLoop(index(lb), index(ub), body);
   }
 
+  /// Copies batches [first, first + n) of HBM `operand`, rows [row0, row0 +
+  /// rows), to or from `tile`, an [n, rows, cols] SRAM view. Sequence-major
+  /// operands are read in place, with strides (one batch, or all of them).
+  void transfer(Value operand, OpFoldResult first, int64_t n, OpFoldResult row0,
+                int64_t rows, int64_t cols, Value tile, bool toHbm) {
+    Value hbm;
+    if (!heads) {
+      hbm = view(operand, {first, row0, attr(0)}, {n, rows, cols});
+    } else if (n == 1) {
+      Value at = getValueOrCreateConstantIndexOp(b, loc, first);
+      Value bi = arith::DivUIOp::create(b, loc, at, index(heads));
+      Value hi = arith::RemUIOp::create(b, loc, at, index(heads));
+      hbm = view(operand, {bi, row0, hi, attr(0)}, {1, rows, 1, cols});
+      tile = memref::ExpandShapeOp::create(
+          b, loc, ArrayRef<int64_t>{1, rows, 1, cols}, tile,
+          ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}});
+    } else {
+      assert(n == batch && "sequence-major: one batch or all");
+      AffineMap swap = AffineMap::getPermutationMap(
+          ArrayRef<unsigned>{0, 2, 1, 3}, b.getContext());
+      Value heads4 = memref::TransposeOp::create(b, loc, operand,
+                                                 AffineMapAttr::get(swap));
+      hbm = view(heads4, {attr(0), attr(0), row0, attr(0)},
+                 {n / heads, heads, rows, cols});
+      tile = memref::ExpandShapeOp::create(
+          b, loc, ArrayRef<int64_t>{n / heads, heads, rows, cols}, tile,
+          ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+    }
+    if (toHbm)
+      staging::copy(b, loc, tile, hbm);
+    else
+      staging::copy(b, loc, hbm, tile);
+  }
+
   /// Loads `batches` batches of queries (scaled), keys and values (with the
   /// ones column) from batch `first` into SRAM: [n, Tq, D], [n, D, Tk],
   /// [n, Tk, Dv + 1].
   void load(OpFoldResult first, int64_t batches) {
     q3 = alloc({batches, tq, d});
-    staging::copy(b, loc, view(op.getQuery(), {first, attr(0), attr(0)}, {batches, tq, d}),
-                  q3);
+    transfer(op.getQuery(), first, batches, attr(0), tq, d, q3, false);
     double scale = op.getScale().convertToDouble();
     if (scale != 1.0)
       ew(ElementwiseKind::Mul, {q3}, q3, scale);
@@ -184,11 +222,11 @@ private:
     if (op.getKeyRows())
       keyShape = {batches, tk, d};
     kt3 = alloc(keyShape);
-    staging::copy(b, loc,
-                  view(op.getKeys(), {first, attr(0), attr(0)}, keyShape), kt3);
+    transfer(op.getKeys(), first, batches, attr(0), keyShape[1], keyShape[2], kt3,
+             false);
     v3 = alloc({batches, tk, dv + 1});
-    staging::copy(b, loc, view(op.getValue(), {first, attr(0), attr(0)}, {batches, tk, dv}),
-                  view(v3, {attr(0), attr(0), attr(0)}, {batches, tk, dv}));
+    transfer(op.getValue(), first, batches, attr(0), tk, dv,
+             view(v3, {attr(0), attr(0), attr(0)}, {batches, tk, dv}), false);
     fill(1.0, view(v3, {attr(0), attr(0), attr(dv)}, {batches, tk, 1}));
   }
 
@@ -403,8 +441,7 @@ private:
     Value o3 = alloc({1, br, dv});
     TransposeOp::create(b, loc, scaled, staging::reshapeTile(b, loc, o3, {br, dv}),
                         ArrayRef<int64_t>{1, 0});
-    staging::copy(b, loc, o3,
-                  view(op.getOut(), {spec.bi, qb.row0, attr(0)}, {1, br, dv}));
+    transfer(op.getOut(), spec.bi, 1, qb.row0, br, dv, o3, true);
   }
 
   PatternRewriter &b;
@@ -412,6 +449,7 @@ private:
   AttentionOp op;
   Type f32;
   int64_t batch, tq, d, tk, dv, br, bc;
+  int64_t heads = 0;
   Value hide, minusInf, queries, kt, vt;
   Value q3, kt3, v3;
   bool allResident = false;
@@ -430,8 +468,8 @@ struct AttentionToNova : public OpRewritePattern<AttentionOp> {
     if (op.getNumResults() != 0)
       return rewriter.notifyMatchFailure(op, "still on tensors");
     auto shape = [](Value v) { return cast<MemRefType>(v.getType()).getShape(); };
-    if (shape(op.getQuery())[2] > target.getMatrixRows())
-      return op.emitOpError() << "head dimension " << shape(op.getQuery())[2]
+    if (shape(op.getQuery()).back() > target.getMatrixRows())
+      return op.emitOpError() << "head dimension " << shape(op.getQuery()).back()
                               << " exceeds the matrix unit's "
                               << target.getMatrixRows() << " rows";
     rewriter.setInsertionPoint(op);

@@ -63,3 +63,31 @@ func.func @key_rows(%q: !hbm_q, %k: !hbm_q, %v: !hbm_q, %o: !hbm_q) {
   nova.attention ins(%q, %k, %v : !hbm_q, !hbm_q, !hbm_q) outs(%o : !hbm_q) scale 1.250000e-01 key_rows causal
   return
 }
+
+// Sequence-major operands ([B, T, H, D], the heads interleaved in each row):
+// all heads resident, each of q, k and v is one strided DMA that reads the
+// heads in place into a heads-first SRAM buffer; each head's output rows are
+// written back in place (head h of batch b = n / H, n % H).
+!seq = memref<2x128x3x64xf32, #nova.memory_space<hbm>>
+// CHECK-LABEL: func.func @sequence_major
+// CHECK-COUNT-2: nova.dma_start %{{.*}}, %{{.*}} : memref<2x3x128x64xf32, strided<[24576, 64, 192, 1]>, #nova.memory_space<hbm>> -> memref<2x3x128x64xf32, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<2x3x128x64xf32, strided<[24576, 64, 192, 1]>, #nova.memory_space<hbm>> -> memref<2x3x128x64xf32, strided<[24960, 8320, 65, 1]>, #nova.memory_space<sram>>
+// CHECK: arith.divui %{{.*}}, %{{.*}} : index
+// CHECK: arith.remui %{{.*}}, %{{.*}} : index
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x128x1x64xf32, #nova.memory_space<sram>> -> memref<1x128x1x64xf32, strided<[24576, 192, 64, 1], offset: ?>, #nova.memory_space<hbm>>
+func.func @sequence_major(%q: !seq, %k: !seq, %v: !seq, %o: !seq) {
+  nova.attention ins(%q, %k, %v : !seq, !seq, !seq) outs(%o : !seq) scale 0.125 key_rows causal
+  return
+}
+
+// Too long to keep every head on chip: one head at a time, read in place.
+!long = memref<1x4096x4x64xf32, #nova.memory_space<hbm>>
+// CHECK-LABEL: func.func @sequence_major_per_head
+// CHECK: scf.for %[[N:.*]] =
+// CHECK: arith.divui %[[N]]
+// CHECK: arith.remui %[[N]]
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x4096x1x64xf32, strided<[1048576, 256, 64, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x4096x1x64xf32, #nova.memory_space<sram>>
+func.func @sequence_major_per_head(%q: !long, %k: !long, %v: !long, %o: !long) {
+  nova.attention ins(%q, %k, %v : !long, !long, !long) outs(%o : !long) scale 0.125 key_rows causal
+  return
+}

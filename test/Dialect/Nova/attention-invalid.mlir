@@ -47,3 +47,27 @@ func.func @batch(%q: tensor<2x4x8xf32>, %kt: tensor<3x8x4xf32>, %v: tensor<2x4x8
   %r = nova.attention ins(%q, %kt, %v : tensor<2x4x8xf32>, tensor<3x8x4xf32>, tensor<2x4x8xf32>) outs(%o : tensor<2x4x8xf32>) scale 1.0 -> tensor<2x4x8xf32>
   return
 }
+
+// -----
+
+func.func @rank_mix(%q: tensor<1x4x2x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %o: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{operands must all have the same rank}}
+  %r = nova.attention ins(%q, %k, %v : tensor<1x4x2x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%o : tensor<2x4x8xf32>) scale 1.0 key_rows -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sequence_major_key_columns(%q: tensor<1x4x2x8xf32>, %k: tensor<1x8x2x4xf32>, %v: tensor<1x4x2x8xf32>, %o: tensor<1x4x2x8xf32>) {
+  // expected-error @+1 {{rank-4 operands need key_rows}}
+  %r = nova.attention ins(%q, %k, %v : tensor<1x4x2x8xf32>, tensor<1x8x2x4xf32>, tensor<1x4x2x8xf32>) outs(%o : tensor<1x4x2x8xf32>) scale 1.0 -> tensor<1x4x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @sequence_major_heads(%q: tensor<1x4x2x8xf32>, %k: tensor<1x4x3x8xf32>, %v: tensor<1x4x2x8xf32>, %o: tensor<1x4x2x8xf32>) {
+  // expected-error @+1 {{batch and head sizes must match}}
+  %r = nova.attention ins(%q, %k, %v : tensor<1x4x2x8xf32>, tensor<1x4x3x8xf32>, tensor<1x4x2x8xf32>) outs(%o : tensor<1x4x2x8xf32>) scale 1.0 key_rows -> tensor<1x4x2x8xf32>
+  return
+}

@@ -15,20 +15,41 @@ using namespace mlir::nova;
 LogicalResult AttentionOp::verify() {
   auto shape = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
   bool tensors = isa<RankedTensorType>(getOut().getType());
+  size_t rank = shape(getQuery()).size();
   for (Value v : {getQuery(), getKeys(), getValue(), getOut()}) {
     if (isa<RankedTensorType>(v.getType()) != tensors)
       return emitOpError("operands must be all tensors or all buffers");
-    if (shape(v).size() != 3)
-      return emitOpError("operands must have rank 3 ([batch, rows, columns]), got ")
+    if (shape(v).size() != 3 && shape(v).size() != 4)
+      return emitOpError("operands must have rank 3 ([batch, rows, columns]) or "
+                         "4 ([batch, rows, heads, columns]), got ")
              << v.getType();
+    if (shape(v).size() != rank)
+      return emitOpError("operands must all have the same rank");
   }
   if (tensors != (getNumResults() == 1))
     return emitOpError(tensors ? "on tensors returns the updated out"
                                : "on buffers has no result");
   if (tensors && getResult().front().getType() != getOut().getType())
     return emitOpError("result type must be out's type");
-  ArrayRef<int64_t> q = shape(getQuery()), k = shape(getKeys()),
-                    v = shape(getValue()), o = shape(getOut());
+  // Rank 4 is the sequence-major layout [B, T, H, D] (the heads interleaved
+  // in each row, as a projection writes them): checked as [B * H, T, D].
+  auto flat = [&](Value v) -> SmallVector<int64_t> {
+    ArrayRef<int64_t> s = shape(v);
+    if (s.size() == 3)
+      return {s[0], s[1], s[2]};
+    return {s[0] * s[2], s[1], s[3]};
+  };
+  if (rank == 4) {
+    if (!getKeyRows())
+      return emitOpError("rank-4 operands need key_rows (keys as [batch, keys, heads, D])");
+    int64_t heads = shape(getQuery())[2];
+    for (Value v : {getKeys(), getValue(), getOut()})
+      if (shape(v)[0] != shape(getQuery())[0] || shape(v)[2] != heads)
+        return emitOpError("batch and head sizes must match, got ")
+               << getQuery().getType() << " and " << v.getType();
+  }
+  SmallVector<int64_t> q = flat(getQuery()), k = flat(getKeys()),
+                       v = flat(getValue()), o = flat(getOut());
   // Keys as [batch, D, Tk], or [batch, Tk, D] with key_rows.
   SmallVector<int64_t> kt = {k[0], k[1], k[2]};
   if (getKeyRows())

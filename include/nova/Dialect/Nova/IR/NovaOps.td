@@ -303,7 +303,10 @@ def Nova_AttentionOp : Nova_Op<"attention", [
     `[B, Tq, D]`, `keys` `[B, D, Tk]` (the keys as columns, as the score
     matmul reads them) or, with `key_rows`, `[B, Tk, D]` (one key per row,
     as torch lays them out), `value` `[B, Tk, Dv]`, `out` `[B, Tq, Dv]`, all
-    f32.
+    f32. Rank-4 operands are sequence-major, `[B, T, H, D]` (each row holds
+    every head, as a projection writes them; keys with `key_rows`): batch
+    `b * H + h` of the rank-3 form is head `h` of `b`, read and written in
+    place with strides, so splitting the heads off costs no copy.
     With `causal` (which needs `Tq == Tk`), query row `i` sees keys `0..i`
     only. The score matrix never exists in memory: `nova-fuse-attention`
     forms this op from the unfused matmul-softmax-matmul chain, and
