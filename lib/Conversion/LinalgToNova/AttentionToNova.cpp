@@ -32,7 +32,7 @@
 #include "Staging.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
@@ -112,14 +112,20 @@ public:
     // runs as one chain with its neighbours: each query block's first
     // scores are issued before the previous block's last P V, so that the
     // matrix unit never waits for a block to drain before the next starts.
+    // Batches that do not all fit are loaded a chunk at a time (one DMA per
+    // operand and chunk) and chained within the chunk.
     int64_t nq = tq / br;
-    if (allResident && nq <= kGroup) {
-      int64_t unroll = blockOf(batch, kUnrollBatches);
+    int64_t unroll = allResident ? blockOf(batch, kUnrollBatches)
+                                 : residentChunk(perBatch);
+    if (nq <= kGroup && (allResident || unroll > 1)) {
       forLoop(0, batch / unroll, [&](Value chunk) {
+        Value first = times(chunk, unroll);
+        if (!allResident)
+          load(first, unroll);
         SmallVector<Spec> specs;
         for (int64_t u = 0; u < unroll; ++u) {
-          Value bi = arith::AddIOp::create(b, loc, times(chunk, unroll), index(u));
-          setBatch(bi);
+          Value bi = arith::AddIOp::create(b, loc, first, index(u));
+          setBatch(bi, allResident ? OpFoldResult(bi) : attr(u));
           for (Spec spec : straightLineSpecs(bi))
             specs.push_back(spec);
         }
@@ -127,7 +133,12 @@ public:
       });
       return;
     }
-    forLoop(0, batch, [&](Value bi) { emitBatch(bi); });
+    forLoop(0, batch, [&](Value bi) {
+      if (!allResident)
+        load(bi, 1);
+      setBatch(bi, allResident ? OpFoldResult(bi) : attr(0));
+      emitBatch(bi);
+    });
   }
 
 private:
@@ -181,24 +192,28 @@ private:
     Value hbm;
     if (!heads) {
       hbm = view(operand, {first, row0, attr(0)}, {n, rows, cols});
-    } else if (n == 1) {
-      Value at = getValueOrCreateConstantIndexOp(b, loc, first);
-      Value bi = arith::DivUIOp::create(b, loc, at, index(heads));
-      Value hi = arith::RemUIOp::create(b, loc, at, index(heads));
-      hbm = view(operand, {bi, row0, hi, attr(0)}, {1, rows, 1, cols});
-      tile = memref::ExpandShapeOp::create(
-          b, loc, ArrayRef<int64_t>{1, rows, 1, cols}, tile,
-          ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}});
     } else {
-      assert(n == batch && "sequence-major: one batch or all");
+      // Heads [first, first + n) as [m, c, rows, cols] of the heads-first
+      // view [B, H, T, D]: whole batches (m = n / H, c = H) or heads of one
+      // batch (m = 1, c = n).
+      assert((n % heads == 0 || heads % n == 0) && "chunk across batches");
+      int64_t m = n % heads == 0 ? n / heads : 1, c = n / m;
+      OpFoldResult bi, hi;
+      if (std::optional<int64_t> at = getConstantIntValue(first)) {
+        bi = attr(*at / heads);
+        hi = attr(*at % heads);
+      } else {
+        Value n = cast<Value>(first);
+        bi = arith::DivUIOp::create(b, loc, n, index(heads)).getResult();
+        hi = arith::RemUIOp::create(b, loc, n, index(heads)).getResult();
+      }
       AffineMap swap = AffineMap::getPermutationMap(
           ArrayRef<unsigned>{0, 2, 1, 3}, b.getContext());
       Value heads4 = memref::TransposeOp::create(b, loc, operand,
                                                  AffineMapAttr::get(swap));
-      hbm = view(heads4, {attr(0), attr(0), row0, attr(0)},
-                 {n / heads, heads, rows, cols});
+      hbm = view(heads4, {bi, hi, row0, attr(0)}, {m, c, rows, cols});
       tile = memref::ExpandShapeOp::create(
-          b, loc, ArrayRef<int64_t>{n / heads, heads, rows, cols}, tile,
+          b, loc, ArrayRef<int64_t>{m, c, rows, cols}, tile,
           ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
     }
     if (toHbm)
@@ -243,14 +258,19 @@ private:
                                      offsets, sizes, strides);
   }
 
-  /// The views of batch `bi` on chip (loading it first unless all batches
-  /// are resident).
-  void setBatch(Value bi) {
-    OpFoldResult at = attr(0);
-    if (!allResident)
-      load(bi, 1);
-    else
-      at = bi;
+  /// The most batches (up to kUnrollBatches) that fit the budget together
+  /// and that one strided DMA per operand loads (sequence-major: a divisor
+  /// or a multiple of the head count).
+  int64_t residentChunk(int64_t perBatch) const {
+    for (int64_t c = std::min(batch, kUnrollBatches); c > 1; --c)
+      if (batch % c == 0 && c * perBatch <= sramBudget &&
+          (!heads || c % heads == 0 || heads % c == 0))
+        return c;
+    return 1;
+  }
+
+  /// The on-chip views of batch `bi`, at index `at` of the loaded batches.
+  void setBatch(Value bi, OpFoldResult at) {
     queries = batchOf(q3, at);
     kt = batchOf(kt3, at);
     if (op.getKeyRows())
@@ -280,7 +300,6 @@ private:
   }
 
   void emitBatch(Value bi) {
-    setBatch(bi);
     int64_t nq = tq / br, nk = tk / bc;
     if (!op.getCausal()) {
       // Every query block sees all nk key blocks.
@@ -315,20 +334,34 @@ private:
   }
 
   /// Query blocks in sequence, each one's start (allocations and first
-  /// scores) emitted before the previous one's last P V.
+  /// scores) emitted before the previous one's last P V, and each one's
+  /// output written after the next one's first softmax: the vector unit
+  /// does that softmax while the matrix unit finishes the P V the output
+  /// waits for.
   void emitChain(ArrayRef<Spec> specs) {
-    std::optional<QueryBlock> current;
+    std::optional<QueryBlock> current, done;
+    auto finishDone = [&] {
+      if (done)
+        writeOutput(*done);
+      done.reset();
+    };
     for (const Spec &next : specs) {
       if (!current) {
         current = startQueryBlock(next);
         continue;
       }
       std::optional<QueryBlock> started;
-      finishQueryBlock(*current, [&] { started = startQueryBlock(next); });
+      finishQueryBlock(*current, [&] { started = startQueryBlock(next); },
+                       finishDone);
+      finishDone();
+      done = current;
       current = started;
     }
-    if (current)
-      finishQueryBlock(*current, [] {});
+    if (current) {
+      finishQueryBlock(*current, [] {}, finishDone);
+      finishDone();
+      writeOutput(*current);
+    }
   }
 
   /// Query block `spec.qi` against its key blocks: `groups` groups of
@@ -405,10 +438,15 @@ private:
     return arith::AddIOp::create(b, loc, k, index(n)).getResult();
   }
 
-  /// The rest of a query block; `beforeLastApply` runs between its last
-  /// softmax and its last P V (where the next block starts).
-  void finishQueryBlock(QueryBlock &qb, function_ref<void()> beforeLastApply) {
+  /// The rest of a query block but its output; `beforeLastApply` runs
+  /// between its last softmax and its last P V (where the next block
+  /// starts), `afterFirstSoftmax` after its first softmax (before its loop
+  /// when it has one).
+  void finishQueryBlock(QueryBlock &qb, function_ref<void()> beforeLastApply,
+                        function_ref<void()> afterFirstSoftmax) {
     const Spec &spec = qb.spec;
+    if (spec.groups)
+      afterFirstSoftmax();
     if (spec.groups) {
       forLoop(index(0), spec.groups, [&](Value group) {
         Value k = times(group, kGroup);
@@ -424,14 +462,19 @@ private:
     for (int64_t i = 0; i < spec.tail; ++i) {
       int slot = i % 2;
       softmax(qb, slot, spec.diagonal && i == spec.tail - 1);
+      if (i == 0 && !spec.groups)
+        afterFirstSoftmax();
       if (i + 2 < spec.tail)
         scores(qb, slot, plus(t, i + 2));
       if (i == spec.tail - 1)
         beforeLastApply();
       apply(qb, slot, plus(t, i));
     }
+  }
 
-    // out = (O^T[:dv] / l)^T, l = O^T[dv].
+  /// out = (O^T[:dv] / l)^T, l = O^T[dv].
+  void writeOutput(QueryBlock &qb) {
+    const Spec &spec = qb.spec;
     Value sums = view(qb.ot, {attr(dv), attr(0)}, {1, br});
     Value inv = alloc({1, br});
     ew(ElementwiseKind::Recip, {sums}, inv);

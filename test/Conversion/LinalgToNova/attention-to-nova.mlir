@@ -74,7 +74,7 @@ func.func @key_rows(%q: !hbm_q, %k: !hbm_q, %v: !hbm_q, %o: !hbm_q) {
 // CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<2x3x128x64xf32, strided<[24576, 64, 192, 1]>, #nova.memory_space<hbm>> -> memref<2x3x128x64xf32, strided<[24960, 8320, 65, 1]>, #nova.memory_space<sram>>
 // CHECK: arith.divui %{{.*}}, %{{.*}} : index
 // CHECK: arith.remui %{{.*}}, %{{.*}} : index
-// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x128x1x64xf32, #nova.memory_space<sram>> -> memref<1x128x1x64xf32, strided<[24576, 192, 64, 1], offset: ?>, #nova.memory_space<hbm>>
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x1x128x64xf32, #nova.memory_space<sram>> -> memref<1x1x128x64xf32, strided<[24576, 64, 192, 1], offset: ?>, #nova.memory_space<hbm>>
 func.func @sequence_major(%q: !seq, %k: !seq, %v: !seq, %o: !seq) {
   nova.attention ins(%q, %k, %v : !seq, !seq, !seq) outs(%o : !seq) scale 0.125 key_rows causal
   return
@@ -86,8 +86,26 @@ func.func @sequence_major(%q: !seq, %k: !seq, %v: !seq, %o: !seq) {
 // CHECK: scf.for %[[N:.*]] =
 // CHECK: arith.divui %[[N]]
 // CHECK: arith.remui %[[N]]
-// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x4096x1x64xf32, strided<[1048576, 256, 64, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x4096x1x64xf32, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x1x4096x64xf32, strided<[1048576, 64, 256, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x1x4096x64xf32, #nova.memory_space<sram>>
 func.func @sequence_major_per_head(%q: !long, %k: !long, %v: !long, %o: !long) {
   nova.attention ins(%q, %k, %v : !long, !long, !long) outs(%o : !long) scale 0.125 key_rows causal
+  return
+}
+
+// 96 short heads do not fit SRAM together: a loop over batches loads each
+// batch's 12 heads with one strided DMA per operand and chains them. Head
+// 0's output is written after head 1's softmax (the vector unit does that
+// softmax while the matrix unit finishes head 0's P V).
+!b8 = memref<8x128x12x64xf32, #nova.memory_space<hbm>>
+// CHECK-LABEL: func.func @sequence_major_chunks
+// CHECK: scf.for
+// CHECK-COUNT-2: nova.dma_start %{{.*}}, %{{.*}} : memref<1x12x128x64xf32, strided<[98304, 64, 768, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x12x128x64xf32, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x12x128x64xf32, strided<[98304, 64, 768, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<1x12x128x64xf32, strided<[99840, 8320, 65, 1]>, #nova.memory_space<sram>>
+// CHECK: nova.reduce <max>
+// CHECK: nova.reduce <max>
+// CHECK: nova.elementwise <recip>
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x1x128x64xf32, #nova.memory_space<sram>> -> memref<1x1x128x64xf32, strided<[98304, 64, 768, 1], offset: ?>, #nova.memory_space<hbm>>
+func.func @sequence_major_chunks(%q: !b8, %k: !b8, %v: !b8, %o: !b8) {
+  nova.attention ins(%q, %k, %v : !b8, !b8, !b8) outs(%o : !b8) scale 0.125 key_rows causal
   return
 }
