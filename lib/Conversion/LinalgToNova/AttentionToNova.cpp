@@ -7,25 +7,27 @@
 //   applies the probabilities then also sums them, so the row sum costs no
 //   vector pass);
 //   for every block of Br query rows:
-//     scores S = Q_i K_j^T for each visible key block j, into one of two
-//     accumulator tiles (A, B) in turn, two blocks ahead of their softmax:
-//     the matrix unit computes the scores of block k + 2 while the vector
-//     unit does the softmax of block k + 1 (software pipelining);
+//     scores S = Q_i K_j^T for each visible key block j, into one of three
+//     accumulator slots in turn, three blocks ahead of their softmax (the
+//     slot block j - 3's softmax has read): the matrix unit computes scores
+//     while the vector unit does softmaxes (software pipelining);
 //     online softmax on the vector unit: m' = max(m, rowmax S),
 //     P = exp(S - m'), alpha = exp(m - m');
 //     the transposed output O^T (with the row-sum row) kept in the
 //     accumulator: O^T = O^T * alpha^T + [V 1]^T P^T, a full-width
 //     weight-stationary matmul (P^T stationary, the Dv + 1 rows of [V 1]^T
-//     streaming) instead of a half-width one;
+//     streaming) instead of a half-width one; it goes first in the matrix
+//     unit's queue, as the next block's rescale of O^T waits for it;
 //     out_i = (O^T / l)^T.
 //   With `causal`, query block i sees key blocks 0..i; block i is masked on
 //   the vector unit and later blocks are never computed.
 //
-// Key blocks go in groups of kGroup per loop iteration (slots A, B
-// alternating) with a static tail of one to kGroup + 1 blocks. When causal,
-// query blocks after the first go in groups of kGroup too (i = G j + r has
-// j groups and a tail of r + 1), so that every tail is static and only the
-// group count is a loop variable.
+// After block 0 (no running maximum yet, nothing to rescale), key blocks go
+// in groups of kGroup per loop iteration (a multiple of the slot count) with
+// a static tail of 3 to kGroup + 2 blocks. When causal, query blocks after
+// the first three go in groups of kGroup too (i = G j + r
+// has j groups and a tail of r + 1), so that every tail is static and only
+// the group count is a loop variable.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -63,7 +65,9 @@ struct Spec {
 struct QueryBlock {
   Spec spec;
   Value row0, q, ot;
-  Value s[2], p[2], m[2];
+  Value s[3], p[3], m[3];
+  /// Per slot: the block's row max, alpha = exp(m - m') and alpha as a row.
+  Value rowMax[3], alpha[3], alphaRow[3];
 };
 
 /// Emits the kernel of one nova.attention.
@@ -73,7 +77,12 @@ public:
   /// slots alternate across iterations). Each iteration boundary costs a
   /// synchronisation of the engines, so more blocks per iteration run
   /// closer to the vector unit's rate; the code grows with it.
-  static constexpr int64_t kGroup = 16;
+  static constexpr int64_t kGroup = 18;
+  /// Score slots in the accumulator: block k's scores are computed kSlots
+  /// blocks ahead of its softmax, into the slot block k - kSlots's softmax
+  /// has read. kGroup is a multiple of it (every iteration starts at slot 0).
+  static constexpr int64_t kSlots = 3;
+  static_assert(kGroup % kSlots == 0, "slots must repeat per iteration");
   /// Batches unrolled into one chain when all are resident and short.
   static constexpr int64_t kUnrollBatches = 16;
 
@@ -282,6 +291,15 @@ private:
   Spec spec(Value bi, Value qi, Value groups, int64_t tail) {
     return Spec{bi, qi, groups, tail, op.getCausal(), queries, kt, vt};
   }
+  /// A query block with a static count of n key blocks: up to kSlots all
+  /// issued up front (no groups), else block 0, groups of kGroup and a tail
+  /// (block 0 counted) of kSlots + 1 to kGroup + kSlots blocks.
+  Spec specOf(Value bi, Value qi, int64_t n) {
+    if (n <= kSlots)
+      return spec(bi, qi, Value(), n);
+    int64_t groups = (n - kSlots - 1) / kGroup;
+    return spec(bi, qi, index(groups), n - kGroup * groups);
+  }
 
   /// Every query block of batch `bi` with static key-block counts (for
   /// nq <= kGroup): causal block i has i + 1 key blocks, full ones nk.
@@ -290,11 +308,7 @@ private:
     int64_t nq = tq / br, nk = tk / bc;
     for (int64_t i = 0; i < nq; ++i) {
       int64_t n = op.getCausal() ? i + 1 : nk;
-      if (n == 1)
-        specs.push_back(spec(bi, index(i), Value(), 1));
-      else
-        specs.push_back(spec(bi, index(i), index((n - 2) / kGroup),
-                             n - kGroup * ((n - 2) / kGroup)));
+      specs.push_back(specOf(bi, index(i), n));
     }
     return specs;
   }
@@ -303,32 +317,33 @@ private:
     int64_t nq = tq / br, nk = tk / bc;
     if (!op.getCausal()) {
       // Every query block sees all nk key blocks.
-      forLoop(0, nq, [&](Value qi) {
-        if (nk == 1)
-          emitChain({spec(bi, qi, Value(), 1)});
-        else
-          emitChain({spec(bi, qi, index((nk - 2) / kGroup),
-                          nk - kGroup * ((nk - 2) / kGroup))});
-      });
+      forLoop(0, nq, [&](Value qi) { emitChain({specOf(bi, qi, nk)}); });
       return;
     }
     // Query block i sees key blocks 0..i (i + 1 blocks, the last masked):
-    // block 0 alone, then i = G j + r (r = 1..G) with j groups of G blocks
-    // and a static tail of r + 1 blocks.
-    emitChain({spec(bi, index(0), Value(), 1)});
-    if ((nq - 1) / kGroup > 0)
-      forLoop(0, (nq - 1) / kGroup, [&](Value j) {
-        Value first = times(j, kGroup);
+    // blocks 0 .. S - 1 (S = kSlots) with static counts, then i = G j + r
+    // (r = S .. G + S - 1) with j groups of G blocks and a static tail of
+    // r + 1 blocks.
+    constexpr int64_t first = kSlots;
+    SmallVector<Spec> head;
+    for (int64_t i = 0; i < std::min(first, nq); ++i)
+      head.push_back(specOf(bi, index(i), i + 1));
+    emitChain(head);
+    if (nq <= first)
+      return;
+    int64_t groups = (nq - first) / kGroup;
+    if (groups > 0)
+      forLoop(0, groups, [&](Value j) {
+        Value base = times(j, kGroup);
         SmallVector<Spec> specs;
-        for (int64_t r = 1; r <= kGroup; ++r)
+        for (int64_t r = first; r < kGroup + first; ++r)
           specs.push_back(
-              spec(bi, arith::AddIOp::create(b, loc, first, index(r)), j, r + 1));
+              spec(bi, arith::AddIOp::create(b, loc, base, index(r)), j, r + 1));
         emitChain(specs);
       });
-    int64_t done = (nq - 1) / kGroup;
     SmallVector<Spec> rest;
-    for (int64_t r = 1; r <= (nq - 1) % kGroup; ++r)
-      rest.push_back(spec(bi, index(kGroup * done + r), index(done), r + 1));
+    for (int64_t r = first; r < (nq - first) % kGroup + first; ++r)
+      rest.push_back(spec(bi, index(kGroup * groups + r), index(groups), r + 1));
     if (!rest.empty())
       emitChain(rest);
   }
@@ -364,75 +379,76 @@ private:
     }
   }
 
-  /// Query block `spec.qi` against its key blocks: `groups` groups of
-  /// kGroup blocks (null: none, the block has a single key block) then a
-  /// tail of `tail` (1 to kGroup + 1) blocks, the last one masked when
-  /// `diagonal`. Block k's scores go to accumulator slot k % 2 two blocks
-  /// ahead of its softmax: the matrix unit computes scores(k + 2) while the
-  /// vector unit does softmax(k + 1), and P V (k) follows scores(k + 2) in
-  /// its queue.
+  /// Query block `spec.qi` against its key blocks: block 0, then `groups`
+  /// groups of kGroup blocks (null: none, kSlots blocks or fewer in all),
+  /// then the rest of the `tail` (block 0 counts in it), the last block
+  /// masked when `diagonal`. Block k's scores go to accumulator slot
+  /// k % kSlots, kSlots blocks ahead of its softmax; P V (k) comes before
+  /// scores(k + kSlots) in the matrix unit's queue: the next softmax's
+  /// rescale of the output waits for it. Block 0 needs no running maximum
+  /// and no rescale (its P V writes the output), so nothing is filled.
   QueryBlock startQueryBlock(const Spec &spec) {
-    QueryBlock qb{spec, {}, {}, {}, {}, {}, {}};
+    QueryBlock qb;
+    qb.spec = spec;
     qb.row0 = times(spec.qi, br);
     qb.q = view(spec.queries, {qb.row0, attr(0)}, {br, d});
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < kSlots; ++i) {
       qb.s[i] = alloc({br, bc}, MemorySpace::ACC);
       qb.p[i] = alloc({br, bc});
       qb.m[i] = alloc({br, 1});
+      // Per slot, not per block: a buffer allocated per softmax could take
+      // the address of a P that a P V still in flight reads (memory is
+      // planned in program order), and wait for it.
+      qb.rowMax[i] = alloc({br, 1});
+      qb.alpha[i] = alloc({br, 1});
+      qb.alphaRow[i] = alloc({1, br});
     }
     qb.ot = alloc({dv + 1, br}, MemorySpace::ACC);
-    // A single key block needs no running maximum and no rescaling: its P V
-    // writes the output, its row max is the maximum.
-    if (!single(spec)) {
-      fill(-INFINITY, qb.m[1]);
-      fill(0.0, qb.ot);
-    }
-    scores(qb, 0, index(0));
-    if (spec.groups)
-      scores(qb, 1, index(1));
+    for (int64_t k = 0; k < kSlots; ++k)
+      if (spec.groups || k < spec.tail)
+        scores(qb, k, index(k));
     return qb;
   }
 
-  /// Block k uses slot k % 2 (A or B); it reads the row max block k - 1
-  /// left in the other slot.
   void scores(QueryBlock &qb, int slot, Value k) {
     Value keys = view(qb.spec.kt, {attr(0), times(k, bc)}, {d, bc});
     MatmulOp::create(b, loc, qb.q, keys, qb.s[slot], /*accumulate=*/false);
   }
-  static bool single(const Spec &spec) { return !spec.groups && spec.tail == 1; }
 
-  void softmax(QueryBlock &qb, int slot, bool masked) {
+  /// Block k (slot k % kSlots) reads the row max block k - 1 left in the
+  /// slot before; block 0 (`first`) starts it.
+  void softmax(QueryBlock &qb, int slot, bool masked, bool first) {
     Value x = qb.s[slot], p = qb.p[slot], ot = qb.ot;
     if (masked) {
       ElementwiseOp::create(b, loc, ElementwiseKind::Select,
                             ValueRange{hide, minusInf, x}, p, nullptr);
       x = p;
     }
-    Value mOld = qb.m[1 - slot], mNew = qb.m[slot];
-    if (single(qb.spec)) {
+    Value mOld = qb.m[(slot + kSlots - 1) % kSlots], mNew = qb.m[slot];
+    if (first) {
       ReduceOp::create(b, loc, ReductionKind::Max, x, mNew, 1);
       ew(ElementwiseKind::Sub, {x, mNew}, p);
       ew(ElementwiseKind::Exp, {p}, p);
       return;
     }
-    Value rowMax = alloc({br, 1});
+    Value rowMax = qb.rowMax[slot];
     ReduceOp::create(b, loc, ReductionKind::Max, x, rowMax, 1);
     ew(ElementwiseKind::Max, {mOld, rowMax}, mNew);
     ew(ElementwiseKind::Sub, {x, mNew}, p);
     ew(ElementwiseKind::Exp, {p}, p);
     // The output so far, rescaled to the new row max (after the previous
     // block's P V, which the hazard on `ot` orders before this).
-    Value alpha = alloc({br, 1});
+    Value alpha = qb.alpha[slot];
     ew(ElementwiseKind::Sub, {mOld, mNew}, alpha);
     ew(ElementwiseKind::Exp, {alpha}, alpha);
-    Value alphaRow = alloc({1, br});
+    Value alphaRow = qb.alphaRow[slot];
     TransposeOp::create(b, loc, alpha, alphaRow, ArrayRef<int64_t>{1, 0});
     ew(ElementwiseKind::Mul, {ot, alphaRow}, ot);
   }
-  void apply(QueryBlock &qb, int slot, Value k) {
+  void apply(QueryBlock &qb, int slot, Value k, bool first) {
     Value values = view(qb.spec.vt, {attr(0), times(k, bc)}, {dv + 1, bc});
     MatmulOp::create(b, loc, values, transposed(qb.p[slot]), qb.ot,
-                     /*accumulate=*/!single(qb.spec));
+                     /*accumulate=*/!first);
   }
   Value plus(Value k, int64_t n) {
     return arith::AddIOp::create(b, loc, k, index(n)).getResult();
@@ -440,35 +456,41 @@ private:
 
   /// The rest of a query block but its output; `beforeLastApply` runs
   /// between its last softmax and its last P V (where the next block
-  /// starts), `afterFirstSoftmax` after its first softmax (before its loop
-  /// when it has one).
+  /// starts), `afterFirstSoftmax` after its first softmax.
   void finishQueryBlock(QueryBlock &qb, function_ref<void()> beforeLastApply,
                         function_ref<void()> afterFirstSoftmax) {
     const Spec &spec = qb.spec;
+    bool alone = !spec.groups && spec.tail == 1;
+    softmax(qb, 0, spec.diagonal && alone, /*first=*/true);
+    afterFirstSoftmax();
+    if (alone)
+      beforeLastApply();
+    apply(qb, 0, index(0), /*first=*/true);
     if (spec.groups)
-      afterFirstSoftmax();
-    if (spec.groups) {
+      scores(qb, 0, index(kSlots));
+    // Blocks 1 + G g + i in slot (1 + i) % kSlots (kGroup is a multiple).
+    if (spec.groups)
       forLoop(index(0), spec.groups, [&](Value group) {
-        Value k = times(group, kGroup);
+        Value k = plus(times(group, kGroup), 1);
         for (int64_t i = 0; i < kGroup; ++i) {
-          softmax(qb, i % 2, false);
-          scores(qb, i % 2, plus(k, i + 2));
-          apply(qb, i % 2, plus(k, i));
+          int slot = (1 + i) % kSlots;
+          softmax(qb, slot, false, false);
+          apply(qb, slot, plus(k, i), false);
+          scores(qb, slot, plus(k, i + kSlots));
         }
       });
-    }
-    // The tail: blocks t .. t + tail - 1, their first two scores issued.
-    Value t = spec.groups ? times(spec.groups, kGroup) : index(0);
-    for (int64_t i = 0; i < spec.tail; ++i) {
-      int slot = i % 2;
-      softmax(qb, slot, spec.diagonal && i == spec.tail - 1);
-      if (i == 0 && !spec.groups)
-        afterFirstSoftmax();
-      if (i + 2 < spec.tail)
-        scores(qb, slot, plus(t, i + 2));
-      if (i == spec.tail - 1)
+    // The tail's other blocks t .. t + tail - 2, their first kSlots scores
+    // issued.
+    Value t = spec.groups ? plus(times(spec.groups, kGroup), 1) : index(1);
+    for (int64_t i = 0; i + 1 < spec.tail; ++i) {
+      int slot = (1 + i) % kSlots;
+      bool last = i + 2 == spec.tail;
+      softmax(qb, slot, spec.diagonal && last, false);
+      if (last)
         beforeLastApply();
-      apply(qb, slot, plus(t, i));
+      apply(qb, slot, plus(t, i), false);
+      if (i + 1 + kSlots < spec.tail)
+        scores(qb, slot, plus(t, i + kSlots));
     }
   }
 
