@@ -404,7 +404,9 @@ private:
       qb.alphaRow[i] = alloc({1, br});
     }
     qb.ot = alloc({dv + 1, br}, MemorySpace::ACC);
-    for (int64_t k = 0; k < kSlots; ++k)
+    // The last slot's scores go after the previous block's last P V (in
+    // finishQueryBlock): that P V is what the vector unit waits for first.
+    for (int64_t k = 0; k + 1 < kSlots; ++k)
       if (spec.groups || k < spec.tail)
         scores(qb, k, index(k));
     return qb;
@@ -461,6 +463,8 @@ private:
                         function_ref<void()> afterFirstSoftmax) {
     const Spec &spec = qb.spec;
     bool alone = !spec.groups && spec.tail == 1;
+    if (spec.groups || kSlots - 1 < spec.tail)
+      scores(qb, kSlots - 1, index(kSlots - 1));
     softmax(qb, 0, spec.diagonal && alone, /*first=*/true);
     afterFirstSoftmax();
     if (alone)
