@@ -34,6 +34,7 @@
 #include "Staging.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -235,23 +236,36 @@ private:
   /// ones column) from batch `first` into SRAM: [n, Tq, D], [n, D, Tk],
   /// [n, Tk, Dv + 1].
   void load(OpFoldResult first, int64_t batches) {
-    q3 = alloc({batches, tq, d});
-    transfer(op.getQuery(), first, batches, attr(0), tq, d, q3, false);
-    double scale = op.getScale().convertToDouble();
-    if (scale != 1.0)
-      ew(ElementwiseKind::Mul, {q3}, q3, scale);
     // Keys as they lie in HBM: columns [n, D, Tk], or rows [n, Tk, D] read
     // through a transposed view (free for the matrix unit).
     SmallVector<int64_t> keyShape = {batches, d, tk};
     if (op.getKeyRows())
       keyShape = {batches, tk, d};
+    q3 = alloc({batches, tq, d});
     kt3 = alloc(keyShape);
-    transfer(op.getKeys(), first, batches, attr(0), keyShape[1], keyShape[2], kt3,
-             false);
     v3 = alloc({batches, tk, dv + 1});
-    transfer(op.getValue(), first, batches, attr(0), tk, dv,
-             view(v3, {attr(0), attr(0), attr(0)}, {batches, tk, dv}), false);
-    fill(1.0, view(v3, {attr(0), attr(0), attr(dv)}, {batches, tk, 1}));
+    // One batch per DMA and per scaling: the first batch's blocks start
+    // once its own operands are in, not everyone's.
+    for (int64_t u = 0; u < batches; ++u) {
+      OpFoldResult at = first;
+      if (u > 0) {
+        Value base = getValueOrCreateConstantIndexOp(b, loc, first);
+        at = arith::AddIOp::create(b, loc, base, index(u)).getResult();
+      }
+      auto one = [&](Value buffer, ArrayRef<int64_t> shape) {
+        return view(buffer, {attr(u), attr(0), attr(0)}, {1, shape[1], shape[2]});
+      };
+      Value q = one(q3, {batches, tq, d});
+      transfer(op.getQuery(), at, 1, attr(0), tq, d, q, false);
+      double scale = op.getScale().convertToDouble();
+      if (scale != 1.0)
+        ew(ElementwiseKind::Mul, {q}, q, scale);
+      transfer(op.getKeys(), at, 1, attr(0), keyShape[1], keyShape[2],
+               one(kt3, keyShape), false);
+      transfer(op.getValue(), at, 1, attr(0), tk, dv, one(v3, {batches, tk, dv}),
+               false);
+      fill(1.0, view(v3, {attr(u), attr(0), attr(dv)}, {1, tk, 1}));
+    }
   }
 
   /// Batch `at` of an on-chip [n, R, C] buffer as an [R, C] view.
