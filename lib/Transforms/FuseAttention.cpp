@@ -693,7 +693,7 @@ struct FuseAttentionPass
       int64_t tq = shape(q3)[1], d = shape(q3)[2], tk = shape(kt3)[2],
               dv = shape(v3)[2];
       int64_t resident = 4 * (tq * d + d * tk + tk * (dv + 1));
-      int64_t accTiles = 4 * (3 * block * block + (dv + 1) * block);
+      int64_t accTiles = 4 * (6 * block * block + (dv + 1) * block);
       if (d > rows || resident > target.getSramBytes() / 4 ||
           accTiles > target.getAccBytes() / 4)
         return failure();

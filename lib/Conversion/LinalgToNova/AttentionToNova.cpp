@@ -58,6 +58,8 @@ int64_t blockOf(int64_t n, int64_t limit) {
 struct Spec {
   Value bi, qi, groups;
   int64_t tail;
+  /// Unit 0 is one key block (an odd count), else two.
+  bool narrow;
   bool diagonal;
   Value queries, kt, vt;
 };
@@ -74,16 +76,20 @@ struct QueryBlock {
 /// Emits the kernel of one nova.attention.
 class Emitter {
 public:
-  /// Key blocks per iteration of a query block's loop (even: the two score
-  /// slots alternate across iterations). Each iteration boundary costs a
-  /// synchronisation of the engines, so more blocks per iteration run
-  /// closer to the vector unit's rate; the code grows with it.
-  static constexpr int64_t kGroup = 18;
-  /// Score slots in the accumulator: block k's scores are computed kSlots
-  /// blocks ahead of its softmax, into the slot block k - kSlots's softmax
-  /// has read. kGroup is a multiple of it (every iteration starts at slot 0).
+  /// Key blocks go through the softmax two at a time (a unit: one
+  /// [Br, 2 Bc] tile), which halves the per-row work (running maximum,
+  /// rescale of the output) and the instruction count per score.
+  /// Units per iteration of a query block's loop. Each iteration boundary
+  /// costs a synchronisation of the engines, so more units per iteration
+  /// run closer to the vector unit's rate; the code grows with it.
+  static constexpr int64_t kGroup = 9;
+  /// Score slots in the accumulator: unit u's scores are computed kSlots
+  /// units ahead of its softmax, into the slot unit u - kSlots's softmax
+  /// has read. kGroup is a multiple of it (every iteration starts at slot 1).
   static constexpr int64_t kSlots = 3;
   static_assert(kGroup % kSlots == 0, "slots must repeat per iteration");
+  /// Query blocks emitted as straight-line code in one chain.
+  static constexpr int64_t kChain = 2 * kGroup;
   /// Batches unrolled into one chain when all are resident and short.
   static constexpr int64_t kUnrollBatches = 16;
 
@@ -105,14 +111,22 @@ public:
 
   void emit() {
     if (op.getCausal()) {
-      // hide[r, c] = 1 where key c is after query r (diagonal block).
+      // The diagonal block's mask rides on the matrix unit: its scores
+      // accumulate onto eye @ bias, bias[r, c] = -1e38 where key c is after
+      // query r (finite: 0 * bias must be 0), both exact in bf16 (one
+      // cycle per streamed row).
       Value rows = alloc({br, bc}), cols = alloc({br, bc});
       IotaOp::create(b, loc, rows, 0);
       IotaOp::create(b, loc, cols, 1);
-      hide = alloc({br, bc});
-      ew(ElementwiseKind::CmpGt, {cols, rows}, hide);
-      minusInf = alloc({br, bc});
-      fill(-INFINITY, minusInf);
+      Value hidden = alloc({br, bc}), one = alloc({br, bc});
+      ew(ElementwiseKind::CmpGt, {cols, rows}, hidden);
+      ew(ElementwiseKind::Mul, {hidden}, hidden, -1e38);
+      ew(ElementwiseKind::CmpEq, {cols, rows}, one);
+      Type bf16 = b.getBF16Type();
+      bias = staging::allocTile(b, loc, {br, bc}, bf16, MemorySpace::SRAM);
+      eye = staging::allocTile(b, loc, {br, br}, bf16, MemorySpace::SRAM);
+      ew(ElementwiseKind::Copy, {hidden}, bias);
+      ew(ElementwiseKind::Copy, {one}, eye);
     }
     int64_t perBatch = 4 * (tq * d + d * tk + tk * (dv + 1));
     allResident = batch * perBatch <= sramBudget;
@@ -127,7 +141,7 @@ public:
     int64_t nq = tq / br;
     int64_t unroll = allResident ? blockOf(batch, kUnrollBatches)
                                  : residentChunk(perBatch);
-    if (nq <= kGroup && (allResident || unroll > 1)) {
+    if (nq <= kChain && (allResident || unroll > 1)) {
       forLoop(0, batch / unroll, [&](Value chunk) {
         Value first = times(chunk, unroll);
         if (!allResident)
@@ -302,21 +316,25 @@ private:
     vt = transposed(batchOf(v3, at));
   }
 
-  Spec spec(Value bi, Value qi, Value groups, int64_t tail) {
-    return Spec{bi, qi, groups, tail, op.getCausal(), queries, kt, vt};
+  Spec spec(Value bi, Value qi, Value groups, int64_t tail, bool narrow) {
+    return Spec{bi, qi, groups, tail, narrow, op.getCausal(), queries, kt, vt};
   }
-  /// A query block with a static count of n key blocks: up to kSlots all
-  /// issued up front (no groups), else block 0, groups of kGroup and a tail
-  /// (block 0 counted) of kSlots + 1 to kGroup + kSlots blocks.
+  /// A query block with a static count of n key blocks in U = ceil(n / 2)
+  /// units (unit 0 narrow when n is odd): up to kSlots + 1 units in
+  /// straight-line code, else unit 0, groups of kGroup units and a tail
+  /// (unit 0 counted) of kSlots + 2 to kGroup + kSlots + 1 units, so that
+  /// the diagonal unit's scores are issued in straight-line code.
   Spec specOf(Value bi, Value qi, int64_t n) {
-    if (n <= kSlots)
-      return spec(bi, qi, Value(), n);
-    int64_t groups = (n - kSlots - 1) / kGroup;
-    return spec(bi, qi, index(groups), n - kGroup * groups);
+    int64_t units = (n + 1) / 2;
+    bool narrow = n % 2;
+    if (units <= kSlots + 1)
+      return spec(bi, qi, Value(), units, narrow);
+    int64_t groups = (units - kSlots - 2) / kGroup;
+    return spec(bi, qi, index(groups), units - kGroup * groups, narrow);
   }
 
   /// Every query block of batch `bi` with static key-block counts (for
-  /// nq <= kGroup): causal block i has i + 1 key blocks, full ones nk.
+  /// nq <= kChain): causal block i has i + 1 key blocks, full ones nk.
   SmallVector<Spec> straightLineSpecs(Value bi) {
     SmallVector<Spec> specs;
     int64_t nq = tq / br, nk = tk / bc;
@@ -335,29 +353,32 @@ private:
       return;
     }
     // Query block i sees key blocks 0..i (i + 1 blocks, the last masked):
-    // blocks 0 .. S - 1 (S = kSlots) with static counts, then i = G j + r
-    // (r = S .. G + S - 1) with j groups of G blocks and a static tail of
-    // r + 1 blocks.
-    constexpr int64_t first = kSlots;
+    // blocks 0 .. r0 - 1 with static counts, then i = 2 G j + r (r = r0 ..
+    // r0 + 2 G - 1) with j groups of G units and a static tail of
+    // ceil((r + 1) / 2) units (at least kSlots + 2 from r0 on).
+    constexpr int64_t r0 = 2 * (kSlots + 2) - 2, period = 2 * kGroup;
     SmallVector<Spec> head;
-    for (int64_t i = 0; i < std::min(first, nq); ++i)
+    for (int64_t i = 0; i < std::min(r0, nq); ++i)
       head.push_back(specOf(bi, index(i), i + 1));
     emitChain(head);
-    if (nq <= first)
+    if (nq <= r0)
       return;
-    int64_t groups = (nq - first) / kGroup;
+    int64_t groups = (nq - r0) / period;
+    auto at = [&](Value base, int64_t r, Value j) {
+      return spec(bi, arith::AddIOp::create(b, loc, base, index(r)), j,
+                  (r + 2) / 2, r % 2 == 0);
+    };
     if (groups > 0)
       forLoop(0, groups, [&](Value j) {
-        Value base = times(j, kGroup);
+        Value base = times(j, period);
         SmallVector<Spec> specs;
-        for (int64_t r = first; r < kGroup + first; ++r)
-          specs.push_back(
-              spec(bi, arith::AddIOp::create(b, loc, base, index(r)), j, r + 1));
+        for (int64_t r = r0; r < r0 + period; ++r)
+          specs.push_back(at(base, r, j));
         emitChain(specs);
       });
     SmallVector<Spec> rest;
-    for (int64_t r = first; r < (nq - first) % kGroup + first; ++r)
-      rest.push_back(spec(bi, index(kGroup * groups + r), index(groups), r + 1));
+    for (int64_t r = r0; r < r0 + (nq - r0) % period; ++r)
+      rest.push_back(at(index(period * groups), r, index(groups)));
     if (!rest.empty())
       emitChain(rest);
   }
@@ -393,24 +414,25 @@ private:
     }
   }
 
-  /// Query block `spec.qi` against its key blocks: block 0, then `groups`
-  /// groups of kGroup blocks (null: none, kSlots blocks or fewer in all),
-  /// then the rest of the `tail` (block 0 counts in it), the last block
-  /// masked when `diagonal`. Block k's scores go to accumulator slot
-  /// k % kSlots, kSlots blocks ahead of its softmax; P V (k) comes before
-  /// scores(k + kSlots) in the matrix unit's queue: the next softmax's
-  /// rescale of the output waits for it. Block 0 needs no running maximum
-  /// and no rescale (its P V writes the output), so nothing is filled.
+  /// Query block `spec.qi` against its key blocks, in units of two blocks
+  /// (unit 0 one block when `narrow`): unit 0, then `groups` groups of
+  /// kGroup units (null: none), then the rest of the `tail` (unit 0 counts
+  /// in it), the last key block masked when `diagonal`. Unit u's scores go
+  /// to accumulator slot u % kSlots, kSlots units ahead of its softmax;
+  /// P V (u) comes before scores(u + kSlots) in the matrix unit's queue:
+  /// the next softmax's rescale of the output waits for it. Unit 0 needs
+  /// no running maximum and no rescale (its P V writes the output), so
+  /// nothing is filled.
   QueryBlock startQueryBlock(const Spec &spec) {
     QueryBlock qb;
     qb.spec = spec;
     qb.row0 = times(spec.qi, br);
     qb.q = view(spec.queries, {qb.row0, attr(0)}, {br, d});
     for (int i = 0; i < kSlots; ++i) {
-      qb.s[i] = alloc({br, bc}, MemorySpace::ACC);
-      qb.p[i] = alloc({br, bc});
+      qb.s[i] = alloc({br, 2 * bc}, MemorySpace::ACC);
+      qb.p[i] = alloc({br, 2 * bc});
       qb.m[i] = alloc({br, 1});
-      // Per slot, not per block: a buffer allocated per softmax could take
+      // Per slot, not per unit: a buffer allocated per softmax could take
       // the address of a P that a P V still in flight reads (memory is
       // planned in program order), and wait for it.
       qb.rowMax[i] = alloc({br, 1});
@@ -420,26 +442,47 @@ private:
     qb.ot = alloc({dv + 1, br}, MemorySpace::ACC);
     // The last slot's scores go after the previous block's last P V (in
     // finishQueryBlock): that P V is what the vector unit waits for first.
-    for (int64_t k = 0; k + 1 < kSlots; ++k)
-      if (spec.groups || k < spec.tail)
-        scores(qb, k, index(k));
+    for (int64_t u = 0; u + 1 < kSlots; ++u)
+      if (spec.groups || u < spec.tail)
+        staticScores(qb, u);
     return qb;
   }
 
-  void scores(QueryBlock &qb, int slot, Value k) {
-    Value keys = view(qb.spec.kt, {attr(0), times(k, bc)}, {d, bc});
-    MatmulOp::create(b, loc, qb.q, keys, qb.s[slot], /*accumulate=*/false);
+  /// The key blocks of unit u (u >= 1: 2u - narrow, 2u + 1 - narrow).
+  Value firstBlock(const Spec &spec, Value u) {
+    return arith::SubIOp::create(b, loc, times(u, 2), index(spec.narrow));
+  }
+  int64_t width(const Spec &spec, int64_t u) const {
+    return u == 0 && spec.narrow ? 1 : 2;
   }
 
-  /// Block k (slot k % kSlots) reads the row max block k - 1 left in the
-  /// slot before; block 0 (`first`) starts it.
-  void softmax(QueryBlock &qb, int slot, bool masked, bool first) {
-    Value x = qb.s[slot], p = qb.p[slot], ot = qb.ot;
-    if (masked) {
-      ElementwiseOp::create(b, loc, ElementwiseKind::Select,
-                            ValueRange{hide, minusInf, x}, p, nullptr);
-      x = p;
+  /// Scores of the `blocks` key blocks from `first` into slot `slot`; with
+  /// `masked` the last one accumulates onto the causal bias.
+  void scores(QueryBlock &qb, int slot, Value first, int64_t blocks, bool masked) {
+    for (int64_t j = 0; j < blocks; ++j) {
+      Value keys = view(qb.spec.kt, {attr(0), times(plus(first, j), bc)}, {d, bc});
+      Value out = view(qb.s[slot], {attr(0), attr(j * bc)}, {br, bc});
+      bool bias = masked && j + 1 == blocks;
+      if (bias)
+        MatmulOp::create(b, loc, eye, this->bias, out, /*accumulate=*/false);
+      MatmulOp::create(b, loc, qb.q, keys, out, /*accumulate=*/bias);
     }
+  }
+  /// Scores of unit u (static), masked when it is the last of a diagonal
+  /// query block.
+  void staticScores(QueryBlock &qb, int64_t u) {
+    const Spec &spec = qb.spec;
+    bool last = !spec.groups && u + 1 == spec.tail;
+    Value first = u == 0 ? index(0) : index(2 * u - spec.narrow);
+    scores(qb, u % kSlots, first, width(spec, u), spec.diagonal && last);
+  }
+
+  /// Unit u (slot u % kSlots, `blocks` key blocks) reads the row max unit
+  /// u - 1 left in the slot before; unit 0 (`first`) starts it.
+  void softmax(QueryBlock &qb, int slot, int64_t blocks, bool first) {
+    Value x = view(qb.s[slot], {attr(0), attr(0)}, {br, blocks * bc});
+    Value p = view(qb.p[slot], {attr(0), attr(0)}, {br, blocks * bc});
+    Value ot = qb.ot;
     Value mOld = qb.m[(slot + kSlots - 1) % kSlots], mNew = qb.m[slot];
     if (first) {
       ReduceOp::create(b, loc, ReductionKind::Max, x, mNew, 1);
@@ -453,7 +496,7 @@ private:
     ew(ElementwiseKind::Sub, {x, mNew}, p);
     ew(ElementwiseKind::Exp, {p}, p);
     // The output so far, rescaled to the new row max (after the previous
-    // block's P V, which the hazard on `ot` orders before this).
+    // unit's P V, which the hazard on `ot` orders before this).
     Value alpha = qb.alpha[slot];
     ew(ElementwiseKind::Sub, {mOld, mNew}, alpha);
     ew(ElementwiseKind::Exp, {alpha}, alpha);
@@ -461,12 +504,18 @@ private:
     TransposeOp::create(b, loc, alpha, alphaRow, ArrayRef<int64_t>{1, 0});
     ew(ElementwiseKind::Mul, {ot, alphaRow}, ot);
   }
-  void apply(QueryBlock &qb, int slot, Value k, bool first) {
-    Value values = view(qb.spec.vt, {attr(0), times(k, bc)}, {dv + 1, bc});
-    MatmulOp::create(b, loc, values, transposed(qb.p[slot]), qb.ot,
-                     /*accumulate=*/!first);
+  void apply(QueryBlock &qb, int slot, Value first, int64_t blocks, bool start) {
+    for (int64_t j = 0; j < blocks; ++j) {
+      Value values = view(qb.spec.vt, {attr(0), times(plus(first, j), bc)},
+                          {dv + 1, bc});
+      Value p = view(qb.p[slot], {attr(0), attr(j * bc)}, {br, bc});
+      MatmulOp::create(b, loc, values, transposed(p), qb.ot,
+                       /*accumulate=*/!(start && j == 0));
+    }
   }
   Value plus(Value k, int64_t n) {
+    if (n == 0)
+      return k;
     return arith::AddIOp::create(b, loc, k, index(n)).getResult();
   }
 
@@ -478,37 +527,38 @@ private:
     const Spec &spec = qb.spec;
     bool alone = !spec.groups && spec.tail == 1;
     if (spec.groups || kSlots - 1 < spec.tail)
-      scores(qb, kSlots - 1, index(kSlots - 1));
-    softmax(qb, 0, spec.diagonal && alone, /*first=*/true);
+      staticScores(qb, kSlots - 1);
+    softmax(qb, 0, width(spec, 0), /*first=*/true);
     afterFirstSoftmax();
     if (alone)
       beforeLastApply();
-    apply(qb, 0, index(0), /*first=*/true);
-    if (spec.groups)
-      scores(qb, 0, index(kSlots));
-    // Blocks 1 + G g + i in slot (1 + i) % kSlots (kGroup is a multiple).
+    apply(qb, 0, index(0), width(spec, 0), /*start=*/true);
+    if (spec.groups || kSlots < spec.tail)
+      staticScores(qb, kSlots);
+    // Units 1 + G g + i in slot (1 + i) % kSlots (kGroup is a multiple);
+    // the diagonal unit is in the tail (at least kSlots + 2 units).
     if (spec.groups)
       forLoop(index(0), spec.groups, [&](Value group) {
         Value k = plus(times(group, kGroup), 1);
         for (int64_t i = 0; i < kGroup; ++i) {
           int slot = (1 + i) % kSlots;
-          softmax(qb, slot, false, false);
-          apply(qb, slot, plus(k, i), false);
-          scores(qb, slot, plus(k, i + kSlots));
+          softmax(qb, slot, 2, false);
+          apply(qb, slot, firstBlock(spec, plus(k, i)), 2, false);
+          scores(qb, slot, firstBlock(spec, plus(k, i + kSlots)), 2, false);
         }
       });
-    // The tail's other blocks t .. t + tail - 2, their first kSlots scores
+    // The tail's other units t .. t + tail - 2, their first kSlots scores
     // issued.
     Value t = spec.groups ? plus(times(spec.groups, kGroup), 1) : index(1);
     for (int64_t i = 0; i + 1 < spec.tail; ++i) {
       int slot = (1 + i) % kSlots;
-      bool last = i + 2 == spec.tail;
-      softmax(qb, slot, spec.diagonal && last, false);
-      if (last)
+      softmax(qb, slot, 2, false);
+      if (i + 2 == spec.tail)
         beforeLastApply();
-      apply(qb, slot, plus(t, i), false);
+      apply(qb, slot, firstBlock(spec, plus(t, i)), 2, false);
       if (i + 1 + kSlots < spec.tail)
-        scores(qb, slot, plus(t, i + kSlots));
+        scores(qb, slot, firstBlock(spec, plus(t, i + kSlots)), 2,
+               spec.diagonal && i + 2 + kSlots == spec.tail);
     }
   }
 
@@ -533,7 +583,7 @@ private:
   Type f32;
   int64_t batch, tq, d, tk, dv, br, bc;
   int64_t heads = 0;
-  Value hide, minusInf, queries, kt, vt;
+  Value eye, bias, queries, kt, vt;
   Value q3, kt3, v3;
   bool allResident = false;
 
