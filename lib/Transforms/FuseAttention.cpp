@@ -685,17 +685,18 @@ struct FuseAttentionPass
       return failure();
     // What the lowering needs of the target: the head dimension within the
     // matrix unit's rows, one batch's queries, keys and values resident in
-    // a quarter of SRAM and the score and output tiles in a quarter of the
-    // accumulator. Otherwise the unfused ops (tiled through HBM) remain.
+    // a quarter of SRAM and two query blocks' score and output tiles in half
+    // of the accumulator. Otherwise the unfused ops (tiled through HBM)
+    // remain.
     if (nova::TargetAttr target = nova::lookupTarget(pv)) {
       int64_t rows = target.getMatrixRows();
       int64_t block = std::min(rows, (int64_t)target.getMatrixCols());
       int64_t tq = shape(q3)[1], d = shape(q3)[2], tk = shape(kt3)[2],
               dv = shape(v3)[2];
       int64_t resident = 4 * (tq * d + d * tk + tk * (dv + 1));
-      int64_t accTiles = 4 * (6 * block * block + (dv + 1) * block);
+      int64_t accTiles = 4 * 2 * (6 * block * block + (dv + 1) * block);
       if (d > rows || resident > target.getSramBytes() / 4 ||
-          accTiles > target.getAccBytes() / 4)
+          accTiles > target.getAccBytes() / 2)
         return failure();
     }
     chain.ops.insert(qk);

@@ -64,13 +64,24 @@ struct Spec {
   Value queries, kt, vt;
 };
 
-/// A query block being emitted: its buffers.
+/// The on-chip buffers of a query block. A chain allocates two sets and
+/// alternates them: memory is planned in program order, so a buffer
+/// allocated per block could take the address of one the previous block's
+/// instructions still in flight use, and wait for them.
+struct Buffers {
+  Value ot;
+  Value s[3], p[3], m[3];
+  /// Per slot: the unit's row max, alpha = exp(m - m') and alpha as a row.
+  Value rowMax[3], alpha[3], alphaRow[3];
+  /// The output: 1 / l, O^T / l and O.
+  Value inv, scaled, o3;
+};
+
+/// A query block being emitted.
 struct QueryBlock {
   Spec spec;
-  Value row0, q, ot;
-  Value s[3], p[3], m[3];
-  /// Per slot: the block's row max, alpha = exp(m - m') and alpha as a row.
-  Value rowMax[3], alpha[3], alphaRow[3];
+  Value row0, q;
+  Buffers buf;
 };
 
 /// Emits the kernel of one nova.attention.
@@ -389,6 +400,14 @@ private:
   /// does that softmax while the matrix unit finishes the P V the output
   /// waits for.
   void emitChain(ArrayRef<Spec> specs) {
+    if (specs.empty())
+      return;
+    Buffers sets[2] = {buffers(), buffers()};
+    int which = 0;
+    auto startQueryBlock = [&](const Spec &spec) {
+      which ^= 1;
+      return this->startQueryBlock(spec, sets[which]);
+    };
     std::optional<QueryBlock> current, done;
     auto finishDone = [&] {
       if (done)
@@ -423,29 +442,35 @@ private:
   /// the next softmax's rescale of the output waits for it. Unit 0 needs
   /// no running maximum and no rescale (its P V writes the output), so
   /// nothing is filled.
-  QueryBlock startQueryBlock(const Spec &spec) {
+  QueryBlock startQueryBlock(const Spec &spec, const Buffers &buf) {
     QueryBlock qb;
     qb.spec = spec;
+    qb.buf = buf;
     qb.row0 = times(spec.qi, br);
     qb.q = view(spec.queries, {qb.row0, attr(0)}, {br, d});
-    for (int i = 0; i < kSlots; ++i) {
-      qb.s[i] = alloc({br, 2 * bc}, MemorySpace::ACC);
-      qb.p[i] = alloc({br, 2 * bc});
-      qb.m[i] = alloc({br, 1});
-      // Per slot, not per unit: a buffer allocated per softmax could take
-      // the address of a P that a P V still in flight reads (memory is
-      // planned in program order), and wait for it.
-      qb.rowMax[i] = alloc({br, 1});
-      qb.alpha[i] = alloc({br, 1});
-      qb.alphaRow[i] = alloc({1, br});
-    }
-    qb.ot = alloc({dv + 1, br}, MemorySpace::ACC);
     // The last slot's scores go after the previous block's last P V (in
     // finishQueryBlock): that P V is what the vector unit waits for first.
     for (int64_t u = 0; u + 1 < kSlots; ++u)
       if (spec.groups || u < spec.tail)
         staticScores(qb, u);
     return qb;
+  }
+
+  Buffers buffers() {
+    Buffers buf;
+    for (int i = 0; i < kSlots; ++i) {
+      buf.s[i] = alloc({br, 2 * bc}, MemorySpace::ACC);
+      buf.p[i] = alloc({br, 2 * bc});
+      buf.m[i] = alloc({br, 1});
+      buf.rowMax[i] = alloc({br, 1});
+      buf.alpha[i] = alloc({br, 1});
+      buf.alphaRow[i] = alloc({1, br});
+    }
+    buf.ot = alloc({dv + 1, br}, MemorySpace::ACC);
+    buf.inv = alloc({1, br});
+    buf.scaled = alloc({dv, br});
+    buf.o3 = alloc({1, br, dv});
+    return buf;
   }
 
   /// The key blocks of unit u (u >= 1: 2u - narrow, 2u + 1 - narrow).
@@ -461,7 +486,7 @@ private:
   void scores(QueryBlock &qb, int slot, Value first, int64_t blocks, bool masked) {
     for (int64_t j = 0; j < blocks; ++j) {
       Value keys = view(qb.spec.kt, {attr(0), times(plus(first, j), bc)}, {d, bc});
-      Value out = view(qb.s[slot], {attr(0), attr(j * bc)}, {br, bc});
+      Value out = view(qb.buf.s[slot], {attr(0), attr(j * bc)}, {br, bc});
       bool bias = masked && j + 1 == blocks;
       if (bias)
         MatmulOp::create(b, loc, eye, this->bias, out, /*accumulate=*/false);
@@ -480,27 +505,27 @@ private:
   /// Unit u (slot u % kSlots, `blocks` key blocks) reads the row max unit
   /// u - 1 left in the slot before; unit 0 (`first`) starts it.
   void softmax(QueryBlock &qb, int slot, int64_t blocks, bool first) {
-    Value x = view(qb.s[slot], {attr(0), attr(0)}, {br, blocks * bc});
-    Value p = view(qb.p[slot], {attr(0), attr(0)}, {br, blocks * bc});
-    Value ot = qb.ot;
-    Value mOld = qb.m[(slot + kSlots - 1) % kSlots], mNew = qb.m[slot];
+    Value x = view(qb.buf.s[slot], {attr(0), attr(0)}, {br, blocks * bc});
+    Value p = view(qb.buf.p[slot], {attr(0), attr(0)}, {br, blocks * bc});
+    Value ot = qb.buf.ot;
+    Value mOld = qb.buf.m[(slot + kSlots - 1) % kSlots], mNew = qb.buf.m[slot];
     if (first) {
       ReduceOp::create(b, loc, ReductionKind::Max, x, mNew, 1);
       ew(ElementwiseKind::Sub, {x, mNew}, p);
       ew(ElementwiseKind::Exp, {p}, p);
       return;
     }
-    Value rowMax = qb.rowMax[slot];
+    Value rowMax = qb.buf.rowMax[slot];
     ReduceOp::create(b, loc, ReductionKind::Max, x, rowMax, 1);
     ew(ElementwiseKind::Max, {mOld, rowMax}, mNew);
     ew(ElementwiseKind::Sub, {x, mNew}, p);
     ew(ElementwiseKind::Exp, {p}, p);
     // The output so far, rescaled to the new row max (after the previous
     // unit's P V, which the hazard on `ot` orders before this).
-    Value alpha = qb.alpha[slot];
+    Value alpha = qb.buf.alpha[slot];
     ew(ElementwiseKind::Sub, {mOld, mNew}, alpha);
     ew(ElementwiseKind::Exp, {alpha}, alpha);
-    Value alphaRow = qb.alphaRow[slot];
+    Value alphaRow = qb.buf.alphaRow[slot];
     TransposeOp::create(b, loc, alpha, alphaRow, ArrayRef<int64_t>{1, 0});
     ew(ElementwiseKind::Mul, {ot, alphaRow}, ot);
   }
@@ -508,8 +533,8 @@ private:
     for (int64_t j = 0; j < blocks; ++j) {
       Value values = view(qb.spec.vt, {attr(0), times(plus(first, j), bc)},
                           {dv + 1, bc});
-      Value p = view(qb.p[slot], {attr(0), attr(j * bc)}, {br, bc});
-      MatmulOp::create(b, loc, values, transposed(p), qb.ot,
+      Value p = view(qb.buf.p[slot], {attr(0), attr(j * bc)}, {br, bc});
+      MatmulOp::create(b, loc, values, transposed(p), qb.buf.ot,
                        /*accumulate=*/!(start && j == 0));
     }
   }
@@ -565,13 +590,13 @@ private:
   /// out = (O^T[:dv] / l)^T, l = O^T[dv].
   void writeOutput(QueryBlock &qb) {
     const Spec &spec = qb.spec;
-    Value sums = view(qb.ot, {attr(dv), attr(0)}, {1, br});
-    Value inv = alloc({1, br});
+    Value sums = view(qb.buf.ot, {attr(dv), attr(0)}, {1, br});
+    Value inv = qb.buf.inv;
     ew(ElementwiseKind::Recip, {sums}, inv);
-    Value scaled = alloc({dv, br});
-    ew(ElementwiseKind::Mul, {view(qb.ot, {attr(0), attr(0)}, {dv, br}), inv},
+    Value scaled = qb.buf.scaled;
+    ew(ElementwiseKind::Mul, {view(qb.buf.ot, {attr(0), attr(0)}, {dv, br}), inv},
        scaled);
-    Value o3 = alloc({1, br, dv});
+    Value o3 = qb.buf.o3;
     TransposeOp::create(b, loc, scaled, staging::reshapeTile(b, loc, o3, {br, dv}),
                         ArrayRef<int64_t>{1, 0});
     transfer(op.getOut(), spec.bi, 1, qb.row0, br, dv, o3, true);
