@@ -23,14 +23,16 @@
 
 // Attention, fused (nova-fuse-attention): the causal mask built once on
 // chip; q, k and v read in place from the projections' [B, T, H, D] rows
-// (one strided DMA each, no heads-first copy); the heads (all resident, one
-// query block each) in one chain, each head's scores issued before the
-// previous head's P V; the online softmax.
+// (one strided DMA per head, no heads-first copy); the heads (all resident,
+// one query block each) in one chain, each head's scores issued before the
+// previous head's P V; the softmax, the mask (-1e38 above the diagonal)
+// added to the scores (one block per sequence).
 // TILES: nova.iota
-// TILES-COUNT-3: nova.dma_start %{{.*}}, %{{.*}} : memref<2x2x8x16xf32, strided<[256, 16, 32, 1]>, #nova.memory_space<hbm>> -> memref<2x2x8x16xf32
+// TILES: nova.elementwise <mul> scalar(-9.9999999999999997E+37)
+// TILES-COUNT-3: nova.dma_start %{{.*}}, %{{.*}} : memref<1x1x8x16xf32, strided<[256, 16, 32, 1]>, #nova.memory_space<hbm>> -> memref<1x1x8x16xf32
 // TILES: nova.matmul
 // TILES: nova.matmul ins(%{{.*}}, %{{.*}} : memref<8x16xf32, strided<[16, 1], offset: ?>, #nova.memory_space<sram>>, memref<16x8xf32, strided<[1, 16], offset: ?>, #nova.memory_space<sram>>)
-// TILES: nova.elementwise <select>
+// TILES: nova.elementwise <add>
 // TILES: nova.reduce <max>
 // TILES: nova.elementwise <exp>
 

@@ -122,22 +122,29 @@ public:
 
   void emit() {
     if (op.getCausal()) {
-      // The diagonal block's mask rides on the matrix unit: its scores
-      // accumulate onto eye @ bias, bias[r, c] = -1e38 where key c is after
-      // query r (finite: 0 * bias must be 0), both exact in bf16 (one
-      // cycle per streamed row).
+      // bias[r, c] = -1e38 where key c is after query r (finite: 0 * bias
+      // must be 0 below). With one block per sequence (the vector unit has
+      // room to spare next to the matrix unit) it is added to the scores;
+      // otherwise the diagonal block's mask rides on the matrix unit: its
+      // scores accumulate onto eye @ bias, both exact in bf16 (one cycle
+      // per streamed row).
       Value rows = alloc({br, bc}), cols = alloc({br, bc});
       IotaOp::create(b, loc, rows, 0);
       IotaOp::create(b, loc, cols, 1);
-      Value hidden = alloc({br, bc}), one = alloc({br, bc});
+      Value hidden = alloc({br, bc});
       ew(ElementwiseKind::CmpGt, {cols, rows}, hidden);
       ew(ElementwiseKind::Mul, {hidden}, hidden, -1e38);
-      ew(ElementwiseKind::CmpEq, {cols, rows}, one);
-      Type bf16 = b.getBF16Type();
-      bias = staging::allocTile(b, loc, {br, bc}, bf16, MemorySpace::SRAM);
-      eye = staging::allocTile(b, loc, {br, br}, bf16, MemorySpace::SRAM);
-      ew(ElementwiseKind::Copy, {hidden}, bias);
-      ew(ElementwiseKind::Copy, {one}, eye);
+      if (tq == br) {
+        addedBias = hidden;
+      } else {
+        Value one = alloc({br, bc});
+        ew(ElementwiseKind::CmpEq, {cols, rows}, one);
+        Type bf16 = b.getBF16Type();
+        bias = staging::allocTile(b, loc, {br, bc}, bf16, MemorySpace::SRAM);
+        eye = staging::allocTile(b, loc, {br, br}, bf16, MemorySpace::SRAM);
+        ew(ElementwiseKind::Copy, {hidden}, bias);
+        ew(ElementwiseKind::Copy, {one}, eye);
+      }
     }
     int64_t perBatch = 4 * (tq * d + d * tk + tk * (dv + 1));
     allResident = batch * perBatch <= sramBudget;
@@ -487,7 +494,7 @@ private:
     for (int64_t j = 0; j < blocks; ++j) {
       Value keys = view(qb.spec.kt, {attr(0), times(plus(first, j), bc)}, {d, bc});
       Value out = view(qb.buf.s[slot], {attr(0), attr(j * bc)}, {br, bc});
-      bool bias = masked && j + 1 == blocks;
+      bool bias = masked && j + 1 == blocks && !addedBias;
       if (bias)
         MatmulOp::create(b, loc, eye, this->bias, out, /*accumulate=*/false);
       MatmulOp::create(b, loc, qb.q, keys, out, /*accumulate=*/bias);
@@ -504,9 +511,14 @@ private:
 
   /// Unit u (slot u % kSlots, `blocks` key blocks) reads the row max unit
   /// u - 1 left in the slot before; unit 0 (`first`) starts it.
-  void softmax(QueryBlock &qb, int slot, int64_t blocks, bool first) {
+  void softmax(QueryBlock &qb, int slot, int64_t blocks, bool first,
+               bool masked = false) {
     Value x = view(qb.buf.s[slot], {attr(0), attr(0)}, {br, blocks * bc});
     Value p = view(qb.buf.p[slot], {attr(0), attr(0)}, {br, blocks * bc});
+    if (masked && addedBias) {
+      ew(ElementwiseKind::Add, {x, addedBias}, p);
+      x = p;
+    }
     Value ot = qb.buf.ot;
     Value mOld = qb.buf.m[(slot + kSlots - 1) % kSlots], mNew = qb.buf.m[slot];
     if (first) {
@@ -553,7 +565,7 @@ private:
     bool alone = !spec.groups && spec.tail == 1;
     if (spec.groups || kSlots - 1 < spec.tail)
       staticScores(qb, kSlots - 1);
-    softmax(qb, 0, width(spec, 0), /*first=*/true);
+    softmax(qb, 0, width(spec, 0), /*first=*/true, spec.diagonal && alone);
     afterFirstSoftmax();
     if (alone)
       beforeLastApply();
@@ -608,7 +620,7 @@ private:
   Type f32;
   int64_t batch, tq, d, tk, dv, br, bc;
   int64_t heads = 0;
-  Value eye, bias, queries, kt, vt;
+  Value eye, bias, addedBias, queries, kt, vt;
   Value q3, kt3, v3;
   bool allResident = false;
 
