@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #define DEBUG_TYPE "nova-fold-transpose-into-matmul"
 
@@ -39,8 +40,14 @@ struct FoldTransposeIntoMatmulPass
                        linalg::MatmulOp::getDefaultIndexingMaps(ctx)))
         continue;
       auto transpose = op.getInputs()[1].getDefiningOp<linalg::TransposeOp>();
-      if (!transpose || !transpose->hasOneUse() ||
-          transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+      if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+        continue;
+      // Dead users do not count: nova-fold-ext-into-matmul leaves the
+      // widening of a bf16 weight (x @ W.T under autocast) unused behind it.
+      for (Operation *user : llvm::make_early_inc_range(transpose->getUsers()))
+        if (user != op && isOpTriviallyDead(user))
+          rewriter.eraseOp(user);
+      if (!transpose->hasOneUse())
         continue;
       rewriter.setInsertionPoint(op);
       auto folded = linalg::MatmulOp::create(

@@ -45,3 +45,26 @@ func.func @negative_lhs_transpose(%x: tensor<64x16xf32>, %w: tensor<64x256xf32>)
   %m = linalg.matmul ins(%t, %w : tensor<16x64xf32>, tensor<64x256xf32>) outs(%f : tensor<16x256xf32>) -> tensor<16x256xf32>
   return %m : tensor<16x256xf32>
 }
+
+// Under bf16 autocast nova-fold-ext-into-matmul leaves the widening of the
+// transposed weight unused: a dead user does not keep the transpose.
+// CHECK-LABEL: func.func @bf16_weight_with_dead_widening
+// CHECK-SAME: (%[[X:.*]]: tensor<16x64xbf16>, %[[W:.*]]: tensor<256x64xbf16>)
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: arith.extf
+// CHECK: linalg.matmul indexing_maps = [#[[A]], #[[B]], #[[C]]] ins(%[[X]], %[[W]] : tensor<16x64xbf16>, tensor<256x64xbf16>) outs(%{{.*}} : tensor<16x256xf32>)
+func.func @bf16_weight_with_dead_widening(%x: tensor<16x64xbf16>, %w: tensor<256x64xbf16>) -> tensor<16x256xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x256xbf16>
+  %t = linalg.transpose ins(%w : tensor<256x64xbf16>) outs(%e : tensor<64x256xbf16>) permutation = [1, 0]
+  %ef = tensor.empty() : tensor<64x256xf32>
+  %dead = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<64x256xbf16>) outs(%ef : tensor<64x256xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %w32 = arith.extf %in : bf16 to f32
+    linalg.yield %w32 : f32
+  } -> tensor<64x256xf32>
+  %o = tensor.empty() : tensor<16x256xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<16x256xf32>) -> tensor<16x256xf32>
+  %m = linalg.matmul ins(%x, %t : tensor<16x64xbf16>, tensor<64x256xbf16>) outs(%f : tensor<16x256xf32>) -> tensor<16x256xf32>
+  return %m : tensor<16x256xf32>
+}
