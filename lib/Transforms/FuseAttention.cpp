@@ -564,8 +564,8 @@ void toSequenceMajor(nova::AttentionOp op, IRRewriter &rewriter) {
     if (shape(x)[0] != batch || shape(x)[2] != heads)
       return;
   ArrayRef<int64_t> o3 = shape(op.getResult().front());
-  auto outType = RankedTensorType::get({batch, o3[1], heads, o3[2]},
-                                       rewriter.getF32Type());
+  Type element = cast<ShapedType>(op.getResult().front().getType()).getElementType();
+  auto outType = RankedTensorType::get({batch, o3[1], heads, o3[2]}, element);
   rewriter.setInsertionPoint(op);
   Value init = tensor::EmptyOp::create(rewriter, op.getLoc(), outType.getShape(),
                                        outType.getElementType());
@@ -589,8 +589,7 @@ void toSequenceMajor(nova::AttentionOp op, IRRewriter &rewriter) {
             return;
           }
   Value heads4 = tensor::EmptyOp::create(rewriter, op.getLoc(),
-                                         {batch, heads, o3[1], o3[2]},
-                                         rewriter.getF32Type());
+                                         {batch, heads, o3[1], o3[2]}, element);
   Value swapped = linalg::TransposeOp::create(rewriter, op.getLoc(), out, heads4,
                                               kSwap)
                       ->getResult(0);
@@ -678,9 +677,16 @@ struct FuseAttentionPass
     if (shape(qk.getResult(0)) != ArrayRef<int64_t>{shape(q3)[0], shape(q3)[1], shape(kt3)[2]} ||
         shape(v3)[1] != shape(kt3)[2])
       return failure();
-    for (Value t : {q3, kt3, v3})
-      if (!cast<ShapedType>(t.getType()).getElementType().isF32())
+    // f32, or bf16 throughout (the kernel keeps the softmax and P in f32:
+    // it skips eager's rounding of the scores and of P to bf16).
+    Type element = cast<ShapedType>(q3.getType()).getElementType();
+    if (!element.isF32() && !element.isBF16())
+      return failure();
+    for (Value t : {kt3, v3})
+      if (cast<ShapedType>(t.getType()).getElementType() != element)
         return failure();
+    if (!cast<ShapedType>(pv.getResult(0).getType()).getElementType().isF32())
+      return failure();
     if (scores->causal && shape(q3)[1] != shape(kt3)[2])
       return failure();
     // What the lowering needs of the target: the head dimension within the

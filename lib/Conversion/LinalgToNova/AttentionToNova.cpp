@@ -105,7 +105,8 @@ public:
   static constexpr int64_t kUnrollBatches = 16;
 
   Emitter(PatternRewriter &b, Location loc, AttentionOp op, int64_t block)
-      : b(b), loc(loc), op(op), f32(b.getF32Type()) {
+      : b(b), loc(loc), op(op), f32(b.getF32Type()),
+        element(cast<MemRefType>(op.getQuery().getType()).getElementType()) {
     auto shape = [](Value v) { return cast<MemRefType>(v.getType()).getShape(); };
     ArrayRef<int64_t> q = shape(op.getQuery());
     // Sequence-major [B, T, H, D] operands: batch n is head n % H of n / H.
@@ -187,8 +188,9 @@ private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   OpFoldResult attr(int64_t v) { return b.getIndexAttr(v); }
 
-  Value alloc(ArrayRef<int64_t> shape, MemorySpace space = MemorySpace::SRAM) {
-    return staging::allocTile(b, loc, shape, f32, space);
+  Value alloc(ArrayRef<int64_t> shape, MemorySpace space = MemorySpace::SRAM,
+              Type type = {}) {
+    return staging::allocTile(b, loc, shape, type ? type : f32, space);
   }
   void ew(ElementwiseKind kind, ValueRange inputs, Value out,
           std::optional<double> scalar = std::nullopt) {
@@ -273,9 +275,13 @@ private:
     SmallVector<int64_t> keyShape = {batches, d, tk};
     if (op.getKeyRows())
       keyShape = {batches, tk, d};
-    q3 = alloc({batches, tq, d});
-    kt3 = alloc(keyShape);
+    q3 = alloc({batches, tq, d}, MemorySpace::SRAM, element);
+    kt3 = alloc(keyShape, MemorySpace::SRAM, element);
+    // Values in f32 whatever the inputs: P stays f32 (the vector unit writes
+    // one element type), so P V runs at the f32 rate; with bf16 inputs the
+    // scores run at the bf16 rate and V is widened once on chip.
     v3 = alloc({batches, tk, dv + 1});
+    Value vIn = element == f32 ? Value() : alloc({batches, tk, dv}, MemorySpace::SRAM, element);
     // One batch per DMA and per scaling: the first batch's blocks start
     // once its own operands are in, not everyone's.
     for (int64_t u = 0; u < batches; ++u) {
@@ -294,8 +300,14 @@ private:
         ew(ElementwiseKind::Mul, {q}, q, scale);
       transfer(op.getKeys(), at, 1, attr(0), keyShape[1], keyShape[2],
                one(kt3, keyShape), false);
-      transfer(op.getValue(), at, 1, attr(0), tk, dv, one(v3, {batches, tk, dv}),
-               false);
+      Value v = one(v3, {batches, tk, dv});
+      if (vIn) {
+        Value staged = one(vIn, {batches, tk, dv});
+        transfer(op.getValue(), at, 1, attr(0), tk, dv, staged, false);
+        ew(ElementwiseKind::Copy, {staged}, v);
+      } else {
+        transfer(op.getValue(), at, 1, attr(0), tk, dv, v, false);
+      }
       fill(1.0, view(v3, {attr(u), attr(0), attr(dv)}, {1, tk, 1}));
     }
   }
@@ -515,23 +527,24 @@ private:
                bool masked = false) {
     Value x = view(qb.buf.s[slot], {attr(0), attr(0)}, {br, blocks * bc});
     Value p = view(qb.buf.p[slot], {attr(0), attr(0)}, {br, blocks * bc});
+    Value t = p;
     if (masked && addedBias) {
-      ew(ElementwiseKind::Add, {x, addedBias}, p);
-      x = p;
+      ew(ElementwiseKind::Add, {x, addedBias}, t);
+      x = t;
     }
     Value ot = qb.buf.ot;
     Value mOld = qb.buf.m[(slot + kSlots - 1) % kSlots], mNew = qb.buf.m[slot];
     if (first) {
       ReduceOp::create(b, loc, ReductionKind::Max, x, mNew, 1);
-      ew(ElementwiseKind::Sub, {x, mNew}, p);
-      ew(ElementwiseKind::Exp, {p}, p);
+      ew(ElementwiseKind::Sub, {x, mNew}, t);
+      ew(ElementwiseKind::Exp, {t}, p);
       return;
     }
     Value rowMax = qb.buf.rowMax[slot];
     ReduceOp::create(b, loc, ReductionKind::Max, x, rowMax, 1);
     ew(ElementwiseKind::Max, {mOld, rowMax}, mNew);
-    ew(ElementwiseKind::Sub, {x, mNew}, p);
-    ew(ElementwiseKind::Exp, {p}, p);
+    ew(ElementwiseKind::Sub, {x, mNew}, t);
+    ew(ElementwiseKind::Exp, {t}, p);
     // The output so far, rescaled to the new row max (after the previous
     // unit's P V, which the hazard on `ot` orders before this).
     Value alpha = qb.buf.alpha[slot];
@@ -618,6 +631,8 @@ private:
   Location loc;
   AttentionOp op;
   Type f32;
+  /// Of query, keys and value: f32 or bf16.
+  Type element;
   int64_t batch, tq, d, tk, dv, br, bc;
   int64_t heads = 0;
   Value eye, bias, addedBias, queries, kt, vt;

@@ -111,3 +111,18 @@ func.func @sequence_major_chunks(%q: !b8, %k: !b8, %v: !b8, %o: !b8) {
   nova.attention ins(%q, %k, %v : !b8, !b8, !b8) outs(%o : !b8) scale 0.125 key_rows causal
   return
 }
+
+// bf16 inputs: q and k staged in bf16 (the score matmuls at the bf16 rate),
+// V widened once to f32 on chip (P and P V stay f32, as the vector unit
+// writes one element type).
+!bf = memref<1x256x64xbf16, #nova.memory_space<hbm>>
+!o32 = memref<1x256x64xf32, #nova.memory_space<hbm>>
+// CHECK-LABEL: func.func @bf16_inputs
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<1x256x64xbf16, strided<[16384, 64, 1]>, #nova.memory_space<hbm>> -> memref<1x256x64xbf16, strided<[16384, 64, 1]>, #nova.memory_space<sram>>
+// CHECK: nova.elementwise <copy> ins(%{{.*}} : memref<1x256x64xbf16, strided<[16384, 64, 1]>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<1x256x64xf32, strided<[16640, 65, 1]>, #nova.memory_space<sram>>)
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x64xbf16, strided<[64, 1], offset: ?>, #nova.memory_space<sram>>, memref<64x128xbf16, strided<[1, 64], offset: ?>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xf32, strided<[256, 1]>, #nova.memory_space<acc>>) accumulate
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<65x128xf32
+func.func @bf16_inputs(%q: !bf, %k: !bf, %v: !bf, %o: !o32) {
+  nova.attention ins(%q, %k, %v : !bf, !bf, !bf) outs(%o : !o32) scale 1.250000e-01 key_rows causal
+  return
+}

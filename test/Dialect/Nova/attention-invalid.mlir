@@ -71,3 +71,11 @@ func.func @sequence_major_heads(%q: tensor<1x4x2x8xf32>, %k: tensor<1x4x3x8xf32>
   %r = nova.attention ins(%q, %k, %v : tensor<1x4x2x8xf32>, tensor<1x4x3x8xf32>, tensor<1x4x2x8xf32>) outs(%o : tensor<1x4x2x8xf32>) scale 1.0 key_rows -> tensor<1x4x2x8xf32>
   return
 }
+
+// -----
+
+func.func @element_types(%q: tensor<2x4x8xbf16>, %kt: tensor<2x8x4xf32>, %v: tensor<2x4x8xbf16>, %o: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{query, keys and value must have one element type}}
+  %r = nova.attention ins(%q, %kt, %v : tensor<2x4x8xbf16>, tensor<2x8x4xf32>, tensor<2x4x8xbf16>) outs(%o : tensor<2x4x8xf32>) scale 1.0 -> tensor<2x4x8xf32>
+  return
+}

@@ -109,3 +109,21 @@ def test_split_heads_read_in_place(b: int, heads: int, t: int) -> None:
     assert re.search(heads_first, program.stages["nova"]) is None
     assert "key_rows" not in program.stages["nova"]  # lowered, not left over
     torch.testing.assert_close(program(qkv), model(qkv), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("t", [128, 640])
+def test_bf16_sdpa_is_fused_and_as_accurate_as_eager(t: int) -> None:
+    """bf16 q, k, v: the scores run at the bf16 rate, the softmax and P V in
+    f32 (eager rounds the scores and P to bf16): no less accurate than eager
+    against float64."""
+    torch.manual_seed(5)
+    q, k, v = (torch.randn(1, 2, t, 64).to(torch.bfloat16) for _ in range(3))
+    model = SDPA(causal=True)
+    program = nova.compile(model, q, k, v)
+    assert "65x128xf32, #nova.memory_space<acc>" in program.stages["nova"]  # the O^T tile
+    assert _score_matrix_on_chip_only(program, t)
+    out = program(q, k, v)
+    assert out.dtype == torch.bfloat16
+    exact = model(q.double(), k.double(), v.double())
+    eager_error = (model(q, k, v).double() - exact).abs().max().item()
+    assert (out.double() - exact).abs().max().item() <= 1.5 * eager_error

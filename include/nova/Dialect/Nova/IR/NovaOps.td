@@ -27,6 +27,10 @@ defvar Nova_AnyBuffer = AnyStaticShapeMemRef;
 // A statically shaped f32 tensor or buffer (the fused ops' operands).
 def Nova_ShapedF32 : AnyTypeOf<[StaticShapeMemRefOf<[F32]>, StaticShapeTensorOf<[F32]>],
                                "static f32 tensor or memref", "::mlir::ShapedType">;
+def Nova_ShapedF32OrBF16 : AnyTypeOf<[StaticShapeMemRefOf<[F32, BF16]>,
+                                      StaticShapeTensorOf<[F32, BF16]>],
+                                     "static f32 or bf16 tensor or memref",
+                                     "::mlir::ShapedType">;
 
 //===----------------------------------------------------------------------===//
 // Data movement and synchronisation
@@ -307,6 +311,9 @@ def Nova_AttentionOp : Nova_Op<"attention", [
     every head, as a projection writes them; keys with `key_rows`): batch
     `b * H + h` of the rank-3 form is head `h` of `b`, read and written in
     place with strides, so splitting the heads off costs no copy.
+    `query`, `keys` and `value` are all f32 or all bf16 (then the score
+    matmuls run at the bf16 rate; the softmax, P and P V stay f32); `out` is
+    f32.
     With `causal` (which needs `Tq == Tk`), query row `i` sees keys `0..i`
     only. The score matrix never exists in memory: `nova-fuse-attention`
     forms this op from the unfused matmul-softmax-matmul chain, and
@@ -323,9 +330,9 @@ def Nova_AttentionOp : Nova_Op<"attention", [
                         outs(%init : tensor<4x256x64xf32>) scale 1.250000e-01 causal -> tensor<4x256x64xf32>
     ```
   }];
-  let arguments = (ins Nova_ShapedF32:$query,
-                       Nova_ShapedF32:$keys,
-                       Nova_ShapedF32:$value,
+  let arguments = (ins Nova_ShapedF32OrBF16:$query,
+                       Nova_ShapedF32OrBF16:$keys,
+                       Nova_ShapedF32OrBF16:$value,
                        Arg<Nova_ShapedF32, "", [MemWrite]>:$out,
                        F64Attr:$scale,
                        UnitAttr:$key_rows,
