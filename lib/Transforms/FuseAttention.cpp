@@ -574,17 +574,58 @@ void toSequenceMajor(nova::AttentionOp op, IRRewriter &rewriter) {
       rewriter.getUnitAttr(), op.getCausalAttr());
   Value out = fused.getResult().front();
   // out [B*H, T, Dv] = collapse(transpose(out4, [0, 2, 1, 3])); when its only
-  // use expands and transposes it back, that use takes out4 directly.
+  // use expands and transposes it back, that use takes out4 directly. An
+  // elementwise op in between (bf16's rounding of the output) commutes with
+  // the transpose: it is rebuilt on out4.
   Value result = op.getResult().front();
+  linalg::GenericOp pointwise;
+  Value reshaped = result;
   if (result.hasOneUse())
-    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(*result.user_begin()))
+    if (auto g = dyn_cast<linalg::GenericOp>(*result.user_begin()))
+      if (g.getNumDpsInputs() == 1 && g.getNumDpsInits() == 1 &&
+          g.getDpsInputs()[0] == result && allParallel(g) &&
+          llvm::all_of(g.getIndexingMapsArray(),
+                       [](AffineMap m) { return m.isIdentity(); }) &&
+          g->hasOneUse()) {
+        pointwise = g;
+        reshaped = g.getResult(0);
+      }
+  if (reshaped.hasOneUse())
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(*reshaped.user_begin()))
       if (expand.getResultType().getShape() ==
               ArrayRef<int64_t>{batch, heads, o3[1], o3[2]} &&
           expand->hasOneUse())
         if (auto back = dyn_cast<linalg::TransposeOp>(*expand->user_begin()))
           if (back.getPermutation() == ArrayRef<int64_t>(kSwap)) {
-            rewriter.replaceOp(back, out);
+            Value replacement = out;
+            if (pointwise) {
+              Type pointwiseElement =
+                  cast<ShapedType>(pointwise.getResult(0).getType()).getElementType();
+              // On [B * T, H * Dv] rows, which tile as well as the
+              // projection that reads them.
+              SmallVector<ReassociationIndices> rows = {{0, 1}, {2, 3}};
+              Value flat = tensor::CollapseShapeOp::create(rewriter, op.getLoc(),
+                                                           out, rows);
+              auto flatType = cast<RankedTensorType>(flat.getType());
+              Value init = tensor::EmptyOp::create(
+                  rewriter, op.getLoc(), flatType.getShape(), pointwiseElement);
+              SmallVector<AffineMap> maps(2, rewriter.getMultiDimIdentityMap(2));
+              SmallVector<utils::IteratorType> iterators(
+                  2, utils::IteratorType::parallel);
+              auto moved = linalg::GenericOp::create(
+                  rewriter, pointwise.getLoc(), TypeRange{init.getType()},
+                  ValueRange{flat}, ValueRange{init}, maps, iterators);
+              rewriter.cloneRegionBefore(pointwise.getRegion(), moved.getRegion(),
+                                         moved.getRegion().end());
+              replacement = tensor::ExpandShapeOp::create(
+                  rewriter, op.getLoc(),
+                  RankedTensorType::get(outType.getShape(), pointwiseElement),
+                  moved.getResult(0), rows);
+            }
+            rewriter.replaceOp(back, replacement);
             rewriter.eraseOp(expand);
+            if (pointwise)
+              rewriter.eraseOp(pointwise);
             rewriter.eraseOp(op);
             return;
           }

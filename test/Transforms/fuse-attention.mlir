@@ -370,3 +370,39 @@ func.func @split_heads_partial(%q: tensor<1x8x2x4xf32>, %k: tensor<1x8x2x4xf32>,
   %o = nova.attention ins(%q3, %k3, %v3 : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) outs(%init : tensor<2x8x4xf32>) scale 1.0 key_rows -> tensor<2x8x4xf32>
   return %o : tensor<2x8x4xf32>
 }
+
+// -----
+
+// bf16: the output is rounded before the heads merge back. The rounding
+// commutes with the transpose: it is rebuilt on the sequence-major output,
+// as rows [B * T, H * Dv].
+// CHECK-LABEL: func.func @split_heads_rounded_output
+// CHECK: %[[O:.*]] = nova.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x8x2x4xbf16>, tensor<1x8x2x4xbf16>, tensor<1x8x2x4xbf16>) outs(%{{.*}} : tensor<1x8x2x4xf32>) scale 1.000000e+00 key_rows causal -> tensor<1x8x2x4xf32>
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[O]] {{\[}}[0, 1], [2, 3]] : tensor<1x8x2x4xf32> into tensor<8x8xf32>
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[ROWS]] : tensor<8x8xf32>) outs(%{{.*}} : tensor<8x8xbf16>)
+// CHECK: arith.truncf
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[R]] {{\[}}[0, 1], [2, 3]] output_shape [1, 8, 2, 4] : tensor<8x8xbf16> into tensor<1x8x2x4xbf16>
+// CHECK: return %[[E]]
+#id3r = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @split_heads_rounded_output(%q: tensor<1x8x2x4xbf16>, %k: tensor<1x8x2x4xbf16>, %v: tensor<1x8x2x4xbf16>) -> tensor<1x8x2x4xbf16> {
+  %e = tensor.empty() : tensor<1x2x8x4xbf16>
+  %qt = linalg.transpose ins(%q : tensor<1x8x2x4xbf16>) outs(%e : tensor<1x2x8x4xbf16>) permutation = [0, 2, 1, 3]
+  %kt = linalg.transpose ins(%k : tensor<1x8x2x4xbf16>) outs(%e : tensor<1x2x8x4xbf16>) permutation = [0, 2, 1, 3]
+  %vt = linalg.transpose ins(%v : tensor<1x8x2x4xbf16>) outs(%e : tensor<1x2x8x4xbf16>) permutation = [0, 2, 1, 3]
+  %q3 = tensor.collapse_shape %qt [[0, 1], [2], [3]] : tensor<1x2x8x4xbf16> into tensor<2x8x4xbf16>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x8x4xbf16> into tensor<2x8x4xbf16>
+  %v3 = tensor.collapse_shape %vt [[0, 1], [2], [3]] : tensor<1x2x8x4xbf16> into tensor<2x8x4xbf16>
+  %init = tensor.empty() : tensor<2x8x4xf32>
+  %o = nova.attention ins(%q3, %k3, %v3 : tensor<2x8x4xbf16>, tensor<2x8x4xbf16>, tensor<2x8x4xbf16>) outs(%init : tensor<2x8x4xf32>) scale 1.0 key_rows causal -> tensor<2x8x4xf32>
+  %eb = tensor.empty() : tensor<2x8x4xbf16>
+  %ob = linalg.generic {indexing_maps = [#id3r, #id3r], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o : tensor<2x8x4xf32>) outs(%eb : tensor<2x8x4xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<2x8x4xbf16>
+  %o4 = tensor.expand_shape %ob [[0, 1], [2], [3]] output_shape [1, 2, 8, 4] : tensor<2x8x4xbf16> into tensor<1x2x8x4xbf16>
+  %eo = tensor.empty() : tensor<1x8x2x4xbf16>
+  %back = linalg.transpose ins(%o4 : tensor<1x2x8x4xbf16>) outs(%eo : tensor<1x8x2x4xbf16>) permutation = [0, 2, 1, 3]
+  return %back : tensor<1x8x2x4xbf16>
+}
