@@ -7,8 +7,10 @@ compile and simulation wall times. A matmul size whose simulation would take
 much longer than ~2 minutes on this machine can be skipped with --sizes.
 GPT-2 small's forward (12 layers, d 768, 12 heads, seq 128) is measured at
 each --gpt2-batches size in timing-only mode (its simulated time is the
-functional run's, test_fast_timing.py). Usage:
-python benchmarks/roofline.py [--sizes 512 1024 2048] [--no-gpt] [--gpt2-batches 1 8]
+functional run's, test_fast_timing.py). With --dtypes bf16 (default: f32 and
+bf16) the matmuls and GPT-2 small run in bf16 too (weights and inputs bf16:
+the matrix unit's bf16 rate, bound at the bf16 peak). Usage:
+python benchmarks/roofline.py [--sizes 512 1024 2048] [--no-gpt] [--gpt2-batches 1 8] [--dtypes f32 bf16]
 """
 
 from __future__ import annotations
@@ -61,17 +63,22 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[512, 1024, 2048])
     parser.add_argument("--no-gpt", action="store_true")
     parser.add_argument("--gpt2-batches", type=int, nargs="*", default=[1, 8])
+    parser.add_argument("--dtypes", nargs="*", choices=["f32", "bf16"], default=["f32", "bf16"])
     args = parser.parse_args()
     torch.manual_seed(0)
     if not args.no_gpt:
         cfg = models.GPTConfig(d_model=256, n_heads=4, seq_len=64)
         measure(f"GPT block {cfg}", models.GPTBlock(cfg), torch.randn(1, cfg.seq_len, cfg.d_model))
-    for n in args.sizes:
-        measure(f"matmul {n}x{n}x{n} (x @ w)", MatMul(n, n), torch.randn(n, n))
     gpt2 = models.GPTConfig(d_model=768, n_heads=12, n_layers=12, seq_len=128)
-    for b in args.gpt2_batches:
-        measure(f"GPT-2 small forward, batch {b} x seq 128 (timing-only)", models.GPT(gpt2).eval(),
-                torch.randn(b, gpt2.seq_len, gpt2.d_model), timing_only=True)
+    for name in args.dtypes:
+        dtype = torch.float32 if name == "f32" else torch.bfloat16
+        for n in args.sizes:
+            measure(f"{name} matmul {n}x{n}x{n} (x @ w)", MatMul(n, n).to(dtype),
+                    torch.randn(n, n).to(dtype), timing_only=dtype != torch.float32)
+        for b in args.gpt2_batches:
+            measure(f"{name} GPT-2 small forward, batch {b} x seq 128 (timing-only)",
+                    models.GPT(gpt2).eval().to(dtype),
+                    torch.randn(b, gpt2.seq_len, gpt2.d_model).to(dtype), timing_only=True)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 //===- PadMatmul.cpp - matmul widths the matrix unit can tile ---*- C++ -*-===//
+#include "nova/Transforms/Divisors.h"
 #include "nova/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -17,14 +18,6 @@ namespace mlir::nova {
 using namespace mlir;
 
 namespace {
-
-/// The largest divisor of `n` that is at most `limit` (what nova-tile picks).
-int64_t bestDivisor(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0)
-      return d;
-  return 1;
-}
 
 /// Zero-pads dimension `dim` of `v` to `size`: a zero-filled tensor with `v`
 /// inserted (it lives in HBM like any function-level tensor; tensor.pad's own
@@ -64,7 +57,7 @@ struct PadMatmulPass : public nova::impl::NovaPadMatmulBase<PadMatmulPass> {
       int64_t n = out.getDimSize(1);
       // Only widths the tiler would cut into slivers (a vocabulary of 50257
       // = 29 x 1733 gives 29-column tiles of a 128-column array).
-      if (n <= cols || bestDivisor(n, cols) * 4 > cols)
+      if (n <= cols || nova::largestDivisorAtMost(n, cols) * 4 > cols)
         continue;
       // Which dimension of B holds N: B[k, n] (default) or B[n, k]
       // (nova-fold-transpose-into-matmul's transposed-B maps).

@@ -30,6 +30,7 @@
 // the group count is a loop variable.
 //
 //===----------------------------------------------------------------------===//
+#include "nova/Transforms/Divisors.h"
 #include "Patterns.h"
 #include "Staging.h"
 
@@ -44,14 +45,6 @@ using namespace mlir;
 using namespace mlir::nova;
 
 namespace {
-
-/// Largest divisor of `n` that is at most `limit`.
-int64_t blockOf(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0)
-      return d;
-  return 1;
-}
 
 /// One query block to emit: batch, block index, key-block groups (a loop
 /// count, or null) and static tail, and the batch's on-chip views.
@@ -117,8 +110,8 @@ public:
     d = q.back();
     tk = shape(op.getKeys())[op.getKeyRows() ? 1 : 2];
     dv = shape(op.getValue()).back();
-    br = blockOf(tq, block);
-    bc = op.getCausal() ? br : blockOf(tk, block);
+    br = largestDivisorAtMost(tq, block);
+    bc = op.getCausal() ? br : largestDivisorAtMost(tk, block);
   }
 
   void emit() {
@@ -158,7 +151,7 @@ public:
     // Batches that do not all fit are loaded a chunk at a time (one DMA per
     // operand and chunk) and chained within the chunk.
     int64_t nq = tq / br;
-    int64_t unroll = allResident ? blockOf(batch, kUnrollBatches)
+    int64_t unroll = allResident ? largestDivisorAtMost(batch, kUnrollBatches)
                                  : residentChunk(perBatch);
     if (nq <= kChain && (allResident || unroll > 1)) {
       forLoop(0, batch / unroll, [&](Value chunk) {

@@ -7,6 +7,7 @@
 // otherwise, since linalg.matmul accumulates into its init).
 //
 //===----------------------------------------------------------------------===//
+#include "nova/Transforms/Divisors.h"
 #include "Patterns.h"
 #include "Staging.h"
 
@@ -18,14 +19,6 @@ using namespace mlir;
 using namespace mlir::nova;
 
 namespace {
-
-/// Largest divisor of `n` that is at most `limit`.
-int64_t chunkOf(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0)
-      return d;
-  return 1;
-}
 
 /// The indexing maps of `C[m, n] += A[m, k] * B[n, k]`.
 SmallVector<AffineMap> transposedBMaps(MLIRContext *ctx) {
@@ -115,7 +108,7 @@ struct MatmulToNova : public OpInterfaceRewritePattern<linalg::LinalgOp> {
 
     Value acc =
         staging::allocTile(rewriter, loc, {m, n}, f32, MemorySpace::ACC);
-    int64_t chunk = chunkOf(k, target.getMatrixRows());
+    int64_t chunk = largestDivisorAtMost(k, target.getMatrixRows());
     OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
     auto chunkAt = [&](OpBuilder &b, OpFoldResult at) {
       Value lhsChunk = memref::SubViewOp::create(
