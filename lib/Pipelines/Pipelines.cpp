@@ -30,7 +30,10 @@ void mlir::nova::buildNovaLowerToTilesPipeline(
   // Donated arguments (a training step's parameters and optimizer state)
   // are updated in their own buffers.
   pm.addNestedPass<func::FuncOp>(createNovaAliasOutputs());
-  pm.addNestedPass<func::FuncOp>(createNovaTile());
+  NovaTileOptions tile;
+  tile.maxRows = options.tileMaxRows;
+  tile.maxCols = options.tileMaxCols;
+  pm.addNestedPass<func::FuncOp>(createNovaTile(tile));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createNovaBufferize());

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
             chips: int = 1, dump_dir: str | Path | None = None,
             double_buffer: bool = True, mesh: Any = None,
-            plan: Any = None, **example_kwargs: Any) -> CompiledProgram | ParallelProgram:
+            plan: Any = None, tile_search: bool | None = None,
+            **example_kwargs: Any) -> CompiledProgram | ParallelProgram:
     """Exports ``model`` at ``example_args`` / ``example_kwargs`` and compiles
     it for ``target``.
 
@@ -43,7 +44,10 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
     The parameters' current values are bound into the returned program, which
     is called with the model's inputs only. ``dump_dir`` receives the IR of
     every stage (``0-linalg.mlir`` ... ``3-binary.nova``). ``double_buffer``
-    prefetches each loop's next tile (nova-double-buffer).
+    prefetches each loop's next tile (nova-double-buffer). ``tile_search``
+    picks nova-tile's limits by simulating a few candidates, cached per
+    program and target (None: the ``NOVA_TILE_SEARCH`` knob, off by default;
+    :mod:`nova.compiler.tile_search`).
     Raises NovaModelCompileError naming the failing op and the model's source
     line when the model cannot be compiled.
 
@@ -70,7 +74,7 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
         check_chips(target, chips, f"chips={chips}")
     imported = import_model(model, *example_args, **example_kwargs)
     result = compile_linalg(imported.mlir, options, dump_dir=dump_dir,
-                            double_buffer=double_buffer)
+                            double_buffer=double_buffer, tile_search=tile_search)
     return CompiledProgram(result.binary, param_arrays(imported), stages=result.stages,
                            binding=imported.binding)
 

@@ -46,6 +46,10 @@ class Knobs:
     roll_layers: whether the compiler shares the code of identical
         consecutive layers through one loop over layers (nova-roll-layers);
         ``NOVA_ROLL_LAYERS=0`` compiles every layer straight-line.
+    tile_search: whether the compiler picks nova-tile's limits by simulating
+        a few candidates (:mod:`nova.compiler.tile_search`, cached per program
+        and target in ``cache_dir``); ``NOVA_TILE_SEARCH=1`` turns it on (off
+        by default: it compiles and simulates the program several times).
     torch_logs: torch's ``TORCH_LOGS`` as set; when it names ``nova``
         (``TORCH_LOGS=+nova``) the backend's loggers follow it
         (:mod:`nova.dynamo.logs`).
@@ -59,6 +63,7 @@ class Knobs:
     sim_fast: bool = True
     sim_fuse: bool = True
     roll_layers: bool = True
+    tile_search: bool = False
     torch_logs: str = ""
 
     def __post_init__(self) -> None:
@@ -102,15 +107,16 @@ def knobs(environ: Mapping[str, str] | None = None) -> Knobs:
                  sim_fast=_switch(env, "NOVA_SIM_FAST"),
                  sim_fuse=_switch(env, "NOVA_SIM_FUSE"),
                  roll_layers=_switch(env, "NOVA_ROLL_LAYERS"),
+                 tile_search=_switch(env, "NOVA_TILE_SEARCH", default=False),
                  torch_logs=env.get("TORCH_LOGS") or "")
 
 
-def _switch(env: Mapping[str, str], name: str) -> bool:
-    """``0`` off, ``1`` or unset on."""
+def _switch(env: Mapping[str, str], name: str, default: bool = True) -> bool:
+    """``0`` off, ``1`` on, unset ``default``."""
     text = (env.get(name) or "").strip()
     if text not in ("", "0", "1"):
         raise KnobError(f"{name}={text!r}: expected 0 or 1")
-    return text != "0"
+    return default if text == "" else text == "1"
 
 
 def _cache_dir(env: Mapping[str, str]) -> Path:

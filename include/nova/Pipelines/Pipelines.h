@@ -43,6 +43,14 @@ struct NovaPipelineOptions : public PassPipelineOptions<NovaPipelineOptions> {
       llvm::cl::desc("share the code of identical consecutive layers through "
                      "a loop over layers (nova-roll-layers)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> tileMaxRows{
+      *this, "tile-max-rows",
+      llvm::cl::desc("nova-tile's max-rows (a tile-size search tries others)"),
+      llvm::cl::init(512)};
+  PassOptions::Option<int64_t> tileMaxCols{
+      *this, "tile-max-cols",
+      llvm::cl::desc("nova-tile's max-cols (a tile-size search tries others)"),
+      llvm::cl::init(512)};
 };
 
 struct NovaTilesToISAOptions

@@ -29,6 +29,8 @@ class CompileResult:
     #: False when double buffering was asked for but the program did not fit
     #: the chip's SRAM / accumulator with it, and was compiled without.
     double_buffered: bool = True
+    #: nova-tile's (max-rows, max-cols) when a tile-size search chose them.
+    tile: tuple[int, int] | None = None
 
 
 def _dump(dump_dir: Path | None, index: int, name: str, content: str | bytes) -> None:
@@ -58,18 +60,54 @@ def tiles_to_isa(tiles: str, double_buffer: bool = True) -> tuple[str, bool]:
 
 
 def _lower(linalg: str, target: TargetOptions, double_buffer: bool,
-           roll_layers: bool | None = None) -> tuple[str, str, bool, bytes]:
+           roll_layers: bool | None = None,
+           tile: tuple[int, int] | None = None) -> tuple[str, str, bool, bytes]:
     """linalg -> tiles -> ISA -> binary: the tiles' and the ISA's text, whether
     it is double-buffered, and the binary."""
-    tiles = run_opt(linalg, pipeline.lower_to_tiles(target, roll_layers=roll_layers))
+    tiles = run_opt(linalg, pipeline.lower_to_tiles(target, roll_layers=roll_layers,
+                                                    tile=tile))
     isa, double_buffered = tiles_to_isa(tiles, double_buffer)
     return tiles, isa, double_buffered, run_translate(isa, pipeline.isa_to_binary())
 
 
+def lower(linalg: str, target: TargetOptions, double_buffer: bool,
+          tile: tuple[int, int] | None = None) -> tuple[str, str, bool, bytes]:
+    """:func:`_lower` with layers rolled into a loop when that compiles and
+    pays: the tiles' and the ISA's text, whether double-buffered, the binary."""
+    try:
+        tiles, isa, double_buffered, binary = _lower(linalg, target, double_buffer, tile=tile)
+    except NovaCompileError:
+        # A program whose loop over layers (nova-roll-layers) does not
+        # compile (its tiles overflow a small chip's SRAM, or a carried
+        # value bufferization cannot keep in place) is compiled with
+        # every layer straight-line, as without the loop.
+        from nova.knobs import knobs
+
+        if not knobs().roll_layers:
+            raise
+        return _lower(linalg, target, double_buffer, roll_layers=False, tile=tile)
+    if double_buffer and not double_buffered and "nova.layers" in tiles:
+        # The loop over layers fits only single-buffered: every layer
+        # straight-line but double-buffered is the faster program
+        # (Hugging Face GPT-2: 1.38x), at the binary size of before.
+        try:
+            straight = _lower(linalg, target, double_buffer, roll_layers=False, tile=tile)
+        except NovaCompileError:
+            straight = None
+        if straight is not None and straight[2]:
+            return straight
+    return tiles, isa, double_buffered, binary
+
+
 def compile_linalg(linalg: str, target: TargetOptions, *,
                    dump_dir: str | Path | None = None,
-                   double_buffer: bool = True) -> CompileResult:
+                   double_buffer: bool = True,
+                   tile_search: bool | None = None) -> CompileResult:
     """Compiles linalg-on-tensors text (from :mod:`nova.frontend`) to a binary.
+
+    ``tile_search``: pick nova-tile's limits by simulating candidates
+    (:mod:`nova.compiler.tile_search`, cached per program and target; None:
+    the ``NOVA_TILE_SEARCH`` knob, off by default).
 
     Raises NovaModelCompileError (a NovaCompileError) whose message starts with
     the first diagnostic and the user's source line it came from.
@@ -78,31 +116,19 @@ def compile_linalg(linalg: str, target: TargetOptions, *,
     result = CompileResult(binary=b"")
     _dump(folder, 0, "linalg", linalg)
     result.stages["linalg"] = linalg
-    try:
-        try:
-            tiles, isa, result.double_buffered, binary = _lower(linalg, target, double_buffer)
-        except NovaCompileError:
-            # A program whose loop over layers (nova-roll-layers) does not
-            # compile (its tiles overflow a small chip's SRAM, or a carried
-            # value bufferization cannot keep in place) is compiled with
-            # every layer straight-line, as without the loop.
-            from nova.knobs import knobs
+    if tile_search is None:
+        from nova.knobs import knobs
 
-            if not knobs().roll_layers:
-                raise
-            tiles, isa, result.double_buffered, binary = _lower(linalg, target, double_buffer,
-                                                                roll_layers=False)
-        else:
-            if double_buffer and not result.double_buffered and "nova.layers" in tiles:
-                # The loop over layers fits only single-buffered: every layer
-                # straight-line but double-buffered is the faster program
-                # (Hugging Face GPT-2: 1.38x), at the binary size of before.
-                try:
-                    straight = _lower(linalg, target, double_buffer, roll_layers=False)
-                except NovaCompileError:
-                    straight = None
-                if straight is not None and straight[2]:
-                    tiles, isa, result.double_buffered, binary = straight
+        tile_search = knobs().tile_search
+    tile = None
+    try:
+        if tile_search:
+            from nova.compiler.tile_search import search
+
+            tile = search(linalg, target,
+                          lambda t: lower(linalg, target, double_buffer, t)[3]).tile
+        result.tile = tile
+        tiles, isa, result.double_buffered, binary = lower(linalg, target, double_buffer, tile)
         _dump(folder, 1, "nova", tiles)
         result.stages["nova"] = tiles
         _dump(folder, 2, "nova_isa", isa)

@@ -32,10 +32,12 @@ def partition(bucket_bytes: int | None = None) -> list[str]:
     return [f"--nova-partition=bucket-bytes={int(bucket_bytes)}"]
 
 
-def lower_to_tiles(target: TargetOptions, roll_layers: bool | None = None) -> list[str]:
+def lower_to_tiles(target: TargetOptions, roll_layers: bool | None = None,
+                   tile: tuple[int, int] | None = None) -> list[str]:
     """linalg-on-tensors -> tiled, bufferized ``nova`` ops on ``target``;
     ``roll_layers``: identical consecutive layers share one loop's code
-    (nova-roll-layers; None: the ``NOVA_ROLL_LAYERS`` knob, on by default)."""
+    (nova-roll-layers; None: the ``NOVA_ROLL_LAYERS`` knob, on by default);
+    ``tile``: nova-tile's (max-rows, max-cols) instead of its defaults."""
     if roll_layers is None:
         from nova.knobs import knobs
 
@@ -45,6 +47,8 @@ def lower_to_tiles(target: TargetOptions, roll_layers: bool | None = None) -> li
         options += f" chips={target.chips}"
     if not roll_layers:
         options += " roll-layers=false"
+    if tile is not None:
+        options += f" tile-max-rows={int(tile[0])} tile-max-cols={int(tile[1])}"
     return [f"--nova-lower-to-tiles={options}"]
 
 
