@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
+sys.path[:0] = [str(ROOT / "python"), str(ROOT / "benchmarks")]
 os.environ["NOVA_CACHE_DIR"] = tempfile.mkdtemp(prefix="nova-tile-search-")
 
 import torch  # noqa: E402
@@ -26,15 +26,7 @@ from nova.compiler.compile import lower  # noqa: E402
 from nova.compiler.options import TargetOptions  # noqa: E402
 from nova.compiler.tile_search import DEFAULT, search  # noqa: E402
 from nova.frontend import import_model  # noqa: E402
-
-
-class MatMul(torch.nn.Module):
-    def __init__(self, k: int, n: int) -> None:
-        super().__init__()
-        self.w = torch.nn.Parameter(torch.randn(k, n) / k ** 0.5)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x @ self.w
+from roofline import MatMul  # noqa: E402  (x @ w, benchmarks/roofline.py)
 
 
 def workloads():

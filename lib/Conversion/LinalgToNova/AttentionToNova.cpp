@@ -6,28 +6,35 @@
 //   scaled once; value with a column of ones appended: the matmul that
 //   applies the probabilities then also sums them, so the row sum costs no
 //   vector pass);
-//   for every block of Br query rows:
-//     scores S = Q_i K_j^T for each visible key block j, into one of three
-//     accumulator slots in turn, three blocks ahead of their softmax (the
-//     slot block j - 3's softmax has read): the matrix unit computes scores
-//     while the vector unit does softmaxes (software pipelining);
+//   for every block of Br query rows, its visible key blocks in units of
+//   two (one [Br, 2 Bc] softmax tile; the first unit one block when the
+//   count is odd):
+//     scores S = Q_i K_j^T into one of three accumulator slots in turn,
+//     three units ahead of their softmax (the slot unit u - 3's softmax has
+//     read): the matrix unit computes scores while the vector unit does
+//     softmaxes (software pipelining);
 //     online softmax on the vector unit: m' = max(m, rowmax S),
-//     P = exp(S - m'), alpha = exp(m - m');
+//     P = exp(S - m'), alpha = exp(m - m') (unit 0: none of the running
+//     state, its P V writes the output);
 //     the transposed output O^T (with the row-sum row) kept in the
 //     accumulator: O^T = O^T * alpha^T + [V 1]^T P^T, a full-width
 //     weight-stationary matmul (P^T stationary, the Dv + 1 rows of [V 1]^T
 //     streaming) instead of a half-width one; it goes first in the matrix
-//     unit's queue, as the next block's rescale of O^T waits for it;
-//     out_i = (O^T / l)^T.
-//   With `causal`, query block i sees key blocks 0..i; block i is masked on
-//   the vector unit and later blocks are never computed.
+//     unit's queue, as the next unit's rescale of O^T waits for it;
+//     out_i = (O^T / l)^T, written after the next query block's first
+//     softmax.
+//   With `causal`, query block i sees key blocks 0..i; block i's scores
+//   accumulate onto a -1e38 bias above the diagonal (a bf16 eye @ bias
+//   matmul; added on the vector unit when a sequence has one block) and
+//   later blocks are never computed.
 //
-// After block 0 (no running maximum yet, nothing to rescale), key blocks go
-// in groups of kGroup per loop iteration (a multiple of the slot count) with
-// a static tail of 3 to kGroup + 2 blocks. When causal, query blocks after
-// the first three go in groups of kGroup too (i = G j + r
-// has j groups and a tail of r + 1), so that every tail is static and only
-// the group count is a loop variable.
+// After unit 0, units go in groups of kGroup per loop iteration (a multiple
+// of the slot count) with a static tail of kSlots + 2 to kGroup + kSlots + 1
+// units (unit 0 counted), so that the diagonal unit is in straight-line
+// code. When causal, query blocks from the ninth on go in groups of
+// 2 kGroup (i = 2 G j + r has j groups and a tail of ceil((r + 1) / 2)
+// units), so that every tail is static and only the group count is a loop
+// variable.
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Transforms/Divisors.h"
@@ -144,7 +151,7 @@ public:
     allResident = batch * perBatch <= sramBudget;
     if (allResident)
       load(attr(0), batch);
-    // A batch whose query blocks are all straight-line code (nq <= kGroup)
+    // A batch whose query blocks are all straight-line code (nq <= kChain)
     // runs as one chain with its neighbours: each query block's first
     // scores are issued before the previous block's last P V, so that the
     // matrix unit never waits for a block to drain before the next starts.
