@@ -235,7 +235,8 @@ def _int_to_bf16_value(x: np.ndarray) -> np.ndarray:
 def convert(x: np.ndarray, src: int, dst: int) -> np.ndarray:
     """Values of tile dtype ``src`` converted to the compute type of ``dst``
     (docs/isa.md 2.6): int -> int wraps or sign-extends, int -> float rounds to nearest
-    even, float -> int truncates toward zero (NaN or out of range: :class:`ValueFault`),
+    even, float -> int truncates toward zero (NaN or out of range: INT_MIN, as torch's
+    CPU casts give),
     any -> i1 is ``x != 0``, i1 -> any is 0 / 1."""
     x = np.asarray(x)
     if dst == oc.I1:
@@ -253,13 +254,16 @@ def convert(x: np.ndarray, src: int, dst: int) -> np.ndarray:
     if not src_float:
         return x.astype(out)
     t = np.trunc(x.astype(np.float64))
-    bits = 8 * out.itemsize
-    bad = np.isnan(t) | (t < -2.0 ** (bits - 1)) | (t >= 2.0 ** (bits - 1))
-    if bad.any():
-        v = float(x[bad].flat[0])
-        raise ValueFault(f"cannot convert {v!r} to {oc.DTYPE_NAMES[dst]}: "
-                         f"{'NaN' if v != v else 'outside its range'}")
-    return t.astype(out)
+    # torch's CPU kernels convert through C casts (x86 cvtt*): a NaN or an out-of-range
+    # value becomes the "integer indefinite" INT_MIN of a 32- or 64-bit conversion, and a
+    # narrower type takes the low bits of the 32-bit one (0). Programs rely on it: T5's
+    # position buckets cast log(0) = -inf and discard the result with torch.where.
+    wide = max(8 * out.itemsize, 32)
+    bad = np.isnan(t) | (t < -2.0 ** (wide - 1)) | (t >= 2.0 ** (wide - 1))
+    t = np.where(bad, -2.0 ** (wide - 1), t)
+    if wide == 8 * out.itemsize:
+        return t.astype(out)
+    return t.astype(np.int64).astype(out)  # wraps, as the C cast of the 32-bit value does
 
 
 def scalar_of(value: int | float, dst: int, from_int: bool) -> np.ndarray:
