@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
+import signal
 import subprocess
+import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from nova.compiler.errors import NovaCompileError
 from nova.compiler.pipeline import DIAGNOSTIC_FLAGS
@@ -14,10 +17,25 @@ from nova.compiler.tools import find_tool
 DEFAULT_TIMEOUT_S = 600.0
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: the kernel sends it SIGKILL when the Python
+    process that started it dies, so a killed caller leaves no compiler running
+    (a time-out kills it through subprocess)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_pdeathsig = 1
+    libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+
+
+def tool_process_options() -> dict[str, Any]:
+    """``subprocess`` keyword arguments for every compiler tool Nova starts."""
+    return {"preexec_fn": _die_with_parent} if sys.platform.startswith("linux") else {}
+
+
 def _run(command: list[str], stdin: str | None, timeout: float | None) -> str:
     try:
         result = subprocess.run(
-            command, input=stdin, capture_output=True, text=True, timeout=timeout, check=False
+            command, input=stdin, capture_output=True, text=True, timeout=timeout, check=False,
+            **tool_process_options(),
         )
     except subprocess.TimeoutExpired as error:
         stderr = error.stderr.decode() if isinstance(error.stderr, bytes) else (error.stderr or "")
@@ -55,7 +73,8 @@ def run_translate(
     command = [str(find_tool("nova-translate")), *DIAGNOSTIC_FLAGS, *flags, "-", "-o", "-"]
     try:
         result = subprocess.run(
-            command, input=source.encode(), capture_output=True, timeout=timeout, check=False
+            command, input=source.encode(), capture_output=True, timeout=timeout, check=False,
+            **tool_process_options(),
         )
     except subprocess.TimeoutExpired:
         raise NovaCompileError(command, -1, f"timed out after {timeout} s") from None

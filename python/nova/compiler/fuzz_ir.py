@@ -27,6 +27,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from nova.compiler.driver import tool_process_options
+
 OK = ("accepted", "rejected")
 
 #: Values an integer literal or a dimension is replaced with: the boundaries
@@ -217,7 +219,8 @@ def run_ir(nova_opt: str | Path, text: str, args: tuple[str, ...] | list[str],
     """Runs ``nova-opt args`` on ``text``: (outcome kind, exit code, stderr)."""
     try:
         p = subprocess.run([str(nova_opt), *args, "-", "-o", "/dev/null"], input=text,
-                           capture_output=True, text=True, timeout=timeout)
+                           capture_output=True, text=True, timeout=timeout,
+                           **tool_process_options())
         rc, err = p.returncode, p.stderr
     except subprocess.TimeoutExpired as e:
         rc = None

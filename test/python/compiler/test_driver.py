@@ -77,3 +77,38 @@ def test_missing_tools_raise_before_running(
     monkeypatch.setenv("NOVA_TOOLS_DIR", str(tmp_path))
     with pytest.raises(NovaToolNotFoundError):
         run_opt(matmul_ok)
+
+
+def test_killing_the_caller_kills_its_compiler(tmp_path: Path) -> None:
+    """A Python process killed mid-compile leaves no nova-opt running (the
+    child gets SIGKILL when its parent dies). The tool here is a stand-in
+    nova-opt that records its pid and sleeps, reached through NOVA_TOOLS_DIR."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "tool.pid"
+    tool = tmp_path / "nova-opt"
+    tool.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 300\n")
+    tool.chmod(0o755)
+    caller = subprocess.Popen(
+        [sys.executable, "-c", "from nova.compiler.driver import run_opt; run_opt('module {}')"],
+        env={**os.environ, "NOVA_TOOLS_DIR": str(tmp_path)})
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline and caller.poll() is None, "the tool never started"
+        time.sleep(0.05)
+    tool_pid = int(pid_file.read_text())
+    caller.send_signal(signal.SIGKILL)
+    caller.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(tool_pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(tool_pid, signal.SIGKILL)
+    pytest.fail(f"nova-opt (pid {tool_pid}) still running 10 s after its caller was killed")
