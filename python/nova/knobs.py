@@ -50,6 +50,9 @@ class Knobs:
         a few candidates (:mod:`nova.compiler.tile_search`, cached per program
         and target in ``cache_dir``); ``NOVA_TILE_SEARCH=1`` turns it on (off
         by default: it compiles and simulates the program several times).
+    compile_timeout_s: the budget of one compiler tool run (``nova-opt``,
+        ``nova-translate``) in seconds (``NOVA_COMPILE_TIMEOUT_S``); a run past it
+        is killed and reported as a time-out; ``None`` means the driver's default.
     torch_logs: torch's ``TORCH_LOGS`` as set; when it names ``nova``
         (``TORCH_LOGS=+nova``) the backend's loggers follow it
         (:mod:`nova.dynamo.logs`).
@@ -64,6 +67,7 @@ class Knobs:
     sim_fuse: bool = True
     roll_layers: bool = True
     tile_search: bool = False
+    compile_timeout_s: float | None = None
     torch_logs: str = ""
 
     def __post_init__(self) -> None:
@@ -108,6 +112,7 @@ def knobs(environ: Mapping[str, str] | None = None) -> Knobs:
                  sim_fuse=_switch(env, "NOVA_SIM_FUSE"),
                  roll_layers=_switch(env, "NOVA_ROLL_LAYERS"),
                  tile_search=_switch(env, "NOVA_TILE_SEARCH", default=False),
+                 compile_timeout_s=_number(env, "NOVA_COMPILE_TIMEOUT_S", False),
                  torch_logs=env.get("TORCH_LOGS") or "")
 
 

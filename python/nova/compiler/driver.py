@@ -12,9 +12,18 @@ from typing import Any, Sequence
 from nova.compiler.errors import NovaCompileError
 from nova.compiler.pipeline import DIAGNOSTIC_FLAGS
 from nova.compiler.tools import find_tool
+from nova.knobs import knobs
 
 # Long enough for any pipeline on a large model; a hung tool must not hang Python.
+# NOVA_COMPILE_TIMEOUT_S overrides it.
 DEFAULT_TIMEOUT_S = 600.0
+
+
+def _budget(timeout: float | None) -> float | None:
+    """``timeout`` unless it is the default and NOVA_COMPILE_TIMEOUT_S sets another."""
+    if timeout == DEFAULT_TIMEOUT_S:
+        return knobs().compile_timeout_s or DEFAULT_TIMEOUT_S
+    return timeout
 
 
 def _die_with_parent() -> None:
@@ -39,7 +48,8 @@ def _run(command: list[str], stdin: str | None, timeout: float | None) -> str:
         )
     except subprocess.TimeoutExpired as error:
         stderr = error.stderr.decode() if isinstance(error.stderr, bytes) else (error.stderr or "")
-        raise NovaCompileError(command, -1, f"timed out after {timeout} s\n{stderr}") from None
+        raise NovaCompileError(command, -1, f"timed out after {timeout} s (the compile budget; "
+                               f"NOVA_COMPILE_TIMEOUT_S sets it)\n{stderr}") from None
     if result.returncode != 0:
         raise NovaCompileError(command, result.returncode, result.stderr)
     return result.stdout
@@ -55,7 +65,7 @@ def run_opt(
     nova-opt's diagnostics, when parsing, verification or a pass fails.
     """
     command = [str(find_tool("nova-opt")), *DIAGNOSTIC_FLAGS, *passes, "-"]
-    return _run(command, source, timeout)
+    return _run(command, source, _budget(timeout))
 
 
 def run_opt_file(
@@ -63,7 +73,7 @@ def run_opt_file(
 ) -> str:
     """Like :func:`run_opt` on the file at ``path``, so diagnostics name that file."""
     command = [str(find_tool("nova-opt")), *DIAGNOSTIC_FLAGS, *passes, str(path)]
-    return _run(command, None, timeout)
+    return _run(command, None, _budget(timeout))
 
 
 def run_translate(
@@ -71,13 +81,15 @@ def run_translate(
 ) -> bytes:
     """Runs ``nova-translate <flags>`` on the MLIR text ``source`` and returns its output bytes."""
     command = [str(find_tool("nova-translate")), *DIAGNOSTIC_FLAGS, *flags, "-", "-o", "-"]
+    timeout = _budget(timeout)
     try:
         result = subprocess.run(
             command, input=source.encode(), capture_output=True, timeout=timeout, check=False,
             **tool_process_options(),
         )
     except subprocess.TimeoutExpired:
-        raise NovaCompileError(command, -1, f"timed out after {timeout} s") from None
+        raise NovaCompileError(command, -1, f"timed out after {timeout} s (the compile budget; "
+                               "NOVA_COMPILE_TIMEOUT_S sets it)") from None
     if result.returncode != 0:
         raise NovaCompileError(command, result.returncode, result.stderr.decode(errors="replace"))
     return result.stdout

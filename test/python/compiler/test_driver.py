@@ -112,3 +112,29 @@ def test_killing_the_caller_kills_its_compiler(tmp_path: Path) -> None:
         time.sleep(0.05)
     os.kill(tool_pid, signal.SIGKILL)
     pytest.fail(f"nova-opt (pid {tool_pid}) still running 10 s after its caller was killed")
+
+
+def test_a_runaway_compile_ends_at_the_budget(tmp_path: Path, monkeypatch) -> None:
+    """NOVA_COMPILE_TIMEOUT_S bounds every tool run: a tool that never finishes
+    is killed and reported as a time-out naming the knob."""
+    tool = tmp_path / "nova-opt"
+    tool.write_text("#!/bin/sh\nexec sleep 300\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("NOVA_TOOLS_DIR", str(tmp_path))
+    monkeypatch.setenv("NOVA_COMPILE_TIMEOUT_S", "0.5")
+    with pytest.raises(NovaCompileError, match="timed out after 0.5 s.*NOVA_COMPILE_TIMEOUT_S"):
+        run_opt("module {}")
+
+
+def test_3d_max_pooling_over_a_large_input_compiles_within_a_budget(monkeypatch) -> None:
+    """The census program that once spent minutes in nova-tiles-to-isa: a 3-D max
+    pooling over [1, 8, 64, 64, 64] compiles inside a 30 s budget per tool run
+    (it takes a few seconds; the budget is the issue's bound, not a timing)."""
+    import torch
+
+    class Pool(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.max_pool3d(x, 3, stride=2, padding=1)
+
+    monkeypatch.setenv("NOVA_COMPILE_TIMEOUT_S", "30")
+    nova.compile(Pool(), torch.randn(1, 8, 64, 64, 64))
