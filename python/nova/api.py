@@ -10,6 +10,7 @@ import torch
 from nova.compiler.compile import compile_linalg
 from nova.compiler.options import TargetOptions
 from nova.frontend import import_model
+from nova.frontend.io_names import named_mlir
 from nova.frontend.keywords import check_model_keywords
 from nova.frontend.state import param_arrays
 from nova.runtime.program import CompiledProgram
@@ -77,7 +78,7 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
     if chips:
         check_chips(target, chips, f"chips={chips}")
     imported = import_model(model, *example_args, **example_kwargs)
-    result = compile_linalg(imported.mlir, options, dump_dir=dump_dir,
+    result = compile_linalg(named_mlir(imported), options, dump_dir=dump_dir,
                             double_buffer=double_buffer, tile_search=tile_search)
     return CompiledProgram(result.binary, param_arrays(imported), stages=result.stages,
                            binding=imported.binding)

@@ -29,7 +29,7 @@ import contextlib
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
@@ -184,12 +184,8 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     _reject_unsigned(exported.graph)
     _reject_random(exported.graph)
     _reject_zero_size(exported.graph)
-    # Parameters stay unnamed (arg<index>): nova-roll-layers stacks only
-    # arguments without attributes, and a name is one.
-    names = (["" for _ in signature.params] + [t.name for t in signature.inputs],
-             [t.name for t in signature.outputs])
     mlir, ops = import_fx_graph(exported.graph, func_name=func_name,
-                                reject_foreign_ops=reject_foreign_ops, names=names)
+                                reject_foreign_ops=reject_foreign_ops)
     return ImportedProgram(
         mlir=mlir,
         params=signature.params, inputs=signature.inputs, outputs=signature.outputs,
@@ -327,18 +323,13 @@ def _name_locations_by_module(importer) -> None:
 
 def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
                     reject_foreign_ops: bool = True,
-                    donated: dict[int, int] | None = None,
-                    names: tuple[Sequence[str], Sequence[str]] | None = None,
-                    ) -> tuple[str, frozenset[str]]:
+                    donated: dict[int, int] | None = None) -> tuple[str, frozenset[str]]:
     """torch-mlir import of a stateless FX graph (every tensor a placeholder)
     lowered to linalg-on-tensors: the text, with source locations, and the
     names of its ops. Shared by :func:`import_exported` and the training
     frontend (:mod:`nova.frontend.train_export`). ``donated`` maps argument
     indices to the result each is donated to (``nova.aliasing_output``: the
-    compiled program writes that result into the argument's buffer).
-    ``names``: the arguments' and the results' names (the model's input and
-    output names; "" for none), which the binary's I/O table carries
-    (``nova.name``; an entry without one is ``arg<index>``)."""
+    compiled program writes that result into the argument's buffer)."""
     from torch_mlir import ir
     from torch_mlir.compiler_utils import run_pipeline_with_repro_report
     from torch_mlir.dialects import torch as torch_d
@@ -379,56 +370,7 @@ def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
         _reject_foreign_ops(foreign)
     if donated:
         _donate_arguments(module, func_name, donated)
-    if names is not None:
-        _name_arguments(module, func_name, *names)
     return module.operation.get_asm(enable_debug_info=True), ops
-
-
-def _unique(names: Sequence[str], taken: set[str]) -> list[str]:
-    """``names`` made unique against each other and ``taken`` (a suffix
-    ``#2``, ``#3``... on a repeat; the binary's I/O table needs distinct names);
-    "" (no name) stays ""."""
-    unique = []
-    for name in names:
-        if not name:
-            unique.append(name)
-            continue
-        candidate, n = name, 1
-        while candidate in taken:
-            n += 1
-            candidate = f"{name}#{n}"
-        taken.add(candidate)
-        unique.append(candidate)
-    return unique
-
-
-def _name_arguments(module, func_name: str, arg_names: Sequence[str],
-                    result_names: Sequence[str]) -> None:
-    """Sets ``nova.name`` on ``func_name``'s arguments and results. Names whose
-    count does not match the function's (a graph rewritten after the
-    signature was read) are left out: the entries keep ``arg<index>``."""
-    from torch_mlir import ir
-
-    with module.context:
-        for op in module.body.operations:
-            if op.operation.name != "func.func" or \
-                    ir.StringAttr(op.attributes["sym_name"]).value != func_name:
-                continue
-            function_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-            taken: set[str] = set()
-            for key, names, count in (("arg_attrs", arg_names, len(function_type.inputs)),
-                                      ("res_attrs", result_names, len(function_type.results))):
-                if len(names) != count or not count:
-                    continue
-                old = (list(ir.ArrayAttr(op.attributes[key])) if key in op.attributes
-                       else [ir.DictAttr.get({})] * count)
-                attrs = []
-                for entry, name in zip(old, _unique(names, taken)):
-                    fields = {a.name: a.attr for a in ir.DictAttr(entry)}
-                    if name:
-                        fields["nova.name"] = ir.StringAttr.get(name)
-                    attrs.append(ir.DictAttr.get(fields))
-                op.attributes[key] = ir.ArrayAttr.get(attrs)
 
 
 def _donate_arguments(module, func_name: str, donated: dict[int, int]) -> None:

@@ -32,3 +32,16 @@ def test_io_entries_carry_input_and_output_names():
     expected = model(x, mask=mask)
     for key in ("logits", "hidden"):
         torch.testing.assert_close(out[key], expected[key], rtol=1e-4, atol=1e-5)
+
+
+def test_rolled_layers_keep_the_names():
+    from nova.models import GPT, GPTConfig
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(d_model=32, n_heads=2, n_layers=2, seq_len=8, vocab_size=64)).eval()
+    ids = torch.randint(0, 64, (1, 8))
+    program = nova.compile(model, ids)
+    assert "nova.layers" in program.stages["nova"]  # one loop over the two blocks
+    assert [e.name for e in program.input_entries] == ["input0"]
+    assert [e.name for e in program.output_entries] == ["output0"]
+    torch.testing.assert_close(program(ids), model(ids), rtol=1e-4, atol=1e-5)
