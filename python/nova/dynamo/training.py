@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from nova.compiler.errors import NovaError, NovaModelCompileError
+from nova.compiler.errors import NovaModelCompileError
 from nova.dynamo.backend import NovaGraph
 from nova.dynamo.cache import ProgramCache
 from nova.dynamo.graph import call_key
