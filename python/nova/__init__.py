@@ -10,17 +10,13 @@ in ``nova/bin``), driven as subprocesses.
 """
 
 from nova.compiler.driver import run_opt
-from nova.compiler.errors import (
-    NovaCompileError,
-    NovaError,
-    NovaModelCompileError,
-    NovaUnsupportedOpError,
-)
+from nova.compiler.errors import NovaCompileError, NovaUnsupportedOpError
+from nova.errors import NovaError, NovaModelCompileError, NovaRuntimeError
 
 __version__ = "0.1.0"
 
 __all__ = ["CompiledProgram", "NovaCompileError", "NovaError", "NovaModelCompileError",
-           "NovaUnsupportedOpError",
+           "NovaRuntimeError", "NovaUnsupportedOpError",
            "compile", "compile_pipeline_train_step", "compile_train_step", "export_and_run", "load", "run_opt"]
 
 

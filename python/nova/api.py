@@ -10,6 +10,8 @@ import torch
 from nova.compiler.compile import compile_linalg
 from nova.compiler.options import TargetOptions
 from nova.frontend import import_model
+from nova.frontend.io_names import named_mlir
+from nova.frontend.keywords import check_model_keywords
 from nova.frontend.state import param_arrays
 from nova.runtime.program import CompiledProgram
 
@@ -27,7 +29,9 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
 
     The model's inputs may be positional or keyword arguments
     (``nova.compile(model, input_ids=ids, attention_mask=mask)``; the names
-    of Nova's own options are taken). The program is called the same way
+    of Nova's own options are taken). A keyword that is neither an option nor
+    an input of the model's forward (a misspelt ``tragte=``) is a
+    ``NovaOptionError`` naming the valid options. The program is called the same way
     and returns what the model returns — a tensor, a tuple, a dict, a Hugging
     Face ``ModelOutput`` — with only tensors going through the accelerator.
     Python scalar inputs are baked in at their export value (calling with
@@ -60,6 +64,7 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
     from nova.parallel.errors import ParallelError
     from nova.parallel.target_chips import check_chips
 
+    check_model_keywords("nova.compile", model, example_kwargs, COMPILE_OPTIONS)
     if mesh is not None or plan is not None:
         if mesh is None or plan is None:
             raise ParallelError("nova.compile: mesh and plan go together")
@@ -73,13 +78,18 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
     if chips:
         check_chips(target, chips, f"chips={chips}")
     imported = import_model(model, *example_args, **example_kwargs)
-    result = compile_linalg(imported.mlir, options, dump_dir=dump_dir,
+    result = compile_linalg(named_mlir(imported), options, dump_dir=dump_dir,
                             double_buffer=double_buffer, tile_search=tile_search)
     return CompiledProgram(result.binary, param_arrays(imported), stages=result.stages,
                            binding=imported.binding)
 
 
+#: The keywords nova.compile takes itself (the rest go to the model).
+COMPILE_OPTIONS = ("target", "chips", "dump_dir", "double_buffer", "mesh", "plan", "tile_search")
+
+
 def export_and_run(model: torch.nn.Module, *args: Any, target: str = "nova-t1",
                    **kwargs: Any) -> Any:
     """Compiles ``model`` at ``args`` / ``kwargs`` and runs it once on the simulator."""
+    check_model_keywords("nova.export_and_run", model, kwargs, ("target",))
     return compile(model, *args, target=target, **kwargs)(*args, **kwargs)

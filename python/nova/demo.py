@@ -125,8 +125,8 @@ class TrainDemoResult:
 def run_train_demo(target: TargetOptions = TargetOptions(), *, steps: int = TRAIN_DEMO_STEPS,
                    seed: int = 0, plot: str | Path | None = None,
                    on_step: Callable[[TrainDemoStep], None] | None = None) -> TrainDemoResult:
-    """AdamW steps of the demo GPT (next-token loss on random token ids, a new
-    batch each step) compiled as one training program (:func:`nova.compile_train_step`),
+    """AdamW steps of the demo GPT (next-token loss on counting sequences from a
+    random start, a new batch each step) compiled as one training program (:func:`nova.compile_train_step`),
     each loss compared with torch training a copy of the same model.
     ``on_step`` sees every step as it ends; ``plot`` names a PNG for the loss
     curves (written when matplotlib can be imported)."""
@@ -154,11 +154,13 @@ def run_train_demo(target: TargetOptions = TargetOptions(), *, steps: int = TRAI
     reference_optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-3)
     losses, torch_losses = [], []
     for i in range(steps):
-        # A new batch every step: random tokens hold nothing to memorise, so the
-        # loss falls towards ln(vocab) and stays there (on one repeated batch it
-        # falls to ~0, where float rounding is all that is left to compare).
-        if i:
-            ids = torch.randint(0, config.vocab_size, ids.shape, generator=generator)
+        # A new batch every step, a sequence that counts up (mod vocab) from a
+        # random start: the model starts at ln(vocab) (GPT-2's initialisation)
+        # and learns "next = this + 1" (random tokens hold nothing to learn, and
+        # on one repeated batch the loss falls to ~0, where float rounding is
+        # all that is left to compare).
+        start = torch.randint(0, config.vocab_size, (ids.shape[0], 1), generator=generator)
+        ids = (start + torch.arange(ids.shape[1])) % config.vocab_size
         targets = torch.roll(ids, -1, dims=1)
         losses.append(float(step(ids, targets)))
         reference_optimizer.zero_grad()

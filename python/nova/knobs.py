@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from nova.errors import NovaError
 
-class KnobError(ValueError):
+
+class KnobError(NovaError, ValueError):
     """An environment variable Nova reads holds a value it cannot use."""
 
 

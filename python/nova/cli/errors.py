@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nova.compiler.errors import NovaError
+from nova.errors import NovaError
 
 
 class CliError(NovaError):

@@ -17,7 +17,6 @@ from nova.compiler.options import TargetOptions
 from nova.demo import (TRAIN_DEMO_RTOL, TRAIN_DEMO_STEPS, run_demo, run_model_demo,
                        run_parallel_demo, run_train_demo)
 from nova.runtime.errors import NovaRuntimeError
-from nova.sim.errors import SimulationError
 
 COMPILE_HELP = """\
 MODEL is a Python file that nova runs and that defines either
@@ -221,6 +220,27 @@ def _inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _targets(args: argparse.Namespace) -> int:
+    from nova.cli.targets import targets_table
+
+    sys.stdout.write(targets_table())
+    return 0
+
+
+class _Versions(argparse.Action):
+    """``--version``: Nova, torch, torch-mlir and MLIR versions, then exit."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the versions of Nova, torch, torch-mlir and MLIR and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from nova.cli.versions import version_text
+
+        sys.stdout.write(version_text())
+        parser.exit()
+
+
 def _add_input_flags(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--inputs", metavar="NPZ",
@@ -232,6 +252,7 @@ def _add_input_flags(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nova", description="Nova accelerator compiler")
+    parser.add_argument("--version", action=_Versions)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = commands.add_parser(
@@ -304,6 +325,10 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--no-code", action="store_true", help="leave out the disassembly")
     inspect.set_defaults(run=_inspect)
 
+    targets = commands.add_parser(
+        "targets", help="list the target files: chips, topology, peak FLOP/s and HBM per chip")
+    targets.set_defaults(run=_targets)
+
     from nova.cli.calibrate import add_parser as add_calibrate  # nova calibrate (cli/calibrate.py)
     add_calibrate(commands)
     from nova.cli.cache import add_parser as add_cache  # nova cache (cli/cache.py)
@@ -321,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nova: error: {error.command[0]} failed with exit status {error.returncode}",
               file=sys.stderr)
         return 1
-    except (NovaError, NovaRuntimeError, SimulationError, ValueError, OSError) as error:
+    except (NovaError, ValueError, OSError) as error:  # every Nova error is a NovaError
         print(f"nova: error: {error}", file=sys.stderr)
         return 1
 

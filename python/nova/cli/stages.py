@@ -14,6 +14,7 @@ import torch
 from nova.compiler.compile import compile_linalg
 from nova.compiler.options import TargetOptions
 from nova.frontend import import_model
+from nova.frontend.io_names import named_mlir
 from nova.frontend.state import param_arrays
 from nova.runtime.program import CompiledProgram
 
@@ -28,7 +29,7 @@ def compile_stages(model: torch.nn.Module, *example_args: torch.Tensor, target: 
     options = TargetOptions(name=target, chips=chips)
     imported = import_model(model, *example_args)
     yield "exporting", None
-    result = compile_linalg(imported.mlir, options, dump_dir=dump_dir)
+    result = compile_linalg(named_mlir(imported), options, dump_dir=dump_dir)
     yield "compiling", None
     yield "encoding", CompiledProgram(result.binary, param_arrays(imported),
                                       stages=result.stages, binding=imported.binding)

@@ -13,7 +13,7 @@ from pathlib import Path
 from nova.compiler import pipeline
 from nova.compiler.diagnostics import user_frame
 from nova.compiler.driver import run_opt, run_translate
-from nova.compiler.errors import NovaCompileError, NovaModelCompileError
+from nova.compiler.errors import NovaCompileError
 from nova.compiler.options import TargetOptions
 
 STAGES = ("linalg", "nova", "nova_isa", "binary")
@@ -109,8 +109,8 @@ def compile_linalg(linalg: str, target: TargetOptions, *,
     (:mod:`nova.compiler.tile_search`, cached per program and target; None:
     the ``NOVA_TILE_SEARCH`` knob, off by default).
 
-    Raises NovaModelCompileError (a NovaCompileError) whose message starts with
-    the first diagnostic and the user's source line it came from.
+    Raises NovaCompileError (a NovaModelCompileError) whose message starts with
+    the user's source line the first diagnostic came from and that diagnostic.
     """
     folder = Path(dump_dir) if dump_dir is not None else None
     result = CompileResult(binary=b"")
@@ -134,8 +134,8 @@ def compile_linalg(linalg: str, target: TargetOptions, *,
         _dump(folder, 2, "nova_isa", isa)
         result.stages["nova_isa"] = isa
     except NovaCompileError as error:
-        raise NovaModelCompileError(error.command, error.returncode, error.stderr,
-                                    user_frame(error.stderr)) from None
+        raise NovaCompileError(error.command, error.returncode, error.stderr,
+                               user_frame(error.stderr), model=True) from None
     _dump(folder, 3, "binary", binary)
     result.stages["binary"] = binary
     result.binary = binary

@@ -9,23 +9,14 @@ from __future__ import annotations
 
 import linecache
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from nova.errors import SourceFrame
 
 _LOCATION = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<kind>error|note|warning|remark): (?P<msg>.*)$")
 
 # Frames that are never the user's code.
 _LIBRARY_PARTS = ("site-packages", "dist-packages", "/torch/", "nova/frontend/")
-
-
-@dataclass(frozen=True)
-class SourceFrame:
-    file: str
-    line: int
-    text: str
-
-    def __str__(self) -> str:
-        return f'  File "{self.file}", line {self.line}\n    {self.text}'
 
 
 def _is_user_file(path: str) -> bool:

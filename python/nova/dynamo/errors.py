@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from nova.compiler.diagnostics import first_error
-from nova.compiler.errors import NovaError, NovaModelCompileError, NovaUnsupportedOpError
+from nova.compiler.errors import NovaCompileError, NovaError, NovaUnsupportedOpError
+from nova.errors import NovaRuntimeError
 
 
 class NovaFallbackWarning(UserWarning):
@@ -15,7 +16,7 @@ def fallback_reason(error: Exception) -> str:
     frame = getattr(error, "frame", None)
     if isinstance(error, NovaUnsupportedOpError):
         lead = f"'{error.op_name}' has no Nova lowering"
-    elif isinstance(error, NovaModelCompileError):
+    elif isinstance(error, NovaCompileError):
         lead = first_error(error.stderr)
     else:
         lead = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
@@ -24,8 +25,8 @@ def fallback_reason(error: Exception) -> str:
 
 def can_fall_back(error: Exception) -> bool:
     """Errors that say the graph is beyond Nova (not a bug to surface as is):
-    Nova's own, and torch-mlir failing to lower the graph."""
-    if isinstance(error, NovaError):
+    Nova's own compile-time errors, and torch-mlir failing to lower the graph."""
+    if isinstance(error, NovaError) and not isinstance(error, NovaRuntimeError):
         return True
     try:
         from torch_mlir.compiler_utils import TorchMlirCompilerError

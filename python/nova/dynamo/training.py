@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from nova.compiler.errors import NovaError
+from nova.compiler.errors import NovaModelCompileError
 from nova.dynamo.backend import NovaGraph
 from nova.dynamo.cache import ProgramCache
 from nova.dynamo.graph import call_key
@@ -39,7 +39,7 @@ from nova.dynamo.options import BackendOptions
 from nova.runtime.device import DeviceTensor, host_values
 
 
-class NovaTrainingGraphError(NovaError):
+class NovaTrainingGraphError(NovaModelCompileError):
     """An aot_autograd graph that the training path does not compile (the
     graph then runs in eager, with the fallback warning)."""
 

@@ -10,12 +10,16 @@ an op it cannot convert as a diagnostic on whatever op it met first (often a
 from __future__ import annotations
 
 import contextlib
+import io
 import linecache
+import logging
+import sys
 import traceback
 from typing import Iterator
 
-from nova.compiler.diagnostics import SourceFrame, _is_user_file, frame_of_location
-from nova.compiler.errors import NovaError
+from nova.compiler.diagnostics import _is_user_file, frame_of_location
+from nova.compiler.errors import OP_FALLBACK_HINT
+from nova.errors import NovaError, SourceFrame
 from nova.frontend.errors import NovaDataDependentError, NovaLoweringError, NovaTorchExportError
 
 
@@ -48,12 +52,24 @@ def _is_data_dependent(error: BaseException) -> bool:
 
 @contextlib.contextmanager
 def exporting() -> Iterator[None]:
-    """Turns a failure of ``torch.export`` into a Nova error at the model's line."""
+    """Turns a failure of ``torch.export`` into a Nova error at the model's line.
+
+    torch prints the graph traced so far to stderr before it re-raises
+    (hundreds of lines for a real model, above the error, burying the line the
+    error names): what torch writes to stderr meanwhile is held back and
+    written out without that graph."""
+    shapes_log = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+    level = shapes_log.level
+    shapes_log.setLevel(logging.ERROR)  # its "cannot find user code" warning, same graph
+    held = io.StringIO()
+    partial_graph = ""
     try:
-        yield
+        with contextlib.redirect_stderr(held):
+            yield
     except NovaError:
         raise
     except Exception as error:  # torch raises many types here; each becomes a Nova error
+        partial_graph = str(getattr(error, "partial_fx_graph", "") or "")
         frame = user_frame(error)
         if _is_data_dependent(error):
             raise NovaDataDependentError(
@@ -63,12 +79,18 @@ def exporting() -> Iterator[None]:
                 f"before the call); torch.export says {_first_line(error)}", frame) from error
         raise NovaTorchExportError(
             f"cannot export the model with torch.export: {_first_line(error)}", frame) from error
+    finally:
+        shapes_log.setLevel(level)
+        text = held.getvalue()
+        if partial_graph:  # printed once per nested export wrapper
+            text = text.replace(partial_graph + "\n", "")
+        sys.stderr.write(text)
 
 
 def importing_error(error: Exception) -> NovaTorchExportError:
     """A failure of torch-mlir's FX importer (a type or op it has no form for)."""
-    return NovaTorchExportError(f"torch-mlir cannot import the model: {_first_line(error)}",
-                                user_frame(error))
+    return NovaTorchExportError(f"torch-mlir cannot import the model (torch.export traced it): "
+                                f"{_first_line(error)}", user_frame(error), OP_FALLBACK_HINT)
 
 
 #: torch-dialect ops that are operands or glue, never the op that failed to lower.
@@ -99,4 +121,5 @@ def lowering_error(module, diagnostics: list[tuple[str, str]], error: Exception)
         return NovaLoweringError(op.name, frame, detail)
     frame = frame_of_location(diagnostics[0][0]) if diagnostics else None
     what = diagnostics[0][1] if diagnostics else _first_line(error)
-    return NovaTorchExportError(f"torch-mlir cannot lower the model to linalg: {what}", frame)
+    return NovaTorchExportError(f"torch-mlir cannot lower the model to linalg: {what}", frame,
+                                OP_FALLBACK_HINT)

@@ -6,9 +6,16 @@ LayerNorm and an LM head (tied to the token embedding unless
 ``tie_weights=False``), logits ``[B, S, V]`` out. With ``vocab_size=None``
 (the default) it is the decoder stack alone, over activations
 ``[B, S, d_model]``: what the parallelism tests and benchmarks measure.
+
+Weights start as GPT-2's do: every Linear and Embedding weight normal with
+std 0.02, the residual projections (``attn.proj``, ``mlp.fc2``) with std
+0.02 / sqrt(2 · n_layers) so that the residual stream's variance does not grow
+with depth, biases zero, LayerNorms at one and zero. The first loss of a
+language model is then close to ln(vocab_size), as for uniform guesses.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -75,6 +82,17 @@ class GPT(nn.Module):
             self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
             if cfg.tie_weights:
                 self.lm_head.weight = self.tok_emb.weight
+        self._init_like_gpt2()
+
+    @torch.no_grad()
+    def _init_like_gpt2(self) -> None:
+        residual = 0.02 / math.sqrt(2 * self.cfg.n_layers)
+        for name, module in self.named_modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                std = residual if name.endswith(("attn.proj", "mlp.fc2")) else 0.02
+                nn.init.normal_(module.weight, mean=0.0, std=std)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                nn.init.zeros_(module.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.cfg.vocab_size is not None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from nova.compiler.errors import NovaError
+from nova.errors import NovaModelCompileError
 
 
-class ParallelError(NovaError, ValueError):
+class ParallelError(NovaModelCompileError, ValueError):
     """A multi-chip request that cannot be compiled as asked (the message says why)."""
 
 

@@ -37,6 +37,15 @@ def target_file(name: str) -> Path | None:
     return None
 
 
+def available_targets() -> dict[str, Path]:
+    """Every target file found, by name (the first of each name in search order)."""
+    found: dict[str, Path] = {}
+    for folder in _target_dirs():
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+            found.setdefault(path.stem, path)
+    return found
+
+
 def _chips_of(path: Path) -> int | None:
     try:
         data: Any = json.loads(path.read_text())

@@ -1,16 +1,15 @@
 """Exceptions raised by the Nova runtime.
 
 The runtime works on the binary format alone and imports nothing from the
-compiler, so these do not derive from ``nova.compiler.errors.NovaError``.
+compiler; its errors derive from :class:`nova.errors.NovaRuntimeError` (a
+``NovaError``), the bottom module every layer shares.
 """
 
 from __future__ import annotations
 
+from nova.errors import NovaRuntimeError
+
 __all__ = ["BinaryFormatError", "NovaRuntimeError", "ProgramArchiveError"]
-
-
-class NovaRuntimeError(Exception):
-    """Base class of every error the runtime raises on purpose."""
 
 
 class BinaryFormatError(NovaRuntimeError, ValueError):

@@ -1,9 +1,12 @@
-"""Exceptions raised by the simulator (every one a :class:`SimulationError`)."""
+"""Exceptions raised by the simulator (every one a :class:`SimulationError`, a
+:class:`nova.errors.NovaRuntimeError`)."""
 
 from __future__ import annotations
 
+from nova.errors import NovaRuntimeError
 
-class SimulationError(Exception):
+
+class SimulationError(NovaRuntimeError):
     """A program cannot be simulated, or faulted while running."""
 
 

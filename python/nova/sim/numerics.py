@@ -14,10 +14,12 @@ from typing import Callable
 
 import numpy as np
 
+from nova.errors import NovaRuntimeError
+
 from . import opcodes as oc
 
 
-class ValueFault(Exception):
+class ValueFault(NovaRuntimeError):
     """A run-time fault found in an instruction's values (no location yet)."""
 
 

@@ -4,6 +4,8 @@ stream recorder (stream.py) so both compute the same registers."""
 
 from __future__ import annotations
 
+from nova.errors import NovaRuntimeError
+
 from .errors import ProgramError, ScalarFaultError
 
 M64 = (1 << 64) - 1
@@ -16,7 +18,7 @@ def wrap(x: int) -> int:
     return x - (1 << 64) if x & S63 else x
 
 
-class SaluError(Exception):
+class SaluError(NovaRuntimeError):
     """A salu that faults; the caller adds where (``cls(where + message)``)."""
 
     def __init__(self, cls: type[Exception], message: str) -> None:

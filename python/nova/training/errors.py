@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nova.compiler.errors import NovaError
+from nova.errors import NovaError, NovaModelCompileError
 
 __all__ = ["TrainStepError", "TrainStepMemoryError"]
 
@@ -13,7 +13,7 @@ class TrainStepError(NovaError, ValueError):
     a state dict that does not fit the step."""
 
 
-class TrainStepMemoryError(TrainStepError):
+class TrainStepMemoryError(TrainStepError, NovaModelCompileError):
     """The step does not fit the target's HBM. The message lists each category
     (parameters, gradients, optimizer state...) and the largest tensors;
     ``breakdown`` is the :class:`nova.training.memory.MemoryBreakdown`."""
