@@ -23,19 +23,34 @@ from nova.errors import NovaError, SourceFrame
 from nova.frontend.errors import NovaDataDependentError, NovaLoweringError, NovaTorchExportError
 
 
+#: Installed packages that run the model but never hold its line.
+_MACHINERY = ("/torch/", "/torch_mlir/", "/nova/", "/functorch/", "/sympy/", "/contextlib.py",
+              "/importlib/")
+
+
 def user_frame(error: BaseException) -> SourceFrame | None:
     """The innermost frame in the user's code of ``error``'s traceback (or of the
-    exceptions it was raised from)."""
+    exceptions it was raised from); for a model from an installed library
+    (Hugging Face's ``modeling_*.py``) and no user frame, that library's innermost frame."""
     seen: set[int] = set()
+    library: SourceFrame | None = None
     while error is not None and id(error) not in seen:
         seen.add(id(error))
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if _is_user_file(f.filename)]
+        tb = traceback.extract_tb(error.__traceback__)
+        frames = [f for f in tb if _is_user_file(f.filename)]
         if frames:
-            f = frames[-1]
-            text = (f.line or linecache.getline(f.filename, f.lineno)).strip()
-            return SourceFrame(f.filename, f.lineno, text)
+            return _source_frame(frames[-1])
+        models = [f for f in tb if f.filename.endswith(".py") and "site-packages" in f.filename
+                  and not any(part in f.filename for part in _MACHINERY)]
+        if models and library is None:
+            library = _source_frame(models[-1])
         error = error.__cause__ or error.__context__
-    return None
+    return library
+
+
+def _source_frame(f: traceback.FrameSummary) -> SourceFrame:
+    text = (f.line or linecache.getline(f.filename, f.lineno)).strip()
+    return SourceFrame(f.filename, f.lineno, text)
 
 
 def _first_line(error: BaseException) -> str:
