@@ -61,9 +61,8 @@ def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     options = BackendOptions.from_dict(kwargs.get("options"))
     if torch.is_grad_enabled() and any(isinstance(value, torch.Tensor) and value.requires_grad
                                        for value in example_inputs):
-        from nova.dynamo.training import aot_backend
-        name = getattr(gm, "meta", {}).get("dynamo_compile_id")
-        return aot_backend(options, str(name) if name else None)(gm, example_inputs)
+        from nova.dynamo.training import train_backend
+        return train_backend(gm, example_inputs, options)
     return NovaGraph(gm, example_inputs, options)
 
 

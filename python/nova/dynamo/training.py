@@ -36,12 +36,30 @@ from nova.dynamo.backend import NovaGraph
 from nova.dynamo.cache import ProgramCache
 from nova.dynamo.graph import call_key
 from nova.dynamo.options import BackendOptions
+from nova.dynamo.rewrite import draw_seed, rewrite_for_training
 from nova.runtime.device import DeviceTensor, host_values
 
 
 class NovaTrainingGraphError(NovaError):
     """An aot_autograd graph that the training path does not compile (the
     graph then runs in eager, with the fallback warning)."""
+
+
+def train_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
+                  options: BackendOptions) -> Callable[..., Any]:
+    """A Dynamo graph that needs gradients: rewritten (SDPA in primitive ops,
+    dropout from a seed input; :mod:`nova.dynamo.rewrite`), then compiled by
+    :func:`aot_backend`. A graph that draws dropout masks gets a fresh seed
+    at every call."""
+    name = getattr(gm, "meta", {}).get("dynamo_compile_id")
+    rewritten, seeded = rewrite_for_training(gm)
+    if not seeded:
+        return aot_backend(options, str(name) if name else None)(rewritten, example_inputs)
+    compiled = aot_backend(options, str(name) if name else None)(
+        rewritten, [*example_inputs, draw_seed()])
+    def run(*args: Any) -> Any:
+        return compiled(*args, draw_seed())
+    return run
 
 
 def aot_backend(options: BackendOptions, name: str | None = None) -> Callable[..., Any]:
