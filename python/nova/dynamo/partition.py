@@ -104,8 +104,15 @@ def record_values(gm: torch.fx.GraphModule, args: Sequence[Any]) -> dict[torch.f
     return dict(interpreter.env)
 
 
-def static_reason(node: torch.fx.Node, value: Any) -> str | None:
-    """The frontend's refusals that need no compile (see nova.frontend.export)."""
+def static_reason(node: torch.fx.Node, value: Any,
+                  values: Mapping[torch.fx.Node, Any] | None = None) -> str | None:
+    """The frontend's refusals that need no compile (see nova.frontend.export):
+    a node that makes or reads an unsigned tensor or one without elements (an
+    empty KV cache that a ``cat`` extends)."""
+    for source in node.all_input_nodes if values is not None else ():
+        read = values.get(source)
+        if isinstance(read, torch.Tensor) and read.numel() == 0:
+            return f"it reads a tensor without elements {tuple(read.shape)}"
     if isinstance(value, torch.Tensor):
         if value.dtype in _UNSIGNED:
             return f"it makes a {str(value.dtype).removeprefix('torch.')} tensor " \
@@ -131,7 +138,7 @@ def decide(gm: torch.fx.GraphModule, values: Mapping[torch.fx.Node, Any],
     compute = [n for n in gm.graph.nodes if n.op in _CALLS]
     known = known_eager(gm, options)
     for node in compute:
-        reason = static_reason(node, values.get(node)) or known.get(node.name)
+        reason = static_reason(node, values.get(node), values) or known.get(node.name)
         if reason is not None:
             decision.eager[node.name] = reason
     if error is None:

@@ -34,7 +34,7 @@ import torch
 from nova.compiler.errors import NovaError
 from nova.dynamo.backend import NovaGraph
 from nova.dynamo.cache import ProgramCache
-from nova.dynamo.graph import call_key
+from nova.dynamo.graph import attribute_values, call_key
 from nova.dynamo.options import BackendOptions
 from nova.dynamo.rewrite import draw_seed, rewrite_for_training
 from nova.runtime.device import DeviceTensor, host_values
@@ -111,6 +111,8 @@ class AotGraph(NovaGraph):
                                           len(returned) if not self.single else 1)
 
     def __call__(self, *args: Any) -> Any:
+        # Constants aot_autograd keeps as attributes (lifted to trailing inputs).
+        args = (*args, *attribute_values(self.original, self.lifted))
         if self.parent is None:
             self.stats.calls += 1
         program = self._program(args) if self.split is None else None
