@@ -223,9 +223,16 @@ class NovaGraph:
         if decision.whole is not None:
             self._run_in_eager(decision.whole, frame)
             return
+        if self.depth >= self.max_depth:  # a decision cached for the same graph elsewhere
+            self._run_in_eager("its pieces do not compile", frame)
+            return
         # The partitioner rewrites the graph it is given: a copy (node names kept).
         split_gm, names = split(torch.fx.GraphModule(self.gm, copy_graph(self.gm.graph)),
                                 decision.eager)
+        if not eager_nodes(split_gm) and len(names) == 1:
+            # Nothing left for eager: the one partition would be this graph again.
+            self._run_in_eager(decision.whole or "it does not compile whole", frame)
+            return
         by_name = {p.node_name: p for p in self.placeholders}
         for name in names:
             child = self._child(getattr(split_gm, name), f"{self.name}.{name}")
