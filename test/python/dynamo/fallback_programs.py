@@ -137,7 +137,13 @@ def make_case(seed: int, index: int) -> Case:
         else:
             steps.append(Step(rng.choice(sorted(BINARY)), (pick(), rng.randrange(available))))
     last = len(steps)
-    outputs = sorted({last, *rng.sample(range(1, last + 1), rng.randint(0, 2))})
+    outputs = {last, *rng.sample(range(1, last + 1), rng.randint(0, 2))}
+    trained = [False]  # whether value i depends on a parameter
+    for step in steps:
+        trained.append(step.op.startswith("linear") or any(trained[i] for i in step.inputs))
+    if not any(trained[i] for i in outputs):  # the loss must reach a parameter
+        outputs.add(max(i for i, t in enumerate(trained) if t))
+    outputs = sorted(outputs)
     return Case(tuple(steps), tuple(outputs), linears, rng.random() < 0.5, seed)
 
 
