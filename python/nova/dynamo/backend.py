@@ -90,6 +90,9 @@ class NovaGraph:
         self.compute = has_compute(self.gm)
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
+        #: Nodes that run in eager whatever compiles (FX name -> why; see
+        #: nova.dynamo.training.paired_in_eager).
+        self.forced: dict[str, str] = {}
         #: The graph split into Nova partitions and eager ops, once decided.
         self.split: torch.fx.GraphModule | None = None
         self._stats: GraphStats | None = None
@@ -162,7 +165,8 @@ class NovaGraph:
                 return program
             if self.split is not None or (self.fingerprint, options_key) in cache.failures:
                 return None  # a per-op decision read from the disk
-        if self.splittable and self.depth < self.max_depth and known_eager(self.gm, self.options):
+        if self.splittable and self.depth < self.max_depth and (
+                self.forced or known_eager(self.gm, self.options)):
             # An op this process already found Nova cannot lower: split first.
             self._fall_back(args, None, disk_key)
             return None
@@ -210,7 +214,8 @@ class NovaGraph:
             self._run_in_eager(fallback_reason(error), getattr(error, "frame", None))
             return
         values = record_values(self.gm, args)
-        decision = decide(self.gm, values, error, self.options, self._compile_probe)
+        decision = decide(self.gm, values, error, self.options, self._compile_probe,
+                          forced=self.forced)
         program_cache().probes += decision.probes
         if decision.whole is not None:
             decision.whole = fallback_reason(error)

@@ -128,12 +128,16 @@ ProbeCompiler = Callable[[torch.fx.GraphModule, Sequence[Any]], None]
 
 def decide(gm: torch.fx.GraphModule, values: Mapping[torch.fx.Node, Any],
            error: Exception | None, options: BackendOptions,
-           compile_probe: ProbeCompiler | None = None) -> Decision:
+           compile_probe: ProbeCompiler | None = None,
+           forced: Mapping[str, str] | None = None) -> Decision:
     """The nodes of ``gm`` to run in eager, given the whole graph's compile
-    ``error`` (None: only the static checks, before any compile).
+    ``error`` (None: only the static checks, before any compile) and the
+    nodes ``forced`` into eager (name -> why).
     ``compile_probe`` compiles a piece of ``gm`` as the graph itself would be
     (default: as a Dynamo graph, through torch.export)."""
     decision = _decide(gm, values, error, options, compile_probe)
+    for name, reason in (forced or {}).items():
+        decision.eager.setdefault(name, reason)
     _group_items(gm, decision)
     return decision
 

@@ -134,3 +134,26 @@ def test_sdpa_dropout_p_is_drawn_on_nova() -> None:
     out.sum().backward()
     assert model.q.weight.grad is not None and torch.isfinite(model.q.weight.grad).all()
     assert all(r.eager_ops == [] and r.eager_reason is None for r in nova.dynamo.report())
+
+
+def test_an_eager_backward_kernel_reads_what_its_eager_forward_saved(monkeypatch) -> None:
+    """Without the SDPA rewrite, autograd records torch's fused attention,
+    whose backward kernel Nova cannot lower: the kernel and the forward op
+    whose logsumexp it reads both run in eager (nova.dynamo.training.paired_in_eager),
+    so the gradients are eager's; the rest runs on Nova."""
+    import nova.dynamo.training as training
+
+    monkeypatch.setattr(training, "rewrite_for_training", lambda gm: (gm, False))
+    torch.manual_seed(0)
+    model = Attention(is_causal=True)
+    x = torch.randn(2, 8, 32)
+    reference = copy.deepcopy(model)
+    reference(x).square().sum().backward()
+    torch.compile(model, backend=backend)(x).square().sum().backward()
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=RTOL, atol=ATOL, msg=name)
+    forward, backward = nova.dynamo.report()
+    assert any("flash_attention" in op for op, _ in forward.eager_ops)
+    assert any("flash_attention" in op and op.endswith("_backward")
+               for op, _ in backward.eager_ops)
+    assert forward.partitions >= 1 and backward.partitions >= 1
