@@ -151,6 +151,8 @@ class NovaGraph:
         if program is not None:
             cache.hits += 1
             self.stats.memory_hits += 1
+            if self.parent is None:  # a new graph whose program another compiled
+                self.stats.partitions = max(self.stats.partitions, 1)
             return program
         decision = cache.decisions.get((self.fingerprint, options_key))
         if decision is not None:
