@@ -61,9 +61,8 @@ def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     options = BackendOptions.from_dict(kwargs.get("options"))
     if torch.is_grad_enabled() and any(isinstance(value, torch.Tensor) and value.requires_grad
                                        for value in example_inputs):
-        from nova.dynamo.training import aot_backend
-        name = getattr(gm, "meta", {}).get("dynamo_compile_id")
-        return aot_backend(options, str(name) if name else None)(gm, example_inputs)
+        from nova.dynamo.training import train_backend
+        return train_backend(gm, example_inputs, options)
     return NovaGraph(gm, example_inputs, options)
 
 
@@ -91,6 +90,9 @@ class NovaGraph:
         self.compute = has_compute(self.gm)
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
+        #: Nodes that run in eager whatever compiles (FX name -> why; see
+        #: nova.dynamo.training.paired_in_eager).
+        self.forced: dict[str, str] = {}
         #: The graph split into Nova partitions and eager ops, once decided.
         self.split: torch.fx.GraphModule | None = None
         self._stats: GraphStats | None = None
@@ -149,6 +151,8 @@ class NovaGraph:
         if program is not None:
             cache.hits += 1
             self.stats.memory_hits += 1
+            if self.parent is None:  # a new graph whose program another compiled
+                self.stats.partitions = max(self.stats.partitions, 1)
             return program
         decision = cache.decisions.get((self.fingerprint, options_key))
         if decision is not None:
@@ -163,7 +167,8 @@ class NovaGraph:
                 return program
             if self.split is not None or (self.fingerprint, options_key) in cache.failures:
                 return None  # a per-op decision read from the disk
-        if self.splittable and self.depth < self.max_depth and known_eager(self.gm, self.options):
+        if self.splittable and self.depth < self.max_depth and (
+                self.forced or known_eager(self.gm, self.options)):
             # An op this process already found Nova cannot lower: split first.
             self._fall_back(args, None, disk_key)
             return None
@@ -211,7 +216,8 @@ class NovaGraph:
             self._run_in_eager(fallback_reason(error), getattr(error, "frame", None))
             return
         values = record_values(self.gm, args)
-        decision = decide(self.gm, values, error, self.options, self._compile_probe)
+        decision = decide(self.gm, values, error, self.options, self._compile_probe,
+                          forced=self.forced)
         program_cache().probes += decision.probes
         if decision.whole is not None:
             decision.whole = fallback_reason(error)
@@ -224,9 +230,16 @@ class NovaGraph:
         if decision.whole is not None:
             self._run_in_eager(decision.whole, frame)
             return
+        if self.depth >= self.max_depth:  # a decision cached for the same graph elsewhere
+            self._run_in_eager("its pieces do not compile", frame)
+            return
         # The partitioner rewrites the graph it is given: a copy (node names kept).
         split_gm, names = split(torch.fx.GraphModule(self.gm, copy_graph(self.gm.graph)),
                                 decision.eager)
+        if not eager_nodes(split_gm) and len(names) == 1:
+            # Nothing left for eager: the one partition would be this graph again.
+            self._run_in_eager(decision.whole or "it does not compile whole", frame)
+            return
         by_name = {p.node_name: p for p in self.placeholders}
         for name in names:
             child = self._child(getattr(split_gm, name), f"{self.name}.{name}")

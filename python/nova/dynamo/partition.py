@@ -104,8 +104,15 @@ def record_values(gm: torch.fx.GraphModule, args: Sequence[Any]) -> dict[torch.f
     return dict(interpreter.env)
 
 
-def static_reason(node: torch.fx.Node, value: Any) -> str | None:
-    """The frontend's refusals that need no compile (see nova.frontend.export)."""
+def static_reason(node: torch.fx.Node, value: Any,
+                  values: Mapping[torch.fx.Node, Any] | None = None) -> str | None:
+    """The frontend's refusals that need no compile (see nova.frontend.export):
+    a node that makes or reads an unsigned tensor or one without elements (an
+    empty KV cache that a ``cat`` extends)."""
+    for source in node.all_input_nodes if values is not None else ():
+        read = values.get(source)
+        if isinstance(read, torch.Tensor) and read.numel() == 0:
+            return f"it reads a tensor without elements {tuple(read.shape)}"
     if isinstance(value, torch.Tensor):
         if value.dtype in _UNSIGNED:
             return f"it makes a {str(value.dtype).removeprefix('torch.')} tensor " \
@@ -121,23 +128,36 @@ ProbeCompiler = Callable[[torch.fx.GraphModule, Sequence[Any]], None]
 
 def decide(gm: torch.fx.GraphModule, values: Mapping[torch.fx.Node, Any],
            error: Exception | None, options: BackendOptions,
-           compile_probe: ProbeCompiler | None = None) -> Decision:
+           compile_probe: ProbeCompiler | None = None,
+           forced: Mapping[str, str] | None = None) -> Decision:
     """The nodes of ``gm`` to run in eager, given the whole graph's compile
-    ``error`` (None: only the static checks, before any compile).
+    ``error`` (None: only the static checks, before any compile) and the
+    nodes ``forced`` into eager (name -> why).
     ``compile_probe`` compiles a piece of ``gm`` as the graph itself would be
     (default: as a Dynamo graph, through torch.export)."""
+    decision = _decide(gm, values, error, options, compile_probe)
+    for name, reason in (forced or {}).items():
+        decision.eager.setdefault(name, reason)
+    _group_items(gm, decision)
+    return decision
+
+
+def _decide(gm: torch.fx.GraphModule, values: Mapping[torch.fx.Node, Any],
+            error: Exception | None, options: BackendOptions,
+            compile_probe: ProbeCompiler | None) -> Decision:
     compile_probe = compile_probe or (lambda sub, args: compile_exported(sub, args, options))
     decision = Decision()
     compute = [n for n in gm.graph.nodes if n.op in _CALLS]
     known = known_eager(gm, options)
     for node in compute:
-        reason = static_reason(node, values.get(node)) or known.get(node.name)
+        reason = static_reason(node, values.get(node), values) or known.get(node.name)
         if reason is not None:
             decision.eager[node.name] = reason
     if error is None:
         return decision
+    # A getitem goes where the op whose results it unpacks goes (_group_items).
     tensors = [n for n in compute if _is_tensor_valued(values.get(n))
-               and n.name not in decision.eager]
+               and n.name not in decision.eager and not _is_item(n)]
     frame = getattr(error, "frame", None)
     for node in [n for n in tensors if frame is not None and _same_line(n, frame)]:
         reason = _probe(gm, [node], values, options, decision, compile_probe)
@@ -155,13 +175,49 @@ def decide(gm: torch.fx.GraphModule, values: Mapping[torch.fx.Node, Any],
     return decision
 
 
+def _is_item(node: torch.fx.Node) -> bool:
+    """Whether ``node`` unpacks one result of an op that returns several."""
+    return (node.op == "call_function" and node.target is operator.getitem
+            and isinstance(node.args[0], torch.fx.Node) and node.args[0].op in _CALLS)
+
+
+def _items(node: torch.fx.Node) -> list[torch.fx.Node]:
+    return [user for user in node.users if _is_item(user)]
+
+
+def _with_items(nodes: Sequence[torch.fx.Node]) -> list[torch.fx.Node]:
+    """``nodes`` with the getitems unpacking their results and the ops their
+    getitems unpack, in graph order: a piece never returns a tuple (which the
+    importer cannot type) nor reads one."""
+    chosen = set(nodes)
+    for node in nodes:
+        source = node.args[0] if _is_item(node) else node
+        chosen.add(source)
+        chosen.update(_items(source))
+    order = {n: i for i, n in enumerate(nodes[0].graph.nodes)} if nodes else {}
+    return sorted(chosen, key=order.__getitem__)
+
+
+def _group_items(gm: torch.fx.GraphModule, decision: Decision) -> None:
+    """An op returning several results runs where its getitems run, all in
+    eager when one of them is."""
+    for node in gm.graph.nodes:
+        if node.op not in _CALLS or _is_item(node):
+            continue
+        group = [node, *_items(node)]
+        reason = next((decision.eager[n.name] for n in group if n.name in decision.eager), None)
+        if reason is not None:
+            for member in group:
+                decision.eager.setdefault(member.name, reason)
+
+
 def known_eager(gm: torch.fx.GraphModule, options: BackendOptions) -> dict[str, str]:
     """The nodes of ``gm`` calling an op already found not to compile alone."""
     if not _KNOWN:
         return {}
     found = {}
     for node in gm.graph.nodes:
-        if node.op in _CALLS:
+        if node.op in _CALLS and not _is_item(node):
             reason = _KNOWN.get(_known_key(node, options))
             if reason is not None:
                 found[node.name] = reason
@@ -214,9 +270,10 @@ def _probe(gm: torch.fx.GraphModule, nodes: list[torch.fx.Node],
            decision: Decision, compile_probe: ProbeCompiler) -> str | None:
     """Why ``nodes`` (topologically sorted) do not compile as a graph of their
     own, or None when they do."""
-    sub, inputs, _ = fuse_as_graphmodule(gm, nodes, "NovaProbe")
+    single = len(nodes) == 1
+    sub, inputs, _ = fuse_as_graphmodule(gm, _with_items(nodes), "NovaProbe")
     args = [values[n] for n in inputs]
-    key = (sub.code, _signature(args), options.cache_key()) if len(nodes) == 1 else None
+    key = (sub.code, _signature(args), options.cache_key()) if single else None
     if key is not None and key in _PROBES:
         return _PROBES[key]
     decision.probes += 1

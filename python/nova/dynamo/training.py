@@ -26,6 +26,7 @@ eager), the handles are read back to the host first.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -34,14 +35,32 @@ import torch
 from nova.compiler.errors import NovaModelCompileError
 from nova.dynamo.backend import NovaGraph
 from nova.dynamo.cache import ProgramCache
-from nova.dynamo.graph import call_key
+from nova.dynamo.graph import attribute_values, call_key
 from nova.dynamo.options import BackendOptions
+from nova.dynamo.rewrite import draw_seed, rewrite_for_training
 from nova.runtime.device import DeviceTensor, host_values
 
 
 class NovaTrainingGraphError(NovaModelCompileError):
     """An aot_autograd graph that the training path does not compile (the
     graph then runs in eager, with the fallback warning)."""
+
+
+def train_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
+                  options: BackendOptions) -> Callable[..., Any]:
+    """A Dynamo graph that needs gradients: rewritten (SDPA in primitive ops,
+    dropout from a seed input; :mod:`nova.dynamo.rewrite`), then compiled by
+    :func:`aot_backend`. A graph that draws dropout masks gets a fresh seed
+    at every call."""
+    name = getattr(gm, "meta", {}).get("dynamo_compile_id")
+    rewritten, seeded = rewrite_for_training(gm)
+    if not seeded:
+        return aot_backend(options, str(name) if name else None)(rewritten, example_inputs)
+    compiled = aot_backend(options, str(name) if name else None)(
+        rewritten, [*example_inputs, draw_seed()])
+    def run(*args: Any) -> Any:
+        return compiled(*args, draw_seed())
+    return run
 
 
 def aot_backend(options: BackendOptions, name: str | None = None) -> Callable[..., Any]:
@@ -53,14 +72,82 @@ def aot_backend(options: BackendOptions, name: str | None = None) -> Callable[..
 
     from nova.frontend.decompositions import decomposition_table
 
+    forced: dict[str, dict[str, str]] = {"forward": {}, "backward": {}}
+
+    def partition(joint: torch.fx.GraphModule, joint_inputs: Any, **kwargs: Any) -> Any:
+        forward, backward = min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
+        forced["forward"], forced["backward"] = paired_in_eager(forward, backward)
+        return forward, backward
+
     def compiler(kind: str):
         def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]):
-            return make_boxed_func(AotGraph(gm, example_inputs, options, kind, name=name))
+            graph = AotGraph(gm, example_inputs, options, kind, name=name)
+            graph.forced = dict(forced[kind])
+            return make_boxed_func(graph)
         return compile_graph
 
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                        partition_fn=min_cut_rematerialization_partition,
-                        decompositions=decomposition_table())
+                        partition_fn=partition, decompositions=training_table(decomposition_table()))
+
+
+def training_table(table: dict[Any, Callable]) -> dict[Any, Callable]:
+    """``table`` without the decompositions of forward ops returning several
+    results whose backward kernel it does not decompose: decomposed, such an op makes its results its
+    own way (torch-mlir's ``_scaled_dot_product_flash_attention_for_cpu``
+    returns the attention weights where the kernel's logsumexp goes), and the
+    backward kernel, in eager, would read them as its own forward's."""
+    kept = {}
+    for op, decompose in table.items():
+        several = len(getattr(getattr(op, "_schema", None), "returns", ())) > 1
+        backward = _backward_of(op) if several else None
+        if backward is not None and not any(o in table for o in _overloads(backward)):
+            continue
+        kept[op] = decompose
+    return kept
+
+
+def _backward_of(op: Any) -> Any:
+    """``aten.<name>_backward`` for ``aten.<name>.<overload>``, or None."""
+    namespace = getattr(op, "namespace", None)
+    if namespace is None:
+        return None
+    return getattr(getattr(torch.ops, namespace), f"{_base(op)}_backward", None)
+
+
+def _overloads(packet: Any) -> list[Any]:
+    return [getattr(packet, name) for name in packet.overloads()]
+
+
+def _base(target: Any) -> str:
+    """``aten.foo.default`` -> ``foo``."""
+    return str(getattr(target, "__name__", target)).split(".")[0]
+
+
+def paired_in_eager(forward: torch.fx.GraphModule, backward: torch.fx.GraphModule
+                    ) -> tuple[dict[str, str], dict[str, str]]:
+    """The forward and backward nodes that run in eager so that an eager
+    backward kernel reads what its own forward saved: a forward op ``f``
+    returning several results (an output and what only its backward kernel
+    understands, e.g. a fused attention's logsumexp) whose results
+    ``f_backward`` reads, and that backward op, both in eager, whatever Nova
+    compiles (otherwise one could run on Nova and the other read its results)."""
+    saved = {n.name: n for n in forward.graph.nodes}
+    fw_forced: dict[str, str] = {}
+    bw_forced: dict[str, str] = {}
+    for placeholder in backward.graph.find_nodes(op="placeholder"):
+        item = saved.get(placeholder.name)
+        if item is None or item.target is not operator.getitem:
+            continue
+        source = item.args[0]
+        if not isinstance(source, torch.fx.Node) or source.op != "call_function":
+            continue
+        for user in placeholder.users:
+            if user.op == "call_function" and _base(user.target) == f"{_base(source.target)}_backward":
+                why = (f"its results are read by {user.target} in the backward, which runs "
+                       f"in eager with it")
+                fw_forced[source.name] = why
+                bw_forced[user.name] = f"it reads what {source.target} saved, which runs in eager"
+    return fw_forced, bw_forced
 
 
 class AotGraph(NovaGraph):
@@ -93,6 +180,8 @@ class AotGraph(NovaGraph):
                                           len(returned) if not self.single else 1)
 
     def __call__(self, *args: Any) -> Any:
+        # Constants aot_autograd keeps as attributes (lifted to trailing inputs).
+        args = (*args, *attribute_values(self.original, self.lifted))
         if self.parent is None:
             self.stats.calls += 1
         program = self._program(args) if self.split is None else None

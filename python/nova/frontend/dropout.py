@@ -24,7 +24,7 @@ by ``1 / (1 - p)`` (the mask as float divided by ``1 - p``, times ``x``);
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -108,6 +108,12 @@ _OTHER = {F.alpha_dropout: _other("alpha_dropout", False),
           F.feature_alpha_dropout: _other("feature_alpha_dropout", False),
           F.dropout1d: _other("dropout1d", True), F.dropout2d: _other("dropout2d", True),
           F.dropout3d: _other("dropout3d", True)}
+
+
+def stream_dropout(func: object) -> Callable[..., Any] | None:
+    """The version of dropout ``func`` (``F.dropout``, ``torch.dropout``, ...)
+    that takes a :class:`RandomStream` first; None for anything else."""
+    return _DROPOUT.get(func)
 
 
 class _DropoutMode(TorchFunctionMode):

@@ -3,10 +3,16 @@ a disk cache of its own, so that counts of compiles and hits are exact."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
 import nova.dynamo
+
+# The fallback fuzzer's generator (fallback_programs.py) is shared with scripts/fuzz_fallback.py.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture(autouse=True)
