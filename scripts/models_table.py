@@ -72,7 +72,9 @@ def _document(results) -> str:
         "(rtol 1e-4 / atol 1e-5). Training cells run 3 `torch.optim.AdamW` steps on the "
         "model's own loss (`labels=`) with the dropout probabilities set to 0, so that eager "
         "is the reference: the loss at every step within rtol 1e-4 and every parameter's "
-        "gradient at step 1 within max |Δ| ≤ 1e-3 · max |eager grad|. A `torch.compile` cell "
+        "gradient at step 1 within max |Δ| ≤ 1e-3 · max |eager grad| (a gradient that is zero "
+        "in exact arithmetic, such as a key projection's bias, is eager's rounding noise: its "
+        "scale is floored at 1e-6 of the model's largest gradient). A `torch.compile` cell "
         "fails if a graph runs wholly in eager; single ops that run in eager are counted.",
         "",
         head, rule, *rows,
