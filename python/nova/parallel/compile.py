@@ -158,7 +158,7 @@ def _whole_where_kept_whole(binary: bytes, specs: Sequence[TensorSpec],
                             mesh: Mesh) -> list[Mapping[int, Placement]]:
     """An argument the program never reads is kept whole by partitioning
     (nothing placed it): it goes whole to every chip, whatever the plan said."""
-    from nova.runtime.binary import load_binary
+    from nova.binary.format import load_binary
 
     entries = sorted(load_binary(binary).inputs, key=lambda e: e.index)
     result = list(placements_of)

@@ -148,7 +148,7 @@ class PipelineProgram:
     report: Any = None
 
     def __post_init__(self) -> None:
-        from nova.runtime.binary import load_binary
+        from nova.binary.format import load_binary
         self.binary = load_binary(self.binary_bytes)
         self._traced = None
 

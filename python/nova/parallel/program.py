@@ -15,7 +15,7 @@ from nova.parallel.errors import ParallelError
 from nova.parallel.mesh import Mesh
 from nova.parallel.placements import Partial, Placement, Replicate, Shard
 from nova.parallel.shards import assemble, local_shard
-from nova.runtime.binary import load_binary
+from nova.binary.format import load_binary
 from nova.runtime.binding import CallBinding, call_with_binding, check_tensor_dtype
 from nova.archive_kinds import register
 from nova.runtime.errors import BinaryFormatError, NovaRuntimeError, ProgramArchiveError

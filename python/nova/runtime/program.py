@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from nova.runtime.binary import Binary, load_binary
+from nova.binary.format import Binary, load_binary
 from nova.runtime.binding import (CallBinding, ProgramInputError, call_with_binding,
                                   check_tensor_dtype)
 from nova.archive_kinds import loader_for, register

@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import collectives as coll
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .collectives import CollectivePlanner
 from .engines_collective import CollectiveUnit
 from .engines_dma import DmaUnit, transpose_axis
@@ -41,7 +41,7 @@ from .interconnect import Interconnect
 from .memory import ChipMemory, TileAccess
 from .numerics import scalar_of
 from .program import ChipCode, Instr, Program
-from .verify import type_error
+from nova.binary.type_rules import type_error
 from .scalar import S63, SaluError, salu, wrap
 from .timing import BandwidthPool, CostModel
 from .trace import TraceRecorder

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .collectives import Plan, receivers
 
 if TYPE_CHECKING:

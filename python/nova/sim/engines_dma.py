@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .memory import decode_values, encode_values
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .errors import AssertionFailedError
 from .numerics import (ValueFault, binary_fn, convert, reduce_axis, scalar_of, scan_axis, sort_axis,
                        unary_fn)

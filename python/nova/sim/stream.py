@@ -24,7 +24,7 @@ import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .errors import ProgramError, ScalarFaultError
 from .scalar import SaluError, salu, wrap
 from .watchdog import Budget, over_instructions

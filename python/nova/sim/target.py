@@ -1,6 +1,6 @@
 """The hardware description the simulator runs on (a ``targets/*.json`` file).
 
-Fields and timing constants are checked against :mod:`nova.sim.target_schema`.
+Fields and timing constants are checked against :mod:`nova.binary.target_schema`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from .errors import TargetError
-from .target_schema import TOPOLOGIES, validate_target  # noqa: F401  (TOPOLOGIES re-exported)
+from nova.binary.target_schema import TOPOLOGIES, validate_target  # noqa: F401  (TOPOLOGIES re-exported)
 
 
 class Timing(Mapping[str, Any]):
