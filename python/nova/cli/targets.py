@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nova.parallel.target_chips import available_targets
+from nova.binary.targets import available_targets
 from nova.sim.errors import SimulationError, TargetError
 from nova.sim.target import load_target
 

@@ -124,7 +124,7 @@ def _write(path: Path, write) -> bool:
 def _target_digest(target: str) -> str:
     """The target's file contents (its name when the file cannot be found,
     which the compiler then reports)."""
-    from nova.parallel.target_chips import target_file
+    from nova.binary.targets import target_file
 
     path = target_file(target)
     try:
