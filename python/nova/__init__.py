@@ -23,7 +23,7 @@ __all__ = ["CompiledProgram", "NovaCompileError", "NovaError", "NovaModelCompile
 _LAZY = {
     "compile": "nova.api", "export_and_run": "nova.api",
     "compile_train_step": "nova.training", "compile_pipeline_train_step": "nova.training",
-    "CompiledProgram": "nova.runtime.program", "load": "nova.runtime.program",
+    "CompiledProgram": "nova.runtime.program", "load": "nova.runtime.archive",
     "run_opt": "nova.compiler.driver",
     "NovaCompileError": "nova.compiler.errors", "NovaUnsupportedOpError": "nova.compiler.errors",
 }

@@ -8,7 +8,7 @@ backend's options, the target (its file's contents), and the versions of
 Nova, torch and torch-mlir plus the identity (size, mtime) of the nova-opt
 and nova-translate binaries and of Nova's Python sources, which version
 strings do not capture in a development tree. Programs are written with ``CompiledProgram.save`` and
-read with :func:`nova.runtime.program.load`; the per-op fallback's decision
+read with :func:`nova.runtime.archive.load`; the per-op fallback's decision
 for a graph (which nodes run in eager, and why) is a small JSON file.
 
 The folder follows the XDG convention (``$XDG_CACHE_HOME/nova``, else
@@ -66,7 +66,7 @@ def load_program(key: str) -> Any | None:
     path = _path(key, ".nova")
     if not path.is_file():
         return None
-    from nova.runtime.program import load
+    from nova.runtime.archive import load
 
     try:
         return load(path)

@@ -301,7 +301,7 @@ def _inspect(path: Path) -> tuple[int, str]:
 def run_archive(data: bytes, workdir: Path | None = None) -> tuple[str, str]:
     """(outcome, detail) of ``nova.load``, a call, and ``nova inspect`` on one archive."""
     from nova.runtime.errors import NovaRuntimeError
-    from nova.runtime.program import load
+    from nova.runtime.archive import load
     from nova.sim.errors import MemoryFaultError, ProgramError, SimulationError
 
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
