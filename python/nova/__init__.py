@@ -10,8 +10,7 @@ in ``nova/bin``), driven as subprocesses.
 """
 
 from nova.errors import NovaError, NovaModelCompileError, NovaRuntimeError
-
-__version__ = "0.1.0"
+from nova.version import __version__
 
 __all__ = ["CompiledProgram", "NovaCompileError", "NovaError", "NovaModelCompileError",
            "NovaRuntimeError", "NovaUnsupportedOpError",

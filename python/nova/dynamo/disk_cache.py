@@ -140,8 +140,8 @@ def _environment() -> tuple:
 
     import torch
 
-    import nova
     from nova.compiler.tools import tools_dir
+    from nova.version import __version__
 
     try:
         torch_mlir = importlib.metadata.version("torch-mlir")
@@ -154,16 +154,14 @@ def _environment() -> tuple:
             tools.append((name, stat.st_size, stat.st_mtime_ns))
         except OSError:
             tools.append((name, None, None))
-    return (nova.__version__, torch.__version__, torch_mlir, tuple(tools), _sources_digest())
+    return (__version__, torch.__version__, torch_mlir, tuple(tools), _sources_digest())
 
 
 def _sources_digest() -> str:
     """The identity (path, size, mtime) of Nova's Python sources: a development
     tree changes them without changing the version, and the frontend's code
     decides what a graph compiles to."""
-    import nova
-
-    root = Path(nova.__file__).resolve().parent
+    from nova.version import PACKAGE_DIR as root
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         try:

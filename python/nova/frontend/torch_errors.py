@@ -17,7 +17,7 @@ import sys
 import traceback
 from typing import Iterator
 
-from nova.compiler.diagnostics import _is_user_file, frame_of_location
+from nova.compiler.diagnostics import is_user_file, frame_of_location
 from nova.compiler.errors import OP_FALLBACK_HINT
 from nova.errors import NovaError, SourceFrame
 from nova.frontend.errors import NovaDataDependentError, NovaLoweringError, NovaTorchExportError
@@ -29,7 +29,7 @@ def user_frame(error: BaseException) -> SourceFrame | None:
     seen: set[int] = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if _is_user_file(f.filename)]
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if is_user_file(f.filename)]
         if frames:
             f = frames[-1]
             text = (f.line or linecache.getline(f.filename, f.lineno)).strip()

@@ -68,7 +68,7 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
     :func:`nova.parallel.torch_plan`)."""
     if not isinstance(mesh, Mesh):
         raise ParallelError(f"mesh must be a nova.parallel.Mesh, got {type(mesh).__name__}")
-    if _is_torch_plan(plan):
+    if is_torch_plan(plan):
         from nova.parallel.torch_styles import torch_plan
         plan = torch_plan(model, mesh, plan)
     if not isinstance(plan, ParallelPlan):
@@ -123,7 +123,7 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
     return program
 
 
-def _is_torch_plan(plan: Any) -> bool:
+def is_torch_plan(plan: Any) -> bool:
     """A ``parallelize_module``-style plan: a dict (module names -> styles) or one style."""
     if isinstance(plan, ParallelPlan):
         return False
