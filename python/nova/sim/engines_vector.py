@@ -17,7 +17,7 @@ from .numerics import (ValueFault, binary_fn, convert, reduce_axis, scalar_of, s
                        unary_fn)
 
 if TYPE_CHECKING:
-    from .engines import Op, Queue
+    from .machine import Op, Queue
     from .memory import TileAccess
 
 

@@ -21,7 +21,7 @@ from nova.binary import opcodes as oc
 from .timing import CostModel
 
 if TYPE_CHECKING:
-    from .engines import Dec
+    from .machine import Dec
     from .target import Target
 
 
