@@ -38,7 +38,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import nova  # noqa: E402
-from nova.parallel.target_chips import target_file  # noqa: E402
+from nova.binary.targets import target_file  # noqa: E402
 from nova.sim.target import load_target  # noqa: E402
 
 

@@ -23,7 +23,7 @@ from nova.compiler import pipeline  # noqa: E402
 from nova.compiler.driver import run_opt, run_translate  # noqa: E402
 from nova.compiler.options import TargetOptions  # noqa: E402
 from nova.frontend import import_model  # noqa: E402
-from nova.runtime.binary import load_binary  # noqa: E402
+from nova.binary.format import load_binary  # noqa: E402
 
 
 def measure(name: str, model: torch.nn.Module, x: torch.Tensor, target: TargetOptions) -> None:

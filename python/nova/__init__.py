@@ -9,26 +9,28 @@ The compiler proper is the C++ tools ``nova-opt`` / ``nova-translate`` (shipped
 in ``nova/bin``), driven as subprocesses.
 """
 
-from nova.compiler.driver import run_opt
-from nova.compiler.errors import NovaCompileError, NovaUnsupportedOpError
 from nova.errors import NovaError, NovaModelCompileError, NovaRuntimeError
-
-__version__ = "0.1.0"
+from nova.version import __version__
 
 __all__ = ["CompiledProgram", "NovaCompileError", "NovaError", "NovaModelCompileError",
            "NovaRuntimeError", "NovaUnsupportedOpError",
            "compile", "compile_pipeline_train_step", "compile_train_step", "export_and_run", "load", "run_opt"]
 
 
+#: Public name -> the module that defines it. Loaded on first use, so importing a low
+#: layer (``import nova.binary``) does not pull in the compiler, torch or the simulator.
+_LAZY = {
+    "compile": "nova.api", "export_and_run": "nova.api",
+    "compile_train_step": "nova.training", "compile_pipeline_train_step": "nova.training",
+    "CompiledProgram": "nova.runtime.program", "load": "nova.runtime.archive",
+    "run_opt": "nova.compiler.driver",
+    "NovaCompileError": "nova.compiler.errors", "NovaUnsupportedOpError": "nova.compiler.errors",
+}
+
+
 def __getattr__(name: str):
-    # torch is imported only by the entry points that need it.
-    if name in ("compile", "export_and_run"):
-        from nova import api
-        return getattr(api, name)
-    if name in ("compile_train_step", "compile_pipeline_train_step"):
-        import nova.training
-        return getattr(nova.training, name)
-    if name in ("CompiledProgram", "load"):
-        from nova.runtime import program
-        return getattr(program, name)
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'nova' has no attribute {name!r}")

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from nova.sim.errors import SimulationError
+from nova.sim.errors import SimulationError, TargetError
 
 # nova.sim.calibrate is imported when the command runs: registering the command
 # must not slow down (or break) every other nova command.
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             Path(args.output).write_text(json.dumps(d, indent=2) + "\n")
             load_target(args.output)  # what was written reads back through the schema
             print(f"wrote {args.output}")
-    except (SimulationError, OSError) as error:
+    except (SimulationError, TargetError, OSError) as error:
         print(f"nova: error: {error}", file=sys.stderr)
         return 2
     return 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nova.runtime.binary import Role, disassemble
+from nova.binary.format import Role, disassemble
 from nova.runtime.program import CompiledProgram
 
 

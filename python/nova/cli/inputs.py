@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from nova.cli.errors import InputsFileError
-from nova.runtime.binary import IODType, IOEntry
+from nova.binary.format import IODType, IOEntry
 
 
 def random_inputs(entries: list[IOEntry], seed: int = 0) -> list[np.ndarray]:

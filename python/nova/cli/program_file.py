@@ -6,7 +6,8 @@ from pathlib import Path
 
 from nova.cli.errors import ProgramFileError
 from nova.runtime.errors import NovaRuntimeError
-from nova.runtime.program import CompiledProgram, load
+from nova.runtime.archive import load
+from nova.runtime.program import CompiledProgram
 
 
 def load_program(path: str | Path) -> CompiledProgram:

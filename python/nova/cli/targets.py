@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nova.parallel.target_chips import available_targets
-from nova.sim.errors import SimulationError
+from nova.binary.targets import available_targets
+from nova.sim.errors import SimulationError, TargetError
 from nova.sim.target import load_target
 
 
@@ -29,7 +29,7 @@ def targets_table() -> str:
     for name, path in available_targets().items():
         try:
             t = load_target(path)
-        except SimulationError as error:
+        except (SimulationError, TargetError) as error:
             rows.append((name, "-", "-", "-", "-", "-", "-", f"{path} (unreadable: {error})"))
             continue
         rows.append((t.name, str(t.chips), t.topology, _si(t.peak_flops, "FLOP/s"),

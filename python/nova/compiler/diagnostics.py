@@ -19,7 +19,7 @@ _LOCATION = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)(?::(?P<col>\d+))?
 _LIBRARY_PARTS = ("site-packages", "dist-packages", "/torch/", "nova/frontend/")
 
 
-def _is_user_file(path: str) -> bool:
+def is_user_file(path: str) -> bool:
     return Path(path).suffix == ".py" and not any(part in path for part in _LIBRARY_PARTS)
 
 
@@ -45,7 +45,7 @@ def user_frame(stderr: str) -> SourceFrame | None:
             if seen_error:
                 break
             seen_error = True
-        if seen_error and _is_user_file(match["file"]):
+        if seen_error and is_user_file(match["file"]):
             number = int(match["line"])
             text = linecache.getline(match["file"], number).strip()
             return SourceFrame(match["file"], number, text)
@@ -58,7 +58,7 @@ _LOC_FILE_LINE = re.compile(r'"(?P<file>[^"]+)":(?P<line>\d+):(?P<col>\d+)')
 def frame_of_location(location: str) -> SourceFrame | None:
     """The user's frame in a printed MLIR location (``loc(callsite(...))``)."""
     for match in _LOC_FILE_LINE.finditer(location):
-        if _is_user_file(match["file"]):
+        if is_user_file(match["file"]):
             number = int(match["line"])
             return SourceFrame(match["file"], number,
                                linecache.getline(match["file"], number).strip())

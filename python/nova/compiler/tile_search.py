@@ -38,7 +38,7 @@ class SearchResult:
 
 
 def _key(linalg: str, target: TargetOptions) -> str:
-    from nova.parallel.target_chips import target_file
+    from nova.binary.targets import target_file
 
     digest = hashlib.sha256(linalg.encode())
     digest.update(f"{target.name}:{target.chips}".encode())

@@ -45,7 +45,7 @@ from nova.dynamo.options import BackendOptions
 from nova.dynamo.partition import (Decision, decide, eager_nodes, known_eager, op_name,
                                    record_values, split)
 from nova.dynamo.stats import GraphStats
-from nova.frontend.export import _frame_of_node
+from nova.frontend.export import frame_of_node
 
 logger = logging.getLogger(__name__)
 
@@ -258,7 +258,7 @@ class NovaGraph:
             return
         ops = "; ".join(f"{op} ({why})" for op, why in reasons)
         count = f"{len(reasons)} op{' runs' if len(reasons) == 1 else 's run'} in eager"
-        frames = [_frame_of_node(n) for n in eager]
+        frames = [frame_of_node(n) for n in eager]
         lines = "".join(f"\n{f}" for f in dict.fromkeys(f for f in frames if f is not None))
         _warn(f"nova: Dynamo graph {self.label}: {count}, the rest on Nova in "
               f"{len(names)} partition{'s' if len(names) != 1 else ''}: {ops}{lines}",

@@ -8,7 +8,7 @@ backend's options, the target (its file's contents), and the versions of
 Nova, torch and torch-mlir plus the identity (size, mtime) of the nova-opt
 and nova-translate binaries and of Nova's Python sources, which version
 strings do not capture in a development tree. Programs are written with ``CompiledProgram.save`` and
-read with :func:`nova.runtime.program.load`; the per-op fallback's decision
+read with :func:`nova.runtime.archive.load`; the per-op fallback's decision
 for a graph (which nodes run in eager, and why) is a small JSON file.
 
 The folder follows the XDG convention (``$XDG_CACHE_HOME/nova``, else
@@ -66,7 +66,7 @@ def load_program(key: str) -> Any | None:
     path = _path(key, ".nova")
     if not path.is_file():
         return None
-    from nova.runtime.program import load
+    from nova.runtime.archive import load
 
     try:
         return load(path)
@@ -124,7 +124,7 @@ def _write(path: Path, write) -> bool:
 def _target_digest(target: str) -> str:
     """The target's file contents (its name when the file cannot be found,
     which the compiler then reports)."""
-    from nova.parallel.target_chips import target_file
+    from nova.binary.targets import target_file
 
     path = target_file(target)
     try:
@@ -140,8 +140,8 @@ def _environment() -> tuple:
 
     import torch
 
-    import nova
     from nova.compiler.tools import tools_dir
+    from nova.version import __version__
 
     try:
         torch_mlir = importlib.metadata.version("torch-mlir")
@@ -154,16 +154,14 @@ def _environment() -> tuple:
             tools.append((name, stat.st_size, stat.st_mtime_ns))
         except OSError:
             tools.append((name, None, None))
-    return (nova.__version__, torch.__version__, torch_mlir, tuple(tools), _sources_digest())
+    return (__version__, torch.__version__, torch_mlir, tuple(tools), _sources_digest())
 
 
 def _sources_digest() -> str:
     """The identity (path, size, mtime) of Nova's Python sources: a development
     tree changes them without changing the version, and the frontend's code
     decides what a graph compiles to."""
-    import nova
-
-    root = Path(nova.__file__).resolve().parent
+    from nova.version import PACKAGE_DIR as root
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         try:

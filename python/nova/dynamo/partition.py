@@ -339,9 +339,9 @@ def _is_tensor_valued(value: Any) -> bool:
 
 
 def _same_line(node: torch.fx.Node, frame: Any) -> bool:
-    from nova.frontend.export import _frame_of_node
+    from nova.frontend.export import frame_of_node
 
-    mine = _frame_of_node(node)
+    mine = frame_of_node(node)
     if mine is None or mine.line != frame.line:
         return False
     try:

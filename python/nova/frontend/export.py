@@ -195,13 +195,13 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
 _UNSIGNED = {torch.uint8, torch.uint16, torch.uint32, torch.uint64}
 
 
-def _frame_of_node(node: torch.fx.Node):
+def frame_of_node(node: torch.fx.Node):
     """The model's line an FX node came from (its last frame in the user's code)."""
-    from nova.compiler.diagnostics import SourceFrame, _is_user_file
+    from nova.compiler.diagnostics import SourceFrame, is_user_file
 
     frame = None
     for file, line in re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or ""):
-        if _is_user_file(file):
+        if is_user_file(file):
             import linecache
             frame = SourceFrame(file, int(line), linecache.getline(file, int(line)).strip())
     return frame
@@ -219,7 +219,7 @@ def _reject_zero_size(graph: torch.fx.Graph) -> None:
         if isinstance(val, torch.Tensor) and node.users and 0 in tuple(val.shape):
             what = (f"input '{node.target}' is" if node.op == "placeholder" else
                     f"{node.target} makes")
-            raise NovaZeroSizeError(what, tuple(val.shape), _frame_of_node(node))
+            raise NovaZeroSizeError(what, tuple(val.shape), frame_of_node(node))
 
 
 def _reject_unsigned(graph: torch.fx.Graph) -> None:
@@ -237,11 +237,11 @@ def _reject_unsigned(graph: torch.fx.Graph) -> None:
         if val.dtype in _UNSIGNED:
             raise NovaUnsupportedOpError(
                 f"{node.target} producing a {dtype} tensor "
-                f"(unsigned integers are not supported; use int32/int64)", _frame_of_node(node))
+                f"(unsigned integers are not supported; use int32/int64)", frame_of_node(node))
         if val.dtype == torch.int16:
             raise NovaUnsupportedOpError(
                 f"{node.target} producing an int16 tensor (Nova's tiles hold int8, int32 "
-                f"and int64; use int32)", _frame_of_node(node))
+                f"and int64; use int32)", frame_of_node(node))
 
 
 def _reject_data_dependent_shapes(graph: torch.fx.Graph) -> None:
@@ -260,7 +260,7 @@ def _reject_data_dependent_shapes(graph: torch.fx.Graph) -> None:
                 raise NovaDataDependentError(
                     f"{node.target} makes a tensor of shape {list(v.shape)}, which depends on "
                     f"the input's values; a Nova program has static shapes (keep a mask, or "
-                    f"a result of fixed size, instead)", _frame_of_node(node))
+                    f"a result of fixed size, instead)", frame_of_node(node))
 
 
 def _reject_random(graph: torch.fx.Graph) -> None:
@@ -279,7 +279,7 @@ def _reject_random(graph: torch.fx.Graph) -> None:
                 f"{node.target} (a random op: inference programs draw no random numbers; "
                 f"call model.eval(), set the dropout probability to 0, or compile a "
                 f"training step, which draws dropout masks from a seed input)",
-                _frame_of_node(node))
+                frame_of_node(node))
 
 
 #: Prefix of the name location that carries an op's module path

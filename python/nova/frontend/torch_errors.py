@@ -17,7 +17,7 @@ import sys
 import traceback
 from typing import Iterator
 
-from nova.compiler.diagnostics import _is_user_file, frame_of_location
+from nova.compiler.diagnostics import is_user_file, frame_of_location
 from nova.compiler.errors import OP_FALLBACK_HINT
 from nova.errors import NovaError, SourceFrame
 from nova.frontend.errors import NovaDataDependentError, NovaLoweringError, NovaTorchExportError
@@ -37,7 +37,7 @@ def user_frame(error: BaseException) -> SourceFrame | None:
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         tb = traceback.extract_tb(error.__traceback__)
-        frames = [f for f in tb if _is_user_file(f.filename)]
+        frames = [f for f in tb if is_user_file(f.filename)]
         if frames:
             return _source_frame(frames[-1])
         models = [f for f in tb if f.filename.endswith(".py") and "site-packages" in f.filename

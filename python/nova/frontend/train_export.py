@@ -283,7 +283,7 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
     keep_one = layout.one or not _drop_unused_placeholder(module, one_index)
     keep_seed = layout.seed or not _drop_unused_placeholder(module, seed_index)
     layout = dataclasses.replace(layout, seed=keep_seed, one=keep_one)
-    constants = _lift_constants(module)
+    constants = lift_constants(module)
     mlir, ops = import_fx_graph(module.graph, func_name="forward",
                                 donated=donated_arguments(layout))
     return ImportedTrainStep(mlir=mlir, layout=layout, ops=ops,
@@ -313,7 +313,7 @@ def _drop_unused_placeholder(module: torch.fx.GraphModule, index: int) -> bool:
     return True
 
 
-def _lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:
+def lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:
     """Turns the tensor constants the trace captured (``get_attr`` nodes: a
     mask built from Python data, say) into arguments after the others, as
     :mod:`nova.frontend.export` lifts a model's constants; returns their

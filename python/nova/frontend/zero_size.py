@@ -79,7 +79,7 @@ def _host_value(val: Any) -> Any:
 def fold_zero_size(graph: Graph) -> bool:
     """Rewrites ``graph`` in place (see the module docstring); whether it has
     zero-size tensors at all."""
-    from nova.frontend.export import _frame_of_node
+    from nova.frontend.export import frame_of_node
 
     known: dict[Node, Any] = {}  # node -> its host value (empty, or folded from empties)
     # Marked so that drop_zero_size erases them (and the empty placeholders they read).
@@ -96,13 +96,13 @@ def fold_zero_size(graph: Graph) -> bool:
         inputs = node.all_input_nodes
         if not any(i in known for i in inputs):
             if _partly_empty(val):
-                _rewrite_partly_empty(graph, node, _frame_of_node(node))
+                _rewrite_partly_empty(graph, node, frame_of_node(node))
             continue
         if val is None and node.target in _CHECKS:
             graph.erase_node(node)
         elif all(i in known for i in inputs):
             node.meta[_KNOWN] = True
-            known[node] = _fold(graph, node, known, _frame_of_node(node))
+            known[node] = _fold(graph, node, known, frame_of_node(node))
         elif node.target in _REWRITES:
             _REWRITES[node.target](graph, node)
         else:
@@ -110,7 +110,7 @@ def fold_zero_size(graph: Graph) -> bool:
             shape = tuple(_tensors(empty.meta["val"])[0].shape) if empty is not None else ()
             raise NovaZeroSizeError(
                 f"{node.target} reads", shape,
-                _frame_of_node(node),
+                frame_of_node(node),
                 reason="into a non-empty result, which Nova does not compute for this op")
     return bool(known)
 

@@ -23,7 +23,7 @@ class PlanError(ParallelError):
     """A plan that does not fit the program (unknown names, bad dims)."""
 
 
-def _axes_attr(ir, axes: list[list[int]]):
+def axes_attr(ir, axes: list[list[int]]):
     inner = ", ".join("[" + ", ".join(str(a) for a in group) + "]" for group in axes)
     return ir.Attribute.parse(f"#shard<axisarray[{inner}]>")
 
@@ -58,7 +58,7 @@ def annotate(linalg: str, mesh: Mesh, arg_placements: Sequence[Mapping[int, Plac
         sharding_type = ir.Type.parse("!shard.sharding")
 
         def sharding(axes: list[list[int]]):
-            return shard.ShardingOp(grid, _axes_attr(ir, axes), [], [],
+            return shard.ShardingOp(grid, axes_attr(ir, axes), [], [],
                                     results=[sharding_type]).result
 
         first = block.operations[0]

@@ -68,7 +68,7 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
     :func:`nova.parallel.torch_plan`)."""
     if not isinstance(mesh, Mesh):
         raise ParallelError(f"mesh must be a nova.parallel.Mesh, got {type(mesh).__name__}")
-    if _is_torch_plan(plan):
+    if is_torch_plan(plan):
         from nova.parallel.torch_styles import torch_plan
         plan = torch_plan(model, mesh, plan)
     if not isinstance(plan, ParallelPlan):
@@ -123,7 +123,7 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
     return program
 
 
-def _is_torch_plan(plan: Any) -> bool:
+def is_torch_plan(plan: Any) -> bool:
     """A ``parallelize_module``-style plan: a dict (module names -> styles) or one style."""
     if isinstance(plan, ParallelPlan):
         return False
@@ -158,7 +158,7 @@ def _whole_where_kept_whole(binary: bytes, specs: Sequence[TensorSpec],
                             mesh: Mesh) -> list[Mapping[int, Placement]]:
     """An argument the program never reads is kept whole by partitioning
     (nothing placed it): it goes whole to every chip, whatever the plan said."""
-    from nova.runtime.binary import load_binary
+    from nova.binary.format import load_binary
 
     entries = sorted(load_binary(binary).inputs, key=lambda e: e.index)
     result = list(placements_of)

@@ -148,7 +148,7 @@ class PipelineProgram:
     report: Any = None
 
     def __post_init__(self) -> None:
-        from nova.runtime.binary import load_binary
+        from nova.binary.format import load_binary
         self.binary = load_binary(self.binary_bytes)
         self._traced = None
 
@@ -165,7 +165,7 @@ class PipelineProgram:
         """Runs the pipeline on ``x``; ``trace=True`` records a timeline (one
         process per chip) for :meth:`write_trace`."""
         from nova.runtime.binding import ProgramInputError, check_tensor_dtype
-        from nova.runtime.program import _to_numpy
+        from nova.runtime.host_values import to_numpy
         from nova.sim import Simulator
 
         inputs = sorted(self.binary.inputs, key=lambda e: e.index)
@@ -175,7 +175,7 @@ class PipelineProgram:
                                 f"{self.microbatches} microbatches")
         entry = entries[0]
         check_tensor_dtype("input 0", x, entry.dtype.name)
-        array = _to_numpy(x)
+        array = to_numpy(x)
         whole = [entry.shape[0] * self.microbatches, *entry.shape[1:]]
         if list(array.shape) != whole:
             raise ProgramInputError(f"input 0 must have shape {whole} ({self.microbatches} "

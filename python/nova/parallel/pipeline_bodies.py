@@ -30,7 +30,7 @@ from torch import nn
 
 from nova.frontend.decompositions import decomposition_table
 from nova.frontend.export import import_fx_graph
-from nova.frontend.train_export import _lift_constants, trace_functional
+from nova.frontend.train_export import lift_constants, trace_functional
 from nova.parallel.errors import PipelineError
 
 
@@ -54,7 +54,7 @@ class StageState:
 def _trace(fn: Callable, args: Sequence[torch.Tensor], name: str,
            donated: dict[int, int] | None = None) -> Body:
     module = trace_functional(fn, [a.detach() for a in args])
-    constants = _lift_constants(module)
+    constants = lift_constants(module)
     mlir, _ = import_fx_graph(module.graph, func_name="forward", donated=donated)
     return Body(name, mlir, tuple(constants))
 

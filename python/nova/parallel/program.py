@@ -15,12 +15,13 @@ from nova.parallel.errors import ParallelError
 from nova.parallel.mesh import Mesh
 from nova.parallel.placements import Partial, Placement, Replicate, Shard
 from nova.parallel.shards import assemble, local_shard
-from nova.runtime.binary import load_binary
-from nova.runtime.binding import CallBinding, call_with_binding, check_tensor_dtype
+from nova.binary.format import load_binary
 from nova.archive_kinds import register
+from nova.runtime.archive import (MEMBER_ERRORS, META_ERRORS, check_params, npy_bytes, read_member,
+                                  reason)
+from nova.runtime.binding import CallBinding, call_with_binding
 from nova.runtime.errors import BinaryFormatError, NovaRuntimeError, ProgramArchiveError
-from nova.runtime.program import (_META_ERRORS, _MEMBER_ERRORS, ProgramInputError, _check_params,
-                                  _contiguous, _input_label, _member, _reason, _to_numpy)
+from nova.runtime.host_values import check_arity, contiguous, host_array, input_label, to_tensor
 
 
 class ParallelProgram:
@@ -42,7 +43,7 @@ class ParallelProgram:
                  binding: CallBinding | None = None) -> None:
         self.binary_bytes = bytes(binary)
         self.binary = load_binary(self.binary_bytes)
-        self.chip_params = [[_contiguous(np.asarray(p)) for p in params]
+        self.chip_params = [[contiguous(np.asarray(p)) for p in params]
                             for params in chip_params]
         self.stages = dict(stages or {})
         self.mesh = mesh
@@ -85,8 +86,6 @@ class ParallelProgram:
         simulates shapes and costs only (no numbers, no simulated memory: a
         model too large to compute still gets its times); it takes no inputs,
         returns ``[]`` and sets ``report``."""
-        import torch
-
         from nova.sim import Simulator
 
         if timing_only:
@@ -96,28 +95,14 @@ class ParallelProgram:
             self._traced = simulator if trace else None
             return []
 
-        if len(args) != len(self.input_entries):
-            raise ProgramInputError(
-                f"the program takes {len(self.input_entries)} input(s), got {len(args)}")
+        check_arity(len(self.input_entries), args)
         names = ([leaf.name for leaf in self.binding.tensor_inputs]
                  if self.binding is not None else [])
         per_chip = {chip: dict(enumerate(params)) for chip, params in enumerate(self.chip_params)}
         for i, (entry, arg) in enumerate(zip(self.input_entries, args)):
-            label = _input_label(names[i] if i < len(names) else "", i)
-            check_tensor_dtype(label, arg, entry.dtype.name)
-            array = _to_numpy(arg)
             placements = self._placement(self.input_placements, i)
-            full = self._full_shape(entry.shape, placements)
-            if tuple(array.shape) != full:
-                raise ProgramInputError(f"{label} must have shape {list(full)}, "
-                                        f"got {list(array.shape)}")
-            expected = entry.dtype.numpy_dtype
-            # bf16 travels as float32 (the simulator rounds it), as on one chip.
-            bf16_as_f32 = entry.dtype.name == "BF16" and array.dtype == np.float32
-            if array.dtype != expected and not bf16_as_f32:
-                raise ProgramInputError(f"{label} must have dtype {np.dtype(expected).name}, "
-                                        f"got {array.dtype.name}")
-            array = _contiguous(array)
+            array = host_array(input_label(names, i), arg, entry,
+                               self._full_shape(entry.shape, placements))
             for chip in per_chip:
                 per_chip[chip][entry.index] = (
                     local_shard(array, self.mesh, placements, chip)
@@ -134,8 +119,7 @@ class ParallelProgram:
                 value = assemble([np.array(c[e.index]) for c in chips], self.mesh, placements)
             else:
                 value = np.array(outputs.get(e.index, outputs.get(e.name)))
-            tensor = torch.from_numpy(value)
-            results.append(tensor.to(torch.bfloat16) if e.dtype.name == "BF16" else tensor)
+            results.append(to_tensor(e, value))
         return results
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -163,14 +147,14 @@ class ParallelProgram:
                     if isinstance(placement, Shard) and placement.dim == layout.dim:
                         chips *= self.mesh.shape[axis]
                 tensor = layout.apply(tensor, chips)
-            array = _contiguous(np.asarray(tensor))
+            array = contiguous(np.asarray(tensor))
             expected = self.chip_params[0][i]
             full = self._full_shape(expected.shape, placements)
             if tuple(array.shape) != full or array.dtype != expected.dtype:
                 raise ParallelError(f"{name} must be {expected.dtype.name}{list(full)} as "
                                     f"compiled, got {array.dtype.name}{list(array.shape)}")
             for chip, params in enumerate(self.chip_params):
-                params[i] = _contiguous(local_shard(array, self.mesh, placements, chip)
+                params[i] = contiguous(local_shard(array, self.mesh, placements, chip)
                                         if placements else array)
 
     def write_trace(self, path) -> None:
@@ -195,9 +179,7 @@ class ParallelProgram:
             archive.writestr("program.nova", self.binary_bytes)
             for chip, params in enumerate(self.chip_params):
                 for i, param in enumerate(params):
-                    buffer = io.BytesIO()
-                    np.save(buffer, param, allow_pickle=False)
-                    archive.writestr(f"chip{chip}/param{i}.npy", buffer.getvalue())
+                    archive.writestr(f"chip{chip}/param{i}.npy", npy_bytes(param))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return call_with_binding(self.binding, self.run, args, kwargs)
@@ -243,7 +225,7 @@ def _load_archive(archive: zipfile.ZipFile, meta: Mapping[str, Any], path: Path,
     """``nova.load``'s loader of this kind (:mod:`nova.archive_kinds`): checks
     the members :func:`load_parallel` reads, then each chip's parameters
     against the binary."""
-    _member(archive, "program.nova", path)  # present and intact
+    read_member(archive, "program.nova", path)  # present and intact
     counts = meta.get("params")
     if not isinstance(counts, list) or not all(
             isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
@@ -262,16 +244,16 @@ def _load_archive(archive: zipfile.ZipFile, meta: Mapping[str, Any], path: Path,
         raise BinaryFormatError(f"{path}: program.nova: {error}") from None
     except NovaRuntimeError as error:
         raise ProgramArchiveError(f"{path}: {error}") from None
-    except _MEMBER_ERRORS + _META_ERRORS as error:
+    except MEMBER_ERRORS + META_ERRORS as error:
         raise ProgramArchiveError(f"{path}: malformed multi-chip program: "
-                                  f"{_reason(error)}") from None
+                                  f"{reason(error)}") from None
     chips = program.binary.chips
     if len(program.chip_params) != chips:
         raise ProgramArchiveError(f"{path}: meta.json lists parameters for "
                                   f"{len(program.chip_params)} chip(s), the binary "
                                   f"has {chips}")
     for chip, params in enumerate(program.chip_params):
-        _check_params(program.binary, params, path, f"chip{chip}/param{{}}.npy",
+        check_params(program.binary, params, path, f"chip{chip}/param{{}}.npy",
                       len(program.chip_params[0]))
     return program
 

@@ -2,54 +2,23 @@
 8-chip ``nova-t1`` or a 16-chip mesh on it is refused at compile time rather than
 simulated as a system that does not exist.
 
-Target files are found where ``nova-attach-target`` finds them: a path, else
-``<tools dir>/../targets/<name>.json`` (the installed package), else the source
-tree's ``targets/``. A target that cannot be found or read is left to the
-compiler, which reports it.
+Target files are found and read by :mod:`nova.binary.targets`. A target that cannot
+be found or read is left to the compiler, which reports it.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
+from nova.binary.errors import TargetError
+from nova.binary.targets import read_target_json, target_dirs, target_file
 from nova.parallel.errors import ChipCountError
-
-_PACKAGE = Path(__file__).resolve().parents[1]  # .../nova
-
-
-def _target_dirs() -> list[Path]:
-    from nova.compiler.tools import tools_dir
-
-    return [tools_dir().parent / "targets", _PACKAGE / "targets", _PACKAGE.parents[1] / "targets"]
-
-
-def target_file(name: str) -> Path | None:
-    """The JSON file of target ``name`` (a name in ``targets/`` or a path), or None."""
-    path = Path(name)
-    if path.suffix == ".json" and path.is_file():
-        return path
-    for folder in _target_dirs():
-        candidate = folder / f"{name}.json"
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def available_targets() -> dict[str, Path]:
-    """Every target file found, by name (the first of each name in search order)."""
-    found: dict[str, Path] = {}
-    for folder in _target_dirs():
-        for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
-            found.setdefault(path.stem, path)
-    return found
 
 
 def _chips_of(path: Path) -> int | None:
     try:
-        data: Any = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = read_target_json(path)
+    except TargetError:
         return None
     chips = data.get("chips") if isinstance(data, dict) else None
     return chips if isinstance(chips, int) and not isinstance(chips, bool) and chips > 0 else None
@@ -63,7 +32,7 @@ def target_chips(name: str) -> int | None:
 
 def _bigger_targets(requested: int) -> list[str]:
     names: dict[str, int] = {}
-    for folder in _target_dirs():
+    for folder in target_dirs():
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
             chips = _chips_of(path)
             if chips is not None and chips >= requested:

@@ -1,4 +1,5 @@
-"""Nova runtime: reads ``.nova`` binaries (docs/binary-format.md).
+"""Nova runtime: runs programs built from ``.nova`` binaries (the format itself,
+reader and validator, is :mod:`nova.binary`, the layer below).
 
 Works on the binary format alone; it imports neither MLIR nor the compiler.
 
@@ -7,18 +8,9 @@ Works on the binary format alone; it imports neither MLIR nor the compiler.
     print(disassemble(binary))
 """
 
+from nova.binary.format import Binary, IOEntry, Program, disassemble, load_binary
+from nova.binary.isa import Instruction, Opcode, Tile
 from nova.runtime.errors import BinaryFormatError, NovaRuntimeError
-from nova.runtime.isa import Instruction, Opcode, Tile
-
-_BINARY_NAMES = ("Binary", "IOEntry", "Program", "disassemble", "load_binary")
-
-
-def __getattr__(name: str):
-    # Imported lazily so that `python -m nova.runtime.binary` runs cleanly.
-    if name in _BINARY_NAMES:
-        from nova.runtime import binary
-        return getattr(binary, name)
-    raise AttributeError(f"module 'nova.runtime' has no attribute {name!r}")
 
 __all__ = [
     "Binary", "BinaryFormatError", "IOEntry", "Instruction", "NovaRuntimeError",

@@ -86,13 +86,13 @@ class DeviceValue:
     def to_host(self) -> torch.Tensor:
         """The value read back to the host (chip 0's), counted as a host read of
         the producing program."""
-        from nova.runtime.program import _tensor
+        from nova.runtime.host_values import to_tensor
         from nova.sim.simulator import Simulator
 
         simulator = self.program.resident_simulator()
         sim_entry = next(e for e in simulator.program.io if e.index == self.entry.index)
         self.program.traffic.host_read += self.nbytes
-        return _tensor(self.entry, Simulator._decode(sim_entry, self.raw(0)))
+        return to_tensor(self.entry, Simulator._decode(sim_entry, self.raw(0)))
 
 
 class DeviceTensor(torch.Tensor):

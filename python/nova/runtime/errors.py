@@ -7,18 +7,10 @@ compiler; its errors derive from :class:`nova.errors.NovaRuntimeError` (a
 
 from __future__ import annotations
 
+from nova.binary.errors import BinaryFormatError
 from nova.errors import NovaRuntimeError
 
 __all__ = ["BinaryFormatError", "NovaRuntimeError", "ProgramArchiveError"]
-
-
-class BinaryFormatError(NovaRuntimeError, ValueError):
-    """A ``.nova`` file violates docs/binary-format.md or docs/isa.md.
-
-    The message names the broken rule and where it is broken (section, chip
-    set, instruction index), e.g.
-    ``"code of chips [0, 1], instruction 7: tile_a index 9 is out of range (3 tiles)"``.
-    """
 
 
 class ProgramArchiveError(NovaRuntimeError, ValueError):

@@ -1,50 +1,36 @@
 """A compiled program: a ``.nova`` binary plus the parameter values it was
-compiled with, runnable on the simulator and returning torch tensors.
+compiled with, runnable on the simulator and returning torch tensors. Saved as
+an archive (:mod:`nova.runtime.archive` reads it back, and holds what every
+program kind's archive shares).
 
 Works on the binary format alone (no compiler, no MLIR).
 """
 
 from __future__ import annotations
 
-import io
 import json
-import math
-import struct
 import sys
-import warnings
 import weakref
 import zipfile
-import zlib
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from nova.runtime.binary import Binary, load_binary
-from nova.runtime.binding import (CallBinding, ProgramInputError, call_with_binding,
-                                  check_tensor_dtype)
-from nova.archive_kinds import loader_for, register
-from nova.runtime.errors import BinaryFormatError, NovaRuntimeError, ProgramArchiveError
+from nova.binary.format import Binary, load_binary
+from nova.archive_kinds import register
+from nova.runtime.archive import (META_ERRORS, binary_errors, check_params, npy_bytes, read_member,
+                                  read_npy, reason)
+from nova.runtime.binding import CallBinding, ProgramInputError, call_with_binding
+from nova.runtime.errors import NovaRuntimeError, ProgramArchiveError
+from nova.runtime.host_values import (check_arity, contiguous, host_array, input_label, to_tensor,
+                                      torch_dtype)
 from nova.runtime.splits import as_split
 from nova.runtime.traffic import Traffic
 
 _FORMAT = "nova-program/1"
 
-__all__ = ["CompiledProgram", "ProgramInputError", "load", "load_archive"]
-
-
-def _to_numpy(value: Any) -> np.ndarray:
-    if hasattr(value, "detach"):
-        value = value.detach().cpu()
-        if str(value.dtype) == "torch.bfloat16":
-            value = value.float()
-        return value.numpy()
-    return np.asarray(value)
-
-
-def _contiguous(array: np.ndarray) -> np.ndarray:
-    """C-contiguous, keeping a 0-d array 0-d (np.ascontiguousarray makes it 1-d)."""
-    return array if array.flags.c_contiguous else np.array(array, order="C")
+__all__ = ["RESIDENT", "CompiledProgram", "ProgramInputError"]
 
 
 class _Resident:
@@ -85,7 +71,7 @@ class CompiledProgram:
                  splits: dict[int, int] | None = None) -> None:
         self.binary_bytes = bytes(binary)
         self.binary: Binary = load_binary(self.binary_bytes)
-        self.params = [_contiguous(np.asarray(p)) for p in params]
+        self.params = [contiguous(np.asarray(p)) for p in params]
         self.binding = binding
         self.stages = dict(stages or {})
         inputs = sorted(self.binary.inputs, key=lambda e: e.index)
@@ -109,9 +95,7 @@ class CompiledProgram:
 
     # Calling -----------------------------------------------------------------------------
     def _check(self, args: Sequence[Any]) -> list[np.ndarray]:
-        if len(args) != len(self.input_entries):
-            raise ProgramInputError(
-                f"the program takes {len(self.input_entries)} input(s), got {len(args)}")
+        check_arity(len(self.input_entries), args)
         names = ([leaf.name for leaf in self.binding.tensor_inputs]
                  if self.binding is not None else [])
         arrays = []
@@ -120,26 +104,14 @@ class CompiledProgram:
             if value is RESIDENT:
                 arrays.append(RESIDENT)
                 continue
-            label = _input_label(names[position] if position < len(names) else "", position)
+            label = input_label(names, position)
             if device is not None and isinstance(value, device.DeviceTensor):
                 arrays.append(self._device_input(label, position, entry, value.device_value))
                 continue
-            check_tensor_dtype(label, value, entry.dtype.name)
-            array = _to_numpy(value)
             shape = list(entry.shape)
             if position in self.splits:
                 shape = self.splits[position].global_shape(shape)
-            if tuple(array.shape) != tuple(shape):
-                raise ProgramInputError(
-                    f"{label} must have shape {shape}, got {list(array.shape)}")
-            expected = entry.dtype.numpy_dtype
-            # bf16 has no numpy type: its values travel as float32 (the
-            # simulator rounds them to bf16 bits).
-            bf16_as_f32 = entry.dtype.name == "BF16" and array.dtype == np.float32
-            if array.dtype != expected and not bf16_as_f32:
-                raise ProgramInputError(
-                    f"{label} must have dtype {np.dtype(expected).name}, got {array.dtype.name}")
-            arrays.append(_contiguous(array))
+            arrays.append(host_array(label, value, entry, shape))
         return arrays
 
     def _device_input(self, label: str, position: int, entry, value) -> Any:
@@ -241,7 +213,7 @@ class CompiledProgram:
             value = outputs.get(entry.index)
             if value is not None:
                 traffic.host_read += entry.byte_size
-            results.append(None if value is None else _tensor(entry, value))
+            results.append(None if value is None else to_tensor(entry, value))
         self.last_traffic = traffic
         self.traffic.add(traffic)
         return results
@@ -254,7 +226,7 @@ class CompiledProgram:
         self._kept.append(weakref.ref(value))
         traffic.kept += 1
         traffic.kept_bytes += value.nbytes * value.chips
-        return DeviceTensor(value, _torch_dtype(value.entry))
+        return DeviceTensor(value, torch_dtype(value.entry))
 
     def _move_kept(self, traffic: Traffic) -> None:
         """Moves the values still held in this program's output buffers to device
@@ -286,7 +258,7 @@ class CompiledProgram:
             if index not in inputs:
                 continue
             for c, piece in enumerate(split.pieces(inputs.pop(index))):
-                per_chip[c][index] = _contiguous(piece)
+                per_chip[c][index] = contiguous(piece)
         return per_chip
 
     def read_output(self, position: int) -> Any:
@@ -307,9 +279,9 @@ class CompiledProgram:
             # A split input: every chip's piece, put back together.
             pieces = [self._resident.read(entry.index, chip=c) for c in range(self.binary.chips)]
             self.traffic.host_read += entry.byte_size * self.binary.chips
-            return _tensor(entry, self.splits[position].join(pieces))
+            return to_tensor(entry, self.splits[position].join(pieces))
         self.traffic.host_read += entry.byte_size
-        return _tensor(entry, self._resident.read(entry.index))
+        return to_tensor(entry, self._resident.read(entry.index))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return call_with_binding(self.binding, self.run, args, kwargs)
@@ -331,7 +303,8 @@ class CompiledProgram:
 
     # Saving ------------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        """Writes the binary and the bound parameters to one file (a zip archive)."""
+        """Writes the binary and the bound parameters to one file (a zip archive;
+        :func:`nova.runtime.archive.load` reads it)."""
         with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
             meta = {"format": _FORMAT, "params": len(self.params)}
             if self.binding is not None:
@@ -339,97 +312,7 @@ class CompiledProgram:
             archive.writestr("meta.json", json.dumps(meta))
             archive.writestr("program.nova", self.binary_bytes)
             for i, param in enumerate(self.params):
-                buffer = io.BytesIO()
-                np.save(buffer, param, allow_pickle=False)
-                archive.writestr(f"param{i}.npy", buffer.getvalue())
-
-
-def _tensor(entry, value: np.ndarray) -> Any:
-    import torch
-
-    tensor = torch.from_numpy(np.array(value))
-    return tensor.to(torch.bfloat16) if entry.dtype.name == "BF16" else tensor
-
-
-def _torch_dtype(entry) -> Any:
-    import torch
-
-    if entry.dtype.name == "BF16":
-        return torch.bfloat16
-    return torch.from_numpy(np.empty(0, dtype=entry.dtype.numpy_dtype)).dtype
-
-
-def _input_label(name: str, position: int) -> str:
-    """'input 0' for the model's first positional tensor, 'input 'mask'' for a keyword one."""
-    if not name or name == f"input{position}":
-        return f"input {position}"
-    return f"input {name!r}"
-
-
-def load(path: str | Path, import_types: bool = False) -> Any:
-    """Loads a program written by :meth:`CompiledProgram.save` (or a bare
-    ``.nova`` binary), or a program of another kind (a multi-chip one, a
-    training step): meta.json's ``format`` picks the kind's loader from
-    :mod:`nova.archive_kinds`. ``import_types`` imports the
-    modules of the output types the program returns (a Hugging Face
-    ``ModelOutput``) even when their package is not imported yet.
-
-    Every problem with the file is a :class:`~nova.runtime.errors.NovaRuntimeError`
-    naming it: :class:`BinaryFormatError` for the binary,
-    :class:`ProgramArchiveError` for the archive around it."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise ProgramArchiveError(f"{path}: cannot read: {error.strerror or error}") from None
-    if not zipfile.is_zipfile(io.BytesIO(data)):
-        with _binary_errors(path):
-            return CompiledProgram(data)
-    return load_archive(data, path, import_types)
-
-
-#: What zipfile, zlib and numpy raise on damaged archive members.
-_MEMBER_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError,
-                  zlib.error, struct.error, OSError, ValueError, OverflowError, MemoryError)
-#: What the third-party parsers of untrusted archive contents (numpy's .npy header,
-#: torch's pytree spec, the metadata's JSON shapes) may raise: anything. Each is
-#: turned into a ProgramArchiveError naming the member and the exception's type.
-_META_ERRORS = (Exception,)
-
-
-class _binary_errors:
-    """Prefixes a binary's errors with the file (and the member) they come from."""
-
-    def __init__(self, path: Path, member: str = "") -> None:
-        self.where = f"{path}: {member + ': ' if member else ''}"
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind, error, tb) -> bool:
-        if isinstance(error, BinaryFormatError):
-            raise BinaryFormatError(self.where + str(error)) from None
-        if isinstance(error, NovaRuntimeError) and not str(error).startswith(self.where):
-            raise type(error)(self.where + str(error)) from None
-        return False
-
-
-def load_archive(data: bytes, path: Path, import_types: bool = False) -> Any:
-    """The program in a saved archive's bytes (``path`` names it in errors)."""
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except _MEMBER_ERRORS as error:
-        raise ProgramArchiveError(f"{path}: not a readable program archive: {error}") from None
-    with archive:
-        meta = _meta(archive, path)
-        for name in archive.namelist():
-            if name.endswith(".npy"):
-                _check_npy(archive, name, path)
-        loader = loader_for(meta.get("format"))
-        if loader is None:
-            raise ProgramArchiveError(f"{path}: not a saved Nova program (format "
-                                      f"{meta.get('format')!r})")
-        return loader(archive, meta, path, import_types)
+                archive.writestr(f"param{i}.npy", npy_bytes(param))
 
 
 def _load_single(archive: zipfile.ZipFile, meta: dict, path: Path,
@@ -439,104 +322,21 @@ def _load_single(archive: zipfile.ZipFile, meta: dict, path: Path,
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise ProgramArchiveError(f"{path}: meta.json 'params' must be a count of "
                                   f"parameters, got {count!r}")
-    params = [_npy(archive, f"param{i}.npy", path) for i in range(count)]
+    params = [read_npy(archive, f"param{i}.npy", path) for i in range(count)]
     binding = None
     if "binding" in meta:
         try:
             binding = CallBinding.from_json(meta["binding"], import_types)
         except NovaRuntimeError as error:
             raise ProgramArchiveError(f"{path}: {error}") from None
-        except _META_ERRORS as error:
+        except META_ERRORS as error:
             raise ProgramArchiveError(f"{path}: meta.json 'binding' is malformed: "
-                                      f"{_reason(error)}") from None
-    binary = _member(archive, "program.nova", path)
-    with _binary_errors(path, "program.nova"):
+                                      f"{reason(error)}") from None
+    binary = read_member(archive, "program.nova", path)
+    with binary_errors(path, "program.nova"):
         program = CompiledProgram(binary, params, binding=binding)
-    _check_params(program.binary, program.params, path, "param{}.npy")
+    check_params(program.binary, program.params, path, "param{}.npy")
     return program
 
 
 register(_FORMAT, _load_single)
-
-
-def _reason(error: BaseException) -> str:
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
-def _member(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
-    try:
-        return archive.read(name)
-    except KeyError:
-        raise ProgramArchiveError(f"{path}: member '{name}' is missing") from None
-    except _MEMBER_ERRORS as error:
-        raise ProgramArchiveError(f"{path}: member '{name}' is corrupt: "
-                                  f"{_reason(error)}") from None
-
-
-def _meta(archive: zipfile.ZipFile, path: Path) -> dict:
-    raw = _member(archive, "meta.json", path)
-    try:
-        meta = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise ProgramArchiveError(f"{path}: meta.json is not valid JSON: {error}") from None
-    if not isinstance(meta, dict):
-        raise ProgramArchiveError(f"{path}: meta.json must hold a JSON object, got "
-                                  f"{type(meta).__name__}")
-    return meta
-
-
-def _check_npy(archive: zipfile.ZipFile, name: str, path: Path) -> None:
-    """A ``.npy`` member's header must describe exactly the bytes that follow it
-    (numpy would otherwise allocate what a damaged header claims)."""
-    raw = _member(archive, name, path)
-    stream = io.BytesIO(raw)
-    try:
-        with warnings.catch_warnings():  # numpy warns on odd headers; we judge them here
-            warnings.simplefilter("ignore")
-            version = np.lib.format.read_magic(stream)
-            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                           else np.lib.format.read_array_header_2_0)
-            shape, _, dtype = read_header(stream)
-    except _MEMBER_ERRORS + _META_ERRORS as error:
-        raise ProgramArchiveError(f"{path}: member '{name}' is not a valid .npy array: "
-                                  f"{_reason(error)}") from None
-    if dtype.hasobject:
-        raise ProgramArchiveError(f"{path}: member '{name}' holds Python objects")
-    need = math.prod(shape) * dtype.itemsize
-    have = len(raw) - stream.tell()
-    if need != have:
-        raise ProgramArchiveError(f"{path}: member '{name}' declares {list(shape)} of "
-                                  f"{dtype} ({need} bytes) but holds {have} bytes")
-
-
-def _npy(archive: zipfile.ZipFile, name: str, path: Path) -> np.ndarray:
-    _check_npy(archive, name, path)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return np.load(io.BytesIO(archive.read(name)), allow_pickle=False)
-    except _MEMBER_ERRORS as error:
-        raise ProgramArchiveError(f"{path}: member '{name}' is not a valid .npy array: "
-                                  f"{_reason(error)}") from None
-
-
-def _check_params(binary: Binary, params: Sequence[np.ndarray], path: Path, member: str,
-                  count: int | None = None) -> None:
-    """The bound parameters are the binary's leading inputs: as many as ``count``
-    (every chip binds the same ones), each of its entry's shape and dtype."""
-    inputs = sorted(binary.inputs, key=lambda e: e.index)
-    if count is not None and len(params) != count:
-        raise ProgramArchiveError(f"{path}: {member.format('*')}: {len(params)} parameters, "
-                                  f"but chip 0 binds {count}")
-    if len(params) > len(inputs):
-        raise ProgramArchiveError(f"{path}: {len(params)} parameters for a binary with "
-                                  f"{len(inputs)} inputs")
-    for i, (entry, value) in enumerate(zip(inputs, params)):
-        expected = entry.dtype.numpy_dtype
-        bf16_ok = entry.dtype.name == "BF16" and value.dtype in (np.float32, np.uint16)
-        if tuple(value.shape) != tuple(entry.shape) or (value.dtype != expected and not bf16_ok):
-            raise ProgramArchiveError(
-                f"{path}: member '{member.format(i)}' holds {value.dtype}{list(value.shape)} "
-                f"but input {entry.index} ('{entry.name}') of the binary is "
-                f"{entry.dtype.name.lower()}{list(entry.shape)}")

@@ -4,7 +4,7 @@ A calibration table is a CSV file (format in ``docs/validation.md``, "Calibratio
 table"): one measured operation per row, ``kind,shape,dtype,measured_ns`` and
 optionally ``chips,algorithm,note``; lines starting with ``#`` are comments.
 :func:`read_table` parses and checks it; :func:`fit` moves the target's calibratable
-constants (:func:`parameters`, taken from :mod:`nova.sim.target_schema`) to minimise
+constants (:func:`parameters`, taken from :mod:`nova.binary.target_schema`) to minimise
 the squared log-time residuals ``ln(simulated / measured)`` of every row, each row
 simulated by :mod:`nova.sim.microbench`.
 
@@ -29,8 +29,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import target_schema as schema
-from .errors import SimulationError
+from nova.binary import target_schema as schema
+from .errors import SimulationError, TargetError
 from .microbench import Bench, CalibrationError, build, parse_shape, simulate
 from .program import Program
 from .target import Target
@@ -269,7 +269,7 @@ class _Model:
         except CalibrationError as e:
             msg = str(e)
             raise CalibrationError(msg if msg.startswith(self.rows[i].at) else f"{self.rows[i].at}: {msg}") from None
-        except SimulationError as e:
+        except (SimulationError, TargetError) as e:  # a fitted value the schema refuses, too
             raise CalibrationError(f"{self.rows[i].at}: {self.rows[i].bench.label}: {e}") from None
 
     def target(self, values: Sequence[float]) -> Target:

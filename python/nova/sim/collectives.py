@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .interconnect import Interconnect
 from .numerics import reduce_stack
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import fast_timing
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .numerics import ValueFault
 from .replay_plan import schedule
 from . import stream as sx

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .memory import decode_values, encode_values
 
 if TYPE_CHECKING:
-    from .engines import Chip, Dec, Op, Queue
+    from .machine import Chip, Dec, Op, Queue
     from .memory import TileAccess
 
 _RW = (("hbm_read", "hbm_write"), ("sram_read", "sram_write"), ("acc_read", "acc_write"))

@@ -13,15 +13,19 @@ previous tile's last row; only a tile that starts on an idle array pays W + S + 
 Without it every tile runs load, stream and drain in sequence (SCALE-Sim's
 ``2R + C + M - 2`` per fold).
 
-:class:`MatrixUnit` is mixed into :class:`nova.sim.engines.Machine`.
+:class:`MatrixUnit` (the matmul instruction: its data effect and this timing) is mixed into
+:class:`nova.sim.engines.Machine`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nova.binary import opcodes as oc
+from .machine import _RW
+
 if TYPE_CHECKING:
-    from .engines import Op, Queue
+    from .machine import Op, Queue
 
 
 class MatrixUnit:
@@ -63,3 +67,31 @@ class MatrixUnit:
         # The shadow buffer frees when this tile's weights go live (its stream starts).
         ch.mx_state = (end, start, ready)
         return max(end + cost.fill_drain - now, cost.nop)
+
+    def _x_matmul(self, q: Queue, o: Op) -> float:
+        d, ch = o.d, q.chip
+        ta, tb, td = d.ta, d.tb, d.td
+        m, k = ta.shape
+        n = tb.shape[1]
+        if self.functional:
+            c = self._read(ch, ta, o.ra, d) @ self._read(ch, tb, o.rb, d)
+            if td.dtype == oc.F32:
+                # The f32 accumulator is updated in place through its view.
+                acc = ch.mem.view(td, o.rdst, d.label)
+                if d.ins.flags & oc.F_ACCUMULATE:
+                    ch.mem_bytes[_RW[td.space][0]] += td.nbytes
+                    acc += c
+                else:
+                    acc[...] = c
+                ch.mem_bytes[_RW[td.space][1]] += td.nbytes
+            else:
+                if d.ins.flags & oc.F_ACCUMULATE:
+                    c += self._read(ch, td, o.rdst, d)
+                self._write(ch, td, o.rdst, c, d)
+        elif not ch.prechecked:
+            self._check(ch, ta, o.ra, d, False)
+            self._check(ch, tb, o.rb, d, False)
+            if d.ins.flags & oc.F_ACCUMULATE:
+                ch.mem_bytes[_RW[td.space][0]] += td.nbytes
+            self._check(ch, td, o.rdst, d, True)
+        return self._matmul_time(q, o, m, k, n, ta.dtype)

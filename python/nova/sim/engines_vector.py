@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .errors import AssertionFailedError
 from .numerics import (ValueFault, binary_fn, convert, reduce_axis, scalar_of, scan_axis, sort_axis,
                        unary_fn)
 
 if TYPE_CHECKING:
-    from .engines import Op, Queue
+    from .machine import Op, Queue
     from .memory import TileAccess
 
 

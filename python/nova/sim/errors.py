@@ -3,15 +3,16 @@
 
 from __future__ import annotations
 
+from nova.binary.errors import TargetError
 from nova.errors import NovaRuntimeError
+
+__all__ = ["AssertionFailedError", "BudgetExceededError", "CollectiveMismatchError", "DeadlockError",
+           "EngineFaultError", "HostMemoryError", "InputError", "MemoryFaultError", "ProgramError",
+           "ScalarFaultError", "SimulationError", "TargetError"]
 
 
 class SimulationError(NovaRuntimeError):
     """A program cannot be simulated, or faulted while running."""
-
-
-class TargetError(SimulationError):
-    """A target description is missing a field or holds an invalid value."""
 
 
 class ProgramError(SimulationError):

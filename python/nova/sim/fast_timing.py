@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from . import stream as sx
 
 if TYPE_CHECKING:

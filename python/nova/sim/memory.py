@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .errors import HostMemoryError, MemoryFaultError
 from .numerics import bf16_bits_to_f32, f32_to_bf16_bits
 from .program import TileDesc

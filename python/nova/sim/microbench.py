@@ -42,7 +42,7 @@ import functools
 import math
 from dataclasses import dataclass, replace
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .errors import SimulationError
 from .program import ChipCode, Instr, Program, TileDesc
 from .target import Target

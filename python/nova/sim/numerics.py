@@ -16,7 +16,7 @@ import numpy as np
 
 from nova.errors import NovaRuntimeError
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 
 
 class ValueFault(NovaRuntimeError):

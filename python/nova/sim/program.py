@@ -1,6 +1,6 @@
 """The simulator's view of a binary: per-chip code, tiles, groups, I/O and constants.
 
-:func:`program_from_binary` converts what ``nova.runtime.binary.load_binary`` returns
+:func:`program_from_binary` converts what ``nova.binary.format.load_binary`` returns
 (duck-typed: only attribute names are relied on) once, at the API boundary.
 """
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Sequence
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .errors import ProgramError
 from .target import Target, target_from_dict
 
@@ -155,7 +155,7 @@ class ChipCode:
     groups: tuple[tuple[tuple[int, ...], ...], ...] = ()
     debug: dict[int, str] = field(default_factory=dict, compare=False, hash=False)
     #: One past the highest byte of hbm, sram and acc the code can touch, when the
-    #: loader proved it (nova.runtime.bounds); None if unknown.
+    #: loader proved it (nova.binary.bounds); None if unknown.
     high: tuple[int, int, int] | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -230,7 +230,7 @@ def _mask(v: Any) -> int:
 
 
 def instr_from(obj: Any) -> Instr:
-    """Converts a decoded instruction object (``nova.runtime.isa.Instruction``) to :class:`Instr`."""
+    """Converts a decoded instruction object (``nova.binary.isa.Instruction``) to :class:`Instr`."""
     if isinstance(obj, Instr):
         return obj
     aliases = {"a": ("a", "tile_a"), "b": ("b", "tile_b"), "c": ("c", "tile_c"), "d": ("d", "tile_d"),
@@ -280,13 +280,13 @@ def _first(obj: Any, *names: str, default: Any = None) -> Any:
 
 
 def program_from_binary(binary: Any) -> Program:
-    """Builds a :class:`Program` from a loaded binary (``nova.runtime.binary.Binary``)."""
+    """Builds a :class:`Program` from a loaded binary (``nova.binary.format.Binary``)."""
     if isinstance(binary, Program):
         return binary
     target = _first(binary, "target")
     target = target if isinstance(target, Target) else target_from_dict(target)
     if hasattr(binary, "program_for"):
-        # nova.runtime.binary.Binary: programs shared by sets of chips (SPMD).
+        # nova.binary.format.Binary: programs shared by sets of chips (SPMD).
         converted: dict[int, ChipCode] = {}
         chips = []
         for c in range(target.chips):

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .engines_dma import copy_tile
 from .memory import decode_values, encode_values, host_memory_limit
 from .numerics import BINARY, UNARY, erf_into, reduce_axis, scalar_of

@@ -17,11 +17,11 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .timing import CostModel
 
 if TYPE_CHECKING:
-    from .engines import Dec
+    from .machine import Dec
     from .target import Target
 
 

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .engines import Machine
 from .errors import InputError
 from .memory import ChipMemory, check_host_memory
@@ -75,7 +75,7 @@ class Simulator:
                  max_time_s: float | None = None) -> None:
         self.budget = Budget.from_settings(max_instructions, max_time_s)
         if isinstance(binary, (str, Path, bytes, bytearray)):
-            from nova.runtime.binary import load_binary  # the reader: no MLIR, no compiler
+            from nova.binary.format import load_binary  # the reader: no MLIR, no compiler
             binary = load_binary(binary)
         self.program: Program = program_from_binary(binary)
         self.target = self.program.target

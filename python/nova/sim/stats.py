@@ -7,7 +7,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .engines import Machine
 from .overlap import CollectiveOverlap, chip_overlap
 from .report_work import instruction_work

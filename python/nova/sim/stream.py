@@ -10,7 +10,7 @@ those include a taken loop back-edge (where the watchdog checks the time budget)
 :func:`walk_stream` computes the same steps without running (plus the fault the
 scalar code raises, if any).
 
-:meth:`nova.sim.engines.Machine._run_stream` replays the steps with the same float
+:meth:`nova.sim.sequencer.Sequencer._run_stream` replays the steps with the same float
 operations in the same order as the interpreter (``_run_seq``), so simulated times
 are bit-identical; a run that needs the interpreter's full state (a time budget hit at
 a back-edge, a deadlock report) gets it from :func:`state_at`. Streams are cached by
@@ -24,13 +24,13 @@ import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .errors import ProgramError, ScalarFaultError
 from .scalar import SaluError, salu, wrap
 from .watchdog import Budget, over_instructions
 
 if TYPE_CHECKING:
-    from .engines import Dec
+    from .machine import Dec
     from .program import ChipCode
 
 

@@ -1,17 +1,18 @@
 """The hardware description the simulator runs on (a ``targets/*.json`` file).
 
-Fields and timing constants are checked against :mod:`nova.sim.target_schema`.
+Fields and timing constants are checked against :mod:`nova.binary.target_schema`; files are
+found and read by :mod:`nova.binary.targets`.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from .errors import TargetError
-from .target_schema import TOPOLOGIES, validate_target  # noqa: F401  (TOPOLOGIES re-exported)
+from nova.binary.errors import TargetError
+from nova.binary.target_schema import TOPOLOGIES, validate_target  # noqa: F401  (TOPOLOGIES re-exported)
+from nova.binary.targets import load_target_dict
 
 
 class Timing(Mapping[str, Any]):
@@ -144,10 +145,5 @@ def target_from_dict(d: Mapping[str, Any], where: str = "target") -> Target:
 
 
 def load_target(path: str | Path) -> Target:
-    """Reads a target JSON file."""
-    p = Path(path)
-    try:
-        d = json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise TargetError(f"cannot read target '{p}': {e}") from e
-    return target_from_dict(d, f"target file '{p}'")
+    """Reads a target JSON file (found, read and validated by :mod:`nova.binary.targets`)."""
+    return Target(**load_target_dict(path))

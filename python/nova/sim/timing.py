@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 from .target import Target
 
 

@@ -280,7 +280,7 @@ def shard_gradients(annotated: str, imported: ImportedTrainStep,
     import mlir.ir as ir
     from mlir.dialects import shard
 
-    from nova.parallel.annotate import GRID, _axes_attr
+    from nova.parallel.annotate import GRID, axes_attr
 
     names = gradient_shards(imported, sharded_state)
     n_train, n_const = len(imported.layout.trainable), len(imported.layout.constant)
@@ -363,10 +363,10 @@ def shard_gradients(annotated: str, imported: ImportedTrainStep,
                 # gives it without ZeRO-2: a partial sum, all-reduced) so the
                 # split does not propagate into the backward pass; its users
                 # read it split: all-reduce + slice, one reduce-scatter.
-                whole = shard.ShardingOp(grid, _axes_attr(ir, [[]] * rank), [], [],
+                whole = shard.ShardingOp(grid, axes_attr(ir, [[]] * rank), [], [],
                                          results=[sharding_type]).result
                 pinned = shard.ShardOp(value, whole)
-                split = shard.ShardingOp(grid, _axes_attr(ir, [[0]] + [[]] * (rank - 1)),
+                split = shard.ShardingOp(grid, axes_attr(ir, [[0]] + [[]] * (rank - 1)),
                                          [], [], results=[sharding_type]).result
                 marked = shard.ShardOp(pinned.result, split, annotate_for_users=True)
             value.replace_all_uses_except(marked.result, pinned.operation)

@@ -181,7 +181,7 @@ def hbm_peak(stages: Mapping[str, Any]) -> int | None:
 def hbm_capacity(target: str) -> int | None:
     """``hbm_bytes`` of target ``target`` (a name or a .json path), or None when
     its file cannot be found or read (the compiler then reports it)."""
-    from nova.parallel.target_chips import target_file
+    from nova.binary.targets import target_file
     from nova.sim.errors import TargetError
     from nova.sim.target import load_target
 

@@ -327,7 +327,7 @@ class PipelineTrainStep:
                  binary: bytes, *, stages: dict, lowered, double_buffer: bool,
                  example, shared=(), recompute: bool = False,
                  max_grad_norm: float | None = None, stage_mesh=None) -> None:
-        from nova.runtime.binary import load_binary
+        from nova.binary.format import load_binary
 
         self.infos, self.optimizer, self.rule = infos, optimizer, rule
         self.schedule, self.layout = schedule, layout
@@ -529,7 +529,7 @@ class PipelineTrainStep:
         ``1 - mean_c W_c / T_fb``: the quantity ``(p - 1) / (m + p - 1)``
         predicts for balanced stages (interleaved: ``(p - 1) / (v m + p - 1)``). ``with_update`` counts the update in
         both (``1 - mean_c (W_c + u_c) / T``)."""
-        from nova.runtime.binary import load_binary
+        from nova.binary.format import load_binary
         from nova.sim import Simulator
 
         if self._work_binary is None:

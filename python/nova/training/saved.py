@@ -21,7 +21,6 @@ Its kind, ``nova-train-step/1``, is registered with :mod:`nova.archive_kinds`.
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import zipfile
 from pathlib import Path
@@ -33,8 +32,9 @@ import torch
 from nova.archive_kinds import register
 from nova.frontend.train_export import ImportedTrainStep, StepLayout
 from nova.runtime.errors import NovaRuntimeError, ProgramArchiveError
-from nova.runtime.program import (_META_ERRORS, CompiledProgram, _binary_errors, _member, _npy,
-                                  _reason)
+from nova.runtime.archive import (META_ERRORS, binary_errors, npy_bytes, read_member, read_npy,
+                                  reason)
+from nova.runtime.program import CompiledProgram
 from nova.training.errors import TrainStepError
 from nova.training.optimizers import rule_for
 from nova.training.train_step import TrainStep
@@ -88,12 +88,6 @@ def _tuples(value: Any) -> Any:
     return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
-def _npy_bytes(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=False)
-    return buffer.getvalue()
-
-
 def save_train_step(step: TrainStep, path: str | Path) -> None:
     """Writes ``step`` (see the module docstring) to ``path``."""
     kind = type(step.optimizer).__name__
@@ -118,9 +112,9 @@ def save_train_step(step: TrainStep, path: str | Path) -> None:
         archive.writestr("meta.json", json.dumps(meta))
         archive.writestr("program.nova", step.program.binary_bytes)
         for i, array in enumerate(tensors):
-            archive.writestr(f"tensor{i}.npy", _npy_bytes(array))
+            archive.writestr(f"tensor{i}.npy", npy_bytes(array))
         for i, array in enumerate(step._constants):
-            archive.writestr(f"constant{i}.npy", _npy_bytes(np.asarray(array)))
+            archive.writestr(f"constant{i}.npy", npy_bytes(np.asarray(array)))
 
 
 class _SavedTensors(torch.nn.Module):
@@ -207,13 +201,13 @@ def _load(archive: zipfile.ZipFile, meta: Mapping[str, Any], path: Path,
         if len(steps) != len(layout.groups):
             raise ValueError(f"{len(layout.groups)} parameter groups in the layout, "
                              f"{len(steps)} step counts")
-    except _META_ERRORS as error:
+    except META_ERRORS as error:
         raise ProgramArchiveError(f"{path}: meta.json of a training step is malformed: "
-                                  f"{_reason(error)}") from None
-    tensors = [_npy(archive, f"tensor{i}.npy", path) for i in range(tensor_count)]
-    constant_arrays = [_npy(archive, f"constant{i}.npy", path) for i in range(constants)]
-    binary = _member(archive, "program.nova", path)
-    with _binary_errors(path, "program.nova"):
+                                  f"{reason(error)}") from None
+    tensors = [read_npy(archive, f"tensor{i}.npy", path) for i in range(tensor_count)]
+    constant_arrays = [read_npy(archive, f"constant{i}.npy", path) for i in range(constants)]
+    binary = read_member(archive, "program.nova", path)
+    with binary_errors(path, "program.nova"):
         program = CompiledProgram(binary)
     try:
         state = _decode(encoded, tensors)
@@ -235,8 +229,8 @@ def _load(archive: zipfile.ZipFile, meta: Mapping[str, Any], path: Path,
         step.load_state_dict(state)
     except (TrainStepError, NovaRuntimeError) as error:
         raise ProgramArchiveError(f"{path}: {error}") from None
-    except _META_ERRORS as error:
-        raise ProgramArchiveError(f"{path}: malformed training step: {_reason(error)}") from None
+    except META_ERRORS as error:
+        raise ProgramArchiveError(f"{path}: malformed training step: {reason(error)}") from None
     step._steps = steps  # exactly as saved (SGD's torch state does not count them)
     step.hbm_peak = peak if isinstance(peak, int) and not isinstance(peak, bool) else None
     return step

@@ -38,7 +38,7 @@ def resolve_plan(model: torch.nn.Module, mesh: Any, plan: Any, *, relayouts: boo
     A plan that stores parameters re-laid-out is refused unless ``relayouts``
     (the caller binds and reads them through :func:`stored_layouts`, as
     ``compile_train_step`` does: :func:`step_plan`)."""
-    from nova.parallel.compile import _is_torch_plan
+    from nova.parallel.compile import is_torch_plan
     from nova.parallel.mesh import Mesh
     from nova.parallel.plan import ParallelPlan
 
@@ -46,7 +46,7 @@ def resolve_plan(model: torch.nn.Module, mesh: Any, plan: Any, *, relayouts: boo
         raise TrainStepError("plan= needs mesh=, the mesh the plan's axes name")
     if not isinstance(mesh, Mesh):
         raise TrainStepError(f"mesh must be a nova.parallel.Mesh, got {type(mesh).__name__}")
-    if _is_torch_plan(plan):
+    if is_torch_plan(plan):
         from nova.parallel.torch_styles import check_heads, torch_plan
         plan = torch_plan(model, mesh, plan)
         check_heads(model, plan, mesh)

@@ -12,7 +12,7 @@ import torch
 
 import nova
 from nova.models import GPT, MLP, GPTConfig
-from nova.runtime.isa import DType, Opcode
+from nova.binary.isa import DType, Opcode
 
 
 def _matmul_operand_dtypes(program, skip_rows: int | None = None) -> set:

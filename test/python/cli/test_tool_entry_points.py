@@ -16,7 +16,7 @@ import torch
 import nova
 from nova.cli.main import main
 from nova.cli.versions import versions
-from nova.parallel.target_chips import available_targets
+from nova.binary.targets import available_targets
 from nova.sim.target import load_target
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -108,7 +108,7 @@ def mutate_binary(data: bytes, rng: random.Random) -> tuple[bytes, str]:
 def _mutate_field(buf: bytearray, rng: random.Random) -> tuple[bytes, str]:
     """One field of one instruction word or tile descriptor set to a small or an
     extreme value: the mutants most likely to pass the framing checks."""
-    from nova.runtime.isa import TILE_DTYPE, WORD_DTYPE
+    from nova.binary.isa import TILE_DTYPE, WORD_DTYPE
 
     kind = rng.choice((1, 1, 2))  # CODE twice as often as TILES
     found = [s for s in sections(bytes(buf)) if s[0] == kind and s[2]]
@@ -150,7 +150,7 @@ def _same(a: dict, b: dict) -> bool:
 
 def run_binary(data: bytes, reference: dict | None = None) -> tuple[str, str]:
     """(outcome, detail) of loading and simulating one binary."""
-    from nova.runtime.binary import load_binary
+    from nova.binary.format import load_binary
     from nova.runtime.errors import NovaRuntimeError
     from nova.sim import Simulator
     from nova.sim.errors import MemoryFaultError, ProgramError, SimulationError
@@ -186,7 +186,7 @@ def run_binary(data: bytes, reference: dict | None = None) -> tuple[str, str]:
 
 def reference_outputs(data: bytes) -> dict | None:
     """The outputs of the unmutated binary, or None if it does not run to the end."""
-    from nova.runtime.binary import load_binary
+    from nova.binary.format import load_binary
     from nova.sim import Simulator
     from nova.sim.errors import SimulationError
 
@@ -301,7 +301,7 @@ def _inspect(path: Path) -> tuple[int, str]:
 def run_archive(data: bytes, workdir: Path | None = None) -> tuple[str, str]:
     """(outcome, detail) of ``nova.load``, a call, and ``nova inspect`` on one archive."""
     from nova.runtime.errors import NovaRuntimeError
-    from nova.runtime.program import load
+    from nova.runtime.archive import load
     from nova.sim.errors import MemoryFaultError, ProgramError, SimulationError
 
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:

@@ -12,7 +12,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from nova.runtime.isa import ISA_VERSION, NO_TILE, TILE_DTYPE, WORD_DTYPE
+from nova.binary.isa import ISA_VERSION, NO_TILE, TILE_DTYPE, WORD_DTYPE
 
 TARGETS = Path(__file__).resolve().parents[3] / "targets"
 

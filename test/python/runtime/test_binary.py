@@ -1,4 +1,4 @@
-"""nova.runtime.binary decodes the shared test vectors (test/vectors/*.nova,
+"""nova.binary.format decodes the shared test vectors (test/vectors/*.nova,
 written by `nova-translate --nova-to-binary`) field by field."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from nova.runtime import BinaryFormatError, load_binary
-from nova.runtime.binary import (
+from nova.binary.format import (
     IODType, Role, SectionType, disassemble,
 )
-from nova.runtime.isa import (
+from nova.binary.isa import (
     NO_TILE, WORD_DTYPE, DType, ElementwiseKind, Engine, Flag, MemorySpace, Opcode,
     ReductionKind, SaluKind, Tile,
 )
@@ -249,7 +249,7 @@ def test_disassemble() -> None:
 
 
 def test_cli(capsys: pytest.CaptureFixture[str]) -> None:
-    from nova.runtime.binary import main
+    from nova.binary.format import main
     assert main([str(vector("collectives"))]) == 0
     assert "all_to_all" in capsys.readouterr().out
     bad = VECTORS / "collectives.mlir"
@@ -286,7 +286,7 @@ def test_integer_gather_vector() -> None:
     out-of-range id faults with the assertion's message."""
     from nova.sim import Simulator
     from nova.sim.errors import AssertionFailedError
-    from nova.runtime.isa import DType
+    from nova.binary.isa import DType
     b = load_binary(vector("integer_gather"))
     code = b.code(0)
     ops = [i.opcode for i in code]

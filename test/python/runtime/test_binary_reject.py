@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from nova.runtime import BinaryFormatError, load_binary
-from nova.runtime.binary import SectionType
-from nova.runtime.isa import WORD_DTYPE, Opcode
+from nova.binary.format import SectionType
+from nova.binary.isa import WORD_DTYPE, Opcode
 
 VECTORS = Path(__file__).resolve().parents[2] / "vectors"
 

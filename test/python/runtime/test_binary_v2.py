@@ -9,8 +9,8 @@ import pytest
 
 from novabin import build, f64bits, tile, word
 from nova.runtime import BinaryFormatError, load_binary
-from nova.runtime.binary import disassemble
-from nova.runtime.isa import (
+from nova.binary.format import disassemble
+from nova.binary.isa import (
     ISA_VERSION, DType, ElementwiseKind, Flag, Opcode, ReductionKind, element_bytes,
 )
 

@@ -13,7 +13,7 @@ import torch
 from nova.compiler.compile import compile_linalg
 from nova.compiler.options import TargetOptions
 from nova.runtime import BinaryFormatError, load_binary
-from nova.runtime.binary import SectionType
+from nova.binary.format import SectionType
 from nova.runtime.program import RESIDENT, CompiledProgram, ProgramInputError
 
 from test_binary_reject import rejects, seal, section

@@ -17,7 +17,8 @@ import pytest
 
 from nova.cli.main import main
 from nova.runtime.errors import BinaryFormatError, NovaRuntimeError, ProgramArchiveError
-from nova.runtime.program import CompiledProgram, load
+from nova.runtime.archive import load
+from nova.runtime.program import CompiledProgram
 
 VECTORS = Path(__file__).resolve().parents[2] / "vectors"
 

@@ -10,7 +10,7 @@ from novabin import build, target, tile, word
 
 from nova.knobs import KnobError, knobs
 from nova.runtime import load_binary
-from nova.runtime.isa import Engine, Opcode
+from nova.binary.isa import Engine, Opcode
 from nova.sim import HostMemoryError, Simulator
 from nova.sim.memory import Memory, host_memory_limit, physical_memory
 

@@ -16,8 +16,8 @@ from novabin import build, target, tile, word
 from test_binary_reject import seal, section
 
 from nova.runtime import BinaryFormatError, load_binary
-from nova.runtime.binary import SectionType
-from nova.runtime.isa import Engine, Opcode
+from nova.binary.format import SectionType
+from nova.binary.isa import Engine, Opcode
 from nova.sim import Simulator
 
 VECTORS = Path(__file__).resolve().parents[2] / "vectors"

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from nova.sim import opcodes as oc
+from nova.binary import opcodes as oc
 from nova.sim.program import ChipCode, Constant, Instr, IOEntry, Program, TileDesc
 from nova.sim.target import Target, load_target
 

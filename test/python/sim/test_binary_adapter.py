@@ -1,4 +1,4 @@
-"""The simulator reads the binary reader's objects (nova.runtime.isa / binary) when present."""
+"""The simulator reads the binary reader's objects (nova.binary.isa / binary) when present."""
 
 from types import SimpleNamespace
 
@@ -7,13 +7,13 @@ import pytest
 
 from asm import Asm, target
 
-isa = pytest.importorskip("nova.runtime.isa")
-binary = pytest.importorskip("nova.runtime.binary")
+isa = pytest.importorskip("nova.binary.isa")
+binary = pytest.importorskip("nova.binary.format")
 from nova.sim import Simulator, program_from_binary  # noqa: E402
 
 
 def to_runtime(prog):
-    """Re-expresses a test Program with nova.runtime.isa Instruction/Tile objects."""
+    """Re-expresses a test Program with nova.binary.isa Instruction/Tile objects."""
     ch = prog.chips[0]
     code = [isa.Instruction(opcode=isa.Opcode(i.opcode), engine=isa.Engine(i.engine), kind=i.kind, flags=i.flags,
                             queue=i.queue, rd=i.rd, ra=i.ra, rb=i.rb, rc=i.rc, rdst=i.rdst,

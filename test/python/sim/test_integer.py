@@ -263,7 +263,7 @@ def test_loop_index_enters_tile_arithmetic():
 
 
 def oc_vector() -> int:
-    from nova.sim import opcodes as oc
+    from nova.binary import opcodes as oc
     return oc.VECTOR
 
 

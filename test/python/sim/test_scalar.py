@@ -5,7 +5,7 @@ import pytest
 
 from asm import Asm, target
 from nova.sim import ProgramError, ScalarFaultError, Simulator
-from nova.sim import opcodes as oc
+from nova.binary import opcodes as oc
 from nova.sim.program import ChipCode, Instr, Program
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from asm import Asm, target
 from nova.sim import Simulator
-from nova.sim import engines, stream
+from nova.sim import engines, machine, stream
 from nova.sim.engines_dma import copy_tile, transpose_axis
 from nova.sim.memory import TileAccess
 from nova.sim.program import TileDesc
@@ -25,7 +25,7 @@ def run(prog, inputs=None, *, mode, functional=True, per_chip=None, **kw):
         engines.cached_stream = lambda *a: None
     elif mode == "walk":
         engines.cached_stream = lambda code, cid, dma, budget: stream.walk_stream(
-            code, engines._decoded(code, dma), cid, budget)
+            code, machine._decoded(code, dma), cid, budget)
     try:
         if mode == "recorded":
             run(prog, inputs, mode="interp", functional=functional, per_chip=per_chip, **kw)

@@ -5,7 +5,7 @@ import pytest
 
 from asm import Asm, target
 from nova.sim import DeadlockError, MemoryFaultError, Simulator
-from nova.sim import opcodes as oc
+from nova.binary import opcodes as oc
 
 
 def test_semaphores_order_dma_then_vector_then_dma():

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from asm import ROOT, target
-from nova.runtime.binary import load_binary
+from nova.binary.format import load_binary
 from nova.runtime.errors import BinaryFormatError
 from nova.sim import TargetError, load_target, target_from_dict
-from nova.sim.target_schema import FIELDS, TIMING, schema_table
+from nova.binary.target_schema import FIELDS, TIMING, schema_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
 import novabin  # noqa: E402

@@ -9,7 +9,7 @@ from asm import Asm, target
 from nova.sim import Simulator
 from nova.sim.collectives import CollectivePlanner
 from nova.sim.interconnect import Interconnect, torus_shape
-from nova.sim import opcodes as oc
+from nova.binary import opcodes as oc
 
 
 def dma_program(nbytes, queues, tg):

@@ -5,7 +5,7 @@ import pytest
 
 from asm import Asm, target
 from nova.sim import Simulator
-from nova.sim import opcodes as oc
+from nova.binary import opcodes as oc
 from nova.sim.numerics import round_to
 
 SHAPE = (4, 8)

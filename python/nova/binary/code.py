@@ -2,7 +2,7 @@
 
 :func:`check_code` checks one program's instruction words against its tile and
 group tables, :func:`decode_instructions` turns them into
-:class:`~nova.runtime.isa.Instruction` objects. The opcode tables below say, per
+:class:`~nova.binary.isa.Instruction` objects. The opcode tables below say, per
 opcode, which fields it uses (the others must hold their default), which flags
 and kinds it accepts.
 """
@@ -13,8 +13,8 @@ from typing import Sequence
 
 import numpy as np
 
-from nova.runtime.errors import BinaryFormatError
-from nova.runtime.isa import (
+from nova.binary.errors import BinaryFormatError
+from nova.binary.isa import (
     ALLOWED_ENGINES, MAX_LOOP_DEPTH, NO_TILE, DType, ElementwiseKind, Engine, Flag,
     Instruction, Opcode, ReductionKind, ReplicaGroups, SaluKind, Tile,
 )
@@ -29,7 +29,7 @@ def _fail(message: str) -> BinaryFormatError:
 
 def describe_word(w: np.ndarray, i: int, tiles: Sequence[Tile] = ()) -> str:
     """Word ``i`` in docs/isa.md syntax, or its fields when it does not decode."""
-    from nova.runtime.disassembly import format_instruction
+    from nova.binary.disassembly import format_instruction
 
     try:
         return format_instruction(decode_instructions(w[i:i + 1])[0], 0, tiles)
@@ -302,7 +302,7 @@ def _type_rule(op: Opcode, kind: int, t: list[Tile | None]) -> str | None:
     """The element-type rule an instruction breaks (tiles of slots a..d), or None.
     The `nova_isa` verifiers enforce all of them; the decoder checks those whose
     breach would leave an instruction without a meaning (an integer average, an
-    integer matmul, a float index), the simulator the rest (nova.sim.verify)."""
+    integer matmul, a float index), the simulator the rest (nova.binary.type_rules)."""
     a, b, c, d = t
     name = op.name
     if op in (Opcode.VREDUCE, Opcode.VSCAN, Opcode.ALL_REDUCE, Opcode.REDUCE_SCATTER):

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Sequence
 
-from nova.runtime.isa import (
+from nova.binary.isa import (
     ElementwiseKind, Flag, Instruction, Opcode, ReductionKind, SaluKind, Tile,
 )
 
 if TYPE_CHECKING:
-    from nova.runtime.binary import Binary
+    from nova.binary.format import Binary
 
 __all__ = ["disassemble", "format_instruction"]
 

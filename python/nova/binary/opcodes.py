@@ -1,6 +1,6 @@
 """ISA v2 numbers the simulator dispatches on (docs/isa.md sections 2 and 3).
 
-The binary reader (``nova.runtime.isa``) owns decoding; these are the plain integer
+The binary reader (``nova.binary.isa``) owns decoding; these are the plain integer
 codes the engines compare against, kept here so the hot loop compares ints.
 """
 

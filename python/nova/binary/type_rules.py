@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import opcodes as oc
+from nova.binary import opcodes as oc
 
 
 def _name(dt: int) -> str:

@@ -5,8 +5,8 @@ verifiers call "verified"), checked by the loader on every word of a code sectio
 matmul limits and collective shapes against the program's tile and group tables,
 so that an instruction the simulator runs always has operands of the shapes its
 numpy implementation expects. The element-type rules are shared with the
-simulator (:mod:`nova.sim.verify`). Register values are the business of
-:mod:`nova.runtime.bounds`.
+simulator (:mod:`nova.binary.type_rules`). Register values are the business of
+:mod:`nova.binary.bounds`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from nova.runtime.isa import (
+from nova.binary.type_rules import type_error  # the element-type rules (docs/isa.md 2.4-2.6)
+from nova.binary.isa import (
     NO_TILE, Flag, MemorySpace, Opcode, ReplicaGroups, Tile,
 )
 
@@ -190,9 +191,7 @@ def rule_broken(op: Opcode, kind: int, flags: int, tiles: Sequence[Tile | None],
                 target: Mapping[str, object]) -> str | None:
     """The docs/isa.md section 2 rule one instruction breaks, or None. ``tiles`` are
     its slots a..d (None where unused); kinds, axes and indices are already in
-    range (nova.runtime.code checks those first)."""
-    from nova.sim.verify import type_error  # the simulator's own element-type rules
-
+    range (nova.binary.code checks those first)."""
     a, b, c, d = tiles
     if op in (Opcode.DMA_COPY, Opcode.DMA_GATHER, Opcode.DMA_SCATTER):
         problem = _dma(op, flags, a, b, d)

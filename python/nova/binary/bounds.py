@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Optional, Sequence, Tuple
 
-from nova.runtime.isa import NO_TILE, Flag, Opcode, Tile
+from nova.binary.isa import NO_TILE, Flag, Opcode, Tile
 
 __all__ = ["AddressBounds", "check_addresses"]
 

@@ -6,9 +6,9 @@ format promises and raises :class:`~nova.runtime.errors.BinaryFormatError`
 naming the first broken rule; what it returns is safe to simulate without
 further structural checks. Code sections are decoded with a numpy structured
 dtype (``Program.words``); ``Program.instructions`` gives the same words as
-:class:`~nova.runtime.isa.Instruction` objects.
+:class:`~nova.binary.isa.Instruction` objects.
 
-Command line: ``python -m nova.runtime.binary FILE.nova`` prints the
+Command line: ``python -m nova.binary.format FILE.nova`` prints the
 disassembly.
 """
 
@@ -30,14 +30,13 @@ from typing import Mapping, Union
 
 import numpy as np
 
-from nova.runtime.bounds import check_addresses
-from nova.runtime.code import check_code, decode_instructions, instruction_error
-from nova.runtime.rules import check_rules
-from nova.runtime.disassembly import disassemble
-from nova.runtime.errors import BinaryFormatError
-from nova.sim.errors import TargetError
-from nova.sim.target_schema import FIELDS as SCHEMA_FIELDS, TOPOLOGIES, validate_target
-from nova.runtime.isa import (
+from nova.binary.bounds import check_addresses
+from nova.binary.code import check_code, decode_instructions, instruction_error
+from nova.binary.rules import check_rules
+from nova.binary.disassembly import disassemble
+from nova.binary.errors import BinaryFormatError, TargetError
+from nova.binary.target_schema import FIELDS as SCHEMA_FIELDS, TOPOLOGIES, validate_target
+from nova.binary.isa import (
     ISA_VERSION, NO_TILE, TILE_DTYPE, WORD_BYTES, WORD_DTYPE, DType, Instruction,
     MemorySpace, ReplicaGroups, Tile,
 )
@@ -59,7 +58,7 @@ MAX_CHIPS = 256
 MAX_IO_RANK = 8
 
 #: Keys of the target JSON and their types (docs/binary-format.md 2.1; the whole
-#: schema with ranges and the timing constants is nova.sim.target_schema).
+#: schema with ranges and the timing constants is nova.binary.target_schema).
 TARGET_FIELDS: dict[str, type] = {k: v.type for k, v in SCHEMA_FIELDS.items() if not v.optional}
 
 
@@ -170,7 +169,7 @@ class Program:
     groups: tuple[ReplicaGroups, ...]
     debug: Mapping[int, str] = field(default_factory=dict)
     #: One past the highest byte any instruction may touch in hbm, sram and acc
-    #: (nova.runtime.bounds), for the simulator's host-memory estimate.
+    #: (nova.binary.bounds), for the simulator's host-memory estimate.
     high: tuple[int, int, int] | None = None
 
     def __len__(self) -> int:
@@ -340,7 +339,7 @@ class _Reader:
             raise self.fail(f"target description is not valid UTF-8 JSON: {e}") from None
         if not isinstance(target, dict):
             raise self.fail("target description is not a JSON object")
-        # The one target schema (nova.sim.target_schema): unknown, missing, ill-typed
+        # The one target schema (nova.binary.target_schema): unknown, missing, ill-typed
         # and out-of-range keys, timing constants included, each named.
         try:
             validate_target(target, "binary's target description")
@@ -690,7 +689,7 @@ class _Reader:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m nova.runtime.binary FILE.nova", file=sys.stderr)
+        print("usage: python -m nova.binary.format FILE.nova", file=sys.stderr)
         return 2
     try:
         sys.stdout.write(disassemble(load_binary(args[0])))
