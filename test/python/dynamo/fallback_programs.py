@@ -172,17 +172,56 @@ def check(case: Case, index: int = 0) -> str | None:
     except Exception as error:  # a crash or a refusal is a failure, reported as such
         return f"raised {type(error).__name__}: {str(error).splitlines()[0][:300]}"
     (outs, grads, x_grad), (ref_outs, ref_grads, ref_x_grad) = results
+    exact = None  # the float64 run, made only when float32 results differ
     for i, (a, b) in enumerate(zip(outs, ref_outs)):
         if not torch.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True):
-            return f"output {i} differs by {(a - b).abs().max().item():.3g}"
+            exact = exact or _float64_run(case, reference, x, weights)
+            if not _as_accurate(a, b, exact[0][i]):
+                return f"output {i} differs by {(a - b).abs().max().item():.3g}"
     for i, (a, b) in enumerate(zip(grads + [x_grad], ref_grads + [ref_x_grad])):
         if (a is None) != (b is None):
             return f"gradient {i} is {'None' if a is None else 'set'} in Nova, not in eager"
         if a is not None and not torch.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True):
-            return f"gradient {i} differs by {(a - b).abs().max().item():.3g}"
+            exact = exact or _float64_run(case, reference, x, weights)
+            if not _as_accurate(a, b, exact[1][i]):
+                return f"gradient {i} differs by {(a - b).abs().max().item():.3g}"
     for row in list(nova.dynamo.report())[rows_before:]:
         if row.eager_reason is not None:
             return f"graph {row.label} ran whole in eager: {row.eager_reason}"
         if row.partitions < 1 and row.calls:
             return f"graph {row.label} ran nothing on Nova"
     return None
+
+
+#: How much further from the float64 result than eager's Nova may be, when the two
+#: float32 results differ beyond RTOL / ATOL (torch.compile's own accuracy rule,
+#: ``torch._dynamo.utils.same(..., fp64_ref=...)``, allows a multiple of eager's error).
+FP64_MULTIPLIER = 3.0
+
+
+def _float64_run(case: Case, reference: torch.nn.Module, x: torch.Tensor,
+                 weights: list[torch.Tensor]) -> tuple[list, list]:
+    """Outputs and gradients (parameters, then x) of the eager program in float64.
+    Ill-conditioned chains (a layer_norm of nearly constant rows after lgamma's
+    poles) amplify float32 rounding: which of two float32 results is right is told
+    by the float64 one."""
+    model = copy.deepcopy(reference).double()
+    model.zero_grad()
+    xi = x.double().requires_grad_(case.input_grad)
+    outs = model(xi)
+    sum((o * w.double()).sum() for o, w in zip(outs, weights)).backward()
+    return list(outs), [p.grad for p in model.parameters()] + [xi.grad]
+
+
+def _as_accurate(got: torch.Tensor, eager: torch.Tensor, exact: torch.Tensor | None) -> bool:
+    """Whether Nova's float32 ``got`` is within FP64_MULTIPLIER of eager's error
+    against the float64 ``exact`` (plus ATOL), NaNs where eager has them."""
+    if exact is None:
+        return False
+    exact = exact.detach().float()
+    if not torch.equal(got.isnan(), eager.isnan()):
+        return False
+    keep = ~eager.isnan()
+    nova_error = (got[keep].detach() - exact[keep]).abs().max().item() if keep.any() else 0.0
+    eager_error = (eager[keep].detach() - exact[keep]).abs().max().item() if keep.any() else 0.0
+    return nova_error <= FP64_MULTIPLIER * eager_error + ATOL
