@@ -19,6 +19,10 @@ Semantics are torch's: keep with probability ``1 - p`` and scale kept values
 by ``1 / (1 - p)`` (the mask as float divided by ``1 - p``, times ``x``);
 ``p = 0`` or ``training=False`` returns ``x`` (no random ops emitted);
 ``p = 1`` gives ``x * 0``.
+
+``F.scaled_dot_product_attention`` is replaced under the mode by its math form
+(:func:`nova.frontend.attention_math.sdpa_math`), whose ``dropout_p`` drops
+attention weights with a mask from the same stream.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Iterator
 import torch
 from torch.overrides import TorchFunctionMode
 
+from nova.frontend.attention_math import sdpa_math
 from nova.frontend.errors import NovaExportError
 from nova.frontend.random_bits import keep_threshold, random_bits, top_bits
 
@@ -122,11 +127,10 @@ class _DropoutMode(TorchFunctionMode):
         if func in _OTHER:
             _OTHER[func](self.stream, *args, **kwargs)
         elif func is F.scaled_dot_product_attention:
-            p = kwargs.get("dropout_p", args[4] if len(args) > 4 else 0.0)
-            if p:
-                raise NovaExportError(f"scaled_dot_product_attention with dropout_p={p} is not "
-                                      "supported yet; apply nn.Dropout to the attention "
-                                      "weights (math attention) instead")
+            # Its math form, so that autograd derives the backward from plain
+            # ops and dropout_p draws from this stream (nova.frontend.attention_math).
+            return sdpa_math(*args, **kwargs,
+                             dropout=lambda w, p: dropout(self.stream, w, p))
         return func(*args, **kwargs)
 
 

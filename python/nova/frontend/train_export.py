@@ -283,7 +283,7 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
     keep_one = layout.one or not _drop_unused_placeholder(module, one_index)
     keep_seed = layout.seed or not _drop_unused_placeholder(module, seed_index)
     layout = dataclasses.replace(layout, seed=keep_seed, one=keep_one)
-    constants = _lift_constants(module)
+    constants = _fold_empty_constants(module, _lift_constants(module))
     mlir, ops = import_fx_graph(module.graph, func_name="forward",
                                 donated=donated_arguments(layout))
     return ImportedTrainStep(mlir=mlir, layout=layout, ops=ops,
@@ -343,12 +343,48 @@ def _lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:
     return values
 
 
+def _fold_empty_constants(module: torch.fx.GraphModule,
+                          constants: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Folds the zero-size tensors out of the step (:mod:`nova.frontend.zero_size`):
+    a Hugging Face KV cache starts as ``torch.tensor([])`` and grows by ``cat``
+    in the forward even when nothing reads it after. Empty constants are
+    dropped from the program's arguments; returns the constants kept. The other
+    arguments are the layout's, so an empty one of those stays (and is refused
+    later with its name)."""
+    from nova.frontend.zero_size import drop_zero_size, fold_zero_size, is_empty
+
+    placeholders = [n for n in module.graph.nodes if n.op == "placeholder"]
+    fixed = placeholders[:len(placeholders) - len(constants)]
+    if any(is_empty(n.meta.get("val")) for n in fixed):
+        return constants
+    if not fold_zero_size(module.graph):
+        return constants
+    drop_zero_size(module.graph)
+    module.recompile()
+    kept = {n for n in module.graph.nodes if n.op == "placeholder"}
+    lifted = placeholders[len(fixed):]
+    return [value for node, value in zip(lifted, constants) if node in kept]
+
+
 def trace_functional(fn: Callable, args: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
     """``fn`` (a joint forward + backward) traced with Nova's decompositions
     into a graph with no in-place ops, as torch-mlir's import needs."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     table = decomposition_table()
+    # As torch.export's non-strict tracing does: torch.compiler.is_compiling()
+    # is True during the trace, so models take their traceable paths (Hugging
+    # Face skips its data-dependent checks: "pad token in input_ids", "is the
+    # mask all ones"), which fake tensors cannot answer.
+    from torch._export.utils import _compiling_state_context
+
+    with _compiling_state_context():
+        return _trace(fn, args, table)
+
+
+def _trace(fn: Callable, args: Sequence[torch.Tensor], table: dict) -> torch.fx.GraphModule:
+    from torch.fx.experimental.proxy_tensor import make_fx
+
     # Stack traces give the forward's ops their model lines (report.profile).
     module = make_fx(fn, decomposition_table=table, tracing_mode="fake",
                      record_stack_traces=True)(*args)
