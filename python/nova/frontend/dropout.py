@@ -35,7 +35,7 @@ from torch.overrides import TorchFunctionMode
 
 from nova.frontend.attention_math import sdpa_math
 from nova.frontend.errors import NovaExportError
-from nova.frontend.random_bits import keep_threshold, random_bits, top_bits
+from nova.frontend.random_bits import keep_threshold, random_bits, top_bits, uniform
 
 F = torch.nn.functional
 
@@ -115,13 +115,60 @@ _OTHER = {F.alpha_dropout: _other("alpha_dropout", False),
           F.dropout3d: _other("dropout3d", True)}
 
 
+# Layer drop (OPT, BART: ``if torch.rand([]) < self.layerdrop: skip the layer``)
+# branches in Python on one uniform draw. A compiled step cannot branch per call,
+# so such a comparison is answered at trace time only when the range of the draw,
+# [0, 1), decides it (``layerdrop`` 0, the default, never skips); otherwise it is
+# an error rather than one fixed choice of layers for every step.
+# ``draw < p`` reaches the mode as ``TensorBase.lt``; each entry gives
+# (never true, always true) for a draw in [0, 1).
+_RANGE_DECIDES = {"lt": lambda p: (p <= 0.0, p >= 1.0), "le": lambda p: (p < 0.0, p >= 1.0),
+                  "gt": lambda p: (p >= 1.0, p < 0.0), "ge": lambda p: (p > 1.0, p <= 0.0)}
+_COMPARE = {getattr(owner, name): decide for name, decide in _RANGE_DECIDES.items()
+            for owner in (torch._C.TensorBase, torch)}
+_COMPARE.update({getattr(torch.Tensor, f"__{name}__"): decide
+                 for name, decide in _RANGE_DECIDES.items()})
+
+
+def _one_element(args, kwargs) -> bool:
+    size = kwargs.get("size", args[0] if len(args) == 1 and isinstance(args[0], (list, tuple, torch.Size)) else args)
+    try:
+        return all(int(s) == 1 for s in size)
+    except TypeError:
+        return False
+
+
 class _DropoutMode(TorchFunctionMode):
     def __init__(self, stream: RandomStream) -> None:
         super().__init__()
         self.stream = stream
+        #: The one-element ``torch.rand`` draws (by id) a comparison may decide.
+        self.scalar_draws: dict[int, torch.Tensor] = {}
+
+    def _scalar_draw(self, args, kwargs) -> torch.Tensor:
+        dtype = kwargs.get("dtype") or torch.get_default_dtype()
+        size = kwargs.get("size", args[0] if len(args) == 1 and isinstance(args[0], (list, tuple, torch.Size)) else args)
+        u = uniform(self.stream.seed, self.stream.take(1), [int(s) for s in size]).to(dtype)
+        self.scalar_draws[id(u)] = u
+        return u
+
+    def _decide(self, func, draw: torch.Tensor, p: float) -> bool:
+        never, always = _COMPARE[func](float(p))
+        if never or always:
+            return bool(always)
+        raise NovaExportError(
+            f"a Python branch on a random draw (torch.rand([]) compared with {p}: layer drop "
+            "in training) is not supported: a compiled step cannot choose its layers per call; "
+            "it is supported when the probability is 0 (the default) or 1")
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func is torch.rand and _one_element(args, kwargs) and "generator" not in kwargs:
+            return self._scalar_draw(args, kwargs)
+        if (func in _COMPARE and len(args) == 2 and id(args[0]) in self.scalar_draws
+                and self.scalar_draws[id(args[0])] is args[0]
+                and isinstance(args[1], (int, float))):
+            return self._decide(func, args[0], args[1])
         if func in _DROPOUT:
             return _DROPOUT[func](self.stream, *args, **kwargs)
         if func in _OTHER:

@@ -278,6 +278,10 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
     if not layout.one:
         args.insert(one_index, torch.ones((), dtype=torch.float32))
     module = trace_functional(fn, args)
+    # Values nothing reads (a layer-drop draw a comparison decided at trace
+    # time) must not keep the seed an input.
+    module.graph.eliminate_dead_code()
+    module.recompile()
     # The seed and ``one`` stay inputs only if the trace used them (dropout,
     # recomputation); the later one is dropped first.
     keep_one = layout.one or not _drop_unused_placeholder(module, one_index)
