@@ -178,7 +178,8 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
                          else [tuple(batch)])
         # The traced tensors stand in for the module's parameters through the
         # backward too: a checkpointed block recomputes its forward there.
-        with torch.nn.utils.stateless._reparametrize_module(model, state, tie_weights=True), \
+        with torch.nn.utils.stateless._reparametrize_module(
+                model, tied_state(model, state), tie_weights=False), \
                 recomputation(model, layout.recompute, recompute):
             with random_stream(stream), _autocast(layout.autocast):
                 losses = [_loss(model, loss_fn, micro, layout) for micro in micro_batches]
@@ -227,6 +228,35 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
         return tuple(results)
 
     return step
+
+
+def tied_state(model: torch.nn.Module, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``state`` (one name per tensor) extended to every other name of a tied
+    tensor, one name per (module, attribute).
+
+    torch's ``tie_weights=True`` swaps every alias name in turn; when one module
+    is reachable under several names (T5's ``shared`` is also
+    ``encoder.embed_tokens`` and ``decoder.embed_tokens``) the second swap of
+    the same attribute records the traced tensor as the "original", and the
+    model is left holding it after the trace."""
+    by_tensor: dict[int, str] = {}
+    named = [*model.named_parameters(remove_duplicate=False),
+             *model.named_buffers(remove_duplicate=False)]
+    for name, tensor in named:
+        if name in state:
+            by_tensor.setdefault(id(tensor), name)
+    modules = dict(model.named_modules(remove_duplicate=False))
+    seen: set[tuple[int, str]] = set()
+    out: dict[str, torch.Tensor] = {}
+    for name, tensor in named:
+        owner, _, attr = name.rpartition(".")
+        key = (id(modules[owner]), attr)
+        source = name if name in state else by_tensor.get(id(tensor))
+        if key in seen or source is None:
+            continue
+        seen.add(key)
+        out[name] = state[source]
+    return out
 
 
 def _autocast(dtype: str | None):
