@@ -138,6 +138,20 @@ def _one_element(args, kwargs) -> bool:
         return False
 
 
+def _model_line() -> str:
+    """The innermost caller outside torch and Nova (the model's line), as a traceback line."""
+    import inspect
+    import linecache
+
+    for info in inspect.stack()[2:]:
+        path = info.filename.replace("\\", "/")
+        if "/torch/" in path or "/nova/" in path:
+            continue
+        text = linecache.getline(info.filename, info.lineno).strip()
+        return f'  File "{info.filename}", line {info.lineno}\n    {text}'
+    return ""
+
+
 class _DropoutMode(TorchFunctionMode):
     def __init__(self, stream: RandomStream) -> None:
         super().__init__()
@@ -159,7 +173,7 @@ class _DropoutMode(TorchFunctionMode):
         raise NovaExportError(
             f"a Python branch on a random draw (torch.rand([]) compared with {p}: layer drop "
             "in training) is not supported: a compiled step cannot choose its layers per call; "
-            "it is supported when the probability is 0 (the default) or 1")
+            f"it is supported when the probability is 0 (the default) or 1\n{_model_line()}")
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}

@@ -45,6 +45,7 @@ import torch
 
 from nova.frontend.decompositions import decomposition_table
 from nova.frontend.dropout import RandomStream, random_stream
+from nova.frontend.errors import NovaExportError
 from nova.frontend.export import import_fx_graph
 from nova.frontend.recompute import Recompute, recomputation
 
@@ -361,6 +362,16 @@ def _lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:
         value = getattr(module, node.target)
         if not isinstance(value, torch.Tensor):
             continue
+        if isinstance(value, torch.nn.Parameter) or value.requires_grad:
+            # Never a silent constant: it would get no gradient and no update.
+            from nova.frontend.export import _frame_of_node
+
+            frame = next((f for f in map(_frame_of_node, node.users) if f is not None), None)
+            raise NovaExportError(
+                f"the training step read a parameter of shape {list(value.shape)} that is not "
+                "the traced model's (a parameter reached by another route than the model's "
+                "attributes): it would be a constant of the step, with no gradient"
+                + (f"\n{frame}" if frame is not None else ""))
         anchor = placeholders[-1] if placeholders else next(iter(graph.nodes))
         with graph.inserting_after(anchor):
             lifted = graph.placeholder(f"lifted_{node.target}")
@@ -416,20 +427,26 @@ def trace_functional(fn: Callable, args: Sequence[torch.Tensor]) -> torch.fx.Gra
         return _trace(fn, args, table)
 
 
+#: make_fx in fake mode; a model's plain tensor attributes (a mask kept as an
+#: attribute, not a buffer) are captured as constants (``get_attr``), which
+#: :func:`_lift_constants` makes arguments.
+_FAKE = dict(tracing_mode="fake", _allow_non_fake_inputs=True)
+
+
 def _trace(fn: Callable, args: Sequence[torch.Tensor], table: dict) -> torch.fx.GraphModule:
     from torch.fx.experimental.proxy_tensor import make_fx
 
     # Stack traces give the forward's ops their model lines (report.profile).
-    module = make_fx(fn, decomposition_table=table, tracing_mode="fake",
+    module = make_fx(fn, decomposition_table=table, **_FAKE,
                      record_stack_traces=True)(*args)
     if _mutates(module.graph):
         # Hugging Face models write into index tensors. autograd inside
         # torch.func.functionalize is not supported, and prims ops (from the
         # table) cannot be functionalized: the joint graph is traced in ATen
         # ops, then again functionalized and decomposed.
-        joint = make_fx(fn, tracing_mode="fake")(*args)
+        joint = make_fx(fn, **_FAKE)(*args)
         module = make_fx(torch.func.functionalize(joint, remove="mutations"),
-                         decomposition_table=table, tracing_mode="fake",
+                         decomposition_table=table, **_FAKE,
                          record_stack_traces=True)(*args)
     return module
 

@@ -101,3 +101,21 @@ def test_default_dropout_same_seed_same_losses():
     no_dropout = hf_zoo.build("gpt2", dropout=0.0)
     eager, _ = hf_zoo.eager_steps(no_dropout, _adamw, data)
     assert not torch.allclose(first, torch.stack(eager), rtol=1e-4)
+
+
+def test_a_parameter_outside_the_model_state_is_an_error_not_a_constant():
+    # A parameter reached around the module's attributes would be a constant of
+    # the step: no gradient, no update. Refused, naming the line.
+    hidden = torch.nn.Linear(4, 4)
+
+    class Model(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = torch.nn.Linear(4, 4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return (self.a(x) + hidden(x)).sum()
+
+    model = Model()
+    with pytest.raises(NovaExportError, match=r"(?s)read a parameter of shape \[4, 4\].*hidden\(x\)"):
+        nova.compile_train_step(model, None, _adamw(model.parameters()), torch.randn(2, 4))
