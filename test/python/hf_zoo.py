@@ -82,6 +82,16 @@ ARCHITECTURES: dict[str, Architecture] = {
         max_position_embeddings=32), "masked"),
 }
 
+#: More architectures the tests use beyond the ten (not in the models table):
+#: Mistral's sliding window (4) shorter than the sequence (8), on every layer.
+EXTRA: dict[str, Architecture] = {
+    "mistral": Architecture("MistralConfig", "MistralForCausalLM", dict(
+        vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32,
+        sliding_window=4), "causal"),
+}
+_ALL = {**ARCHITECTURES, **EXTRA}
+
 #: Sequence-classification variants (``build(name, head="classify")``).
 CLASSIFIERS = {
     "roberta": "RobertaForSequenceClassification",
@@ -108,7 +118,7 @@ def _no_dropout(config) -> None:
 def config(name: str, *, dropout: float | None = None, **overrides: Any):
     """The tiny default config of ``name``; ``dropout=0.0`` zeroes every
     dropout probability, another float sets every nonzero one to it."""
-    arch = ARCHITECTURES[name]
+    arch = _ALL[name]
     transformers = _transformers()
     cfg = getattr(transformers, arch.config_class)(**{**arch.sizes, **overrides})
     if dropout is not None:
@@ -126,7 +136,7 @@ def build(name: str, *, dropout: float | None = None, head: str | None = None,
     """``name``'s model from its tiny default config, weights drawn with
     ``torch.manual_seed(seed)``, in training mode unless ``train=False``."""
     transformers = _transformers()
-    arch = ARCHITECTURES[name]
+    arch = _ALL[name]
     cfg = config(name, dropout=dropout,
                  **({"num_labels": NUM_LABELS} if head == "classify" else {}), **overrides)
     cls_name = CLASSIFIERS[name] if head == "classify" else arch.model_class
@@ -142,7 +152,7 @@ def example(name: str, *, batch: int = BATCH, seq: int = SEQ, seed: int = 1,
     ids 0-2) or pixel values, plus ``labels`` for the model's own loss. Causal
     and masked LMs get ``-100`` on some positions. ``padded=True`` right-pads
     row 0 (``attention_mask`` 0 over its last 3 positions, labels -100 there)."""
-    arch = ARCHITECTURES[name]
+    arch = _ALL[name]
     generator = torch.Generator().manual_seed(seed)
     out: dict[str, torch.Tensor] = {}
     if arch.kind == "image":

@@ -48,6 +48,12 @@ def test_default_config_trains_like_eager(name):
     _train_and_compare(model, hf_zoo.batches(name, STEPS))
 
 
+@pytest.mark.parametrize("padded", [False, True], ids=["full", "padded"])
+def test_mistral_sliding_window_trains_like_eager(padded):
+    model = hf_zoo.build("mistral", dropout=0.0)
+    _train_and_compare(model, hf_zoo.batches("mistral", STEPS, padded=padded))
+
+
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
 def test_padded_batch_with_attention_mask_trains_like_eager(name):
     model = hf_zoo.build(name, dropout=0.0)
