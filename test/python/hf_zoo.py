@@ -149,7 +149,9 @@ def example(name: str, *, batch: int = BATCH, seq: int = SEQ, seed: int = 1,
             labels: bool = True, padded: bool = False, head: str | None = None
             ) -> dict[str, torch.Tensor]:
     """Keyword inputs for ``name``'s model: token ids (avoiding the special
-    ids 0-2) or pixel values, plus ``labels`` for the model's own loss. Causal
+    ids 0-2) or pixel values, plus ``labels`` for the model's own loss
+    (T5 and BART derive their decoder inputs from the labels; with
+    ``labels=False`` they get ``decoder_input_ids``). Causal
     and masked LMs get ``-100`` on some positions. ``padded=True`` right-pads
     row 0 (``attention_mask`` 0 over its last 3 positions, labels -100 there)."""
     arch = _ALL[name]
@@ -167,6 +169,9 @@ def example(name: str, *, batch: int = BATCH, seq: int = SEQ, seed: int = 1,
         mask[0, seq - 3:] = 0
         out["attention_mask"] = mask
     if not labels:
+        if arch.kind == "seq2seq":
+            # Without labels the decoder's inputs are given (inference).
+            out["decoder_input_ids"] = torch.randint(3, VOCAB, (batch, seq), generator=generator)
         return out
     if head == "classify":
         out["labels"] = torch.randint(0, NUM_LABELS, (batch,), generator=generator)

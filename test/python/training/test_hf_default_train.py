@@ -93,20 +93,26 @@ def test_default_dropout_same_seed_same_losses():
     # scaled_dot_product_attention(dropout_p=0.1), all on Nova's generator.
     data = hf_zoo.batches("gpt2", STEPS)
 
-    def losses(seed: int) -> torch.Tensor:
+    def compiled(seed: int):
         model = hf_zoo.build("gpt2")
         assert model.config.attn_pdrop == 0.1
         step = nova.compile_train_step(model, None, _adamw(model.parameters()), seed=seed,
                                        **data[0])
         assert step.layout.seed
-        return torch.stack([step(**batch) for batch in data])
+        return step
 
-    first, again, other = losses(0), losses(0), losses(1)
-    torch.testing.assert_close(first, again, rtol=0, atol=0)
-    assert not torch.equal(first, other)
-    no_dropout = hf_zoo.build("gpt2", dropout=0.0)
-    eager, _ = hf_zoo.eager_steps(no_dropout, _adamw, data)
-    assert not torch.allclose(first, torch.stack(eager), rtol=1e-4)
+    first, again = compiled(0), compiled(0)
+    start = again.state_dict()
+    losses = torch.stack([first(**batch) for batch in data])
+    torch.testing.assert_close(torch.stack([again(**batch) for batch in data]), losses,
+                               rtol=0, atol=0)
+    # The same weights under another seed: other masks, other losses.
+    start["random"] = {"seed": 1, "calls": 0}
+    again.load_state_dict(start)
+    assert not torch.equal(torch.stack([again(**batch) for batch in data]), losses)
+    # And dropout does act: eager without dropout differs.
+    eager, _ = hf_zoo.eager_steps(hf_zoo.build("gpt2", dropout=0.0), _adamw, data)
+    assert not torch.allclose(losses, torch.stack(eager), rtol=1e-4)
 
 
 def test_a_parameter_outside_the_model_state_is_an_error_not_a_constant():
