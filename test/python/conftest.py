@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# Shared test helpers in this folder (hf_zoo) import as top-level modules from
+# any test folder (pytest runs with --import-mode=importlib, which adds none).
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # A valid one-op program, and the same op with a contraction mismatch that the
 # nova.matmul verifier rejects.

@@ -15,12 +15,21 @@ for some ops, rewritten into ops they do (exactly, in every case):
   broadcast multiply and a sum over the contraction axis on the vector unit
   (exact in the integer type, wrapping as torch's kernel does).
 
+- float -> integer ``_to_copy``: the value clamped to the integer type's
+  range first, so an out-of-range value (T5's ``log(0) = -inf`` in its
+  relative position buckets, which ``torch.where`` then discards) saturates,
+  as torch's conversion does on ARM, instead of faulting the vector unit
+  (docs/isa.md 2.6; torch leaves it undefined, x86 gives the minimum). NaN
+  still faults. In-range values convert as before (truncated toward zero).
+
 Each rewrite returns ``NotImplemented`` for other dtypes, which leaves the op
 to the next entry of the table (torch-mlir's, if it has one) or as it is.
 """
 
 from __future__ import annotations
 
+import math
+import threading
 from typing import Callable
 
 import torch
@@ -77,6 +86,35 @@ def _integer_matmul(batched: bool, fallback):
     return rewrite
 
 
+def _float_bounds(src: torch.dtype, dst: torch.dtype) -> tuple[float, float]:
+    """The least and greatest ``src`` values inside ``dst``'s range (Python
+    arithmetic: nothing is traced). ``-2**(b-1)`` is a power of two; the top,
+    ``2**(b-1) - 1``, rounds up in a float with fewer than ``b - 1`` mantissa
+    bits, so the float just below ``2**(b-1)`` is taken there."""
+    info, finfo = torch.iinfo(dst), torch.finfo(src)
+    mantissa = 1 - int(math.log2(finfo.eps))     # significand bits, implicit one included
+    bits = info.bits - (1 if info.min < 0 else 0)   # magnitude bits of the top
+    high = float(info.max) if bits <= mantissa else float(2 ** bits - 2 ** (bits - mantissa))
+    return max(float(info.min), -finfo.max), min(high, finfo.max)
+
+
+_CONVERTING = threading.local()
+
+
+def _saturating_float_to_int(fallback):
+    def rewrite(x, *, dtype=None, **kwargs):
+        if (getattr(_CONVERTING, "active", False) or not isinstance(x, torch.Tensor)
+                or not x.is_floating_point() or dtype not in _INTEGER):
+            return fallback(x, dtype=dtype, **kwargs) if fallback else NotImplemented
+        low, high = _float_bounds(x.dtype, dtype)
+        _CONVERTING.active = True  # the conversion below is the plain one
+        try:
+            return aten._to_copy.default(aten.clamp.default(x, low, high), dtype=dtype, **kwargs)
+        finally:
+            _CONVERTING.active = False
+    return rewrite
+
+
 def dtype_decompositions(table: dict) -> dict[torch._ops.OperatorBase, Callable]:
     """The rewrites of this module, each falling back to ``table``'s entry
     for its op (if any) on the dtypes it does not rewrite."""
@@ -93,4 +131,5 @@ def dtype_decompositions(table: dict) -> dict[torch._ops.OperatorBase, Callable]
     out[aten.reciprocal.default] = _integer_reciprocal(table.get(aten.reciprocal.default))
     out[aten.mm.default] = _integer_matmul(False, table.get(aten.mm.default))
     out[aten.bmm.default] = _integer_matmul(True, table.get(aten.bmm.default))
+    out[aten._to_copy.default] = _saturating_float_to_int(table.get(aten._to_copy.default))
     return out

@@ -19,6 +19,10 @@ Semantics are torch's: keep with probability ``1 - p`` and scale kept values
 by ``1 / (1 - p)`` (the mask as float divided by ``1 - p``, times ``x``);
 ``p = 0`` or ``training=False`` returns ``x`` (no random ops emitted);
 ``p = 1`` gives ``x * 0``.
+
+``F.scaled_dot_product_attention`` is replaced under the mode by its math form
+(:func:`nova.frontend.attention_math.sdpa_math`), whose ``dropout_p`` drops
+attention weights with a mask from the same stream.
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ from typing import Any, Callable, Iterator
 import torch
 from torch.overrides import TorchFunctionMode
 
+from nova.frontend.attention_math import sdpa_math
 from nova.frontend.errors import NovaExportError
-from nova.frontend.random_bits import keep_threshold, random_bits, top_bits
+from nova.frontend.random_bits import keep_threshold, random_bits, top_bits, uniform
 
 F = torch.nn.functional
 
@@ -116,23 +121,83 @@ def stream_dropout(func: object) -> Callable[..., Any] | None:
     return _DROPOUT.get(func)
 
 
+# Layer drop (OPT, BART: ``if torch.rand([]) < self.layerdrop: skip the layer``)
+# branches in Python on one uniform draw. A compiled step cannot branch per call,
+# so such a comparison is answered at trace time only when the range of the draw,
+# [0, 1), decides it (``layerdrop`` 0, the default, never skips); otherwise it is
+# an error rather than one fixed choice of layers for every step.
+# ``draw < p`` reaches the mode as ``TensorBase.lt``; each entry gives
+# (never true, always true) for a draw in [0, 1).
+_RANGE_DECIDES = {"lt": lambda p: (p <= 0.0, p >= 1.0), "le": lambda p: (p < 0.0, p >= 1.0),
+                  "gt": lambda p: (p >= 1.0, p < 0.0), "ge": lambda p: (p > 1.0, p <= 0.0)}
+_COMPARE = {getattr(owner, name): decide for name, decide in _RANGE_DECIDES.items()
+            for owner in (torch._C.TensorBase, torch)}
+_COMPARE.update({getattr(torch.Tensor, f"__{name}__"): decide
+                 for name, decide in _RANGE_DECIDES.items()})
+
+
+def _one_element(args, kwargs) -> bool:
+    size = kwargs.get("size", args[0] if len(args) == 1 and isinstance(args[0], (list, tuple, torch.Size)) else args)
+    try:
+        return all(int(s) == 1 for s in size)
+    except TypeError:
+        return False
+
+
+def _model_line() -> str:
+    """The innermost caller outside torch and Nova (the model's line), as a traceback line."""
+    import inspect
+    import linecache
+
+    for info in inspect.stack()[2:]:
+        path = info.filename.replace("\\", "/")
+        if "/torch/" in path or "/nova/" in path:
+            continue
+        text = linecache.getline(info.filename, info.lineno).strip()
+        return f'  File "{info.filename}", line {info.lineno}\n    {text}'
+    return ""
+
+
 class _DropoutMode(TorchFunctionMode):
     def __init__(self, stream: RandomStream) -> None:
         super().__init__()
         self.stream = stream
+        #: The one-element ``torch.rand`` draws (by id) a comparison may decide.
+        self.scalar_draws: dict[int, torch.Tensor] = {}
+
+    def _scalar_draw(self, args, kwargs) -> torch.Tensor:
+        dtype = kwargs.get("dtype") or torch.get_default_dtype()
+        size = kwargs.get("size", args[0] if len(args) == 1 and isinstance(args[0], (list, tuple, torch.Size)) else args)
+        u = uniform(self.stream.seed, self.stream.take(1), [int(s) for s in size]).to(dtype)
+        self.scalar_draws[id(u)] = u
+        return u
+
+    def _decide(self, func, draw: torch.Tensor, p: float) -> bool:
+        never, always = _COMPARE[func](float(p))
+        if never or always:
+            return bool(always)
+        raise NovaExportError(
+            f"a Python branch on a random draw (torch.rand([]) compared with {p}: layer drop "
+            "in training) is not supported: a compiled step cannot choose its layers per call; "
+            f"it is supported when the probability is 0 (the default) or 1\n{_model_line()}")
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func is torch.rand and _one_element(args, kwargs) and "generator" not in kwargs:
+            return self._scalar_draw(args, kwargs)
+        if (func in _COMPARE and len(args) == 2 and id(args[0]) in self.scalar_draws
+                and self.scalar_draws[id(args[0])] is args[0]
+                and isinstance(args[1], (int, float))):
+            return self._decide(func, args[0], args[1])
         if func in _DROPOUT:
             return _DROPOUT[func](self.stream, *args, **kwargs)
         if func in _OTHER:
             _OTHER[func](self.stream, *args, **kwargs)
         elif func is F.scaled_dot_product_attention:
-            p = kwargs.get("dropout_p", args[4] if len(args) > 4 else 0.0)
-            if p:
-                raise NovaExportError(f"scaled_dot_product_attention with dropout_p={p} is not "
-                                      "supported yet; apply nn.Dropout to the attention "
-                                      "weights (math attention) instead")
+            # Its math form, so that autograd derives the backward from plain
+            # ops and dropout_p draws from this stream (nova.frontend.attention_math).
+            return sdpa_math(*args, **kwargs,
+                             dropout=lambda w, p: dropout(self.stream, w, p))
         return func(*args, **kwargs)
 
 

@@ -45,6 +45,7 @@ import torch
 
 from nova.frontend.decompositions import decomposition_table
 from nova.frontend.dropout import RandomStream, random_stream
+from nova.frontend.errors import NovaExportError
 from nova.frontend.export import import_fx_graph
 from nova.frontend.recompute import Recompute, recomputation
 
@@ -178,7 +179,8 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
                          else [tuple(batch)])
         # The traced tensors stand in for the module's parameters through the
         # backward too: a checkpointed block recomputes its forward there.
-        with torch.nn.utils.stateless._reparametrize_module(model, state, tie_weights=True), \
+        with torch.nn.utils.stateless._reparametrize_module(
+                model, tied_state(model, state), tie_weights=False), \
                 recomputation(model, layout.recompute, recompute):
             with random_stream(stream), _autocast(layout.autocast):
                 losses = [_loss(model, loss_fn, micro, layout) for micro in micro_batches]
@@ -227,6 +229,35 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
         return tuple(results)
 
     return step
+
+
+def tied_state(model: torch.nn.Module, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``state`` (one name per tensor) extended to every other name of a tied
+    tensor, one name per (module, attribute).
+
+    torch's ``tie_weights=True`` swaps every alias name in turn; when one module
+    is reachable under several names (T5's ``shared`` is also
+    ``encoder.embed_tokens`` and ``decoder.embed_tokens``) the second swap of
+    the same attribute records the traced tensor as the "original", and the
+    model is left holding it after the trace."""
+    by_tensor: dict[int, str] = {}
+    named = [*model.named_parameters(remove_duplicate=False),
+             *model.named_buffers(remove_duplicate=False)]
+    for name, tensor in named:
+        if name in state:
+            by_tensor.setdefault(id(tensor), name)
+    modules = dict(model.named_modules(remove_duplicate=False))
+    seen: set[tuple[int, str]] = set()
+    out: dict[str, torch.Tensor] = {}
+    for name, tensor in named:
+        owner, _, attr = name.rpartition(".")
+        key = (id(modules[owner]), attr)
+        source = name if name in state else by_tensor.get(id(tensor))
+        if key in seen or source is None:
+            continue
+        seen.add(key)
+        out[name] = state[source]
+    return out
 
 
 def _autocast(dtype: str | None):
@@ -278,12 +309,16 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
     if not layout.one:
         args.insert(one_index, torch.ones((), dtype=torch.float32))
     module = trace_functional(fn, args)
+    # Values nothing reads (a layer-drop draw a comparison decided at trace
+    # time) must not keep the seed an input.
+    module.graph.eliminate_dead_code()
+    module.recompile()
     # The seed and ``one`` stay inputs only if the trace used them (dropout,
     # recomputation); the later one is dropped first.
     keep_one = layout.one or not _drop_unused_placeholder(module, one_index)
     keep_seed = layout.seed or not _drop_unused_placeholder(module, seed_index)
     layout = dataclasses.replace(layout, seed=keep_seed, one=keep_one)
-    constants = lift_constants(module)
+    constants = _fold_empty_constants(module, lift_constants(module))
     mlir, ops = import_fx_graph(module.graph, func_name="forward",
                                 donated=donated_arguments(layout))
     return ImportedTrainStep(mlir=mlir, layout=layout, ops=ops,
@@ -327,6 +362,16 @@ def lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:
         value = getattr(module, node.target)
         if not isinstance(value, torch.Tensor):
             continue
+        if isinstance(value, torch.nn.Parameter) or value.requires_grad:
+            # Never a silent constant: it would get no gradient and no update.
+            from nova.frontend.export import _frame_of_node
+
+            frame = next((f for f in map(_frame_of_node, node.users) if f is not None), None)
+            raise NovaExportError(
+                f"the training step read a parameter of shape {list(value.shape)} that is not "
+                "the traced model's (a parameter reached by another route than the model's "
+                "attributes): it would be a constant of the step, with no gradient"
+                + (f"\n{frame}" if frame is not None else ""))
         anchor = placeholders[-1] if placeholders else next(iter(graph.nodes))
         with graph.inserting_after(anchor):
             lifted = graph.placeholder(f"lifted_{node.target}")
@@ -343,23 +388,65 @@ def lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:
     return values
 
 
+def _fold_empty_constants(module: torch.fx.GraphModule,
+                          constants: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Folds the zero-size tensors out of the step (:mod:`nova.frontend.zero_size`):
+    a Hugging Face KV cache starts as ``torch.tensor([])`` and grows by ``cat``
+    in the forward even when nothing reads it after. Empty constants are
+    dropped from the program's arguments; returns the constants kept. The other
+    arguments are the layout's, so an empty one of those stays (and is refused
+    later with its name)."""
+    from nova.frontend.zero_size import drop_zero_size, fold_zero_size, is_empty
+
+    placeholders = [n for n in module.graph.nodes if n.op == "placeholder"]
+    fixed = placeholders[:len(placeholders) - len(constants)]
+    if any(is_empty(n.meta.get("val")) for n in fixed):
+        return constants
+    if not fold_zero_size(module.graph):
+        return constants
+    drop_zero_size(module.graph)
+    module.recompile()
+    kept = {n for n in module.graph.nodes if n.op == "placeholder"}
+    lifted = placeholders[len(fixed):]
+    return [value for node, value in zip(lifted, constants) if node in kept]
+
+
 def trace_functional(fn: Callable, args: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
     """``fn`` (a joint forward + backward) traced with Nova's decompositions
     into a graph with no in-place ops, as torch-mlir's import needs."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     table = decomposition_table()
+    # As torch.export's non-strict tracing does: torch.compiler.is_compiling()
+    # is True during the trace, so models take their traceable paths (Hugging
+    # Face skips its data-dependent checks: "pad token in input_ids", "is the
+    # mask all ones"), which fake tensors cannot answer.
+    from torch._export.utils import _compiling_state_context
+
+    with _compiling_state_context():
+        return _trace(fn, args, table)
+
+
+#: make_fx in fake mode; a model's plain tensor attributes (a mask kept as an
+#: attribute, not a buffer) are captured as constants (``get_attr``), which
+#: :func:`lift_constants` makes arguments.
+_FAKE = dict(tracing_mode="fake", _allow_non_fake_inputs=True)
+
+
+def _trace(fn: Callable, args: Sequence[torch.Tensor], table: dict) -> torch.fx.GraphModule:
+    from torch.fx.experimental.proxy_tensor import make_fx
+
     # Stack traces give the forward's ops their model lines (report.profile).
-    module = make_fx(fn, decomposition_table=table, tracing_mode="fake",
+    module = make_fx(fn, decomposition_table=table, **_FAKE,
                      record_stack_traces=True)(*args)
     if _mutates(module.graph):
         # Hugging Face models write into index tensors. autograd inside
         # torch.func.functionalize is not supported, and prims ops (from the
         # table) cannot be functionalized: the joint graph is traced in ATen
         # ops, then again functionalized and decomposed.
-        joint = make_fx(fn, tracing_mode="fake")(*args)
+        joint = make_fx(fn, **_FAKE)(*args)
         module = make_fx(torch.func.functionalize(joint, remove="mutations"),
-                         decomposition_table=table, tracing_mode="fake",
+                         decomposition_table=table, **_FAKE,
                          record_stack_traces=True)(*args)
     return module
 

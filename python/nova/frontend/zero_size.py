@@ -18,7 +18,8 @@ on one). :func:`fold_zero_size` walks the exported graph with the shapes of
 - rewrites the few ops that mix empty and non-empty operands into a
   non-empty result: ``cat`` drops its empty operands, ``addmm``/``baddbmm``/
   ``addmv``/``addbmm`` with an empty product become ``beta * input``,
-  scatters and ``index_put`` with an empty index are their ``self``,
+  scatters and ``index_put`` with an empty index, and ``slice_scatter`` of an
+  empty slice, are their ``self``,
   ``split_with_sizes`` drops its empty pieces;
 - refuses anything else that reads an empty tensor into a non-empty result
   with a :class:`~nova.frontend.errors.NovaZeroSizeError` naming the op.
@@ -254,7 +255,9 @@ _REWRITES = {
         aten.index_put.default, aten._unsafe_index_put.default, aten.index_add.default,
         aten.index_copy.default, aten.index_fill.int_Scalar, aten.index_fill.int_Tensor,
         aten.scatter.src, aten.scatter.value, aten.scatter_add.default,
-        aten.scatter_reduce.two, aten.masked_scatter.default)},
+        aten.scatter_reduce.two, aten.masked_scatter.default,
+        # The backward of a slice that took nothing (Phi-3's rotary "pass" part).
+        aten.slice_scatter.default, aten.select_scatter.default)},
 }
 
 
