@@ -1,19 +1,32 @@
 //===- Pipelines.cpp - Nova's end-to-end pass pipelines ---------*- C++ -*-===//
+//
+// Each pipeline stitches phases together; the passes and the reasons for
+// their order are in the phases' own pipeline builders (lib/<Phase>/
+// Pipeline.cpp).
+//
+//===----------------------------------------------------------------------===//
 #include "nova/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
-#include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Transforms/Passes.h"
-#include "nova/Conversion/Passes.h"
-#include "nova/Dialect/Nova/Transforms/Passes.h"
-#include "nova/Transforms/Passes.h"
+#include "nova/Input/Passes.h"
+#include "nova/Normalize/Passes.h"
+#include "nova/Partition/Passes.h"
+#include "nova/Schedule/Passes.h"
+#include "nova/Tile/Passes.h"
 
 using namespace mlir;
 using namespace mlir::nova;
+
+void mlir::nova::buildLinalgNormalizePipeline(OpPassManager &pm,
+                                              bool rollLayers) {
+  // One nest for both phases: the textual pipeline is
+  // func.func(<input>,<normalize>).
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  buildInputPassPipeline(fn, rollLayers);
+  buildNormalizePassPipeline(fn, rollLayers);
+}
 
 void mlir::nova::buildNovaLowerToTilesPipeline(
     OpPassManager &pm, const NovaPipelineOptions &options) {
@@ -23,42 +36,15 @@ void mlir::nova::buildNovaLowerToTilesPipeline(
   pm.addPass(createNovaAttachTarget(attach));
   // Identical layers share one copy of their code (a loop over layers).
   buildLinalgNormalizePipeline(pm, options.rollLayers);
-  // Attention as one op (flash attention) before tiling, which would cut the
-  // score matrix into tiles that go through HBM.
-  if (options.fuseAttention)
-    pm.addNestedPass<func::FuncOp>(createNovaFuseAttention());
-  // Donated arguments (a training step's parameters and optimizer state)
-  // are updated in their own buffers.
-  pm.addNestedPass<func::FuncOp>(createNovaAliasOutputs());
   NovaTileOptions tile;
   tile.maxRows = options.tileMaxRows;
   tile.maxCols = options.tileMaxCols;
-  pm.addNestedPass<func::FuncOp>(createNovaTile(tile));
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createNovaBufferize());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToNova());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  buildTilePassPipeline(pm, tile, options.fuseAttention);
 }
 
 void mlir::nova::buildNovaTilesToISAPipeline(
     OpPassManager &pm, const NovaTilesToISAOptions &options) {
-  // Per-chip programs (pipeline stages) must issue matching collectives.
-  pm.addPass(createNovaVerifyCollectives());
-  // Compute that does not touch a collective's buffers runs while it flies.
-  pm.addNestedPass<func::FuncOp>(createNovaOverlapCollectives());
-  pm.addNestedPass<func::FuncOp>(createNovaHoistInvariantLoads());
-  if (options.doubleBuffer) {
-    // Prefetch the next tile of a loop while the current one is computed.
-    pm.addNestedPass<func::FuncOp>(createNovaDoubleBuffer());
-    pm.addPass(createCanonicalizerPass());
-  }
-  pm.addPass(createNovaPlanMemory());
-  pm.addPass(createLowerAffinePass());
-  pm.addNestedPass<func::FuncOp>(createConvertNovaToISA());
+  buildSchedulePassPipeline(pm, options.doubleBuffer);
 }
 
 void mlir::nova::buildNovaLowerToISAPipeline(
@@ -69,68 +55,18 @@ void mlir::nova::buildNovaLowerToISAPipeline(
   buildNovaTilesToISAPipeline(pm, isaOptions);
 }
 
-void mlir::nova::buildNovaPartitionPipeline(OpPassManager &pm,
-                                             const NovaPartitionOptions &options) {
-  // Keep-dim reductions (LayerNorm's mean, softmax's max) index their unit
-  // dimension with a constant, which the sharding interface of linalg ops
-  // rejects; dropping unit dimensions turns them into plain projections.
-  pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
-  // A 0-d operand (torch's scalar tensors: a mask's fill value) makes the
-  // linalg sharding model build a sharding without a grid; read it in the
-  // body instead (a captured, replicated value).
-  pm.addNestedPass<func::FuncOp>(createLinalgInlineScalarOperandsPass());
-  // Attention's batch matmuls collapse [B, H] into one dimension, which hides
-  // the head dimension from sharding; give them a loop per batch dimension.
-  pm.addNestedPass<func::FuncOp>(createNovaExpandBatchDims());
-  // The rest of the normal form that does not depend on the chip count:
-  // f64 demoted, dead generic results (softmax's argmax) erased.
-  pm.addNestedPass<func::FuncOp>(createNovaDemoteF64());
-  pm.addNestedPass<func::FuncOp>(createNovaEraseDeadGenericResults());
-  pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createNovaPrepareSharding());
-  // Values whose users propagation would shard differently (a training
-  // step's LayerNorm gradients under sequence parallelism) get a sharding of
-  // their own first: propagation asserts on them otherwise.
-  pm.addNestedPass<func::FuncOp>(createNovaResolveShardingConflicts());
-  // Forward-backward: the default order leaves a Megatron MLP's GELU chain
-  // replicated (two all-gathers instead of one all-reduce).
-  shard::ShardingPropagationOptions propagation;
-  propagation.traversal = shard::TraversalOrder::ForwardBackward;
-  pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation(propagation));
-  pm.addNestedPass<func::FuncOp>(createNovaVerifySharding());
-  // Changes of sharding on n-D grids, which shard-partition cannot do.
-  pm.addNestedPass<func::FuncOp>(createNovaMaterializeReshards());
-  // Partitioning keeps linalg.index local: give split loops their offsets.
-  pm.addNestedPass<func::FuncOp>(createNovaRecordLoopRanges());
-  pm.addNestedPass<func::FuncOp>(shard::createPartition());
-  pm.addNestedPass<func::FuncOp>(createNovaOffsetSplitIndices());
-  // CSE lets canonicalize fold the per-device `scf.if` that partitioning
-  // puts around the zero init of a partial-sum matmul.
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createCanonicalizerPass());
-  // Sums of all-reduced partials (TP's backward) -> one all-reduce.
-  pm.addNestedPass<func::FuncOp>(createNovaCombineAllReduces());
-  // Sequence parallelism's all-reduce + local slice -> reduce-scatter.
-  pm.addNestedPass<func::FuncOp>(createNovaFormReduceScatter());
-  // Gradients all-reduced together in buckets (latency paid once per bucket).
-  NovaBucketAllReducesOptions bucket;
-  bucket.bucketBytes = options.bucketBytes;
-  pm.addNestedPass<func::FuncOp>(createNovaBucketAllReduces(bucket));
-  // An all-reduce larger than a bucket flies chunk by chunk behind its own
-  // producer's remaining tiles.
-  NovaSplitAllReducesOptions split;
-  split.chunkBytes = options.bucketBytes;
-  pm.addNestedPass<func::FuncOp>(createNovaSplitAllReduces(split));
-  pm.addPass(createConvertShardToNova());
-}
-
 void mlir::nova::registerNovaPipelines() {
   PassPipelineRegistration<NovaPartitionOptions>(
       "nova-partition",
       "partition a shard-annotated linalg program into the per-chip SPMD "
       "program with nova collectives",
-      buildNovaPartitionPipeline);
+      buildPartitionPassPipeline);
+  PassPipelineRegistration<>(
+      kLinalgNormalizePipelineName,
+      "bring torch-mlir linalg-on-tensors into Nova normal form (f32 only, "
+      "shape constants folded, single-result float generics, convolutions "
+      "as matmuls, fused elementwise epilogues)",
+      [](OpPassManager &pm) { buildLinalgNormalizePipeline(pm); });
   PassPipelineRegistration<NovaPipelineOptions>(
       "nova-lower-to-tiles",
       "lower linalg-on-tensors to tiled, bufferized nova ops on the target",

@@ -16,7 +16,6 @@
 #include "nova/InitAllDialects.h"
 #include "nova/InitAllExtensions.h"
 #include "nova/InitAllPasses.h"
-#include "nova/Transforms/Passes.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"

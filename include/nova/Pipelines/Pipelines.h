@@ -1,19 +1,26 @@
 //===- Pipelines.h - Nova's end-to-end pass pipelines -----------*- C++ -*-===//
 //
 // The compiler's stages as named pipelines, so that `nova-opt` and the
-// Python driver run exactly the same thing:
+// Python driver run exactly the same thing. Each stitches whole phases (a
+// folder each: Input, Normalize, Partition, Tile, Schedule, with its own
+// Passes.td and build<Phase>PassPipeline):
 //
-//   nova-lower-to-tiles  linalg-on-tensors -> tiled, bufferized `nova` ops
-//   nova-tiles-to-isa    tiled `nova` -> memory-planned `nova_isa`
-//   nova-lower-to-isa    the two in sequence
-//   nova-partition       shard-annotated linalg -> per-chip SPMD linalg with
-//                        nova collectives (runs before nova-lower-to-tiles)
+//   nova-partition        Partition: shard-annotated linalg -> per-chip SPMD
+//                         linalg with nova collectives (before
+//                         nova-lower-to-tiles)
+//   nova-linalg-normalize Input, Normalize: torch-mlir's linalg-on-tensors ->
+//                         Nova normal form
+//   nova-lower-to-tiles   nova-attach-target, Input, Normalize, Tile:
+//                         linalg-on-tensors -> tiled, bufferized `nova` ops
+//   nova-tiles-to-isa     Schedule: tiled `nova` -> memory-planned `nova_isa`
+//   nova-lower-to-isa     the two in sequence
 //
 //===----------------------------------------------------------------------===//
 #ifndef NOVA_PIPELINES_PIPELINES_H
 #define NOVA_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassOptions.h"
+#include "nova/Partition/Passes.h"
 
 namespace mlir {
 class OpPassManager;
@@ -61,16 +68,6 @@ struct NovaTilesToISAOptions
       llvm::cl::init(true)};
 };
 
-struct NovaPartitionOptions
-    : public PassPipelineOptions<NovaPartitionOptions> {
-  PassOptions::Option<int64_t> bucketBytes{
-      *this, "bucket-bytes",
-      llvm::cl::desc("largest all-reduce bucket in bytes (nova-bucket-all-reduces; "
-                     "DDP's default 25 MiB; larger ones are split into chunks of it, "
-                     "nova-split-all-reduces; 0: neither)"),
-      llvm::cl::init(26214400)};
-};
-
 /// Attach the target, normalise, tile, bufferize and lower to `nova`.
 void buildNovaLowerToTilesPipeline(OpPassManager &pm,
                                    const NovaPipelineOptions &options);
@@ -84,12 +81,18 @@ void buildNovaTilesToISAPipeline(OpPassManager &pm,
 void buildNovaLowerToISAPipeline(OpPassManager &pm,
                                  const NovaPipelineOptions &options);
 
-/// Propagate `shard` annotations, partition into the per-chip SPMD program
-/// and lower its shard collectives to nova collectives. Its output is the
-/// input of nova-lower-to-tiles (with `chips` set to the grid's size).
-void buildNovaPartitionPipeline(OpPassManager &pm,
-                                const NovaPartitionOptions &options = {});
+/// Name under which `registerNovaPipelines` registers the normal-form
+/// pipeline (`nova-opt --nova-linalg-normalize`).
+inline constexpr llvm::StringLiteral kLinalgNormalizePipelineName =
+    "nova-linalg-normalize";
 
+/// The input and normalize phases: torch-mlir's linalg-on-tensors -> Nova
+/// normal form; with `rollLayers`, identical layers share one copy of their
+/// code (nova-roll-layers).
+void buildLinalgNormalizePipeline(OpPassManager &pm, bool rollLayers = false);
+
+/// Registers nova-partition, nova-linalg-normalize, nova-lower-to-tiles,
+/// nova-tiles-to-isa and nova-lower-to-isa.
 void registerNovaPipelines();
 
 } // namespace mlir::nova

@@ -37,7 +37,7 @@
 // variable.
 //
 //===----------------------------------------------------------------------===//
-#include "nova/Transforms/Divisors.h"
+#include "nova/Utils/Divisors.h"
 #include "Patterns.h"
 #include "Staging.h"
 

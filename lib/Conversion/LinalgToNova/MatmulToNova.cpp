@@ -7,7 +7,7 @@
 // otherwise, since linalg.matmul accumulates into its init).
 //
 //===----------------------------------------------------------------------===//
-#include "nova/Transforms/Divisors.h"
+#include "nova/Utils/Divisors.h"
 #include "Patterns.h"
 #include "Staging.h"
 

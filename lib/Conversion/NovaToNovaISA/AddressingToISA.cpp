@@ -43,7 +43,8 @@ static FailureOr<BufferRef> rootBuffer(Operation *op, MemRefType type,
 static LogicalResult lowerAlloc(Operation *op, FuncLowering &l) {
   auto type = cast<MemRefType>(op->getResult(0).getType());
   FailureOr<BufferRef> ref =
-      rootBuffer(op, type, op->getAttrOfType<IntegerAttr>("nova.address"));
+      rootBuffer(op, type, op->getAttrOfType<IntegerAttr>(
+          NovaDialect::AddressAttrHelper::getNameStr()));
   if (failed(ref))
     return failure();
   l.setBuffer(op->getResult(0), *ref);
@@ -57,7 +58,7 @@ static LogicalResult lowerGetGlobal(memref::GetGlobalOp op, FuncLowering &l) {
     return op.emitOpError() << "refers to an unknown memref.global";
   FailureOr<BufferRef> ref =
       rootBuffer(op, op.getType(),
-                 global->getAttrOfType<IntegerAttr>("nova.address"));
+                 global->getAttrOfType<IntegerAttr>(NovaDialect::AddressAttrHelper::getNameStr()));
   if (failed(ref))
     return failure();
   l.setBuffer(op.getResult(), *ref);

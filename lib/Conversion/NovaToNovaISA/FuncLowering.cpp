@@ -403,7 +403,7 @@ LogicalResult FuncLowering::bindArguments() {
              << "argument " << arg.getArgNumber()
              << " must be a memref in hbm, got " << arg.getType();
     auto addr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                   "nova.address");
+                                                   NovaDialect::AddressAttrHelper::getNameStr());
     if (!addr)
       return func.emitOpError()
              << "argument " << arg.getArgNumber()

@@ -242,7 +242,7 @@ FailureOr<std::vector<IOEntry>> collectIO(func::FuncOp func,
       return fail() << "must have a static shape and an identity layout";
     // A stack of other arguments (nova-roll-layers) is no entry of its
     // own: its members are, at their slots inside it (checked below).
-    if (func.getArgAttr(i, "nova.stack_of"))
+    if (func.getArgAttr(i, NovaDialect::StackOfAttrHelper::getNameStr()))
       continue;
     if (type.getRank() > int64_t(kMaxIORank))
       return fail() << "has rank " << type.getRank() << ", more than "
@@ -251,10 +251,11 @@ FailureOr<std::vector<IOEntry>> collectIO(func::FuncOp func,
     if (!element)
       return fail() << "has an element type the runtime cannot bind: "
                     << type.getElementType();
-    auto address = func.getArgAttrOfType<IntegerAttr>(i, "nova.address");
+    auto address = func.getArgAttrOfType<IntegerAttr>(i,
+        NovaDialect::AddressAttrHelper::getNameStr());
     if (!address || address.getInt() < 0)
       return fail() << "needs a non-negative i64 'nova.address'";
-    auto role = func.getArgAttrOfType<StringAttr>(i, "nova.role");
+    auto role = func.getArgAttrOfType<StringAttr>(i, NovaDialect::RoleAttrHelper::getNameStr());
     if (!role || (role.getValue() != "input" && role.getValue() != "output"))
       return fail() << "needs 'nova.role' = \"input\" or \"output\"";
     IOEntry entry;
@@ -262,7 +263,7 @@ FailureOr<std::vector<IOEntry>> collectIO(func::FuncOp func,
     entry.role = role.getValue() == "input" ? 0 : 1;
     entry.dtype = element->code;
     entry.rank = type.getRank();
-    if (auto name = func.getArgAttrOfType<StringAttr>(i, "nova.name"))
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, NovaDialect::NameAttrHelper::getNameStr()))
       entry.name = name.getValue().str();
     else
       entry.name = ("arg" + llvm::Twine(i)).str();
@@ -276,7 +277,8 @@ FailureOr<std::vector<IOEntry>> collectIO(func::FuncOp func,
     if (entry.address + entry.byteSize > uint64_t(target.getHbmBytes()))
       return fail() << "ends at HBM byte " << entry.address + entry.byteSize
                     << ", beyond hbm_bytes = " << target.getHbmBytes();
-    if (auto input = func.getArgAttrOfType<IntegerAttr>(i, "nova.aliases")) {
+    if (auto input = func.getArgAttrOfType<IntegerAttr>(i,
+        NovaDialect::AliasesAttrHelper::getNameStr())) {
       const IOEntry *donor = nullptr;
       for (const IOEntry &e : entries)
         if (int64_t(e.index) == input.getInt())
@@ -293,13 +295,15 @@ FailureOr<std::vector<IOEntry>> collectIO(func::FuncOp func,
   }
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
-    auto members = func.getArgAttrOfType<DenseI64ArrayAttr>(i, "nova.stack_of");
+    auto members = func.getArgAttrOfType<DenseI64ArrayAttr>(i,
+        NovaDialect::StackOfAttrHelper::getNameStr());
     if (!members)
       continue;
     auto fail = [&]() {
       return func.emitOpError("argument ") << i << " ";
     };
-    auto address = func.getArgAttrOfType<IntegerAttr>(i, "nova.address");
+    auto address = func.getArgAttrOfType<IntegerAttr>(i,
+        NovaDialect::AddressAttrHelper::getNameStr());
     auto type = cast<MemRefType>(arg.getType());
     if (!address || type.getRank() < 1 ||
         type.getDimSize(0) != int64_t(members.size()))
@@ -399,7 +403,7 @@ FailureOr<std::string> encodeConstants(ArrayRef<memref::GlobalOp> globals,
     FailureOr<std::string> bytes = constantBytes(global);
     if (failed(bytes))
       return failure();
-    auto address = global->getAttrOfType<IntegerAttr>("nova.address");
+    auto address = global->getAttrOfType<IntegerAttr>(NovaDialect::AddressAttrHelper::getNameStr());
     if (uint64_t(address.getInt()) + bytes->size() >
         uint64_t(target.getHbmBytes()))
       return global.emitOpError("ends at HBM byte ")
@@ -422,7 +426,8 @@ FailureOr<std::string> encodeConstants(ArrayRef<memref::GlobalOp> globals,
     memref::GlobalOp global = globalOp;
     size_t at = entries + kConstantEntryBytes * i;
     StringRef name = global.getSymName();
-    b.put64(at, global->getAttrOfType<IntegerAttr>("nova.address").getInt());
+    b.put64(at, global->getAttrOfType<IntegerAttr>(
+        NovaDialect::AddressAttrHelper::getNameStr()).getInt());
     b.put64(at + 8, dataOffsets[i]);
     b.put64(at + 16, blobs[i].size());
     b.put32(at + 24, b.size());
@@ -499,7 +504,7 @@ struct ModuleImage {
 
 FailureOr<ModuleImage> encodeModule(ModuleOp module) {
   ModuleImage result;
-  result.target = module->getAttrOfType<TargetAttr>("nova.target");
+  result.target = module->getAttrOfType<TargetAttr>(NovaDialect::getTargetAttrName());
   if (!result.target)
     return module.emitError("module needs a 'nova.target' attribute to be "
                             "encoded (it gives the target description)");
@@ -522,7 +527,7 @@ FailureOr<ModuleImage> encodeModule(ModuleOp module) {
       continue;
     }
     if (auto global = dyn_cast<memref::GlobalOp>(op)) {
-      if (!global->getAttrOfType<IntegerAttr>("nova.address"))
+      if (!global->getAttrOfType<IntegerAttr>(NovaDialect::AddressAttrHelper::getNameStr()))
         return global.emitOpError("needs an i64 'nova.address' (its HBM "
                                   "byte offset) to be placed in the binary");
       globals.push_back(global);
@@ -538,7 +543,8 @@ FailureOr<ModuleImage> encodeModule(ModuleOp module) {
   for (func::FuncOp func : funcs) {
     Program program;
     program.func = func;
-    auto chipList = func->getAttrOfType<DenseI64ArrayAttr>("nova.chips");
+    auto chipList = func->getAttrOfType<DenseI64ArrayAttr>(
+        NovaDialect::ChipsAttrHelper::getNameStr());
     if (!chipList) {
       if (funcs.size() > 1)
         return func.emitOpError("needs 'nova.chips' when the module holds "

@@ -31,8 +31,10 @@ LogicalResult NovaDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   // Set by memory planning: a buffer's byte address, a function's peaks.
-  if (name == "nova.address" || name == "nova.sram_peak" ||
-      name == "nova.acc_peak" || name == "nova.hbm_peak") {
+  if (name == AddressAttrHelper::getNameStr() ||
+      name == SramPeakAttrHelper::getNameStr() ||
+      name == AccPeakAttrHelper::getNameStr() ||
+      name == HbmPeakAttrHelper::getNameStr()) {
     auto integer = dyn_cast<IntegerAttr>(value);
     if (!integer || integer.getInt() < 0)
       return op->emitError() << "'" << name
@@ -40,7 +42,7 @@ LogicalResult NovaDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   // The chips that run a function (one program per pipeline stage).
-  if (name == "nova.chips") {
+  if (name == ChipsAttrHelper::getNameStr()) {
     auto chips = dyn_cast<DenseI64ArrayAttr>(value);
     if (!chips || chips.empty() ||
         llvm::any_of(chips.asArrayRef(), [](int64_t c) { return c < 0; }))
@@ -49,7 +51,7 @@ LogicalResult NovaDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   // A loop over identical layers (nova-roll-layers): kept as a loop.
-  if (name == "nova.layers") {
+  if (name == LayersAttrHelper::getNameStr()) {
     if (!isa<UnitAttr>(value) || op->getNumRegions() != 1)
       return op->emitError() << "'" << name
                              << "' must be a unit attribute on a loop";

@@ -23,6 +23,35 @@ def Nova_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  // The discardable attributes Nova's passes put on ops, functions and
+  // function arguments, named once here: code reads a name as
+  // `NovaDialect::AddressAttrHelper::getNameStr()` ("nova.address"), never
+  // as a string literal. verifyOperationAttribute checks those on ops.
+  //   address          buffer / global: its byte address (nova-plan-memory)
+  //   role             argument: "input" or "output" (nova-plan-memory)
+  //   aliasing_output  input: the result index it is donated to
+  //                    (nova-alias-outputs)
+  //   aliases          out-param: the input whose buffer it shares
+  //   stack_of         stacked argument (nova-roll-layers): the arguments it
+  //                    stacks, which lie inside it, one after the other
+  //   layers           loop over identical layers (nova-roll-layers)
+  //   chips            function: the chips that run it (one program per
+  //                    pipeline stage)
+  //   name             argument: the user's name for it
+  //   sram_peak, acc_peak, hbm_peak  function: bytes used at the peak
+  let discardableAttrs = (ins
+    "::mlir::IntegerAttr":$address,
+    "::mlir::StringAttr":$role,
+    "::mlir::IntegerAttr":$aliasing_output,
+    "::mlir::IntegerAttr":$aliases,
+    "::mlir::DenseI64ArrayAttr":$stack_of,
+    "::mlir::UnitAttr":$layers,
+    "::mlir::DenseI64ArrayAttr":$chips,
+    "::mlir::StringAttr":$name,
+    "::mlir::IntegerAttr":$sram_peak,
+    "::mlir::IntegerAttr":$acc_peak,
+    "::mlir::IntegerAttr":$hbm_peak
+  );
   let extraClassDeclaration = [{
     void registerAttributes();
     void registerTypes();

@@ -1,0 +1,205 @@
+//===- Passes.td - the tile phase -------------------------*- tablegen -*-===//
+//
+// Normal-form linalg -> tiled, bufferized `nova` ops: attention fused into
+// one op, donated arguments updated in place, linalg ops tiled to the
+// matrix unit and SRAM, bufferized into HBM and SRAM, then lowered by
+// convert-linalg-to-nova. The second half of nova-lower-to-tiles.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NOVA_TILE_PASSES_TD
+#define NOVA_TILE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def NovaFuseAttention : Pass<"nova-fuse-attention", "::mlir::func::FuncOp"> {
+  let summary = "fuse matmul-softmax-matmul attention into nova.attention";
+  let description = [{
+    Replaces `softmax(scale * Q @ Kt [masked]) @ V`, as torch-mlir and
+    Nova's normal form spell SDPA's math path or a hand-written masked
+    softmax, by one `nova.attention` (flash attention: no score matrix in
+    HBM, causal key blocks skipped). The batch matmuls must start from zero,
+    the scale and mask form one elementwise generic, the mask must be an
+    exactly causal constant, and no intermediate may have another user (a
+    training step that keeps the probabilities is left alone). What each
+    generic computes is checked by folding its body on probe values.
+
+    Before (reshapes of the batch dimensions elided):
+    ```mlir
+    %s = linalg.batch_matmul ins(%q, %kt : ...) outs(%zero : ...)
+    %x = linalg.generic ... ins(%s, %causal_mask ...)   // scale, mask
+    %m = linalg.generic ... reduction ... maximumf       // row max
+    %e = linalg.generic ... ins(%x, %m) exp(x - m)
+    %l = linalg.generic ... reduction ... addf           // row sum
+    %p = linalg.generic ... ins(%e, %l) e / l
+    %o = linalg.batch_matmul ins(%p, %v : ...) outs(%zero2 : ...)
+    ```
+    After:
+    ```mlir
+    %o = nova.attention ins(%q, %kt, %v : ...) outs(%init : ...) scale 1.250000e-01 causal -> ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::nova::NovaDialect", "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numFused", "fused-attentions", "Attentions fused into nova.attention">,
+  ];
+}
+
+def NovaAliasOutputs : Pass<"nova-alias-outputs", "::mlir::func::FuncOp"> {
+  let summary = "write a donated argument's result in place, in its buffer";
+  let description = [{
+    An argument carrying `nova.aliasing_output = k` is donated to result `k`
+    (as JAX's `donate_argnums` or XLA's input/output aliasing): at the end of
+    the run its buffer holds result `k`, and the binary lists result `k` at
+    the argument's address. A training step donates its parameters and
+    optimizer state, so the update runs in place on the resident buffers.
+
+    When result `k` is computed by an elementwise `linalg.generic` (all loops
+    parallel, one result) that reads the argument with the result's own
+    indexing map, and that generic is the argument's last user, this pass
+    makes the argument the generic's destination and reads it through the
+    `outs` block argument: one-shot bufferization then writes the result into
+    the argument's buffer, tile by tile (each tile is read before it is
+    written). Otherwise the result is left where it is and `nova-plan-memory`
+    copies it into the argument's buffer at the end of the function (a remark
+    says why).
+
+    Before:
+    ```mlir
+    func.func @sgd(%p: tensor<8xf32> {nova.aliasing_output = 0 : i64},
+                   %g: tensor<8xf32>) -> tensor<8xf32> {
+      %e = tensor.empty() : tensor<8xf32>
+      %r = linalg.generic {...} ins(%p, %g : ...) outs(%e : tensor<8xf32>) {
+      ^bb0(%a: f32, %b: f32, %o: f32):
+        %d = arith.subf %a, %b : f32
+        linalg.yield %d : f32
+      } -> tensor<8xf32>
+      return %r : tensor<8xf32>
+    }
+    ```
+    After:
+    ```mlir
+      %r = linalg.generic {...} ins(%g : ...) outs(%p : tensor<8xf32>) {
+      ^bb0(%b: f32, %a: f32):
+        %d = arith.subf %a, %b : f32
+        linalg.yield %d : f32
+      } -> tensor<8xf32>
+    ```
+    Errors: `k` out of range, a result whose type differs from the
+    argument's, or two arguments donated to one result.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numInPlace", "in-place",
+              "donated results made to write into their argument's buffer">,
+    Statistic<"numCopied", "copied",
+              "donated results left to be copied into the argument's buffer">,
+  ];
+}
+
+def NovaTile : Pass<"nova-tile", "::mlir::func::FuncOp"> {
+  let summary = "tile linalg ops to the target's matrix unit and SRAM";
+  let description = [{
+    Tiles every linalg op with upstream TilingInterface tiling (`scf.for`
+    loops) and tile sizes derived from the module's `#nova.target`:
+
+    * contractions (matmul, batch_matmul, any op with contraction dims): batch
+      dims by 1, the innermost N by the matrix unit's columns, M by up to
+      `max-rows` rows limited by the accumulator; K stays whole while the
+      operand strips fit the SRAM budget, else it is tiled by multiples of the
+      matrix unit's rows;
+    * an elementwise producer whose result the function returns and an
+      elementwise consumer reads (AdamW's new moments, read by the
+      parameter's update) joins the consumer's loop, which yields the
+      producer's tiles as well: one pass over the tiles (when its operands
+      fit the SRAM the consumer's tile leaves);
+    * an elementwise consumer of a contraction is tiled together with it:
+      the contraction and its zero fill are fused into the consumer's loop
+      (tile-and-fuse), so the epilogue (bias, GELU, residual) reads the
+      contraction's tile from on-chip memory;
+    * other ops: outer parallel dims by 1, the two innermost parallel dims by
+      at most `max-rows` x `max-cols`; reduction dims stay whole unless even
+      a one-element output tile does not fit, then they are tiled too
+      (outermost first) and each chunk is combined into the output the loop
+      carries (a gradient norm's sum over an embedding table).
+
+    Every tile's operands (and the body temporaries of a generic), double
+    buffered, must fit `sram_bytes`; tiles shrink until they do, and an op
+    whose smallest tile cannot fit is an error naming the op and the numbers.
+
+    Before:
+    ```mlir
+    %0 = linalg.matmul ins(%a, %b : tensor<256x768xf32>, tensor<768x3072xf32>)
+                       outs(%fill : tensor<256x3072xf32>) -> tensor<256x3072xf32>
+    %1 = linalg.generic {...} ins(%0, %bias ...) outs(...) { ... math.erf ... }
+    ```
+    After:
+    ```mlir
+    %r = scf.for %i = %c0 to %c256 step %c256 iter_args(%o = %init) {
+      %r2 = scf.for %j = %c0 to %c3072 step %c128 iter_args(%o2 = %o) {
+        %f = linalg.fill ... -> tensor<256x128xf32>
+        %m = linalg.matmul ins(... tensor<256x768xf32>, tensor<768x128xf32>) outs(%f ...)
+        %e = linalg.generic {...} ins(%m, ...) { ... math.erf ... }
+        %ins = tensor.insert_slice %e into %o2[%i, %j] [256, 128] [1, 1]
+        scf.yield %ins
+      }
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::affine::AffineDialect"];
+  let options = [
+    Option<"maxRows", "max-rows", "int64_t", /*default=*/"512",
+           "largest number of rows (M, or the second-innermost parallel dim) in a tile">,
+    Option<"maxCols", "max-cols", "int64_t", /*default=*/"512",
+           "largest innermost parallel tile size of a non-contraction op">,
+  ];
+  let statistics = [
+    Statistic<"numTiled", "tiled-ops", "Number of linalg ops tiled">,
+    Statistic<"numEmpty", "empty-ops", "Number of linalg ops without iterations, replaced by their inits">,
+    Statistic<"numSplitReductions", "split-reductions", "Reductions too large for sram whose reduction loops were tiled">,
+    Statistic<"numFusedResults", "fused-results", "Elementwise producers that are also function results, fused into their consumer's loop (which yields their tiles)">,
+    Statistic<"numFused", "fused-producers", "Number of producers fused into a consumer's tile loop">,
+    Statistic<"peakTileBytes", "peak-tile-bytes", "Largest double-buffered SRAM footprint of one tile">,
+  ];
+}
+
+def NovaBufferize : Pass<"nova-bufferize", "::mlir::ModuleOp"> {
+  let summary = "one-shot bufferize with HBM and SRAM memory spaces";
+  let description = [{
+    Runs upstream One-Shot Bufferize over the whole module (function
+    boundaries included, identity layouts) after choosing a memory level for
+    every buffer: tensors created inside a tile loop (after folding
+    `extract_slice(tensor.empty)` into a tile-sized `tensor.empty`) become
+    `bufferization.alloc_tensor` in `#nova.memory_space<sram>`; function
+    arguments, results and everything else default to
+    `#nova.memory_space<hbm>`.
+
+    Before:
+    ```mlir
+    func.func @f(%a: tensor<128x768xf32>) -> tensor<128x768xf32> {
+      scf.for ... {
+        %e = tensor.empty() : tensor<128x128xf32>
+        %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<128x128xf32>) -> tensor<128x128xf32>
+    ```
+    After:
+    ```mlir
+    func.func @f(%a: memref<128x768xf32, #nova.memory_space<hbm>>) -> memref<128x768xf32, #nova.memory_space<hbm>> {
+      scf.for ... {
+        %e = memref.alloc() : memref<128x128xf32, #nova.memory_space<sram>>
+        linalg.fill ins(%c0 : f32) outs(%e : memref<128x128xf32, #nova.memory_space<sram>>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::nova::NovaDialect"];
+  let statistics = [
+    Statistic<"numSramTensors", "sram-tensors", "Tensors placed in sram">,
+    Statistic<"numAllocs", "allocs", "Buffers allocated by bufferization">,
+    Statistic<"numCopies", "copies", "Buffer copies inserted by bufferization">,
+  ];
+}
+
+#endif // NOVA_TILE_PASSES_TD

@@ -1,0 +1,340 @@
+//===- DoubleBuffer.cpp - prefetch loop input tiles -------------*- C++ -*-===//
+//
+// Moves the input DMA of every loop iteration one iteration ahead, into the
+// other half of a two-slot SRAM buffer, so that it runs behind the compute of
+// the current iteration. The body's own on-chip buffers get two slots too, so
+// consecutive iterations do not serialise on a shared address.
+//
+//===----------------------------------------------------------------------===//
+#include "nova/Schedule/Passes.h"
+#include "LoopWrites.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "nova/Dialect/Nova/IR/NovaOps.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/MathExtras.h"
+
+#define DEBUG_TYPE "nova-double-buffer"
+
+namespace mlir::nova {
+#define GEN_PASS_DEF_NOVADOUBLEBUFFER
+#include "nova/Schedule/Passes.h.inc"
+} // namespace mlir::nova
+
+using namespace mlir;
+using namespace mlir::nova;
+
+/// Alignment of each slot of a double buffer, as nova-plan-memory aligns.
+static constexpr int64_t kSlotAlign = 64;
+
+/// Marks the slot computation while the loop is unrolled (no dialect
+/// prefix: it never outlives the pass).
+static constexpr llvm::StringLiteral kSlotMarker = "double_buffer_slot";
+
+namespace {
+/// One input DMA of a loop body that can move one iteration ahead.
+struct Prefetch {
+  DmaStartOp dma;
+  memref::AllocOp alloc;
+  WaitOp wait;
+  /// Side-effect-free ops of the body that compute the DMA source from the
+  /// induction variable, in block order.
+  SmallVector<Operation *> slice;
+  int64_t slotBytes;
+};
+} // namespace
+
+/// The prefetchable input DMA `dma` of `loop`, if it is one.
+static std::optional<Prefetch> matchPrefetch(scf::ForOp loop, DmaStartOp dma) {
+  Block *body = loop.getBody();
+  Value iv = loop.getInductionVar();
+  if (dma.getPeer())
+    return std::nullopt;
+  auto alloc = dma.getTarget().getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != body)
+    return std::nullopt;
+  MemRefType type = alloc.getType();
+  if (getMemorySpace(type) != MemorySpace::SRAM || !type.hasStaticShape() ||
+      !type.getLayout().isIdentity() || !alloc.getDynamicSizes().empty() ||
+      !alloc.getSymbolOperands().empty())
+    return std::nullopt;
+  if (getMemorySpace(dma.getSource().getType()) != MemorySpace::HBM)
+    return std::nullopt;
+
+  // The token is waited for once, alone, later in the body.
+  if (!dma.getToken().hasOneUse())
+    return std::nullopt;
+  auto wait = dyn_cast<WaitOp>(*dma.getToken().user_begin());
+  if (!wait || wait->getBlock() != body || wait.getTokens().size() != 1 ||
+      !dma->isBeforeInBlock(wait))
+    return std::nullopt;
+
+  // The tile is only touched after the wait.
+  for (Operation *user : alloc->getUsers()) {
+    if (user == dma)
+      continue;
+    Operation *inBody = body->findAncestorOpInBlock(*user);
+    if (!inBody || !wait->isBeforeInBlock(inBody))
+      return std::nullopt;
+  }
+
+  // The source is computed from the induction variable by side-effect-free
+  // ops of the body (or from values defined outside the loop).
+  bool usesIv = false;
+  SetVector<Operation *> slice;
+  SmallVector<Value> worklist{dma.getSource()};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (v == iv) {
+      usesIv = true;
+      continue;
+    }
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (loop->isAncestor(arg.getOwner()->getParentOp()))
+        return std::nullopt; // a loop-carried value: unknown next iteration
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!loop->isProperAncestor(def))
+      continue;
+    if (def->getBlock() != body || def->getNumRegions() != 0 ||
+        !isMemoryEffectFree(def))
+      return std::nullopt;
+    if (slice.insert(def))
+      llvm::append_range(worklist, def->getOperands());
+  }
+  if (!usesIv)
+    return std::nullopt;
+  // The prologue clones the views at the lower bound, where their offsets
+  // fold to constants; MLIR 22's subview folder then asserts on a
+  // rank-reducing subview of a unit tile (SubViewOp::getDroppedDims cannot
+  // tell which unit dimensions were dropped; a strided 3-D convolution's
+  // element-wise taps hit it). Such one-element tiles gain nothing from a
+  // prefetch.
+  for (Operation *op : slice)
+    if (auto sub = dyn_cast<memref::SubViewOp>(op);
+        sub && sub.getType().getRank() < sub.getSourceType().getRank() &&
+        llvm::all_of(sub.getStaticSizes(), [](int64_t s) { return s == 1; }))
+      return std::nullopt;
+
+  // Reading the next tile early must not miss a write of this loop.
+  if (mayWriteInLoop(loop, rootOf(dma.getSource())))
+    return std::nullopt;
+
+  Prefetch p{dma, alloc, wait, slice.takeVector(), 0};
+  llvm::sort(p.slice, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  int64_t bytes = type.getNumElements() *
+                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  p.slotBytes = std::max<int64_t>(llvm::alignTo(bytes, kSlotAlign), kSlotAlign);
+  return p;
+}
+
+/// Clones `slice` with the induction variable `iv` replaced by `value`.
+static Value cloneSource(RewriterBase &rewriter, Prefetch &p, Value iv,
+                         Value value) {
+  IRMapping mapping;
+  mapping.map(iv, value);
+  for (Operation *op : p.slice)
+    rewriter.clone(*op, mapping);
+  return mapping.lookupOrDefault(p.dma.getSource());
+}
+
+namespace {
+struct DoubleBufferPass
+    : public nova::impl::NovaDoubleBufferBase<DoubleBufferPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    IRRewriter rewriter(&getContext());
+    for (scf::ForOp loop : loops)
+      if (failed(doubleBuffer(rewriter, loop)))
+        return signalPassFailure();
+  }
+
+  LogicalResult doubleBuffer(IRRewriter &rewriter, scf::ForOp loop) {
+    // A loop over layers (nova-roll-layers) holds whole layers: two slots
+    // for every buffer of a layer overflow the chip, and its loads are
+    // double-buffered by the tile loops inside it.
+    if (loop->hasAttr(NovaDialect::LayersAttrHelper::getNameStr()))
+      return success();
+    // Static bounds with at least two iterations: the prologue reads the
+    // first tile unconditionally, and one iteration has nothing to overlap.
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    if (!lb || !ub || !step || *step <= 0 || *ub - *lb <= *step)
+      return success();
+
+    SmallVector<Prefetch> prefetches;
+    for (auto dma : loop.getBody()->getOps<DmaStartOp>())
+      if (std::optional<Prefetch> p = matchPrefetch(loop, dma))
+        prefetches.push_back(std::move(*p));
+    if (prefetches.empty())
+      return success();
+    // The body's own on-chip buffers (accumulators, epilogue temporaries,
+    // output tiles on their way to HBM) get two slots as well: iteration i+1
+    // then writes the other slot while iteration i's drain, epilogue and
+    // store still read this one, instead of waiting for them (a WAR hazard
+    // through a shared address). The tile plan budgets every operand twice.
+    SmallVector<memref::AllocOp> locals;
+    for (auto alloc : loop.getBody()->getOps<memref::AllocOp>()) {
+      MemRefType type = alloc.getType();
+      std::optional<MemorySpace> space = getMemorySpace(type);
+      if ((space != MemorySpace::SRAM && space != MemorySpace::ACC) ||
+          !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+          !alloc.getDynamicSizes().empty() ||
+          !alloc.getSymbolOperands().empty())
+        continue;
+      if (llvm::any_of(prefetches,
+                       [&](const Prefetch &p) { return p.alloc == alloc; }))
+        continue;
+      locals.push_back(alloc);
+    }
+    LLVM_DEBUG(llvm::dbgs() << "double buffering " << prefetches.size()
+                            << " DMAs of " << loop << "\n");
+
+    // Prologue: one two-slot buffer per tile, the first tile into slot 0.
+    Location loc = loop.getLoc();
+    Type tokenType = TokenType::get(rewriter.getContext());
+    rewriter.setInsertionPoint(loop);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    SmallVector<Value> buffers, inits;
+    for (Prefetch &p : prefetches) {
+      MemRefType type = p.alloc.getType();
+      auto bufferType = MemRefType::get({2 * p.slotBytes}, rewriter.getI8Type(),
+                                        AffineMap(), type.getMemorySpace());
+      Value buffer = memref::AllocOp::create(rewriter, p.alloc.getLoc(),
+                                             bufferType, ValueRange{},
+                                             rewriter.getI64IntegerAttr(kSlotAlign));
+      Value first = cloneSource(rewriter, p, loop.getInductionVar(),
+                                loop.getLowerBound());
+      Value slot0 = memref::ViewOp::create(rewriter, p.alloc.getLoc(), type,
+                                           buffer, zero, ValueRange{});
+      inits.push_back(DmaStartOp::create(rewriter, p.dma.getLoc(), tokenType,
+                                         first, slot0, /*peer=*/IntegerAttr()));
+      buffers.push_back(buffer);
+    }
+
+    unsigned numOld = loop.getNumRegionIterArgs();
+    FailureOr<LoopLikeOpInterface> replaced =
+        cast<LoopLikeOpInterface>(loop.getOperation())
+            .replaceWithAdditionalIterOperands(rewriter, inits,
+                                               /*replaceInitOperandUsesInLoop=*/false);
+    if (failed(replaced))
+      return loop.emitError() << "cannot add the prefetch tokens to the loop";
+    auto newLoop = cast<scf::ForOp>(replaced->getOperation());
+    Block *body = newLoop.getBody();
+    Value iv = newLoop.getInductionVar();
+
+    // Slot of this iteration and clamped index of the next one.
+    rewriter.setInsertionPointToStart(body);
+    Value two = arith::ConstantIndexOp::create(rewriter, loc, 2);
+    Value index = arith::DivUIOp::create(
+        rewriter, loc,
+        arith::SubIOp::create(rewriter, loc, iv, newLoop.getLowerBound()),
+        newLoop.getStep());
+    Value slot = arith::RemUIOp::create(rewriter, loc, index, two);
+    Value next = arith::AddIOp::create(rewriter, loc, iv, newLoop.getStep());
+    Value hasNext = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt,
+                                          next, newLoop.getUpperBound());
+    Value nextOrLast =
+        arith::SelectOp::create(rewriter, loc, hasNext, next, iv);
+
+    auto yield = cast<scf::YieldOp>(body->getTerminator());
+    for (auto [i, p] : llvm::enumerate(prefetches)) {
+      MemRefType type = p.alloc.getType();
+      rewriter.setInsertionPointAfterValue(slot);
+      Value bytes = arith::ConstantIndexOp::create(rewriter, loc, p.slotBytes);
+      Value offset = arith::MulIOp::create(rewriter, loc, slot, bytes);
+      Value nextOffset = arith::SubIOp::create(rewriter, loc, bytes, offset);
+
+      // This iteration's tile.
+      rewriter.setInsertionPoint(p.alloc);
+      Value current = memref::ViewOp::create(rewriter, p.alloc.getLoc(), type,
+                                             buffers[i], offset, ValueRange{});
+      rewriter.replaceAllUsesExcept(p.alloc.getResult(), current, p.dma);
+
+      // The next iteration's DMA where this iteration's was.
+      rewriter.setInsertionPoint(p.dma);
+      Value source = cloneSource(rewriter, p, iv, nextOrLast);
+      Value other = memref::ViewOp::create(rewriter, p.alloc.getLoc(), type,
+                                           buffers[i], nextOffset, ValueRange{});
+      Value token = DmaStartOp::create(rewriter, p.dma.getLoc(), tokenType,
+                                       source, other, /*peer=*/IntegerAttr());
+      BlockArgument carried = newLoop.getRegionIterArgs()[numOld + i];
+      rewriter.modifyOpInPlace(p.wait,
+                               [&] { p.wait.getTokensMutable().assign(carried); });
+      rewriter.modifyOpInPlace(
+          yield, [&] { yield->setOperand(numOld + i, token); });
+
+      rewriter.eraseOp(p.dma);
+      rewriter.eraseOp(p.alloc);
+      for (Operation *op : llvm::reverse(p.slice))
+        if (op->use_empty())
+          rewriter.eraseOp(op);
+    }
+
+    for (memref::AllocOp alloc : locals) {
+      MemRefType type = alloc.getType();
+      int64_t bytes = std::max<int64_t>(
+          llvm::alignTo(type.getNumElements() *
+                            llvm::divideCeil(type.getElementTypeBitWidth(), 8),
+                        kSlotAlign),
+          kSlotAlign);
+      rewriter.setInsertionPoint(newLoop);
+      auto bufferType = MemRefType::get({2 * bytes}, rewriter.getI8Type(),
+                                        AffineMap(), type.getMemorySpace());
+      Value buffer = memref::AllocOp::create(
+          rewriter, alloc.getLoc(), bufferType, ValueRange{},
+          rewriter.getI64IntegerAttr(kSlotAlign));
+      rewriter.setInsertionPointAfterValue(slot);
+      Value size = arith::ConstantIndexOp::create(rewriter, loc, bytes);
+      Value offset = arith::MulIOp::create(rewriter, loc, slot, size);
+      rewriter.setInsertionPoint(alloc);
+      Value current = memref::ViewOp::create(rewriter, alloc.getLoc(), type,
+                                             buffer, offset, ValueRange{});
+      rewriter.replaceOp(alloc, current);
+    }
+    numLocals += locals.size();
+
+    // Drain the last prefetch.
+    rewriter.setInsertionPointAfter(newLoop);
+    WaitOp::create(rewriter, loc, newLoop.getResults().drop_front(numOld));
+
+    // Unroll by two so that each copy of the body uses a fixed slot: the
+    // addresses become static, and the semaphore analysis of the ISA
+    // lowering can see that the prefetch and the compute touch different
+    // halves and let them overlap. (An odd trip count leaves a one-iteration
+    // epilogue that computes its slot.)
+    Operation *scope = newLoop->getParentOp();
+    slot.getDefiningOp()->setAttr(kSlotMarker, rewriter.getUnitAttr());
+    FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(newLoop, 2);
+    if (succeeded(unrolled) && unrolled->mainLoopOp) {
+      int64_t copy = 0;
+      for (Operation &op :
+           llvm::make_early_inc_range(*unrolled->mainLoopOp->getBody())) {
+        if (!op.hasAttr(kSlotMarker))
+          continue;
+        rewriter.setInsertionPoint(&op);
+        rewriter.replaceOp(&op, arith::ConstantIndexOp::create(
+                                    rewriter, op.getLoc(), copy++ % 2));
+      }
+      if (copy)
+        ++numUnrolled;
+    }
+    scope->walk([&](arith::RemUIOp rem) { rem->removeAttr(kSlotMarker); });
+    ++numLoops;
+    numDmas += prefetches.size();
+    return success();
+  }
+};
+} // namespace

@@ -1,0 +1,808 @@
+//===- FuseAttention.cpp - matmul-softmax-matmul -> nova.attention -C++ -*-===//
+//
+// Recognises attention in the shape torch-mlir and Nova's normal form give
+// it (SDPA's math path, or scores masked by hand and passed to softmax):
+//
+//   S = batch_matmul(Q, Kt)             scores
+//   X = generic(S [, C])                scale, and a mask from constant C
+//   m = reduce_max(X)                   softmax ...
+//   E = generic(X, m)   exp(x - m)
+//   l = reduce_sum(E)
+//   P = generic(E, l [, g])  e / l      (g: SDPA's "row fully masked" guard)
+//   O = batch_matmul(P, V)
+//
+// with reshapes of the leading (batch, head) dimensions in between. What each
+// generic computes is checked by folding its scalar body on probe values, not
+// by matching op names, so any spelling of the same arithmetic is taken. A
+// mask is accepted when it is exactly causal (key j hidden from query i iff
+// j > i); no row is then fully masked, so the guard is always false.
+//
+//===----------------------------------------------------------------------===//
+#include "nova/Tile/Passes.h"
+
+#include "nova/Dialect/Nova/IR/NovaOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+
+#define DEBUG_TYPE "nova-fuse-attention"
+
+namespace mlir::nova {
+#define GEN_PASS_DEF_NOVAFUSEATTENTION
+#include "nova/Tile/Passes.h.inc"
+} // namespace mlir::nova
+
+using namespace mlir;
+
+namespace {
+
+/// The ops of one matched attention, for the single-use check and erasure.
+struct Chain {
+  llvm::SetVector<Operation *> ops;
+};
+
+/// Follows expand/collapse_shape ops that only regroup leading dimensions
+/// (the last two stay as they are) or add or drop a row value's trailing
+/// unit dimension, recording them in `chain`.
+Value throughBatchReshapes(Value v, Chain &chain) {
+  while (Operation *def = v.getDefiningOp()) {
+    SmallVector<ReassociationIndices> groups;
+    Value source;
+    int64_t rank;
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+      groups = collapse.getReassociationIndices();
+      source = collapse.getSrc();
+      rank = collapse.getSrcType().getRank();
+    } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+      groups = expand.getReassociationIndices();
+      source = expand.getSrc();
+      rank = expand.getResultType().getRank();
+    } else {
+      break;
+    }
+    // A row value [..., T] <-> [..., T, 1] (a keep-dim reduction's result).
+    bool unitRow = false;
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
+      unitRow = expand.getResultType().getShape().back() == 1 &&
+                groups.back() == ReassociationIndices{rank - 2, rank - 1};
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+      unitRow = collapse.getSrcType().getShape().back() == 1 &&
+                groups.back() == ReassociationIndices{rank - 2, rank - 1};
+    // The last two dimensions keep their sizes: each of their groups is
+    // the dimension itself, possibly with unit dimensions before it.
+    ArrayRef<int64_t> wide = isa<tensor::CollapseShapeOp>(def)
+                                 ? cast<tensor::CollapseShapeOp>(def).getSrcType().getShape()
+                                 : cast<tensor::ExpandShapeOp>(def).getResultType().getShape();
+    auto ownGroup = [&](const ReassociationIndices &group, int64_t dim) {
+      return group.back() == dim &&
+             llvm::all_of(ArrayRef(group).drop_back(),
+                          [&](int64_t i) { return wide[i] == 1; });
+    };
+    bool leading = groups.size() >= 3 && ownGroup(groups.back(), rank - 1) &&
+                   ownGroup(groups[groups.size() - 2], rank - 2);
+    if (!unitRow && !leading)
+      break;
+    if (unitRow && !llvm::all_of(ArrayRef(groups).drop_back(),
+                                 [](const ReassociationIndices &g) {
+                                   return g.size() == 1;
+                                 }))
+      break;
+    chain.ops.insert(def);
+    v = source;
+  }
+  return v;
+}
+
+double valueOf(Attribute a) {
+  if (auto f = dyn_cast_if_present<FloatAttr>(a))
+    return f.getValueAsDouble();
+  if (auto i = dyn_cast_if_present<IntegerAttr>(a))
+    return i.getType().isInteger(1) ? (i.getValue().isZero() ? 0.0 : 1.0)
+                                    : (double)i.getValue().getSExtValue();
+  return std::nan("");
+}
+
+/// Folds the scalar body of `g` on constant block arguments (inputs, then
+/// the output); nullopt when some op of the body does not fold.
+std::optional<double> evaluate(linalg::GenericOp g, ArrayRef<double> args) {
+  Block &body = g.getRegion().front();
+  if (args.size() != body.getNumArguments())
+    return std::nullopt;
+  DenseMap<Value, Attribute> values;
+  for (auto [arg, x] : llvm::zip(body.getArguments(), args)) {
+    Type t = arg.getType();
+    if (auto ft = dyn_cast<FloatType>(t))
+      values[arg] = FloatAttr::get(ft, x);
+    else if (t.isInteger(1))
+      values[arg] = IntegerAttr::get(t, x != 0.0 ? 1 : 0);
+    else if (auto it = dyn_cast<IntegerType>(t))
+      values[arg] = IntegerAttr::get(it, (int64_t)x);
+    else
+      return std::nullopt;
+  }
+  auto lookup = [&](Value v) -> Attribute {
+    if (auto it = values.find(v); it != values.end())
+      return it->second;
+    Attribute a;
+    if (matchPattern(v, m_Constant(&a)))
+      return a;
+    return {};
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumResults() != 1 || op.getNumRegions() != 0)
+      return std::nullopt;
+    SmallVector<Attribute> operands;
+    for (Value o : op.getOperands())
+      operands.push_back(lookup(o));
+    if (llvm::any_of(operands, [](Attribute a) { return !a; }))
+      return std::nullopt;
+    SmallVector<OpFoldResult> folded;
+    if (failed(op.fold(operands, folded)) || folded.size() != 1)
+      return std::nullopt;
+    Attribute result = isa<Attribute>(folded[0])
+                           ? cast<Attribute>(folded[0])
+                           : lookup(cast<Value>(folded[0]));
+    if (!result)
+      return std::nullopt;
+    values[op.getResult(0)] = result;
+  }
+  return valueOf(lookup(body.getTerminator()->getOperand(0)));
+}
+
+bool close(std::optional<double> got, double want) {
+  if (!got)
+    return false;
+  if (std::isinf(want))
+    return *got == want;
+  return std::abs(*got - want) <= 1e-6 * std::max(1.0, std::abs(want));
+}
+
+bool allParallel(linalg::GenericOp g) {
+  return llvm::all_of(g.getIteratorTypesArray(), linalg::isParallelIterator);
+}
+
+/// `(d0, ..., dn) -> (d0, ..., dn-1)` or `-> (d0, ..., dn-1, 0)`: a row's
+/// value, broadcast along (or reduced over) the last dimension.
+bool isRowMap(AffineMap map) {
+  unsigned n = map.getNumDims();
+  if (map.getNumResults() != n - 1 && map.getNumResults() != n)
+    return false;
+  for (unsigned i = 0; i + 1 < n; ++i)
+    if (map.getResult(i) != getAffineDimExpr(i, map.getContext()))
+      return false;
+  if (map.getNumResults() == n) {
+    auto c = dyn_cast<AffineConstantExpr>(map.getResult(n - 1));
+    return c && c.getValue() == 0;
+  }
+  return true;
+}
+
+/// The constant a linalg.fill writes into `init`, if it is one.
+std::optional<double> fillValue(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return std::nullopt;
+  Attribute a;
+  if (!matchPattern(fill.getInputs().front(), m_Constant(&a)))
+    return std::nullopt;
+  return valueOf(a);
+}
+
+/// A row reduction over the last dimension of one input, started from a
+/// fill of `init`, whose body folds as `combine` on the probes.
+linalg::GenericOp matchRowReduction(Value v, double init,
+                                    function_ref<double(double, double)> combine) {
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1)
+    return {};
+  SmallVector<utils::IteratorType> it = g.getIteratorTypesArray();
+  if (it.empty() || !linalg::isReductionIterator(it.back()) ||
+      !llvm::all_of(ArrayRef(it).drop_back(), linalg::isParallelIterator))
+    return {};
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (!maps[0].isIdentity() || !isRowMap(maps[1]))
+    return {};
+  std::optional<double> start = fillValue(g.getDpsInits()[0]);
+  if (!start || !(*start == init || (std::isnan(init) && std::isnan(*start))))
+    return {};
+  for (auto [x, acc] : {std::pair{1.0, 2.0}, {3.0, 2.0}, {-0.5, 0.25}})
+    if (!close(evaluate(g, {x, acc}), combine(x, acc)))
+      return {};
+  return g;
+}
+
+/// The generic's input with an identity map and the one with a row map (in
+/// either order); the remaining input, if any, in `extra`.
+bool splitOperands(linalg::GenericOp g, OpOperand *&full, OpOperand *&row,
+                   OpOperand *&extra) {
+  full = row = extra = nullptr;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap map = g.getMatchingIndexingMap(in);
+    if (map.isIdentity() && !full)
+      full = in;
+    else if (isRowMap(map) && !row &&
+             isa<FloatType>(getElementTypeOrSelf(in->get().getType())))
+      row = in;
+    else if (!extra)
+      extra = in;
+    else
+      return false;
+  }
+  return full && row;
+}
+
+/// A zero-initialised batch matmul (3-D, default maps).
+linalg::BatchMatmulOp matchBatchMatmul(Value v) {
+  auto mm = v.getDefiningOp<linalg::BatchMatmulOp>();
+  if (!mm || !mm.hasPureTensorSemantics() ||
+      !llvm::equal(mm.getIndexingMapsArray(),
+                   linalg::BatchMatmulOp::getDefaultIndexingMaps(mm.getContext())))
+    return {};
+  std::optional<double> init = fillValue(mm.getDpsInits()[0]);
+  if (!init || *init != 0.0)
+    return {};
+  return mm;
+}
+
+struct Scores {
+  Value s;           // the QK^T matmul's result (through reshapes)
+  double scale = 1.0;
+  bool causal = false;
+};
+
+/// If `operand` of `g` holds each element's position along loop dimension
+/// n-2 (the query, returns 0) or n-1 (the key, returns 1): an arange
+/// (`index_cast(linalg.index 0)` of a 1-D generic), reshaped and broadcast.
+std::optional<int> arangeAxis(linalg::GenericOp g, OpOperand *operand) {
+  AffineMap map = g.getMatchingIndexingMap(operand);
+  unsigned n = map.getNumDims();
+  int axis = -1;
+  for (AffineExpr e : map.getResults()) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      if (c.getValue() != 0)
+        return std::nullopt;
+      continue;
+    }
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (!dim || axis != -1 || dim.getPosition() + 2 < n)
+      return std::nullopt;
+    axis = dim.getPosition() + 2 - n;
+  }
+  if (axis < 0)
+    return std::nullopt;
+  Value v = operand->get();
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto e = dyn_cast<tensor::ExpandShapeOp>(def))
+      v = e.getSrc();
+    else if (auto c = dyn_cast<tensor::CollapseShapeOp>(def))
+      v = c.getSrc();
+    else
+      break;
+  }
+  auto arange = v.getDefiningOp<linalg::GenericOp>();
+  if (!arange || arange.getNumDpsInputs() != 0 || arange.getNumLoops() != 1)
+    return std::nullopt;
+  Value yielded = arange.getRegion().front().getTerminator()->getOperand(0);
+  auto cast = yielded.getDefiningOp<arith::IndexCastOp>();
+  auto index = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>()
+                    : linalg::IndexOp();
+  if (!index || index.getDim() != 0)
+    return std::nullopt;
+  return axis;
+}
+
+/// X = S, or X = generic(S, mask...) computing `scale * s` where the mask
+/// keeps a key and `-inf` where it hides it, the mask being an exactly
+/// causal constant or a function of (key - query) of two aranges.
+std::optional<Scores> matchScores(Value x, Chain &chain) {
+  Scores result;
+  auto g = x.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInits() != 1 || !allParallel(g) ||
+      g.getNumDpsInputs() > 3) {
+    result.s = x;
+    return result;
+  }
+  OpOperand *sOperand = nullptr, *maskOperand = nullptr;
+  OpOperand *position[2] = {nullptr, nullptr};
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap map = g.getMatchingIndexingMap(in);
+    std::optional<int> axis;
+    if (map.isIdentity() && !sOperand)
+      sOperand = in;
+    else if ((axis = arangeAxis(g, in)) && !position[*axis])
+      position[*axis] = in;
+    else if (!maskOperand)
+      maskOperand = in;
+    else
+      return std::nullopt;
+  }
+  if (!sOperand || (maskOperand && (position[0] || position[1])) ||
+      (!position[0] != !position[1]))
+    return std::nullopt;
+  // f(s, c, query, key) for the generic's inputs in order.
+  auto probe = [&](double s, double c, int64_t query,
+                   int64_t key) -> std::optional<double> {
+    SmallVector<double> args;
+    for (OpOperand *in : g.getDpsInputOperands())
+      args.push_back(in == sOperand      ? s
+                     : in == position[0] ? (double)query
+                     : in == position[1] ? (double)key
+                                         : c);
+    args.push_back(std::nan(""));
+    return evaluate(g, args);
+  };
+  // Whether a score is hidden, and the scale of a kept one.
+  auto classify = [&](double c, int64_t query,
+                      int64_t key) -> std::optional<std::pair<bool, double>> {
+    std::optional<double> a = probe(0.75, c, query, key);
+    if (!a)
+      return std::nullopt;
+    if (std::isinf(*a) && *a < 0) {
+      for (double s : {-1.5, 2.25})
+        if (!close(probe(s, c, query, key), -INFINITY))
+          return std::nullopt;
+      return std::pair{true, 0.0};
+    }
+    double scale = *a / 0.75;
+    for (double s : {-1.5, 2.25, 0.0})
+      if (!close(probe(s, c, query, key), (double)((float)scale * (float)s)))
+        return std::nullopt;
+    return std::pair{false, scale};
+  };
+  // One scale for every kept score; `hidden` must be exactly key > query.
+  bool ok = true, anyHidden = false;
+  std::optional<double> scale;
+  auto check = [&](std::optional<std::pair<bool, double>> kind, int64_t query,
+                   int64_t key) {
+    if (!kind || kind->first != (key > query)) {
+      ok = false;
+      return;
+    }
+    anyHidden |= kind->first;
+    if (!kind->first) {
+      if (scale && *scale != kind->second)
+        ok = false;
+      scale = kind->second;
+    }
+  };
+  auto type = cast<ShapedType>(x.getType());
+  int64_t rows = type.getDimSize(type.getRank() - 2),
+          cols = type.getDimSize(type.getRank() - 1);
+  if (position[0]) {
+    // The positions must only meet in one op (their difference or their
+    // comparison): then the mask depends on key - query alone, and one
+    // probe per diagonal decides it.
+    Block &body = g.getRegion().front();
+    Value qArg = body.getArgument(position[0]->getOperandNumber());
+    Value kArg = body.getArgument(position[1]->getOperandNumber());
+    if (!qArg.hasOneUse() || !kArg.hasOneUse() ||
+        *qArg.user_begin() != *kArg.user_begin() ||
+        !isa<arith::SubIOp, arith::CmpIOp>(*qArg.user_begin()) ||
+        rows != cols)
+      return std::nullopt;
+    for (int64_t delta = -(rows - 1); delta < cols && ok; ++delta) {
+      int64_t query = std::max<int64_t>(0, -delta);
+      check(classify(0.0, query, query + delta), query, query + delta);
+    }
+  } else if (maskOperand) {
+    // A constant [Tq, Tk] read at the last two loop dimensions, with at
+    // most two distinct values.
+    AffineMap map = g.getMatchingIndexingMap(maskOperand);
+    unsigned n = map.getNumDims();
+    DenseElementsAttr mask;
+    if (n < 2 || map.getNumResults() != 2 ||
+        map.getResult(0) != getAffineDimExpr(n - 2, map.getContext()) ||
+        map.getResult(1) != getAffineDimExpr(n - 1, map.getContext()) ||
+        !matchPattern(maskOperand->get(), m_Constant(&mask)) || rows != cols)
+      return std::nullopt;
+    Type elt = mask.getElementType();
+    std::optional<std::pair<bool, double>> kinds[2];
+    double seen[2];
+    int distinct = 0;
+    int64_t at = 0;
+    auto visit = [&](double c) {
+      int64_t query = at / cols, key = at % cols;
+      ++at;
+      if (!ok)
+        return;
+      int k = 0;
+      while (k < distinct && seen[k] != c)
+        ++k;
+      if (k == distinct) {
+        if (distinct == 2) {
+          ok = false;
+          return;
+        }
+        seen[distinct] = c;
+        kinds[distinct++] = classify(c, 0, 0);
+      }
+      check(kinds[k], query, key);
+    };
+    if (isa<FloatType>(elt)) {
+      for (APFloat v : mask.getValues<APFloat>())
+        visit(v.convertToDouble());
+    } else if (elt.isSignlessInteger()) {
+      for (APInt v : mask.getValues<APInt>())
+        visit(elt.isInteger(1) ? (v.isZero() ? 0.0 : 1.0)
+                               : (double)v.getSExtValue());
+    } else {
+      return std::nullopt;
+    }
+  } else {
+    std::optional<std::pair<bool, double>> kind = classify(0.0, 0, 0);
+    if (!kind || kind->first)
+      return std::nullopt;
+    scale = kind->second;
+  }
+  if (!ok || !scale)
+    return std::nullopt;
+  result.scale = *scale;
+  result.causal = anyHidden;
+  chain.ops.insert(g);
+  result.s = sOperand->get();
+  return result;
+}
+
+/// The collapse/expand_shape ops from `v` down to the first other op,
+/// outermost first; `root` is the value under them. (The ops peeled below
+/// are rebuilt, not moved: one that has other users stays for them.)
+SmallVector<Operation *> singleUseReshapes(Value v, Value &root) {
+  SmallVector<Operation *> reshapes;
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+      break;
+    reshapes.push_back(def);
+    v = def->getOperand(0);
+  }
+  root = v;
+  return reshapes;
+}
+
+/// `v` = reshapes(c * x): returns reshapes(x)
+/// (rebuilt at the rewriter's insertion point) and multiplies `scale` by c;
+/// `v` itself otherwise. SDPA's math path scales q and k by sqrt(scale) in
+/// separate ops: the fused op applies the product once, on chip.
+Value peelScale(Value v, double &scale, IRRewriter &rewriter) {
+  Value root;
+  SmallVector<Operation *> reshapes = singleUseReshapes(v, root);
+  auto g = root.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 1 ||
+      g.getNumDpsInits() != 1 || !allParallel(g) ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      g.getDpsInputs()[0].getType() != root.getType())
+    return v;
+  std::optional<double> c = evaluate(g, {1.0, std::nan("")});
+  if (!c || !std::isfinite(*c))
+    return v;
+  for (double x : {-2.5, 0.75, 3.0})
+    if (!close(evaluate(g, {x, std::nan("")}), (double)((float)*c * (float)x)))
+      return v;
+  scale *= *c;
+  IRMapping map;
+  map.map(root, g.getDpsInputs()[0]);
+  Value rebuilt = g.getDpsInputs()[0];
+  for (Operation *reshape : llvm::reverse(reshapes))
+  {
+    rebuilt = rewriter.clone(*reshape, map)->getResult(0);
+    map.map(reshape->getResult(0), rebuilt);
+  }
+  return rebuilt;
+}
+
+/// `v` = collapse(transpose(k)) with the transpose swapping the last two
+/// dimensions: returns collapse(k), the keys as rows.
+Value peelKeyTranspose(Value v, IRRewriter &rewriter) {
+  Value root;
+  SmallVector<Operation *> reshapes = singleUseReshapes(v, root);
+  auto t = root.getDefiningOp<linalg::TransposeOp>();
+  if (!t)
+    return {};
+  ArrayRef<int64_t> perm = t.getPermutation();
+  int64_t n = perm.size();
+  for (int64_t i = 0; i + 2 < n; ++i)
+    if (perm[i] != i)
+      return {};
+  if (n < 2 || perm[n - 2] != n - 1 || perm[n - 1] != n - 2)
+    return {};
+  Value keys = t.getInput();
+  for (Operation *reshape : llvm::reverse(reshapes)) {
+    auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape);
+    if (!collapse)
+      return {};
+    SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+    int64_t rank = collapse.getSrcType().getRank();
+    if (groups.size() < 2 || groups.back() != ReassociationIndices{rank - 1} ||
+        groups[groups.size() - 2] != ReassociationIndices{rank - 2})
+      return {};
+    keys = tensor::CollapseShapeOp::create(rewriter, collapse.getLoc(), keys,
+                                           groups);
+  }
+  return keys;
+}
+
+/// `v` = collapse_shape(transpose(x)) merging the two leading dimensions,
+/// the transpose moving dimension 1 of x to the end of `perm`'s image (heads
+/// to the front): returns x, a [B, T, H, D] tensor as a projection writes it.
+Value sequenceMajorSource(Value v, ArrayRef<int64_t> perm) {
+  auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || collapse.getSrcType().getRank() != 4 ||
+      collapse.getReassociationIndices() !=
+          SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}})
+    return {};
+  auto t = collapse.getSrc().getDefiningOp<linalg::TransposeOp>();
+  if (!t || t.getPermutation() != perm)
+    return {};
+  return t.getInput();
+}
+
+/// Attention over heads that were split off a projection's rows ([B, T, H, D]
+/// transposed to [B, H, T, D]) reads them in place: the op takes the
+/// sequence-major tensors, and the transposes (copies through HBM) go. The
+/// output is written sequence-major too, where it is transposed back.
+void toSequenceMajor(nova::AttentionOp op, IRRewriter &rewriter) {
+  if (cast<ShapedType>(op.getQuery().getType()).getRank() != 3)
+    return;
+  static constexpr int64_t kSwap[] = {0, 2, 1, 3}, kColumns[] = {0, 2, 3, 1};
+  Value q = sequenceMajorSource(op.getQuery(), kSwap);
+  Value k = sequenceMajorSource(op.getKeys(), op.getKeyRows()
+                                                  ? ArrayRef<int64_t>(kSwap)
+                                                  : ArrayRef<int64_t>(kColumns));
+  Value v = sequenceMajorSource(op.getValue(), kSwap);
+  if (!q || !k || !v)
+    return;
+  auto shape = [](Value x) { return cast<ShapedType>(x.getType()).getShape(); };
+  int64_t batch = shape(q)[0], heads = shape(q)[2];
+  for (Value x : {k, v})
+    if (shape(x)[0] != batch || shape(x)[2] != heads)
+      return;
+  ArrayRef<int64_t> o3 = shape(op.getResult().front());
+  Type element = cast<ShapedType>(op.getResult().front().getType()).getElementType();
+  auto outType = RankedTensorType::get({batch, o3[1], heads, o3[2]}, element);
+  rewriter.setInsertionPoint(op);
+  Value init = tensor::EmptyOp::create(rewriter, op.getLoc(), outType.getShape(),
+                                       outType.getElementType());
+  auto fused = nova::AttentionOp::create(
+      rewriter, op.getLoc(), TypeRange{outType}, q, k, v, init, op.getScaleAttr(),
+      rewriter.getUnitAttr(), op.getCausalAttr());
+  Value out = fused.getResult().front();
+  // out [B*H, T, Dv] = collapse(transpose(out4, [0, 2, 1, 3])); when its only
+  // use expands and transposes it back, that use takes out4 directly. An
+  // elementwise op in between (bf16's rounding of the output) commutes with
+  // the transpose: it is rebuilt on out4.
+  Value result = op.getResult().front();
+  linalg::GenericOp pointwise;
+  Value reshaped = result;
+  if (result.hasOneUse())
+    if (auto g = dyn_cast<linalg::GenericOp>(*result.user_begin()))
+      if (g.getNumDpsInputs() == 1 && g.getNumDpsInits() == 1 &&
+          g.getDpsInputs()[0] == result && allParallel(g) &&
+          llvm::all_of(g.getIndexingMapsArray(),
+                       [](AffineMap m) { return m.isIdentity(); }) &&
+          g->hasOneUse()) {
+        pointwise = g;
+        reshaped = g.getResult(0);
+      }
+  if (reshaped.hasOneUse())
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(*reshaped.user_begin()))
+      if (expand.getResultType().getShape() ==
+              ArrayRef<int64_t>{batch, heads, o3[1], o3[2]} &&
+          expand->hasOneUse())
+        if (auto back = dyn_cast<linalg::TransposeOp>(*expand->user_begin()))
+          if (back.getPermutation() == ArrayRef<int64_t>(kSwap)) {
+            Value replacement = out;
+            if (pointwise) {
+              Type pointwiseElement =
+                  cast<ShapedType>(pointwise.getResult(0).getType()).getElementType();
+              // On [B * T, H * Dv] rows, which tile as well as the
+              // projection that reads them.
+              SmallVector<ReassociationIndices> rows = {{0, 1}, {2, 3}};
+              Value flat = tensor::CollapseShapeOp::create(rewriter, op.getLoc(),
+                                                           out, rows);
+              auto flatType = cast<RankedTensorType>(flat.getType());
+              Value init = tensor::EmptyOp::create(
+                  rewriter, op.getLoc(), flatType.getShape(), pointwiseElement);
+              SmallVector<AffineMap> maps(2, rewriter.getMultiDimIdentityMap(2));
+              SmallVector<utils::IteratorType> iterators(
+                  2, utils::IteratorType::parallel);
+              auto moved = linalg::GenericOp::create(
+                  rewriter, pointwise.getLoc(), TypeRange{init.getType()},
+                  ValueRange{flat}, ValueRange{init}, maps, iterators);
+              rewriter.cloneRegionBefore(pointwise.getRegion(), moved.getRegion(),
+                                         moved.getRegion().end());
+              replacement = tensor::ExpandShapeOp::create(
+                  rewriter, op.getLoc(),
+                  RankedTensorType::get(outType.getShape(), pointwiseElement),
+                  moved.getResult(0), rows);
+            }
+            rewriter.replaceOp(back, replacement);
+            rewriter.eraseOp(expand);
+            if (pointwise)
+              rewriter.eraseOp(pointwise);
+            rewriter.eraseOp(op);
+            return;
+          }
+  Value heads4 = tensor::EmptyOp::create(rewriter, op.getLoc(),
+                                         {batch, heads, o3[1], o3[2]}, element);
+  Value swapped = linalg::TransposeOp::create(rewriter, op.getLoc(), out, heads4,
+                                              kSwap)
+                      ->getResult(0);
+  rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+      op, op.getResult().front().getType(), swapped,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+}
+
+struct FuseAttentionPass
+    : public nova::impl::NovaFuseAttentionBase<FuseAttentionPass> {
+  using Base::Base;
+
+  /// Fuses the attention that ends in `pv`, if it is one.
+  LogicalResult fuse(linalg::BatchMatmulOp pv, IRRewriter &rewriter) {
+    Chain chain;
+    Value v3 = pv.getDpsInputs()[1];
+    Value p = throughBatchReshapes(pv.getDpsInputs()[0], chain);
+    // P = E / l (and SDPA's guard, always false here).
+    auto norm = p.getDefiningOp<linalg::GenericOp>();
+    if (!norm || norm.getNumDpsInits() != 1 || !allParallel(norm))
+      return failure();
+    OpOperand *eOperand, *lOperand, *guardOperand;
+    if (!splitOperands(norm, eOperand, lOperand, guardOperand))
+      return failure();
+    linalg::GenericOp guard;
+    if (guardOperand) {
+      if (!isRowMap(norm.getMatchingIndexingMap(guardOperand)))
+        return failure();
+      Value g = throughBatchReshapes(guardOperand->get(), chain);
+      // all(x == -inf) along the row, from a fill of true.
+      guard = matchRowReduction(g, 1.0, [](double x, double acc) {
+        return (std::isinf(x) && x < 0 && acc != 0.0) ? 1.0 : 0.0;
+      });
+      if (!guard)
+        return failure();
+    }
+    for (auto [e, l] : {std::pair{0.5, 2.0}, {3.0, 1.5}, {0.0, 4.0}}) {
+      SmallVector<double> args;
+      for (OpOperand *in : norm.getDpsInputOperands())
+        args.push_back(in == eOperand ? e : in == lOperand ? l : 0.0);
+      args.push_back(std::nan(""));
+      if (!close(evaluate(norm, args), (double)((float)e / (float)l)))
+        return failure();
+    }
+    Value e = throughBatchReshapes(eOperand->get(), chain);
+    Value l = throughBatchReshapes(lOperand->get(), chain);
+    if (throughBatchReshapes(l, chain) != l)
+      return failure();
+    auto sum = matchRowReduction(
+        l, 0.0, [](double x, double acc) { return (double)((float)x + (float)acc); });
+    if (!sum || throughBatchReshapes(sum.getDpsInputs()[0], chain) != e)
+      return failure();
+    // E = exp(X - m).
+    auto expOp = e.getDefiningOp<linalg::GenericOp>();
+    OpOperand *xOperand, *mOperand, *none;
+    if (!expOp || expOp.getNumDpsInits() != 1 || !allParallel(expOp) ||
+        !splitOperands(expOp, xOperand, mOperand, none) || none)
+      return failure();
+    for (auto [x, m] : {std::pair{1.0, 0.5}, {-2.0, 1.0}, {0.0, 0.0}}) {
+      SmallVector<double> args;
+      for (OpOperand *in : expOp.getDpsInputOperands())
+        args.push_back(in == xOperand ? x : m);
+      args.push_back(std::nan(""));
+      if (!close(evaluate(expOp, args), (double)std::exp((float)(x - m))))
+        return failure();
+    }
+    Value x = throughBatchReshapes(xOperand->get(), chain);
+    Value m = throughBatchReshapes(mOperand->get(), chain);
+    auto max = matchRowReduction(m, -INFINITY, [](double a, double b) {
+      return std::max(a, b);
+    });
+    if (!max || throughBatchReshapes(max.getDpsInputs()[0], chain) != x)
+      return failure();
+    if (guard && throughBatchReshapes(guard.getDpsInputs()[0], chain) != x)
+      return failure();
+    std::optional<Scores> scores = matchScores(x, chain);
+    if (!scores)
+      return failure();
+    auto qk = matchBatchMatmul(throughBatchReshapes(scores->s, chain));
+    if (!qk)
+      return failure();
+    Value q3 = qk.getDpsInputs()[0], kt3 = qk.getDpsInputs()[1];
+    auto shape = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
+    // The softmax's rows are the score matrix's: same total size.
+    if (shape(qk.getResult(0)) != ArrayRef<int64_t>{shape(q3)[0], shape(q3)[1], shape(kt3)[2]} ||
+        shape(v3)[1] != shape(kt3)[2])
+      return failure();
+    // f32, or bf16 throughout (the kernel keeps the softmax and P in f32:
+    // it skips eager's rounding of the scores and of P to bf16).
+    Type element = cast<ShapedType>(q3.getType()).getElementType();
+    if (!element.isF32() && !element.isBF16())
+      return failure();
+    for (Value t : {kt3, v3})
+      if (cast<ShapedType>(t.getType()).getElementType() != element)
+        return failure();
+    if (!cast<ShapedType>(pv.getResult(0).getType()).getElementType().isF32())
+      return failure();
+    if (scores->causal && shape(q3)[1] != shape(kt3)[2])
+      return failure();
+    // What the lowering needs of the target: the head dimension within the
+    // matrix unit's rows, one batch's queries, keys and values resident in
+    // a quarter of SRAM and two query blocks' score and output tiles in half
+    // of the accumulator. Otherwise the unfused ops (tiled through HBM)
+    // remain.
+    if (nova::TargetAttr target = nova::lookupTarget(pv)) {
+      int64_t rows = target.getMatrixRows();
+      int64_t block = std::min(rows, (int64_t)target.getMatrixCols());
+      int64_t tq = shape(q3)[1], d = shape(q3)[2], tk = shape(kt3)[2],
+              dv = shape(v3)[2];
+      int64_t resident = 4 * (tq * d + d * tk + tk * (dv + 1));
+      int64_t accTiles = 4 * 2 * (6 * block * block + (dv + 1) * block);
+      if (d > rows || resident > target.getSramBytes() / 4 ||
+          accTiles > target.getAccBytes() / 2)
+        return failure();
+    }
+    chain.ops.insert(qk);
+    chain.ops.insert(max);
+    chain.ops.insert(expOp);
+    chain.ops.insert(sum);
+    chain.ops.insert(norm);
+    if (guard)
+      chain.ops.insert(guard);
+    // Every intermediate must be private to the chain (a training step
+    // keeps the probabilities for its backward: not fused).
+    for (Operation *op : chain.ops)
+      for (Operation *user : op->getUsers())
+        if (user != pv && !chain.ops.contains(user))
+          return failure();
+
+    rewriter.setInsertionPoint(pv);
+    // The scales of q and k and the transpose of k done on chip instead.
+    double scale = scores->scale;
+    q3 = peelScale(q3, scale, rewriter);
+    kt3 = peelScale(kt3, scale, rewriter);
+    Value keyRows = peelKeyTranspose(kt3, rewriter);
+    auto outType = cast<RankedTensorType>(pv.getResult(0).getType());
+    Value init = tensor::EmptyOp::create(rewriter, pv.getLoc(), outType.getShape(),
+                                         outType.getElementType());
+    auto fused = nova::AttentionOp::create(
+        rewriter, pv.getLoc(), TypeRange{outType}, q3, keyRows ? keyRows : kt3,
+        v3, init, rewriter.getF64FloatAttr(scale),
+        keyRows ? rewriter.getUnitAttr() : UnitAttr(),
+        scores->causal ? rewriter.getUnitAttr() : UnitAttr());
+    rewriter.replaceOp(pv, fused.getResult());
+    // Erase the chain, users first.
+    bool erased = true;
+    while (erased) {
+      erased = false;
+      SmallVector<Operation *> ops = chain.ops.takeVector();
+      for (Operation *op : llvm::reverse(ops))
+        if (op->use_empty()) {
+          rewriter.eraseOp(op);
+          erased = true;
+        } else {
+          chain.ops.insert(op);
+        }
+    }
+    ++numFused;
+    return success();
+  }
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::BatchMatmulOp> candidates;
+    getOperation().walk([&](linalg::BatchMatmulOp op) { candidates.push_back(op); });
+    for (linalg::BatchMatmulOp pv : candidates)
+      if (matchBatchMatmul(pv.getResult(0)))
+        (void)fuse(pv, rewriter);
+    SmallVector<nova::AttentionOp> fused;
+    getOperation().walk([&](nova::AttentionOp op) { fused.push_back(op); });
+    for (nova::AttentionOp op : fused)
+      toSequenceMajor(op, rewriter);
+  }
+};
+} // namespace

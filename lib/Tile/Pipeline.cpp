@@ -1,0 +1,28 @@
+//===- Pipeline.cpp - the tile phase's pipeline -----------------*- C++ -*-===//
+#include "nova/Tile/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "nova/Conversion/Passes.h"
+
+using namespace mlir;
+
+void nova::buildTilePassPipeline(OpPassManager &pm, const NovaTileOptions &tile,
+                                 bool fuseAttention) {
+  // Attention as one op (flash attention) before tiling, which would cut the
+  // score matrix into tiles that go through HBM.
+  if (fuseAttention)
+    pm.addNestedPass<func::FuncOp>(createNovaFuseAttention());
+  // Donated arguments (a training step's parameters and optimizer state)
+  // are updated in their own buffers.
+  pm.addNestedPass<func::FuncOp>(createNovaAliasOutputs());
+  pm.addNestedPass<func::FuncOp>(createNovaTile(tile));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createNovaBufferize());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToNova());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}

@@ -1,0 +1,528 @@
+//===- Tile.cpp - tile linalg ops to the target -----------------*- C++ -*-===//
+//
+// Tile sizes come from the #nova.target: the matrix unit bounds the
+// contraction tiles, the accumulator bounds their rows, and the SRAM budget
+// (every operand of a tile, double buffered) bounds everything.
+//
+//===----------------------------------------------------------------------===//
+#include "nova/Tile/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/SetVector.h"
+
+#define DEBUG_TYPE "nova-tile"
+
+namespace mlir::nova {
+#define GEN_PASS_DEF_NOVATILE
+#include "nova/Tile/Passes.h.inc"
+} // namespace mlir::nova
+
+using namespace mlir;
+using namespace mlir::nova;
+
+namespace {
+
+/// Bytes of one element of `type` (sub-byte types round up).
+int64_t elementBytes(Type type) {
+  return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+/// A candidate tiling of one op: a tile size per loop (0 = whole loop).
+struct TilePlan {
+  SmallVector<int64_t> sizes;
+  int64_t bytes = 0; // double-buffered SRAM footprint
+};
+
+/// SRAM bytes that one tile of `op` needs, double buffered: every operand
+/// slice plus one domain-sized temporary per body op of a generic.
+int64_t tileFootprint(linalg::LinalgOp op, ArrayRef<int64_t> loopSizes) {
+  int64_t bytes = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<ShapedType>(operand.get().getType());
+    if (!type)
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    int64_t elems = 1;
+    for (AffineExpr expr : map.getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        elems *= loopSizes[dim.getPosition()];
+    bytes += elems * elementBytes(type.getElementType());
+  }
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
+    int64_t domain = 1;
+    for (int64_t s : loopSizes)
+      domain *= s;
+    int64_t temps = std::max<int64_t>(
+        0, (int64_t)generic.getBody()->getOperations().size() - 2);
+    bytes += temps * domain * 4;
+  }
+  return 2 * bytes;
+}
+
+/// The largest divisor of `range` that is at most `limit`, so that every
+/// tile has the same static shape (no partial tiles).
+int64_t divisorAtMost(int64_t range, int64_t limit) {
+  limit = std::max<int64_t>(1, std::min(range, limit));
+  for (int64_t d = limit; d > 1; --d)
+    if (range % d == 0)
+      return d;
+  return 1;
+}
+
+/// Effective size of each loop for a tile plan (0 means the whole loop).
+SmallVector<int64_t> effectiveSizes(ArrayRef<int64_t> ranges,
+                                    ArrayRef<int64_t> sizes) {
+  SmallVector<int64_t> result;
+  for (auto [range, size] : llvm::zip_equal(ranges, sizes))
+    result.push_back(size == 0 ? range : std::min(size, range));
+  return result;
+}
+
+struct TilePass : public nova::impl::NovaTileBase<TilePass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  FailureOr<TilePlan> planContraction(linalg::LinalgOp op,
+                                      const linalg::ContractionDimensions &dims,
+                                      ArrayRef<int64_t> ranges,
+                                      linalg::LinalgOp epilogue);
+  FailureOr<TilePlan> planGeneric(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
+                                  ArrayRef<linalg::LinalgOp> joining = {});
+  InFlightDiagnostic tooBig(linalg::LinalgOp op, int64_t bytes);
+
+  TargetAttr target;
+};
+
+InFlightDiagnostic TilePass::tooBig(linalg::LinalgOp op, int64_t bytes) {
+  return op->emitOpError()
+         << "cannot be tiled to fit sram: its smallest tile needs " << bytes
+         << " bytes (double buffered) but target '" << target.getName()
+         << "' has " << target.getSramBytes() << " bytes of sram";
+}
+
+FailureOr<TilePlan>
+TilePass::planContraction(linalg::LinalgOp op,
+                          const linalg::ContractionDimensions &dims,
+                          ArrayRef<int64_t> ranges, linalg::LinalgOp epilogue) {
+  TilePlan plan;
+  plan.sizes.assign(ranges.size(), 0);
+  for (unsigned d : dims.batch)
+    plan.sizes[d] = 1;
+  // Outer M/N dims by 1, the innermost ones by the hardware.
+  for (unsigned d : ArrayRef(dims.m).drop_back())
+    plan.sizes[d] = 1;
+  for (unsigned d : ArrayRef(dims.n).drop_back())
+    plan.sizes[d] = 1;
+  unsigned mDim = dims.m.back(), nDim = dims.n.back();
+  int64_t n = divisorAtMost(ranges[nDim], target.getMatrixCols());
+  // Rows: as many as half the accumulator holds (f32, double buffered), not
+  // max-rows: every matmul tile pays the array's weight load, fill and drain
+  // once, so longer row tiles amortise them (docs/isa.md 2.3).
+  int64_t m = divisorAtMost(
+      ranges[mDim], std::max<int64_t>(1, target.getAccBytes() / 2 / (n * 4)));
+  plan.sizes[nDim] = n;
+  for (unsigned d : ArrayRef(dims.k).drop_back())
+    plan.sizes[d] = 1;
+  unsigned kDim = dims.k.back();
+
+  auto footprint = [&](int64_t mSize, int64_t kSize) {
+    plan.sizes[mDim] = mSize;
+    plan.sizes[kDim] = kSize;
+    SmallVector<int64_t> eff = effectiveSizes(ranges, plan.sizes);
+    int64_t bytes = tileFootprint(op, eff);
+    if (epilogue) {
+      // The epilogue shares the (M, N) tile; count one output-sized tile per
+      // epilogue operand plus one temporary.
+      int64_t outTile = eff[mDim] * eff[nDim] * 4;
+      bytes += 2 * outTile * (epilogue->getNumOperands() +
+                              (isa<linalg::GenericOp>(epilogue.getOperation())
+                                   ? 1
+                                   : 0));
+    }
+    return bytes;
+  };
+
+  // Shrink rows first (down to one matrix-unit height), then split K.
+  int64_t kFull = 0;
+  int64_t bytes = footprint(m, kFull);
+  int64_t minRows = std::min<int64_t>(m, target.getMatrixRows());
+  while (bytes > target.getSramBytes() && m > minRows) {
+    m = divisorAtMost(ranges[mDim], std::max(minRows, m / 2));
+    bytes = footprint(m, kFull);
+  }
+  if (bytes > target.getSramBytes()) {
+    if (epilogue)
+      return failure(); // retry without fusing the epilogue
+    int64_t k = ranges[kDim];
+    while (true) {
+      bytes = footprint(m, k);
+      if (bytes <= target.getSramBytes())
+        break;
+      if (k > 1 && k > std::min(ranges[kDim], target.getMatrixRows())) {
+        k = divisorAtMost(ranges[kDim], k / 2);
+        continue;
+      }
+      if (m <= 1)
+        break;
+      m = divisorAtMost(ranges[mDim], m / 2);
+    }
+    if (bytes > target.getSramBytes()) {
+      tooBig(op, bytes);
+      return failure();
+    }
+  }
+  plan.bytes = bytes;
+  return plan;
+}
+
+/// `ranges`' tiles also hold a tile of every op in `joining` (producers
+/// that will join the loop, see isReturnedAndRead).
+FailureOr<TilePlan> TilePass::planGeneric(linalg::LinalgOp op,
+                                          ArrayRef<int64_t> ranges,
+                                          ArrayRef<linalg::LinalgOp> joining) {
+  TilePlan plan;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<unsigned> parallel;
+  for (auto [d, it] : llvm::enumerate(iters)) {
+    if (it == utils::IteratorType::parallel)
+      parallel.push_back(d);
+  }
+  plan.sizes.assign(ranges.size(), 0); // reductions stay whole
+  for (unsigned d : parallel)
+    plan.sizes[d] = 1;
+  int64_t cols = 1, rows = 1;
+  if (!parallel.empty()) {
+    cols = divisorAtMost(ranges[parallel.back()], maxCols);
+    plan.sizes[parallel.back()] = cols;
+  }
+  if (parallel.size() >= 2) {
+    rows = divisorAtMost(ranges[parallel[parallel.size() - 2]], maxRows);
+    plan.sizes[parallel[parallel.size() - 2]] = rows;
+  }
+  auto footprint = [&] {
+    SmallVector<int64_t> eff = effectiveSizes(ranges, plan.sizes);
+    int64_t bytes = tileFootprint(op, eff);
+    for (linalg::LinalgOp j : joining)
+      bytes += tileFootprint(j, eff);
+    return bytes;
+  };
+  int64_t bytes = footprint();
+  while (bytes > target.getSramBytes() && (rows > 1 || cols > 1)) {
+    if (rows > 1) {
+      rows = divisorAtMost(ranges[parallel[parallel.size() - 2]], rows / 2);
+      plan.sizes[parallel[parallel.size() - 2]] = rows;
+    } else {
+      cols = divisorAtMost(ranges[parallel.back()], cols / 2);
+      plan.sizes[parallel.back()] = cols;
+    }
+    bytes = footprint();
+  }
+  // A reduction too large for SRAM even one output element at a time (a
+  // gradient norm's sum over a whole embedding table) is split too: its
+  // loops become tile loops, outermost first so that the innermost rows stay
+  // contiguous, and each chunk is combined into the output the loop carries.
+  bool split = false;
+  for (auto [d, it] : llvm::enumerate(iters)) {
+    if (bytes <= target.getSramBytes())
+      break;
+    if (it != utils::IteratorType::reduction)
+      continue;
+    int64_t size = ranges[d];
+    while (bytes > target.getSramBytes() && size > 1) {
+      size = divisorAtMost(ranges[d], size / 2);
+      plan.sizes[d] = size;
+      bytes = footprint();
+      split = true;
+    }
+  }
+  numSplitReductions += split;
+  if (bytes > target.getSramBytes()) {
+    tooBig(op, bytes);
+    return failure();
+  }
+  plan.bytes = bytes;
+  return plan;
+}
+
+/// True if `producer`'s one result is returned by the function and read by
+/// `consumer`, all in one block, with identity maps on both sides (the
+/// producer's tile is the consumer's tile).
+bool isReturnedAndRead(linalg::GenericOp producer, linalg::LinalgOp consumer) {
+  if (producer->getNumResults() != 1 ||
+      producer->getBlock() != consumer->getBlock())
+    return false;
+  Value result = producer->getResult(0);
+  bool returned = false, read = false;
+  for (OpOperand &use : result.getUses()) {
+    if (isa<func::ReturnOp>(use.getOwner()))
+      returned = true;
+    else if (isa<tensor::ExtractSliceOp>(use.getOwner()))
+      continue; // the tile loop being built reads it through a slice
+    else if (use.getOwner() == consumer.getOperation())
+      read = consumer.getMatchingIndexingMap(&use).isIdentity();
+    else
+      return false;
+  }
+  return returned && read &&
+         producer.getMatchingIndexingMap(producer.getDpsInitOperand(0))
+             .isIdentity();
+}
+
+/// The single elementwise generic that consumes `op`'s only result, if any.
+linalg::LinalgOp elementwiseConsumer(linalg::LinalgOp op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+    return {};
+  auto consumer = dyn_cast<linalg::GenericOp>(*op->getResult(0).user_begin());
+  if (!consumer || !linalg::isElementwise(consumer) ||
+      consumer->getBlock() != op->getBlock())
+    return {};
+  // The consumer's iteration space must be the contraction's (M, N) tile.
+  if (consumer.getNumLoops() != op.getNumParallelLoops())
+    return {};
+  return consumer;
+}
+
+void TilePass::runOnOperation() {
+  func::FuncOp func = getOperation();
+  target = lookupTarget(func);
+  if (!target) {
+    func.emitError() << "nova-tile needs a #nova.target on the module; run "
+                        "--nova-attach-target first";
+    return signalPassFailure();
+  }
+
+  // Roots in program order; consumers are visited last-to-first so that a
+  // contraction is fused into its epilogue before it would be tiled alone.
+  // Ops inside the program's own loops (a decomposed convolution's loops
+  // over images and kernel taps) are tiled like any other; the loops this
+  // pass creates are made after the walk.
+  SmallVector<linalg::LinalgOp> ops;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics())
+      ops.push_back(op);
+  });
+
+  IRRewriter rewriter(func.getContext());
+  llvm::SmallPtrSet<Operation *, 16> done;
+  bool failedAny = false;
+  for (linalg::LinalgOp op : llvm::reverse(ops)) {
+    if (done.contains(op))
+      continue;
+    if (isa<linalg::FillOp>(op) && op->use_empty()) {
+      rewriter.eraseOp(op); // its uses were all fused into tile loops
+      continue;
+    }
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(ranges, ShapedType::isDynamic)) {
+      op->emitOpError() << "has dynamic shapes, which nova-tile does not "
+                           "support";
+      failedAny = true;
+      continue;
+    }
+    if (ranges.empty())
+      continue; // rank-0 ops need no tiling
+    if (llvm::is_contained(ranges, 0)) {
+      // No iterations: every result is its init as given (a reduction over
+      // nothing, or an empty result). Tiling would hand upstream zero tile
+      // sizes, which it asserts on.
+      rewriter.replaceOp(op, op.getDpsInits());
+      done.insert(op);
+      ++numEmpty;
+      continue;
+    }
+
+    // A generic whose operand comes from a contraction: tile the pair.
+    linalg::LinalgOp root = op, contraction;
+    FailureOr<linalg::ContractionDimensions> dims = failure();
+    if (isa<linalg::GenericOp>(op) && linalg::isElementwise(op)) {
+      for (Value in : op.getDpsInputs()) {
+        auto producer = in.getDefiningOp<linalg::LinalgOp>();
+        if (!producer || done.contains(producer) ||
+            elementwiseConsumer(producer) != op)
+          continue;
+        auto pdims = linalg::inferContractionDims(producer);
+        if (succeeded(pdims) && !pdims->m.empty() && !pdims->n.empty() &&
+            !pdims->k.empty()) {
+          contraction = producer;
+          dims = pdims;
+          break;
+        }
+      }
+    } else {
+      dims = linalg::inferContractionDims(op);
+      if (succeeded(dims) && !dims->m.empty() && !dims->n.empty() &&
+          !dims->k.empty())
+        contraction = op;
+    }
+
+    FailureOr<TilePlan> plan = failure();
+    SmallVector<int64_t> rootSizes;
+    SmallVector<linalg::LinalgOp> joining;
+    if (contraction && contraction != op) {
+      // Plan on the contraction, then map its parallel sizes onto the
+      // epilogue's loops through the contraction's output map.
+      SmallVector<int64_t> cRanges = contraction.getStaticLoopRanges();
+      plan = planContraction(contraction, *dims, cRanges, op);
+      if (succeeded(plan) && plan->sizes[dims->k.back()] == 0) {
+        AffineMap outMap =
+            contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
+        AffineMap epiMap = op.getMatchingIndexingMap(
+            op->getOpOperands().begin() +
+            llvm::find(op->getOperands(), contraction->getResult(0)).getIndex());
+        rootSizes.assign(ranges.size(), 0);
+        bool ok = outMap.isProjectedPermutation() && epiMap.isPermutation();
+        for (auto [i, expr] : llvm::enumerate(outMap.getResults())) {
+          if (!ok)
+            break;
+          unsigned cDim = cast<AffineDimExpr>(expr).getPosition();
+          unsigned eDim = cast<AffineDimExpr>(epiMap.getResult(i)).getPosition();
+          rootSizes[eDim] = plan->sizes[cDim];
+        }
+        if (!ok)
+          contraction = {};
+      } else {
+        contraction = {};
+      }
+      if (!contraction) {
+        plan = planGeneric(op, ranges);
+        if (failed(plan)) {
+          failedAny = true;
+          continue;
+        }
+        rootSizes = plan->sizes;
+      }
+    } else if (contraction) {
+      plan = planContraction(op, *dims, ranges, {});
+      if (failed(plan)) {
+        failedAny = true;
+        continue;
+      }
+      rootSizes = plan->sizes;
+    } else {
+      // Producers that will join an elementwise op's loop share its tiles
+      // (a plan with them fits whenever one without does: tiles shrink to
+      // one element).
+      if (linalg::isElementwise(op))
+        for (Value in : op.getDpsInputs())
+          if (auto g = in.getDefiningOp<linalg::GenericOp>();
+              g && !done.contains(g) && linalg::isElementwise(g) &&
+              g.getStaticLoopRanges() == ranges && isReturnedAndRead(g, op))
+            joining.push_back(g);
+      plan = planGeneric(op, ranges, joining);
+      if (failed(plan)) {
+        failedAny = true;
+        continue;
+      }
+      rootSizes = plan->sizes;
+    }
+    peakTileBytes = std::max<uint64_t>(peakTileBytes, plan->bytes);
+
+    // Inside a loop, an op that is one tile already (tiled earlier, or a
+    // small matmul in a convolution's tap loop) is left as it is.
+    SmallVector<int64_t> rootRanges = root.getStaticLoopRanges();
+    bool oneTile = llvm::all_of(llvm::enumerate(rootSizes), [&](auto it) {
+      return it.value() == 0 || it.value() >= rootRanges[it.index()];
+    });
+    if (oneTile && root->getParentOfType<scf::ForOp>()) {
+      done.insert(root);
+      continue;
+    }
+
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(func.getContext(), rootSizes);
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(sizes);
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    Operation *fusedContraction = contraction;
+    // A fill may only join the loop nest when no reduction loop is tiled:
+    // inside a K loop it would reset the partial sums of every chunk.
+    SmallVector<utils::IteratorType> rootIters = root.getIteratorTypesArray();
+    bool tilesReduction = llvm::any_of(
+        llvm::enumerate(rootSizes), [&](auto it) {
+          return it.value() != 0 && it.value() < ranges[it.index()] &&
+                 rootIters[it.index()] == utils::IteratorType::reduction;
+        });
+    // SRAM left for elementwise producers that join the consumer's loop
+    // (planned in when they were known, see planGeneric's `joining`).
+    int64_t sramLeft = target.getSramBytes() - plan->bytes;
+    SmallVector<int64_t> rootTile = effectiveSizes(rootRanges, rootSizes);
+    options.setFusionControlFn(
+        [&](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          Operation *p = producer.getOwner();
+          // Fuse the contraction into its epilogue, and zero fills into the
+          // contraction.
+          if (p == fusedContraction)
+            return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          if (isa<linalg::FillOp>(p) && !tilesReduction)
+            return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          // An elementwise producer that is also a result of the function
+          // (an optimizer's new moment, read by the parameter's update)
+          // joins an elementwise consumer's loop and the loop yields its
+          // tiles too: one pass over the tiles instead of two.
+          if (auto g = dyn_cast<linalg::GenericOp>(p);
+              g && !isDestination && !contraction &&
+              linalg::isElementwise(root) && linalg::isElementwise(g) &&
+              g.getNumLoops() == root.getNumLoops() &&
+              isReturnedAndRead(g, root)) {
+            int64_t bytes = llvm::is_contained(joining, linalg::LinalgOp(g))
+                                ? 0 // planned in
+                                : tileFootprint(g, rootTile);
+            if (bytes <= sramLeft) {
+              sramLeft -= bytes;
+              ++numFusedResults;
+              return scf::SCFTileAndFuseOptions::ControlFnResult{
+                  /*yieldProducerReplacement=*/true};
+            }
+          }
+          return std::nullopt;
+        });
+    rewriter.setInsertionPoint(root);
+    FailureOr<scf::SCFTileAndFuseResult> result =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(root.getOperation()), options);
+    if (failed(result)) {
+      root->emitOpError() << "could not be tiled";
+      failedAny = true;
+      continue;
+    }
+    ++numTiled;
+    numFused += result->fusedProducers.size();
+    for (Operation *p : result->fusedProducers)
+      done.insert(p);
+    for (OpResult res : root->getResults())
+      if (Value repl = result->replacements.lookup(res))
+        rewriter.replaceAllUsesWith(res, repl);
+    // A fused producer the loop yields: its uses outside the loop read the
+    // yielded value (those inside are the slices fusion has replaced).
+    Operation *outer = result->loops.empty() ? nullptr
+                                             : result->loops.front().getOperation();
+    for (Operation *p : result->fusedProducers)
+      for (OpResult res : p->getResults())
+        if (Value repl = result->replacements.lookup(res))
+          rewriter.replaceUsesWithIf(res, repl, [&](OpOperand &use) {
+            return !outer || !outer->isAncestor(use.getOwner());
+          });
+    // The slices fusion replaced are dead; with them gone, so is the producer.
+    for (Operation *p : result->fusedProducers)
+      for (Operation *user : llvm::make_early_inc_range(p->getUsers()))
+        if (isa<tensor::ExtractSliceOp>(user) && user->use_empty())
+          rewriter.eraseOp(user);
+    done.insert(root);
+    rewriter.eraseOp(root);
+    for (Operation *p : result->fusedProducers)
+      if (p->use_empty())
+        rewriter.eraseOp(p);
+  }
+  if (failedAny)
+    signalPassFailure();
+}
+
+} // namespace
