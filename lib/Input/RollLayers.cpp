@@ -32,6 +32,51 @@ using namespace mlir;
 
 namespace {
 
+/// Whether argument `arg` carries an attribute other than its `nova.name` (which a
+/// stack replaces by one name for all its members; other attributes must stay).
+bool hasAttrsBesidesName(func::FuncOp fn, BlockArgument arg) {
+  DictionaryAttr attrs = fn.getArgAttrDict(arg.getArgNumber());
+  if (!attrs)
+    return false;
+  return llvm::any_of(attrs, [](NamedAttribute a) {
+    return a.getName() != nova::NovaDialect::NameAttrHelper::getNameStr();
+  });
+}
+
+/// One name for a stack of per-layer arguments: their names' common prefix and
+/// suffix around a `*` (`h.0.attn.weight` ... `h.11.attn.weight` give
+/// `h.*.attn.weight`, the form parallel plans use), or none when a member is unnamed.
+std::optional<std::string> stackName(func::FuncOp fn, ArrayRef<BlockArgument> members) {
+  SmallVector<StringRef> names;
+  for (BlockArgument a : members) {
+    auto name = fn.getArgAttrOfType<StringAttr>(a.getArgNumber(),
+                                                nova::NovaDialect::NameAttrHelper::getNameStr());
+    if (!name)
+      return std::nullopt;
+    names.push_back(name.getValue());
+  }
+  size_t prefix = names.front().size(), suffix = names.front().size();
+  for (StringRef n : ArrayRef(names).drop_front()) {
+    StringRef first = names.front();
+    size_t p = 0;
+    while (p < std::min(prefix, n.size()) && first[p] == n[p])
+      ++p;
+    prefix = p;
+    size_t q = 0;
+    while (q < std::min(suffix, n.size()) && first[first.size() - 1 - q] == n[n.size() - 1 - q])
+      ++q;
+    suffix = q;
+  }
+  StringRef first = names.front();
+  if (prefix + suffix >= first.size())
+    return first.str();
+  // Whole path components only: `h.1.w` and `h.11.w` share `h.1`, not a component.
+  size_t dot = first.take_front(prefix).rfind('.');
+  prefix = dot == StringRef::npos ? 0 : dot + 1;
+  size_t back = first.take_back(suffix).find('.');
+  suffix = back == StringRef::npos ? 0 : suffix - back;
+  return (first.take_front(prefix) + "*" + first.take_back(suffix)).str();
+}
 
 /// The side-effect-free ops that depend on no function argument (constants,
 /// empty tensors, zero fills, a causal mask), in order. CSE shares them
@@ -336,8 +381,7 @@ RollLayersPass::check(func::FuncOp fn, ArrayRef<Operation *> ops,
       auto stack = llvm::find(plan.stacks, args);
       if (stack == plan.stacks.end()) {
         for (auto [k, arg] : llvm::enumerate(args)) {
-          DictionaryAttr attrs = fn.getArgAttrDict(arg.getArgNumber());
-          if (stackOf.contains(arg) || (attrs && !attrs.empty()))
+          if (stackOf.contains(arg) || hasAttrsBesidesName(fn, arg))
             return std::nullopt; // in another stack, or an attribute to keep
           stackOf[arg] = {unsigned(plan.stacks.size()), unsigned(k)};
         }
@@ -392,10 +436,14 @@ void RollLayersPass::roll(func::FuncOp fn, ArrayRef<Operation *> ops,
     SmallVector<int64_t> positions;
     for (BlockArgument a : members)
       positions.push_back(a.getArgNumber());
-    NamedAttribute attr(StringAttr::get(ctx, nova::NovaDialect::StackOfAttrHelper::getNameStr()),
-                        DenseI64ArrayAttr::get(ctx, positions));
+    SmallVector<NamedAttribute> attrs{
+        NamedAttribute(StringAttr::get(ctx, nova::NovaDialect::StackOfAttrHelper::getNameStr()),
+                       DenseI64ArrayAttr::get(ctx, positions))};
+    if (std::optional<std::string> name = stackName(fn, members))
+      attrs.emplace_back(StringAttr::get(ctx, nova::NovaDialect::NameAttrHelper::getNameStr()),
+                         StringAttr::get(ctx, *name));
     unsigned index = fn.getNumArguments();
-    if (failed(fn.insertArgument(index, stacked, DictionaryAttr::get(ctx, attr),
+    if (failed(fn.insertArgument(index, stacked, DictionaryAttr::get(ctx, attrs),
                                  members.front().getLoc())))
       llvm_unreachable("appending an argument cannot fail");
     stackArgs.push_back(fn.getArgument(index));

@@ -37,8 +37,7 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
     Python scalar inputs are baked in at their export value (calling with
     another value is an error); ``None`` passes through. Inputs the model
     updates in place are updated in the caller's tensors after each run.
-    Integer and bool tensors keep their dtype. Hugging Face models need
-    ``use_cache=False`` (a KV-cache object is no tensor). Shapes come from
+    Integer and bool tensors keep their dtype. Shapes come from
     the exported program: the model is not run on the host.
 
     ``chips`` is the number of chips of the target system the program runs on
@@ -78,7 +77,7 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
     if chips:
         check_chips(target, chips, f"chips={chips}")
     imported = import_model(model, *example_args, **example_kwargs)
-    result = compile_linalg(named_mlir(imported), options, dump_dir=dump_dir,
+    result = compile_linalg(named_mlir(imported, forward=getattr(model, "forward", model)), options, dump_dir=dump_dir,
                             double_buffer=double_buffer, tile_search=tile_search)
     return CompiledProgram(result.binary, param_arrays(imported), stages=result.stages,
                            binding=imported.binding)

@@ -192,3 +192,23 @@ func.func @shared_weight(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4
   %y1 = linalg.add ins(%m1, %y0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %y1 : tensor<4x4xf32>
 }
+
+// -----
+
+// Named per-layer weights (nova.name) roll: the stack is named after its
+// members with a `*` for the layer's path component (h.9 and h.10 differ in
+// a whole component, not in a digit).
+// CHECK-LABEL: func.func @named_layers
+// CHECK-SAME: {nova.name = "h.*.mlp.weight", nova.stack_of = array<i64: 1, 2>}
+// CHECK: scf.for
+func.func @named_layers(%x: tensor<4x4xf32>, %w0: tensor<4x4xf32> {nova.name = "h.9.mlp.weight"},
+                        %w1: tensor<4x4xf32> {nova.name = "h.10.mlp.weight"}) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m0 = linalg.matmul ins(%x, %w0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %y0 = linalg.add ins(%m0, %x : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m1 = linalg.matmul ins(%y0, %w1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %y1 = linalg.add ins(%m1, %y0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %y1 : tensor<4x4xf32>
+}

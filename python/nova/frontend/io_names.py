@@ -2,9 +2,11 @@
 
 The table names each entry (``nova.name`` on the function's arguments and
 results; ``arg<index>`` without one). A model's inputs and outputs are named as
-its call names them (:func:`nova.frontend.signature.leaf_name`: ``input0``,
-``attention_mask``, ``logits``). The bound parameters stay unnamed: nova-roll-layers
-stacks only arguments without attributes, and a name is one.
+its call names them (:func:`nova.frontend.signature.leaf_name`: ``attention_mask``,
+``logits``), a positional input by the ``forward`` argument it binds (``x``; ``input0``
+when the signature does not say), and a parameter by its state name
+(``blocks.0.attn.qkv.weight``; nova-roll-layers names a stack of per-layer parameters
+``blocks.*.attn.qkv.weight``).
 
 Applied by ``nova.compile`` to the imported text, not by the importer, so
 that a graph's linalg (what the torch.compile backend caches binaries by) is
@@ -13,7 +15,8 @@ the same whatever its inputs are called.
 
 from __future__ import annotations
 
-from typing import Sequence
+import inspect
+from typing import Any, Callable, Sequence
 
 from nova.frontend.export import ImportedProgram
 
@@ -33,13 +36,42 @@ def _unique(names: Sequence[str], taken: set[str]) -> list[str]:
     return unique
 
 
-def named_mlir(imported: ImportedProgram, func_name: str = "forward") -> str:
-    """``imported.mlir`` with ``nova.name`` on the model's inputs and results.
-    A function whose argument or result count differs from the signature's (a
-    graph rewritten after it was read) keeps the text as it is."""
+def positional_names(forward: Callable[..., Any] | None) -> list[str]:
+    """The names of ``forward``'s positional parameters (without ``self``), up to a
+    ``*args``; empty when the signature cannot be read."""
+    if forward is None:
+        return []
+    try:
+        parameters = inspect.signature(forward).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    names = []
+    for p in parameters:
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            break
+        names.append(p.name)
+    return names
+
+
+def _input_name(name: str, positional: Sequence[str]) -> str:
+    """``input<i>[.rest]`` as the ``forward`` argument it binds, when known."""
+    head, _, rest = name.partition(".")
+    if head.startswith("input") and head[5:].isdigit() and int(head[5:]) < len(positional):
+        return positional[int(head[5:])] + (f".{rest}" if rest else "")
+    return name
+
+
+def named_mlir(imported: ImportedProgram, func_name: str = "forward",
+               forward: Callable[..., Any] | None = None) -> str:
+    """``imported.mlir`` with ``nova.name`` on the model's parameters, inputs and
+    results (``forward``: the model's, whose argument names name the positional
+    inputs). A function whose argument or result count differs from the
+    signature's (a graph rewritten after it was read) keeps the text as it is."""
     from torch_mlir import ir
 
-    args = [""] * len(imported.params) + [t.name for t in imported.inputs]
+    positional = positional_names(forward)
+    args = ([p.name for p in imported.params]
+            + [_input_name(t.name, positional) for t in imported.inputs])
     results = [t.name for t in imported.outputs]
     with ir.Context() as context:
         context.allow_unregistered_dialects = True

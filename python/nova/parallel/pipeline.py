@@ -15,7 +15,7 @@ Design:
    existing single-chip pipeline up to the ``nova`` (tiles) level
    (``nova-lower-to-tiles`` for the target at ``chips = stages``).
 3. ``nova-opt --nova-merge-stages=microbatches=M`` (C++,
-   lib/Dialect/Nova/Transforms/MergeStages.cpp) takes the stage modules
+   lib/Schedule/MergeStages.cpp) takes the stage modules
    nested in one module and builds one ``func.func`` per stage with
    ``nova.chips = array<i64: s>``, all with the same signature (every stage's
    parameters, then the ``M`` microbatch inputs; ``M`` outputs). Stage ``s``

@@ -1,5 +1,5 @@
 """Timing-only runs on the compiled event loop (``nova.sim._fast_timing``,
-lib/Sim/FastTiming.cpp).
+ext/FastTiming.cpp).
 
 A timing-only run computes no numbers, so all that is left is the event loop of
 :class:`nova.sim.engines.Machine` — about 2.5 us of Python per event. The
@@ -36,7 +36,7 @@ try:
 except ImportError:  # a source checkout without the built extension
     _native = None
 
-#: Columns of a decoded-instruction row (lib/Sim/FastTiming.cpp: ``Dec``).
+#: Columns of a decoded-instruction row (ext/FastTiming.cpp: ``Dec``).
 MAX_RESOURCES = 4
 DEC_COLUMNS = 7 + 2 * MAX_RESOURCES
 NOP_CLASS, MATMUL_CLASS, VECTOR_CLASS, DMA_CLASS = range(4)

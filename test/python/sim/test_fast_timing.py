@@ -16,7 +16,7 @@ from test_timing_only import same_times
 
 
 def test_the_extension_is_built():
-    # An installed Nova carries it (lib/Sim/CMakeLists.txt); without it every
+    # An installed Nova carries it (ext/CMakeLists.txt); without it every
     # test below would compare the Python loop with itself.
     assert fast_timing.available()
 
