@@ -174,9 +174,11 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     """torch-mlir import of a program made by :func:`export` (its graph is
     rewritten in place). ``reject_foreign_ops=False`` keeps ops outside the
     dialects Nova compiles (``tm_tensor.*``) in the text, for inspection."""
+    from nova.frontend.complex_pairs import lower_complex
     from nova.frontend.zero_size import drop_zero_size, fold_zero_size
 
     _reject_data_dependent_shapes(exported.graph)
+    lower_complex(exported.graph)
     has_empty = fold_zero_size(exported.graph)
     signature = read_signature(exported)
     if has_empty:

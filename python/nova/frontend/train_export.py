@@ -284,6 +284,7 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
     keep_seed = layout.seed or not _drop_unused_placeholder(module, seed_index)
     layout = dataclasses.replace(layout, seed=keep_seed, one=keep_one)
     constants = _lift_constants(module)
+    _complex_as_pairs(module, constants)
     mlir, ops = import_fx_graph(module.graph, func_name="forward",
                                 donated=donated_arguments(layout))
     return ImportedTrainStep(mlir=mlir, layout=layout, ops=ops,
@@ -311,6 +312,27 @@ def _drop_unused_placeholder(module: torch.fx.GraphModule, index: int) -> bool:
     module.graph.erase_node(node)
     module.recompile()
     return True
+
+
+def _complex_as_pairs(module: torch.fx.GraphModule, constants: list[torch.Tensor]) -> None:
+    """Complex tensors as pairs of real ones (:mod:`nova.frontend.complex_pairs`):
+    a complex constant (Llama's ``freqs_cis``) becomes its ``view_as_real``.
+    Complex parameters and batch tensors are refused (their gradients and
+    optimizer state would be complex)."""
+    from nova.compiler.errors import NovaUnsupportedOpError
+    from nova.frontend.complex_pairs import lower_complex
+
+    placeholders = [n for n in module.graph.nodes if n.op == "placeholder"]
+    first_constant = len(placeholders) - len(constants)
+    for node in lower_complex(module.graph):
+        index = placeholders.index(node)
+        if index < first_constant:
+            raise NovaUnsupportedOpError(
+                f"a complex step argument ({node.target}): training steps take real "
+                f"parameters and batches (complex values inside the model are fine)", None)
+        value = constants[index - first_constant]
+        constants[index - first_constant] = torch.view_as_real(value.resolve_conj()).contiguous()
+    module.recompile()
 
 
 def _lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:
@@ -350,7 +372,7 @@ def trace_functional(fn: Callable, args: Sequence[torch.Tensor]) -> torch.fx.Gra
 
     table = decomposition_table()
     # Stack traces give the forward's ops their model lines (report.profile).
-    module = make_fx(fn, decomposition_table=table, tracing_mode="fake",
+    module = make_fx(fn, decomposition_table=table, tracing_mode="fake", _allow_non_fake_inputs=True,
                      record_stack_traces=True)(*args)
     if _mutates(module.graph):
         # Hugging Face models write into index tensors. autograd inside

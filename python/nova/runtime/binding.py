@@ -239,9 +239,14 @@ def _empty(leaf: Leaf) -> Any:
 
 
 def _to_binary(leaf: Leaf, value: Any) -> Any:
-    """An f64 input as the f32 the program takes (Nova computes in f32)."""
+    """An f64 input as the f32 the program takes (Nova computes in f32); a
+    complex one as its ``view_as_real`` pairs (:mod:`nova.frontend.complex_pairs`)."""
     if leaf.host_dtype == "float64" and getattr(value, "dtype", None) == __import__("torch").float64:
         return value.to(__import__("torch").float32)
+    if leaf.host_dtype in _COMPLEX_PARTS and getattr(value, "is_complex", lambda: False)():
+        torch = __import__("torch")
+        return torch.view_as_real(value.resolve_conj()).to(
+            getattr(torch, _COMPLEX_PARTS[leaf.host_dtype][1])).contiguous()
     return value
 
 
@@ -249,7 +254,16 @@ def _to_host(leaf: Leaf, value: Any) -> Any:
     """An f32 result in the caller's dtype."""
     if leaf.host_dtype == "float64" and hasattr(value, "to"):
         return value.to(__import__("torch").float64)
+    if leaf.host_dtype in _COMPLEX_PARTS and hasattr(value, "to"):
+        torch = __import__("torch")
+        parts = value.to(getattr(torch, _COMPLEX_PARTS[leaf.host_dtype][0])).contiguous()
+        return torch.view_as_complex(parts)
     return value
+
+
+#: A complex dtype's parts: (their dtype on the host, in the program).
+_COMPLEX_PARTS = {"complex64": ("float32", "float32"), "complex128": ("float64", "float32"),
+                  "complex32": ("float16", "float16")}
 
 
 #: Packages whose output types (Hugging Face's ModelOutput classes) the
