@@ -175,8 +175,10 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     rewritten in place). ``reject_foreign_ops=False`` keeps ops outside the
     dialects Nova compiles (``tm_tensor.*``) in the text, for inspection."""
     from nova.frontend.complex_pairs import lower_complex
+    from nova.frontend.masked_lanes import densify_masked_lanes
     from nova.frontend.zero_size import drop_zero_size, fold_zero_size
 
+    densify_masked_lanes(exported.graph)
     _reject_data_dependent_shapes(exported.graph)
     lower_complex(exported.graph)
     has_empty = fold_zero_size(exported.graph)
