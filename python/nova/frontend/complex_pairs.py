@@ -36,13 +36,13 @@ from typing import Any, Callable
 import torch
 from torch.fx import Graph, Node
 
-from nova.frontend.fx_emit import Emitter as _Emitter, Unsupported as _Unsupported, set_val as _set_val
+from nova.frontend.fx_emit import HOST_DTYPE, Emitter as _Emitter, Unsupported as _Unsupported, set_val as _set_val
 
 aten = torch.ops.aten
 prims = torch.ops.prims
 
 #: Node metadata naming the complex dtype a placeholder or result stood for.
-COMPLEX_DTYPE = "nova_complex_dtype"
+COMPLEX_DTYPE = HOST_DTYPE
 
 _PART_DTYPE = {torch.complex64: torch.float32, torch.complex128: torch.float64,
                torch.complex32: torch.float16}

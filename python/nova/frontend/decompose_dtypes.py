@@ -13,7 +13,9 @@ for some ops, rewritten into ops they do (exactly, in every case):
   is inf as in eager (torch-mlir's integer lowering asserts a nonzero input);
 - integer ``mm``/``bmm``: the matrix engine multiplies floats only, so a
   broadcast multiply and a sum over the contraction axis on the vector unit
-  (exact in the integer type, wrapping as torch's kernel does).
+  (exact in the integer type, wrapping as torch's kernel does);
+- ``torch._int_mm`` (int8 x int8 -> int32, quantised inference): on the matrix
+  unit in f32, exact by chunks of the inner dimension (see :func:`_int_mm`).
 
 Each rewrite returns ``NotImplemented`` for other dtypes, which leaves the op
 to the next entry of the table (torch-mlir's, if it has one) or as it is.
@@ -77,6 +79,27 @@ def _integer_matmul(batched: bool, fallback):
     return rewrite
 
 
+#: Inner-dimension chunk of an int8 matmul on the matrix unit: |a·b| <= 2^14 per
+#: product, so a sum of 1024 of them stays within f32's exact integers (2^24).
+_INT_MM_CHUNK = 1024
+
+
+def _int_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``torch._int_mm`` (int8 x int8 -> int32) on the matrix unit, exactly: int8
+    values are exact in f32, f32 products and sums of up to 1024 of them are
+    exact integers; chunks of the inner dimension are added in int32 (wrapping
+    as torch's int32 accumulator does)."""
+    if a.dtype != torch.int8 or b.dtype != torch.int8:
+        return NotImplemented
+    out = None
+    for start in range(0, a.shape[1], _INT_MM_CHUNK):
+        stop = min(start + _INT_MM_CHUNK, a.shape[1])
+        part = torch.mm(a[:, start:stop].to(torch.float32),
+                        b[start:stop].to(torch.float32)).to(torch.int32)
+        out = part if out is None else out + part
+    return out
+
+
 def dtype_decompositions(table: dict) -> dict[torch._ops.OperatorBase, Callable]:
     """The rewrites of this module, each falling back to ``table``'s entry
     for its op (if any) on the dtypes it does not rewrite."""
@@ -93,4 +116,5 @@ def dtype_decompositions(table: dict) -> dict[torch._ops.OperatorBase, Callable]
     out[aten.reciprocal.default] = _integer_reciprocal(table.get(aten.reciprocal.default))
     out[aten.mm.default] = _integer_matmul(False, table.get(aten.mm.default))
     out[aten.bmm.default] = _integer_matmul(True, table.get(aten.bmm.default))
+    out[aten._int_mm.default] = _int_mm
     return out

@@ -13,6 +13,11 @@ from torch.fx import Graph, Node
 
 aten = torch.ops.aten
 
+#: Node metadata on a placeholder or returned node whose value the caller holds
+#: in another dtype (``"complex64"``, ``"uint8"``...): the program's int32 or
+#: real-pair form is converted at the boundary (nova.runtime.binding).
+HOST_DTYPE = "nova_host_dtype"
+
 
 class Unsupported(Exception):
     """A rewrite meets an op it has no rule for (the caller names the op)."""
@@ -20,15 +25,17 @@ class Unsupported(Exception):
 
 class Emitter:
     """Inserts ops before ``anchor``, each with the fake ``val`` torch-mlir
-    reads its type from and the anchor's source location."""
+    reads its type from and the source location of ``location`` (the anchor's
+    by default)."""
 
-    def __init__(self, graph: Graph, anchor: Node) -> None:
+    def __init__(self, graph: Graph, anchor: Node, location: Node | None = None) -> None:
         self.graph, self.anchor = graph, anchor
+        self.location = location if location is not None else anchor
 
     def __call__(self, target: Callable, *args: Any, **kwargs: Any) -> Node:
         with self.graph.inserting_before(self.anchor):
             node = self.graph.call_function(target, args, kwargs)
-        copy_location(self.anchor, node)
+        copy_location(self.location, node)
         set_val(node, target(*node_vals(args), **node_vals(kwargs)))
         return node
 

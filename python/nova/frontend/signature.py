@@ -24,7 +24,7 @@ from torch.export.graph_signature import (
     TensorArgument,
 )
 
-from nova.frontend.complex_pairs import COMPLEX_DTYPE
+from nova.frontend.fx_emit import HOST_DTYPE
 from nova.frontend.errors import NovaExportError
 from nova.frontend.zero_size import is_empty_node
 from nova.runtime.binding import CallBinding, Leaf
@@ -125,6 +125,8 @@ def read_signature(ep: ExportedProgram) -> Signature:
                                       f"{spec.target!r}")
             if value.is_complex():  # as its placeholder now takes it (complex_pairs)
                 value = torch.view_as_real(value.detach().resolve_conj()).contiguous()
+            if value.dtype in (torch.uint8, torch.int16):  # likewise (narrow_ints)
+                value = value.detach().to(torch.int32)
             if value.dtype == torch.float64:
                 value = value.detach().to(torch.float32)
                 _narrow_placeholder(graph, node)
@@ -137,7 +139,7 @@ def read_signature(ep: ExportedProgram) -> Signature:
             if isinstance(spec.arg, TensorArgument) and is_empty_node(node):
                 leaves.append(_empty_leaf(name, node))
             elif isinstance(spec.arg, TensorArgument):
-                host = node.meta.get(COMPLEX_DTYPE) or _narrow_placeholder(graph, node)
+                host = node.meta.get(HOST_DTYPE) or _narrow_placeholder(graph, node)
                 if host not in (None, "float64"):
                     _narrow_placeholder(graph, node)
                 inputs.append(TensorSpec.of(name, node.meta["val"]))
@@ -228,7 +230,7 @@ def _narrowed_result(graph: torch.fx.Graph, output: torch.fx.Node,
                      value: torch.fx.Node) -> tuple[torch.fx.Node, str | None]:
     """An f64 result, narrowed to f32 before it is returned."""
     val = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
-    complex_dtype = value.meta.get(COMPLEX_DTYPE) if isinstance(value, torch.fx.Node) else None
+    complex_dtype = value.meta.get(HOST_DTYPE) if isinstance(value, torch.fx.Node) else None
     if not isinstance(val, torch.Tensor) or val.dtype != torch.float64:
         return value, complex_dtype
     with graph.inserting_before(output):
