@@ -177,8 +177,10 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     from nova.frontend.complex_pairs import lower_complex
     from nova.frontend.masked_lanes import densify_masked_lanes
     from nova.frontend.narrow_ints import widen_narrow_ints
+    from nova.frontend.shape_asserts import lower_item_scalars
     from nova.frontend.zero_size import drop_zero_size, fold_zero_size
 
+    lower_item_scalars(exported.graph)
     densify_masked_lanes(exported.graph)
     _reject_data_dependent_shapes(exported.graph)
     lower_complex(exported.graph)
