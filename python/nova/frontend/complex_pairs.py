@@ -60,7 +60,7 @@ _PARTWISE = {
     aten.mean.default, aten.where.self, aten.gather.default, aten.slice_scatter.default,
     aten.select_scatter.default, aten.diagonal.default, aten.tril.default, aten.triu.default,
     aten.expand_copy.default, aten.view_copy.default, aten.permute_copy.default,
-    aten.unsqueeze_copy.default, aten.squeeze_copy.dims, aten.clone.default,
+    aten.unsqueeze_copy.default, aten.squeeze_copy.dims,
     aten.resolve_conj.default, aten.resolve_neg.default, aten.constant_pad_nd.default,
     aten.unfold.default, aten.movedim.int, aten.split.Tensor, aten.split_with_sizes.default,
     aten.unbind.int, aten.chunk.default, operator.getitem,
@@ -123,6 +123,8 @@ def _return_pairs(graph: Graph, output: Node, parts: dict) -> None:
     emit = _Emitter(graph, output)
 
     def pair(value):
+        if isinstance(value, Node) and value.op == "placeholder":
+            return value  # already view_as_real of its value, and marked
         if isinstance(value, Node) and value in parts:
             real, imag = _materialize(emit, parts[value], value)
             stacked = emit(aten.stack.default, [real, imag], -1)
@@ -227,6 +229,11 @@ def _lower(emit: _Emitter, node: Node, parts: dict) -> Any:
         return emit.mul(scale, emit(aten.cos.default, imag)), emit.mul(scale, emit(aten.sin.default, imag))
     if target is aten.abs.default:
         return emit(aten.sqrt.default, _norm2(emit, _operand(parts, args[0])))
+    if target is aten.linalg_vector_norm.default:
+        # A norm of complex numbers is the norm of their magnitudes.
+        magnitude = emit(aten.sqrt.default, _norm2(emit, _operand(parts, args[0])))
+        return emit.decomposed(lambda m: torch.ops.aten.linalg_vector_norm.default(
+            m, *args[1:], **{k: v for k, v in kwargs.items() if k != "dtype"}), magnitude)
     if target is aten.angle.default:
         real, imag = _materialize(emit, _operand(parts, args[0]), args[0])
         return emit.decomposed(torch.atan2, imag, real)

@@ -252,8 +252,11 @@ def _set_val(node: torch.fx.Node, like: torch.Tensor, dtype: torch.dtype) -> Non
 
 def _empty_leaf(name: str, node: torch.fx.Node) -> Leaf:
     val = node.meta["val"]
-    return Leaf("empty", name, shape=tuple(int(d) for d in val.shape),
-                dtype=str(val.dtype).removeprefix("torch."))
+    shape, dtype = tuple(int(d) for d in val.shape), str(val.dtype).removeprefix("torch.")
+    host = node.meta.get(HOST_DTYPE)
+    if host is not None:  # the caller's dtype; a complex value without its pair axis
+        shape, dtype = (shape[:-1] if host.startswith("complex") else shape), host
+    return Leaf("empty", name, shape=shape, dtype=dtype)
 
 
 def _is_scalar(value: Any) -> bool:

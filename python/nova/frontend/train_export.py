@@ -372,16 +372,19 @@ def trace_functional(fn: Callable, args: Sequence[torch.Tensor]) -> torch.fx.Gra
 
     table = decomposition_table()
     # Stack traces give the forward's ops their model lines (report.profile).
-    module = make_fx(fn, decomposition_table=table, tracing_mode="fake", _allow_non_fake_inputs=True,
-                     record_stack_traces=True)(*args)
+    # Tensors the model holds as plain attributes (Meta Llama's freqs_cis) are
+    # real tensors in the trace: captured as constants, lifted by _lift_constants.
+    module = make_fx(fn, decomposition_table=table, tracing_mode="fake",
+                     _allow_non_fake_inputs=True, record_stack_traces=True)(*args)
     if _mutates(module.graph):
         # Hugging Face models write into index tensors. autograd inside
         # torch.func.functionalize is not supported, and prims ops (from the
         # table) cannot be functionalized: the joint graph is traced in ATen
         # ops, then again functionalized and decomposed.
-        joint = make_fx(fn, tracing_mode="fake")(*args)
+        joint = make_fx(fn, tracing_mode="fake", _allow_non_fake_inputs=True)(*args)
         module = make_fx(torch.func.functionalize(joint, remove="mutations"),
                          decomposition_table=table, tracing_mode="fake",
+                         _allow_non_fake_inputs=True,
                          record_stack_traces=True)(*args)
     return module
 
