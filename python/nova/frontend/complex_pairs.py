@@ -31,12 +31,15 @@ Any other op on a complex tensor is a NovaUnsupportedOpError at the model's line
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch.fx import Graph, Node
 
-from nova.frontend.fx_emit import HOST_DTYPE, Emitter as _Emitter, Unsupported as _Unsupported, set_val as _set_val
+from nova.frontend.fx_emit import HOST_DTYPE
+from nova.frontend.fx_emit import Emitter as _Emitter
+from nova.frontend.fx_emit import Unsupported as _Unsupported
+from nova.frontend.fx_emit import set_val as _set_val
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -113,8 +116,10 @@ def _widen_placeholder(graph: Graph, node: Node, parts: dict) -> None:
     dtype = val.dtype
     _set_val(node, torch.view_as_real(val.resolve_conj()).contiguous())
     node.meta[COMPLEX_DTYPE] = str(dtype).removeprefix("torch.")
-    # Its users (in the walk's list, which has not these two) read the parts.
-    emit = _Emitter(graph, node.next)
+    # Its users (in the walk's list, which has not these two) read the parts,
+    # made after the last placeholder (the arguments stay together).
+    anchor = next(n for n in graph.nodes if n.op != "placeholder")
+    emit = _Emitter(graph, anchor, location=node)
     parts[node] = (emit(aten.select.int, node, -1, 0), emit(aten.select.int, node, -1, 1))
 
 

@@ -43,6 +43,7 @@ CASES = {
     "norm": (lambda a, b: torch.linalg.vector_norm(torch.complex(a, b), dim=1), (X, Y)),
     "identity": (lambda z: z.contiguous(), (torch.complex(X, Y),)),
     "empty_result": (lambda z: z[:0] * 2, (torch.complex(X, Y),)),
+    "complex_first_input": (lambda z, x: torch.view_as_real(z * x), (torch.complex(X, Y), X)),
     "complex_input": (lambda x, f: torch.view_as_real(
         torch.view_as_complex(x.reshape(2, 8, 4, 2)) * f).flatten(-2),
         (_randn(2, 8, 8), torch.polar(torch.ones(8, 4), _randn(8, 4, seed=2)))),
