@@ -8,7 +8,8 @@ import torch
 
 # Dtypes of the sweep, in report order; an op runs in those its CPU dtypes include.
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16,
-          "int64": torch.int64, "bool": torch.bool}
+          "int64": torch.int64, "bool": torch.bool, "complex64": torch.complex64,
+          "uint8": torch.uint8, "int16": torch.int16}
 
 # Ops excluded from the sweep: eager itself gives no reference to compare with.
 EXCLUDED = {
@@ -53,6 +54,7 @@ DEFAULT_TOLERANCE = {
     torch.bfloat16: (1.6e-2, 1e-5),
     torch.float16: (1e-3, 1e-5),
     torch.float64: (1e-4, 1e-5),  # f64 results are computed in f32 at best
+    torch.complex64: (1e-4, 1e-5),  # pairs of float32 parts
 }
 
 
@@ -86,10 +88,11 @@ def tolerance(op, dtype: torch.dtype) -> tuple[float, float] | None:
     """(rtol, atol) for a floating ``dtype``: the loosest of the OpInfo's own
     ``toleranceOverride`` decorators that apply on CPU (any test) and name the
     dtype, but never tighter than ``DEFAULT_TOLERANCE`` (the overrides loosen
-    torch's own test defaults, which are tighter than ours). None for exact dtypes."""
+    torch's own test defaults, which are tighter than ours). None for exact dtypes
+    (integers and bool; complex is compared as floats)."""
     from torch.testing._internal.common_device_type import toleranceOverride
 
-    if not dtype.is_floating_point:
+    if not (dtype.is_floating_point or dtype.is_complex):
         return None
     rtol, atol = DEFAULT_TOLERANCE.get(dtype, DEFAULT_TOLERANCE[torch.float32])
     for info in getattr(op, "decorators", ()):

@@ -13,14 +13,9 @@ for some ops, rewritten into ops they do (exactly, in every case):
   is inf as in eager (torch-mlir's integer lowering asserts a nonzero input);
 - integer ``mm``/``bmm``: the matrix engine multiplies floats only, so a
   broadcast multiply and a sum over the contraction axis on the vector unit
-  (exact in the integer type, wrapping as torch's kernel does).
-
-- float -> integer ``_to_copy``: the value clamped to the integer type's
-  range first, so an out-of-range value (T5's ``log(0) = -inf`` in its
-  relative position buckets, which ``torch.where`` then discards) saturates,
-  as torch's conversion does on ARM, instead of faulting the vector unit
-  (docs/isa.md 2.6; torch leaves it undefined, x86 gives the minimum). NaN
-  still faults. In-range values convert as before (truncated toward zero).
+  (exact in the integer type, wrapping as torch's kernel does);
+- ``torch._int_mm`` (int8 x int8 -> int32, quantised inference): on the matrix
+  unit in f32, exact by chunks of the inner dimension (see :func:`_int_mm`).
 
 Each rewrite returns ``NotImplemented`` for other dtypes, which leaves the op
 to the next entry of the table (torch-mlir's, if it has one) or as it is.
@@ -28,8 +23,6 @@ to the next entry of the table (torch-mlir's, if it has one) or as it is.
 
 from __future__ import annotations
 
-import math
-import threading
 from typing import Callable
 
 import torch
@@ -86,33 +79,25 @@ def _integer_matmul(batched: bool, fallback):
     return rewrite
 
 
-def _float_bounds(src: torch.dtype, dst: torch.dtype) -> tuple[float, float]:
-    """The least and greatest ``src`` values inside ``dst``'s range (Python
-    arithmetic: nothing is traced). ``-2**(b-1)`` is a power of two; the top,
-    ``2**(b-1) - 1``, rounds up in a float with fewer than ``b - 1`` mantissa
-    bits, so the float just below ``2**(b-1)`` is taken there."""
-    info, finfo = torch.iinfo(dst), torch.finfo(src)
-    mantissa = 1 - int(math.log2(finfo.eps))     # significand bits, implicit one included
-    bits = info.bits - (1 if info.min < 0 else 0)   # magnitude bits of the top
-    high = float(info.max) if bits <= mantissa else float(2 ** bits - 2 ** (bits - mantissa))
-    return max(float(info.min), -finfo.max), min(high, finfo.max)
+#: Inner-dimension chunk of an int8 matmul on the matrix unit: |a·b| <= 2^14 per
+#: product, so a sum of 1024 of them stays within f32's exact integers (2^24).
+_INT_MM_CHUNK = 1024
 
 
-_CONVERTING = threading.local()
-
-
-def _saturating_float_to_int(fallback):
-    def rewrite(x, *, dtype=None, **kwargs):
-        if (getattr(_CONVERTING, "active", False) or not isinstance(x, torch.Tensor)
-                or not x.is_floating_point() or dtype not in _INTEGER):
-            return fallback(x, dtype=dtype, **kwargs) if fallback else NotImplemented
-        low, high = _float_bounds(x.dtype, dtype)
-        _CONVERTING.active = True  # the conversion below is the plain one
-        try:
-            return aten._to_copy.default(aten.clamp.default(x, low, high), dtype=dtype, **kwargs)
-        finally:
-            _CONVERTING.active = False
-    return rewrite
+def _int_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``torch._int_mm`` (int8 x int8 -> int32) on the matrix unit, exactly: int8
+    values are exact in f32, f32 products and sums of up to 1024 of them are
+    exact integers; chunks of the inner dimension are added in int32 (wrapping
+    as torch's int32 accumulator does)."""
+    if a.dtype != torch.int8 or b.dtype != torch.int8:
+        return NotImplemented
+    out = None
+    for start in range(0, a.shape[1], _INT_MM_CHUNK):
+        stop = min(start + _INT_MM_CHUNK, a.shape[1])
+        part = torch.mm(a[:, start:stop].to(torch.float32),
+                        b[start:stop].to(torch.float32)).to(torch.int32)
+        out = part if out is None else out + part
+    return out
 
 
 def dtype_decompositions(table: dict) -> dict[torch._ops.OperatorBase, Callable]:
@@ -131,5 +116,5 @@ def dtype_decompositions(table: dict) -> dict[torch._ops.OperatorBase, Callable]
     out[aten.reciprocal.default] = _integer_reciprocal(table.get(aten.reciprocal.default))
     out[aten.mm.default] = _integer_matmul(False, table.get(aten.mm.default))
     out[aten.bmm.default] = _integer_matmul(True, table.get(aten.bmm.default))
-    out[aten._to_copy.default] = _saturating_float_to_int(table.get(aten._to_copy.default))
+    out[aten._int_mm.default] = _int_mm
     return out

@@ -82,12 +82,16 @@ def _unless_empty(fn: Callable) -> Callable:
     for :mod:`nova.frontend.zero_size` (an empty result is known, an empty
     index writes nothing), and the rewrites' reductions over an empty extra
     axis would fail anyway (``amax`` of nothing)."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
     from torch.utils import _pytree as pytree
 
     @functools.wraps(fn)
     def unless_empty(*args, **kwargs):
-        if any(isinstance(t, torch.Tensor) and t.numel() == 0
-               for t in pytree.tree_leaves((args, kwargs))):
+        tensors = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        # A size known only at run time (``x[mask]``): left for nova.frontend.masked_lanes.
+        if any(free_unbacked_symbols(t.shape) for t in tensors):
+            return NotImplemented
+        if any(t.numel() == 0 for t in tensors):
             return NotImplemented
         return fn(*args, **kwargs)
 

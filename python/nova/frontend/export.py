@@ -174,9 +174,17 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     """torch-mlir import of a program made by :func:`export` (its graph is
     rewritten in place). ``reject_foreign_ops=False`` keeps ops outside the
     dialects Nova compiles (``tm_tensor.*``) in the text, for inspection."""
+    from nova.frontend.complex_pairs import lower_complex
+    from nova.frontend.masked_lanes import densify_masked_lanes
+    from nova.frontend.narrow_ints import widen_narrow_ints
+    from nova.frontend.shape_asserts import lower_item_scalars
     from nova.frontend.zero_size import drop_zero_size, fold_zero_size
 
+    lower_item_scalars(exported.graph)
+    densify_masked_lanes(exported.graph)
     _reject_data_dependent_shapes(exported.graph)
+    lower_complex(exported.graph)
+    widen_narrow_ints(exported.graph)
     has_empty = fold_zero_size(exported.graph)
     signature = read_signature(exported)
     if has_empty:
@@ -224,9 +232,10 @@ def _reject_zero_size(graph: torch.fx.Graph) -> None:
 
 def _reject_unsigned(graph: torch.fx.Graph) -> None:
     """torch-mlir lowers unsigned tensors to signless integers with signed
-    conversions (``x.byte()`` becomes ``fptosi`` to i8), so their numbers would
-    come out wrong: a clear error at the model's line instead. int16 has no
-    tile type (the units hold i8, i32 and i64): likewise."""
+    conversions, so their numbers would come out wrong: uint8 (and int16, which
+    has no tile type) are carried in int32 before this check
+    (:mod:`nova.frontend.narrow_ints`); the wider unsigned types get a clear
+    error at the model's line."""
     from nova.compiler.errors import NovaUnsupportedOpError
 
     for node in graph.nodes:
@@ -234,14 +243,11 @@ def _reject_unsigned(graph: torch.fx.Graph) -> None:
         if not isinstance(val, torch.Tensor):
             continue
         dtype = str(val.dtype).removeprefix("torch.")
-        if val.dtype in _UNSIGNED:
+        if val.dtype in _UNSIGNED or val.dtype == torch.int16:
             raise NovaUnsupportedOpError(
                 f"{node.target} producing a {dtype} tensor "
-                f"(unsigned integers are not supported; use int32/int64)", frame_of_node(node))
-        if val.dtype == torch.int16:
-            raise NovaUnsupportedOpError(
-                f"{node.target} producing an int16 tensor (Nova's tiles hold int8, int32 "
-                f"and int64; use int32)", frame_of_node(node))
+                f"(of the unsigned integers only uint8 is supported; use int32/int64)",
+                frame_of_node(node))
 
 
 def _reject_data_dependent_shapes(graph: torch.fx.Graph) -> None:

@@ -24,6 +24,7 @@ from torch.export.graph_signature import (
     TensorArgument,
 )
 
+from nova.frontend.fx_emit import HOST_DTYPE
 from nova.frontend.errors import NovaExportError
 from nova.frontend.zero_size import is_empty_node
 from nova.runtime.binding import CallBinding, Leaf
@@ -122,6 +123,10 @@ def read_signature(ep: ExportedProgram) -> Signature:
             if not isinstance(value, torch.Tensor):
                 raise NovaExportError(f"no tensor value for the model's {spec.kind.name.lower()} "
                                       f"{spec.target!r}")
+            if value.is_complex():  # as its placeholder now takes it (complex_pairs)
+                value = torch.view_as_real(value.detach().resolve_conj()).contiguous()
+            if value.dtype in (torch.uint8, torch.int16):  # likewise (narrow_ints)
+                value = value.detach().to(torch.int32)
             if value.dtype == torch.float64:
                 value = value.detach().to(torch.float32)
                 _narrow_placeholder(graph, node)
@@ -134,7 +139,9 @@ def read_signature(ep: ExportedProgram) -> Signature:
             if isinstance(spec.arg, TensorArgument) and is_empty_node(node):
                 leaves.append(_empty_leaf(name, node))
             elif isinstance(spec.arg, TensorArgument):
-                host = _narrow_placeholder(graph, node)
+                host = node.meta.get(HOST_DTYPE) or _narrow_placeholder(graph, node)
+                if host not in (None, "float64"):
+                    _narrow_placeholder(graph, node)
                 inputs.append(TensorSpec.of(name, node.meta["val"]))
                 leaves.append(Leaf("tensor", name, index=len(inputs) - 1, host_dtype=host))
             elif isinstance(spec.arg, ConstantArgument) and _is_scalar(spec.arg.value):
@@ -223,13 +230,14 @@ def _narrowed_result(graph: torch.fx.Graph, output: torch.fx.Node,
                      value: torch.fx.Node) -> tuple[torch.fx.Node, str | None]:
     """An f64 result, narrowed to f32 before it is returned."""
     val = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
+    complex_dtype = value.meta.get(HOST_DTYPE) if isinstance(value, torch.fx.Node) else None
     if not isinstance(val, torch.Tensor) or val.dtype != torch.float64:
-        return value, None
+        return value, complex_dtype
     with graph.inserting_before(output):
         narrow = graph.call_function(torch.ops.prims.convert_element_type.default,
                                      (value, torch.float32))
     _set_val(narrow, val, torch.float32)
-    return narrow, "float64"
+    return narrow, complex_dtype or "float64"
 
 
 def _set_val(node: torch.fx.Node, like: torch.Tensor, dtype: torch.dtype) -> None:
@@ -244,8 +252,11 @@ def _set_val(node: torch.fx.Node, like: torch.Tensor, dtype: torch.dtype) -> Non
 
 def _empty_leaf(name: str, node: torch.fx.Node) -> Leaf:
     val = node.meta["val"]
-    return Leaf("empty", name, shape=tuple(int(d) for d in val.shape),
-                dtype=str(val.dtype).removeprefix("torch."))
+    shape, dtype = tuple(int(d) for d in val.shape), str(val.dtype).removeprefix("torch.")
+    host = node.meta.get(HOST_DTYPE)
+    if host is not None:  # the caller's dtype; a complex value without its pair axis
+        shape, dtype = (shape[:-1] if host.startswith("complex") else shape), host
+    return Leaf("empty", name, shape=shape, dtype=dtype)
 
 
 def _is_scalar(value: Any) -> bool:

@@ -319,6 +319,7 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
     keep_seed = layout.seed or not _drop_unused_placeholder(module, seed_index)
     layout = dataclasses.replace(layout, seed=keep_seed, one=keep_one)
     constants = _fold_empty_constants(module, lift_constants(module))
+    _complex_as_pairs(module, constants)
     mlir, ops = import_fx_graph(module.graph, func_name="forward",
                                 donated=donated_arguments(layout))
     return ImportedTrainStep(mlir=mlir, layout=layout, ops=ops,
@@ -348,6 +349,27 @@ def _drop_unused_placeholder(module: torch.fx.GraphModule, index: int) -> bool:
     return True
 
 
+def _complex_as_pairs(module: torch.fx.GraphModule, constants: list[torch.Tensor]) -> None:
+    """Complex tensors as pairs of real ones (:mod:`nova.frontend.complex_pairs`):
+    a complex constant (Llama's ``freqs_cis``) becomes its ``view_as_real``.
+    Complex parameters and batch tensors are refused (their gradients and
+    optimizer state would be complex)."""
+    from nova.compiler.errors import NovaUnsupportedOpError
+    from nova.frontend.complex_pairs import lower_complex
+
+    placeholders = [n for n in module.graph.nodes if n.op == "placeholder"]
+    first_constant = len(placeholders) - len(constants)
+    for node in lower_complex(module.graph):
+        index = placeholders.index(node)
+        if index < first_constant:
+            raise NovaUnsupportedOpError(
+                f"a complex step argument ({node.target}): training steps take real "
+                f"parameters and batches (complex values inside the model are fine)", None)
+        value = constants[index - first_constant]
+        constants[index - first_constant] = torch.view_as_real(value.resolve_conj()).contiguous()
+    module.recompile()
+
+
 def lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:
     """Turns the tensor constants the trace captured (``get_attr`` nodes: a
     mask built from Python data, say) into arguments after the others, as
@@ -364,9 +386,9 @@ def lift_constants(module: torch.fx.GraphModule) -> list[torch.Tensor]:
             continue
         if isinstance(value, torch.nn.Parameter) or value.requires_grad:
             # Never a silent constant: it would get no gradient and no update.
-            from nova.frontend.export import _frame_of_node
+            from nova.frontend.export import frame_of_node
 
-            frame = next((f for f in map(_frame_of_node, node.users) if f is not None), None)
+            frame = next((f for f in map(frame_of_node, node.users) if f is not None), None)
             raise NovaExportError(
                 f"the training step read a parameter of shape {list(value.shape)} that is not "
                 "the traced model's (a parameter reached by another route than the model's "

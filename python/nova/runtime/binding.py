@@ -239,17 +239,39 @@ def _empty(leaf: Leaf) -> Any:
 
 
 def _to_binary(leaf: Leaf, value: Any) -> Any:
-    """An f64 input as the f32 the program takes (Nova computes in f32)."""
+    """An f64 input as the f32 the program takes (Nova computes in f32); a
+    complex one as its ``view_as_real`` pairs (:mod:`nova.frontend.complex_pairs`), a
+    uint8 / int16 one in int32 (:mod:`nova.frontend.narrow_ints`)."""
     if leaf.host_dtype == "float64" and getattr(value, "dtype", None) == __import__("torch").float64:
         return value.to(__import__("torch").float32)
+    if leaf.host_dtype in _WIDENED and str(getattr(value, "dtype", "")) == f"torch.{leaf.host_dtype}":
+        return value.to(__import__("torch").int32)
+    if leaf.host_dtype in _COMPLEX_PARTS and getattr(value, "is_complex", lambda: False)():
+        torch = __import__("torch")
+        return torch.view_as_real(value.resolve_conj()).to(
+            getattr(torch, _COMPLEX_PARTS[leaf.host_dtype][1])).contiguous()
     return value
 
 
 def _to_host(leaf: Leaf, value: Any) -> Any:
-    """An f32 result in the caller's dtype."""
+    """An f32 result in the caller's dtype (likewise complex and narrow integer ones)."""
     if leaf.host_dtype == "float64" and hasattr(value, "to"):
         return value.to(__import__("torch").float64)
+    if leaf.host_dtype in _WIDENED and hasattr(value, "to"):
+        return value.to(getattr(__import__("torch"), leaf.host_dtype))
+    if leaf.host_dtype in _COMPLEX_PARTS and hasattr(value, "to"):
+        torch = __import__("torch")
+        parts = value.to(getattr(torch, _COMPLEX_PARTS[leaf.host_dtype][0])).contiguous()
+        return torch.view_as_complex(parts)
     return value
+
+
+#: Narrow integers the program holds in int32 (nova.frontend.narrow_ints).
+_WIDENED = ("uint8", "int16")
+
+#: A complex dtype's parts: (their dtype on the host, in the program).
+_COMPLEX_PARTS = {"complex64": ("float32", "float32"), "complex128": ("float64", "float32"),
+                  "complex32": ("float16", "float16")}
 
 
 #: Packages whose output types (Hugging Face's ModelOutput classes) the

@@ -1,0 +1,265 @@
+"""Boolean-mask reads that only feed mask writes, computed without a size
+known only at run time.
+
+``x[mask] += y[mask]`` exports as ``index(x, [mask])`` and ``index(y, [mask])``
+(each of ``u`` elements, ``u`` the mask's count, an unbacked size), their sum,
+and ``index_put(x, [mask], sum)``. Nova's programs have static shapes, but
+the ``u`` elements need never be packed: each such tensor is kept *dense*,
+at the shape of the indexed tensor (``mask.shape + rest``), meaningful where
+the mask is set. On the exported graph (after the decomposition table, before
+torch-mlir):
+
+- ``index(src, [mask, i...])`` (one bool mask over the leading dims, then
+  integer indices of one element each) is dense as ``src`` with the integer
+  indices picked (a bounds-checked ``index_select`` each);
+- an elementwise op of dense tensors of the same mask and of operands without
+  the unbacked size (scalars, tensors broadcast over the trailing dims) is the
+  op on the dense tensors;
+- ``index_put(x, [mask, i...], values, accumulate)`` with dense values is
+  ``where(mask & (position == i)..., x + values or values, x)``;
+- ``sum()`` / ``mean()`` of a dense tensor sum it where the mask is set (the
+  mean divides by the count of the mask times the trailing elements).
+
+Whatever else reads a packed ``x[mask]`` (returning it, a matmul...) keeps its
+data-dependent shape and is refused at the model's line as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.fx import Graph, Node
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+from nova.frontend.fx_emit import Emitter
+
+aten = torch.ops.aten
+
+_PUTS = {aten.index_put.default, aten._unsafe_index_put.default}
+_REDUCTIONS = {aten.sum.default, aten.mean.default, aten.sum.dim_IntList, aten.mean.dim}
+
+
+class _Dense:
+    """A packed tensor's dense form: ``value`` at ``mask.shape + rest``; the
+    integer indices (dim, index node) the read picked after the mask dims."""
+
+    def __init__(self, mask: Node, picks: tuple[tuple[int, Node], ...], value: Node) -> None:
+        self.mask, self.picks, self.value = mask, picks, value
+
+    def key(self) -> tuple:
+        return (self.mask, tuple(self.picks))
+
+
+def _val(node: Any) -> Any:
+    return node.meta.get("val") if isinstance(node, Node) else None
+
+
+def _unbacked(node: Any) -> bool:
+    val = _val(node)
+    return isinstance(val, torch.Tensor) and bool(free_unbacked_symbols(val.shape))
+
+
+def _mask_and_picks(src: Node, indices: Any) -> tuple[Node, list[Node]] | None:
+    """``[mask, i...]`` over ``src``: one bool mask over its leading dims, then
+    integer indices of one element each (torch broadcasts them against the
+    mask's positions); else None."""
+    if not isinstance(indices, (list, tuple)) or not indices:
+        return None
+    mask, *ints = indices
+    mask_val, src_val = _val(mask), _val(src)
+    if not isinstance(mask_val, torch.Tensor) or mask_val.dtype != torch.bool:
+        return None
+    if list(mask_val.shape) != list(src_val.shape[:mask_val.dim()]):
+        return None
+    if mask_val.dim() + len(ints) > src_val.dim():
+        return None
+    for index in ints:
+        val = _val(index)
+        if not isinstance(val, torch.Tensor) or val.dtype not in (torch.int64, torch.int32) \
+                or val.numel() != 1 or free_unbacked_symbols(val.shape):
+            return None
+    return mask, list(ints)
+
+
+def densify_masked_lanes(graph: Graph) -> None:
+    """Rewrites ``graph`` in place (see the module docstring)."""
+    if not any(_unbacked(n) for n in graph.nodes):
+        return
+    dense: dict[Node, _Dense] = {}
+    rewritten = []
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        emit = Emitter(graph, node)
+        if node.target is aten.index.Tensor and _unbacked(node):
+            found = _mask_and_picks(node.args[0], node.args[1])
+            if found is not None:
+                mask, ints = found
+                dense[node] = _dense_read(emit, node.args[0], mask, ints)
+        elif node.target in _PUTS and any(a in dense for a in node.all_input_nodes):
+            result = _put(emit, node, dense)
+            if result is not None:
+                node.replace_all_uses_with(result)
+                rewritten.append(node)
+        elif node.target in _REDUCTIONS and node.args[0] in dense and _whole(node):
+            node.replace_all_uses_with(_reduce(emit, node, dense[node.args[0]]))
+            rewritten.append(node)
+        elif _is_pointwise(node) and any(a in dense for a in node.all_input_nodes):
+            result = _pointwise(emit, node, dense)
+            if result is not None:
+                dense[node] = result
+    if rewritten:
+        _erase_dead(graph)
+
+
+def _dense_read(emit: Emitter, src: Node, mask: Node, ints: list[Node]) -> _Dense:
+    value, picks = src, []
+    base = _val(mask).dim()
+    # Later dims first, so that each pick leaves the earlier dims' numbers.
+    for offset in reversed(range(len(ints))):
+        dim = base + offset
+        index = _checked_index(emit, ints[offset], _val(src).shape[dim])
+        value = emit(aten.squeeze.dim, emit(aten.index_select.default, value, dim, index), dim)
+        picks.append((dim, index))
+    return _Dense(mask, tuple(reversed(picks)), value)
+
+
+def _checked_index(emit: Emitter, index: Node, size: int) -> Node:
+    """The index as one int64 element in ``[0, size)``: negative ones wrapped,
+    read back through a gather of ``arange(size)`` whose bounds check faults on
+    an index out of range (torch raises)."""
+    flat = emit(aten.reshape.default, emit(aten._to_copy.default, index, dtype=torch.int64), [1])
+    wrapped = emit(aten.where.self, emit(aten.lt.Scalar, flat, 0),
+                   emit(aten.add.Tensor, flat, size), flat)
+    positions = emit(aten.arange.start_step, 0, size, 1, dtype=torch.int64)
+    return emit(aten.index_select.default, positions, 0, wrapped)
+
+
+def _is_pointwise(node: Node) -> bool:
+    return torch.Tag.pointwise in getattr(node.target, "tags", ())
+
+
+def _pointwise(emit: Emitter, node: Node, dense: dict[Node, _Dense]) -> _Dense | None:
+    forms = {dense[a].key() for a in node.all_input_nodes if a in dense}
+    if len(forms) != 1:
+        return None
+    first = next(dense[a] for a in node.all_input_nodes if a in dense)
+    rest_rank = _val(first.value).dim() - _val(first.mask).dim()
+    for a in node.all_input_nodes:
+        if a in dense:
+            continue
+        val = _val(a)
+        # Operands broadcast against the packed [u, *rest]: over rest only.
+        if isinstance(val, torch.Tensor) and (free_unbacked_symbols(val.shape)
+                                              or val.dim() > rest_rank):
+            return None
+    args = torch.fx.node.map_arg(node.args, lambda a: dense[a].value if a in dense else a)
+    kwargs = torch.fx.node.map_arg(dict(node.kwargs),
+                                   lambda a: dense[a].value if a in dense else a)
+    return _Dense(first.mask, first.picks, emit(node.target, *args, **kwargs))
+
+
+def _written(emit: Emitter, x: Node, form: _Dense) -> Node:
+    """The bool mask of the positions of ``x`` the write reaches, broadcast to x."""
+    mask = form.mask
+    x_val = _val(x)
+    trailing = x_val.dim() - _val(mask).dim()
+    where = emit(aten.reshape.default, mask, list(_val(mask).shape) + [1] * trailing)
+    for dim, index in form.picks:
+        shape = [1] * x_val.dim()
+        shape[dim] = x_val.shape[dim]
+        positions = emit(aten.reshape.default,
+                         emit(aten.arange.start_step, 0, x_val.shape[dim], 1, dtype=torch.int64),
+                         shape)
+        where = emit(aten.logical_and.default, where, emit(aten.eq.Tensor, positions, index))
+    return where
+
+
+def _put(emit: Emitter, node: Node, dense: dict[Node, _Dense]) -> Node | None:
+    x, indices, values = node.args[:3]
+    accumulate = node.args[3] if len(node.args) > 3 else node.kwargs.get("accumulate", False)
+    found = _mask_and_picks(x, indices)
+    if found is None or values not in dense or dense[values].mask is not found[0]:
+        return None
+    mask, ints = found
+    x_val = _val(x)
+    # The dense values are indexed by the mask's positions, like the write:
+    # read at x[m, 1] and written at x[m, 2] moves each row's element.
+    value = dense[values].value
+    picks = tuple((_val(mask).dim() + k, _checked_index(emit, i, x_val.shape[_val(mask).dim() + k]))
+                  for k, i in enumerate(ints))
+    for dim, _ in picks:
+        value = emit(aten.unsqueeze.default, value, dim)
+    if _val(value).dim() != x_val.dim() or \
+            list(torch.broadcast_shapes(_val(value).shape, x_val.shape)) != list(x_val.shape):
+        return None
+    value = emit(aten._to_copy.default, value, dtype=x_val.dtype)
+    where = _written(emit, x, _Dense(mask, picks, value))
+    new = emit(aten.add.Tensor, x, value) if accumulate else value
+    return emit(aten.where.self, where, new, x)
+
+
+def _whole(node: Node) -> bool:
+    """A reduction over every element (``x[mask].sum()``, ``sum(x[mask], [])``)
+    into a 0-d result, in the operand's dtype."""
+    val = _val(node)
+    return (isinstance(val, torch.Tensor) and val.dim() == 0 and not node.kwargs.get("dtype")
+            and not (len(node.args) > 3 and node.args[3] is not None))
+
+
+def _reduce(emit: Emitter, node: Node, form: _Dense) -> Node:
+    """sum / mean of the packed elements: of the dense ones where the mask is set."""
+    value = form.value
+    mask_val = _val(form.mask)
+    trailing = _val(value).dim() - mask_val.dim()
+    where = emit(aten.reshape.default, form.mask, list(mask_val.shape) + [1] * trailing)
+    kept = emit(aten.where.self, where, value, emit(aten.zeros_like.default, value))
+    total = emit(aten.sum.default, kept)
+    if node.target in (aten.sum.default, aten.sum.dim_IntList):
+        return emit(aten._to_copy.default, total, dtype=_val(node).dtype)
+    per_position = 1
+    for size in _val(value).shape[mask_val.dim():]:
+        per_position *= int(size)
+    count = emit(aten.sum.default, emit(aten._to_copy.default, form.mask, dtype=total.meta["val"].dtype))
+    return emit(aten.div.Tensor, total, emit(aten.mul.Tensor, count, per_position))
+
+
+def _erase_dead(graph: Graph) -> None:
+    """Erases what the rewrite left unread: the replaced ops, then each packed
+    read no tensor op reads any more, with the size queries and runtime asserts
+    on its unbacked size (``u0 >= 0``, ``u0 <= 32``)."""
+    stale = _PUTS | _REDUCTIONS
+    for node in reversed(list(graph.nodes)):
+        if node.op == "call_function" and not node.users and (
+                node.target in stale or _is_pointwise(node) or _unbacked(node)):
+            graph.erase_node(node)
+    for node in reversed(list(graph.nodes)):
+        if node.op != "call_function" or not _unbacked(node):
+            continue
+        closure = _size_checks(node)
+        if closure is None:
+            continue
+        for check in reversed([n for n in graph.nodes if n in closure]):
+            graph.erase_node(check)
+        graph.erase_node(node)
+    graph.lint()
+
+
+def _size_checks(node: Node) -> set[Node] | None:
+    """The nodes that only query ``node``'s size and assert on it, if nothing
+    else reads ``node``; else None."""
+    closure, todo = set(), list(node.users)
+    while todo:
+        user = todo.pop()
+        if user in closure:
+            continue
+        is_check = (user.target is aten.sym_size.int or user.target is aten._assert_scalar.default
+                    or (user.op == "call_function"
+                        and not isinstance(user.target, torch._ops.OpOverload)
+                        and isinstance(_val(user), (torch.SymInt, torch.SymBool, int, bool))))
+        if not is_check:
+            return None
+        closure.add(user)
+        todo.extend(user.users)
+    return closure
