@@ -3,7 +3,7 @@
 Two rewrites, both at the level of the Python calls Dynamo records (above
 autograd, so the backward aot_autograd derives follows from them):
 
-- ``F.scaled_dot_product_attention`` becomes :func:`nova.dynamo.attention.sdpa_math`
+- ``F.scaled_dot_product_attention`` becomes :func:`nova.frontend.attention_math.sdpa_math`
   (primitive ops, whose backward Nova lowers too);
 - dropout in training mode (``F.dropout`` / ``nn.Dropout``, ``torch.dropout``,
   ``torch.native_dropout`` and SDPA's ``dropout_p``) draws its mask from a
@@ -21,7 +21,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from nova.dynamo.attention import SDPA_TARGETS, sdpa_math
+from nova.frontend.attention_math import SDPA_TARGETS, sdpa_math
 from nova.dynamo.graph import copy_graph
 from nova.frontend.dropout import RandomStream, stream_dropout
 

@@ -26,20 +26,34 @@ the whole step reaches linalg. Semantics are torch's (``math`` backend):
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import torch
+
+F = torch.nn.functional
+
+
+#: The calls a Dynamo graph records for ``F.scaled_dot_product_attention``.
+SDPA_TARGETS = (F.scaled_dot_product_attention, torch.ops.aten.scaled_dot_product_attention,
+                torch.ops.aten.scaled_dot_product_attention.default)
 
 
 def sdpa_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
               attn_mask: torch.Tensor | None = None, dropout_p: float = 0.0,
               is_causal: bool = False, scale: float | None = None, enable_gqa: bool = False,
-              *, dropout: Callable[[torch.Tensor, float], torch.Tensor] | None = None
-              ) -> torch.Tensor:
-    """Attention of ``query (..., Hq, L, E)`` over ``key``/``value (..., Hk, S, E/Ev)``.
+              *, dropout: Callable[[torch.Tensor, float], torch.Tensor] | None = None,
+              stream: Any = None) -> torch.Tensor:
+    """Attention of ``query (..., Hq, L, E)`` over ``key``/``value (..., Hk, S, E/Ev)``
+    (contiguous, as torch's math kernel returns it; training traces only: the
+    inference decomposition lays it out as eager's kernel does, :func:`as_kernel_layout`).
 
     ``dropout(weights, p)`` applies dropout to the attention weights when
-    ``dropout_p > 0`` (required then)."""
+    ``dropout_p > 0``; ``stream`` (a :class:`nova.frontend.dropout.RandomStream`)
+    draws that mask instead. One of them is required then."""
+    if stream is not None:
+        from nova.frontend.dropout import dropout as stream_dropout
+
+        dropout = lambda weights, p: stream_dropout(stream, weights, p)  # noqa: E731
     if is_causal and attn_mask is not None:
         raise ValueError("scaled_dot_product_attention: explicit attn_mask should not be set "
                          "when is_causal=True")
@@ -71,9 +85,18 @@ def sdpa_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
         if mask is not None:
             mask = _group_mask(mask, hk, groups, L, S)
     scores = torch.matmul(q, key.transpose(-2, -1) * factor)
+    empty = None
     if mask is not None:
         scores = scores + mask
+    if attn_mask is not None:
+        # A row whose every key is masked: torch's kernels give zeros (and a zero
+        # gradient), where softmax over -inf alone would give NaN. (A causal mask
+        # always keeps the diagonal.)
+        empty = scores.amax(dim=-1, keepdim=True) == float("-inf")
+        scores = torch.where(empty, torch.zeros_like(scores), scores)
     weights = torch.softmax(scores, dim=-1)
+    if empty is not None:
+        weights = torch.where(empty, torch.zeros_like(weights), weights)
     if dropout_p > 0.0:
         if dropout is None:
             raise ValueError("sdpa_math: dropout_p > 0 needs a dropout function")
@@ -96,3 +119,43 @@ def _group_mask(mask: torch.Tensor, hk: int, groups: int, L: int, S: int) -> tor
         # Every query head reads the same mask: repeat it for the g heads of a group.
         return mask.repeat(*([1] * len(lead)), 1, groups, 1)
     return mask.reshape(*lead, hk, groups * L, S)
+
+
+def as_kernel_layout(output: torch.Tensor, query: torch.Tensor, key: torch.Tensor,
+                     value: torch.Tensor, attn_mask: torch.Tensor | None, dropout_p: float,
+                     is_causal: bool, scale: float | None, enable_gqa: bool) -> torch.Tensor:
+    """``output (N, H, L, E)`` laid out as the CPU kernel eager picks would lay it
+    out: the flash kernel returns it stored as ``(N, L, H, E)``, so a model may
+    ``view`` its transpose (GPT-2's and DistilBERT's ``reshape(N, L, H * E)``
+    after ``transpose(1, 2)`` traces as a view when that is contiguous)."""
+    if output.dim() != 4:
+        return output
+    choice = cpu_kernel_choice(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                               enable_gqa)
+    if choice == torch.nn.attention.SDPBackend.FLASH_ATTENTION.value:
+        output = output.transpose(1, 2).contiguous().transpose(1, 2)
+    return output
+
+
+def cpu_kernel_choice(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                      attn_mask: torch.Tensor | None, dropout_p: float, is_causal: bool,
+                      scale: float | None, enable_gqa: bool) -> int:
+    """The SDPA kernel eager CPU picks for these operands. Under fake tensors
+    ``torch._fused_sdp_choice`` answers MATH although the traced SDPA took the flash
+    kernel (DistilBERT's float mask), so the choice is asked of real tensors with the
+    same sizes, strides and dtypes."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    operands = (query, key, value, attn_mask)
+    if any(t is not None and not all(isinstance(d, int) for d in (*t.shape, *t.stride()))
+           for t in operands):
+        return torch._fused_sdp_choice(query, key, value, attn_mask, dropout_p, is_causal,
+                                       scale=scale, enable_gqa=enable_gqa)
+    with unset_fake_temporarily(), torch.no_grad():
+        real = [None if t is None else torch.empty_strided(t.shape, t.stride(), dtype=t.dtype)
+                for t in operands]
+        try:
+            return torch._fused_sdp_choice(*real, dropout_p, is_causal, scale=scale,
+                                           enable_gqa=enable_gqa)
+        except RuntimeError:  # operands no kernel takes: eager raises at the call itself
+            return torch.nn.attention.SDPBackend.MATH.value

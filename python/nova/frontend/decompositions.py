@@ -8,6 +8,7 @@ from typing import Callable
 
 import torch
 
+from nova.frontend.attention_math import as_kernel_layout
 from nova.frontend.decompose_conv import conv_decompositions
 from nova.frontend.decompose_dtypes import dtype_decompositions
 from nova.frontend.decompose_indexing import indexing_decompositions
@@ -80,28 +81,6 @@ def _sdpa_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     output, _ = aten._scaled_dot_product_attention_math.default(
         query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
         is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
-    if _cpu_kernel_choice(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                          enable_gqa) == torch.nn.attention.SDPBackend.FLASH_ATTENTION.value:
-        output = output.transpose(1, 2).contiguous().transpose(1, 2)
-    return output
+    return as_kernel_layout(output, query, key, value, attn_mask, dropout_p, is_causal,
+                            scale, enable_gqa)
 
-
-def _cpu_kernel_choice(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                       attn_mask: torch.Tensor | None, dropout_p: float, is_causal: bool,
-                       scale: float | None, enable_gqa: bool) -> int:
-    """The SDPA kernel eager CPU picks for these operands. Under fake tensors
-    ``torch._fused_sdp_choice`` answers MATH although the traced SDPA took the flash
-    kernel (DistilBERT's float mask), so the choice is asked of real tensors with the
-    same sizes, strides and dtypes."""
-    from torch._subclasses.fake_tensor import unset_fake_temporarily
-
-    operands = (query, key, value, attn_mask)
-    if any(t is not None and not all(isinstance(d, int) for d in (*t.shape, *t.stride()))
-           for t in operands):
-        return torch._fused_sdp_choice(query, key, value, attn_mask, dropout_p, is_causal,
-                                       scale=scale, enable_gqa=enable_gqa)
-    with unset_fake_temporarily(), torch.no_grad():
-        real = [None if t is None else torch.empty_strided(t.shape, t.stride(), dtype=t.dtype)
-                for t in operands]
-        return torch._fused_sdp_choice(*real, dropout_p, is_causal, scale=scale,
-                                       enable_gqa=enable_gqa)

@@ -1,5 +1,5 @@
 """Training through torch.compile(backend="nova") with F.scaled_dot_product_attention:
-SDPA is traced in primitive ops (nova.dynamo.attention), so the forward and
+SDPA is traced in primitive ops (nova.frontend.attention_math), so the forward and
 the backward run whole on Nova and every gradient is eager's; dropout (nn.Dropout
 and SDPA's dropout_p) draws its masks from Nova's counter-based generator."""
 

@@ -50,6 +50,9 @@ CASES = {
     "gqa_per_head_mask": dict(attn_mask=torch.randn(N, 4, L, S, dtype=torch.float64),
                               enable_gqa=True, heads=(4, 1)),
     "gqa_bool_window": dict(attn_mask=_sliding(4), enable_gqa=True, heads=(6, 2)),
+    # Row 2 masks every key: torch's kernels give zeros and a zero gradient there.
+    "fully_masked_row": dict(attn_mask=torch.ones(L, S, dtype=torch.bool).index_fill(
+        0, torch.tensor([2]), False)),
 }
 
 
