@@ -29,6 +29,17 @@ func.func @matmul_ok(%a: memref<4x8xf32, #nova.memory_space<sram>>,
 MATMUL_BAD = MATMUL_OK.replace("8x4xf32", "16x4xf32")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_dir(tmp_path_factory) -> None:
+    """Compiled programs cached on disk go to a folder of this session (of this
+    worker, under pytest-xdist), not the user's ~/.cache/nova: a test never
+    reads a binary an earlier run or another worker wrote."""
+    import os
+
+    if "NOVA_CACHE_DIR" not in os.environ:
+        os.environ["NOVA_CACHE_DIR"] = str(tmp_path_factory.mktemp("nova-cache"))
+
+
 @pytest.fixture
 def matmul_ok() -> str:
     return MATMUL_OK
