@@ -91,3 +91,17 @@ def test_targets_lists_every_target_file_with_its_numbers(capsys):
     peak = load_target(available_targets()["nova-t1"]).peak_flops
     assert cells[3:5] == [f"{peak / 1e12:.1f}", "TFLOP/s"]
     assert cells[7:9] == [f"{t1['hbm_bytes'] / 2**30:g}", "GiB"]
+
+
+@pytest.mark.parametrize("command", [["nova-opt", "--help"], ["nova-translate", "--help"],
+                                     ["nova", "--version"], ["nova", "targets"]])
+def test_installed_scripts_run_from_the_venvs_path(command):
+    """After `pip install` (scripts/setup), the console scripts sit beside the
+    venv's python: a fresh shell whose PATH is that folder finds and runs them."""
+    folder = Path(sys.executable).parent
+    if not (folder / "nova").exists():
+        pytest.skip("nova is not installed in this interpreter's environment")
+    env = {**os.environ, "PATH": f"{folder}:/usr/bin:/bin"}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip()
