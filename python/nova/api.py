@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from nova.compiler.compile import compile_linalg
+from nova.compiler.build import build_program
 from nova.compiler.options import TargetOptions
 from nova.frontend import import_model
 from nova.frontend.io_names import named_mlir
@@ -77,10 +77,10 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
     if chips:
         check_chips(target, chips, f"chips={chips}")
     imported = import_model(model, *example_args, **example_kwargs)
-    result = compile_linalg(named_mlir(imported, forward=getattr(model, "forward", model)), options, dump_dir=dump_dir,
-                            double_buffer=double_buffer, tile_search=tile_search)
-    return CompiledProgram(result.binary, param_arrays(imported), stages=result.stages,
-                           binding=imported.binding)
+    return build_program(named_mlir(imported, forward=getattr(model, "forward", model)),
+                         options, params=param_arrays(imported), binding=imported.binding,
+                         dump_dir=dump_dir, double_buffer=double_buffer,
+                         tile_search=tile_search)
 
 
 #: The keywords nova.compile takes itself (the rest go to the model).

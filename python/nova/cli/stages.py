@@ -11,7 +11,7 @@ from typing import Iterator
 
 import torch
 
-from nova.compiler.compile import compile_linalg
+from nova.compiler.build import build_program
 from nova.compiler.options import TargetOptions
 from nova.frontend import import_model
 from nova.frontend.io_names import named_mlir
@@ -29,7 +29,8 @@ def compile_stages(model: torch.nn.Module, *example_args: torch.Tensor, target: 
     options = TargetOptions(name=target, chips=chips)
     imported = import_model(model, *example_args)
     yield "exporting", None
-    result = compile_linalg(named_mlir(imported), options, dump_dir=dump_dir)
+    program = build_program(named_mlir(imported, forward=getattr(model, "forward", model)),
+                            options, params=param_arrays(imported),
+                            binding=imported.binding, dump_dir=dump_dir)
     yield "compiling", None
-    yield "encoding", CompiledProgram(result.binary, param_arrays(imported),
-                                      stages=result.stages, binding=imported.binding)
+    yield "encoding", program

@@ -287,25 +287,29 @@ class NovaGraph:
         logger.info("nova: compiling Dynamo graph %s for %s", self.name, call_key(args))
         if self.options.parallel:
             return self._compile_parallel(args, cache)
-        from nova.compiler.compile import compile_linalg
-        from nova.compiler.options import TargetOptions
         from nova.frontend import import_model
         from nova.frontend.state import param_arrays
-        from nova.runtime.program import CompiledProgram
 
         imported = import_model(self.gm, *concrete(args))
         cache.imports += 1
-        options_key = self.options.cache_key()
-        binary_key = cache.binary_key(imported.mlir, options_key)
-        result = cache.binaries.get(binary_key)
-        if result is None:
-            result = compile_linalg(
-                imported.mlir, TargetOptions(name=self.options.target, chips=self.options.chips),
-                dump_dir=self._dump_dir(), double_buffer=self.options.double_buffer)
+        return self._build(imported.mlir, cache, params=param_arrays(imported),
+                           binding=imported.binding)
+
+    def _build(self, mlir: str, cache: ProgramCache, **bound: Any) -> Any:
+        """The program of imported ``mlir`` under this graph's options; its binary
+        is compiled once per text and options (``cache.binaries``)."""
+        from nova.compiler.build import build_program
+        from nova.compiler.options import TargetOptions
+
+        key = cache.binary_key(mlir, self.options.cache_key())
+        compiled = key in cache.binaries
+        program = build_program(
+            mlir, TargetOptions(name=self.options.target, chips=self.options.chips),
+            dump_dir=self._dump_dir(), double_buffer=self.options.double_buffer,
+            cache=cache.binaries, cache_key=key, **bound)
+        if not compiled:
             cache.count_compile(self.kind)
-            cache.binaries[binary_key] = result
-        return CompiledProgram(result.binary, param_arrays(imported), stages=result.stages,
-                               binding=imported.binding)
+        return program
 
     def _compile_parallel(self, args: Sequence[Any], cache: ProgramCache) -> Any:
         from nova.api import compile as nova_compile

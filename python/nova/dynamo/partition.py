@@ -315,15 +315,15 @@ def _bisect(gm, nodes, values, options, decision, compile_probe
 def compile_exported(sub: torch.fx.GraphModule, args: Sequence[Any],
                      options: BackendOptions) -> None:
     """Compiles ``sub`` at ``args`` as a Dynamo graph is compiled (torch.export)."""
-    from nova.compiler.compile import compile_linalg
+    from nova.compiler.build import build_program
     from nova.compiler.options import TargetOptions
     from nova.frontend import import_model
 
     from nova.dynamo.graph import concrete
 
     imported = import_model(sub, *concrete(args))
-    compile_linalg(imported.mlir, TargetOptions(name=options.target, chips=options.chips),
-                   double_buffer=options.double_buffer)
+    build_program(imported.mlir, TargetOptions(name=options.target, chips=options.chips),
+                  double_buffer=options.double_buffer)
 
 
 def _signature(args: Sequence[Any]) -> tuple:

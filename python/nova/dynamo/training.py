@@ -248,19 +248,16 @@ class AotGraph(NovaGraph):
 
     def _compile_probe(self, gm: torch.fx.GraphModule, args: Sequence[Any]) -> None:
         """A piece of an aot_autograd graph, imported as the graph itself is."""
-        from nova.compiler.compile import compile_linalg
+        from nova.compiler.build import build_program
         from nova.compiler.options import TargetOptions
         from nova.frontend.export import import_fx_graph
 
         mlir, _ = import_fx_graph(gm.graph, func_name="forward")
-        compile_linalg(mlir, TargetOptions(name=self.options.target, chips=self.options.chips),
-                       double_buffer=self.options.double_buffer)
+        build_program(mlir, TargetOptions(name=self.options.target, chips=self.options.chips),
+                      double_buffer=self.options.double_buffer)
 
     def _compile(self, args: Sequence[Any], cache: ProgramCache) -> Any:
-        from nova.compiler.compile import compile_linalg
-        from nova.compiler.options import TargetOptions
         from nova.frontend.export import import_fx_graph
-        from nova.runtime.program import CompiledProgram
 
         if self.options.parallel:
             raise NovaTrainingGraphError(
@@ -282,16 +279,7 @@ class AotGraph(NovaGraph):
         finally:
             output.args = saved
         cache.imports += 1
-        options_key = self.options.cache_key()
-        binary_key = cache.binary_key(mlir, options_key)
-        result = cache.binaries.get(binary_key)
-        if result is None:
-            result = compile_linalg(
-                mlir, TargetOptions(name=self.options.target, chips=self.options.chips),
-                dump_dir=self._dump_dir(), double_buffer=self.options.double_buffer)
-            cache.count_compile(self.kind)
-            cache.binaries[binary_key] = result
-        return CompiledProgram(result.binary, stages=result.stages)
+        return self._build(mlir, cache)
 
 
 @dataclass(frozen=True)

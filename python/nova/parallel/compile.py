@@ -15,9 +15,8 @@ from typing import Any, Mapping, Sequence
 
 import torch
 
-from nova.compiler import pipeline
-from nova.compiler.compile import compile_linalg
-from nova.compiler.driver import run_opt
+from nova.compiler.build import Sharded, build_program
+from nova.compiler.compile import CompileResult
 from nova.compiler.options import TargetOptions
 from nova.frontend import TensorSpec
 from nova.frontend.state import param_arrays
@@ -30,20 +29,6 @@ from nova.parallel.program import ParallelProgram
 from nova.parallel.shards import local_shard
 from nova.parallel.split_tables import check_gathers_kept_whole
 from nova.parallel.target_chips import check_chips
-
-
-def partition(linalg: str, mesh: Mesh, arg_placements,
-              result_placements=(), bucket_bytes: int | None = None,
-              on_annotated=None) -> tuple[str, str]:
-    """The annotated program and the per-chip SPMD program (nova collectives);
-    ``bucket_bytes``: the largest gradient all-reduce bucket (None: 25 MiB);
-    ``on_annotated`` is called with the annotated program before it is partitioned."""
-    annotated = annotate(linalg, mesh, arg_placements, result_placements=result_placements)
-    if on_annotated is not None:
-        on_annotated(annotated)
-    spmd = run_opt(annotated, pipeline.partition(bucket_bytes))
-    check_gathers_kept_whole(annotated, spmd)
-    return annotated, spmd
 
 
 def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
@@ -87,7 +72,6 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
                        for axis, p in plan.of(spec.name, is_input=i >= state_count,
                                               rank=len(spec.shape)).items()}
                       for i, spec in enumerate(specs)]
-    input_placements = arg_placements[state_count:]
     # A data-parallel output stays split along the batch; a scalar (a loss)
     # has no batch and is replicated.
     output_placements = ([{mesh.axis(plan.batch_axis): Shard(0)} if len(out.shape) else {}
@@ -96,31 +80,23 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
     _check_even_splits(specs, arg_placements, mesh)
     annotated = annotate(imported.mlir, mesh, arg_placements,
                          result_placements=output_placements)
-    if dump_dir is not None:
-        # Before nova-opt runs: when partitioning fails, this is the reproducer.
-        folder = Path(dump_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "0-sharded.mlir").write_text(annotated)
-    spmd = run_opt(annotated, pipeline.partition())
-    check_gathers_kept_whole(annotated, spmd)
-    result = compile_linalg(spmd, TargetOptions(name=target, chips=mesh.size),
-                            dump_dir=dump_dir, double_buffer=double_buffer)
-    result.stages["sharded"] = annotated
-    arg_placements = _whole_where_kept_whole(result.binary, specs, arg_placements, mesh)
-    input_placements = arg_placements[state_count:]
     params = param_arrays(imported)
-    chip_params = [[local_shard(p, mesh, placements, chip)
-                    for p, placements in zip(params, arg_placements)]
-                   for chip in range(mesh.size)]
-    program = ParallelProgram(result.binary, chip_params, stages=result.stages, mesh=mesh,
-                              input_placements=input_placements,
-                              output_placements=output_placements, binding=imported.binding)
-    # Which chip_params entry is which state (not saved), and the states
-    # stored re-laid-out (TorchParallelPlan.relayouts).
-    program.state_names = [spec.name for spec in imported.params]
-    program.relayouts = dict(getattr(plan, "relayouts", {}))
-    program.state_placements = arg_placements[:state_count]
-    return program
+
+    def program(result: CompileResult) -> ParallelProgram:
+        placements = _whole_where_kept_whole(result.binary, specs, arg_placements, mesh)
+        chip_params = [[local_shard(p, mesh, placed, chip)
+                        for p, placed in zip(params, placements)]
+                       for chip in range(mesh.size)]
+        return ParallelProgram(result.binary, chip_params, stages=result.stages, mesh=mesh,
+                               input_placements=placements[state_count:],
+                               output_placements=output_placements, binding=imported.binding,
+                               state_names=[spec.name for spec in imported.params],
+                               state_placements=placements[:state_count],
+                               relayouts=getattr(plan, "relayouts", {}))
+
+    return build_program(Sharded(annotated, check=check_gathers_kept_whole),
+                         TargetOptions(name=target, chips=mesh.size), dump_dir=dump_dir,
+                         double_buffer=double_buffer, program=program)
 
 
 def is_torch_plan(plan: Any) -> bool:

@@ -34,13 +34,22 @@ class ParallelProgram:
     a call takes the model's own arguments, positional or keyword, and
     returns the model's own output structure, as a single-chip
     ``CompiledProgram`` does; without one it takes the binary's inputs in
-    order and returns one tensor or a tuple."""
+    order and returns one tensor or a tuple.
+
+    ``state_names`` (which ``chip_params`` entry is which state),
+    ``state_placements`` (their placements) and ``relayouts`` (the states
+    stored re-laid-out, ``TorchParallelPlan.relayouts``) are what
+    :meth:`load_state_dict` needs; ``compile_parallel`` gives them (they are
+    not saved)."""
 
     def __init__(self, binary: bytes, chip_params: Sequence[Sequence[np.ndarray]],
                  stages: dict | None = None, *, mesh: Mesh | None = None,
                  input_placements: Sequence[Mapping[int, Placement]] = (),
                  output_placements: Sequence[Mapping[int, Placement]] = (),
-                 binding: CallBinding | None = None) -> None:
+                 binding: CallBinding | None = None,
+                 state_names: Sequence[str] | None = None,
+                 state_placements: Sequence[Mapping[int, Placement]] = (),
+                 relayouts: Mapping[str, Any] | None = None) -> None:
         self.binary_bytes = bytes(binary)
         self.binary = load_binary(self.binary_bytes)
         self.chip_params = [[contiguous(np.asarray(p)) for p in params]
@@ -50,6 +59,9 @@ class ParallelProgram:
         self.binding = binding
         self.input_placements = list(input_placements)
         self.output_placements = list(output_placements)
+        self.state_names = None if state_names is None else list(state_names)
+        self.state_placements = list(state_placements)
+        self.relayouts = dict(relayouts or {})
         count = len(self.chip_params[0]) if self.chip_params else 0
         inputs = sorted(self.binary.inputs, key=lambda e: e.index)
         self.input_entries = inputs[count:]
@@ -127,15 +139,15 @@ class ParallelProgram:
         name, in the user's layout) into every chip's shards: re-laid out
         where the plan stores a state so (``relayouts``, e.g. a fused QKV
         grouped per chip), then split by its placements. States not named
-        keep their values. Needs ``state_names`` (set by compile_parallel)."""
-        names = getattr(self, "state_names", None)
+        keep their values. Needs ``state_names`` (given by compile_parallel)."""
+        names = self.state_names
         if names is None:
             raise ParallelError("load_state_dict needs the program's state names, which "
                                 "compile_parallel records (a loaded program has none)")
         unknown = sorted(set(state) - set(names))
         if unknown:
             raise ParallelError(f"{unknown} are not states of the program")
-        relayouts = getattr(self, "relayouts", {})
+        relayouts = self.relayouts
         for name, value in state.items():
             i = names.index(name)
             placements = self.state_placements[i]

@@ -64,11 +64,16 @@ class CompiledProgram:
     input is given whole and split over the chips (a dim: evenly along it,
     chip c gets the c-th piece); every other input goes whole to every chip,
     and outputs are chip 0's (replicated).
+
+    ``zero`` and ``grad_shards`` say what a data-parallel training step holds
+    split over its chips, for its memory report: the ZeRO stage, and the
+    parameters whose gradients each chip holds ``1/chips`` of (ZeRO-2).
     """
 
     def __init__(self, binary: bytes, params: Sequence[np.ndarray] = (),
                  stages: dict | None = None, binding: CallBinding | None = None,
-                 splits: dict[int, int] | None = None) -> None:
+                 splits: dict[int, int] | None = None, *, zero: int = 0,
+                 grad_shards: Sequence[str] = ()) -> None:
         self.binary_bytes = bytes(binary)
         self.binary: Binary = load_binary(self.binary_bytes)
         self.params = [contiguous(np.asarray(p)) for p in params]
@@ -82,6 +87,8 @@ class CompiledProgram:
         self.output_entries = sorted(self.binary.outputs, key=lambda e: e.index)
         self.splits = {position: as_split(split, self.binary.chips)
                        for position, split in (splits or {}).items()}
+        self.zero = zero
+        self.grad_shards = tuple(grad_shards)
         self.report = None
         self._simulator = None
         self._resident = None

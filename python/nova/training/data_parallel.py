@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nova.compiler.compile import CompileResult, compile_linalg
+from nova.compiler.build import Sharded, build_program
 from nova.compiler.options import TargetOptions
 from nova.frontend.train_export import ImportedTrainStep, donated_arguments
 from nova.runtime.program import CompiledProgram
@@ -38,7 +38,7 @@ def batch_positions(imported: ImportedTrainStep) -> list[int]:
 def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray], mesh,
                           target: str, *, zero: int = 0, dump_dir: str | Path | None = None,
                           double_buffer: bool = True, bucket_mb: float = 25.0,
-                          plan=None) -> tuple[CompiledProgram, CompileResult]:
+                          plan=None) -> CompiledProgram:
     """Compiles ``imported`` for ``mesh.size`` chips of ``target``, data
     parallel over every axis of ``mesh`` (a 1-D mesh: ``Mesh((8,), ("dp",))``).
 
@@ -72,9 +72,10 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
     over ``plan.batch_axis``, if it names one, except the tensors the plan
     places by name (:func:`step_input_names`: the token ids split along the
     sequence under sequence parallelism)."""
-    from nova.parallel.compile import partition
+    from nova.parallel.annotate import annotate
     from nova.parallel.mesh import Mesh
     from nova.parallel.placements import Shard
+    from nova.parallel.split_tables import check_gathers_kept_whole
     from nova.parallel.target_chips import check_chips
 
     if not isinstance(mesh, Mesh):
@@ -121,51 +122,15 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
     splits = _input_splits(mesh, placements)
     if not isinstance(bucket_mb, (int, float)) or isinstance(bucket_mb, bool) or bucket_mb < 0:
         raise TrainStepError(f"bucket_mb must be a number of MiB >= 0, got {bucket_mb!r}")
-    # Written before nova-opt runs: when partitioning fails, it is the reproducer.
-    on_annotated = None
-    if dump_dir is not None:
-        folder = Path(dump_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        on_annotated = (folder / "0-sharded.mlir").write_text
-    shard_grads = None
+    annotated = annotate(imported.mlir, mesh, placements, result_placements=results)
     grad_names: tuple[str, ...] = ()
     if zero == 2 and sharded_state:
-        def shard_grads(annotated: str) -> str:
-            nonlocal grad_names
-            annotated, grad_names = shard_gradients(annotated, imported, sharded_state)
-            return annotated
-    annotated, spmd = _partition(imported.mlir, mesh, placements, results,
-                                 int(bucket_mb * 2**20), on_annotated, shard_grads)
-    result = compile_linalg(spmd, TargetOptions(name=target, chips=mesh.size),
-                            dump_dir=dump_dir, double_buffer=double_buffer)
-    result.stages["sharded"] = annotated
-    program = CompiledProgram(result.binary, stages=result.stages,
-                              splits=splits)
+        annotated, grad_names = shard_gradients(annotated, imported, sharded_state)
     # What the memory report counts as sharded (nova.training.memory.step_memory).
-    program.zero = zero
-    program.grad_shards = grad_names
-    return program, result
-
-
-def _partition(linalg: str, mesh, placements, results, bucket_bytes: int, on_annotated,
-               rewrite) -> tuple[str, str]:
-    """:func:`nova.parallel.compile.partition`, with ``rewrite`` (if any)
-    applied to the annotated program before it is partitioned."""
-    from nova.compiler import pipeline
-    from nova.compiler.driver import run_opt
-    from nova.parallel.annotate import annotate
-    from nova.parallel.compile import partition
-    from nova.parallel.split_tables import check_gathers_kept_whole
-
-    if rewrite is None:
-        return partition(linalg, mesh, placements, result_placements=results,
-                         bucket_bytes=bucket_bytes, on_annotated=on_annotated)
-    annotated = rewrite(annotate(linalg, mesh, placements, result_placements=results))
-    if on_annotated is not None:
-        on_annotated(annotated)
-    spmd = run_opt(annotated, pipeline.partition(bucket_bytes))
-    check_gathers_kept_whole(annotated, spmd)
-    return annotated, spmd
+    return build_program(Sharded(annotated, int(bucket_mb * 2**20), check_gathers_kept_whole),
+                         TargetOptions(name=target, chips=mesh.size), splits=splits,
+                         dump_dir=dump_dir, double_buffer=double_buffer, zero=zero,
+                         grad_shards=grad_names)
 
 
 def _input_splits(mesh, placements: list[dict]) -> dict:

@@ -148,8 +148,7 @@ class StageMesh:
 
 def _partitioned(stage_mesh: StageMesh, body, args: list[dict], results: list[dict]):
     """``body`` partitioned over the stage grid (its lifted constants whole)."""
-    from nova.compiler import pipeline
-    from nova.compiler.driver import run_opt
+    from nova.compiler.build import Sharded, partition
     from nova.parallel.annotate import annotate
     from nova.parallel.pipeline_bodies import Body
 
@@ -157,7 +156,7 @@ def _partitioned(stage_mesh: StageMesh, body, args: list[dict], results: list[di
     grid = stage_mesh.grid
     annotated = annotate(body.mlir, grid, [stage_mesh.on_grid(a) for a in args],
                          result_placements=[stage_mesh.on_grid(r) for r in results])
-    return Body(body.name, run_opt(annotated, pipeline.partition(None)), body.constants)
+    return Body(body.name, partition(Sharded(annotated)), body.constants)
 
 
 def partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, rule

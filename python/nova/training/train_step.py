@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from nova.compiler.compile import compile_linalg
+from nova.compiler.build import build_program
 from nova.compiler.errors import NovaModelCompileError
 from nova.compiler.options import TargetOptions
 from nova.frontend.random_bits import step_seed
@@ -150,14 +150,12 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
                                      [torch.from_numpy(a) for a in example])
     try:
         if mesh is None:
-            result = compile_linalg(imported.mlir, TargetOptions(name=target, chips=1),
+            program = build_program(imported.mlir, TargetOptions(name=target, chips=1),
                                     dump_dir=dump_dir, double_buffer=double_buffer)
-            program = CompiledProgram(result.binary, stages=result.stages)
         else:
-            program, result = compile_data_parallel(imported, example, mesh, target,
-                                                    zero=zero, dump_dir=dump_dir,
-                                                    double_buffer=double_buffer,
-                                                    bucket_mb=bucket_mb, plan=plan)
+            program = compile_data_parallel(imported, example, mesh, target, zero=zero,
+                                            dump_dir=dump_dir, double_buffer=double_buffer,
+                                            bucket_mb=bucket_mb, plan=plan)
     except NovaModelCompileError as error:
         raise_for_compile_error(error, breakdown)
         raise
