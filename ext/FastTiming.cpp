@@ -81,6 +81,11 @@ struct ChipState {
   int64_t scalarCount = 0, executed = 0;
   std::vector<double> pcBusy;
   std::vector<int64_t> pcCount;
+  // Loops over layers (nova/sim/layers.py): each step's layer (-1: none; empty
+  // without such loops) and busy ns per (decoded row, layer).
+  std::vector<int64_t> stepLayer;
+  int64_t numLayers = 0;
+  std::vector<double> layerBusy;
 };
 
 struct Flow {
@@ -322,6 +327,11 @@ struct Machine {
     const Dec &d = ch.decs[o.dec];
     ch.pcBusy[d.pc] += dur;
     ch.pcCount[d.pc] += 1;
+    if (!ch.stepLayer.empty()) {
+      int64_t layer = ch.stepLayer[o.step];
+      if (layer >= 0)
+        ch.layerBusy[o.dec * ch.numLayers + layer] += dur;
+    }
     if (now > ch.tEnd)
       ch.tEnd = now;
     if (d.signals) {
@@ -557,7 +567,9 @@ constexpr int kDecColumns = 7 + 2 * kMaxRes; // see fast_timing.DEC_COLUMNS
 /// run(config, bandwidths, chips[, record_order]) -> results or None.
 /// config: (cycle, t_max, nop, weight_load, fill_drain, depth, max_instructions, overlap)
 /// record_order: the results end with the starts' (chip, step) pairs (int64 bytes).
-/// chips: [(steps int64[n,4], decs float64[m,kDecColumns], waits/signals uint64[m,2], npc, nqueues)]
+/// chips: [(steps int64[n,4], decs float64[m,kDecColumns], waits/signals uint64[m,2], npc, nqueues
+///          [, step layers int64[n]])]: with step layers, each chip's results end
+///          with its busy ns per (decoded row, layer) (float64[m, layers] bytes).
 PyObject *runLoop(PyObject *, PyObject *args) {
   PyObject *config, *bandwidths, *chipList;
   int recordOrder = 0;
@@ -588,9 +600,9 @@ PyObject *runLoop(PyObject *, PyObject *args) {
   m.chips.resize(nchips);
   for (Py_ssize_t c = 0; c < nchips; ++c) {
     PyObject *item = PySequence_Fast_GET_ITEM(seqList, c);
-    PyObject *steps, *decs, *masks;
+    PyObject *steps, *decs, *masks, *layers = nullptr;
     int npc, nqueues;
-    if (!PyArg_ParseTuple(item, "OOOii", &steps, &decs, &masks, &npc, &nqueues)) {
+    if (!PyArg_ParseTuple(item, "OOOii|O", &steps, &decs, &masks, &npc, &nqueues, &layers)) {
       Py_DECREF(seqList);
       return nullptr;
     }
@@ -642,6 +654,29 @@ PyObject *runLoop(PyObject *, PyObject *args) {
     ch.queues.resize(nqueues);
     ch.pcBusy.assign(npc, 0.0);
     ch.pcCount.assign(npc, 0);
+    if (layers && layers != Py_None) {
+      Py_buffer lv;
+      if (!viewOf(layers, sizeof(int64_t), &lv, "step layers")) {
+        Py_DECREF(seqList);
+        return nullptr;
+      }
+      const int64_t *l = (const int64_t *)lv.buf;
+      size_t n = lv.len / sizeof(int64_t);
+      if (n != nsteps) {
+        PyBuffer_Release(&lv);
+        Py_DECREF(seqList);
+        PyErr_SetString(PyExc_ValueError, "step layers: one per step");
+        return nullptr;
+      }
+      ch.stepLayer.assign(l, l + n);
+      PyBuffer_Release(&lv);
+      for (int64_t x : ch.stepLayer)
+        if (x + 1 > ch.numLayers)
+          ch.numLayers = x + 1;
+      if (ch.numLayers == 0)
+        ch.stepLayer.clear();
+      ch.layerBusy.assign(ndec * ch.numLayers, 0.0);
+    }
   }
   Py_DECREF(seqList);
 
@@ -664,9 +699,17 @@ PyObject *runLoop(PyObject *, PyObject *args) {
     PyObject *busy = PyBytes_FromStringAndSize((const char *)ch.pcBusy.data(), ch.npc * sizeof(double));
     PyObject *count = PyBytes_FromStringAndSize((const char *)ch.pcCount.data(), ch.npc * sizeof(int64_t));
     PyObject *mx = ch.hasMx ? Py_BuildValue("(ddd)", ch.mx[0], ch.mx[1], ch.mx[2]) : (Py_INCREF(Py_None), Py_None);
-    PyList_SET_ITEM(chipsOut, c,
-                    Py_BuildValue("(ddLLNNNNNN)", ch.t, ch.tEnd, (long long)ch.scalarCount,
-                                  (long long)ch.executed, qs, sems, semTime, mx, busy, count));
+    PyObject *chip;
+    if (ch.stepLayer.empty()) {
+      chip = Py_BuildValue("(ddLLNNNNNN)", ch.t, ch.tEnd, (long long)ch.scalarCount,
+                           (long long)ch.executed, qs, sems, semTime, mx, busy, count);
+    } else {
+      PyObject *layerBusy = PyBytes_FromStringAndSize((const char *)ch.layerBusy.data(),
+                                                      ch.layerBusy.size() * sizeof(double));
+      chip = Py_BuildValue("(ddLLNNNNNNN)", ch.t, ch.tEnd, (long long)ch.scalarCount,
+                           (long long)ch.executed, qs, sems, semTime, mx, busy, count, layerBusy);
+    }
+    PyList_SET_ITEM(chipsOut, c, chip);
   }
   PyObject *busy = PyList_New(m.busyOrder.size());
   for (size_t i = 0; i < m.busyOrder.size(); ++i)

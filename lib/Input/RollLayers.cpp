@@ -19,6 +19,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "nova-roll-layers"
@@ -31,6 +32,67 @@ namespace mlir::nova {
 using namespace mlir;
 
 namespace {
+
+/// The module an op ran in: its first `module:<path>` name location (the
+/// frontend's, from torch.export's nn_module_stack), or "".
+StringRef moduleOf(Location loc) {
+  StringRef module;
+  loc->walk([&](Location inner) {
+    if (auto name = dyn_cast<NameLoc>(inner))
+      if (name.getName().getValue().starts_with("module:")) {
+        module = name.getName().getValue().drop_front(7);
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return module;
+}
+
+/// `a` and `b`'s longest common prefix of whole dotted components.
+StringRef commonModulePrefix(StringRef a, StringRef b) {
+  size_t end = 0;
+  for (size_t i = 0; i <= a.size() && i <= b.size(); ++i) {
+    bool boundaryA = i == a.size() || a[i] == '.';
+    bool boundaryB = i == b.size() || b[i] == '.';
+    if (boundaryA && boundaryB)
+      end = i;
+    if (i == a.size() || i == b.size() || a[i] != b[i])
+      break;
+  }
+  return a.take_front(end);
+}
+
+/// The module path of each layer of a rolled run (`blocks.0`, `blocks.1`,
+/// ...): every region's ops ran in modules under its own prefix, the same
+/// modules below it as region 0's. Empty when the regions do not follow
+/// modules that way (e.g. a region that straddles two blocks).
+SmallVector<std::string> layerModules(ArrayRef<Operation *> ops, unsigned start,
+                                      unsigned period, unsigned count) {
+  SmallVector<StringRef> prefixes;
+  for (unsigned k = 0; k < count; ++k) {
+    std::optional<StringRef> prefix;
+    for (unsigned j = 0; j < period; ++j) {
+      StringRef m = moduleOf(ops[start + k * period + j]->getLoc());
+      if (!m.empty())
+        prefix = prefix ? commonModulePrefix(*prefix, m) : m;
+    }
+    if (!prefix || prefix->empty() || llvm::is_contained(prefixes, *prefix))
+      return {};
+    prefixes.push_back(*prefix);
+  }
+  for (unsigned k = 1; k < count; ++k)
+    for (unsigned j = 0; j < period; ++j) {
+      StringRef first = moduleOf(ops[start + j]->getLoc());
+      StringRef other = moduleOf(ops[start + k * period + j]->getLoc());
+      if (first.empty() != other.empty() ||
+          first.drop_front(prefixes[0].size()) != other.drop_front(prefixes[k].size()))
+        return {};
+    }
+  SmallVector<std::string> result;
+  for (StringRef p : prefixes)
+    result.push_back(p.str());
+  return result;
+}
 
 /// Whether argument `arg` carries an attribute other than its `nova.name` (which a
 /// stack replaces by one name for all its members; other attributes must stay).
@@ -504,6 +566,13 @@ void RollLayersPass::roll(func::FuncOp fn, ArrayRef<Operation *> ops,
         scf::YieldOp::create(nb, l, yielded);
       });
   loop->setAttr(nova::NovaDialect::LayersAttrHelper::getNameStr(), UnitAttr::get(ctx));
+  // The loop's location names each iteration's module (`layers:blocks.0,
+  // blocks.1`): nova-translate writes it into the DEBUG entry of the ISA
+  // loop, so that the profile charges each iteration to its own layer.
+  SmallVector<std::string> modules =
+      layerModules(ops, plan.start, plan.period, plan.count);
+  if (!modules.empty())
+    loop->setLoc(NameLoc::get(StringAttr::get(ctx, "layers:" + llvm::join(modules, ",")), loc));
 
   // The last region's carried results are the loop's.
   unsigned last = plan.start + (plan.count - 1) * plan.period;

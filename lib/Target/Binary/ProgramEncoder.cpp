@@ -59,7 +59,7 @@ std::string mlir::nova::binary::renderLocation(Location loc) {
   // the frames callee first: all of them are kept, so that the text names
   // the model's own line as well as the library's.
   SmallVector<FileLineColLoc> files;
-  std::string module;
+  std::string module, layers;
   loc->walk([&](Location inner) {
     if (auto f = dyn_cast<FileLineColLoc>(inner))
       if (files.empty() || files.back() != f)
@@ -69,6 +69,11 @@ std::string mlir::nova::binary::renderLocation(Location loc) {
     if (auto name = dyn_cast<NameLoc>(inner))
       if (module.empty() && name.getName().getValue().starts_with("module:"))
         module = name.getName().getValue().drop_front(7).str();
+    // nova-roll-layers names each iteration's module on its loop over
+    // layers (`layers:blocks.0,blocks.1`).
+    if (auto name = dyn_cast<NameLoc>(inner))
+      if (layers.empty() && name.getName().getValue().starts_with("layers:"))
+        layers = name.getName().getValue().drop_front(7).str();
     return WalkResult::advance();
   });
   std::string text;
@@ -76,10 +81,12 @@ std::string mlir::nova::binary::renderLocation(Location loc) {
   for (auto [i, f] : llvm::enumerate(files))
     os << (i ? " called from " : "") << f.getFilename().getValue() << ":"
        << f.getLine() << ":" << f.getColumn();
-  if (files.empty() && module.empty() && !isa<UnknownLoc>(loc))
+  if (files.empty() && module.empty() && layers.empty() && !isa<UnknownLoc>(loc))
     loc->print(os);
   if (!module.empty())
     os << (files.empty() ? "" : " ") << "in " << module;
+  if (!layers.empty())
+    os << (files.empty() && module.empty() ? "" : " ") << "over layers " << layers;
   return text;
 }
 

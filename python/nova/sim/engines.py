@@ -43,6 +43,7 @@ from .engines_vector import VectorUnit
 from .errors import (CollectiveMismatchError, DeadlockError, EngineFaultError, MemoryFaultError,
                      ScalarFaultError, SimulationError)
 from .interconnect import Interconnect
+from .layers import chip_layers
 from .machine import _RW, Q_COLLECTIVE, Q_DMA0, Q_MATRIX, U32_MAX, Chip, Dec, Op, Queue
 from .memory import ChipMemory, TileAccess
 from .program import Program
@@ -100,8 +101,11 @@ class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         # Runs with collectives record when the matrix, vector, collective and (all)
         # DMA queues were busy, for the report's collective overlap (nova.sim.overlap).
         self.record_busy = any(d.qkey == Q_COLLECTIVE for ch in self.chips for d in ch.code)
-        for ch in self.chips:
+        for ch, code in zip(self.chips, program.chips):
             ch.busy_intervals = [[], [], [], []] if self.record_busy else None
+            ch.layers = chip_layers(code, ch.code, ch.id, self.budget)
+            if ch.layers is not None:
+                ch.layer_exec = ch.layers.executions
         if trace is None:  # traced runs interpret (they record semaphore FIFOs)
             for ch, code in zip(self.chips, program.chips):
                 ch.stream = cached_stream(code, ch.id, tg.dma_engines, self.budget)
@@ -216,6 +220,11 @@ class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         pc = o.d.pc
         ch.pc_busy[pc] += dur
         ch.pc_count[pc] += 1
+        if ch.layer_exec is not None:  # its j-th completion is its j-th dispatch
+            layer = ch.layer_exec.get(pc)
+            if layer is not None:
+                key = (pc, layer[ch.pc_count[pc] - 1])
+                ch.layer_busy[key] = ch.layer_busy.get(key, 0.0) + dur
         if self.record_busy:
             ch.busy_intervals[min(q.key, Q_DMA0)].append((o.start, now))
         if now > ch.t_end:

@@ -86,6 +86,13 @@ def _run(m: "Machine", ordered: bool) -> "np.ndarray | bool | None":
     if any(p is None for p in prepared):
         return None
     args, names, bandwidths = _numbered(m, prepared)
+    # Chips with loops over layers: each step's layer (nova.sim.layers), for busy
+    # time per (instruction, layer); an extension built before that declines.
+    layered = [ch.layers is not None for ch in chips]
+    if any(layered):
+        if not all(ch.layers.steps.shape[0] == len(ch.steps) for ch in chips if ch.layers is not None):
+            return None
+        args = [a + (ch.layers.steps,) if ch.layers is not None else a for a, ch in zip(args, chips)]
     cost = m.cost
     config = (m.cycle, m._t_max, cost.nop, cost.weight_load, cost.fill_drain, m.queue_depth,
               min(m.budget.max_instructions, _I64_MAX), bool(cost.overlap))
@@ -95,10 +102,15 @@ def _run(m: "Machine", ordered: bool) -> "np.ndarray | bool | None":
         except TypeError:  # an extension built before it reported the start order
             return None
     else:
-        result = _native.run(config, bandwidths, args)
+        try:
+            result = _native.run(config, bandwidths, args)
+        except TypeError:  # an extension built before it took step layers
+            return None
     if result is None:
         return None
-    _write_back(m, result[:5], names)
+    if any(layered) and not all(len(c) == 11 for c, lay in zip(result[4], layered) if lay):
+        return None  # an extension that ignores step layers
+    _write_back(m, result[:5], names, prepared)
     if ordered:
         return np.frombuffer(result[5], dtype=np.int64).reshape(-1, 2)
     for ch, p in zip(chips, prepared):
@@ -135,13 +147,14 @@ def _numbered(m: "Machine", prepared: list) -> tuple[list, list[str], np.ndarray
     return out
 
 
-def _write_back(m: "Machine", result: tuple, names: list[str]) -> None:
+def _write_back(m: "Machine", result: tuple, names: list[str], prepared: list) -> None:
     now, events, busy, moved, chips = result
     m.now = m.pool.now = now
     m.events = events
     m.pool.busy = {names[r]: v for r, v in busy}
     m.pool.bytes = {names[r]: v for r, v in moved}
-    for ch, (t, t_end, scalars, executed, queues, sems, sem_time, mx, pc_busy, pc_count) in zip(m.chips, chips):
+    for ch, p, out in zip(m.chips, prepared, chips):
+        t, t_end, scalars, executed, queues, sems, sem_time, mx, pc_busy, pc_count = out[:10]
         ch.t, ch.t_end, ch.halted, ch.block = t, t_end, True, None
         ch.si, ch.at_step = len(ch.steps), False
         ch.scalar_count += scalars
@@ -154,6 +167,11 @@ def _write_back(m: "Machine", result: tuple, names: list[str]) -> None:
             q.count += n
         ch.pc_busy = np.frombuffer(pc_busy, dtype=np.float64).tolist()
         ch.pc_count = np.frombuffer(pc_count, dtype=np.int64).tolist()
+        if len(out) > 10:  # busy ns per (decoded row, layer)
+            rows = p[1][:, 2].astype(np.int64)
+            per = np.frombuffer(out[10], dtype=np.float64).reshape(len(rows), -1)
+            for r, k in zip(*np.nonzero(per)):
+                ch.layer_busy[(int(rows[r]), int(k))] = float(per[r, k])
 
 
 def _prepared(m: "Machine", ch: "Chip") -> tuple | None:

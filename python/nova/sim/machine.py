@@ -185,6 +185,11 @@ class Chip:
         # report's bound from the work and its attribution to source lines.
         self.pc_busy = [0.0] * len(self.code)
         self.pc_count = [0] * len(self.code)
+        # Code with loops over layers (nova.sim.layers): the layer of each execution
+        # of the instructions inside them, and engine busy ns per (pc, layer).
+        self.layers: Any = None
+        self.layer_exec: dict[int, list[int]] | None = None
+        self.layer_busy: dict[tuple[int, int], float] = {}
         self.mem_bytes = {k: 0.0 for k in ("hbm_read", "hbm_write", "sram_read", "sram_write",
                                            "acc_read", "acc_write")}
         # The precomputed sequencer stream (nova.sim.stream), or None: interpreted.

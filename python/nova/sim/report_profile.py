@@ -8,7 +8,9 @@ model's own line last), and for ``vassert`` ``: <message>`` after it; a row is k
 by the last frame's ``file:line`` (``by="line"``) or the first's (``by="op"``: the
 line of the op itself, e.g. inside a library module's ``forward``) or by the module
 the op ran in (``by="module"``: ``blocks.0.attn``, from the ``in <module>`` the
-frontend adds). Instructions without a location go under
+frontend adds; the instructions of a loop over layers have an entry per layer,
+each in its own layer's module with the time it measured, see
+:mod:`nova.sim.layers`). Instructions without a location go under
 ``<unknown>``. The rows' times add up to the report's total busy time
 (:attr:`nova.sim.stats.Report.busy_ns`); engines run concurrently, so that total
 exceeds the simulated time.

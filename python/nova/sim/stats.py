@@ -3,7 +3,7 @@ from the work (per chip, each term), and per-instruction busy time for the profi
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,7 +59,12 @@ class ChipBound:
 @dataclass(frozen=True)
 class InstrStat:
     """One static instruction of one chip: how often it completed, its engine busy
-    time in all, its work (all executions) and its DEBUG-section location."""
+    time in all, its work (all executions) and its DEBUG-section location.
+
+    An instruction inside a loop over layers (:mod:`nova.sim.layers`) has one
+    entry per layer instead: ``layer`` is its number and ``location`` names that
+    layer's module (``... in blocks.1.attn``); ``count``, ``busy_ns`` and the work
+    are what that layer's executions measured. ``layer`` is -1 elsewhere."""
 
     chip: int
     pc: int
@@ -74,6 +79,7 @@ class InstrStat:
     vector_ns: float
     bytes: float
     hbm_bytes: float
+    layer: int = -1
 
 
 @dataclass(frozen=True)
@@ -204,7 +210,8 @@ def _chip_work(ch, tg) -> tuple[list, float, float, float, float, list]:
     data-dependent instructions (cached while its busy times and counts repeat)."""
     key = (id(ch.code), ch.id)
     hit = _CHIP_WORK.get(key)
-    if hit is not None and hit[0] is ch.code and hit[1] is tg and hit[2] == ch.pc_busy and hit[3] == ch.pc_count:
+    if hit is not None and hit[0] is ch.code and hit[1] is tg and hit[2] == ch.pc_busy and hit[3] == ch.pc_count \
+            and hit[5] == ch.layer_busy:
         _CHIP_WORK.move_to_end(key)
         return hit[4]
     stats, dependent = [], []
@@ -229,11 +236,20 @@ def _chip_work(ch, tg) -> tuple[list, float, float, float, float, list]:
         mx_ns += w.matrix_ns * count
         vo += w.vector_ops * count
         vo_ns += w.vector_ns * count
-        stats.append(InstrStat(ch.id, d.pc, d.name, ch.queues[d.qkey].name, ch.debug.get(d.pc), count, busy,
-                               w.matrix_flops * count, w.matrix_ns * count, w.vector_ops * count,
-                               w.vector_ns * count, w.bytes * count, w.hbm_bytes * count))
+        engine, loc = ch.queues[d.qkey].name, ch.debug.get(d.pc)
+        layers = ch.layers.executions.get(d.pc) if ch.layers is not None else None
+        if layers is None or len(layers) != count:
+            stats.append(InstrStat(ch.id, d.pc, d.name, engine, loc, count, busy,
+                                   w.matrix_flops * count, w.matrix_ns * count, w.vector_ops * count,
+                                   w.vector_ns * count, w.bytes * count, w.hbm_bytes * count))
+            continue
+        # One entry per layer, with the busy time its own executions measured.
+        for k, n in sorted(Counter(layers).items()):
+            stats.append(InstrStat(ch.id, d.pc, d.name, engine, ch.layers.location(loc, k), n,
+                                   ch.layer_busy.get((d.pc, k), 0.0), w.matrix_flops * n, w.matrix_ns * n,
+                                   w.vector_ops * n, w.vector_ns * n, w.bytes * n, w.hbm_bytes * n, k))
     result = (stats, mx, mx_ns, vo, vo_ns, dependent)
-    _CHIP_WORK[key] = (ch.code, tg, list(ch.pc_busy), list(ch.pc_count), result)
+    _CHIP_WORK[key] = (ch.code, tg, list(ch.pc_busy), list(ch.pc_count), result, dict(ch.layer_busy))
     while len(_CHIP_WORK) > 16:
         _CHIP_WORK.popitem(last=False)
     return result

@@ -72,14 +72,19 @@ def _where(st: _State, d: "Dec", msg: str) -> str:
 
 
 def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, limit: int,
-          stop: tuple[int, bool] | None = None, final: list[_State] | None = None
+          stop: tuple[int, bool] | None = None, final: list[_State] | None = None,
+          layers: dict[int, int] | None = None, tags: list[int] | None = None
           ) -> list[Step] | _State | None:
     """Interprets the scalar code (as ``Machine._run_seq`` does, without time).
 
     Returns the steps, ending in a CUT step past ``limit`` dynamic instructions; the
     state at ``halt`` is appended to ``final``. With ``stop = (i, after)`` returns the state at
-    step ``i`` instead: before its scalar prefix, or (``after``) at its own instruction."""
+    step ``i`` instead: before its scalar prefix, or (``after``) at its own instruction.
+    With ``layers`` (the pc of each loop over layers: the number of its first
+    iteration's layer) appends to ``tags``, per step, the layer its innermost
+    such loop is in (-1 outside them; :mod:`nova.sim.layers`)."""
     final = [] if final is None else final
+    tag, outer = -1, []  # the current layer, those of enclosing layer loops
     s = _State(cid, code, debug)
     regs, loops = s.regs, s.loops
     steps: list[Step] = []
@@ -113,6 +118,8 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
                 s.pc = pc
                 return s
             executed += 1
+            if tags is not None:
+                tags.append(tag)
             if d.qkey >= 0:
                 ins = d.ins
                 append((n, DISPATCH, d, regs[ins.ra], regs[ins.rb], regs[ins.rc], regs[ins.rdst], back))
@@ -161,6 +168,9 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
                     return fault(lambda: ScalarFaultError(msg))
                 regs[ins.rd] = lb
                 loops.append((pc, ins.rd, ub, st))
+                if layers is not None and pc in layers:
+                    outer.append(tag)
+                    tag = layers[pc]
                 pc += 1
         elif op == oc.ENDLOOP:
             if not loops or loops[-1][0] != ins.target:
@@ -177,8 +187,12 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
                     n -= 1
                     return fault(lambda: over_instructions(snap, count, budget))
                 back = True
+                if layers is not None and lpc in layers:
+                    tag += 1
             else:
                 loops.pop()
+                if layers is not None and lpc in layers:
+                    tag = outer.pop()
                 pc += 1
         elif op == oc.IF:
             pc = pc + 1 if regs[ins.ra] != 0 else ins.target + 1
