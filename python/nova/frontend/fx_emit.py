@@ -11,6 +11,8 @@ from typing import Any, Callable
 import torch
 from torch.fx import Graph, Node
 
+from nova.errors import NovaModelCompileError
+
 aten = torch.ops.aten
 
 #: Node metadata on a placeholder or returned node whose value the caller holds
@@ -19,7 +21,7 @@ aten = torch.ops.aten
 HOST_DTYPE = "nova_host_dtype"
 
 
-class Unsupported(Exception):
+class Unsupported(NovaModelCompileError):
     """A rewrite meets an op it has no rule for (the caller names the op)."""
 
 

@@ -133,8 +133,19 @@ def lowering_error(module, diagnostics: list[tuple[str, str]], error: Exception)
         frame = frame_of_location(str(op.location))
         if frame is None and diagnostics:
             frame = frame_of_location(diagnostics[0][0])
-        return NovaLoweringError(op.name, frame, detail)
+        return NovaLoweringError(_op_name(op), frame, detail)
     frame = frame_of_location(diagnostics[0][0]) if diagnostics else None
     what = diagnostics[0][1] if diagnostics else _first_line(error)
     return NovaTorchExportError(f"torch-mlir cannot lower the model to linalg: {what}", frame,
                                 OP_FALLBACK_HINT)
+
+
+def _op_name(op) -> str:
+    """The op's name; for torch-mlir's generic ``torch.operator`` (an ATen op its
+    dialect has no definition of), the ATen op it stands for: ``torch.aten.special_bessel_j0``."""
+    from torch_mlir import ir
+
+    if op.name == "torch.operator" and "name" in op.attributes:
+        name = ir.StringAttr(op.attributes["name"]).value
+        return name if name.startswith("torch.") else f"torch.{name}"
+    return op.name
