@@ -29,6 +29,7 @@ class Key:
     hi: float | None = None
     choices: tuple[str, ...] = ()
     optional: bool = False
+    default: Any = None  # an optional key's value when absent (None: left out)
 
     def rule(self) -> str:
         if self.choices:
@@ -66,7 +67,10 @@ FIELDS: dict[str, Key] = {
     "topology": Key(str, "", "chip-to-chip network", choices=TOPOLOGIES),
     "link_gbps": Key(int, "GB/s", "bandwidth of one link, per direction", 1, 1e9),
     "link_latency_ns": Key(int, "ns", "latency of one link hop", 0, 1e9),
-    "timing": Key(dict, "", "the timing constants below (an object; every key required)"),
+    "host_gbps": Key(int, "GB/s", "host link (PCIe-class) bandwidth per direction: tensors copied between "
+                     "the host and a chip's HBM by the nova device (optional, default 64)", 1, 1e9,
+                     optional=True, default=64),
+    "timing": Key(dict, "", "the timing constants below (an object; every key required but launch_cycles)"),
 }
 
 #: Timing constants (``"timing"`` object; docs/isa.md "Timing constants").
@@ -102,6 +106,9 @@ TIMING: dict[str, Key] = {
                                 choices=COLLECTIVE_ALGORITHMS),
     "collective_reduce_on_vector": Key(bool, "", "charge a reducing collective's arithmetic on the vector "
                                        "engine and its operand reads/writes on HBM"),
+    "launch_cycles": Key(float, "cycles", "host cost of launching one program on a chip, paid by each eager op "
+                         "of the nova device (optional, default 5600: 4 us at 1.4 GHz)", 0, 1e9,
+                         optional=True, default=5600.0),
 }
 
 
@@ -146,7 +153,11 @@ def _validate(d: Any, schema: Mapping[str, Key], where: str) -> dict[str, Any]:
     missing = [k for k, s in schema.items() if k not in d and not s.optional]
     if missing:
         raise TargetError(f"{where} is missing key(s) {', '.join(repr(k) for k in missing)}")
-    return {k: _check(where, k, schema[k], d[k]) for k in schema if k in d}
+    out = {k: _check(where, k, schema[k], d[k]) for k in schema if k in d}
+    for k, s in schema.items():
+        if k not in out and s.default is not None:
+            out[k] = s.default
+    return out
 
 
 def validate_timing(d: Any, where: str = "target timing") -> dict[str, Any]:

@@ -1,0 +1,164 @@
+"""One ATen call as a Nova program: exported, compiled by the one compile driver,
+cached in memory and on disk by signature and target.
+
+The program is the op's functional form: a mutated argument (``self`` of
+``add_``, ``out=``) is cloned in the exported function and returned, and the
+kernel writes the result back into the tensor's memory.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from nova.compiler.build import build_program
+from nova.compiler.options import TargetOptions
+from nova.device.signature import Signature, TensorSlot, mutated_positions, rebuild
+from nova.compiler.errors import NovaOptionError, NovaToolNotFoundError
+from nova.errors import NovaError, NovaModelCompileError
+from nova.frontend import import_model
+from nova.frontend.io_names import named_mlir
+from nova.frontend.state import param_arrays
+from nova.runtime.archive import load
+from nova.version import __version__
+
+
+class OpModule(torch.nn.Module):
+    """``forward(*tensors)`` performs the call functionally and returns the values
+    of the mutated arguments (in schema order) and then the fresh results."""
+
+    def __init__(self, sig: Signature) -> None:
+        super().__init__()
+        self.sig = sig
+        self.mutated = mutated_positions(sig.op)
+        self.fresh = [i for i, r in enumerate(sig.op._schema.returns)
+                      if r.alias_info is None]
+
+    def forward(self, *tensors: torch.Tensor) -> tuple:
+        args, kwargs = rebuild(self.sig, list(tensors))
+        args = list(args)
+        schema = self.sig.op._schema.arguments
+        written = []
+        for position in self.mutated:
+            name = schema[position].name
+            if position < len(args):
+                args[position] = _clone(args[position])
+                written.append(args[position])
+            elif name in kwargs:
+                kwargs[name] = _clone(kwargs[name])
+                written.append(kwargs[name])
+        result = self.sig.op(*args, **kwargs)
+        results = list(result) if isinstance(result, (tuple, list)) else [result]
+        out: list[torch.Tensor] = []
+        for value in written:
+            out.extend(value if isinstance(value, (list, tuple)) else [value])
+        for i in self.fresh:
+            value = results[i]
+            out.extend(value if isinstance(value, (list, tuple)) else [value])
+        return tuple(out)
+
+
+def _clone(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [v.clone() for v in value]
+    return value.clone()
+
+
+def example(slot: TensorSlot) -> torch.Tensor:
+    return torch.zeros(slot.shape, dtype=slot.dtype)
+
+
+class NoKernel(NovaError):
+    """The op has no Nova program (the reason says why); the kernel may fall back."""
+
+
+def compile_op(sig: Signature, target: str) -> Any:
+    """The signature's program for ``target`` (one chip)."""
+    module = OpModule(sig)
+    examples = [example(s) for s in sig.slots if isinstance(s, TensorSlot)]
+    try:
+        imported = import_model(module, *examples)
+        return build_program(named_mlir(imported, forward=module.forward),
+                             TargetOptions(name=target, chips=1), params=param_arrays(imported),
+                             binding=imported.binding)
+    except (NovaToolNotFoundError, NovaOptionError):
+        raise  # the installation or the settings, not the op: never cached as "no kernel"
+    except NovaModelCompileError as e:
+        raise NoKernel(_first_line(e)) from e
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+class ProgramCache:
+    """Programs by signature and target: in memory, and on disk (``NOVA_CACHE_DIR``,
+    default ``~/.cache/nova``) so a second process does not compile again. Disk
+    entries are written to a temporary file and renamed into place, so processes
+    writing the cache at once never read half a file."""
+
+    def __init__(self) -> None:
+        self.programs: dict[tuple[str, str], Any] = {}
+        self.compiles = 0
+        self.disk_hits = 0
+        self.compile_seconds = 0.0
+
+    def folder(self) -> Path:
+        root = os.environ.get("NOVA_CACHE_DIR") or Path.home() / ".cache" / "nova"
+        return Path(root) / "device-ops" / __version__
+
+    def get(self, sig: Signature, target: str) -> Any:
+        key = (sig.key, target)
+        found = self.programs.get(key)
+        if found is not None:
+            if isinstance(found, NoKernel):
+                raise found
+            return found
+        digest = hashlib.sha256(f"{target}|{sig.key}".encode()).hexdigest()[:32]
+        path = self.folder() / target / f"{digest}.novaprog"
+        missing = path.with_suffix(".nokernel")
+        program: Any = None
+        if path.is_file():
+            try:
+                program = load(path)
+                self.disk_hits += 1
+            except NovaError:
+                program = None  # a stale or foreign entry: compile again
+        elif missing.is_file():
+            program = NoKernel(missing.read_text())
+        if program is None:
+            import time
+
+            start = time.perf_counter()
+            try:
+                program = compile_op(sig, target)
+                _write_atomic(path, program.save)
+            except NoKernel as e:
+                program = e
+                _write_atomic(missing, lambda p: Path(p).write_text(str(e)))
+            finally:
+                self.compiles += 1
+                self.compile_seconds += time.perf_counter() - start
+        self.programs[key] = program
+        if isinstance(program, NoKernel):
+            raise program
+        return program
+
+
+def _write_atomic(path: Path, write: Any) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        os.close(fd)
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache folder: the in-memory cache still serves this process
+
+
+cache = ProgramCache()

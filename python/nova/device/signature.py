@@ -1,0 +1,121 @@
+"""An ATen call's signature: what identifies the Nova program that computes it.
+
+The tensor arguments become the program's inputs (their shapes and dtypes are
+part of the signature); everything else (ints, floats, dtypes, ...) is baked
+into the program, so it is part of the signature by value. Devices are written
+as the CPU's: the program is exported on the host.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+
+@dataclass(frozen=True)
+class TensorSlot:
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    on_host: bool  # a CPU scalar tensor given to a device op (torch allows 0-dim ones)
+
+    def describe(self) -> str:
+        return f"{str(self.dtype).removeprefix('torch.')}{list(self.shape)}{'@cpu' if self.on_host else ''}"
+
+
+@dataclass(frozen=True)
+class OutSlot:
+    """An ``out=`` tensor: written, never read, so not an input of the program."""
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+
+    def describe(self) -> str:
+        return f"out:{str(self.dtype).removeprefix('torch.')}{list(self.shape)}"
+
+
+@dataclass(frozen=True)
+class Signature:
+    op: Any  # torch._ops.OpOverload
+    spec: Any  # pytree spec of (args, kwargs)
+    slots: tuple[Any, ...]  # TensorSlot per tensor leaf, else the constant itself
+
+    @property
+    def key(self) -> str:
+        parts = [str(self.op), str(self.spec)]
+        parts += [s.describe() if isinstance(s, (TensorSlot, OutSlot)) else repr(s)
+                  for s in self.slots]
+        return "|".join(parts)
+
+    def describe(self) -> str:
+        shown = [s.describe() for s in self.slots if isinstance(s, TensorSlot)]
+        return f"{self.op}({', '.join(shown)})"
+
+
+class NotOnDevice(Exception):
+    """A tensor argument the op cannot take (a non-scalar CPU tensor, another device)."""
+
+
+def _constant(value: Any) -> Any:
+    if isinstance(value, torch.device):
+        return torch.device("cpu") if value.type == "nova" else value
+    return value
+
+
+def signature_of(op: Any, args: tuple, kwargs: dict) -> tuple[Signature, list[torch.Tensor]]:
+    """The call's signature and its tensor leaves in order."""
+    outs = out_names(op)
+    out_ids = {id(t) for name in outs for t in _tensors(kwargs.get(name))}
+    leaves, spec = pytree.tree_flatten((args, kwargs))
+    slots: list[Any] = []
+    tensors: list[torch.Tensor] = []
+    for leaf in leaves:
+        if isinstance(leaf, torch.Tensor) and id(leaf) in out_ids:
+            slots.append(OutSlot(tuple(leaf.shape), leaf.dtype))
+        elif isinstance(leaf, torch.Tensor):
+            on_host = leaf.device.type == "cpu"
+            if on_host and leaf.dim() != 0:
+                raise NotOnDevice(f"{op} got a CPU tensor of shape {list(leaf.shape)} beside nova "
+                                  f"tensors (only 0-dim CPU tensors may be mixed in)")
+            if not on_host and leaf.device.type != "nova":
+                raise NotOnDevice(f"{op} got a tensor on {leaf.device} beside nova tensors")
+            slots.append(TensorSlot(tuple(leaf.shape), leaf.dtype, on_host))
+            tensors.append(leaf)
+        else:
+            slots.append(_constant(leaf))
+    return Signature(op, spec, tuple(slots)), tensors
+
+
+def rebuild(sig: Signature, tensors: list[Any]) -> tuple[tuple, dict]:
+    """(args, kwargs) of the call with ``tensors`` in the tensor slots."""
+    it = iter(tensors)
+    leaves = [next(it) if isinstance(s, TensorSlot) else
+              torch.empty(s.shape, dtype=s.dtype) if isinstance(s, OutSlot) else s
+              for s in sig.slots]
+    args, kwargs = pytree.tree_unflatten(leaves, sig.spec)
+    return args, kwargs
+
+
+def mutated_positions(op: Any) -> list[int]:
+    """Schema positions of the arguments ``op`` writes (``self`` of ``add_``, ``out=``)."""
+    return [i for i, a in enumerate(op._schema.arguments)
+            if a.alias_info is not None and a.alias_info.is_write]
+
+
+def is_view(op: Any) -> bool:
+    """``op`` returns an alias of an input without writing it (a view op)."""
+    return any(r.alias_info is not None and not r.alias_info.is_write for r in op._schema.returns)
+
+
+def out_names(op: Any) -> list[str]:
+    """The keyword-only arguments ``op`` writes without reading (``out=``)."""
+    return [a.name for a in op._schema.arguments
+            if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write]
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if isinstance(v, torch.Tensor)]
+    return []
