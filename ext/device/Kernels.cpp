@@ -110,11 +110,28 @@ at::Tensor &setStorageOffset(at::Tensor &self, at::Storage storage, int64_t offs
   return at::cpu::set_(self, storage, offset, size, stride);
 }
 
+// nn.Module.to("nova") keeps parameters' identity (and so tied weights tied) only
+// if a CPU tensor may take a nova tensor's data in place, as it may a CUDA one's;
+// PyTorch's own check lists only its in-tree dense backends.
+bool compatibleShallowCopy(const at::Tensor &self, const at::Tensor &from) {
+  auto dense = [](const at::Tensor &t) {
+    return t.layout() == at::kStrided && (t.is_cpu() || t.is_privateuseone());
+  };
+  if (dense(self) && dense(from))
+    return true;
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
+}
+
 } // namespace
 
 at::Tensor asHost(const at::Tensor &t) { return hostAlias(t); }
 
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", compatibleShallowCopy);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", compatibleShallowCopy);
   m.impl("empty.memory_format", emptyMemoryFormat);
   m.impl("empty_strided", emptyStrided);
   m.impl("as_strided", asStrided);

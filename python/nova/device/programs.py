@@ -17,6 +17,7 @@ import torch
 
 from nova.compiler.build import build_program
 from nova.compiler.options import TargetOptions
+from nova.device.scalar_forms import form_of
 from nova.device.signature import Signature, TensorSlot, mutated_positions, rebuild
 from nova.compiler.errors import NovaOptionError, NovaToolNotFoundError
 from nova.errors import NovaError, NovaModelCompileError
@@ -51,6 +52,10 @@ class OpModule(torch.nn.Module):
             elif name in kwargs:
                 kwargs[name] = _clone(kwargs[name])
                 written.append(kwargs[name])
+        if self.sig.lifted is not None:
+            # The tensor form of the op (its out= / self is written with the result).
+            result = form_of(self.sig.op)(tuple(args), kwargs)
+            return (result.to(written[0].dtype) if written else result,)
         result = self.sig.op(*args, **kwargs)
         results = list(result) if isinstance(result, (tuple, list)) else [result]
         out: list[torch.Tensor] = []

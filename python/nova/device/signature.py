@@ -13,6 +13,8 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from nova.device.scalar_forms import lifted_argument
+
 
 @dataclass(frozen=True)
 class TensorSlot:
@@ -39,10 +41,11 @@ class Signature:
     op: Any  # torch._ops.OpOverload
     spec: Any  # pytree spec of (args, kwargs)
     slots: tuple[Any, ...]  # TensorSlot per tensor leaf, else the constant itself
+    lifted: str | None = None  # a Scalar argument passed as a tensor (nova.device.scalar_forms)
 
     @property
     def key(self) -> str:
-        parts = [str(self.op), str(self.spec)]
+        parts = [str(self.op), str(self.spec), f"lifted={self.lifted}"]
         parts += [s.describe() if isinstance(s, (TensorSlot, OutSlot)) else repr(s)
                   for s in self.slots]
         return "|".join(parts)
@@ -64,13 +67,20 @@ def _constant(value: Any) -> Any:
 
 def signature_of(op: Any, args: tuple, kwargs: dict) -> tuple[Signature, list[torch.Tensor]]:
     """The call's signature and its tensor leaves in order."""
-    outs = out_names(op)
-    out_ids = {id(t) for name in outs for t in _tensors(kwargs.get(name))}
+    args, kwargs = _wrap_numbers(op, args, kwargs)
+    lifted = lifted_argument(op, args, kwargs)
+    if lifted is not None:
+        args, kwargs = _lift(op, args, kwargs, lifted)
+    outs = set(out_names(op))
+    # The out= leaves by position (an out= may also be an input: add_ is add.out(self, out=self)).
+    flags, _ = pytree.tree_flatten((pytree.tree_map(lambda _: False, args),
+                                    {k: pytree.tree_map(lambda _, o=(k in outs): o, v)
+                                     for k, v in kwargs.items()}))
     leaves, spec = pytree.tree_flatten((args, kwargs))
     slots: list[Any] = []
     tensors: list[torch.Tensor] = []
-    for leaf in leaves:
-        if isinstance(leaf, torch.Tensor) and id(leaf) in out_ids:
+    for leaf, is_out in zip(leaves, flags):
+        if isinstance(leaf, torch.Tensor) and is_out:
             slots.append(OutSlot(tuple(leaf.shape), leaf.dtype))
         elif isinstance(leaf, torch.Tensor):
             on_host = leaf.device.type == "cpu"
@@ -83,7 +93,7 @@ def signature_of(op: Any, args: tuple, kwargs: dict) -> tuple[Signature, list[to
             tensors.append(leaf)
         else:
             slots.append(_constant(leaf))
-    return Signature(op, spec, tuple(slots)), tensors
+    return Signature(op, spec, tuple(slots), lifted), tensors
 
 
 def rebuild(sig: Signature, tensors: list[Any]) -> tuple[tuple, dict]:
@@ -105,6 +115,33 @@ def mutated_positions(op: Any) -> list[int]:
 def is_view(op: Any) -> bool:
     """``op`` returns an alias of an input without writing it (a view op)."""
     return any(r.alias_info is not None and not r.alias_info.is_write for r in op._schema.returns)
+
+
+def _wrap_numbers(op: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """A Python float where the schema takes a Tensor (a wrapped number: ``x / 0.5``,
+    an optimizer's bias correction) becomes a 0-dim float32 input, as a wrapped
+    number promotes (it never raises a tensor's dtype), so a changing value does
+    not compile a new program."""
+    schema = op._schema.arguments
+    args = list(args)
+    for position, a in enumerate(schema):
+        if a.type.kind() != "TensorType":
+            continue
+        if position < len(args):
+            if isinstance(args[position], float):
+                args[position] = torch.tensor(args[position], dtype=torch.float32)
+        elif isinstance(kwargs.get(a.name), float):
+            kwargs = {**kwargs, a.name: torch.tensor(kwargs[a.name], dtype=torch.float32)}
+    return tuple(args), kwargs
+
+
+def _lift(op: Any, args: tuple, kwargs: dict, name: str) -> tuple[tuple, dict]:
+    names = [a.name for a in op._schema.arguments]
+    position = names.index(name)
+    if position < len(args):
+        value = torch.tensor(args[position], dtype=torch.float32)
+        return args[:position] + (value,) + args[position + 1:], kwargs
+    return args, {**kwargs, name: torch.tensor(kwargs[name], dtype=torch.float32)}
 
 
 def out_names(op: Any) -> list[str]:
