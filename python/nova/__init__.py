@@ -28,6 +28,18 @@ _LAZY = {
 }
 
 
+def torch_device_autoload() -> None:
+    """PyTorch's device-backend autoload entry point (``torch.backends`` in
+    pyproject.toml): ``import torch`` registers the ``nova`` device. A failure
+    is a warning, never a broken ``import torch``."""
+    try:
+        import nova.device  # noqa: F401  (registers on import)
+    except Exception as e:  # noqa: BLE001 - any failure must leave torch importable
+        import warnings
+
+        warnings.warn(f"nova: the 'nova' PyTorch device is not registered: {e}", stacklevel=2)
+
+
 def __getattr__(name: str):
     if name in _LAZY:
         import importlib

@@ -15,16 +15,9 @@ from typing import Any
 
 import torch
 
-from nova.compiler.build import build_program
-from nova.compiler.options import TargetOptions
 from nova.device.scalar_forms import form_of
 from nova.device.signature import Signature, TensorSlot, mutated_positions, rebuild
-from nova.compiler.errors import NovaOptionError, NovaToolNotFoundError
 from nova.errors import NovaError, NovaModelCompileError
-from nova.frontend import import_model
-from nova.frontend.io_names import named_mlir
-from nova.frontend.state import param_arrays
-from nova.runtime.archive import load
 from nova.version import __version__
 
 
@@ -83,6 +76,15 @@ class NoKernel(NovaError):
 
 def compile_op(sig: Signature, target: str) -> Any:
     """The signature's program for ``target`` (one chip)."""
+    # The compiler and the exporter load on the first op, not at ``import torch``
+    # (PyTorch's device autoload imports this package while torch itself loads).
+    from nova.compiler.build import build_program
+    from nova.compiler.errors import NovaOptionError, NovaToolNotFoundError
+    from nova.compiler.options import TargetOptions
+    from nova.frontend import import_model
+    from nova.frontend.io_names import named_mlir
+    from nova.frontend.state import param_arrays
+
     module = OpModule(sig)
     examples = [example(s) for s in sig.slots if isinstance(s, TensorSlot)]
     try:
@@ -129,6 +131,8 @@ class ProgramCache:
         missing = path.with_suffix(".nokernel")
         program: Any = None
         if path.is_file():
+            from nova.runtime.archive import load
+
             try:
                 program = load(path)
                 self.disk_hits += 1

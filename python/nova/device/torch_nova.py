@@ -83,6 +83,15 @@ def get_device_name(device: Any = None) -> str:
     return f"Nova simulated chip ({config.settings.target})"
 
 
+def get_device_properties(device: Any = None) -> Any:
+    """The chip's description (the target file's fields) as an object."""
+    from types import SimpleNamespace
+
+    d = config.settings.description
+    return SimpleNamespace(name=get_device_name(device), total_memory=d["hbm_bytes"],
+                           **{k: v for k, v in d.items() if k not in ("name", "timing")})
+
+
 def get_amp_supported_dtype() -> list[torch.dtype]:
     return [torch.bfloat16, torch.float16]
 

@@ -66,6 +66,16 @@ def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     return NovaGraph(gm, example_inputs, options)
 
 
+#: Set by the ``nova`` PyTorch device (nova.device.graphs): runs a graph call whose
+#: inputs are nova tensors (``hook(graph, call, args)``); None without the device.
+device_call: Callable[..., Any] | None = None
+
+
+def on_device(args: Sequence[Any]) -> bool:
+    return device_call is not None and any(
+        isinstance(a, torch.Tensor) and a.device.type == "nova" for a in args)
+
+
 class NovaGraph:
     """One Dynamo graph: compiled per input signature at call time; when Nova
     cannot compile it, split so that only the ops Nova cannot lower run in
@@ -98,6 +108,13 @@ class NovaGraph:
         self._stats: GraphStats | None = None
 
     def __call__(self, *args: Any) -> Any:
+        if on_device(args):
+            return device_call(self, self._call, args)
+        return self._call(*args)
+
+    def _call(self, *args: Any, keep_saved: bool = True) -> Any:
+        """One call on host tensors (``keep_saved``: an aot_autograd forward keeps
+        the tensors saved for its backward on the chip; see AotGraph)."""
         args = (*args, *attribute_values(self.original, self.lifted))
         if self.parent is None:
             self.stats.calls += 1

@@ -179,7 +179,7 @@ class AotGraph(NovaGraph):
             self.saved = _saved_positions(getattr(context, "fw_metadata", None),
                                           len(returned) if not self.single else 1)
 
-    def __call__(self, *args: Any) -> Any:
+    def _call(self, *args: Any, keep_saved: bool = True) -> Any:
         # Constants aot_autograd keeps as attributes (lifted to trailing inputs).
         args = (*args, *attribute_values(self.original, self.lifted))
         if self.parent is None:
@@ -190,7 +190,9 @@ class AotGraph(NovaGraph):
             # saved tensors kept on the chip are read back for them.
             return (self.split or self.gm)(*self._on_host(args))
         layout = self._layout(args)
-        keep = [i for i, position in enumerate(layout.kept) if position in self.saved]
+        # On the nova device every result is a device tensor already: none is kept apart.
+        keep = [i for i, position in enumerate(layout.kept)
+                if position in self.saved and keep_saved]
         results = program.run(*[args[i] for i in layout.inputs], keep=keep)
         self._record(program)
         full: list[Any] = list(layout.returned)
