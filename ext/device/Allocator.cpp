@@ -52,6 +52,14 @@ CachingAllocator &allocator() {
   return instance;
 }
 
+namespace {
+// Storages made without a tensor (torch.UntypedStorage(n, device="nova"),
+// torch.load's restore) find the allocator by device type.
+struct Registration {
+  Registration() { c10::SetAllocator(c10::DeviceType::PrivateUse1, &allocator()); }
+} registration;
+} // namespace
+
 CachingAllocator::Device &CachingAllocator::dev(int device) {
   TORCH_CHECK(device >= 0 && device < 1024, "nova: bad device index ", device);
   if (size_t(device) >= devices_.size())

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
+from torch._subclasses.fake_tensor import DynamicOutputShapeException
 
 from nova.device import _device_C, host, profile
 from nova.device.clock import advance
@@ -71,10 +72,13 @@ def dispatch(op: Any, *args: Any, **kwargs: Any) -> Any:
         return host.run(op, args, kwargs, "it returns a Python value, read on the host")
     try:
         return run_program(op, args, kwargs)
-    except NotOnDevice:
-        raise
     except NoKernel as e:
         return host.run(op, args, kwargs, str(e))
+    except (NotImplementedError, DynamicOutputShapeException) as e:
+        if "Meta" not in str(e) and not isinstance(e, DynamicOutputShapeException):
+            raise
+        # No meta kernel: the output's shape depends on the data (masked_select, nonzero).
+        return host.run(op, args, kwargs, "its output's shape depends on the data")
 
 
 def _meta(value: Any) -> Any:

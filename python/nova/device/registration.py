@@ -33,7 +33,7 @@ def register() -> None:
                         f"the nova device needs it (one out-of-tree device per process)")
     # The C++ part: allocator, device guard, view/copy kernels (registers on import).
     from nova.device import _device_C  # noqa: F401
-    from nova.device import config, kernels, torch_nova
+    from nova.device import config, kernels, printing, torch_nova
 
     if current == "privateuseone":
         torch.utils.rename_privateuse1_backend("nova")
@@ -42,6 +42,7 @@ def register() -> None:
     torch._C._acc.register_python_privateuseone_hook(_Hooks())
     config.configure()
     kernels.install()
+    printing.install()
     from nova.device import dynamo_interface
     dynamo_interface.install()
     _done = True
