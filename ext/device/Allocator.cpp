@@ -41,11 +41,13 @@ std::string formatBytes(uint64_t n) {
 } // namespace
 
 namespace {
-std::atomic<int> current{0};
+// Per thread, as CUDA's current device is (the autograd engine's device
+// threads set theirs through the device guard).
+thread_local int current = 0;
 } // namespace
 
-int currentDevice() { return current.load(); }
-void setCurrentDevice(int device) { current.store(device); }
+int currentDevice() { return current; }
+void setCurrentDevice(int device) { current = device; }
 
 CachingAllocator &allocator() {
   static CachingAllocator instance;

@@ -11,6 +11,7 @@
 #include <ATen/ops/set_cpu_dispatch.h>
 #include <ATen/native/TensorFactories.h>
 #include <ATen/native/CPUFallback.h>
+#include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 namespace nova::device {
@@ -25,8 +26,7 @@ at::Tensor emptyMemoryFormat(c10::IntArrayRef size, std::optional<c10::ScalarTyp
   TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided,
               "nova: only strided tensors");
   TORCH_CHECK(!c10::pinned_memory_or_default(pin), "nova: pinned memory is a CPU property");
-  if (device && device->has_index())
-    setCurrentDevice(device->index());
+  c10::OptionalDeviceGuard guard(device);
   return at::detail::empty_generic(size, &allocator(), kNovaKeys,
                                    c10::dtype_or_default(dtype), format);
 }
@@ -37,8 +37,7 @@ at::Tensor emptyStrided(c10::IntArrayRef size, c10::IntArrayRef stride,
   TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided,
               "nova: only strided tensors");
   TORCH_CHECK(!c10::pinned_memory_or_default(pin), "nova: pinned memory is a CPU property");
-  if (device && device->has_index())
-    setCurrentDevice(device->index());
+  c10::OptionalDeviceGuard guard(device);
   return at::detail::empty_strided_generic(size, stride, &allocator(), kNovaKeys,
                                            c10::dtype_or_default(dtype));
 }
