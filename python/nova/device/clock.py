@@ -7,6 +7,8 @@ simulated time. Nothing waits in wall-clock time: the simulator has already run
 the op when its Python call returns, so ``synchronize()`` and ``Event.wait``
 only order the simulated clocks. Streams of one chip are independent clocks
 (their ops do not share the chip's engines in this model: docs/device.md).
+Clocks count whole femtoseconds (each op's time rounded to 1 fs), so the same
+work gives exactly the same elapsed time wherever on the clock it happens.
 """
 from __future__ import annotations
 
@@ -25,18 +27,22 @@ class Stream:
     def __init__(self, device: int | str | torch.device | None = None, priority: int = 0) -> None:
         self.device_index = device_index(device)
         self.priority = priority
-        self.clock_ns = 0.0
+        self.clock_fs = 0
 
     @property
     def device(self) -> torch.device:
         return torch.device("nova", self.device_index)
 
+    @property
+    def clock_ns(self) -> float:
+        return self.clock_fs / 1e6
+
     def wait_event(self, event: "Event") -> None:
-        if event.time_ns is not None:
-            self.clock_ns = max(self.clock_ns, event.time_ns)
+        if event.time_fs is not None:
+            self.clock_fs = max(self.clock_fs, event.time_fs)
 
     def wait_stream(self, stream: "Stream") -> None:
-        self.clock_ns = max(self.clock_ns, stream.clock_ns)
+        self.clock_fs = max(self.clock_fs, stream.clock_fs)
 
     def record_event(self, event: "Event | None" = None) -> "Event":
         event = event or Event()
@@ -50,7 +56,7 @@ class Stream:
         pass
 
     def __repr__(self) -> str:
-        return f"<torch.nova.Stream device=nova:{self.device_index} clock={self.clock_ns:.0f} ns>"
+        return f"<torch.nova.Stream device=nova:{self.device_index} clock={self.clock_ns:.3f} ns>"
 
 
 class Event:
@@ -59,12 +65,12 @@ class Event:
     def __init__(self, enable_timing: bool = False, blocking: bool = False,
                  interprocess: bool = False) -> None:
         self.enable_timing = enable_timing
-        self.time_ns: float | None = None
+        self.time_fs: int | None = None
         self.device_index: int | None = None
 
     def record(self, stream: Stream | None = None) -> None:
         stream = stream or current_stream()
-        self.time_ns = stream.clock_ns
+        self.time_fs = stream.clock_fs
         self.device_index = stream.device_index
 
     def wait(self, stream: Stream | None = None) -> None:
@@ -80,9 +86,9 @@ class Event:
         """Milliseconds of simulated time from this event to ``end`` (both recorded)."""
         if not (self.enable_timing and end.enable_timing):
             raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
-        if self.time_ns is None or end.time_ns is None:
+        if self.time_fs is None or end.time_fs is None:
             raise RuntimeError("Both events must be recorded before calculating elapsed time.")
-        return (end.time_ns - self.time_ns) / 1e6
+        return (end.time_fs - self.time_fs) / 1e12
 
 
 _default: dict[int, Stream] = {}
@@ -138,15 +144,15 @@ def synchronize(device: int | str | torch.device | None = None) -> None:
     index = device_index(device)
     streams = [s for s in [_default.get(index), *getattr(_local, "streams", {}).values()]
                if s is not None and s.device_index == index]
-    latest = max((s.clock_ns for s in streams), default=0.0)
+    latest = max((s.clock_fs for s in streams), default=0)
     for s in streams:
-        s.clock_ns = latest
+        s.clock_fs = latest
 
 
 def advance(ns: float, device: int) -> tuple[float, float]:
     """Charges ``ns`` of simulated time to the current stream of ``device``;
     returns the op's (start, end)."""
     s = current_stream(device)
-    start = s.clock_ns
-    s.clock_ns = start + ns
-    return start, s.clock_ns
+    start = s.clock_fs
+    s.clock_fs = start + round(ns * 1e6)
+    return start / 1e6, s.clock_fs / 1e6

@@ -49,6 +49,12 @@ class OpModule(torch.nn.Module):
             # The tensor form of the op (its out= / self is written with the result).
             result = form_of(self.sig.op)(tuple(args), kwargs)
             return (result.to(written[0].dtype) if written else result,)
+        if self.sig.op is torch.ops.aten._index_put_impl_.default:
+            # x[mask] = v reaches the device as the in-place impl; its functional
+            # form is what the frontend computes without a data-dependent size.
+            self_, indices, values = args[:3]
+            accumulate = args[3] if len(args) > 3 else kwargs.get("accumulate", False)
+            return (torch.ops.aten.index_put.default(self_, indices, values, accumulate),)
         result = self.sig.op(*args, **kwargs)
         results = list(result) if isinstance(result, (tuple, list)) else [result]
         out: list[torch.Tensor] = []
