@@ -59,42 +59,37 @@ class Sequencer:
                     self.schedule(t, self._wake, q)
                 t += cyc
                 k += 1
-            elif kind == sx.WAIT:
-                if t > now:
-                    ch.block = "time"
-                    self.schedule(t, self._resume, ch)
-                    break
-                sems = ch.sems
-                waits = st[2].waits
-                if any(sems[s] <= 0 for s in waits):
-                    ch.block = "sem"
-                    break
-                for s in waits:
-                    sems[s] -= 1
-                    if trace is not None and ch.sem_fifo[s]:
-                        ch.sem_fifo[s].popleft()
-                n += 1
-                t += cyc
-            elif kind == sx.SIGNAL:
-                if t > now:
+            elif kind == sx.WAIT or kind == sx.SIGNAL:
+                if t > now:  # semaphores are read and written in global time
                     ch.block = "time"
                     self.schedule(t, self._resume, ch)
                     break
                 sems = ch.sems
                 d = st[2]
-                for s in d.signals:
-                    if sems[s] >= U32_MAX:
-                        raise ScalarFaultError(self._where(ch, d, f"semaphore s{s} overflows"))
-                    sems[s] += 1
-                    ch.sem_time[s] = t
-                    if trace is not None:
-                        ch.sem_fifo[s].append(-1)
-                n += 1
-                t += cyc
-                ch.si, ch.at_step, ch.t = i + 1, False, t
-                i, at_step = i + 1, False
-                self._sems_changed(ch)
-                continue
+                if kind == sx.WAIT:
+                    if any(sems[s] <= 0 for s in d.waits):
+                        ch.block = "sem"
+                        break
+                    for s in d.waits:
+                        sems[s] -= 1
+                        if trace is not None and ch.sem_fifo[s]:
+                            ch.sem_fifo[s].popleft()
+                    n += 1
+                    t += cyc
+                else:
+                    for s in d.signals:
+                        if sems[s] >= U32_MAX:
+                            raise ScalarFaultError(self._where(ch, d, f"semaphore s{s} overflows"))
+                        sems[s] += 1
+                        ch.sem_time[s] = t
+                        if trace is not None:
+                            ch.sem_fifo[s].append(-1)
+                    n += 1
+                    t += cyc
+                    ch.si, ch.at_step, ch.t = i + 1, False, t
+                    i, at_step = i + 1, False
+                    self._sems_changed(ch)  # may start queues waiting on them
+                    continue
             elif kind == sx.HALT:
                 n += 1
                 ch.halted = True
