@@ -17,10 +17,11 @@ stream (:mod:`nova.sim.stream`: dispatches with their register operands, semapho
 operations, scalar counts between them), which every run replays.
 
 The files: this one holds the event loop (:class:`Machine`: the global event queue, the
-engine queues, semaphores and the end-of-run deadlock report); :mod:`nova.sim.machine`
-the types it runs on (``Dec``, ``Op``, ``Queue``, ``Chip``); :mod:`nova.sim.sequencer`
-the sequencer, running the stream; ``engines_vector``, ``engines_dma``,
-``engines_matrix`` and ``engines_collective`` each engine's instructions.
+engine queues and semaphores); :mod:`nova.sim.machine` the types it runs on (``Dec``,
+``Op``, ``Queue``, ``Chip``); :mod:`nova.sim.sequencer` the sequencer, running the
+stream :mod:`nova.sim.stream` walks; :mod:`nova.sim.deadlock` the end-of-run check and
+deadlock report; ``engines_vector``, ``engines_dma``, ``engines_matrix`` and
+``engines_collective`` each engine's instructions.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ from .engines_collective import CollectiveUnit
 from .engines_dma import DmaUnit
 from .engines_matrix import MatrixUnit
 from .engines_vector import VectorUnit
-from .errors import (CollectiveMismatchError, DeadlockError, EngineFaultError, MemoryFaultError,
-                     ScalarFaultError, SimulationError)
+from .deadlock import check_end
+from .errors import EngineFaultError, MemoryFaultError, ScalarFaultError
 from .interconnect import Interconnect
 from .layers import chip_layers
 from .machine import _RW, Q_COLLECTIVE, Q_DMA0, Q_MATRIX, U32_MAX, Chip, Dec, Op, Queue
@@ -140,7 +141,7 @@ class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         # from it and run their data effects after (nova.sim.decoupled).
         if not (fast_timing.run(self) or decoupled.run(self)):
             self._loop()
-        self._check_end()
+        check_end(self)
         for ch in self.chips:
             if ch.prechecked:
                 for k, v in ch.pre_bytes.items():
@@ -284,63 +285,3 @@ class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         if q.key == Q_MATRIX:
             self._matrix_nop(q, o)
         return self.cost.nop
-
-    # End of run ----------------------------------------------------------------------------
-    def _check_end(self) -> None:
-        if not all(ch.finished for ch in self.chips):
-            self._sync_state()
-        if all(ch.finished for ch in self.chips):
-            left = [(k, v) for k, v in self.mailbox.items() if v]
-            if left:
-                (src, dst, chn), msgs = left[0]
-                raise SimulationError(f"send from chip {src} (instruction {msgs[0][2].d.pc}) to chip {dst} "
-                                      f"on channel {chn} was never received")
-            return
-        lines = []
-        for ch in self.chips:
-            if ch.finished:
-                continue
-            if not ch.halted:
-                d = ch.code[ch.pc]
-                if ch.block == "sem":
-                    vals = ", ".join(f"s{s}={ch.sems[s]}" for s in d.waits)
-                    lines.append(f"chip {ch.id}: sequencer at instruction {d.pc} (sem_wait) waits for {vals}")
-                elif isinstance(ch.block, Queue):
-                    lines.append(f"chip {ch.id}: sequencer at instruction {d.pc} ({d.name}) stalls on the "
-                                 f"full {ch.block.name} queue")
-                else:
-                    lines.append(f"chip {ch.id}: sequencer blocked at instruction {d.pc} ({d.name})")
-            for q in ch.queues:
-                if not q.pending:
-                    continue
-                o = q.pending[0]
-                d = o.d
-                if q.running is None:
-                    vals = ", ".join(f"s{s}={ch.sems[s]}" for s in d.waits)
-                    lines.append(f"chip {ch.id}: {q.name} queue head instruction {d.pc} ({d.name}) waits "
-                                 f"for semaphores {vals}")
-                elif d.op == oc.RECV:
-                    lines.append(f"chip {ch.id}: {q.name} queue head instruction {d.pc} (recv) waits for a "
-                                 f"send from chip {o.rc} on channel {d.ins.imm1}")
-                else:
-                    lines.append(f"chip {ch.id}: {q.name} queue head {self.describe(d)} waits for the "
-                                 f"other chips of its group")
-        if self.rendezvous:
-            msgs = []
-            for (members, n), rv in self.rendezvous.items():
-                arrived = ", ".join(f"chip {c} issued {self.describe(o.d)}" for c, (_, o) in rv.items())
-                missing = [c for c in members if c not in rv]
-                what = []
-                for c in missing:
-                    other = self.chips[c]
-                    head = other.queues[Q_COLLECTIVE].pending
-                    if head and head[0].d.op in oc.COLLECTIVE_OPS and head[0] is other.queues[Q_COLLECTIVE].running:
-                        what.append(f"chip {c} is at {self.describe(head[0].d)}")
-                    elif other.finished:
-                        what.append(f"chip {c} finished without issuing it")
-                    else:
-                        what.append(f"chip {c} has not issued it")
-                msgs.append(f"collective #{n} of group {list(members)}: {arrived}; " + "; ".join(what))
-            raise CollectiveMismatchError("collectives do not match across chips (deadlock):\n  "
-                                          + "\n  ".join(msgs + lines))
-        raise DeadlockError("deadlock: every unfinished engine is blocked forever:\n  " + "\n  ".join(lines))
