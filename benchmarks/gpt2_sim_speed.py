@@ -143,10 +143,10 @@ def main() -> None:
 
     print(bound_text(r))
     print(r.profile(by="op", top=8))
-    # A timing-only simulator's first run decodes the binary and records the
-    # sequencer streams (interpreted); its second prepares them for the compiled
-    # loop (bounds checks, static costs); later runs are warm, as the functional
-    # runs above are (they replay recorded streams too).
+    # A timing-only simulator's first run decodes the binary and walks the
+    # sequencer streams (interprets the scalar code); its second prepares them for
+    # the compiled loop (bounds checks, static costs); later runs are warm, as the
+    # functional runs above are (they replay the same streams).
     t0 = time.perf_counter()
     program.run(timing_only=True)
     t_cold = time.perf_counter() - t0
@@ -154,7 +154,7 @@ def main() -> None:
     program.run(timing_only=True)
     t_prepare = time.perf_counter() - t0
     t_timing = best_of(lambda: program.run(timing_only=True), args.sim_repeat)
-    print(f"timing-only: first run {t_cold:.3f} s (decode + record), second {t_prepare:.3f} s (prepare), "
+    print(f"timing-only: first run {t_cold:.3f} s (decode + walk), second {t_prepare:.3f} s (prepare), "
           f"warm best of {args.sim_repeat} {t_timing:.3f} s")
     rt = program.report
     same = rt.time_ns == r.time_ns and [e.busy_ns for e in rt.engines] == [e.busy_ns for e in r.engines]

@@ -54,7 +54,7 @@ def main() -> None:
     t0 = time.perf_counter()
     program = nova.compile(model, ids, target="nova-t1")
     print(f"1 chip: compiled in {time.perf_counter() - t0:.1f} s", flush=True)
-    program.run(timing_only=True)  # decode + record the streams
+    program.run(timing_only=True)  # decode + walk the streams
     program.run(timing_only=True)  # prepare them for the compiled loop
     t_timing = best_of(lambda: program.run(timing_only=True), args.repeat)
     rt = program.report

@@ -85,7 +85,7 @@ class ParallelProgram:
 
     def _simulator(self, functional: bool) -> Any:
         """One untraced simulator per mode, kept across runs: later runs replay
-        the instruction streams the first one recorded (nova.sim.stream)."""
+        the instruction streams the first one walked (nova.sim.stream)."""
         from nova.sim import Simulator
 
         if functional not in self._simulators:

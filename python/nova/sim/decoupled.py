@@ -30,7 +30,7 @@ from nova.binary import opcodes as oc
 from .numerics import ValueFault
 from .replay_plan import schedule
 from . import stream as sx
-from .stream import precheck
+from .precheck import precheck
 
 if TYPE_CHECKING:
     from .engines import Machine

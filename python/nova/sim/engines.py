@@ -11,16 +11,17 @@ and collectives interleave in time order.
 
 The sequencer runs ahead of global time through scalar code and dispatches (its own
 clock ``t``) and only synchronises with global time at semaphore instructions, a full
-queue and halt, which keeps per-instruction overhead to a few Python operations. A
-program's first run records the sequencer's dynamic stream (:mod:`nova.sim.stream`:
-dispatches with their register operands, semaphore operations, scalar counts between
-them); later runs replay it with the same time arithmetic instead of interpreting.
+queue and halt, which keeps per-instruction overhead to a few Python operations. Its
+scalar code is interpreted once per program and chip, without time, into the dynamic
+stream (:mod:`nova.sim.stream`: dispatches with their register operands, semaphore
+operations, scalar counts between them), which every run replays.
 
 The files: this one holds the event loop (:class:`Machine`: the global event queue, the
-engine queues, semaphores and the end-of-run deadlock report); :mod:`nova.sim.machine`
-the types it runs on (``Dec``, ``Op``, ``Queue``, ``Chip``); :mod:`nova.sim.sequencer`
-the sequencer, interpreted and replayed; ``engines_vector``, ``engines_dma``,
-``engines_matrix`` and ``engines_collective`` each engine's instructions.
+engine queues and semaphores); :mod:`nova.sim.machine` the types it runs on (``Dec``,
+``Op``, ``Queue``, ``Chip``); :mod:`nova.sim.sequencer` the sequencer, running the
+stream :mod:`nova.sim.stream` walks; :mod:`nova.sim.deadlock` the end-of-run check and
+deadlock report; ``engines_vector``, ``engines_dma``, ``engines_matrix`` and
+``engines_collective`` each engine's instructions.
 """
 
 from __future__ import annotations
@@ -34,21 +35,22 @@ import numpy as np
 
 from nova.binary import opcodes as oc
 from . import decoupled, fast_timing
-from . import stream as sx
 from .collectives import CollectivePlanner
 from .engines_collective import CollectiveUnit
 from .engines_dma import DmaUnit
 from .engines_matrix import MatrixUnit
 from .engines_vector import VectorUnit
-from .errors import (CollectiveMismatchError, DeadlockError, EngineFaultError, MemoryFaultError,
-                     ScalarFaultError, SimulationError)
+from .deadlock import check_end
+from .errors import EngineFaultError, MemoryFaultError, ScalarFaultError
 from .interconnect import Interconnect
 from .layers import chip_layers
 from .machine import _RW, Q_COLLECTIVE, Q_DMA0, Q_MATRIX, U32_MAX, Chip, Dec, Op, Queue
 from .memory import ChipMemory, TileAccess
+from .precheck import precheck
 from .program import Program
 from .sequencer import Sequencer
-from .stream import cached_stream, precheck, snapshot, store_stream, walk_stream
+from .stream import walk_stream
+from .stream_cache import cached_stream, store_stream
 from .timing import BandwidthPool, CostModel
 from .trace import TraceRecorder
 from .watchdog import Budget, over_time
@@ -106,21 +108,18 @@ class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
             ch.layers = chip_layers(code, ch.code, ch.id, self.budget)
             if ch.layers is not None:
                 ch.layer_exec = ch.layers.executions
-        if trace is None:  # traced runs interpret (they record semaphore FIFOs)
-            for ch, code in zip(self.chips, program.chips):
-                ch.stream = cached_stream(code, ch.id, tg.dma_engines, self.budget)
-                if ch.stream is None and fast_timing.available():
-                    # A run walks the stream first (scalar code only), so even a program's
-                    # one run goes on the compiled loop (functional ones decoupled).
-                    ch.stream = walk_stream(code, ch.code, ch.id, self.budget)
-                    store_stream(code, ch.id, tg.dma_engines, self.budget, ch.stream)
-                ch.steps = None if ch.stream is None else ch.stream.steps
-                if ch.stream is None:
-                    ch.rec = []  # the first run records it
-                elif not self.functional:
-                    caps = (tg.capacity(oc.HBM), tg.capacity(oc.SRAM), tg.capacity(oc.ACC))
-                    ch.pre_bytes = precheck(ch.stream, caps)
-                    ch.prechecked = ch.pre_bytes is not None
+        for ch, code in zip(self.chips, program.chips):
+            # The sequencer's stream, walked (scalar code only) before the run, so even
+            # a program's one run can go on the compiled loop (functional ones decoupled).
+            ch.stream = cached_stream(code, ch.id, tg.dma_engines, self.budget)
+            if ch.stream is None:
+                ch.stream = walk_stream(code, ch.code, ch.id, self.budget)
+                store_stream(code, ch.id, tg.dma_engines, self.budget, ch.stream)
+            ch.steps = ch.stream.steps
+            if not self.functional and trace is None:  # traced runs check as they go
+                caps = (tg.capacity(oc.HBM), tg.capacity(oc.SRAM), tg.capacity(oc.ACC))
+                ch.pre_bytes = precheck(ch.stream, caps)
+                ch.prechecked = ch.pre_bytes is not None
         self._exec = {
             oc.NOP: self._x_nop, oc.DMA_COPY: self._x_dma, oc.MATMUL: self._x_matmul,
             oc.VUNARY: self._x_vunary, oc.VBINARY: self._x_vbinary, oc.VSCALAR: self._x_vscalar,
@@ -142,21 +141,15 @@ class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         # from it and run their data effects after (nova.sim.decoupled).
         if not (fast_timing.run(self) or decoupled.run(self)):
             self._loop()
-        self._check_end()
+        check_end(self)
         for ch in self.chips:
             if ch.prechecked:
                 for k, v in ch.pre_bytes.items():
                     ch.mem_bytes[k] += v
-        for ch, code in zip(self.chips, self.program.chips):
-            if ch.steps is not None and ch.stream.final is not None:
-                # The registers a halted chip leaves (tests read them).
-                f = ch.stream.final
+        for ch in self.chips:
+            f = ch.stream.final
+            if f is not None:  # the registers a halted chip leaves (tests read them)
                 ch.pc, ch.regs, ch.loops = f.pc, list(f.regs), list(f.loops)
-            elif ch.rec is not None:  # a complete recording: the next runs replay it
-                cut = bool(ch.rec) and ch.rec[-1][1] == sx.CUT
-                final = None if cut else snapshot(ch.id, ch.code, ch.debug, ch.pc, ch.regs, ch.loops)
-                store_stream(code, ch.id, self.target.dma_engines, self.budget, sx.Stream(ch.rec, final))
-                ch.rec = None
         return max(ch.t_end for ch in self.chips)
 
     def _loop(self) -> None:
@@ -292,63 +285,3 @@ class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         if q.key == Q_MATRIX:
             self._matrix_nop(q, o)
         return self.cost.nop
-
-    # End of run ----------------------------------------------------------------------------
-    def _check_end(self) -> None:
-        if not all(ch.finished for ch in self.chips):
-            self._sync_state()
-        if all(ch.finished for ch in self.chips):
-            left = [(k, v) for k, v in self.mailbox.items() if v]
-            if left:
-                (src, dst, chn), msgs = left[0]
-                raise SimulationError(f"send from chip {src} (instruction {msgs[0][2].d.pc}) to chip {dst} "
-                                      f"on channel {chn} was never received")
-            return
-        lines = []
-        for ch in self.chips:
-            if ch.finished:
-                continue
-            if not ch.halted:
-                d = ch.code[ch.pc]
-                if ch.block == "sem":
-                    vals = ", ".join(f"s{s}={ch.sems[s]}" for s in d.waits)
-                    lines.append(f"chip {ch.id}: sequencer at instruction {d.pc} (sem_wait) waits for {vals}")
-                elif isinstance(ch.block, Queue):
-                    lines.append(f"chip {ch.id}: sequencer at instruction {d.pc} ({d.name}) stalls on the "
-                                 f"full {ch.block.name} queue")
-                else:
-                    lines.append(f"chip {ch.id}: sequencer blocked at instruction {d.pc} ({d.name})")
-            for q in ch.queues:
-                if not q.pending:
-                    continue
-                o = q.pending[0]
-                d = o.d
-                if q.running is None:
-                    vals = ", ".join(f"s{s}={ch.sems[s]}" for s in d.waits)
-                    lines.append(f"chip {ch.id}: {q.name} queue head instruction {d.pc} ({d.name}) waits "
-                                 f"for semaphores {vals}")
-                elif d.op == oc.RECV:
-                    lines.append(f"chip {ch.id}: {q.name} queue head instruction {d.pc} (recv) waits for a "
-                                 f"send from chip {o.rc} on channel {d.ins.imm1}")
-                else:
-                    lines.append(f"chip {ch.id}: {q.name} queue head {self.describe(d)} waits for the "
-                                 f"other chips of its group")
-        if self.rendezvous:
-            msgs = []
-            for (members, n), rv in self.rendezvous.items():
-                arrived = ", ".join(f"chip {c} issued {self.describe(o.d)}" for c, (_, o) in rv.items())
-                missing = [c for c in members if c not in rv]
-                what = []
-                for c in missing:
-                    other = self.chips[c]
-                    head = other.queues[Q_COLLECTIVE].pending
-                    if head and head[0].d.op in oc.COLLECTIVE_OPS and head[0] is other.queues[Q_COLLECTIVE].running:
-                        what.append(f"chip {c} is at {self.describe(head[0].d)}")
-                    elif other.finished:
-                        what.append(f"chip {c} finished without issuing it")
-                    else:
-                        what.append(f"chip {c} has not issued it")
-                msgs.append(f"collective #{n} of group {list(members)}: {arrived}; " + "; ".join(what))
-            raise CollectiveMismatchError("collectives do not match across chips (deadlock):\n  "
-                                          + "\n  ".join(msgs + lines))
-        raise DeadlockError("deadlock: every unfinished engine is blocked forever:\n  " + "\n  ".join(lines))

@@ -192,21 +192,17 @@ class Chip:
         self.layer_busy: dict[tuple[int, int], float] = {}
         self.mem_bytes = {k: 0.0 for k in ("hbm_read", "hbm_write", "sram_read", "sram_write",
                                            "acc_read", "acc_write")}
-        # The precomputed sequencer stream (nova.sim.stream), or None: interpreted.
+        # The sequencer's stream (nova.sim.stream; its part being run) and the state
+        # that part was walked from (None: the program's start).
         self.stream: Any = None
-        # Timing-only runs: the stream's bounds checks were done once (nova.sim.stream.precheck);
+        self.cut: Any = None
+        # Timing-only runs: the stream's bounds checks were done once (nova.sim.precheck);
         # the bytes they count are added at the end of the run.
         self.prechecked = False
         self.pre_bytes: dict[str, float] | None = None
         self.steps: list | None = None
         self.si = 0  # next step
         self.at_step = False  # the next step's scalar prefix has run
-        # Interpreted runs record the stream (None: not recording): the steps so far,
-        # the scalars since the last one and whether those took a back-edge.
-        self.rec: list | None = None
-        self.rec_carry = 0
-        self.rec_back = False
-        self.rec_done = False  # the recording was cut (MAX_STEPS): nothing more is added
 
     @property
     def finished(self) -> bool:

@@ -1,6 +1,6 @@
 """The scalar ALU of docs/isa.md (``salu``, register stepping): 64-bit
-two's-complement integers, shared by the interpreter (engines.py) and the
-stream recorder (stream.py) so both compute the same registers."""
+two's-complement integers, for the sequencer's interpreter of scalar code
+(:mod:`nova.sim.stream`)."""
 
 from __future__ import annotations
 

@@ -1,27 +1,26 @@
-"""The sequencer's dynamic instruction stream, recorded once per program and chip.
+"""The sequencer's dynamic instruction stream, and the one interpreter of scalar code.
 
 No instruction loads a register from memory, so the sequencer's control flow and
 every register value it dispatches depend on the program alone (and the chip id),
-never on data or time. The interpreter (``Machine._run_seq``) records, in order,
-each point where the sequencer meets the rest of the machine: a dispatch (with its
-register operands), ``sem_wait``, ``sem_signal`` and ``halt``. Each step carries the
-number of scalar instructions before it (each costs one sequencer cycle) and whether
-those include a taken loop back-edge (where the watchdog checks the time budget).
-:func:`walk_stream` computes the same steps without running (plus the fault the
-scalar code raises, if any).
+never on data or time. :func:`walk_stream` interprets the scalar code of a chip
+(``salu``, ``li``, loops, branches, ``chip_id``) without running anything and
+lists, in order, each point where the sequencer meets the rest of the machine: a
+dispatch (with its register operands), ``sem_wait``, ``sem_signal`` and ``halt``,
+or the fault the scalar code raises. Each step carries the number of scalar
+instructions before it (each costs one sequencer cycle) and whether those include
+a taken loop back-edge (where the watchdog checks the time budget).
 
-:meth:`nova.sim.sequencer.Sequencer._run_stream` replays the steps with the same float
-operations in the same order as the interpreter (``_run_seq``), so simulated times
-are bit-identical; a run that needs the interpreter's full state (a time budget hit at
-a back-edge, a deadlock report) gets it from :func:`state_at`. Streams are cached by
-code identity: a program run again on the same simulator replays its steps without
-interpreting anything.
+:mod:`nova.sim.sequencer` runs the steps on the machine (time, queues,
+semaphores); a stream longer than :data:`MAX_STEPS` ends in a CUT step and
+:func:`continue_stream` walks the next part from the state it holds. What needs
+the sequencer's scalar state between steps (a time budget hit at a back-edge, a
+deadlock report) gets it from :func:`state_at` and :func:`back_edge_in_prefix`,
+which walk again. Streams are cached (:mod:`nova.sim.stream_cache`), so a program
+run again replays its steps without interpreting anything.
 """
 
 from __future__ import annotations
 
-import weakref
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable
 
 from nova.binary import opcodes as oc
@@ -35,34 +34,32 @@ if TYPE_CHECKING:
 
 
 #: Step kinds: (scalars before, kind, Dec / error factory / state, ra, rb, rc, rdst,
-#: back-edge before). CUT ends a stream that reached its limit: the interpreter runs
-#: on from the state it holds.
+#: back-edge before). CUT ends a stream that reached its limit: :func:`continue_stream`
+#: walks on from the state it holds.
 DISPATCH, WAIT, SIGNAL, HALT, RAISE, CUT = range(6)
 
-#: A stream holds at most about this many steps per chip (~200 bytes a step); a
-#: longer run is interpreted from there on.
+#: A stream is walked at most this many dynamic instructions at a time (~200 bytes a
+#: step): a longer run goes on in further parts (:func:`continue_stream`).
 MAX_STEPS = 1_000_000
-#: The cache keeps streams of at most this many steps in all (oldest dropped first).
-MAX_CACHED_STEPS = 4_000_000
 
 Step = tuple[int, int, Any, int, int, int, int, bool]
 
 
-
-
 class _State:
     """The scalar state of a chip at one point (what error messages and the
-    interpreter read: id, code, debug, pc, regs, loops)."""
+    watchdog read: id, code, debug, pc, regs, loops; and the dynamic instructions
+    executed before it, where a walk goes on from it)."""
 
     def __init__(self, cid: int, code: list["Dec"], debug: dict[int, str]) -> None:
         self.id, self.code, self.debug = cid, code, debug
         self.pc = 0
         self.regs = [0] * oc.NUM_REGISTERS
         self.loops: list[tuple[int, int, int, int]] = []
+        self.executed = 0
 
     def copy(self) -> "_State":
         s = _State(self.id, self.code, self.debug)
-        s.pc, s.regs, s.loops = self.pc, list(self.regs), list(self.loops)
+        s.pc, s.regs, s.loops, s.executed = self.pc, list(self.regs), list(self.loops), self.executed
         return s
 
 
@@ -73,23 +70,28 @@ def _where(st: _State, d: "Dec", msg: str) -> str:
 
 def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, limit: int,
           stop: tuple[int, bool] | None = None, final: list[_State] | None = None,
-          layers: dict[int, int] | None = None, tags: list[int] | None = None
-          ) -> list[Step] | _State | None:
-    """Interprets the scalar code (as ``Machine._run_seq`` does, without time).
+          layers: dict[int, int] | None = None, tags: list[int] | None = None,
+          start: _State | None = None, scan: int | None = None
+          ) -> list[Step] | _State | tuple[_State, int] | None:
+    """Interprets the scalar code from ``start`` (a CUT step's state; None: the
+    program's start), without time.
 
-    Returns the steps, ending in a CUT step past ``limit`` dynamic instructions; the
-    state at ``halt`` is appended to ``final``. With ``stop = (i, after)`` returns the state at
-    step ``i`` instead: before its scalar prefix, or (``after``) at its own instruction.
+    Returns the steps, ending in a CUT step past ``limit`` dynamic instructions (counted
+    from the program's start); the state at ``halt`` is appended to ``final``. With
+    ``stop = (i, after)`` returns the state at step ``i`` instead: before its scalar
+    prefix, or (``after``) at its own instruction; with ``scan`` too, the state at the
+    first taken back-edge of step ``i``'s prefix with at least ``scan`` of the prefix's
+    scalars before it, and their number (the state at the step's instruction if none).
     With ``layers`` (the pc of each loop over layers: the number of its first
     iteration's layer) appends to ``tags``, per step, the layer its innermost
     such loop is in (-1 outside them; :mod:`nova.sim.layers`)."""
     final = [] if final is None else final
     tag, outer = -1, []  # the current layer, those of enclosing layer loops
-    s = _State(cid, code, debug)
+    s = _State(cid, code, debug) if start is None else start.copy()
     regs, loops = s.regs, s.loops
     steps: list[Step] = []
     append = steps.append
-    pc = n = executed = 0
+    pc, executed, n = s.pc, s.executed, 0
     back = False
     size = len(code)
     max_instr = budget.max_instructions
@@ -99,7 +101,7 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
         return steps
 
     def cut() -> list[Step]:
-        s.pc = pc
+        s.pc, s.executed = pc, executed
         append((n, CUT, s.copy(), 0, 0, 0, 0, back))
         return steps
 
@@ -187,6 +189,9 @@ def _walk(cid: int, code: list["Dec"], debug: dict[int, str], budget: Budget, li
                     n -= 1
                     return fault(lambda: over_instructions(snap, count, budget))
                 back = True
+                if scan is not None and len(steps) == stop[0] and n > scan:
+                    s.pc = pc
+                    return s, n - 1
                 if layers is not None and lpc in layers:
                     tag += 1
             else:
@@ -222,111 +227,42 @@ class Stream:
         self.fast: dict[tuple[int, int], tuple[Any, Any]] = {}  # nova.sim.fast_timing, by chip
 
 
-#: Streams of recently run programs, by (ChipCode identity, chip, dma engines, budget);
-#: an entry goes when its code is garbage collected (a program that is not run again
-#: keeps nothing alive) or the cache holds too many steps.
-_STREAMS: "OrderedDict[tuple[Any, ...], tuple[weakref.ref, Stream]]" = OrderedDict()
-
-
-def _key(code: "ChipCode", cid: int, dma_engines: int, budget: Budget) -> tuple[Any, ...]:
-    return (id(code), cid, dma_engines, budget.max_instructions, budget.max_time_ns)
-
-
-def cached_stream(code: "ChipCode", cid: int, dma_engines: int, budget: Budget) -> Stream | None:
-    """The stream an earlier run of chip ``cid`` on ``code`` recorded, or None."""
-    key = _key(code, cid, dma_engines, budget)
-    hit = _STREAMS.get(key)
-    if hit is not None and hit[0]() is code:
-        _STREAMS.move_to_end(key)
-        return hit[1]
-    return None
-
-
-def store_stream(code: "ChipCode", cid: int, dma_engines: int, budget: Budget, stream: Stream) -> None:
-    """Keeps the stream a run recorded (``Machine._run_seq``), for the next runs."""
-    key = _key(code, cid, dma_engines, budget)
-
-    def gone(_: object, key: tuple[Any, ...] = key) -> None:
-        entry = _STREAMS.get(key)
-        if entry is not None and entry[0]() is None:
-            del _STREAMS[key]
-
-    _STREAMS[key] = (weakref.ref(code, gone), stream)
-    while len(_STREAMS) > 1 and (len(_STREAMS) > 64 or sum(
-            len(v[1].steps) for v in _STREAMS.values()) > MAX_CACHED_STEPS):
-        _STREAMS.popitem(last=False)
-
-
 def walk_stream(code: "ChipCode", decoded: list["Dec"], cid: int, budget: Budget) -> Stream:
-    """The stream of chip ``cid`` on ``code`` computed without running it (tests compare
-    it with what a run records)."""
+    """The stream of chip ``cid`` on ``code`` (its first :data:`MAX_STEPS` dynamic
+    instructions), computed without running it."""
     final: list[_State] = []
     steps = _walk(cid, decoded, code.debug, budget, MAX_STEPS, final=final)
     assert isinstance(steps, list)
     return Stream(steps, final[0] if final else None)
 
 
-def snapshot(cid: int, decoded: list["Dec"], debug: dict[int, str], pc: int, regs: list[int],
-             loops: list[tuple[int, int, int, int]]) -> _State:
-    s = _State(cid, decoded, debug)
-    s.pc, s.regs, s.loops = pc, list(regs), list(loops)
-    return s
+def continue_stream(cut: _State, budget: Budget) -> Stream:
+    """The next part of a stream that ended in a CUT step holding ``cut``."""
+    final: list[_State] = []
+    steps = _walk(cut.id, cut.code, cut.debug, budget, cut.executed + MAX_STEPS, final=final, start=cut)
+    assert isinstance(steps, list)
+    return Stream(steps, final[0] if final else None)
 
 
 def state_at(cid: int, decoded: list["Dec"], debug: dict[int, str], budget: Budget, i: int,
-             after: bool) -> _State:
-    """The scalar state (pc, regs, loops) of the chip at step ``i`` of its stream: before
-    the step's scalar prefix, or (``after``) at the step's own instruction."""
-    s = _walk(cid, decoded, debug, budget, 1 << 62, (i, after))
+             after: bool, start: _State | None = None) -> _State:
+    """The scalar state (pc, regs, loops) of the chip at step ``i`` of the stream (part)
+    walked from ``start``: before the step's scalar prefix, or (``after``) at the step's
+    own instruction."""
+    s = _walk(cid, decoded, debug, budget, 1 << 62, (i, after), start=start)
     assert isinstance(s, _State)
     return s
 
 
-#: Tiles each prechecked opcode reads (by slot and its address operand) and writes, in
-#: timing-only mode (as the ``_x_*`` methods check and count them).
-_SLOTS: dict[int, tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]] = {
-    oc.MATMUL: ((("ta", 3), ("tb", 4)), (("td", 6),)),
-    oc.DMA_COPY: ((("ta", 3),), (("td", 6),)),
-    oc.VUNARY: ((("ta", 3),), (("td", 6),)), oc.VBINARY: ((("ta", 3), ("tb", 4)), (("td", 6),)),
-    oc.VSCALAR: ((("ta", 3),), (("td", 6),)), oc.VSELECT: ((("ta", 3), ("tb", 4), ("tc", 5)), (("td", 6),)),
-    oc.VREDUCE: ((("ta", 3),), (("td", 6),)), oc.VTRANSPOSE: ((("ta", 3),), (("td", 6),)),
-    oc.VFILL: ((), (("td", 6),)), oc.VCOPY: ((("ta", 3),), (("td", 6),)), oc.VIOTA: ((), (("td", 6),)),
-    oc.VASSERT: ((("ta", 3),), ()), oc.VSCAN: ((("ta", 3),), (("td", 6),)),
-    oc.VSORT: ((("ta", 3),), (("td", 6), ("tc", 5))),
-}
-_RW = (("hbm_read", "hbm_write"), ("sram_read", "sram_write"), ("acc_read", "acc_write"))
+def back_edge_in_prefix(cid: int, decoded: list["Dec"], debug: dict[int, str], budget: Budget,
+                        i: int, first: int, end: int, start: _State | None = None
+                        ) -> tuple[_State, int] | None:
+    """The scalar state at the first taken loop back-edge among scalars ``first`` to
+    ``end - 1`` of step ``i``'s prefix (its ``endloop`` done), and its index in the
+    prefix; None if there is none (the watchdog's time check at a back-edge,
+    :mod:`nova.sim.sequencer`). A CUT step's prefix ends at ``end``: the walk here
+    is not cut and would run on into the next part's."""
+    r = _walk(cid, decoded, debug, budget, 1 << 62, (i, True), start=start, scan=first)
+    return r if isinstance(r, tuple) and r[1] < end else None
 
 
-def precheck(stream: Stream, capacity: tuple[int, int, int]) -> dict[str, float] | None:
-    """Timing-only mode: the bounds checks of every matmul, vector instruction and local
-    ``dma_copy`` of the stream, done once. Returns the bytes they move by memory (what
-    their per-instruction checks would add up), or None if one is out of bounds (then
-    every instruction is checked when it runs, and faults where it would)."""
-    if capacity in stream.checks:
-        return stream.checks[capacity]
-    if stream.steps and stream.steps[-1][1] == CUT:  # the interpreter checks what follows
-        stream.checks[capacity] = None
-        return None
-    total = dict.fromkeys(("hbm_read", "hbm_write", "sram_read", "sram_write", "acc_read", "acc_write"), 0)
-    ok = True
-    for st in stream.steps:
-        if st[1] != DISPATCH:
-            continue
-        d = st[2]
-        slots = _SLOTS.get(d.op)
-        if slots is None or d.op == oc.DMA_COPY and d.ins.flags & oc.F_PEER:
-            continue
-        for w, group in enumerate(slots):
-            for name, reg in group:
-                t = getattr(d, name)
-                addr = st[reg]
-                if addr < 0 or addr + t.extent > capacity[t.space]:
-                    ok = False
-                total[_RW[t.space][w]] += t.nbytes
-        if d.op == oc.MATMUL and d.ins.flags & oc.F_ACCUMULATE:
-            total[_RW[d.td.space][0]] += d.td.nbytes
-        if not ok:
-            break
-    result = {k: float(v) for k, v in total.items()} if ok else None
-    stream.checks[capacity] = result
-    return result

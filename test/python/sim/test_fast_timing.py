@@ -23,7 +23,7 @@ def test_the_extension_is_built():
 
 def _both(monkeypatch, sim_factory, warm=None):
     """The report of a timing-only run on each loop (``warm``: a run first, which
-    records the sequencer streams), and whether the compiled loop took it."""
+    walks and caches the sequencer streams), and whether the compiled loop took it."""
     took = []
     real = fast_timing.run
 
@@ -97,7 +97,7 @@ def test_budget_and_deadlock_errors_are_the_python_loops():
     with pytest.raises(BudgetExceededError, match="simulated"):
         sim.run()
     with pytest.raises(BudgetExceededError, match="simulated"):
-        sim.run()  # the stream is recorded now: the compiled loop declines, Python raises
+        sim.run()  # the stream is cached now: the compiled loop declines, Python raises
     s = Asm()
     t = s.tile("sram", "f32", [8])
     s.vfill(1.0, 0, t, wait=[5])  # nobody signals s5
