@@ -10,6 +10,7 @@ never copy. An op Nova cannot compile runs on the CPU (:mod:`nova.device.host`).
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import torch
@@ -49,7 +50,16 @@ def copy_(dst: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> t
         return torch.ops.aten._copy_from.default(src, dst, non_blocking)
     if dst.numel() == 0:
         return dst
-    return run_program(torch.ops.aten.copy_.default, (dst, src, non_blocking), {})
+    # The program reads only the source (the destination is written, never read).
+    if src.dtype != dst.dtype:
+        src = run_program(torch.ops.aten._to_copy.default, (src,), {"dtype": dst.dtype},
+                          into=dst if src.shape == dst.shape else None)
+        if src.shape == dst.shape:
+            return dst
+    op = (torch.ops.aten.clone.default if src.shape == dst.shape else
+          torch.ops.aten.expand_copy.default)
+    run_program(op, (src,) if src.shape == dst.shape else (src, list(dst.shape)), {}, into=dst)
+    return dst
 
 
 def cat(tensors: list[torch.Tensor], dim: int = 0) -> torch.Tensor:
@@ -116,7 +126,18 @@ def device_of(tensors: list[torch.Tensor]) -> int:
     return _device_C.current_device()
 
 
-def run_program(op: Any, args: tuple, kwargs: dict) -> Any:
+def run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None = None) -> Any:
+    """Runs ``op`` as a Nova program; ``into`` receives its one result in place of
+    a fresh tensor (a device-to-device copy's destination)."""
+    started = time.perf_counter()
+    compile_before = cache.compile_seconds
+    try:
+        return _run_program(op, args, kwargs, into)
+    finally:
+        profile.host["op_s"] += time.perf_counter() - started - (cache.compile_seconds - compile_before)
+
+
+def _run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None) -> Any:
     sig, tensors = signature_of(op, args, kwargs)
     device = device_of(tensors)
     meta, margs, mkwargs = meta_call(op, args, kwargs)
@@ -133,7 +154,9 @@ def run_program(op: Any, args: tuple, kwargs: dict) -> Any:
     else:
         program = cache.get(sig, settings.target)
         inputs, strided_bytes = _inputs(tensors)
+        started = time.perf_counter()
         produced = program(*inputs)
+        profile.host["simulator_s"] += time.perf_counter() - started
         values = list(produced) if isinstance(produced, (tuple, list)) else [produced]
         elapsed = program.report.time_ns + strided_bytes * 2 / settings.description["hbm_gbps"]
     launch_ns = settings.description["timing"]["launch_cycles"] * 1e3 / settings.description["clock_mhz"]
@@ -145,7 +168,8 @@ def run_program(op: Any, args: tuple, kwargs: dict) -> Any:
             _device_C.as_host(t).copy_(v)
     fresh: list[torch.Tensor] = []
     for k, m in enumerate(flat_fresh_meta):
-        t = torch.empty_strided(m.shape, m.stride(), dtype=m.dtype, device=torch.device("nova", device))
+        t = (into if into is not None else
+             torch.empty_strided(m.shape, m.stride(), dtype=m.dtype, device=torch.device("nova", device)))
         if values and t.numel():
             _device_C.as_host(t).copy_(values[len(written) + k])
         fresh.append(t)

@@ -10,6 +10,9 @@ from typing import Any
 _rows: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0])  # calls, ns, op ns, bytes
 _events: list[tuple[str, float, float]] = []
 recording = {"trace": False}
+#: Host wall time of the device's ops (compiles excluded) and the part of it the
+#: simulator itself took: their difference is the device's own overhead per op.
+host: dict[str, float] = {"op_s": 0.0, "simulator_s": 0.0}
 
 
 def record(name: str, start: float, end: float, program_ns: float, nbytes: int) -> None:
@@ -25,6 +28,7 @@ def record(name: str, start: float, end: float, program_ns: float, nbytes: int) 
 def reset() -> None:
     _rows.clear()
     _events.clear()
+    host.update(op_s=0.0, simulator_s=0.0)
 
 
 def launches() -> int:

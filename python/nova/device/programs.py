@@ -81,7 +81,17 @@ class NoKernel(NovaError):
 
 
 def compile_op(sig: Signature, target: str) -> Any:
-    """The signature's program for ``target`` (one chip)."""
+    """The signature's program for ``target`` (one chip), compiled on a thread of
+    its own: an op may reach the device while the caller's thread is inside a
+    tracer (Dynamo running a compiled frame, aot_autograd, a fake mode), whose
+    thread-local state torch.export must not see."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nova-compile") as pool:
+        return pool.submit(_compile_op, sig, target).result()
+
+
+def _compile_op(sig: Signature, target: str) -> Any:
     # The compiler and the exporter load on the first op, not at ``import torch``
     # (PyTorch's device autoload imports this package while torch itself loads).
     from nova.compiler.build import build_program
@@ -92,8 +102,8 @@ def compile_op(sig: Signature, target: str) -> Any:
     from nova.frontend.state import param_arrays
 
     module = OpModule(sig)
-    examples = [example(s) for s in sig.slots if isinstance(s, TensorSlot)]
     try:
+        examples = [example(s) for s in sig.slots if isinstance(s, TensorSlot)]
         imported = import_model(module, *examples)
         return build_program(named_mlir(imported, forward=module.forward),
                              TargetOptions(name=target, chips=1), params=param_arrays(imported),

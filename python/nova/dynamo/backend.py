@@ -33,6 +33,7 @@ from nova.dynamo.disk_cache import (entry_key, load_decision, load_program, save
 from nova.dynamo.errors import NovaFallbackWarning, can_fall_back, fallback_reason
 from nova.dynamo.graph import (
     attribute_values,
+    device_hooks,
     call_key,
     concrete,
     copy_graph,
@@ -64,16 +65,6 @@ def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
         from nova.dynamo.training import train_backend
         return train_backend(gm, example_inputs, options)
     return NovaGraph(gm, example_inputs, options)
-
-
-#: Set by the ``nova`` PyTorch device (nova.device.graphs): runs a graph call whose
-#: inputs are nova tensors (``hook(graph, call, args)``); None without the device.
-device_call: Callable[..., Any] | None = None
-
-
-def on_device(args: Sequence[Any]) -> bool:
-    return device_call is not None and any(
-        isinstance(a, torch.Tensor) and a.device.type == "nova" for a in args)
 
 
 class NovaGraph:
@@ -108,20 +99,14 @@ class NovaGraph:
         self._stats: GraphStats | None = None
 
     def __call__(self, *args: Any) -> Any:
-        if on_device(args):
-            return device_call(self, self._call, args)
-        return self._call(*args)
-
-    def _call(self, *args: Any, keep_saved: bool = True) -> Any:
-        """One call on host tensors (``keep_saved``: an aot_autograd forward keeps
-        the tensors saved for its backward on the chip; see AotGraph)."""
         args = (*args, *attribute_values(self.original, self.lifted))
         if self.parent is None:
             self.stats.calls += 1
         if self.split is None and self.compute:
+            device = device_hooks(args)
             program = self._program(args)
             if program is not None:
-                result = program(*args)
+                result = device.run(self, program, args) if device else program(*args)
                 self._record(program)
                 return result
         if self.split is not None:

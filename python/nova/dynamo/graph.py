@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx
@@ -115,11 +115,44 @@ def call_key(args: Sequence[Any]) -> tuple:
     return tuple(key)
 
 
+class DeviceHooks:
+    """What the ``nova`` PyTorch device (nova.device.graphs) plugs in for graphs whose
+    inputs are nova tensors: ``view`` gives the host views a compile traces, ``run``
+    runs a program on the chip the inputs are on (results are nova tensors). Eager
+    ops of a split graph run on the device tensors themselves."""
+
+    def view(self, args: Sequence[Any]) -> list[Any]:
+        raise NotImplementedError
+
+    def run(self, graph: Any, program: Any, args: Sequence[Any],
+            call: Callable[..., Any] | None = None) -> Any:
+        """``program`` (or ``call``, which runs it) on ``args``' chip."""
+        raise NotImplementedError
+
+
+_device_hooks: list[DeviceHooks] = []  # the nova device's, once it is registered
+
+
+def set_device_hooks(hooks: DeviceHooks) -> None:
+    _device_hooks[:] = [hooks]
+
+
+def device_hooks(args: Sequence[Any]) -> DeviceHooks | None:
+    """The device's hooks if some input is a nova tensor, else None."""
+    if _device_hooks and any(isinstance(a, torch.Tensor) and a.device.type == "nova"
+                             for a in args):
+        return _device_hooks[0]
+    return None
+
+
 def concrete(args: Sequence[Any]) -> list[Any]:
     """``args`` for torch.export at their concrete shapes: a tensor that
     ``torch._dynamo.mark_dynamic`` marked carries the mark as attributes,
     which torch.export would honour (and Nova compiles static shapes only);
-    a fresh view of it carries none."""
+    a fresh view of it carries none. Nova tensors are traced as their host views."""
+    device = device_hooks(args)
+    if device is not None:
+        args = device.view(args)
     return [value.detach() if isinstance(value, torch.Tensor) and any(
         name.startswith("_dynamo_") for name in vars(value)) else value for value in args]
 

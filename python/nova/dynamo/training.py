@@ -35,7 +35,7 @@ import torch
 from nova.compiler.errors import NovaModelCompileError
 from nova.dynamo.backend import NovaGraph
 from nova.dynamo.cache import ProgramCache
-from nova.dynamo.graph import attribute_values, call_key
+from nova.dynamo.graph import attribute_values, call_key, device_hooks
 from nova.dynamo.options import BackendOptions
 from nova.dynamo.rewrite import draw_seed, rewrite_for_training
 from nova.runtime.device import DeviceTensor, host_values
@@ -179,21 +179,25 @@ class AotGraph(NovaGraph):
             self.saved = _saved_positions(getattr(context, "fw_metadata", None),
                                           len(returned) if not self.single else 1)
 
-    def _call(self, *args: Any, keep_saved: bool = True) -> Any:
+    def __call__(self, *args: Any) -> Any:
         # Constants aot_autograd keeps as attributes (lifted to trailing inputs).
         args = (*args, *attribute_values(self.original, self.lifted))
         if self.parent is None:
             self.stats.calls += 1
+        device = device_hooks(args)
         program = self._program(args) if self.split is None else None
         if program is None:
             # Split per op (the eager ops between Nova partitions), or all in eager:
             # saved tensors kept on the chip are read back for them.
             return (self.split or self.gm)(*self._on_host(args))
         layout = self._layout(args)
-        # On the nova device every result is a device tensor already: none is kept apart.
-        keep = [i for i, position in enumerate(layout.kept)
-                if position in self.saved and keep_saved]
-        results = program.run(*[args[i] for i in layout.inputs], keep=keep)
+        inputs = [args[i] for i in layout.inputs]
+        if device:
+            # On the nova device every result is a device tensor already: none is kept apart.
+            results = device.run(self, program, inputs, call=program.run)
+        else:
+            keep = [i for i, position in enumerate(layout.kept) if position in self.saved]
+            results = program.run(*inputs, keep=keep)
         self._record(program)
         full: list[Any] = list(layout.returned)
         for position, result in zip(layout.kept, results):
