@@ -4,8 +4,8 @@
 Pipeline programs come in two further forms: :class:`Stages` (each stage's
 linalg, merged into one program by ``nova-merge-stages``) and :class:`Tiles`
 (tiled ``nova`` text a caller stitched from stage bodies it lowered with
-:func:`stage_tiles`, as a pipeline training step does); :func:`build_binary`
-compiles every form, and the program kinds of pipelines wrap its result.
+:func:`stage_tiles`, as a pipeline training step does); the program kinds of
+pipelines (a higher floor) come in as a ``program`` factory of the compile result.
 
 Every entry point hands over what it imported — ``nova.compile``, the dynamo
 backend, the training-step compilers, ``nova.parallel`` — and gets a program
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, MutableMapping, Sequence
+from typing import Any, Callable, MutableMapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -35,6 +35,8 @@ from nova.runtime.program import CompiledProgram
 
 __all__ = ["Sharded", "Stages", "Tiles", "build_binary", "build_program", "partition",
            "stage_tiles"]
+
+P = TypeVar("P")
 
 
 @dataclass(frozen=True)
@@ -98,11 +100,14 @@ def build_program(linalg: str | Sharded, target: TargetOptions, *,
                   grad_shards: tuple[str, ...] = (), zero: int = 0,
                   layout: MeshLayout | Callable[[bytes], MeshLayout] | None = None,
                   state_names: Sequence[str] | None = None,
-                  relayouts: dict[str, Any] | None = None) -> CompiledProgram:
+                  relayouts: dict[str, Any] | None = None,
+                  program: Callable[[CompileResult], P] | None = None
+                  ) -> CompiledProgram | P:
     """Compiles imported linalg-on-tensors text for ``target`` and returns the program.
 
-    ``linalg`` is the frontend's text, or a :class:`Sharded` one for a mesh
-    (partitioned first; the annotated text is kept as the ``sharded`` stage).
+    ``linalg`` is the frontend's text, a :class:`Sharded` one for a mesh
+    (partitioned first; the annotated text is kept as the ``sharded`` stage),
+    or a pipeline's :class:`Stages` or :class:`Tiles` (:func:`build_binary`).
     ``dump_dir``, ``double_buffer`` and ``tile_search`` are
     :func:`nova.compiler.compile.compile_linalg`'s. ``cache`` (with
     ``cache_key``) holds earlier compiles: a hit is not compiled again and a
@@ -114,7 +119,9 @@ def build_program(linalg: str | Sharded, target: TargetOptions, *,
     its parameters, inputs and outputs on the chips -- or makes that placement
     from the binary, where partitioning decides it (an argument the program
     never reads stays whole). ``state_names`` and ``relayouts`` let it load a
-    state dict. Raises NovaCompileError naming the user's line.
+    state dict. ``program`` makes a program of another kind from the compile
+    result instead (a pipeline's, of a higher floor, given its metadata there).
+    Raises NovaCompileError naming the user's line.
     """
     result = cache.get(cache_key) if cache is not None else None
     if result is None:
@@ -122,6 +129,8 @@ def build_program(linalg: str | Sharded, target: TargetOptions, *,
                               tile_search=tile_search)
         if cache is not None:
             cache[cache_key] = result
+    if program is not None:
+        return program(result)
     if callable(layout):
         layout = layout(result.binary)
     return CompiledProgram(result.binary, params, stages=result.stages, binding=binding,

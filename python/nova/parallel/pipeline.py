@@ -56,7 +56,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nova.compiler.build import Stages, build_binary
+from nova.compiler.build import Stages, build_program
 from nova.compiler.options import TargetOptions
 from nova.frontend import import_model
 from nova.frontend.state import param_arrays
@@ -194,9 +194,11 @@ def compile_pipeline(stages: Sequence[nn.Module], x: torch.Tensor, *, microbatch
             texts.append(imported.mlir)
             params += param_arrays(imported)
             example = stage(example)
-    result = build_binary(Stages(tuple(texts), microbatches), options,
-                          double_buffer=double_buffer)
-    return PipelineProgram(result.binary, params, microbatches, stages=result.stages)
+    return build_program(Stages(tuple(texts), microbatches), options,
+                         double_buffer=double_buffer,
+                         program=lambda result: PipelineProgram(result.binary, params,
+                                                                microbatches,
+                                                                stages=result.stages))
 
 
 def _check_settings(stages: Sequence[nn.Module], x: Any, microbatches: Any) -> None:

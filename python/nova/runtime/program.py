@@ -66,7 +66,8 @@ class CompiledProgram:
     ``nova.parallel``) places the program on a mesh: each parameter given
     whole is split into the pieces every chip binds (``chip_params``), each
     input is split by its placements (``splits`` is then derived from it)
-    and each output put back together by its (unplaced: chip 0's).
+    and each output put back together by its placements (an unplaced one is
+    chip 0's).
     ``chip_params`` gives every chip's parameters directly instead of
     ``params`` (a saved program's pieces). ``state_names`` (which parameter
     is which state) and ``relayouts`` (states stored re-laid-out, by name:
@@ -95,6 +96,10 @@ class CompiledProgram:
         if chip_params is not None and len(params):
             raise ProgramInputError("give the parameters whole (params) or per chip "
                                     "(chip_params), not both")
+        if chip_params is not None and (len(chip_params) != chips or
+                                        len({len(ps) for ps in chip_params}) > 1):
+            raise ProgramInputError(f"chip_params must give each of the {chips} chip(s) as "
+                                    f"many parameters, got {[len(ps) for ps in chip_params]}")
         #: Each chip's bound parameters. Chips binding the same ones share one
         #: list (written to every chip at once).
         self.chip_params = (self._place(params, chips) if chip_params is None else

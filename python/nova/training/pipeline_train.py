@@ -45,7 +45,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nova.compiler.build import Tiles, build_binary, stage_tiles
+from nova.compiler.build import Tiles, build_binary, build_program, stage_tiles
 from nova.compiler.options import TargetOptions
 from nova.parallel.errors import PipelineError
 from nova.parallel.pipeline_bodies import (StageState, add_body, backward_body, clip_body,
@@ -302,12 +302,13 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
         stage_mesh.place_arguments(layout, infos)
     text = chip_module(layout, lowered, sched, comm=True, shared=shared, recompute=recompute,
                        per_stage=per_stage)
-    result = build_binary(Tiles(text), options, double_buffer=double_buffer)
-    return PipelineTrainStep(infos, optimizer, rule, sched, layout, result.binary, shared=shared,
+    return build_program(Tiles(text), options, double_buffer=double_buffer,
+                         program=lambda result: PipelineTrainStep(
+                             infos, optimizer, rule, sched, layout, result.binary, shared=shared,
                              stages=result.stages, lowered=lowered,
                              double_buffer=result.double_buffered,
                              example=(inputs, labels), recompute=recompute,
-                             max_grad_norm=max_grad_norm, stage_mesh=stage_mesh)
+                             max_grad_norm=max_grad_norm, stage_mesh=stage_mesh))
 
 
 class PipelineTrainStep:
