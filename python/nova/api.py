@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
@@ -15,15 +15,12 @@ from nova.frontend.keywords import check_model_keywords
 from nova.frontend.state import param_arrays
 from nova.runtime.program import CompiledProgram
 
-if TYPE_CHECKING:
-    from nova.parallel.program import ParallelProgram
-
 
 def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
             chips: int = 1, dump_dir: str | Path | None = None,
             double_buffer: bool = True, mesh: Any = None,
             plan: Any = None, tile_search: bool | None = None,
-            **example_kwargs: Any) -> CompiledProgram | ParallelProgram:
+            **example_kwargs: Any) -> CompiledProgram:
     """Exports ``model`` at ``example_args`` / ``example_kwargs`` and compiles
     it for ``target``.
 
@@ -56,8 +53,8 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
 
     With a ``mesh`` (``nova.parallel.Mesh``) and a ``plan``
     (``nova.parallel.ParallelPlan``) the model is partitioned over
-    ``mesh.size`` chips and a ``nova.parallel.ParallelProgram`` is returned
-    (see ``nova.parallel.compile_parallel``; ``chips`` is then unused), called
+    ``mesh.size`` chips, the program carrying its split over them (see
+    ``nova.parallel.compile_parallel``; ``chips`` is then unused), called
     the same way as a single-chip program.
     """
     from nova.parallel.errors import ParallelError
@@ -79,7 +76,7 @@ def compile(model: torch.nn.Module, *example_args: Any, target: str = "nova-t1",
     imported = import_model(model, *example_args, **example_kwargs)
     return build_program(named_mlir(imported, forward=getattr(model, "forward", model)),
                          options, params=param_arrays(imported), binding=imported.binding,
-                         dump_dir=dump_dir, double_buffer=double_buffer,
+                         state_names=[spec.name for spec in imported.params], dump_dir=dump_dir, double_buffer=double_buffer,
                          tile_search=tile_search)
 
 

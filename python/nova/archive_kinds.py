@@ -26,8 +26,9 @@ Loader = Callable[..., Any]
 
 #: format -> the module that registers its loader on import.
 PROVIDERS: dict[str, str] = {
-    "nova-program/1": "nova.runtime.program",
-    "nova-parallel-program/1": "nova.parallel.program",
+    "nova-program/1": "nova.runtime.program_archive",
+    "nova-program/2": "nova.runtime.program_archive",
+    "nova-parallel-program/1": "nova.runtime.program_archive",
     "nova-train-step/1": "nova.training.saved",
 }
 

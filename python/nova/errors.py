@@ -9,7 +9,10 @@ root as the compiler without importing it:
   lowering, an option, a tool): the message leads with the user's line of
   Python and says what to do;
 * :class:`NovaRuntimeError` — every failure while loading or running a program
-  (a malformed binary, a wrong input, a fault of the simulated chip).
+  (a malformed binary, a wrong input, a fault of the simulated chip);
+* :class:`ParallelError` — a multi-chip request that cannot be met: raised by
+  the meshes and split tables a program carries (``nova.runtime.mesh``) as by
+  the plans that compute them (``nova.parallel``, which re-exports it).
 
 ``nova.NovaError``, ``nova.NovaModelCompileError`` and ``nova.NovaRuntimeError``
 re-export them.
@@ -19,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["NovaError", "NovaModelCompileError", "NovaRuntimeError", "SourceFrame",
-           "lead_with_frame"]
+__all__ = ["NovaError", "NovaModelCompileError", "NovaRuntimeError", "ParallelError",
+           "SourceFrame", "lead_with_frame"]
 
 
 @dataclass(frozen=True)
@@ -69,3 +72,7 @@ class NovaModelCompileError(NovaError):
 class NovaRuntimeError(NovaError):
     """Loading or running a compiled program failed: every run-time error of Nova
     (a malformed binary or archive, a wrong input, a fault of the simulated chip)."""
+
+
+class ParallelError(NovaModelCompileError, ValueError):
+    """A multi-chip request that cannot be compiled as asked (the message says why)."""

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from nova.binary.targets import target_dirs, target_file
 from nova.sim.errors import SimulationError, TargetError
 
 # nova.sim.calibrate is imported when the command runs: registering the command
@@ -26,21 +27,14 @@ are fitted by least squares on ln(simulated / measured). Prints every row's
 residual and the geomean error before and after, then writes the fitted target.
 """
 
-_REPO_TARGETS = Path(__file__).resolve().parents[3] / "targets"
-_PACKAGE_TARGETS = Path(__file__).resolve().parents[1] / "targets"
-
-
 def find_target(name: str) -> Path:
-    """A target file: ``name`` if it is a file, else ``name.json`` in the installed or the
-    source tree's ``targets/``."""
-    p = Path(name)
-    if p.is_file():
-        return p
-    for d in (_PACKAGE_TARGETS, _REPO_TARGETS):
-        if (d / f"{name}.json").is_file():
-            return d / f"{name}.json"
-    raise SimulationError(f"cannot find target '{name}' (a .json path, or a name in "
-                          f"{_PACKAGE_TARGETS} or {_REPO_TARGETS})")
+    """A target file: ``name`` if it is a file, else where :mod:`nova.binary.targets`
+    finds target ``name``."""
+    path = Path(name) if Path(name).is_file() else target_file(name)
+    if path is None:
+        raise SimulationError(f"cannot find target '{name}' (a .json path, or a name in "
+                              f"{', '.join(str(d) for d in target_dirs())})")
+    return path
 
 
 def _names(text: str | None) -> list[str] | None:

@@ -6,7 +6,7 @@ from nova.binary.format import Role, disassemble
 from nova.runtime.program import CompiledProgram
 
 
-def describe(program: CompiledProgram, *, code: bool = True) -> str:  # or a ParallelProgram
+def describe(program: CompiledProgram, *, code: bool = True) -> str:
     """A readable summary of ``program``'s binary, followed by its disassembly when ``code``."""
     binary = program.binary
     h = binary.header
@@ -25,8 +25,8 @@ def describe(program: CompiledProgram, *, code: bool = True) -> str:  # or a Par
     for i, p in enumerate(binary.programs):
         lines.append(f"program {i}         chips {list(p.chips)}: {len(p)} instructions, "
                      f"{len(p.tiles)} tiles")
-    # Inputs the program binds itself (parameters): those a call does not pass. A
-    # multi-chip program (nova.parallel.ParallelProgram) binds them per chip.
+    # Inputs the program binds itself (parameters): those a call does not pass
+    # (on a mesh, each chip its pieces).
     bound = {e.index for e in binary.inputs} - {e.index for e in program.input_entries}
     lines.append(f"io                {len(program.input_entries)} input(s), "
                  f"{len(program.output_entries)} output(s), {len(bound)} bound parameter(s)")

@@ -1,13 +1,20 @@
 """The one compile driver: imported IR -> (partitioned over a mesh) -> binary
 -> a program that holds its metadata from construction on.
 
+Pipeline programs come in two further forms: :class:`Stages` (each stage's
+linalg, merged into one program by ``nova-merge-stages``) and :class:`Tiles`
+(tiled ``nova`` text a caller stitched from stage bodies it lowered with
+:func:`stage_tiles`, as a pipeline training step does); the program kinds of
+pipelines (a higher floor) come in as a ``program`` factory of the compile result.
+
 Every entry point hands over what it imported — ``nova.compile``, the dynamo
 backend, the training-step compilers, ``nova.parallel`` — and gets a program
 back: the linalg text and what the program binds (parameters, the call
 binding, input splits); for a mesh, the program already carrying its
-``shard`` annotations (:class:`Sharded`). Meshes and plans live above this
-floor (docs/architecture.md), so they cross it as that annotated text, and a
-program kind of a higher floor as a ``program`` factory.
+``shard`` annotations (:class:`Sharded`) and its split tables (a
+:class:`~nova.runtime.mesh.MeshLayout`: the one program class carries the mesh
+split as data). Plans live above this floor (docs/architecture.md), so they
+cross it as that annotated text and those tables.
 """
 
 from __future__ import annotations
@@ -19,13 +26,15 @@ from typing import Any, Callable, MutableMapping, Sequence, TypeVar
 import numpy as np
 
 from nova.compiler import pipeline
-from nova.compiler.compile import CompileResult, compile_linalg
+from nova.compiler.compile import CompileResult, compile_linalg, tiles_to_binary
 from nova.compiler.driver import run_opt
 from nova.compiler.options import TargetOptions
 from nova.runtime.binding import CallBinding
+from nova.runtime.mesh import MeshLayout
 from nova.runtime.program import CompiledProgram
 
-__all__ = ["Sharded", "build_program", "partition"]
+__all__ = ["Sharded", "Stages", "Tiles", "build_binary", "build_program", "partition",
+           "stage_tiles"]
 
 P = TypeVar("P")
 
@@ -43,6 +52,28 @@ class Sharded:
     #: gives wrong numbers the passes do not see
     #: (``nova.parallel.split_tables.check_gathers_kept_whole``).
     check: Callable[[str, str], None] | None = None
+
+
+@dataclass(frozen=True)
+class Stages:
+    """Pipeline stages (stage ``s`` on chip ``s``): each stage's linalg text,
+    lowered alone (:func:`stage_tiles`) and merged into one program whose
+    stages pass ``microbatches`` activations on (``nova-merge-stages``)."""
+
+    linalg: tuple[str, ...]
+    microbatches: int
+
+
+@dataclass(frozen=True)
+class Tiles:
+    """Tiled ``nova`` text, compiled from the tiles on (to ISA, then binary)."""
+
+    text: str
+
+
+def stage_tiles(linalg: str, target: TargetOptions) -> str:
+    """One pipeline stage's body lowered to tiles, to be stitched with the others."""
+    return run_opt(linalg, pipeline.stage_tiles(target))
 
 
 def partition(sharded: Sharded, dump_dir: str | Path | None = None) -> str:
@@ -67,33 +98,66 @@ def build_program(linalg: str | Sharded, target: TargetOptions, *,
                   cache: MutableMapping[str, CompileResult] | None = None,
                   cache_key: str | None = None,
                   grad_shards: tuple[str, ...] = (), zero: int = 0,
+                  layout: MeshLayout | Callable[[bytes], MeshLayout] | None = None,
+                  state_names: Sequence[str] | None = None,
+                  relayouts: dict[str, Any] | None = None,
                   program: Callable[[CompileResult], P] | None = None
                   ) -> CompiledProgram | P:
     """Compiles imported linalg-on-tensors text for ``target`` and returns the program.
 
-    ``linalg`` is the frontend's text, or a :class:`Sharded` one for a mesh
-    (partitioned first; the annotated text is kept as the ``sharded`` stage).
+    ``linalg`` is the frontend's text, a :class:`Sharded` one for a mesh
+    (partitioned first; the annotated text is kept as the ``sharded`` stage),
+    or a pipeline's :class:`Stages` or :class:`Tiles` (:func:`build_binary`).
     ``dump_dir``, ``double_buffer`` and ``tile_search`` are
     :func:`nova.compiler.compile.compile_linalg`'s. ``cache`` (with
     ``cache_key``) holds earlier compiles: a hit is not compiled again and a
     miss is stored.
 
     The program is a :class:`~nova.runtime.program.CompiledProgram` binding
-    ``params``, ``binding`` and ``splits`` (and, for the memory report of a
-    ZeRO step, ``zero`` and ``grad_shards``), or whatever ``program`` makes of
-    the compile result (a program kind of a higher floor, given its metadata
-    there). Raises NovaCompileError naming the user's line.
+    ``params`` (whole), ``binding`` and ``splits`` (and, for the memory report
+    of a ZeRO step, ``zero`` and ``grad_shards``). On a mesh, ``layout`` places
+    its parameters, inputs and outputs on the chips -- or makes that placement
+    from the binary, where partitioning decides it (an argument the program
+    never reads stays whole). ``state_names`` and ``relayouts`` let it load a
+    state dict. ``program`` makes a program of another kind from the compile
+    result instead (a pipeline's, of a higher floor, given its metadata there).
+    Raises NovaCompileError naming the user's line.
     """
     result = cache.get(cache_key) if cache is not None else None
     if result is None:
-        text = partition(linalg, dump_dir) if isinstance(linalg, Sharded) else linalg
-        result = compile_linalg(text, target, dump_dir=dump_dir, double_buffer=double_buffer,
-                                tile_search=tile_search)
-        if isinstance(linalg, Sharded):
-            result.stages["sharded"] = linalg.annotated
+        result = build_binary(linalg, target, dump_dir=dump_dir, double_buffer=double_buffer,
+                              tile_search=tile_search)
         if cache is not None:
             cache[cache_key] = result
     if program is not None:
         return program(result)
+    if callable(layout):
+        layout = layout(result.binary)
     return CompiledProgram(result.binary, params, stages=result.stages, binding=binding,
-                           splits=splits, grad_shards=grad_shards, zero=zero)
+                           splits=splits, grad_shards=grad_shards, zero=zero, layout=layout,
+                           state_names=state_names, relayouts=relayouts)
+
+
+def build_binary(source: str | Sharded | Stages | Tiles, target: TargetOptions | None, *,
+                 dump_dir: str | Path | None = None, double_buffer: bool = True,
+                 tile_search: bool | None = None) -> CompileResult:
+    """The binary (and every stage's text) of ``source``: linalg text, a
+    :class:`Sharded` program (partitioned first; the annotated text is kept as
+    the ``sharded`` stage), pipeline :class:`Stages` or :class:`Tiles` (whose
+    text holds its target already: ``target`` may be None)."""
+    if isinstance(source, (Stages, Tiles)):
+        if isinstance(source, Stages):
+            nested = "module {\n" + "\n".join(stage_tiles(text, target)
+                                               for text in source.linalg) + "\n}\n"
+            tiles = run_opt(nested, pipeline.merge_stages(source.microbatches))
+        else:
+            tiles = source.text
+        isa, double_buffered, binary = tiles_to_binary(tiles, double_buffer)
+        return CompileResult(binary, {"nova": tiles, "nova_isa": isa, "binary": binary},
+                             double_buffered=double_buffered)
+    text = partition(source, dump_dir) if isinstance(source, Sharded) else source
+    result = compile_linalg(text, target, dump_dir=dump_dir, double_buffer=double_buffer,
+                            tile_search=tile_search)
+    if isinstance(source, Sharded):
+        result.stages["sharded"] = source.annotated
+    return result

@@ -59,6 +59,13 @@ def tiles_to_isa(tiles: str, double_buffer: bool = True) -> tuple[str, bool]:
     return run_opt(tiles, pipeline.tiles_to_isa(False)), False
 
 
+def tiles_to_binary(tiles: str, double_buffer: bool = True) -> tuple[str, bool, bytes]:
+    """tiles -> ISA -> binary: the ISA's text, whether it is double-buffered,
+    and the binary."""
+    isa, double_buffered = tiles_to_isa(tiles, double_buffer)
+    return isa, double_buffered, run_translate(isa, pipeline.isa_to_binary())
+
+
 def _lower(linalg: str, target: TargetOptions, double_buffer: bool,
            roll_layers: bool | None = None,
            tile: tuple[int, int] | None = None) -> tuple[str, str, bool, bytes]:
@@ -66,8 +73,7 @@ def _lower(linalg: str, target: TargetOptions, double_buffer: bool,
     it is double-buffered, and the binary."""
     tiles = run_opt(linalg, pipeline.lower_to_tiles(target, roll_layers=roll_layers,
                                                     tile=tile))
-    isa, double_buffered = tiles_to_isa(tiles, double_buffer)
-    return tiles, isa, double_buffered, run_translate(isa, pipeline.isa_to_binary())
+    return (tiles, *tiles_to_binary(tiles, double_buffer))
 
 
 def lower(linalg: str, target: TargetOptions, double_buffer: bool,

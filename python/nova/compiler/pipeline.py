@@ -52,6 +52,20 @@ def lower_to_tiles(target: TargetOptions, roll_layers: bool | None = None,
     return [f"--nova-lower-to-tiles={options}"]
 
 
+def stage_tiles(target: TargetOptions) -> list[str]:
+    """linalg -> tiles for one pipeline stage's body, to be stitched with the
+    others into one program: layers straight-line (a stitched module has no
+    loop over layers), types printed in local scope (the bodies are nested in
+    one file)."""
+    return lower_to_tiles(target, roll_layers=False) + ["--mlir-print-local-scope"]
+
+
+def merge_stages(microbatches: int) -> list[str]:
+    """Stage modules nested in one module -> one function per stage (chip)
+    passing ``microbatches`` activations from stage to stage (GPipe forward)."""
+    return [f"--nova-merge-stages=microbatches={int(microbatches)}"]
+
+
 def tiles_to_isa(double_buffer: bool = True) -> list[str]:
     """Tiled ``nova`` ops -> memory-planned ``nova_isa`` instructions."""
     return [f"--nova-tiles-to-isa=double-buffer={'true' if double_buffer else 'false'}"]

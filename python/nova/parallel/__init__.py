@@ -19,8 +19,7 @@ A tensor-parallel plan may also be written as for PyTorch's
 """
 
 from nova.parallel.errors import ChipCountError, ParallelError, PipelineError
-from nova.parallel.mesh import Mesh
-from nova.parallel.placements import Partial, Placement, Replicate, Shard
+from nova.runtime.mesh import Mesh, Partial, Placement, Replicate, Shard
 from nova.parallel.plan import (ParallelPlan, data_parallel_plan, megatron_block_plan,
                                 megatron_mlp_plan, megatron_transformer_plan)
 

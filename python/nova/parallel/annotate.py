@@ -12,9 +12,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from nova.parallel.errors import ParallelError
-from nova.parallel.mesh import Mesh
-from nova.parallel.placements import Partial, Placement
-from nova.parallel.plan import split_axes
+from nova.runtime.mesh import Mesh, Partial, Placement, split_axes
 
 GRID = "nova_mesh"
 

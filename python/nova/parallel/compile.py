@@ -1,5 +1,7 @@
-"""Compile a model for a mesh under a parallel plan:
-annotate -> nova-partition -> the single-chip stages -> per-chip shards.
+"""Compile a model for a mesh under a parallel plan: the plan's placements
+annotate the program (``shard``) and make its split tables (a
+:class:`~nova.runtime.mesh.MeshLayout`); the compile driver partitions and
+compiles it, and the program splits its parameters and inputs by the layout.
 
 Every plan, data parallel included, goes through the shard dialect: the
 plan's placements become ``shard.shard`` annotations on the program's
@@ -16,25 +18,22 @@ from typing import Any, Mapping, Sequence
 import torch
 
 from nova.compiler.build import Sharded, build_program
-from nova.compiler.compile import CompileResult
 from nova.compiler.options import TargetOptions
 from nova.frontend import TensorSpec
 from nova.frontend.state import param_arrays
 from nova.parallel.annotate import PlanError, annotate
 from nova.parallel.errors import ParallelError
-from nova.parallel.mesh import Mesh
-from nova.parallel.placements import Placement, Shard
 from nova.parallel.plan import ParallelPlan
-from nova.parallel.program import ParallelProgram
-from nova.parallel.shards import local_shard
 from nova.parallel.split_tables import check_gathers_kept_whole
 from nova.parallel.target_chips import check_chips
+from nova.runtime.mesh import Mesh, MeshLayout, Placement, Shard
+from nova.runtime.program import CompiledProgram
 
 
 def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
                      plan: ParallelPlan | Mapping[str, Any], target: str = "nova-t1",
                      dump_dir: str | Path | None = None,
-                     double_buffer: bool = True, **example_kwargs: Any) -> ParallelProgram:
+                     double_buffer: bool = True, **example_kwargs: Any) -> CompiledProgram:
     """Exports ``model`` at ``example_args`` / ``example_kwargs`` (full,
     unsharded shapes) and compiles it for ``mesh.size`` chips of ``target``
     under ``plan``.
@@ -80,23 +79,18 @@ def compile_parallel(model: torch.nn.Module, *example_args: Any, mesh: Mesh,
     _check_even_splits(specs, arg_placements, mesh)
     annotated = annotate(imported.mlir, mesh, arg_placements,
                          result_placements=output_placements)
-    params = param_arrays(imported)
 
-    def program(result: CompileResult) -> ParallelProgram:
-        placements = _whole_where_kept_whole(result.binary, specs, arg_placements, mesh)
-        chip_params = [[local_shard(p, mesh, placed, chip)
-                        for p, placed in zip(params, placements)]
-                       for chip in range(mesh.size)]
-        return ParallelProgram(result.binary, chip_params, stages=result.stages, mesh=mesh,
-                               input_placements=placements[state_count:],
-                               output_placements=output_placements, binding=imported.binding,
-                               state_names=[spec.name for spec in imported.params],
-                               state_placements=placements[:state_count],
-                               relayouts=getattr(plan, "relayouts", {}))
+    def layout(binary: bytes) -> MeshLayout:
+        placements = _whole_where_kept_whole(binary, specs, arg_placements, mesh)
+        return MeshLayout(mesh, params=placements[:state_count],
+                          inputs=placements[state_count:], outputs=output_placements)
 
     return build_program(Sharded(annotated, check=check_gathers_kept_whole),
                          TargetOptions(name=target, chips=mesh.size), dump_dir=dump_dir,
-                         double_buffer=double_buffer, program=program)
+                         double_buffer=double_buffer, params=param_arrays(imported),
+                         binding=imported.binding, layout=layout,
+                         state_names=[spec.name for spec in imported.params],
+                         relayouts=getattr(plan, "relayouts", {}))
 
 
 def is_torch_plan(plan: Any) -> bool:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from nova.errors import NovaModelCompileError
+from nova.errors import ParallelError
 
-
-class ParallelError(NovaModelCompileError, ValueError):
-    """A multi-chip request that cannot be compiled as asked (the message says why)."""
+__all__ = ["ChipCountError", "ParallelError", "PipelineError"]
 
 
 class ChipCountError(ParallelError):

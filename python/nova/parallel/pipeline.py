@@ -56,8 +56,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nova.compiler import pipeline as flags
-from nova.compiler.driver import run_opt, run_translate
+from nova.compiler.build import Stages, build_program
 from nova.compiler.options import TargetOptions
 from nova.frontend import import_model
 from nova.frontend.state import param_arrays
@@ -116,24 +115,6 @@ def split_stages(model: nn.Module, example: torch.Tensor,
         raise PipelineError("the model splits into one stage: name a split point or call "
                          "torch.distributed.pipelining.pipe_split() in its forward")
     return [pipe.get_stage_module(i) for i in range(pipe.num_stages)]
-
-
-def _generic_tiles(stage: nn.Module, example: torch.Tensor, target: TargetOptions):
-    imported = import_model(stage, example)
-    # No attribute aliases: the stage modules are nested in one file.
-    # Stages are merged into one multi-program module (nova-merge-stages),
-    # which keeps its layers straight-line (no loop over layers).
-    text = run_opt(imported.mlir, flags.lower_to_tiles(target, roll_layers=False)
-                   + ["--mlir-print-local-scope"])
-    return text, param_arrays(imported)
-
-
-def merge_stages(stage_texts: Sequence[str], microbatches: int) -> str:
-    """One module, one function per stage (``nova.chips = [s]``), from the
-    ``nova``-level module of every stage: ``nova-opt --nova-merge-stages``
-    on a module that nests the stage modules in order."""
-    nested = "module {\n" + "\n".join(stage_texts) + "\n}\n"
-    return run_opt(nested, [f"--nova-merge-stages=microbatches={microbatches}"])
 
 
 @dataclass
@@ -209,15 +190,15 @@ def compile_pipeline(stages: Sequence[nn.Module], x: torch.Tensor, *, microbatch
     texts, params = [], []
     with torch.no_grad():
         for stage in stages:
-            text, p = _generic_tiles(stage, example, options)
-            texts.append(text)
-            params += p
+            imported = import_model(stage, example)
+            texts.append(imported.mlir)
+            params += param_arrays(imported)
             example = stage(example)
-    merged = merge_stages(texts, microbatches)
-    isa = run_opt(merged, flags.tiles_to_isa(double_buffer))
-    binary = run_translate(isa, flags.isa_to_binary())
-    return PipelineProgram(binary, params, microbatches,
-                           stages={"nova": merged, "nova_isa": isa, "binary": binary})
+    return build_program(Stages(tuple(texts), microbatches), options,
+                         double_buffer=double_buffer,
+                         program=lambda result: PipelineProgram(result.binary, params,
+                                                                microbatches,
+                                                                stages=result.stages))
 
 
 def _check_settings(stages: Sequence[nn.Module], x: Any, microbatches: Any) -> None:

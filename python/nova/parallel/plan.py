@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from nova.parallel.errors import ParallelError
-from nova.parallel.placements import Placement, Replicate, Shard
+from nova.runtime.mesh import Placement, Replicate, Shard, split_axes
 
 
 @dataclass(frozen=True)
@@ -131,17 +131,3 @@ def megatron_transformer_plan(model, *, axis: str | int = "tp",
         if batch_axis is not None:
             placements["input0"] = {batch_axis: Shard(0), axis: Shard(1)}
     return ParallelPlan(placements, batch_axis=batch_axis)
-
-
-def split_axes(mesh_axes: Sequence[int], placements: Mapping[int, Placement],
-               rank: int) -> list[list[int]]:
-    """The ``split_axes`` of ``shard.sharding``: per tensor dimension, the
-    mesh axes it is split over (in mesh-axis order)."""
-    axes: list[list[int]] = [[] for _ in range(max(rank, 1))]
-    for mesh_axis in mesh_axes:
-        placement = placements.get(mesh_axis, Replicate())
-        if isinstance(placement, Shard):
-            if placement.dim >= rank:
-                raise ParallelError(f"Shard({placement.dim}) of a rank-{rank} tensor")
-            axes[placement.dim].append(mesh_axis)
-    return axes

@@ -24,7 +24,7 @@ from typing import Iterable
 import torch
 
 from nova.parallel.errors import ParallelError
-from nova.parallel.placements import Shard
+from nova.runtime.mesh import Shard
 from nova.parallel.plan import ParallelPlan
 from nova.parallel.rewrites import ModuleRewrite
 

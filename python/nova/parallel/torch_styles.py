@@ -28,8 +28,7 @@ from torch.distributed.tensor.parallel import (ColwiseParallel, ParallelStyle, R
                                                SequenceParallel)
 
 from nova.parallel.errors import ParallelError
-from nova.parallel.mesh import Mesh
-from nova.parallel.placements import Placement, Replicate, Shard
+from nova.runtime.mesh import Mesh, Placement, Replicate, Shard
 from nova.parallel.plan import ParallelPlan
 from nova.parallel.rewrites import ModuleRewrite, Relayout
 

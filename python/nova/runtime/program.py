@@ -1,34 +1,31 @@
 """A compiled program: a ``.nova`` binary plus the parameter values it was
-compiled with, runnable on the simulator and returning torch tensors. Saved as
-an archive (:mod:`nova.runtime.archive` reads it back, and holds what every
-program kind's archive shares).
+compiled with, runnable on the simulator and returning torch tensors -- on one
+chip or many: how a multi-chip program's tensors lie over its chips (its split
+tables, :class:`~nova.runtime.mesh.MeshLayout`) is data it carries. Saved as an
+archive (:mod:`nova.runtime.program_archive`; :mod:`nova.runtime.archive` reads
+it back, and holds what every program kind's archive shares).
 
 Works on the binary format alone (no compiler, no MLIR).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import weakref
-import zipfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from nova.binary.format import Binary, load_binary
-from nova.archive_kinds import register
-from nova.runtime.archive import (META_ERRORS, binary_errors, check_params, npy_bytes, read_member,
-                                  read_npy, reason)
+from nova.errors import ParallelError
 from nova.runtime.binding import CallBinding, ProgramInputError, call_with_binding
-from nova.runtime.errors import NovaRuntimeError, ProgramArchiveError
+from nova.runtime.errors import NovaRuntimeError
 from nova.runtime.host_values import (check_arity, contiguous, host_array, input_label, to_tensor,
                                       torch_dtype)
-from nova.runtime.splits import as_split
+from nova.runtime.mesh import Mesh, MeshLayout, Shard
+from nova.runtime.splits import ChipSplit, MeshSplit, as_split, local_shard
 from nova.runtime.traffic import Traffic
-
-_FORMAT = "nova-program/1"
 
 __all__ = ["RESIDENT", "CompiledProgram", "ProgramInputError"]
 
@@ -65,6 +62,18 @@ class CompiledProgram:
     chip c gets the c-th piece); every other input goes whole to every chip,
     and outputs are chip 0's (replicated).
 
+    A ``layout`` (:class:`~nova.runtime.mesh.MeshLayout`, from a plan of
+    ``nova.parallel``) places the program on a mesh: each parameter given
+    whole is split into the pieces every chip binds (``chip_params``), each
+    input is split by its placements (``splits`` is then derived from it)
+    and each output put back together by its placements (an unplaced one is
+    chip 0's).
+    ``chip_params`` gives every chip's parameters directly instead of
+    ``params`` (a saved program's pieces). ``state_names`` (which parameter
+    is which state) and ``relayouts`` (states stored re-laid-out, by name:
+    objects with ``dim`` and ``apply(tensor, chips)``) are what
+    :meth:`load_state_dict` needs.
+
     ``zero`` and ``grad_shards`` say what a data-parallel training step holds
     split over its chips, for its memory report: the ZeRO stage, and the
     parameters whose gradients each chip holds ``1/chips`` of (ZeRO-2).
@@ -72,11 +81,30 @@ class CompiledProgram:
 
     def __init__(self, binary: bytes, params: Sequence[np.ndarray] = (),
                  stages: dict | None = None, binding: CallBinding | None = None,
-                 splits: dict[int, int] | None = None, *, zero: int = 0,
-                 grad_shards: Sequence[str] = ()) -> None:
+                 splits: Mapping[int, int | ChipSplit] | None = None, *, zero: int = 0,
+                 grad_shards: Sequence[str] = (), layout: MeshLayout | None = None,
+                 chip_params: Sequence[Sequence[np.ndarray]] | None = None,
+                 state_names: Sequence[str] | None = None,
+                 relayouts: Mapping[str, Any] | None = None) -> None:
         self.binary_bytes = bytes(binary)
         self.binary: Binary = load_binary(self.binary_bytes)
-        self.params = [contiguous(np.asarray(p)) for p in params]
+        self.layout = layout
+        chips = self.binary.chips
+        if layout is not None and layout.mesh.size != chips:
+            raise ParallelError(f"the layout's mesh {layout.mesh.shape} has {layout.mesh.size} "
+                                f"chips, the binary {chips}")
+        if chip_params is not None and len(params):
+            raise ProgramInputError("give the parameters whole (params) or per chip "
+                                    "(chip_params), not both")
+        if chip_params is not None and (len(chip_params) != chips or
+                                        len({len(ps) for ps in chip_params}) > 1):
+            raise ProgramInputError(f"chip_params must give each of the {chips} chip(s) as "
+                                    f"many parameters, got {[len(ps) for ps in chip_params]}")
+        #: Each chip's bound parameters. Chips binding the same ones share one
+        #: list (written to every chip at once).
+        self.chip_params = (self._place(params, chips) if chip_params is None else
+                            [[contiguous(np.asarray(p)) for p in ps] for ps in chip_params])
+        self._per_chip = chip_params is not None or layout is not None
         self.binding = binding
         self.stages = dict(stages or {})
         inputs = sorted(self.binary.inputs, key=lambda e: e.index)
@@ -85,13 +113,21 @@ class CompiledProgram:
                 f"{len(self.params)} parameters given but the binary has {len(inputs)} inputs")
         self.input_entries = inputs[len(self.params):]
         self.output_entries = sorted(self.binary.outputs, key=lambda e: e.index)
-        self.splits = {position: as_split(split, self.binary.chips)
-                       for position, split in (splits or {}).items()}
+        if layout is not None and splits:
+            raise ProgramInputError("a program with a layout splits its inputs by it: "
+                                    "give no splits")
+        self.splits = ({position: as_split(split, chips)
+                        for position, split in (splits or {}).items()} if layout is None
+                       else self._mesh_splits(layout.inputs))
+        self.output_splits = {} if layout is None else self._mesh_splits(layout.outputs)
+        self.state_names = None if state_names is None else list(state_names)
+        self.relayouts = dict(relayouts or {})
         self.zero = zero
         self.grad_shards = tuple(grad_shards)
         self.report = None
         self._simulator = None
         self._resident = None
+        self._params_written = False  # into the resident simulator's HBM
         self._timing = None
         #: Bytes moved by every run (:class:`~nova.runtime.traffic.Traffic`), and by the last.
         self.traffic = Traffic()
@@ -99,6 +135,31 @@ class CompiledProgram:
         #: Untraced runs so far: a value kept in an output buffer is valid in its run's generation.
         self.generation = 0
         self._kept: list[weakref.ref] = []  # DeviceValues still in this program's output buffers
+
+    def _place(self, params: Sequence[np.ndarray], chips: int) -> list[list[np.ndarray]]:
+        """Every chip's pieces of the whole ``params``, by the layout's placements."""
+        whole = [contiguous(np.asarray(p)) for p in params]
+        if self.layout is None:
+            return [whole] * chips
+        mesh, table = self.layout.mesh, self.layout.params
+        return [[local_shard(p, mesh, MeshLayout.of(table, i), chip) if MeshLayout.of(table, i)
+                 else p for i, p in enumerate(whole)] for chip in range(chips)]
+
+    def _mesh_splits(self, table: Sequence[Mapping[int, Any]]) -> dict[int, MeshSplit]:
+        """The splits of the tensors a layout table places (positions with a Shard)."""
+        return {position: MeshSplit(self.layout.mesh, placements)
+                for position, placements in enumerate(table)
+                if any(isinstance(p, Shard) for p in placements.values())}
+
+    @property
+    def params(self) -> list[np.ndarray]:
+        """The bound parameters (chip 0's, on a mesh)."""
+        return self.chip_params[0]
+
+    @property
+    def mesh(self) -> Mesh | None:
+        """The mesh the program's layout places it on (None: no layout)."""
+        return None if self.layout is None else self.layout.mesh
 
     # Calling -----------------------------------------------------------------------------
     def _check(self, args: Sequence[Any]) -> list[np.ndarray]:
@@ -180,26 +241,38 @@ class CompiledProgram:
             raise ProgramInputError(
                 f"keep= takes positions of the {len(self.output_entries)} outputs, on an "
                 f"untraced run (a traced run's memory is not kept); got {keep}")
+        if set(keep) & set(self.output_splits):
+            raise ProgramInputError(f"keep= takes whole outputs; outputs "
+                                    f"{sorted(set(keep) & set(self.output_splits))} are split "
+                                    f"over the chips")
         traffic = Traffic()
+        bind = trace
         if trace:
             # A traced run gets a simulator of its own (with a fresh timeline).
             simulator = Simulator(self.binary, trace=True)
-            inputs.update(enumerate(self.params))
         else:
             if self._resident is None:
                 # Parameters stay in the simulated HBM between calls, as on a
                 # device; each call writes only the inputs.
                 self._resident = Simulator(self.binary, resident=True)
-                inputs.update(enumerate(self.params))
+            bind = not self._params_written  # again after load_state_dict
+            self._params_written = True
             simulator = self._resident
             self._move_kept(traffic)  # this run overwrites the output buffers
             self.generation += 1
         chips = self.binary.chips
         sizes = {e.index: e.byte_size for e in sorted(self.binary.inputs, key=lambda e: e.index)}
-        traffic.host_written += sum(sizes[i] for i in inputs) * chips
+        if bind and not self._per_chip:
+            inputs.update(enumerate(self.params))
+        written = set(inputs) | (set(range(len(self.params))) if bind and self._per_chip else set())
+        traffic.host_written += sum(sizes[i] for i in written) * chips
         read = range(len(self.output_entries)) if read is None else read
         wanted = [self.output_entries[i].index for i in read if i not in keep]
         per_chip = self._split(inputs)
+        if bind and self._per_chip:
+            per_chip = per_chip or {c: {} for c in range(chips)}
+            for c, params in enumerate(self.chip_params):
+                per_chip[c].update(enumerate(params))
         if from_device:
             from nova.sim.simulator import DeviceBytes, device_copy_ns
 
@@ -218,8 +291,11 @@ class CompiledProgram:
                 results.append(self._keep(position, traffic))
                 continue
             value = outputs.get(entry.index)
+            split = self.output_splits.get(position)
+            if value is not None and split is not None:
+                value = split.join([c[entry.index] for c in outputs["chips"]])
             if value is not None:
-                traffic.host_read += entry.byte_size
+                traffic.host_read += entry.byte_size * (1 if split is None else split.count)
             results.append(None if value is None else to_tensor(entry, value))
         self.last_traffic = traffic
         self.traffic.add(traffic)
@@ -270,23 +346,21 @@ class CompiledProgram:
 
     def read_output(self, position: int) -> Any:
         """Output ``position`` as the last untraced run left it in resident HBM."""
-        return self._read(self.output_entries[position])
+        return self._read(self.output_entries[position], self.output_splits.get(position))
 
     def read_input(self, position: int) -> Any:
         """Input ``position``'s buffer in resident HBM: the value last written, or
         for an input donated to an output, what the last run wrote over it."""
-        return self._read(self.input_entries[position])
+        return self._read(self.input_entries[position], self.splits.get(position))
 
-    def _read(self, entry) -> Any:
+    def _read(self, entry, split: ChipSplit | None) -> Any:
         if self._resident is None:
             raise NovaRuntimeError("nothing is resident: run the program first")
-        positions = [e.index for e in self.input_entries]
-        position = positions.index(entry.index) if entry.index in positions else None
-        if position in self.splits:
-            # A split input: every chip's piece, put back together.
+        if split is not None:
+            # Split over the chips: every chip's piece, put back together.
             pieces = [self._resident.read(entry.index, chip=c) for c in range(self.binary.chips)]
             self.traffic.host_read += entry.byte_size * self.binary.chips
-            return to_tensor(entry, self.splits[position].join(pieces))
+            return to_tensor(entry, split.join(pieces))
         self.traffic.host_read += entry.byte_size
         return to_tensor(entry, self._resident.read(entry.index))
 
@@ -308,42 +382,49 @@ class CompiledProgram:
             raise NovaRuntimeError("no trace recorded: call run(..., trace=True) first")
         return format_critical_path(self._simulator.critical_path(), by=by, top=top)
 
+    # State -------------------------------------------------------------------------------
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Writes the user's state (``model.state_dict()``: tensors by state
+        name, in the user's layout) into every chip's parameters: re-laid out
+        where the program stores a state so (``relayouts``, e.g. a fused QKV
+        grouped per chip), then split by its placements. States not named
+        keep their values; the next run writes them to the device."""
+        names = self.state_names
+        if names is None:
+            raise ParallelError("load_state_dict needs the program's state names, which "
+                                "compile_parallel records (a loaded program has none)")
+        unknown = sorted(set(state) - set(names))
+        if unknown:
+            raise ParallelError(f"{unknown} are not states of the program")
+        mesh = self.mesh
+        table = () if self.layout is None else self.layout.params
+        for name, value in state.items():
+            i = names.index(name)
+            placements = MeshLayout.of(table, i)
+            tensor = value.detach() if hasattr(value, "detach") else value
+            if name in self.relayouts:
+                layout = self.relayouts[name]
+                chips = 1  # over the axes that split the re-laid-out dimension
+                for axis, placement in placements.items():
+                    if isinstance(placement, Shard) and placement.dim == layout.dim:
+                        chips *= mesh.shape[axis]
+                tensor = layout.apply(tensor, chips)
+            array = contiguous(np.asarray(tensor))
+            expected = self.params[i]
+            full = (MeshSplit(mesh, placements).global_shape(expected.shape) if placements
+                    else list(expected.shape))
+            if list(array.shape) != full or array.dtype != expected.dtype:
+                raise ParallelError(f"{name} must be {expected.dtype.name}{full} as "
+                                    f"compiled, got {array.dtype.name}{list(array.shape)}")
+            for chip, params in enumerate(self.chip_params):
+                params[i] = contiguous(local_shard(array, mesh, placements, chip)
+                                       if placements else array)
+        self._params_written = False
+
     # Saving ------------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        """Writes the binary and the bound parameters to one file (a zip archive;
-        :func:`nova.runtime.archive.load` reads it)."""
-        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
-            meta = {"format": _FORMAT, "params": len(self.params)}
-            if self.binding is not None:
-                meta["binding"] = self.binding.to_json()
-            archive.writestr("meta.json", json.dumps(meta))
-            archive.writestr("program.nova", self.binary_bytes)
-            for i, param in enumerate(self.params):
-                archive.writestr(f"param{i}.npy", npy_bytes(param))
+        """Writes the binary, the bound parameters, the layout and the call
+        signature to one file (a zip archive; :func:`nova.load` reads it)."""
+        from nova.runtime.program_archive import save_program
 
-
-def _load_single(archive: zipfile.ZipFile, meta: dict, path: Path,
-                 import_types: bool) -> CompiledProgram:
-    """The :class:`CompiledProgram` of an archive written by its ``save``."""
-    count = meta.get("params")
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        raise ProgramArchiveError(f"{path}: meta.json 'params' must be a count of "
-                                  f"parameters, got {count!r}")
-    params = [read_npy(archive, f"param{i}.npy", path) for i in range(count)]
-    binding = None
-    if "binding" in meta:
-        try:
-            binding = CallBinding.from_json(meta["binding"], import_types)
-        except NovaRuntimeError as error:
-            raise ProgramArchiveError(f"{path}: {error}") from None
-        except META_ERRORS as error:
-            raise ProgramArchiveError(f"{path}: meta.json 'binding' is malformed: "
-                                      f"{reason(error)}") from None
-    binary = read_member(archive, "program.nova", path)
-    with binary_errors(path, "program.nova"):
-        program = CompiledProgram(binary, params, binding=binding)
-    check_params(program.binary, program.params, path, "param{}.npy")
-    return program
-
-
-register(_FORMAT, _load_single)
+        save_program(self, path)

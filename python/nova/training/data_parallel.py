@@ -73,8 +73,7 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
     places by name (:func:`step_input_names`: the token ids split along the
     sequence under sequence parallelism)."""
     from nova.parallel.annotate import annotate
-    from nova.parallel.mesh import Mesh
-    from nova.parallel.placements import Shard
+    from nova.runtime.mesh import Mesh, Shard
     from nova.parallel.split_tables import check_gathers_kept_whole
     from nova.parallel.target_chips import check_chips
 
@@ -136,8 +135,8 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
 def _input_splits(mesh, placements: list[dict]) -> dict:
     """How the runtime splits each placed input over the chips: a dim on a
     1-D mesh, a :class:`~nova.parallel.shards.MeshSplit` on an n-D one."""
-    from nova.parallel.placements import Shard
-    from nova.parallel.shards import MeshSplit
+    from nova.runtime.mesh import Shard
+    from nova.runtime.splits import MeshSplit
 
     splits = {}
     for position, placed in enumerate(placements):
@@ -198,7 +197,7 @@ def zero_placement(shape, placed: dict, mesh, axis: int) -> dict:
     axis ``axis`` along the first dimension it leaves whole that splits
     evenly there, ZeRO's shard of an optimizer state; ``placed`` itself
     when no dimension does."""
-    from nova.parallel.placements import Shard
+    from nova.runtime.mesh import Shard
 
     local = list(shape)
     for other, p in placed.items():
@@ -355,7 +354,7 @@ def _place_parameters(imported: ImportedTrainStep, example: list[np.ndarray], me
     """A tensor-parallel plan's placements on the step's arguments and
     results: each trainable parameter, its optimizer state and their updated
     values (frozen parameters and buffers by their own names)."""
-    from nova.parallel.placements import Shard
+    from nova.runtime.mesh import Shard
 
     layout = imported.layout
     n_train, n_const = len(layout.trainable), len(layout.constant)

@@ -24,9 +24,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from nova.parallel.errors import PipelineError
-from nova.parallel.mesh import Mesh
-from nova.parallel.placements import Placement, Replicate, Shard
-from nova.parallel.shards import assemble, local_shard
+from nova.runtime.mesh import Mesh, Placement, Replicate, Shard
+from nova.runtime.splits import assemble, local_shard
 
 __all__ = ["StageMesh"]
 

@@ -45,9 +45,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nova.compiler import pipeline as flags
-from nova.compiler.compile import tiles_to_isa
-from nova.compiler.driver import run_opt, run_translate
+from nova.compiler.build import Tiles, build_binary, build_program, stage_tiles
 from nova.compiler.options import TargetOptions
 from nova.parallel.errors import PipelineError
 from nova.parallel.pipeline_bodies import (StageState, add_body, backward_body, clip_body,
@@ -249,8 +247,6 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
     p, m = sched.stages, sched.microbatches
     per_stage = 1 if stage_mesh is None else stage_mesh.per_stage
     options = TargetOptions(name=target, chips=p * per_stage)
-    # Training programs keep their layers straight-line (no loop over layers).
-    lower = flags.lower_to_tiles(options, roll_layers=False) + ["--mlir-print-local-scope"]
     x = inputs[: inputs.shape[0] // m]
     y_labels = labels[: labels.shape[0] // m]
     hypers = [[torch.tensor(v, dtype=torch.float32) for v in rule.hyper_values(g, 0)]
@@ -299,20 +295,20 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
     if stage_mesh is not None:
         from nova.training.pipeline_mesh import partition_bodies
         bodies = partition_bodies(stage_mesh, bodies, infos, shared, rule)
-    lowered = [{k: (b, parse_body(run_opt(b.mlir, lower))) for k, b in traced.items()}
+    lowered = [{k: (b, parse_body(stage_tiles(b.mlir, options))) for k, b in traced.items()}
                for traced in bodies]
     layout = Layout.build(infos, rule, hypers, m, lowered, counted)
     if stage_mesh is not None:
         stage_mesh.place_arguments(layout, infos)
     text = chip_module(layout, lowered, sched, comm=True, shared=shared, recompute=recompute,
                        per_stage=per_stage)
-    isa, double_buffer = tiles_to_isa(text, double_buffer)
-    binary = run_translate(isa, flags.isa_to_binary())
-    return PipelineTrainStep(infos, optimizer, rule, sched, layout, binary, shared=shared,
-                             stages={"nova": text, "nova_isa": isa, "binary": binary},
-                             lowered=lowered, double_buffer=double_buffer,
+    return build_program(Tiles(text), options, double_buffer=double_buffer,
+                         program=lambda result: PipelineTrainStep(
+                             infos, optimizer, rule, sched, layout, result.binary, shared=shared,
+                             stages=result.stages, lowered=lowered,
+                             double_buffer=result.double_buffered,
                              example=(inputs, labels), recompute=recompute,
-                             max_grad_norm=max_grad_norm, stage_mesh=stage_mesh)
+                             max_grad_norm=max_grad_norm, stage_mesh=stage_mesh))
 
 
 class PipelineTrainStep:
@@ -538,8 +534,8 @@ class PipelineTrainStep:
                 text = chip_module(self.layout, self._lowered, self.schedule, comm=False,
                                update=update, shared=self._shared,
                                recompute=self.recompute, per_stage=self._per_stage)
-                isa = run_opt(text, flags.tiles_to_isa(self._double_buffer))
-                self._work_binary.append(load_binary(run_translate(isa, flags.isa_to_binary())))
+                work = build_binary(Tiles(text), None, double_buffer=self._double_buffer)
+                self._work_binary.append(load_binary(work.binary))
 
         def ends(binary):
             sim = Simulator(binary, functional=False)

@@ -39,7 +39,7 @@ def resolve_plan(model: torch.nn.Module, mesh: Any, plan: Any, *, relayouts: boo
     (the caller binds and reads them through :func:`stored_layouts`, as
     ``compile_train_step`` does: :func:`step_plan`)."""
     from nova.parallel.compile import is_torch_plan
-    from nova.parallel.mesh import Mesh
+    from nova.runtime.mesh import Mesh
     from nova.parallel.plan import ParallelPlan
 
     if mesh is None:
@@ -115,7 +115,7 @@ class StoredLayouts:
 def stored_layouts(plan: Any, mesh: Any) -> StoredLayouts:
     """The :class:`StoredLayouts` of a resolved ``plan`` on ``mesh`` (none
     for a plan without ``relayouts``)."""
-    from nova.parallel.placements import Shard
+    from nova.runtime.mesh import Shard
 
     result = {}
     for name, layout in dict(getattr(plan, "relayouts", None) or {}).items():

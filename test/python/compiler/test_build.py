@@ -75,3 +75,12 @@ def test_a_sharded_program_is_partitioned_checked_dumped_and_made_by_its_factory
     assert program.binary.chips == 2
     out = program.run(w, x)[0].numpy()
     np.testing.assert_allclose(out, (w + x)[:4], rtol=1e-6)  # chip 0's rows
+
+
+def test_tiles_compile_from_the_tiles_on_to_the_same_binary():
+    """A pipeline's stitched tiles (build.Tiles) go through the same tail of the
+    chain as linalg: the tiles of a compiled program give back its binary."""
+    full = build.build_binary(ADD, TargetOptions(name="nova-t1", chips=1))
+    made = build_program(build.Tiles(full.stages["nova"]), None,
+                         program=lambda result: result)
+    assert made.binary == full.binary and made.stages["nova_isa"] == full.stages["nova_isa"]

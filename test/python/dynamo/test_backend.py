@@ -222,7 +222,7 @@ def test_data_parallel_options() -> None:
     _check(compiled, model, torch.randn(4, 16))
     assert cache_info().compiles == 1
     (program,) = program_cache().programs.values()
-    assert type(program).__name__ == "ParallelProgram" and len(program.chip_params) == 2
+    assert program.mesh == Mesh((2,), ("dp",)) and len(program.chip_params) == 2
 
 
 def test_training_loop_runs_forward_and_backward_on_nova(train_beside_eager) -> None:

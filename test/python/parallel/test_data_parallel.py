@@ -114,7 +114,8 @@ def test_parallel_program_saves_and_loads(tmp_path) -> None:
     path = tmp_path / "gpt.novaprog"
     program.save(path)
     loaded = nova.load(path)
-    assert type(loaded).__name__ == "ParallelProgram" and loaded.mesh == program.mesh
+    # One program class for one chip and many: the mesh split is the data it carries.
+    assert loaded.layout == program.layout and loaded.mesh == Mesh((2, 2), ("dp", "tp"))
     with torch.no_grad():
         torch.testing.assert_close(loaded(x), model(x), rtol=RTOL, atol=ATOL)
     torch.testing.assert_close(loaded(x), program(x))

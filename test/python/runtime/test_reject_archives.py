@@ -156,21 +156,67 @@ def test_unreadable_and_foreign_files(tmp_path: Path, capsys) -> None:
         load(tmp_path / "absent.novaprog")
 
 
+def npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
 @pytest.fixture
 def saved_parallel(tmp_path: Path) -> Path:
-    """A saved multi-chip program: the 2-chip matmul_relu vector, first input bound per chip."""
-    from nova.parallel.program import ParallelProgram
-
+    """A multi-chip program saved in the format of the former ParallelProgram
+    (``nova-parallel-program/1``, written here member by member as its ``save``
+    did): the 2-chip matmul_relu vector, first input bound per chip."""
     binary = (VECTORS / "matmul_relu.nova").read_bytes()
     first = sorted(CompiledProgram(binary).binary.inputs, key=lambda e: e.index)[0]
     param = np.ones(first.shape, first.dtype.numpy_dtype)
     path = tmp_path / "good2.novaprog"
-    ParallelProgram(binary, [[param], [param]]).save(path)
+    meta = {"format": "nova-parallel-program/1", "chips": 2, "params": [1, 1], "mesh": None,
+            "inputs": [], "outputs": []}
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+        archive.writestr("meta.json", json.dumps(meta))
+        archive.writestr("program.nova", binary)
+        for chip in range(2):
+            archive.writestr(f"chip{chip}/param0.npy", npy(param))
     return path
 
 
 def test_the_saved_parallel_program_loads(saved_parallel: Path) -> None:
     assert [len(p) for p in load(saved_parallel).chip_params] == [1, 1]
+
+
+def test_a_program_binding_pieces_per_chip_saves_and_loads(tmp_path: Path) -> None:
+    """The one program class saves chips' differing parameters per chip
+    (``nova-program/2``), and loads them back unchanged."""
+    binary = (VECTORS / "matmul_relu.nova").read_bytes()
+    first = sorted(CompiledProgram(binary).binary.inputs, key=lambda e: e.index)[0]
+    pieces = [np.full(first.shape, chip + 1, first.dtype.numpy_dtype) for chip in range(2)]
+    path = tmp_path / "chips.novaprog"
+    CompiledProgram(binary, chip_params=[[p] for p in pieces]).save(path)
+    assert json.loads(members(path)["meta.json"])["format"] == "nova-program/2"
+    assert sorted(members(path)) == ["chip0/param0.npy", "chip1/param0.npy", "meta.json",
+                                     "program.nova"]
+    loaded = load(path)
+    assert [p[0].tolist() for p in loaded.chip_params] == [p.tolist() for p in pieces]
+
+
+@pytest.mark.parametrize("change, pattern", [
+    ({"chips": 1}, "meta.json lists parameters for 1 chip\\(s\\), the binary has 2"),
+    ({"per_chip": [1]}, "meta.json 'per_chip' must list positions of the 1 parameters"),
+    ({"layout": {"mesh": 3}}, "meta.json 'layout' is malformed: TypeError"),
+])
+def test_malformed_multi_chip_metadata(tmp_path: Path, change: dict, pattern: str,
+                                       capsys) -> None:
+    binary = (VECTORS / "matmul_relu.nova").read_bytes()
+    first = sorted(CompiledProgram(binary).binary.inputs, key=lambda e: e.index)[0]
+    path = tmp_path / "chips.novaprog"
+    CompiledProgram(binary, chip_params=[[np.full(first.shape, c, np.float32)]
+                                         for c in range(2)]).save(path)
+    contents = members(path)
+    meta = json.loads(contents["meta.json"])
+    meta.update(change)
+    contents["meta.json"] = json.dumps(meta).encode()
+    refused(rezip(path, contents), pattern, capsys)
 
 
 @pytest.mark.parametrize("change, pattern", [
