@@ -36,6 +36,42 @@ def cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
                                              labels.reshape(-1))
 
 
+def linear_compulsory_bytes(model: torch.nn.Module, tokens: int, elem: int) -> int:
+    """Compulsory HBM bytes per step of every ``nn.Linear``'s three matmuls: the
+    forward Y = X W^T, dX = dY W and dW = dY^T X each read their two operands once
+    and write their result once (3 (T in + T out + in out) elements per linear),
+    plus its bias and the bias's gradient; ``elem`` bytes per element (the
+    matmuls' operand dtype)."""
+    total = 0
+    for m in model.modules():
+        if isinstance(m, torch.nn.Linear):
+            i, o = m.in_features, m.out_features
+            total += 3 * (tokens * i + tokens * o + i * o) + (2 * o if m.bias is not None else 0)
+    return total * elem
+
+
+def engine_lines(report) -> list[str]:
+    """Each engine's busy time (DMA queues summed) and its share of the step."""
+    busy: dict[str, float] = {}
+    for e in report.engines:
+        key = "dma" if e.engine.startswith("dma") else e.engine
+        busy[key] = busy.get(key, 0.0) + e.busy_ns
+    return [f"  {k:10s} {v / 1e6:10.1f} ms  ({100 * v / report.time_ns:5.1f} % of the step)"
+            for k, v in sorted(busy.items(), key=lambda kv: -kv[1])]
+
+
+def linear_hbm_bytes(report) -> tuple[float, float, float]:
+    """HBM bytes, matrix ns and vector ns of the instructions ``nn.Linear``'s line
+    (forward and backward) produced."""
+    hbm = mx = vec = 0.0
+    for s in report.instr_stats:
+        if "torch/nn/modules/linear.py" in (s.location or "").split(" called from ")[0]:
+            hbm += s.hbm_bytes
+            mx += s.matrix_ns
+            vec += s.vector_ns
+    return hbm, mx, vec
+
+
 def run(dtype: str, layers: int, seq: int, batch: int, vocab: int, top: int) -> None:
     torch.manual_seed(0)
     cfg = models.GPTConfig(d_model=768, n_heads=12, n_layers=layers, seq_len=seq,
@@ -56,6 +92,13 @@ def run(dtype: str, layers: int, seq: int, batch: int, vocab: int, top: int) -> 
     print(f"compile (trace + torch-mlir + nova-opt)   {compiled:8.1f} s")
     print(f"simulator wall time, timing-only step      {wall:8.1f} s")
     print(stats.summary())
+    report = step.report
+    print("engines busy (timing-only run):")
+    print("\n".join(engine_lines(report)))
+    compulsory = linear_compulsory_bytes(model, batch * seq, 2 if dtype == "bf16" else 4)
+    hbm, mx, vec = linear_hbm_bytes(report)
+    print(f"linears: HBM {hbm:.4g} B moved vs {compulsory:.4g} B compulsory ({hbm / compulsory:.2f}x); "
+          f"matrix {mx / 1e6:.1f} ms, vector {vec / 1e6:.1f} ms of work")
     if top:
         # By torch op's source line: the joint graph's backward ops carry no
         # module path (make_fx records none), the forward's carry their line.

@@ -23,6 +23,8 @@ void nova::buildTilePassPipeline(OpPassManager &pm, const NovaTileOptions &tile,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToNova());
+  // A value staged through a fresh tile costs a vector pass per copy.
+  pm.addNestedPass<func::FuncOp>(createNovaForwardCopies());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

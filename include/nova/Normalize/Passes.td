@@ -121,12 +121,16 @@ def NovaFoldTransposeIntoMatmul
     : Pass<"nova-fold-transpose-into-matmul", "::mlir::func::FuncOp"> {
   let summary = "read a transposed matmul operand through the matmul's indexing map";
   let description = [{
-    torch's `x @ W.T` (every `nn.Linear`) reaches linalg as a `linalg.transpose`
-    of the weight feeding a `linalg.matmul`; left alone, every forward writes
-    a transposed copy of each weight to HBM and reads it back. This pass
-    drops such a transpose (2-D, permutation [1, 0], used only by matmuls) and
-    gives the matmul the transposed-B indexing maps instead, so that the DMA
-    reads the weight tile through transposed strides.
+    torch's `x @ W.T` (every `nn.Linear`'s forward) reaches linalg as a
+    `linalg.transpose` of the weight feeding a `linalg.matmul`, and its weight
+    gradient `dY.T @ X` as a transpose of the activation gradient; left alone,
+    every step writes a transposed copy of each weight and of each such
+    activation to HBM (a vector-unit transpose) and reads it back. This pass
+    drops such a transpose (2-D, permutation [1, 0], used only by this matmul)
+    of either operand and swaps that operand's indexing map instead, so that
+    the DMA brings the tile's rows as they lie in HBM and the matrix unit reads
+    the SRAM tile through a transposed view. Matmuls whose result is not
+    `C[m, n]` are left alone.
 
     Before:
     ```mlir

@@ -26,8 +26,8 @@ namespace mlir::nova {
 /// Adds the tile phase to `pm`, which must be anchored on builtin.module and
 /// follow the normalize phase: fuse-attention (with `fuseAttention`),
 /// alias-outputs and nova-tile (with `tile`'s limits) in every function,
-/// then nova-bufferize and convert-linalg-to-nova, with canonicalize and cse
-/// in between.
+/// then nova-bufferize, convert-linalg-to-nova and nova-forward-copies, with
+/// canonicalize and cse in between.
 void buildTilePassPipeline(OpPassManager &pm, const NovaTileOptions &tile,
                            bool fuseAttention = true);
 

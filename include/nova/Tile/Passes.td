@@ -202,4 +202,47 @@ def NovaBufferize : Pass<"nova-bufferize", "::mlir::ModuleOp"> {
   ];
 }
 
+def NovaForwardCopies : Pass<"nova-forward-copies", "::mlir::func::FuncOp"> {
+  let summary = "drop on-chip copies between a tile's producer and its consumers";
+  let description = [{
+    convert-linalg-to-nova stages values through fresh SRAM tiles: a matmul
+    tile's accumulator is drained by a vector copy into SRAM before its
+    epilogue reads it, and a generic whose yielded value is not written by
+    its last body op (a bf16 rounding that lowers to nothing) copies that
+    value into its staged output. Each such copy is one full vector-unit pass
+    over the tile. This pass removes two shapes of them, within one block:
+
+    * forward: `copy %src -> %tmp`, `%tmp` a fresh tile that nothing else
+      writes and only vector ops read: the readers read `%src` (SRAM or the
+      accumulator, which the vector unit reads) when nothing writes `%src`
+      before the last of them;
+    * backward: `P(...) -> %tmp; copy %tmp -> %dst`, `%tmp` a fresh tile only
+      `P` writes and only the copy reads: `P` writes `%dst` directly when
+      nothing between them touches `%dst` and `P` reads no other view of it.
+
+    Copies that change the element type (a rounding to bf16) stay.
+
+    Before:
+    ```mlir
+    nova.matmul ins(%a, %b : ...) outs(%acc : memref<128x128xf32, #nova.memory_space<acc>>)
+    %t = memref.alloc() : memref<128x128xf32, #nova.memory_space<sram>>
+    nova.elementwise <copy> ins(%acc : ...) outs(%t : ...)
+    %u = memref.alloc() : memref<128x128xf32, #nova.memory_space<sram>>
+    nova.elementwise <add> ins(%t, %bias : ...) outs(%u : ...)
+    nova.elementwise <copy> ins(%u : ...) outs(%out : ...)
+    ```
+    After:
+    ```mlir
+    nova.matmul ins(%a, %b : ...) outs(%acc : memref<128x128xf32, #nova.memory_space<acc>>)
+    nova.elementwise <add> ins(%acc, %bias : ...) outs(%out : ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::nova::NovaDialect"];
+  let statistics = [
+    Statistic<"numForwarded", "forwarded-copies", "Copies whose readers now read the copied tile">,
+    Statistic<"numRetargeted", "retargeted-copies", "Copies whose producer now writes the copy's destination">,
+  ];
+}
+
 #endif // NOVA_TILE_PASSES_TD

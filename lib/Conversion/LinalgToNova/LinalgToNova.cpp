@@ -33,7 +33,9 @@ std::string mlir::nova::whyNotLowerableToNova(Operation *op) {
     if (!linalgOp.hasPureBufferSemantics())
       return "it still works on tensors (run nova-tile and nova-bufferize "
              "first)";
-    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::FillOp,
+    if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
+      return lowering::whyMatmulNotLowerable(matmul);
+    if (isa<linalg::BatchMatmulOp, linalg::FillOp,
             linalg::TransposeOp, linalg::CopyOp>(op))
       return "";
     return "'" + op->getName().getStringRef().str() +

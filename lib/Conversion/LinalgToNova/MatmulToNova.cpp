@@ -20,12 +20,39 @@ using namespace mlir::nova;
 
 namespace {
 
-/// The indexing maps of `C[m, n] += A[m, k] * B[n, k]`.
-SmallVector<AffineMap> transposedBMaps(MLIRContext *ctx) {
+/// Which operands of a 2-D matmul are read transposed: the maps of
+/// `C[m, n] += A[m, k] * B[k, n]` with A read as A[k, m] and/or B as B[n, k]
+/// (nova-fold-transpose-into-matmul); none for any other maps.
+struct OperandLayouts {
+  bool transposedA = false, transposedB = false;
+};
+std::optional<OperandLayouts> matmulLayouts(linalg::MatmulOp matmul) {
+  MLIRContext *ctx = matmul.getContext();
   AffineExpr m, n, k;
   bindDims(ctx, m, n, k);
-  return {AffineMap::get(3, 0, {m, k}, ctx), AffineMap::get(3, 0, {n, k}, ctx),
-          AffineMap::get(3, 0, {m, n}, ctx)};
+  auto map = [&](AffineExpr a, AffineExpr b) {
+    return AffineMap::get(3, 0, {a, b}, ctx);
+  };
+  SmallVector<AffineMap> maps = matmul.getIndexingMapsArray();
+  if (maps[2] != map(m, n))
+    return std::nullopt;
+  OperandLayouts layouts;
+  if (maps[0] == map(k, m))
+    layouts.transposedA = true;
+  else if (maps[0] != map(m, k))
+    return std::nullopt;
+  if (maps[1] == map(n, k))
+    layouts.transposedB = true;
+  else if (maps[1] != map(k, n))
+    return std::nullopt;
+  return layouts;
+}
+
+/// A view of a staged 2-D tile with its dimensions swapped.
+Value transposedView(OpBuilder &b, Location loc, Value tile) {
+  AffineMap swap =
+      AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0}, b.getContext());
+  return memref::TransposeOp::create(b, loc, tile, AffineMapAttr::get(swap));
 }
 
 /// Drops the leading unit batch dimension of a tile ([1, M, K] -> [M, K]).
@@ -45,16 +72,14 @@ struct MatmulToNova : public OpInterfaceRewritePattern<linalg::LinalgOp> {
       return failure();
     if (!op.hasPureBufferSemantics())
       return failure();
-    // The default indexing maps, or B read transposed (torch's x @ W.T,
-    // see nova-fold-transpose-into-matmul).
-    bool transposedB = false;
+    // The default indexing maps, or A and/or B read transposed (torch's
+    // x @ W.T and dY.T @ X, see nova-fold-transpose-into-matmul).
+    OperandLayouts layouts;
     if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
-      SmallVector<AffineMap> maps = matmul.getIndexingMapsArray();
-      transposedB = llvm::equal(maps, transposedBMaps(op->getContext()));
-      if (!transposedB &&
-          !llvm::equal(maps, linalg::MatmulOp::getDefaultIndexingMaps(
-                                 op->getContext())))
+      std::optional<OperandLayouts> found = matmulLayouts(matmul);
+      if (!found)
         return failure();
+      layouts = *found;
     }
     if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation()))
       if (!llvm::equal(bmm.getIndexingMapsArray(),
@@ -76,16 +101,15 @@ struct MatmulToNova : public OpInterfaceRewritePattern<linalg::LinalgOp> {
 
     Value lhs = staging::stageIn(rewriter, loc, lhsBuf);
     Value rhs = staging::stageIn(rewriter, loc, rhsBuf);
-    if (transposedB) {
-      // B = W^T with W [N, K] row-major (torch's x @ W.T): W's rows are
-      // staged as they lie in HBM (whole runs; a transposing DMA would move
-      // one element per HBM burst) and the matrix unit reads the SRAM tile
-      // through a transposed view, which SRAM's element granule makes free.
-      AffineMap swap = AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0},
-                                                    op->getContext());
-      rhs = memref::TransposeOp::create(rewriter, loc, rhs,
-                                        AffineMapAttr::get(swap));
-    }
+    // A transposed operand (B = W^T with W [N, K] row-major for x @ W.T;
+    // A = dY^T with dY [K, M] for a weight gradient) is staged as its rows
+    // lie in HBM (whole runs; a transposing DMA would move one element per
+    // HBM burst) and the matrix unit reads the SRAM tile through a
+    // transposed view, which SRAM's element granule makes free.
+    if (layouts.transposedA)
+      lhs = transposedView(rewriter, loc, lhs);
+    if (layouts.transposedB)
+      rhs = transposedView(rewriter, loc, rhs);
     staging::StagedOutput out =
         staging::stageOut(rewriter, loc, outBuf, /*load=*/!overwrite);
     Value outTile = out.tile;
@@ -164,6 +188,13 @@ struct MatmulToNova : public OpInterfaceRewritePattern<linalg::LinalgOp> {
   TargetAttr target;
 };
 } // namespace
+
+std::string mlir::nova::lowering::whyMatmulNotLowerable(linalg::MatmulOp op) {
+  if (matmulLayouts(op))
+    return "";
+  return "its indexing maps are not C[m, n] += A[m, k] * B[k, n] with A "
+         "and B each possibly read transposed";
+}
 
 void mlir::nova::lowering::populateMatmulToNovaPatterns(
     RewritePatternSet &patterns, TargetAttr target) {

@@ -494,6 +494,16 @@ def _scatter_last(x: torch.Tensor, dim: int, index: torch.Tensor, src) -> torch.
     dim = dim % x.dim()
     size = x.shape[dim]
     index = _checked(index, size)
+    if index.shape[dim] == 1:
+        # One writer per row along ``dim`` (nll_loss's backward writing each
+        # row's target class): it is the last, so a one-hot select does it,
+        # with no [.., size, writers] index tensors.
+        hit = _pad_to(index == _iota(size, dim, index.dim(), index.device), x.shape, False)
+        if isinstance(src, torch.Tensor):
+            row = list(x.shape)
+            row[dim] = 1
+            src = _pad_to(_narrow_to(src, index.shape).to(x.dtype), row, 0)
+        return torch.where(hit, src, x)
     last = _last_writer(index, dim, size)
     if isinstance(src, torch.Tensor):
         src = _narrow_to(src, index.shape).to(x.dtype)

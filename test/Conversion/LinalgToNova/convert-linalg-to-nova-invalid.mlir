@@ -68,3 +68,16 @@ func.func @negative_assert_always_fails(%x: memref<8xf32, #nova.memory_space<sra
   }
   return
 }
+
+// -----
+
+// A matmul writing its result transposed has no matrix-unit lowering.
+func.func @negative_matmul_transposed_result(%a: memref<16x64xf32, #nova.memory_space<sram>>, %b: memref<64x128xf32, #nova.memory_space<sram>>, %c: memref<128x16xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'linalg.matmul' op cannot be lowered to nova: its indexing maps are not C[m, n] += A[m, k] * B[k, n] with A and B each possibly read transposed}}
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                 affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                 affine_map<(d0, d1, d2) -> (d1, d0)>]
+      ins(%a, %b : memref<16x64xf32, #nova.memory_space<sram>>, memref<64x128xf32, #nova.memory_space<sram>>)
+      outs(%c : memref<128x16xf32, #nova.memory_space<sram>>)
+  return
+}

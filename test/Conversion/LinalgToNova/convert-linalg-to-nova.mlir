@@ -191,3 +191,26 @@ func.func @matmul_transposed_weight(%x: memref<16x64xf32, #nova.memory_space<sra
       outs(%y : memref<16x128xf32, #nova.memory_space<sram>>)
   return
 }
+
+// -----
+
+#at = affine_map<(d0, d1, d2) -> (d2, d0)>
+#bn = affine_map<(d0, d1, d2) -> (d2, d1)>
+#cn = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A read transposed (a weight gradient dY.T @ X): dY's tile is DMA'd as its
+// rows lie in HBM and the matrix unit reads it through a transposed view.
+// CHECK-LABEL: func.func @matmul_transposed_lhs
+// CHECK: %[[SA:.*]] = memref.alloc() : memref<64x16xf32, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %[[SA]] : memref<64x16xf32, #nova.memory_space<hbm>> -> memref<64x16xf32, #nova.memory_space<sram>>
+// CHECK: %[[AT:.*]] = memref.transpose %[[SA]] (d0, d1) -> (d1, d0) : memref<64x16xf32, #nova.memory_space<sram>> to memref<16x64xf32, strided<[1, 16]>, #nova.memory_space<sram>>
+// CHECK-NOT: nova.transpose
+// CHECK: nova.matmul ins(%[[AT]], %{{.*}} : memref<16x64xf32, strided<[1, 16]>, #nova.memory_space<sram>>, memref<64x128xf32, #nova.memory_space<sram>>)
+func.func @matmul_transposed_lhs(%dy: memref<64x16xf32, #nova.memory_space<hbm>>, %x: memref<64x128xf32, #nova.memory_space<sram>>, %y: memref<16x128xf32, #nova.memory_space<sram>>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<16x128xf32, #nova.memory_space<sram>>)
+  linalg.matmul indexing_maps = [#at, #bn, #cn]
+      ins(%dy, %x : memref<64x16xf32, #nova.memory_space<hbm>>, memref<64x128xf32, #nova.memory_space<sram>>)
+      outs(%y : memref<16x128xf32, #nova.memory_space<sram>>)
+  return
+}

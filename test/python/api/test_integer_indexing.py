@@ -247,6 +247,16 @@ def test_scatter_src_and_value():
          x, index, torch.randn(2, 4))
 
 
+def test_scatter_one_writer_per_row():
+    # One index per row along the scattered dim (nll_loss's backward): a
+    # one-hot select; rows and columns the index does not reach keep x.
+    x = torch.randn(4, 8)
+    index = torch.tensor([[5], [0], [7]])
+    _run(lambda s, x, i, src: (x.scatter(1, i, src), x.scatter(1, i, -1.5),
+                               x.scatter(0, i.T % 4, src.T)),
+         x, index, torch.randn(3, 2))
+
+
 def test_index_add():
     x = torch.randn(4, 8)
     index = torch.tensor([0, 3, 3, 1, 0])

@@ -1,0 +1,236 @@
+//===- ForwardCopies.cpp - drop on-chip copies between ops ------*- C++ -*-===//
+//
+// A same-typed on-chip copy into a fresh tile costs the vector unit a pass
+// over the tile and moves nothing: its readers can read the source, or its
+// source's producer can write the destination (Passes.td has the rules).
+//
+//===----------------------------------------------------------------------===//
+#include "nova/Tile/Passes.h"
+
+#include "nova/Dialect/Nova/IR/NovaOps.h"
+
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#define DEBUG_TYPE "nova-forward-copies"
+
+namespace mlir::nova {
+#define GEN_PASS_DEF_NOVAFORWARDCOPIES
+#include "nova/Tile/Passes.h.inc"
+} // namespace mlir::nova
+
+using namespace mlir;
+using namespace mlir::nova;
+
+namespace {
+
+/// The buffer a view is a view of (the value itself if it is no view).
+/// Effect-free ops from one memref to another (memref.transpose, which is
+/// not a ViewLikeOpInterface) are views too.
+Value rootOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
+      v = view.getViewSource();
+      continue;
+    }
+    if (!isMemoryEffectFree(def))
+      break;
+    auto memrefs = llvm::make_filter_range(def->getOperands(), [](Value o) {
+      return isa<MemRefType>(o.getType());
+    });
+    if (llvm::range_size(memrefs) != 1)
+      break; // no source, or two: not a view
+    v = *memrefs.begin();
+  }
+  return v;
+}
+
+/// True if `op` (or an op nested in it) may read (with `reads`) or write a
+/// view of `root`. Ops that do not describe their effects count as touching.
+bool mayTouch(Operation *op, Value root, bool reads) {
+  if (isMemoryEffectFree(op) && op->getNumRegions() == 0)
+    return false;
+  if (op->getNumRegions() != 0) {
+    WalkResult r = op->walk([&](Operation *inner) {
+      if (inner != op && mayTouch(inner, root, reads))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted())
+      return true;
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+        isMemoryEffectFree(op))
+      return false;
+  }
+  auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!iface)
+    return true;
+  SmallVector<MemoryEffects::EffectInstance> effects;
+  iface.getEffects(effects);
+  for (const MemoryEffects::EffectInstance &e : effects) {
+    bool relevant = isa<MemoryEffects::Write>(e.getEffect()) ||
+                    (reads && isa<MemoryEffects::Read>(e.getEffect()));
+    if (!relevant)
+      continue;
+    Value v = e.getValue();
+    if (!v || rootOf(v) == root)
+      return true;
+  }
+  return false;
+}
+
+/// True if an op strictly between `from` and `to` (one block) may touch
+/// `root` (reads too with `reads`).
+bool touchedBetween(Operation *from, Operation *to, Value root, bool reads) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode())
+    if (mayTouch(op, root, reads))
+      return true;
+  return false;
+}
+
+/// A same-typed copy between two on-chip tiles (memory spaces may differ).
+bool isPlainCopy(ElementwiseOp op) {
+  if (op.getKind() != ElementwiseKind::Copy || op.getScalarAttr() ||
+      op.getInputs().size() != 1)
+    return false;
+  auto in = cast<MemRefType>(op.getInputs()[0].getType());
+  auto out = cast<MemRefType>(op.getOutput().getType());
+  return in.getShape() == out.getShape() &&
+         in.getElementType() == out.getElementType();
+}
+
+/// A fresh tile allocated in `block`.
+memref::AllocOp freshTile(Value v, Block *block) {
+  auto alloc = v.getDefiningOp<memref::AllocOp>();
+  return alloc && alloc->getBlock() == block ? alloc : memref::AllocOp();
+}
+
+/// True if `op` is a vector-unit op that reads `v` and does not write it.
+bool onlyReadsOnVector(Operation *op, Value v) {
+  if (auto e = dyn_cast<ElementwiseOp>(op))
+    return e.getOutput() != v;
+  if (auto r = dyn_cast<ReduceOp>(op))
+    return r.getOutput() != v;
+  return false;
+}
+
+/// The vector-unit op writing `v` as its output (and not reading it).
+Operation *vectorWriterOf(Operation *op, Value v) {
+  if (auto e = dyn_cast<ElementwiseOp>(op))
+    return e.getOutput() == v && !llvm::is_contained(e.getInputs(), v)
+               ? op
+               : nullptr;
+  if (auto r = dyn_cast<ReduceOp>(op))
+    return r.getOutput() == v && r.getInput() != v ? op : nullptr;
+  return nullptr;
+}
+
+void setOutput(Operation *op, Value v) {
+  if (auto e = dyn_cast<ElementwiseOp>(op))
+    e.getOutputMutable().assign(v);
+  else
+    cast<ReduceOp>(op).getOutputMutable().assign(v);
+}
+
+struct ForwardCopiesPass
+    : public nova::impl::NovaForwardCopiesBase<ForwardCopiesPass> {
+  using Base::Base;
+
+  /// copy %src -> %tmp; readers of %tmp read %src instead.
+  bool forward(ElementwiseOp copy) {
+    Value src = copy.getInputs()[0], tmp = copy.getOutput();
+    Block *block = copy->getBlock();
+    memref::AllocOp alloc = freshTile(tmp, block);
+    // Same shape, element type and layout; the memory space may differ
+    // (the accumulator, which vector ops read, drained into SRAM).
+    if (!alloc || cast<MemRefType>(src.getType()).getLayout() !=
+                      cast<MemRefType>(tmp.getType()).getLayout())
+      return false;
+    SmallVector<Operation *> readers;
+    Operation *last = copy;
+    for (OpOperand &use : tmp.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == copy)
+        continue;
+      if (user->getBlock() != block || !copy->isBeforeInBlock(user) ||
+          !onlyReadsOnVector(user, tmp))
+        return false;
+      readers.push_back(user);
+      if (last->isBeforeInBlock(user))
+        last = user;
+    }
+    if (readers.empty())
+      return false;
+    Value root = rootOf(src);
+    if (touchedBetween(copy, last, root, /*reads=*/false))
+      return false;
+    // A reader writing the source would overwrite what a later one reads.
+    for (Operation *r : readers)
+      if (mayTouch(r, root, /*reads=*/false))
+        return false;
+    for (Operation *r : readers)
+      r->replaceUsesOfWith(tmp, src);
+    copy->erase();
+    if (alloc->use_empty())
+      alloc->erase();
+    ++numForwarded;
+    return true;
+  }
+
+  /// P -> %tmp; copy %tmp -> %dst: P writes %dst instead.
+  bool retarget(ElementwiseOp copy, DominanceInfo &dom) {
+    Value tmp = copy.getInputs()[0], dst = copy.getOutput();
+    Block *block = copy->getBlock();
+    memref::AllocOp alloc = freshTile(tmp, block);
+    if (!alloc || tmp.getType() != dst.getType())
+      return false;
+    Operation *producer = nullptr;
+    for (OpOperand &use : tmp.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == copy)
+        continue;
+      if (producer || user->getBlock() != block ||
+          !user->isBeforeInBlock(copy) || !vectorWriterOf(user, tmp))
+        return false;
+      producer = user;
+    }
+    if (!producer || !dom.properlyDominates(dst, producer))
+      return false;
+    Value root = rootOf(dst);
+    if (touchedBetween(producer, copy, root, /*reads=*/true))
+      return false;
+    // The producer may read the destination only in place, element for
+    // element (an elementwise op reading exactly the tile it writes).
+    for (Value in : producer->getOperands()) {
+      if (in == tmp || rootOf(in) != root)
+        continue;
+      if (in != dst || !isa<ElementwiseOp>(producer))
+        return false;
+    }
+    setOutput(producer, dst);
+    copy->erase();
+    if (alloc->use_empty())
+      alloc->erase();
+    ++numRetargeted;
+    return true;
+  }
+
+  void runOnOperation() override {
+    DominanceInfo dom(getOperation());
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      SmallVector<ElementwiseOp> copies;
+      getOperation().walk([&](ElementwiseOp op) {
+        if (isPlainCopy(op))
+          copies.push_back(op);
+      });
+      for (ElementwiseOp copy : copies)
+        if (forward(copy) || retarget(copy, dom))
+          changed = true;
+    }
+  }
+};
+} // namespace

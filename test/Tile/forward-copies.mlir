@@ -1,0 +1,138 @@
+// RUN: nova-opt %s --nova-forward-copies -split-input-file | FileCheck %s
+
+!a = memref<64x128xbf16, #nova.memory_space<sram>>
+!b = memref<128x128xbf16, #nova.memory_space<sram>>
+!acc = memref<64x128xf32, #nova.memory_space<acc>>
+!t = memref<64x128xf32, #nova.memory_space<sram>>
+!row = memref<1x128xf32, #nova.memory_space<sram>>
+!h = memref<64x128xf32, #nova.memory_space<hbm>>
+
+// A matmul's bias epilogue: the add reads the accumulator (no drain copy)
+// and writes the staged output (no copy into it).
+// CHECK-LABEL: func.func @matmul_bias_epilogue
+// CHECK-SAME: (%[[A:.*]]: memref<64x128xbf16, {{.*}}>, %[[B:.*]]: memref<128x128xbf16, {{.*}}>, %[[BIAS:.*]]: memref<1x128xf32, {{.*}}>, %[[OUT:.*]]: memref<64x128xf32, #nova.memory_space<hbm>>)
+// CHECK: %[[ACC:.*]] = memref.alloc() : memref<64x128xf32, #nova.memory_space<acc>>
+// CHECK: %[[ST:.*]] = memref.alloc() : memref<64x128xf32, #nova.memory_space<sram>>
+// CHECK: nova.matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[ACC]] : {{.*}})
+// CHECK-NOT: <copy>
+// CHECK: nova.elementwise <add> ins(%[[ACC]], %[[BIAS]] : memref<64x128xf32, #nova.memory_space<acc>>, memref<1x128xf32, #nova.memory_space<sram>>) outs(%[[ST]] : memref<64x128xf32, #nova.memory_space<sram>>)
+// CHECK-NOT: <copy>
+// CHECK: nova.dma_start %[[ST]], %[[OUT]]
+func.func @matmul_bias_epilogue(%a: !a, %b: !b, %bias: !row, %out: !h) {
+  %acc = memref.alloc() : !acc
+  %st = memref.alloc() : !t
+  nova.matmul ins(%a, %b : !a, !b) outs(%acc : !acc)
+  %d = memref.alloc() : !t
+  nova.elementwise <copy> ins(%acc : !acc) outs(%d : !t)
+  %s = memref.alloc() : !t
+  nova.elementwise <add> ins(%d, %bias : !t, !row) outs(%s : !t)
+  nova.elementwise <copy> ins(%s : !t) outs(%st : !t)
+  %tok = nova.dma_start %st, %out : !t -> !h
+  nova.wait %tok
+  return
+}
+
+// -----
+
+!t = memref<64x128xf32, #nova.memory_space<sram>>
+!tb = memref<64x128xbf16, #nova.memory_space<sram>>
+
+// A copy that rounds to bf16 is an instruction of its own: it stays.
+// CHECK-LABEL: func.func @negative_rounding_copy
+// CHECK: nova.elementwise <exp>
+// CHECK: nova.elementwise <copy> ins(%{{.*}} : memref<64x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xbf16, #nova.memory_space<sram>>)
+func.func @negative_rounding_copy(%x: !t, %y: !tb) {
+  %e = memref.alloc() : !t
+  nova.elementwise <exp> ins(%x : !t) outs(%e : !t)
+  nova.elementwise <copy> ins(%e : !t) outs(%y : !tb)
+  return
+}
+
+// -----
+
+!t = memref<64x128xf32, #nova.memory_space<sram>>
+
+// The source is overwritten before the copy's reader runs: the reader must
+// read the copy.
+// CHECK-LABEL: func.func @negative_source_overwritten
+// CHECK: nova.elementwise <copy> ins(%[[X:.*]] : {{.*}}) outs(%[[D:.*]] : {{.*}})
+// CHECK: nova.fill 0.000000e+00 outs(%[[X]]
+// CHECK: nova.elementwise <exp> ins(%[[D]] :
+func.func @negative_source_overwritten(%x: !t, %y: !t) {
+  %d = memref.alloc() : !t
+  nova.elementwise <copy> ins(%x : !t) outs(%d : !t)
+  nova.fill 0.0 outs(%x : !t)
+  nova.elementwise <exp> ins(%d : !t) outs(%y : !t)
+  return
+}
+
+// -----
+
+!t = memref<64x128xf32, #nova.memory_space<sram>>
+!h = memref<64x128xf32, #nova.memory_space<hbm>>
+
+// A DMA reads the copy: it stays (only vector-unit readers are redirected).
+// CHECK-LABEL: func.func @negative_dma_reader
+// CHECK: nova.elementwise <copy>
+// CHECK: nova.dma_start
+func.func @negative_dma_reader(%x: !t, %out: !h) {
+  %d = memref.alloc() : !t
+  nova.elementwise <copy> ins(%x : !t) outs(%d : !t)
+  %tok = nova.dma_start %d, %out : !t -> !h
+  nova.wait %tok
+  return
+}
+
+// -----
+
+!t = memref<64x128xf32, #nova.memory_space<sram>>
+!h = memref<64x128xf32, #nova.memory_space<hbm>>
+
+// The destination's old value is read (sent to HBM) between the producer
+// and the copy: the producer must not write it early.
+// CHECK-LABEL: func.func @negative_destination_read_between
+// CHECK: nova.elementwise <exp> ins(%{{.*}}) outs(%[[E:.*]] : memref
+// CHECK: nova.dma_start %[[Y:.*]], %{{.*}} :
+// CHECK: nova.elementwise <copy> ins(%[[E]] : {{.*}}) outs(%[[Y]] :
+func.func @negative_destination_read_between(%x: !t, %y: !t, %out: !h) {
+  %e = memref.alloc() : !t
+  nova.elementwise <exp> ins(%x : !t) outs(%e : !t)
+  %tok = nova.dma_start %y, %out : !t -> !h
+  nova.wait %tok
+  nova.elementwise <copy> ins(%e : !t) outs(%y : !t)
+  return
+}
+
+// -----
+
+!s = memref<64x64xf32, #nova.memory_space<sram>>
+
+// The producer reads the destination through a transposed view: writing it
+// in place would overwrite elements still to be read.
+// CHECK-LABEL: func.func @negative_producer_reads_other_view
+// CHECK: nova.elementwise <add> ins(%{{.*}}, %{{.*}}) outs(%[[E:.*]] : memref
+// CHECK: nova.elementwise <copy> ins(%[[E]]
+func.func @negative_producer_reads_other_view(%x: !s, %y: !s) {
+  %yt = memref.transpose %y (d0, d1) -> (d1, d0) : !s to memref<64x64xf32, strided<[1, 64]>, #nova.memory_space<sram>>
+  %e = memref.alloc() : !s
+  nova.elementwise <add> ins(%x, %yt : !s, memref<64x64xf32, strided<[1, 64]>, #nova.memory_space<sram>>) outs(%e : !s)
+  nova.elementwise <copy> ins(%e : !s) outs(%y : !s)
+  return
+}
+
+// -----
+
+!s = memref<64x64xf32, #nova.memory_space<sram>>
+
+// An in-place update (the destination read element for element): the
+// producer writes it directly.
+// CHECK-LABEL: func.func @in_place_update
+// CHECK-SAME: (%[[X:.*]]: memref<64x64xf32, {{.*}}>, %[[Y:.*]]: memref<64x64xf32, {{.*}}>)
+// CHECK: nova.elementwise <sub> ins(%[[Y]], %[[X]] : {{.*}}) outs(%[[Y]] :
+// CHECK-NOT: <copy>
+func.func @in_place_update(%x: !s, %y: !s) {
+  %e = memref.alloc() : !s
+  nova.elementwise <sub> ins(%y, %x : !s, !s) outs(%e : !s)
+  nova.elementwise <copy> ins(%e : !s) outs(%y : !s)
+  return
+}
