@@ -258,6 +258,7 @@ class AotGraph(NovaGraph):
 
     def _compile(self, args: Sequence[Any], cache: ProgramCache) -> Any:
         from nova.frontend.export import import_fx_graph
+        from nova.frontend.shape_asserts import lowered_copy
 
         if self.options.parallel:
             raise NovaTrainingGraphError(
@@ -275,7 +276,8 @@ class AotGraph(NovaGraph):
         saved = output.args
         output.args = (tuple(layout.returned[i] for i in layout.kept),)
         try:
-            mlir, _ = import_fx_graph(graph, func_name="forward")
+            # Runtime asserts (torch._assert_async) are checked on the chip.
+            mlir, _ = import_fx_graph(lowered_copy(graph), func_name="forward")
         finally:
             output.args = saved
         cache.imports += 1

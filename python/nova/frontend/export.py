@@ -309,12 +309,14 @@ def _module_path(node: torch.fx.Node) -> str | None:
     return path or None
 
 
-def _name_locations_by_module(importer, asserts: dict[torch.fx.Node, int]) -> None:
+def _name_locations_by_module(importer, asserts: dict[torch.fx.Node, int],
+                              assert_locations: dict[int, Any]) -> None:
     """Makes torch-mlir wrap the location of every node in a name location
     holding its module path, so that each instruction can be attributed to
     the module it came from (``blocks.3.attn``) as well as to its line; and
     the location of each assert's conversion in one naming the assert
-    (:mod:`nova.frontend.shape_asserts`)."""
+    (:mod:`nova.frontend.shape_asserts`), its own location going into
+    ``assert_locations``."""
     from torch_mlir.extras.fx_importer import ContextCache
     from torch_mlir.ir import Location
 
@@ -326,9 +328,11 @@ def _name_locations_by_module(importer, asserts: dict[torch.fx.Node, int]) -> No
         def get_node_location(self, node):
             loc = super().get_node_location(node)
             if node in asserts:
+                # The assert's own location (its source line) is kept for its cf.assert.
+                source = loc if loc is not None else Location.unknown(self._c)
+                assert_locations[asserts[node]] = source
                 loc = Location.name(f"{ASSERT_LOCATION_PREFIX}{asserts[node]}",
-                                    childLoc=loc if loc is not None else Location.unknown(self._c),
-                                    context=self._c)
+                                    childLoc=source, context=self._c)
             path = _module_path(node)
             if loc is None or path is None:
                 return loc
@@ -369,7 +373,8 @@ def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
     context.attach_diagnostic_handler(keep)
     importer = FxImporter(context=context)
     asserts = assert_messages(graph)
-    _name_locations_by_module(importer, asserts)
+    assert_locations: dict[int, Any] = {}
+    _name_locations_by_module(importer, asserts, assert_locations)
     try:
         importer.import_stateless_graph(graph, func_name=func_name)
     except Exception as error:  # the importer's own NotImplementedError, KeyError...
@@ -384,7 +389,7 @@ def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
         except TorchMlirCompilerError as error:
             raise lowering_error(module, diagnostics, error) from error
     if asserts:
-        insert_asserts(module, asserts)
+        insert_asserts(module, asserts, assert_locations)
     ops, foreign = _walk_ops(module)
     if reject_foreign_ops:
         _reject_foreign_ops(foreign)

@@ -15,8 +15,11 @@ torch-mlir):
 - an elementwise op of dense tensors of the same mask and of operands without
   the unbacked size (scalars, tensors broadcast over the trailing dims) is the
   op on the dense tensors;
-- ``index_put(x, [mask, i...], values, accumulate)`` with dense values is
-  ``where(mask & (position == i)..., x + values or values, x)``;
+- ``index_put(x, [mask, i...], values, accumulate)`` with dense values, or
+  with values of the packed size filled with one value (a training trace's
+  zeros), is ``where(mask & (position == i)..., x + values or values, x)``;
+- masks are compared by value: a training trace recomputes ``h > 0`` for the
+  backward, a second node of the same mask;
 - ``sum()`` / ``mean()`` of a dense tensor sum it where the mask is set (the
   mean divides by the count of the mask times the trailing elements).
 
@@ -60,6 +63,40 @@ def _unbacked(node: Any) -> bool:
     return isinstance(val, torch.Tensor) and bool(free_unbacked_symbols(val.shape))
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Whether two FX arguments compute the same value: the same node, or the
+    same pure op of the same arguments (a training trace recomputes
+    ``h > 0`` for the backward: a second node of the same mask)."""
+    if isinstance(a, Node) and isinstance(b, Node):
+        if a is b:
+            return True
+        if a.op != "call_function" or b.op != "call_function" or a.target is not b.target \
+                or not isinstance(a.target, torch._ops.OpOverload) \
+                or torch.Tag.nondeterministic_seeded in a.target.tags \
+                or a.target._schema.is_mutable:
+            return False
+        return _same(list(a.args), list(b.args)) and _same(dict(a.kwargs), dict(b.kwargs))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+class _Masks:
+    """One representative node per distinct mask value."""
+
+    def __init__(self) -> None:
+        self.seen: list[Node] = []
+
+    def __call__(self, mask: Node) -> Node:
+        for known in self.seen:
+            if _same(known, mask):
+                return known
+        self.seen.append(mask)
+        return mask
+
+
 def _mask_and_picks(src: Node, indices: Any) -> tuple[Node, list[Node]] | None:
     """``[mask, i...]`` over ``src``: one bool mask over its leading dims, then
     integer indices of one element each (torch broadcasts them against the
@@ -87,6 +124,7 @@ def densify_masked_lanes(graph: Graph) -> None:
     if not any(_unbacked(n) for n in graph.nodes):
         return
     dense: dict[Node, _Dense] = {}
+    masks = _Masks()
     rewritten = []
     for node in list(graph.nodes):
         if node.op != "call_function":
@@ -96,9 +134,14 @@ def densify_masked_lanes(graph: Graph) -> None:
             found = _mask_and_picks(node.args[0], node.args[1])
             if found is not None:
                 mask, ints = found
-                dense[node] = _dense_read(emit, node.args[0], mask, ints)
+                dense[node] = _dense_read(emit, node.args[0], masks(mask), ints)
+        elif node.target in _PUTS and _packed_fill(node.args[2]) is not None:
+            result = _put_fill(emit, node, masks)
+            if result is not None:
+                node.replace_all_uses_with(result)
+                rewritten.append(node)
         elif node.target in _PUTS and any(a in dense for a in node.all_input_nodes):
-            result = _put(emit, node, dense)
+            result = _put(emit, node, dense, masks)
             if result is not None:
                 node.replace_all_uses_with(result)
                 rewritten.append(node)
@@ -176,13 +219,51 @@ def _written(emit: Emitter, x: Node, form: _Dense) -> Node:
     return where
 
 
-def _put(emit: Emitter, node: Node, dense: dict[Node, _Dense]) -> Node | None:
+#: Ops that fill a new tensor with one value (a training trace's zeros of the
+#: packed size, ``full_like(empty_strided([u0]), 0)``): the fill's position.
+_FILLS = {aten.full_like.default: 1, aten.full.default: 1, aten.zeros_like.default: None,
+          aten.zeros.default: None, aten.new_zeros.default: None}
+
+
+def _packed_fill(values: Any) -> int | float | bool | None:
+    """The one value a packed tensor (of the unbacked size) is filled with, or None."""
+    if not isinstance(values, Node) or values.op != "call_function" \
+            or values.target not in _FILLS or not _unbacked(values):
+        return None
+    position = _FILLS[values.target]
+    if position is None:
+        return 0
+    fill = values.args[position] if len(values.args) > position else None
+    return fill if isinstance(fill, (int, float, bool)) else None
+
+
+def _put_fill(emit: Emitter, node: Node, masks: _Masks) -> Node | None:
+    """``index_put(x, [mask, i...], packed tensor of one value c)``: ``c`` (or
+    ``x + c`` accumulating) where the mask and picks are set."""
     x, indices, values = node.args[:3]
     accumulate = node.args[3] if len(node.args) > 3 else node.kwargs.get("accumulate", False)
     found = _mask_and_picks(x, indices)
-    if found is None or values not in dense or dense[values].mask is not found[0]:
+    if found is None:
         return None
     mask, ints = found
+    mask = masks(mask)
+    x_val = _val(x)
+    picks = tuple((_val(mask).dim() + k, _checked_index(emit, i, x_val.shape[_val(mask).dim() + k]))
+                  for k, i in enumerate(ints))
+    fill = emit(aten.full_like.default, x, _packed_fill(values))
+    where = _written(emit, x, _Dense(mask, picks, fill))
+    new = emit(aten.add.Tensor, x, fill) if accumulate else fill
+    return emit(aten.where.self, where, new, x)
+
+
+def _put(emit: Emitter, node: Node, dense: dict[Node, _Dense], masks: _Masks) -> Node | None:
+    x, indices, values = node.args[:3]
+    accumulate = node.args[3] if len(node.args) > 3 else node.kwargs.get("accumulate", False)
+    found = _mask_and_picks(x, indices)
+    if found is None or values not in dense or dense[values].mask is not masks(found[0]):
+        return None
+    mask, ints = found
+    mask = masks(mask)
     x_val = _val(x)
     # The dense values are indexed by the mask's positions, like the write:
     # read at x[m, 1] and written at x[m, 2] moves each row's element.

@@ -150,6 +150,21 @@ def lower_item_scalars(graph: Graph) -> None:
     graph.lint()
 
 
+def lowered_copy(graph: Graph) -> Graph:
+    """``graph`` itself if it holds no ``.item()`` scalar and no runtime assert;
+    else a copy rewritten by :func:`lower_item_scalars` (for a caller that
+    still runs ``graph`` as it is, in eager, when the compile fails)."""
+    if not any(n.op == "call_function" and (
+            n.target is aten._local_scalar_dense.default or n.target in _ASYNC
+            or n.target is aten._assert_scalar.default) for n in graph.nodes):
+        return graph
+    copy = Graph()
+    values: dict[Node, Node] = {}
+    copy.output(copy.graph_copy(graph, values))
+    lower_item_scalars(copy)
+    return copy
+
+
 def _message(node: Node) -> str:
     """An assert node's message (torch.export writes the expression it checks
     into ``_assert_scalar``'s; ``torch._assert_async`` without one gets a
@@ -186,10 +201,13 @@ def assert_messages(graph: Graph) -> dict[Node, int]:
     return {n: i for i, n in enumerate(marked)}
 
 
-def insert_asserts(module: Any, marked: dict[Node, int]) -> None:
+def insert_asserts(module: Any, marked: dict[Node, int], locations: dict[int, Any]) -> None:
     """Puts a ``cf.assert`` of the bool into each marked conversion's
     ``linalg.generic`` in torch-mlir's linalg IR ``module`` (the conversion's
-    location is a name location ``nova.assert#<index>``). A marked conversion
+    location is a name location ``nova.assert#<index>``), at the assert's own
+    location from ``locations`` (index -> location; one without a file is
+    named "runtime assert" so that the binary's DEBUG entry still carries the
+    message). A marked conversion
     torch-mlir folded away (a condition computed from constants only) is an
     error: whether it held is no longer known."""
     import re
@@ -216,8 +234,10 @@ def insert_asserts(module: Any, marked: dict[Node, int]) -> None:
         if not isinstance(condition.type, ir.IntegerType) or condition.type.width != 1:
             continue
         terminator = list(block.operations)[-1]
-        with op.location:
-            cf.AssertOp(condition, messages[index], ip=ir.InsertionPoint(terminator))
+        location = locations.get(index, op.location)
+        if str(location) == "loc(unknown)":
+            location = ir.Location.name("runtime assert", context=location.context)
+        cf.AssertOp(condition, messages[index], loc=location, ip=ir.InsertionPoint(terminator))
         placed.add(index)
     missing = sorted(set(messages) - placed)
     if missing:
