@@ -123,6 +123,28 @@ def static_reason(node: torch.fx.Node, value: Any,
     return None
 
 
+def narrow_in_eager(gm: torch.fx.GraphModule) -> dict[str, str]:
+    """The nodes of an aot_autograd (training) graph that make or read a uint8
+    or int16 tensor: the frontend carries those in int32 only in the graphs it
+    exports (inference), whose arguments and results the binding converts;
+    torch-mlir alone would lower uint8 as a signed i8. They run in eager."""
+    def narrow(node: Any) -> str | None:
+        value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+        if isinstance(value, torch.Tensor) and value.dtype in (torch.uint8, torch.int16):
+            return str(value.dtype).removeprefix("torch.")
+        return None
+
+    found = {}
+    for node in gm.graph.nodes:
+        if node.op not in _CALLS:
+            continue
+        dtype = narrow(node) or next(filter(None, map(narrow, node.all_input_nodes)), None)
+        if dtype is not None:
+            found[node.name] = (f"it makes or reads a {dtype} tensor (narrow integers run on "
+                                f"Nova in inference graphs, in eager in training graphs)")
+    return found
+
+
 #: ``compile_probe(graph_module, args)``: compiles a probe or raises the compiler's error.
 ProbeCompiler = Callable[[torch.fx.GraphModule, Sequence[Any]], None]
 

@@ -37,6 +37,7 @@ from nova.dynamo.backend import NovaGraph
 from nova.dynamo.cache import ProgramCache
 from nova.dynamo.graph import attribute_values, call_key
 from nova.dynamo.options import BackendOptions
+from nova.dynamo.partition import narrow_in_eager
 from nova.dynamo.rewrite import draw_seed, rewrite_for_training
 from nova.runtime.device import DeviceTensor, host_values
 
@@ -82,7 +83,7 @@ def aot_backend(options: BackendOptions, name: str | None = None) -> Callable[..
     def compiler(kind: str):
         def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]):
             graph = AotGraph(gm, example_inputs, options, kind, name=name)
-            graph.forced = dict(forced[kind])
+            graph.forced = {**narrow_in_eager(gm), **forced[kind]}
             return make_boxed_func(graph)
         return compile_graph
 

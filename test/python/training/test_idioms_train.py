@@ -121,3 +121,32 @@ def test_torch_compile_training_keeps_the_assert(tmp_path, monkeypatch) -> None:
     with pytest.raises(AssertionFailedError, match="input must not be all zero"):
         compiled(torch.zeros_like(X))
     torch._dynamo.reset()
+
+
+def test_torch_compile_training_with_uint8_matches_eager(tmp_path, monkeypatch) -> None:
+    """torch.compile's training graphs run their uint8 / int16 ops in eager
+    (named in the report), the rest on Nova; losses and every gradient are eager's."""
+    monkeypatch.setenv("NOVA_CACHE_DIR", str(tmp_path))
+    torch._dynamo.reset()
+    nova.dynamo.clear_cache()
+    torch.manual_seed(0)
+    model = Narrow()
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="nova")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    reference_optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-2)
+    for _ in range(2):
+        optimizer.zero_grad()
+        reference_optimizer.zero_grad()
+        loss = F.mse_loss(compiled(X, CODES), TARGET)
+        loss.backward()
+        expected = F.mse_loss(reference(X, CODES), TARGET)
+        expected.backward()
+        torch.testing.assert_close(loss.detach(), expected.detach(), rtol=1e-4, atol=1e-6)
+        for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5, msg=name)
+        optimizer.step()
+        reference_optimizer.step()
+    eager = [op for row in nova.dynamo.report() for op, _ in row.eager_ops]
+    assert eager and all("mm" not in op for op in eager), eager
+    torch._dynamo.reset()
