@@ -369,6 +369,12 @@ def _partwise(emit: _Emitter, node: Node, parts: dict) -> Any:
         substitute = pick(index)
         args = torch.fx.node.map_aggregate(node.args, substitute)
         kwargs = torch.fx.node.map_aggregate(dict(node.kwargs), substitute)
+        if target is aten.constant_pad_nd.default and index == 1:
+            # A real padding value v is v + 0j: the imaginary part pads with 0.
+            if len(args) > 2 and isinstance(node.args[2], (int, float)):
+                args = (*args[:2], 0.0, *args[3:])
+            if isinstance(node.kwargs.get("value"), (int, float)):
+                kwargs["value"] = 0.0
         results.append(emit(target, *args, **kwargs))
     if isinstance(val, (list, tuple)):  # several complex results: each piece a pair
         pieces = []
