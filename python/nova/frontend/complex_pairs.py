@@ -67,7 +67,8 @@ _PARTWISE = {
     aten.resolve_conj.default, aten.resolve_neg.default, aten.constant_pad_nd.default,
     aten.unfold.default, aten.movedim.int, aten.split.Tensor, aten.split_with_sizes.default,
     aten.unbind.int, aten.chunk.default, operator.getitem,
-    aten.zeros_like.default, aten.empty_like.default,
+    aten.zeros_like.default, aten.empty_like.default, aten.copy.default,
+    prims.squeeze.default, prims.view_of.default,
 }
 
 #: Ops that only check metadata: dropped when they read a complex tensor.
@@ -143,11 +144,14 @@ def _return_pairs(graph: Graph, output: Node, parts: dict) -> None:
 def _materialize(emit: _Emitter, pair: tuple[Any, Any], like: Node) -> tuple[Node, Node]:
     """Both parts as tensors (an exact zero or a scalar becomes a full tensor)."""
     val = like.meta["val"]
-    dtype = _PART_DTYPE[val.dtype]
+    if val.dtype.is_complex:
+        shape, dtype = list(val.shape), _PART_DTYPE[val.dtype]
+    else:  # a complex placeholder, already widened to view_as_real of its value
+        shape, dtype = list(val.shape[:-1]), val.dtype
     out = []
     for part in pair:
         if not isinstance(part, Node):
-            part = emit(aten.full.default, list(val.shape), float(part or 0.0), dtype=dtype)
+            part = emit(aten.full.default, shape, float(part or 0.0), dtype=dtype)
         out.append(part)
     return out[0], out[1]
 
