@@ -272,6 +272,12 @@ def _lower(emit: _Emitter, node: Node, parts: dict) -> Any:
                   aten.ones.default, aten.empty.memory_format, aten.full_like.default,
                   aten.ones_like.default):
         return _full(emit, node)
+    if target in (aten.eye.default, aten.eye.m):
+        # The identity: ones on the real part's diagonal, an exact zero imaginary part.
+        val = node.meta["val"]
+        kwargs = {**kwargs, "dtype": _PART_DTYPE[val.dtype]}
+        return emit(target, *args, **kwargs), emit(aten.full.default, list(val.shape), 0.0,
+                                                   dtype=_PART_DTYPE[val.dtype])
     if target in _PARTWISE:
         return _partwise(emit, node, parts)
     raise _Unsupported("")

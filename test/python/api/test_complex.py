@@ -48,6 +48,8 @@ CASES = {
                           (torch.complex(X, Y),)),
     "diff_vector_matmul": (lambda z: (torch.diff(z, dim=1), z[0] @ z[1]),
                            (torch.complex(X, Y),)),  # copy, prims.squeeze
+    "eye": (lambda z: z @ torch.eye(z.shape[1], dtype=torch.complex64) * 2,
+            (torch.complex(X, Y),)),
     "identity": (lambda z: z.contiguous(), (torch.complex(X, Y),)),
     "empty_result": (lambda z: z[:0] * 2, (torch.complex(X, Y),)),
     "complex_first_input": (lambda z, x: torch.view_as_real(z * x), (torch.complex(X, Y), X)),
