@@ -2,8 +2,8 @@
 split so that everything else still runs on Nova.
 
 Support is decided per node, honestly, by compiling rather than by a list
-that goes stale: the frontend's own refusals come first (unsigned tensors and
-tensors without elements, :mod:`nova.frontend.export`), then the graph is
+that goes stale: the frontend's own refusals come first (unsigned tensors wider
+than uint8 and tensors without elements, :mod:`nova.frontend.export`), then the graph is
 compiled whole. When that fails, the error names the model's line; each node
 of that line is compiled on its own (a *probe*, with the values the node saw
 in an eager run of the graph) and the ones that fail run in eager. An error
@@ -35,7 +35,8 @@ from nova.dynamo.options import BackendOptions
 logger = logging.getLogger(__name__)
 
 _CALLS = ("call_function", "call_method", "call_module")
-_UNSIGNED = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
+#: Unsigned dtypes the frontend refuses (uint8 is carried in int32, nova.frontend.narrow_ints).
+_UNSIGNED = (torch.uint16, torch.uint32, torch.uint64)
 
 #: Probe results in this process: (target, argument signature, options) -> reason or None.
 _PROBES: dict[tuple, str | None] = {}
@@ -107,7 +108,7 @@ def record_values(gm: torch.fx.GraphModule, args: Sequence[Any]) -> dict[torch.f
 def static_reason(node: torch.fx.Node, value: Any,
                   values: Mapping[torch.fx.Node, Any] | None = None) -> str | None:
     """The frontend's refusals that need no compile (see nova.frontend.export):
-    a node that makes or reads an unsigned tensor or one without elements (an
+    a node that makes or reads an unsigned tensor wider than uint8 or one without elements (an
     empty KV cache that a ``cat`` extends)."""
     for source in node.all_input_nodes if values is not None else ():
         read = values.get(source)
@@ -120,6 +121,28 @@ def static_reason(node: torch.fx.Node, value: Any,
         if value.numel() == 0 and node.users:
             return f"it makes a tensor without elements {tuple(value.shape)}"
     return None
+
+
+def narrow_in_eager(gm: torch.fx.GraphModule) -> dict[str, str]:
+    """The nodes of an aot_autograd (training) graph that make or read a uint8
+    or int16 tensor: the frontend carries those in int32 only in the graphs it
+    exports (inference), whose arguments and results the binding converts;
+    torch-mlir alone would lower uint8 as a signed i8. They run in eager."""
+    def narrow(node: Any) -> str | None:
+        value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+        if isinstance(value, torch.Tensor) and value.dtype in (torch.uint8, torch.int16):
+            return str(value.dtype).removeprefix("torch.")
+        return None
+
+    found = {}
+    for node in gm.graph.nodes:
+        if node.op not in _CALLS:
+            continue
+        dtype = narrow(node) or next(filter(None, map(narrow, node.all_input_nodes)), None)
+        if dtype is not None:
+            found[node.name] = (f"it makes or reads a {dtype} tensor (narrow integers run on "
+                                f"Nova in inference graphs, in eager in training graphs)")
+    return found
 
 
 #: ``compile_probe(graph_module, args)``: compiles a probe or raises the compiler's error.

@@ -37,6 +37,7 @@ from nova.dynamo.backend import NovaGraph
 from nova.dynamo.cache import ProgramCache
 from nova.dynamo.graph import attribute_values, call_key, device_hooks
 from nova.dynamo.options import BackendOptions
+from nova.dynamo.partition import narrow_in_eager
 from nova.dynamo.rewrite import draw_seed, rewrite_for_training
 from nova.runtime.device import DeviceTensor, host_values
 
@@ -82,7 +83,7 @@ def aot_backend(options: BackendOptions, name: str | None = None) -> Callable[..
     def compiler(kind: str):
         def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]):
             graph = AotGraph(gm, example_inputs, options, kind, name=name)
-            graph.forced = dict(forced[kind])
+            graph.forced = {**narrow_in_eager(gm), **forced[kind]}
             return make_boxed_func(graph)
         return compile_graph
 
@@ -264,6 +265,7 @@ class AotGraph(NovaGraph):
 
     def _compile(self, args: Sequence[Any], cache: ProgramCache) -> Any:
         from nova.frontend.export import import_fx_graph
+        from nova.frontend.shape_asserts import lowered_copy
 
         if self.options.parallel:
             raise NovaTrainingGraphError(
@@ -281,7 +283,8 @@ class AotGraph(NovaGraph):
         saved = output.args
         output.args = (tuple(layout.returned[i] for i in layout.kept),)
         try:
-            mlir, _ = import_fx_graph(graph, func_name="forward")
+            # Runtime asserts (torch._assert_async) are checked on the chip.
+            mlir, _ = import_fx_graph(lowered_copy(graph), func_name="forward")
         finally:
             output.args = saved
         cache.imports += 1

@@ -67,7 +67,8 @@ _PARTWISE = {
     aten.resolve_conj.default, aten.resolve_neg.default, aten.constant_pad_nd.default,
     aten.unfold.default, aten.movedim.int, aten.split.Tensor, aten.split_with_sizes.default,
     aten.unbind.int, aten.chunk.default, operator.getitem,
-    aten.zeros_like.default, aten.empty_like.default,
+    aten.zeros_like.default, aten.empty_like.default, aten.copy.default,
+    prims.squeeze.default, prims.view_of.default,
 }
 
 #: Ops that only check metadata: dropped when they read a complex tensor.
@@ -143,11 +144,14 @@ def _return_pairs(graph: Graph, output: Node, parts: dict) -> None:
 def _materialize(emit: _Emitter, pair: tuple[Any, Any], like: Node) -> tuple[Node, Node]:
     """Both parts as tensors (an exact zero or a scalar becomes a full tensor)."""
     val = like.meta["val"]
-    dtype = _PART_DTYPE[val.dtype]
+    if val.dtype.is_complex:
+        shape, dtype = list(val.shape), _PART_DTYPE[val.dtype]
+    else:  # a complex placeholder, already widened to view_as_real of its value
+        shape, dtype = list(val.shape[:-1]), val.dtype
     out = []
     for part in pair:
         if not isinstance(part, Node):
-            part = emit(aten.full.default, list(val.shape), float(part or 0.0), dtype=dtype)
+            part = emit(aten.full.default, shape, float(part or 0.0), dtype=dtype)
         out.append(part)
     return out[0], out[1]
 
@@ -268,6 +272,12 @@ def _lower(emit: _Emitter, node: Node, parts: dict) -> Any:
                   aten.ones.default, aten.empty.memory_format, aten.full_like.default,
                   aten.ones_like.default):
         return _full(emit, node)
+    if target in (aten.eye.default, aten.eye.m):
+        # The identity: ones on the real part's diagonal, an exact zero imaginary part.
+        val = node.meta["val"]
+        kwargs = {**kwargs, "dtype": _PART_DTYPE[val.dtype]}
+        return emit(target, *args, **kwargs), emit(aten.full.default, list(val.shape), 0.0,
+                                                   dtype=_PART_DTYPE[val.dtype])
     if target in _PARTWISE:
         return _partwise(emit, node, parts)
     raise _Unsupported("")
@@ -369,6 +379,12 @@ def _partwise(emit: _Emitter, node: Node, parts: dict) -> Any:
         substitute = pick(index)
         args = torch.fx.node.map_aggregate(node.args, substitute)
         kwargs = torch.fx.node.map_aggregate(dict(node.kwargs), substitute)
+        if target is aten.constant_pad_nd.default and index == 1:
+            # A real padding value v is v + 0j: the imaginary part pads with 0.
+            if len(args) > 2 and isinstance(node.args[2], (int, float)):
+                args = (*args[:2], 0.0, *args[3:])
+            if isinstance(node.kwargs.get("value"), (int, float)):
+                kwargs["value"] = 0.0
         results.append(emit(target, *args, **kwargs))
     if isinstance(val, (list, tuple)):  # several complex results: each piece a pair
         pieces = []

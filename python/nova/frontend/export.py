@@ -35,6 +35,7 @@ import torch
 
 from nova.frontend.decompositions import decomposition_table
 from nova.frontend.errors import NovaExportError
+from nova.frontend.shape_asserts import name_bare_asserts
 from nova.frontend.signature import TensorSpec, read_signature
 from nova.runtime.binding import CallBinding
 
@@ -143,6 +144,7 @@ def export(model: torch.nn.Module, args: tuple[Any, ...],
         # torch's pytree deprecation (LeafSpec), raised inside its export.
         warnings.simplefilter("ignore", FutureWarning)
         exported = torch.export.export(model, tuple(args), kwargs, strict=False)
+        name_bare_asserts(exported.graph_module)
         return exported.run_decompositions(decomposition_table())
 
 
@@ -307,18 +309,30 @@ def _module_path(node: torch.fx.Node) -> str | None:
     return path or None
 
 
-def _name_locations_by_module(importer) -> None:
+def _name_locations_by_module(importer, asserts: dict[torch.fx.Node, int],
+                              assert_locations: dict[int, Any]) -> None:
     """Makes torch-mlir wrap the location of every node in a name location
     holding its module path, so that each instruction can be attributed to
-    the module it came from (``blocks.3.attn``) as well as to its line."""
+    the module it came from (``blocks.3.attn``) as well as to its line; and
+    the location of each assert's conversion in one naming the assert
+    (:mod:`nova.frontend.shape_asserts`), its own location going into
+    ``assert_locations``."""
     from torch_mlir.extras.fx_importer import ContextCache
     from torch_mlir.ir import Location
+
+    from nova.frontend.shape_asserts import ASSERT_LOCATION_PREFIX
 
     class ModuleNamingCache(ContextCache):
         __slots__ = ()
 
         def get_node_location(self, node):
             loc = super().get_node_location(node)
+            if node in asserts:
+                # The assert's own location (its source line) is kept for its cf.assert.
+                source = loc if loc is not None else Location.unknown(self._c)
+                assert_locations[asserts[node]] = source
+                loc = Location.name(f"{ASSERT_LOCATION_PREFIX}{asserts[node]}",
+                                    childLoc=source, context=self._c)
             path = _module_path(node)
             if loc is None or path is None:
                 return loc
@@ -343,6 +357,7 @@ def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
 
     from torch_mlir.compiler_utils import TorchMlirCompilerError
 
+    from nova.frontend.shape_asserts import assert_messages, insert_asserts
     from nova.frontend.torch_errors import importing_error, lowering_error
 
     context = ir.Context()
@@ -357,7 +372,9 @@ def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
 
     context.attach_diagnostic_handler(keep)
     importer = FxImporter(context=context)
-    _name_locations_by_module(importer)
+    asserts = assert_messages(graph)
+    assert_locations: dict[int, Any] = {}
+    _name_locations_by_module(importer, asserts, assert_locations)
     try:
         importer.import_stateless_graph(graph, func_name=func_name)
     except Exception as error:  # the importer's own NotImplementedError, KeyError...
@@ -371,6 +388,8 @@ def import_fx_graph(graph: torch.fx.Graph, *, func_name: str = "forward",
             run_pipeline_with_repro_report(module, pipeline, what)
         except TorchMlirCompilerError as error:
             raise lowering_error(module, diagnostics, error) from error
+    if asserts:
+        insert_asserts(module, asserts, assert_locations)
     ops, foreign = _walk_ops(module)
     if reject_foreign_ops:
         _reject_foreign_ops(foreign)

@@ -318,7 +318,10 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
     keep_one = layout.one or not _drop_unused_placeholder(module, one_index)
     keep_seed = layout.seed or not _drop_unused_placeholder(module, seed_index)
     layout = dataclasses.replace(layout, seed=keep_seed, one=keep_one)
-    constants = _fold_empty_constants(module, lift_constants(module))
+    constants = lift_constants(module)
+    _idioms(module)
+    _widen_constants(module, constants)
+    constants = _fold_empty_constants(module, constants)
     _complex_as_pairs(module, constants)
     mlir, ops = import_fx_graph(module.graph, func_name="forward",
                                 donated=donated_arguments(layout))
@@ -347,6 +350,32 @@ def _drop_unused_placeholder(module: torch.fx.GraphModule, index: int) -> bool:
     module.graph.erase_node(node)
     module.recompile()
     return True
+
+
+def _idioms(module: torch.fx.GraphModule) -> None:
+    """The inference frontend's rewrites of real-code idioms, on the step's
+    graph (forward, backward and update): ``.item()`` scalars and runtime
+    asserts (:mod:`nova.frontend.shape_asserts`), boolean-mask reads and
+    writes at full shape (:mod:`nova.frontend.masked_lanes`) and uint8 / int16
+    carried in int32 (:mod:`nova.frontend.narrow_ints`)."""
+    from nova.frontend.masked_lanes import densify_masked_lanes
+    from nova.frontend.narrow_ints import widen_narrow_ints
+    from nova.frontend.shape_asserts import lower_item_scalars
+
+    lower_item_scalars(module.graph)
+    densify_masked_lanes(module.graph)
+    widen_narrow_ints(module.graph)
+    module.recompile()
+
+
+def _widen_constants(module: torch.fx.GraphModule, constants: list[torch.Tensor]) -> None:
+    """Lifted uint8 / int16 constants as the int32 their placeholders now take."""
+    placeholders = [n for n in module.graph.nodes if n.op == "placeholder"]
+    first = len(placeholders) - len(constants)
+    for k, value in enumerate(constants):
+        if value.dtype in (torch.uint8, torch.int16) and \
+                placeholders[first + k].meta["val"].dtype == torch.int32:
+            constants[k] = value.to(torch.int32)
 
 
 def _complex_as_pairs(module: torch.fx.GraphModule, constants: list[torch.Tensor]) -> None:

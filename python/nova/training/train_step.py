@@ -305,6 +305,10 @@ class TrainStep:
             raise TrainStepError(f"the step takes the keyword tensors {list(layout.keywords)}, "
                                  f"got {list(keywords)}")
         batch = list(batch) + [keywords[k] for k in layout.keywords]
+        # uint8 / int16 are carried in int32 on the chip (nova.frontend.narrow_ints);
+        # the trace saw the caller's dtype.
+        batch = [b.to(torch.int32) if isinstance(b, torch.Tensor)
+                 and b.dtype in (torch.uint8, torch.int16) else b for b in batch]
         results = self.program.run(*self._arguments(batch), read=self._read_back())
         self.report = self.program.report
         self._on_device, self._host_current = True, False

@@ -41,6 +41,15 @@ CASES = {
     "sgn_cat": (lambda a, b: torch.view_as_real(
         torch.cat([torch.complex(a, b).sgn(), torch.complex(b, a)], 1)), (X, Y)),
     "norm": (lambda a, b: torch.linalg.vector_norm(torch.complex(a, b), dim=1), (X, Y)),
+    "pad_real_value": (lambda z: (torch.nn.functional.pad(z, (1, 2), value=1.5),
+                                  torch.nn.functional.pad(z, (0, 1, 1, 0))),
+                       (torch.complex(X, Y),)),  # 1.5 pads as 1.5 + 0j
+    "parts_of_an_input": (lambda z: (z.real, z.imag * 2, torch.isreal(z), torch.view_as_real(z)),
+                          (torch.complex(X, Y),)),
+    "diff_vector_matmul": (lambda z: (torch.diff(z, dim=1), z[0] @ z[1]),
+                           (torch.complex(X, Y),)),  # copy, prims.squeeze
+    "eye": (lambda z: z @ torch.eye(z.shape[1], dtype=torch.complex64) * 2,
+            (torch.complex(X, Y),)),
     "identity": (lambda z: z.contiguous(), (torch.complex(X, Y),)),
     "empty_result": (lambda z: z[:0] * 2, (torch.complex(X, Y),)),
     "complex_first_input": (lambda z, x: torch.view_as_real(z * x), (torch.complex(X, Y), X)),

@@ -81,6 +81,40 @@ CASES = {
     "sum_mean": (lambda x, m: (x[m].sum(), (x[m] * 2).mean()), (X, MASK)),
 }
 
+COLUMNS = torch.tensor([True, False, True, False, False, True, True, False])
+T = _randn(3, 4, 8, seed=2)
+
+
+def _set(x, index, value):
+    x[index] = value
+    return x
+
+
+def _add(x, index, value):
+    x[index] += value
+    return x
+
+
+# Mixed layouts: the mask after an integer index or a whole dim, integer
+# indices on either side, reads and writes of the same layout.
+CASES.update({
+    "x[i,mask]=7": (lambda x, m, i: _set(x, (i, m), 7.0), (X, COLUMNS, torch.tensor([2]))),
+    "x[mask,j]=7": (lambda x, m, j: _set(x, (m, j), 7.0), (X, ROWS, torch.tensor([-3]))),
+    "x[mask,j]+=y[mask,j]": (lambda x, y, m, j: _add(x, (m, j), y[m, j]),
+                             (X, Y, ROWS, torch.tensor([5]))),
+    "x[:,mask]=0": (lambda x, m: _set(x, (slice(None), m), 0.0), (X, COLUMNS)),
+    "x[:,mask]+=y[:,mask]*2": (lambda x, y, m: _add(x, (slice(None), m), y[:, m] * 2),
+                               (X, Y, COLUMNS)),
+    "t[i,:,mask]-=t[i,:,mask]": (lambda t, m, i: _set(t, (i, slice(None), m[0]),
+                                                       t[i, :, m[0]] * -1.0),
+                                 (T, COLUMNS.view(1, 8), torch.tensor([1]))),
+    "t[:,mask2d]+=1": (lambda t, m: _add(t, (slice(None), m), 1.0), (T, T[0] > 0)),
+    "mean_of_x[:,mask]": (lambda x, m: x[:, m].mean(), (X, COLUMNS)),
+    "index_put_one_value_accumulate": (
+        lambda x, m, i: x.index_put((m, i), torch.tensor(2.5), accumulate=True),
+        (X, ROWS, torch.tensor([0]))),
+})
+
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_masked_writes_match_eager(name: str) -> None:
@@ -92,3 +126,14 @@ def test_masked_writes_match_eager(name: str) -> None:
 def test_packed_mask_read_leaving_the_program_is_refused() -> None:
     with pytest.raises(nova.NovaError, match="depends on"):
         nova.compile(_Fn(lambda x, m: x[m] * 2), X, MASK)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (lambda x, m, i: _set(x, (i, m), 1.0), (X, COLUMNS, torch.tensor([1, 3, 0, 2]))),
+    (lambda x, m, i: x.index_put((m, i), torch.tensor(1.0)), (X, ROWS, torch.tensor([1, 2, 3]))),
+], ids=["x[i4,mask]=1", "index_put(mask,i3)"])
+def test_a_mask_paired_with_several_indices_is_refused(fn, args) -> None:
+    """torch pairs each element of the integer index with one set position of
+    the mask (their counts must match at run time): refused, never guessed."""
+    with pytest.raises(nova.NovaError, match="pairing a boolean mask"):
+        nova.compile(_Fn(fn), *args)
