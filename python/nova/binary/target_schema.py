@@ -67,9 +67,6 @@ FIELDS: dict[str, Key] = {
     "topology": Key(str, "", "chip-to-chip network", choices=TOPOLOGIES),
     "link_gbps": Key(int, "GB/s", "bandwidth of one link, per direction", 1, 1e9),
     "link_latency_ns": Key(int, "ns", "latency of one link hop", 0, 1e9),
-    "host_gbps": Key(int, "GB/s", "host link (PCIe-class) bandwidth per direction: tensors copied between "
-                     "the host and a chip's HBM by the nova device (optional, default 64)", 1, 1e9,
-                     optional=True, default=64),
     "timing": Key(dict, "", "the timing constants below (an object; every key required but launch_cycles)"),
 }
 

@@ -69,7 +69,6 @@ class Target:
     topology: str
     link_gbps: int
     link_latency_ns: int
-    host_gbps: int = 64
     timing: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
 
