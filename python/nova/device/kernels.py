@@ -69,7 +69,10 @@ def cat(tensors: list[torch.Tensor], dim: int = 0) -> torch.Tensor:
     if not kept:
         return run_program(torch.ops.aten.cat.default, (list(tensors), dim), {})
     if len(kept) == 1:
-        return run_program(torch.ops.aten.clone.default, (kept[0],), {})
+        # A copy with cat's output layout (contiguous), not the input's (clone's).
+        meta, _, _ = meta_call(torch.ops.aten.cat.default, (list(tensors), dim), {})
+        out = torch.empty_strided(meta.shape, meta.stride(), dtype=meta.dtype, device=kept[0].device)
+        return run_program(torch.ops.aten.clone.default, (kept[0],), {}, into=out)
     return run_program(torch.ops.aten.cat.default, (kept, dim), {})
 
 
