@@ -131,3 +131,30 @@ def test_programs_come_from_the_disk_cache_in_another_process(tmp_path):
     assert second.returncode == 0, second.stderr
     compiled, hits = (int(v) for v in second.stdout.split()[-2:])
     assert compiled == 0 and hits >= 2
+
+
+def test_processes_writing_the_disk_cache_at_once(tmp_path):
+    """Three processes fill an empty cache with the same programs at the same time
+    (entries are renamed into place): each gets correct numbers, and a fourth
+    finds every program there."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import torch, nova.device\n"
+              "x = torch.arange(12.0).reshape(3, 4).to('nova')\n"
+              "y = (x.t() @ x).softmax(-1) + 1\n"
+              "e = torch.arange(12.0).reshape(3, 4)\n"
+              "torch.testing.assert_close(y.cpu(), (e.t() @ e).softmax(-1) + 1)\n"
+              "print(torch.nova.op_cache_stats()['compiled'])\n")
+    env = {**os.environ, "NOVA_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    for run in runs:
+        out, err = run.communicate(timeout=900)
+        assert run.returncode == 0, err
+    assert not list(tmp_path.rglob("*.tmp"))  # no half-written entry left behind
+    last = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert last.returncode == 0, last.stderr
+    assert last.stdout.split()[-1] == "0"
