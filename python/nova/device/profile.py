@@ -3,13 +3,13 @@ Chrome trace of the ops on each stream's simulated clock."""
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any
 
 _rows: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0])  # calls, ns, op ns, bytes
-_events: list[tuple[str, float, float]] = []
-recording = {"trace": False}
+#: The latest ops on the simulated clock, for the Chrome trace (the oldest drop out).
+_events: deque[tuple[str, float, float]] = deque(maxlen=200_000)
 #: Host wall time of the device's ops (compiles excluded) and the part of it the
 #: simulator itself took: their difference is the device's own overhead per op.
 host: dict[str, float] = {"op_s": 0.0, "simulator_s": 0.0}
@@ -21,8 +21,7 @@ def record(name: str, start: float, end: float, program_ns: float, nbytes: int) 
     row[1] += end - start
     row[2] += program_ns
     row[3] += nbytes
-    if recording["trace"]:
-        _events.append((name, start, end))
+    _events.append((name, start, end))
 
 
 def reset() -> None:
@@ -53,7 +52,8 @@ def rows() -> dict[str, dict[str, Any]]:
 
 
 def write_trace(path: str | Path) -> None:
-    """The recorded ops (``torch.nova.profile(trace=True)``) as a Chrome trace."""
+    """The latest ops (up to 200,000, since ``reset_profile()``) as a Chrome trace
+    (chrome://tracing, Perfetto): one slice per op on the simulated clock."""
     events = [{"name": n, "ph": "X", "ts": s / 1e3, "dur": (e - s) / 1e3, "pid": "nova", "tid": "stream"}
               for n, s, e in _events]
     Path(path).write_text(json.dumps({"traceEvents": events}))

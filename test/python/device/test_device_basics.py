@@ -168,3 +168,18 @@ def test_fallback_warns_and_strict_mode_raises():
 def test_mixed_devices_are_an_error():
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         torch.randn(3).to("nova") + torch.randn(3)
+
+
+def test_profile_and_chrome_trace(tmp_path):
+    import json
+
+    torch.nova.reset_profile()
+    x = torch.randn(8, 8).to("nova")
+    (x @ x).relu()
+    rows = torch.nova.profile_rows()
+    assert rows["aten.mm.out"]["calls"] == 1 and rows["aten.mm.out"]["time_ns"] > 0
+    assert "aten.mm.out" in torch.nova.profile_table()
+    torch.nova.write_trace(tmp_path / "trace.json")
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    assert [e["name"] for e in events] == ["aten.mm.out", "aten.relu.default"]
+    assert events[1]["ts"] >= events[0]["ts"] + events[0]["dur"]
