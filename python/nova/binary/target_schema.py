@@ -30,6 +30,7 @@ class Key:
     choices: tuple[str, ...] = ()
     optional: bool = False
     default: Any = None  # an optional key's value when absent (None: left out)
+    fittable: bool | None = None  # calibration (nova.sim.calibrate): None = by type and unit
 
     def rule(self) -> str:
         if self.choices:
@@ -105,7 +106,7 @@ TIMING: dict[str, Key] = {
                                        "engine and its operand reads/writes on HBM"),
     "launch_cycles": Key(float, "cycles", "host cost of launching one program on a chip, paid by each eager op "
                          "of the nova device (optional, default 5600: 4 us at 1.4 GHz)", 0, 1e9,
-                         optional=True, default=5600.0),
+                         optional=True, default=5600.0, fittable=False),
 }
 
 

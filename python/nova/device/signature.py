@@ -14,6 +14,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from nova.device.scalar_forms import lifted_argument
+from nova.errors import NovaError
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Signature:
         return f"{self.op}({', '.join(shown)})"
 
 
-class NotOnDevice(Exception):
+class NotOnDevice(NovaError, RuntimeError):
     """A tensor argument the op cannot take (a non-scalar CPU tensor, another device)."""
 
 
