@@ -1,10 +1,13 @@
 // nova._device_C: the Python face of the nova device's C++ part.
 #include "Allocator.h"
 
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/utils/pybind.h>
 #include <torch/extension.h>
 
 namespace nova::device {
 at::Tensor asHost(const at::Tensor &t);
+c10::intrusive_ptr<c10d::Backend> makeBackend(int rank, int size, py::object impl);
 } // namespace nova::device
 
 namespace {
@@ -48,5 +51,7 @@ PYBIND11_MODULE(_device_C, m) {
   });
   m.def("snapshot", [](int device) { return allocator().snapshot(device); });
   m.def("as_host", &asHost, "A nova tensor's memory as a CPU tensor (no copy)");
+  m.def("make_backend", &makeBackend,
+        "A c10d Backend forwarding every op to the Python object `impl` (nova.distributed)");
   m.attr("round_bytes") = py::int_(kRoundBytes);
 }

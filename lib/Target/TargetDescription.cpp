@@ -166,6 +166,9 @@ llvm::Expected<TargetAttr> mlir::nova::loadTarget(MLIRContext *context,
   if (error)
     return std::move(error);
   std::optional<Topology> topology = symbolizeTopology(topologyName);
+  // One chip of a larger system (chips=1, as the nova device compiles its ops)
+  // uses no links, whatever the system's topology.
+  bool lone = chips == 1 && fileChips > 1;
   if (!topology)
     return makeError("target file '" + path + "': unknown topology '" +
                      topologyName + "' (expected switch, ring, torus2d or pcie)");
@@ -181,7 +184,7 @@ llvm::Expected<TargetAttr> mlir::nova::loadTarget(MLIRContext *context,
   });
   TargetAttr attr = TargetAttr::getChecked(
       emitError, context, name, clock, rows, cols, lanes, sram, sramBw, acc,
-      hbm, hbmBw, dma, chips > 0 ? chips : fileChips, *topology, linkBw,
+      hbm, hbmBw, dma, chips > 0 ? chips : fileChips, lone ? Topology::Switch : *topology, linkBw,
       latency, builder.getDictionaryAttr(timing));
   if (!attr)
     return makeError("target file '" + path + "': " + message);

@@ -30,10 +30,12 @@ _LAZY = {
 
 def torch_device_autoload() -> None:
     """PyTorch's device-backend autoload entry point (``torch.backends`` in
-    pyproject.toml): ``import torch`` registers the ``nova`` device. A failure
-    is a warning, never a broken ``import torch``."""
+    pyproject.toml): ``import torch`` registers the ``nova`` device and the
+    ``nova`` torch.distributed backend. A failure is a warning, never a broken
+    ``import torch``."""
     try:
         import nova.device  # noqa: F401  (registers on import)
+        import nova.distributed  # noqa: F401  (registers on import)
     except Exception as e:  # noqa: BLE001 - any failure must leave torch importable
         import warnings
 

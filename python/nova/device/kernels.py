@@ -17,7 +17,7 @@ import torch
 import torch.utils._pytree as pytree
 from torch._subclasses.fake_tensor import DynamicOutputShapeException
 
-from nova.device import _device_C, host, profile
+from nova.device import _device_C, host, pending, profile
 from nova.device.clock import advance
 from nova.device.config import settings
 from nova.device.programs import NoKernel, cache
@@ -47,6 +47,8 @@ def copy_(dst: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> t
     """Host<->device copies are the C++ ``_copy_from`` (counted host traffic);
     a device-to-device copy is a Nova program (a DMA, with a dtype conversion if any)."""
     if dst.device.type != "nova" or src.device.type != "nova":
+        pending.settle([t for t in (src, dst) if t.device.type == "nova"],
+                       (src if src.device.type == "nova" else dst).device.index or 0)
         return torch.ops.aten._copy_from.default(src, dst, non_blocking)
     if dst.numel() == 0:
         return dst
@@ -145,6 +147,7 @@ def _run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None) 
     device = device_of(tensors)
     meta, margs, mkwargs = meta_call(op, args, kwargs)
     mutated = _mutated_values(op, args, kwargs)
+    pending.settle(tensors + _flatten(mutated), device)
     fresh_meta = [m for i, m in enumerate(_returns(meta, op)) if op._schema.returns[i].alias_info is None]
     flat_fresh_meta = _flatten(fresh_meta)
     # Resize the written outputs as the meta kernel did (an ``out=`` of the wrong size).
