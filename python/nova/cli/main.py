@@ -333,6 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_calibrate(commands)
     from nova.cli.cache import add_parser as add_cache  # nova cache (cli/cache.py)
     add_cache(commands)
+    from nova.cli.traces import add_parser as add_traces  # nova merge-traces (cli/traces.py)
+    add_traces(commands)
     return parser
 
 

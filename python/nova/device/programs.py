@@ -7,11 +7,13 @@ kernel writes the result back into the tensor's memory.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -144,6 +146,14 @@ class ProgramCache:
             return found
         digest = hashlib.sha256(f"{target}|{sig.key}".encode()).hexdigest()[:32]
         path = self.folder() / target / f"{digest}.novaprog"
+        with _compiling(path):  # one process compiles an op; the others wait and load it
+            program = self._from_disk_or_compile(sig, target, path)
+        self.programs[key] = program
+        if isinstance(program, NoKernel):
+            raise program
+        return program
+
+    def _from_disk_or_compile(self, sig: Signature, target: str, path: Path) -> Any:
         missing = path.with_suffix(".nokernel")
         program: Any = None
         if path.is_file():
@@ -169,10 +179,25 @@ class ProgramCache:
             finally:
                 self.compiles += 1
                 self.compile_seconds += time.perf_counter() - start
-        self.programs[key] = program
-        if isinstance(program, NoKernel):
-            raise program
         return program
+
+
+@contextlib.contextmanager
+def _compiling(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path``'s entry across processes (torchrun's ranks
+    compile the same ops at the same time); without a writable folder, no lock."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path.with_suffix(".lock"), "a")
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _write_atomic(path: Path, write: Any) -> None:

@@ -34,16 +34,22 @@ class NovaWork(dist.Work):
         self._error: BaseException | None = None
         self._lock = threading.Lock()
 
-    def complete(self) -> None:
-        """Waits (wall clock) for the bytes; runs the finishing step once."""
+    def complete(self, arrived: list[torch.futures.Future] | None = None) -> None:
+        """Waits (wall clock) for the bytes; runs the finishing step once.
+        ``arrived``: the transfers' completed futures (from a future's callback,
+        which runs on gloo's thread and must not wait on gloo's works)."""
         with self._lock:
             if self._done:
                 if self._error is not None:
                     raise self._error
                 return
             try:
-                for w in self._transfers:
-                    w.wait()
+                if arrived is None:
+                    for w in self._transfers:
+                        w.wait()
+                else:
+                    for f in arrived:
+                        f.value()  # raises the transfer's error, if any
                 if self._finish is not None:
                     self._finish()
             except RuntimeError as e:
@@ -76,7 +82,7 @@ class NovaWork(dist.Work):
 
         def done(_: torch.futures.Future) -> None:
             try:
-                self.complete()
+                self.complete(transfers)
                 future.set_result(self._outputs)
             except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the future
                 future.set_exception(e)

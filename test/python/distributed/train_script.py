@@ -1,0 +1,108 @@
+"""Trains a small model for 3 AdamW steps under torchrun on nova chips, the way a
+torch.distributed user writes it; rank 0 writes the losses and every rank its step
+times to ``$OUT/rank<R>.json``. Usage: torchrun ... train_script.py MODE OUT
+(MODE: ddp, fsdp, tp, dp_tp, pp)."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+STEPS, BATCH, LR = 3, 16, 1e-2
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 16)
+        self.head = nn.Linear(16, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+def data() -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(1)
+    return torch.randn(BATCH, 16, generator=g), torch.randn(BATCH, 8, generator=g)
+
+
+def reference() -> list[float]:
+    """One process, the whole batch, on the CPU."""
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.AdamW(model.parameters(), lr=LR)
+    x, y = data()
+    losses = []
+    for _ in range(STEPS):
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    return losses
+
+
+def main(mode: str, out: Path) -> None:
+    dist.init_process_group("nova")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    torch.nova.set_device(local)
+    device = torch.device("nova", local)
+    torch.manual_seed(0)
+    model = Net().to(device)
+    x, y = data()
+    dp = world
+    if mode == "ddp":
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(model)
+    elif mode == "fsdp":
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+        mesh = init_device_mesh("nova", (world,))
+        for layer in (model.fc1, model.fc2, model.head):
+            fully_shard(layer, mesh=mesh)
+        fully_shard(model, mesh=mesh)
+    elif mode in ("tp", "dp_tp"):
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                       parallelize_module)
+        tp = 2
+        dp = world // tp
+        mesh = init_device_mesh("nova", (dp, tp), mesh_dim_names=("dp", "tp"))
+        parallelize_module(model, mesh["tp"], {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})
+        if dp > 1:
+            from torch.distributed.fsdp import fully_shard
+            fully_shard(model, mesh=mesh["dp"])
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    dp_rank = rank if mode in ("ddp", "fsdp") else rank // 2
+    share = BATCH // dp
+    xs = x[dp_rank * share:(dp_rank + 1) * share].to(device)
+    ys = y[dp_rank * share:(dp_rank + 1) * share].to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=LR)
+    losses, times = [], []
+    for _ in range(STEPS):
+        start, end = torch.nova.Event(enable_timing=True), torch.nova.Event(enable_timing=True)
+        start.record()
+        loss = F.mse_loss(model(xs), ys)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        end.record()
+        times.append(start.elapsed_time(end))
+        mean = loss.detach().clone()
+        dist.all_reduce(mean, op=dist.ReduceOp.AVG)
+        losses.append(mean.item())
+    (out / f"rank{rank}.json").write_text(json.dumps({"losses": losses, "step_ms": times}))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], Path(sys.argv[2]))
