@@ -8,6 +8,7 @@
 namespace nova::device {
 at::Tensor asHost(const at::Tensor &t);
 c10::intrusive_ptr<c10d::Backend> makeBackend(int rank, int size, py::object impl);
+void registerHooks();
 } // namespace nova::device
 
 namespace {
@@ -51,6 +52,7 @@ PYBIND11_MODULE(_device_C, m) {
   });
   m.def("snapshot", [](int device) { return allocator().snapshot(device); });
   m.def("as_host", &asHost, "A nova tensor's memory as a CPU tensor (no copy)");
+  m.def("register_hooks", &registerHooks, "Registers the PrivateUse1 hooks (availability, storage resize)");
   m.def("make_backend", &makeBackend,
         "A c10d Backend forwarding every op to the Python object `impl` (nova.distributed)");
   m.attr("round_bytes") = py::int_(kRoundBytes);

@@ -8,19 +8,6 @@ from nova.errors import NovaError
 _done = False
 
 
-class _Hooks(torch._C._acc.PrivateUse1Hooks):
-    """What PyTorch asks a PrivateUse1 backend before using it."""
-
-    def is_available(self) -> bool:
-        return True
-
-    def has_primary_context(self, dev_id: int) -> bool:
-        return True
-
-    def is_built(self) -> bool:
-        return True
-
-
 def register() -> None:
     """Makes ``torch.device("nova")`` work: the backend name, ``torch.nova``, the
     tensor methods, the C++ allocator/view kernels and the Python compute kernels."""
@@ -39,7 +26,7 @@ def register() -> None:
         torch.utils.rename_privateuse1_backend("nova")
         torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
     torch._register_device_module("nova", torch_nova)
-    torch._C._acc.register_python_privateuseone_hook(_Hooks())
+    _device_C.register_hooks()  # C++: availability and storage resize (FSDP2)
     config.configure()
     kernels.install()
     printing.install()
