@@ -62,7 +62,8 @@ class NovaBackend:
         self.rank, self.size, self.chips, self.name = rank, size, chips, name
         self.seq = 0
         self.comm_fs = 0  # end of this group's previous collective
-        self.p2p_seq: dict[int, int] = {}
+        self.sent: dict[int, int] = {}  # messages sent to / received from each peer
+        self.received: dict[int, int] = {}
         self.coalescing: list[NovaWork] | None = None
 
     # -- the common path ------------------------------------------------------------
@@ -244,7 +245,7 @@ class NovaBackend:
             return self._keep(NovaWork([self.gloo.send(tensors, dst, tag)], "send", None, [], None))
         device = t.device.index or 0
         pending.settle([t], device)
-        seq = self.p2p_seq[dst] = self.p2p_seq.get(dst, 0) + 1
+        seq = self.sent[dst] = self.sent.get(dst, 0) + 1
         clock = current_stream(device).clock_fs
         what = f"send of {Call.of('send', t)} from global rank {self.chips[self.rank]} to {self.chips[dst]}"
         transfers = [self.gloo.send([Call.of("send", t).encode(seq, clock)], dst, tag),
@@ -262,7 +263,7 @@ class NovaBackend:
             return self._keep(NovaWork([self.gloo.recv(tensors, src, tag)], "recv", None, tensors, None))
         device = t.device.index or 0
         pending.settle([t], device)
-        seq = self.p2p_seq[src] = self.p2p_seq.get(src, 0) + 1
+        seq = self.received[src] = self.received.get(src, 0) + 1
         posted = current_stream(device).clock_fs
         header = torch.empty(WIDTH, dtype=torch.int64)
         mine = Call.of("send", t)

@@ -76,10 +76,16 @@ def main(mode: str, out: Path) -> None:
         tp = 2
         dp = world // tp
         mesh = init_device_mesh("nova", (dp, tp), mesh_dim_names=("dp", "tp"))
-        parallelize_module(model, mesh["tp"], {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})
+        from torch.distributed.tensor import Replicate
+        # Every linear is parallel, so that every parameter is a DTensor (torch's foreach
+        # optimizers refuse a mix of DTensors and plain tensors).
+        parallelize_module(model, mesh["tp"], {"fc1": ColwiseParallel(), "fc2": RowwiseParallel(),
+                                               "head": ColwiseParallel(output_layouts=Replicate())})
         if dp > 1:
             from torch.distributed.fsdp import fully_shard
             fully_shard(model, mesh=mesh["dp"])
+    elif mode == "pp":
+        return pipeline(model, device, x, y, rank, out)
     else:
         raise SystemExit(f"unknown mode {mode}")
     dp_rank = rank if mode in ("ddp", "fsdp") else rank // 2
@@ -100,6 +106,35 @@ def main(mode: str, out: Path) -> None:
         mean = loss.detach().clone()
         dist.all_reduce(mean, op=dist.ReduceOp.AVG)
         losses.append(mean.item())
+    (out / f"rank{rank}.json").write_text(json.dumps({"losses": losses, "step_ms": times}))
+    dist.destroy_process_group()
+
+
+def pipeline(model: Net, device: torch.device, x: torch.Tensor, y: torch.Tensor, rank: int,
+             out: Path) -> None:
+    """Two stages (fc1, fc2 | head), 4 micro-batches, torch's 1F1B schedule."""
+    from torch.distributed.pipelining import PipelineStage, Schedule1F1B
+    part = (nn.Sequential(model.fc1, nn.ReLU(), model.fc2, nn.ReLU()) if rank == 0
+            else nn.Sequential(model.head))
+    stage = PipelineStage(part, rank, 2, device)
+    schedule = Schedule1F1B(stage, n_microbatches=4, loss_fn=F.mse_loss)
+    opt = torch.optim.AdamW(part.parameters(), lr=LR)
+    losses, times = [], []
+    for _ in range(STEPS):
+        start, end = torch.nova.Event(enable_timing=True), torch.nova.Event(enable_timing=True)
+        start.record()
+        micro: list[torch.Tensor] = []
+        if rank == 0:
+            schedule.step(x.to(device))
+        else:
+            schedule.step(target=y.to(device), losses=micro)
+        opt.step()
+        opt.zero_grad()
+        end.record()
+        times.append(start.elapsed_time(end))
+        loss = torch.stack(micro).mean() if rank == 1 else torch.zeros((), device=device)
+        dist.broadcast(loss, src=1)
+        losses.append(loss.item())
     (out / f"rank{rank}.json").write_text(json.dumps({"losses": losses, "step_ms": times}))
     dist.destroy_process_group()
 
