@@ -169,7 +169,11 @@ def target_from_dict(d: Mapping[str, Any], where: str = "target") -> Target:
     """Converts a target JSON object (or the dict carried by a binary) to a :class:`Target`.
 
     Unknown, missing, ill-typed and out-of-range keys are each a :class:`TargetError`.
+    An optional key of the :class:`Target` given as None is absent (a Target's own
+    fields, ``vars(target)``, convert back).
     """
+    if isinstance(d, Mapping) and any(d.get(k, 0) is None for k in _OPTIONAL):
+        d = {k: v for k, v in d.items() if not (k in _OPTIONAL and v is None)}
     v = validate_target(d, where)
     return Target(**v)
 
