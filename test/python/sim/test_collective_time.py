@@ -1,9 +1,16 @@
 """nova.sim.collective_time against the in-process machine: one collective alone and
 overlapping groups sharing links give the machine's times (docs/isa.md 5.3)."""
 
+import math
+
 import pytest
+import torch
+from torch import nn
 
 from asm import Asm, target
+from nova.binary import opcodes as oc
+from nova.binary.isa import MemorySpace
+from nova.parallel import Mesh, compile_parallel, megatron_mlp_plan
 from nova.sim import Simulator
 from nova.sim.collective_time import (collective_plan, collective_time_ns, resolve_target,
                                       simulate_collectives)
@@ -50,6 +57,41 @@ def test_all_reduce_time_is_the_machines(name, chips, nbytes):
     assert priced == pytest.approx(t, rel=1e-9)  # one model: the same to rounding
     assert collective_plan(name, "all_reduce", range(chips), nbytes).algorithm == algo
     assert collective_time_ns(tg, "all_reduce", tuple(range(chips)), nbytes) == priced  # a Target as well
+
+
+class RowParallelMLP(nn.Module):
+    """Megatron's MLP: its row-parallel fc2 ends in one all-reduce of the [512, 512]
+    f32 output (1 MiB)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(64, 64)
+        self.fc2 = nn.Linear(64, 512)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+@pytest.mark.parametrize("name,chips", [("nova-t1-ring8", 8), ("nova-t1-2node", 4)])
+def test_a_compiled_programs_all_reduce_is_priced_as_it_ran(name, chips):
+    torch.manual_seed(0)
+    model, x = RowParallelMLP().eval(), torch.randn(512, 64)
+    program = compile_parallel(model, x, mesh=Mesh((chips,), ("tp",)), target=name,
+                               plan=megatron_mlp_plan("fc1", "fc2", axis="tp"))
+    got = program.run(x)
+    with torch.no_grad():
+        torch.testing.assert_close(got[0], model(x), rtol=1e-4, atol=1e-5)
+    code = program.binary.program_for(0)
+    (ins,) = [i for i in code.instructions if i.opcode == oc.ALL_REDUCE]
+    tile = code.tiles[ins.tiles[0]]
+    nbytes = math.prod(tile.shape) * tile.element_bytes
+    space = "hbm" if tile.space == MemorySpace.HBM else "sram"
+    (members,) = [g for g in code.groups[ins.group] if 0 in g]
+    assert nbytes == 1 * MiB
+    ((_, algo, t),) = program.report.collectives
+    priced = collective_time_ns(name, "all_reduce", members, nbytes, space=space, elt=tile.element_bytes)
+    assert priced == pytest.approx(t, rel=1e-9)
+    assert algo == ("hierarchical" if name == "nova-t1-2node" else "direct")
 
 
 @pytest.mark.parametrize("op", ["all_gather", "reduce_scatter", "all_to_all", "barrier"])
