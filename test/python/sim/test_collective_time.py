@@ -92,6 +92,8 @@ def test_a_compiled_programs_all_reduce_is_priced_as_it_ran(name, chips):
     priced = collective_time_ns(name, "all_reduce", members, nbytes, space=space, elt=tile.element_bytes)
     assert priced == pytest.approx(t, rel=1e-9)
     assert algo == ("hierarchical" if name == "nova-t1-2node" else "direct")
+    # The binary carries the node keys (a one-node target's carries none).
+    assert program.binary.target.get("chips_per_node") == (2 if name == "nova-t1-2node" else None)
 
 
 @pytest.mark.parametrize("op", ["all_gather", "reduce_scatter", "all_to_all", "barrier"])
