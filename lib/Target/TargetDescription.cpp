@@ -65,6 +65,7 @@ llvm::Expected<TargetAttr> mlir::nova::loadTarget(MLIRContext *context,
       "matrix_cols", "vector_lanes", "sram_bytes", "sram_gbps",
       "acc_bytes",   "hbm_bytes",   "hbm_gbps",   "dma_engines",
       "chips",       "topology",    "link_gbps",  "link_latency_ns",
+      "chips_per_node", "nics_per_node", "nic_gbps", "nic_latency_ns",
       "timing"};
   llvm::ArrayRef<llvm::StringLiteral> kKeys(kKeyList);
   for (const auto &entry : *object)
@@ -108,6 +109,12 @@ llvm::Expected<TargetAttr> mlir::nova::loadTarget(MLIRContext *context,
     }
     return *value->getAsInteger();
   };
+  // An optional key: `absent` when left out (the attribute's default).
+  auto optionalInteger = [&](llvm::StringRef key, int64_t absent) -> int64_t {
+    if (!object->get(key))
+      return absent;
+    return integer(key);
+  };
   auto string = [&](llvm::StringRef key) -> llvm::StringRef {
     const llvm::json::Value *value = object->get(key);
     if (!value) {
@@ -133,6 +140,19 @@ llvm::Expected<TargetAttr> mlir::nova::loadTarget(MLIRContext *context,
           hbmBw = integer("hbm_gbps"), dma = integer("dma_engines"),
           fileChips = integer("chips"), linkBw = integer("link_gbps"),
           latency = integer("link_latency_ns");
+  // Several nodes (absent: one node).
+  int64_t chipsPerNode = optionalInteger("chips_per_node", 0),
+          nicsPerNode = optionalInteger("nics_per_node", 0),
+          nicBw = optionalInteger("nic_gbps", 0),
+          nicLatency = optionalInteger("nic_latency_ns", -1);
+  for (auto [key, value] : {std::pair<llvm::StringRef, int64_t>{"chips_per_node", chipsPerNode},
+                            {"nics_per_node", nicsPerNode},
+                            {"nic_gbps", nicBw}})
+    if (object->get(key) && value <= 0)
+      fail("key '" + key + "' must be positive, got " + llvm::Twine(value));
+  if (object->get("nic_latency_ns") && nicLatency < 0)
+    fail("key 'nic_latency_ns' must not be negative, got " +
+         llvm::Twine(nicLatency));
   llvm::StringRef topologyName = string("topology");
 
   // The timing constants: an object of numbers, bools and strings (their
@@ -185,7 +205,8 @@ llvm::Expected<TargetAttr> mlir::nova::loadTarget(MLIRContext *context,
   TargetAttr attr = TargetAttr::getChecked(
       emitError, context, name, clock, rows, cols, lanes, sram, sramBw, acc,
       hbm, hbmBw, dma, chips > 0 ? chips : fileChips, lone ? Topology::Switch : *topology, linkBw,
-      latency, builder.getDictionaryAttr(timing));
+      latency, chipsPerNode, nicsPerNode, nicBw, nicLatency,
+      builder.getDictionaryAttr(timing));
   if (!attr)
     return makeError("target file '" + path + "': " + message);
   return attr;

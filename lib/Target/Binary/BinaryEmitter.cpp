@@ -464,6 +464,14 @@ std::string targetJson(TargetAttr t) {
   os << ",\"topology\":\"" << stringifyTopology(t.getTopology()) << "\"";
   field("link_gbps", t.getLinkGbps());
   field("link_latency_ns", t.getLinkLatencyNs());
+  // Several nodes: only when set, so one-node binaries are unchanged.
+  if (t.getChipsPerNode() > 0) {
+    field("chips_per_node", t.getChipsPerNode());
+    if (t.getNicsPerNode() > 0)
+      field("nics_per_node", t.getNicsPerNode());
+    field("nic_gbps", t.getNicGbps());
+    field("nic_latency_ns", t.getNicLatencyNs());
+  }
   // The simulator's timing constants, as the target file gave them (a module
   // without them yields a binary the simulator refuses, naming the key).
   if (DictionaryAttr timing = t.getTiming()) {

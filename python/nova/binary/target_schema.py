@@ -5,7 +5,16 @@ and a one-line meaning. :func:`validate_target` checks a whole target object (a
 ``targets/*.json`` file or the target a binary carries) against it: an unknown key, a
 value of the wrong type, one out of range and a missing key are each a
 :class:`TargetError` naming the key and the rule. No key has a default, except the
-free-text ``description``: every shipped target states every timing constant.
+free-text ``description`` and the keys of several nodes (absent: one node, every
+chip on the one ``topology``): every shipped target states every timing constant.
+
+Several nodes (docs/isa.md "Target description"): ``chips_per_node`` puts chip ``c``
+on node ``c // chips_per_node``; ``topology`` and ``link_*`` then describe the links
+inside one node, and the nodes are joined through one full-bisection network switch
+by ``nics_per_node`` NICs per node (default one per chip; local chip ``l`` uses NIC
+``l // (chips_per_node // nics_per_node)``, rail-style) of ``nic_gbps`` per direction
+and ``nic_latency_ns``. A handful of numbers, no per-link lists, so a system of
+thousands of chips is described as a system of four is.
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ from typing import Any, Mapping
 from .errors import TargetError
 
 TOPOLOGIES = ("switch", "ring", "torus2d", "pcie")
-COLLECTIVE_ALGORITHMS = ("auto", "ring", "biring", "direct", "rhd", "pairwise")
+COLLECTIVE_ALGORITHMS = ("auto", "ring", "biring", "direct", "rhd", "pairwise", "hierarchical")
 
 
 @dataclass(frozen=True)
@@ -64,10 +73,19 @@ FIELDS: dict[str, Key] = {
     "hbm_bytes": Key(int, "bytes", "HBM capacity per chip", 1, _BIG),
     "hbm_gbps": Key(int, "GB/s", "HBM bandwidth per chip, reads and writes together", 1, 1e9),
     "dma_engines": Key(int, "queues", "DMA engines (queues) per chip", 1, 256),
-    "chips": Key(int, "chips", "chips in the system", 1, 256),
+    "chips": Key(int, "chips", "chips in the system (one binary runs at most 256 of them)", 1, 65_536),
     "topology": Key(str, "", "chip-to-chip network", choices=TOPOLOGIES),
     "link_gbps": Key(int, "GB/s", "bandwidth of one link, per direction", 1, 1e9),
     "link_latency_ns": Key(int, "ns", "latency of one link hop", 0, 1e9),
+    "chips_per_node": Key(int, "chips", "chips on one node, joined by topology and link_* (optional; absent: "
+                          "one node; chips must be a multiple of it, or at most it: one node)", 1, 65_536,
+                          optional=True, fittable=False),
+    "nics_per_node": Key(int, "NICs", "NICs of a node to the network switch, dividing chips_per_node "
+                         "(optional: one per chip)", 1, 65_536, optional=True, fittable=False),
+    "nic_gbps": Key(int, "GB/s", "bandwidth of one NIC, per direction (with chips_per_node)", 1, 1e9,
+                    optional=True, fittable=False),
+    "nic_latency_ns": Key(int, "ns", "latency from a NIC through the network switch to another node's NIC "
+                          "(with chips_per_node)", 0, 1e9, optional=True, fittable=False),
     "timing": Key(dict, "", "the timing constants below (an object; every key required but launch_cycles)"),
 }
 
@@ -173,9 +191,36 @@ def validate_target(d: Any, where: str = "target") -> dict[str, Any]:
                           f"got {out['acc_bytes']}")
     if out["topology"] == "ring" and out["chips"] < 2:
         raise TargetError(f"{where} key 'chips' must be >= 2 on a ring, got {out['chips']}")
+    _check_nodes(out, where)
     if len(out["name"].encode("utf-8")) >= 32:
         raise TargetError(f"{where} key 'name' must be shorter than 32 bytes, got {out['name']!r}")
     return out
+
+
+NODE_KEYS = ("chips_per_node", "nics_per_node", "nic_gbps", "nic_latency_ns")
+
+
+def _check_nodes(out: Mapping[str, Any], where: str) -> None:
+    """The keys of several nodes: all absent, or ``chips_per_node`` with the network's
+    ``nic_gbps`` and ``nic_latency_ns`` (the C++ reader checks the same rules)."""
+    cpn = out.get("chips_per_node")
+    if cpn is None:
+        given = [k for k in NODE_KEYS[1:] if k in out]
+        if given:
+            raise TargetError(f"{where} key '{given[0]}' needs chips_per_node (the network joins nodes)")
+        return
+    for k in ("nic_gbps", "nic_latency_ns"):
+        if k not in out:
+            raise TargetError(f"{where} key '{k}' must be given when chips_per_node is set")
+    nics = out.get("nics_per_node", cpn)
+    if cpn % nics:
+        raise TargetError(f"{where} key 'nics_per_node' must divide chips_per_node ({cpn}), got {nics}")
+    chips = out["chips"]
+    if chips > cpn and chips % cpn:
+        raise TargetError(f"{where} key 'chips' must be a multiple of chips_per_node ({cpn}) or at most it, "
+                          f"got {chips}")
+    if out["topology"] == "ring" and min(chips, cpn) < 2:
+        raise TargetError(f"{where} key 'chips_per_node' must be >= 2 on a ring, got {cpn}")
 
 
 def schema_table() -> str:

@@ -32,7 +32,8 @@ def targets_table() -> str:
         except (SimulationError, TargetError) as error:
             rows.append((name, "-", "-", "-", "-", "-", "-", f"{path} (unreadable: {error})"))
             continue
-        rows.append((t.name, str(t.chips), t.topology, _si(t.peak_flops, "FLOP/s"),
+        network = t.topology if t.nodes == 1 else f"{t.topology} ({t.nodes} nodes, {t.nic_gbps} GB/s NICs)"
+        rows.append((t.name, str(t.chips), network, _si(t.peak_flops, "FLOP/s"),
                      _si(t.peak_flops * t.chips, "FLOP/s"), _bytes(t.hbm_bytes),
                      str(t.hbm_gbps), str(path)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]

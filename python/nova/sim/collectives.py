@@ -15,7 +15,17 @@ the fastest (NCCL-style selection), unless ``timing.collective_algorithm`` force
                   directions of a bidirectional ring or torus);
 * ``rhd``         recursive halving (reduce-scatter) and doubling (all-gather), p a power of 2;
 * ``direct``      every chip sends its chunk straight to every other (one step per phase;
-                  wins on a switch, where each port carries the same bytes as in a ring).
+                  wins on a switch, where each port carries the same bytes as in a ring);
+* ``hierarchical`` (all-reduce on members spread evenly over several nodes, NCCL's way)
+                  a ring reduce-scatter inside every node, a ring all-reduce of each
+                  chip's piece among the chips of the same place in every node (one
+                  ring per NIC rail, concurrently), a ring all-gather inside every node.
+
+Rings keep each node's members together (:meth:`Interconnect.ring_order`), so a ring
+over several nodes crosses the network once per node. Broadcast and reduce (root
+``members[0]``) are not ISA instructions; :mod:`nova.sim.collective_time` prices them
+with the candidates here (``direct``, a binomial ``tree``, and ``ring``: scatter +
+all-gather, reduce-scatter + gather).
 """
 
 from __future__ import annotations
@@ -31,6 +41,10 @@ from .interconnect import Interconnect
 from .numerics import reduce_stack
 
 Transfer = tuple[int, int, float]
+
+#: Collectives that are not ISA instructions, priced by nova.sim.collective_time
+#: (root: the group's first member). Outside the 8-bit opcode space.
+BROADCAST, REDUCE = 0x100, 0x101
 
 
 # ---------------------------------------------------------------------------------
@@ -129,6 +143,42 @@ def _doubling(m: tuple[int, ...], piece: float) -> list[list[Transfer]]:
     return steps
 
 
+def _ring_of(o: tuple[int, ...], nbytes: float, nsteps: int) -> list[list[Transfer]]:
+    """``nsteps`` steps of one ring round ``o`` (each member to the next)."""
+    return _ring_steps(o, nbytes, nsteps, False) if len(o) > 1 else []
+
+
+def _merge(groups: list[list[list[Transfer]]]) -> list[list[Transfer]]:
+    """Steps of several groups run side by side: step i holds every group's step i."""
+    n = max((len(g) for g in groups), default=0)
+    return [[t for g in groups if i < len(g) for t in g[i]] for i in range(n)]
+
+
+def _hierarchical(members: tuple[int, ...], nbytes: float,
+                  net: Interconnect) -> tuple[list[list[Transfer]], list[bool]] | None:
+    """NCCL's hierarchical all-reduce, or None when ``members`` are not spread evenly
+    over several nodes (with more than one on each)."""
+    nodes = net.by_node(members)
+    k, n = len(nodes[0]), len(nodes)
+    if n < 2 or k < 2 or any(len(g) != k for g in nodes):
+        return None
+    piece = nbytes / k
+    rs = _merge([_ring_of(g, piece, k - 1) for g in nodes])  # every chip ends with one reduced piece
+    cols = [tuple(g[i] for g in nodes) for i in range(k)]
+    ar = _merge([_ring_of(c, piece / n, 2 * (n - 1)) for c in cols])
+    ag = _merge([_ring_of(g, piece, k - 1) for g in nodes])
+    return rs + ar + ag, [True] * len(rs) + [True] * (n - 1) + [False] * (n - 1) + [False] * len(ag)
+
+
+def _binomial(m: tuple[int, ...], nbytes: float) -> list[list[Transfer]]:
+    """Binomial-tree broadcast from ``m[0]``: in step i every holder j < 2^i sends to j + 2^i."""
+    p, steps, d = len(m), [], 1
+    while d < p:
+        steps.append([(m[j], m[j + d], nbytes) for j in range(d) if j + d < p])
+        d *= 2
+    return steps
+
+
 def candidates(op: int, members: tuple[int, ...], nbytes: float,
                net: Interconnect) -> dict[str, tuple[list[list[Transfer]], list[bool]]]:
     """Algorithms for ``op`` on ``members`` (``nbytes`` = input bytes per chip): each a
@@ -144,6 +194,24 @@ def candidates(op: int, members: tuple[int, ...], nbytes: float,
         if _pow2(p):
             h = _halving(members, nbytes)
             algos["rhd"] = (h + _doubling(members, nbytes / p), [True] * len(h) + [False] * len(h))
+        if net.nodes > 1:
+            hier = _hierarchical(members, nbytes, net)
+            if hier is not None:
+                algos["hierarchical"] = hier
+    elif op == BROADCAST:
+        root, rest = members[0], members[1:]
+        algos["direct"] = ([[(root, d, nbytes) for d in rest]], [False])
+        t = _binomial(members, nbytes)
+        algos["tree"] = (t, [False] * len(t))
+        algos["ring"] = ([[(root, d, nbytes / p) for d in rest]] + _ring_steps(o, nbytes / p, p - 1, False),
+                         [False] * p)
+    elif op == REDUCE:
+        root, rest = members[0], members[1:]
+        algos["direct"] = ([[(s, root, nbytes) for s in rest]], [True])
+        t = [[(d, s, b) for s, d, b in st] for st in reversed(_binomial(members, nbytes))]
+        algos["tree"] = (t, [True] * len(t))
+        algos["ring"] = (_ring_steps(o, nbytes / p, p - 1, False) + [[(s, root, nbytes / p) for s in rest]],
+                         [True] * (p - 1) + [False])
     elif op == oc.ALL_GATHER:
         algos["ring"] = (_ring_steps(o, nbytes, p - 1, False), [False] * (p - 1))
         algos["biring"] = (_ring_steps(o, nbytes, p - 1, True), [False] * (p - 1))
@@ -182,7 +250,7 @@ class CollectivePlanner:
                  reduce: Callable[[int, float, int, str], float] | None = None,
                  algorithm: str = "auto") -> None:
         self.net = net
-        self._bw = bandwidth or (lambda r: net.link_gbps)
+        self._bw = bandwidth or net.link_bandwidth
         self._reduce = reduce
         self.algorithm = algorithm
         self._cache: dict[tuple, Plan] = {}
@@ -213,13 +281,22 @@ class CollectivePlanner:
                       for d, (j, b) in receivers(tuple(transfers)).items()), default=0.0)
         return t
 
+    def _barrier_hop_ns(self, members: tuple[int, ...]) -> float:
+        """One round of a barrier: a link's latency inside one node, else the
+        slowest route between the members' nodes."""
+        first = self.net.node_of(members[0])
+        if all(self.net.node_of(c) == first for c in members):
+            return self.net.link_latency_ns
+        return max(self.net.route(members[0], c).latency_ns for c in members[1:])
+
     def _plan(self, op: int, members: tuple[int, ...], nbytes: float, ports: tuple[str, str] | None,
               elt: int) -> Plan:
         p = len(members)
         if p == 1:
             return Plan("local", 0.0, (), (), self.net)
         if op == oc.BARRIER:
-            return Plan("dissemination", 2 * math.ceil(math.log2(p)) * self.net.link_latency_ns, (), (), self.net)
+            return Plan("dissemination", 2 * math.ceil(math.log2(p)) * self._barrier_hop_ns(members), (), (),
+                        self.net)
         algos = candidates(op, members, nbytes, self.net)
         if self.algorithm in algos:
             algos = {self.algorithm: algos[self.algorithm]}

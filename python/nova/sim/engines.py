@@ -35,7 +35,7 @@ import numpy as np
 
 from nova.binary import opcodes as oc
 from . import decoupled, fast_timing
-from .collectives import CollectivePlanner
+from .collective_flows import CollectiveFlows, planner_for
 from .engines_collective import CollectiveUnit
 from .engines_dma import DmaUnit
 from .engines_matrix import MatrixUnit
@@ -51,7 +51,7 @@ from .program import Program
 from .sequencer import Sequencer
 from .stream import walk_stream
 from .stream_cache import cached_stream, store_stream
-from .timing import BandwidthPool, CostModel
+from .timing import BandwidthPool, CostModel, resource_bandwidth
 from .trace import TraceRecorder
 from .watchdog import Budget, over_time
 class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
@@ -77,20 +77,12 @@ class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         self.heap: list[tuple[float, int, Callable[[Any], None], Any]] = []
         self._seq = itertools.count()
         self.now = 0.0
-        bw_cache: dict[str, float] = {}
-
-        def bandwidth(r: str) -> float:
-            v = bw_cache.get(r)
-            if v is None:
-                v = bw_cache[r] = (tg.hbm_gbps if r.endswith(".hbm") else
-                                   tg.sram_gbps if r.endswith(".sram") else tg.link_gbps)
-            return v
-
+        bandwidth = resource_bandwidth(tg, self.net.link_bandwidth)
         self.pool = BandwidthPool(bandwidth, self.schedule)
         self._bandwidth = bandwidth
-        self.planner = CollectivePlanner(self.net, bandwidth, self.reduce_alone_ns,
-                                         tg.timing["collective_algorithm"])
+        self.planner = planner_for(tg, self.net, bandwidth, self.cost)
         self.trace = trace
+        self.flows = CollectiveFlows(tg, self.net, self.pool, self.schedule, self.cost, self.cycle, trace)
         self.rendezvous: dict[tuple[tuple[int, ...], int], dict[int, tuple[Queue, Op]]] = {}
         self.mailbox: dict[tuple[int, int, int], deque[tuple[float, np.ndarray | None, Op]]] = {}
         self.recv_wait: dict[tuple[int, int, int], tuple[Queue, Op]] = {}

@@ -79,3 +79,8 @@ class HostMemoryError(SimulationError):
     """A functional run would need more host memory than the limit
     (``NOVA_SIM_HOST_MEMORY``, default half the physical memory); raised before
     the memory is allocated."""
+
+
+class CollectiveRequestError(SimulationError):
+    """A collective priced without a program (:mod:`nova.sim.collective_time`) is
+    malformed: an unknown kind, members outside the target, negative bytes."""

@@ -71,16 +71,42 @@ class Target:
     link_latency_ns: int
     timing: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
+    # Several nodes (None: absent, one node; docs/isa.md "Target description").
+    chips_per_node: int | None = None
+    nics_per_node: int | None = None
+    nic_gbps: int | None = None
+    nic_latency_ns: int | None = None
 
     def __post_init__(self) -> None:
         d = validate_target(self.as_dict())
         object.__setattr__(self, "timing", Timing(d["timing"]))
 
     def as_dict(self) -> dict[str, Any]:
-        """The target as its JSON object."""
+        """The target as its JSON object (absent optional keys left out)."""
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["timing"] = dict(self.timing)
-        return d
+        return {k: v for k, v in d.items() if v is not None}
+
+    # Nodes -----------------------------------------------------------------------------
+    @property
+    def node_chips(self) -> int:
+        """Chips on one node: ``chips_per_node``, or every chip (one node) when absent
+        or when ``chips`` is at most it."""
+        return self.chips if self.chips_per_node is None else min(self.chips, self.chips_per_node)
+
+    @property
+    def nodes(self) -> int:
+        """Nodes in the system (1 without ``chips_per_node``)."""
+        return self.chips // self.node_chips
+
+    @property
+    def node_nics(self) -> int:
+        """NICs of one node (``nics_per_node``, default one per chip)."""
+        return self.nics_per_node or self.node_chips
+
+    def node_of(self, chip: int) -> int:
+        """The node chip ``chip`` sits on."""
+        return chip // self.node_chips
 
     # Derived numbers -----------------------------------------------------------------
     @property
@@ -121,25 +147,33 @@ class Target:
 
     def with_changes(self, **changes: Any) -> "Target":
         """A copy with some fields replaced (validated again); ``timing={...}`` merges
-        the given constants into the current ones."""
+        the given constants into the current ones; an optional key given as None is
+        removed (``chips_per_node=None`` etc.: back to one node)."""
         d = self.as_dict()
         if "timing" in changes:
             t = changes.pop("timing")
             if not isinstance(t, Mapping):
                 raise TargetError(f"target key 'timing' must be an object, got {t!r}")
             d["timing"].update(t)
-        unknown = [k for k in changes if k not in d]
+        unknown = [k for k in changes if k not in d and k not in _OPTIONAL]
         if unknown:
             raise TargetError(f"target has unknown key(s) {', '.join(repr(k) for k in unknown)}")
         d.update(changes)
-        return target_from_dict(d)
+        return target_from_dict({k: v for k, v in d.items() if v is not None})
+
+
+_OPTIONAL = frozenset(f.name for f in fields(Target) if f.default is None)
 
 
 def target_from_dict(d: Mapping[str, Any], where: str = "target") -> Target:
     """Converts a target JSON object (or the dict carried by a binary) to a :class:`Target`.
 
     Unknown, missing, ill-typed and out-of-range keys are each a :class:`TargetError`.
+    An optional key of the :class:`Target` given as None is absent (a Target's own
+    fields, ``vars(target)``, convert back).
     """
+    if isinstance(d, Mapping) and any(d.get(k, 0) is None for k in _OPTIONAL):
+        d = {k: v for k, v in d.items() if not (k in _OPTIONAL and v is None)}
     v = validate_target(d, where)
     return Target(**v)
 

@@ -97,6 +97,22 @@ class CostModel:
         return math.ceil(run_bytes / b) * b / run_bytes if run_bytes else 1.0
 
 
+def resource_bandwidth(target: Target, link_bandwidth: Callable[[str], float]) -> Callable[[str], float]:
+    """GB/s of a named resource of the pool: a chip's ``cI.hbm`` / ``cI.sram`` port,
+    else an interconnect link (``link_bandwidth``, :meth:`Interconnect.link_bandwidth`);
+    memoised per name. The machine and :mod:`nova.sim.collective_time` share it."""
+    cache: dict[str, float] = {}
+
+    def bandwidth(r: str) -> float:
+        v = cache.get(r)
+        if v is None:
+            v = cache[r] = (target.hbm_gbps if r.endswith(".hbm") else
+                            target.sram_gbps if r.endswith(".sram") else link_bandwidth(r))
+        return v
+
+    return bandwidth
+
+
 class Flow:
     __slots__ = ("remaining", "resources", "weights", "rate", "version", "done", "bytes", "t0")
 

@@ -33,3 +33,15 @@ func.func @topologies() attributes {t0 = #nova.topology<switch>, t1 = #nova.topo
                                     r = #nova.reduction_kind<min>} {
   return
 }
+
+// -----
+
+// Several nodes: the node and NIC parameters round-trip (a one-node target, as
+// above, prints none of them).
+// CHECK: module attributes {nova.target = #nova.target<name = "two-node", {{.*}} chips = 8, topology = ring, link_gbps = 50, link_latency_ns = 500, chips_per_node = 4, nics_per_node = 2, nic_gbps = 25, nic_latency_ns = 0>}
+module attributes {nova.target = #nova.target<name = "two-node", clock_mhz = 1000,
+    matrix_rows = 64, matrix_cols = 32, vector_lanes = 64, sram_bytes = 1048576,
+    sram_gbps = 1000, acc_bytes = 65536, hbm_bytes = 1073741824, hbm_gbps = 100,
+    dma_engines = 4, chips = 8, topology = ring, link_gbps = 50, link_latency_ns = 500,
+    chips_per_node = 4, nics_per_node = 2, nic_gbps = 25, nic_latency_ns = 0>} {
+}

@@ -151,3 +151,48 @@ func.func @negative_chips_empty() attributes {nova.chips = array<i64>} {
 // expected-error @+1 {{target timing key 'queue_depth' must be a number, bool or string, got [32]}}
 module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matrix_rows = 64, matrix_cols = 32, vector_lanes = 64, sram_bytes = 1048576, sram_gbps = 1000, acc_bytes = 16384, hbm_bytes = 1073741824, hbm_gbps = 100, dma_engines = 4, chips = 2, topology = ring, link_gbps = 50, link_latency_ns = 500, timing = {queue_depth = [32]}>} {
 }
+
+// -----
+
+// Several nodes: chips must fill whole nodes.
+// expected-error @+1 {{target field 'chips' must be a multiple of chips_per_node (3) or at most it, got 4}}
+module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matrix_rows = 64, matrix_cols = 32, vector_lanes = 64, sram_bytes = 1048576, sram_gbps = 1000, acc_bytes = 16384, hbm_bytes = 1073741824, hbm_gbps = 100, dma_engines = 4, chips = 4, topology = switch, link_gbps = 50, link_latency_ns = 500, chips_per_node = 3, nic_gbps = 5, nic_latency_ns = 100>} {
+}
+
+// -----
+
+// The network's keys need nodes.
+// expected-error @+1 {{target field 'nic_gbps' needs chips_per_node (the network joins nodes)}}
+module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matrix_rows = 64, matrix_cols = 32, vector_lanes = 64, sram_bytes = 1048576, sram_gbps = 1000, acc_bytes = 16384, hbm_bytes = 1073741824, hbm_gbps = 100, dma_engines = 4, chips = 4, topology = switch, link_gbps = 50, link_latency_ns = 500, nic_gbps = 5>} {
+}
+
+// -----
+
+// Nodes need the network's bandwidth and latency.
+// expected-error @+1 {{target field 'nic_latency_ns' must be given (>= 0) when chips_per_node is set, got -1}}
+module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matrix_rows = 64, matrix_cols = 32, vector_lanes = 64, sram_bytes = 1048576, sram_gbps = 1000, acc_bytes = 16384, hbm_bytes = 1073741824, hbm_gbps = 100, dma_engines = 4, chips = 4, topology = switch, link_gbps = 50, link_latency_ns = 500, chips_per_node = 2, nic_gbps = 5>} {
+}
+
+// -----
+
+// expected-error @+1 {{target field 'nic_gbps' must be positive when chips_per_node is set, got 0}}
+module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matrix_rows = 64, matrix_cols = 32, vector_lanes = 64, sram_bytes = 1048576, sram_gbps = 1000, acc_bytes = 16384, hbm_bytes = 1073741824, hbm_gbps = 100, dma_engines = 4, chips = 4, topology = switch, link_gbps = 50, link_latency_ns = 500, chips_per_node = 2, nic_latency_ns = 100>} {
+}
+
+// -----
+
+// expected-error @+1 {{target field 'nics_per_node' must divide chips_per_node (2), got 4}}
+module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matrix_rows = 64, matrix_cols = 32, vector_lanes = 64, sram_bytes = 1048576, sram_gbps = 1000, acc_bytes = 16384, hbm_bytes = 1073741824, hbm_gbps = 100, dma_engines = 4, chips = 4, topology = switch, link_gbps = 50, link_latency_ns = 500, chips_per_node = 2, nics_per_node = 4, nic_gbps = 5, nic_latency_ns = 100>} {
+}
+
+// -----
+
+// expected-error @+1 {{target field 'chips_per_node' must be positive, got -2}}
+module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matrix_rows = 64, matrix_cols = 32, vector_lanes = 64, sram_bytes = 1048576, sram_gbps = 1000, acc_bytes = 16384, hbm_bytes = 1073741824, hbm_gbps = 100, dma_engines = 4, chips = 4, topology = switch, link_gbps = 50, link_latency_ns = 500, chips_per_node = -2, nic_gbps = 5, nic_latency_ns = 100>} {
+}
+
+// -----
+
+// expected-error @+1 {{a ring needs at least 2 chips per node, got 1}}
+module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1000, matrix_rows = 64, matrix_cols = 32, vector_lanes = 64, sram_bytes = 1048576, sram_gbps = 1000, acc_bytes = 16384, hbm_bytes = 1073741824, hbm_gbps = 100, dma_engines = 4, chips = 4, topology = ring, link_gbps = 50, link_latency_ns = 500, chips_per_node = 1, nic_gbps = 5, nic_latency_ns = 100>} {
+}

@@ -23,7 +23,7 @@ def test_target_errors():
         target_from_dict({k: v for k, v in d.items() if k != "hbm_gbps"})
     with pytest.raises(TargetError, match="'topology' must be one of"):
         target_from_dict({**d, "topology": "mesh"})
-    with pytest.raises(TargetError, match=r"'chips' must be in \[1, 256\], got 0"):
+    with pytest.raises(TargetError, match=r"'chips' must be in \[1, 65536\], got 0"):
         target_from_dict({**d, "chips": 0})
 
 

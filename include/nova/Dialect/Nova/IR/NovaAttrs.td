@@ -136,6 +136,15 @@ def Nova_TargetAttr : Nova_Attr<"Target", "target"> {
     elements per cycle. `chips` chips are joined by `topology` links of
     `link_gbps` per direction and `link_latency_ns` latency.
 
+    Several nodes: with `chips_per_node` set (0: absent, all chips on one
+    node), chip `c` sits on node `c / chips_per_node` and `topology`/`link_*`
+    describe the links inside one node. Each node has `nics_per_node` NICs
+    (0: one per chip; chips map to NICs rail-style, local chip `l` to NIC
+    `l / (chips_per_node / nics_per_node)`) of `nic_gbps` per direction and
+    `nic_latency_ns` latency through one full-bisection network switch
+    (`nic_latency_ns` -1: absent). Every one of these is left out when absent,
+    so a one-node target prints as before.
+
     `timing` holds the simulator's timing constants (the `"timing"` object of
     the target file, docs/isa.md "Timing constants"): names to integers,
     floats, bools or strings. The compiler carries it into the binary's
@@ -167,6 +176,10 @@ def Nova_TargetAttr : Nova_Attr<"Target", "target"> {
     EnumParameter<Nova_Topology>:$topology,
     "int64_t":$link_gbps,
     "int64_t":$link_latency_ns,
+    DefaultValuedParameter<"int64_t", "0">:$chips_per_node,
+    DefaultValuedParameter<"int64_t", "0">:$nics_per_node,
+    DefaultValuedParameter<"int64_t", "0">:$nic_gbps,
+    DefaultValuedParameter<"int64_t", "-1">:$nic_latency_ns,
     OptionalParameter<"DictionaryAttr">:$timing);
   let builders = [
     AttrBuilder<(ins "StringRef":$name, "int64_t":$clock_mhz,
@@ -178,7 +191,8 @@ def Nova_TargetAttr : Nova_Attr<"Target", "target"> {
       return $_get($_ctxt, name, clock_mhz, matrix_rows, matrix_cols,
                    vector_lanes, sram_bytes, sram_gbps, acc_bytes, hbm_bytes,
                    hbm_gbps, dma_engines, chips, topology, link_gbps,
-                   link_latency_ns, DictionaryAttr());
+                   link_latency_ns, /*chips_per_node=*/0, /*nics_per_node=*/0,
+                   /*nic_gbps=*/0, /*nic_latency_ns=*/-1, DictionaryAttr());
     }]>
   ];
   let assemblyFormat = "`<` struct(params) `>`";
