@@ -46,6 +46,10 @@ def _aliases(values: list) -> list:
     return [_aliases(v) if isinstance(v, list) else _alias(v) for v in values]
 
 
+def _elt(tensors: list[torch.Tensor]) -> int:
+    return tensors[0].element_size() if tensors else 4
+
+
 def _flat(values: list) -> list[torch.Tensor]:
     out: list[torch.Tensor] = []
     for v in values:
@@ -93,7 +97,8 @@ class NovaBackend:
         pending.settle(flat, device)
         clocks = self._agree(call, current_stream(device).clock_fs)
         start = max(max(clocks), self.comm_fs)
-        ns = timing.collective_ns(call.kind, self.chips, nbytes)
+        ns = timing.collective_ns(call.kind, self.chips, nbytes, _elt(flat),
+                                  self.chips[call.root] if call.root >= 0 else None)
         end = start + round(ns * 1e6)
         self.comm_fs = end
         work = NovaWork(launch(ins, outs), what, device, _flat(outputs), end, done)
@@ -250,7 +255,8 @@ class NovaBackend:
         what = f"send of {Call.of('send', t)} from global rank {self.chips[self.rank]} to {self.chips[dst]}"
         transfers = [self.gloo.send([Call.of("send", t).encode(seq, clock)], dst, tag),
                      self.gloo.send([_alias(t)], dst, tag)]
-        ns = timing.transfer_ns(self.chips[self.rank], self.chips[dst], t.numel() * t.element_size())
+        ns = timing.transfer_ns(self.chips[self.rank], self.chips[dst], t.numel() * t.element_size(),
+                                t.element_size())
         end = clock + round(ns * 1e6)
         work = NovaWork(transfers, what, device, [], end)
         pending.mark([t], work)
@@ -282,7 +288,7 @@ class NovaBackend:
             sent["clock"] = clock
 
         def end() -> int:
-            ns = timing.transfer_ns(peer, me, t.numel() * t.element_size())
+            ns = timing.transfer_ns(peer, me, t.numel() * t.element_size(), t.element_size())
             return max(sent["clock"], posted) + round(ns * 1e6)
 
         work = NovaWork(transfers, f"recv of {mine} on global rank {me} from {peer}", device, [t], end, check)

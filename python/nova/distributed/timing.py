@@ -1,49 +1,41 @@
 """How long a collective takes on the simulated system: the in-process simulator's
-own pricing of the same collective on the same chips of the same target, so a
-collective costs the same under torchrun as inside one Python process."""
+own pricing (:func:`nova.sim.collective_time.collective_time_ns`: the same planner
+and the same shared-bandwidth flows as the machine), so a collective costs the same
+under torchrun as inside one Python process."""
 from __future__ import annotations
 
-import functools
-
-from nova.binary import opcodes as oc
 from nova.device.config import settings
 from nova.errors import NovaError
-from nova.sim.collectives import CollectivePlanner
-from nova.sim.interconnect import Interconnect
-from nova.sim.target import target_from_dict
+from nova.sim.collective_time import collective_time_ns
 
-_OPCODES = {"all_reduce": oc.ALL_REDUCE, "all_gather": oc.ALL_GATHER,
-            "reduce_scatter": oc.REDUCE_SCATTER, "all_to_all": oc.ALL_TO_ALL, "barrier": oc.BARRIER}
+#: c10d ops the machine has no instruction of its own for, priced as the nearest one
+#: (the bytes a gather or scatter moves to or from its root, as a reduce or broadcast).
+_AS = {"gather": "reduce", "scatter": "broadcast"}
 
 
 def system_chips() -> int:
     return int(settings.description["chips"])
 
 
-@functools.lru_cache(maxsize=8)
-def _planner(target: str) -> CollectivePlanner:
-    return CollectivePlanner(Interconnect.from_target(target_from_dict(settings.description, target)))
-
-
-def collective_ns(kind: str, chips: tuple[int, ...], nbytes: int) -> float:
-    """Simulated ns of one collective alone on ``chips``; ``nbytes`` = each chip's input."""
+def collective_ns(kind: str, chips: tuple[int, ...], nbytes: int, elt: int = 4,
+                  root: int | None = None) -> float:
+    """Simulated ns of one collective alone on ``chips`` (``root``: the chip a
+    broadcast, reduce, gather or scatter starts or ends at); ``nbytes`` as the ISA
+    counts it (all_gather: one chip's piece; otherwise a chip's whole input)."""
     if len(chips) <= 1:
         return 0.0
-    limit = system_chips()
-    if max(chips) >= limit:
+    if max(chips) >= system_chips():
         raise NovaError(f"torch.distributed on nova: rank {max(chips)} has no chip: the target "
-                        f"{settings.target!r} has {limit} chips (choose a larger one with "
+                        f"{settings.target!r} has {system_chips()} chips (choose a larger one with "
                         f"NOVA_DEVICE_TARGET, e.g. nova-t1-ring8)")
-    planner = _planner(settings.target)
-    if kind in ("broadcast", "reduce", "gather", "scatter"):
-        # A tree's bandwidth term as a ring all-gather (broadcast/scatter) or reduce-scatter.
-        kind = "all_gather" if kind in ("broadcast", "scatter", "gather") else "reduce_scatter"
-        nbytes = nbytes // len(chips) if kind == "all_gather" else nbytes
-    return planner.plan(_OPCODES[kind], tuple(chips), float(nbytes)).duration_ns
+    if root is not None:
+        chips = (root,) + tuple(c for c in chips if c != root)
+    return collective_time_ns(settings.description, _AS.get(kind, kind), tuple(chips), int(nbytes),
+                              elt=elt)
 
 
-def transfer_ns(src: int, dst: int, nbytes: int) -> float:
-    """A point-to-point transfer from chip ``src`` to chip ``dst``."""
-    planner = _planner(settings.target)
-    route = planner.net.route(src, dst)
-    return route.latency_ns + nbytes / planner.net.link_gbps
+def transfer_ns(src: int, dst: int, nbytes: int, elt: int = 4) -> float:
+    """A point-to-point transfer from chip ``src`` to chip ``dst``, to the receive's end."""
+    if src == dst:
+        return 0.0
+    return collective_time_ns(settings.description, "send", (src, dst), int(nbytes), elt=elt)

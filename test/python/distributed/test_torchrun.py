@@ -117,20 +117,32 @@ def test_mismatched_shapes_are_reported_with_both_calls(cache: Path) -> None:
         assert "global rank 0" in text and "global rank 1" in text
 
 
-def test_all_reduce_time_agrees_across_ranks_and_with_the_pricing(cache: Path, tmp_path: Path) -> None:
+def machine_all_reduce_ns(target: str, chips: int, nbytes: int) -> float:
+    """The in-process simulator running one all-reduce instruction on every chip."""
+    sys.path.insert(0, str(HERE.parent / "sim"))
+    try:
+        from asm import Asm, target as load
+    finally:
+        sys.path.remove(str(HERE.parent / "sim"))
+    from nova.sim import Simulator
+    s = Asm()
+    tile = s.tile("hbm", "f32", [nbytes // 4])
+    s.li(1, 0)
+    s.li(2, 1 << 30)
+    s.all_reduce("sum", 1, tile, 2, tile, [list(range(chips))], signal=[0])
+    s.sem_wait([0])
+    _, report = Simulator(s.program(load(target)), functional=False).run()
+    return report.collectives[0][2]
+
+
+def test_all_reduce_time_agrees_across_ranks_and_with_the_in_process_simulator(
+        cache: Path, tmp_path: Path) -> None:
     torchrun("allreduce_script.py", [str(tmp_path), "1", "16"], 8, env(cache))
     ranks = results(tmp_path, 8)
     assert all(r == ranks[0] for r in ranks)
-    from nova.device.config import configure, settings
-    from nova.distributed import timing
-    before = settings.target
-    configure("nova-t1-ring8")
-    try:
-        for mib in (1, 16):
-            want = timing.collective_ns("all_reduce", tuple(range(8)), mib * 2**20) / 1e6
-            assert ranks[0][str(float(mib))] == pytest.approx(want, rel=1e-9)
-    finally:
-        configure(before)
+    for mib in (1, 16):
+        want = machine_all_reduce_ns("nova-t1-ring8", 8, mib * 2**20) / 1e6
+        assert ranks[0][str(float(mib))] == pytest.approx(want, rel=0.01)
     # nova merge-traces: one row per rank.
     merged = tmp_path / "all.json"
     subprocess.run([sys.executable, "-m", "nova", "merge-traces", str(merged),
