@@ -37,8 +37,10 @@ def configure(target: str | None = None) -> None:
                                 f"nova:{device} (target {settings.target!r}); free them first")
     settings.target = name
     settings.description = description
-    _device_C.set_device_count(description["chips"])
-    for device in range(description["chips"]):
+    # A node's chips, as torch.cuda counts a host's GPUs (one node: the whole system).
+    local = min(description["chips"], description.get("chips_per_node") or description["chips"])
+    _device_C.set_device_count(local)
+    for device in range(local):
         _device_C.empty_cache(device)
         _device_C.set_capacity(device, description["hbm_bytes"])
     mode = os.environ.get("NOVA_DEVICE_FALLBACK")

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -17,6 +19,7 @@ from typing import Any, Iterator
 
 import torch
 
+from nova.binary.targets import load_target_dict, target_file
 from nova.device.scalar_forms import form_of
 from nova.device.signature import Signature, TensorSlot, mutated_positions, rebuild
 from nova.errors import NovaError, NovaModelCompileError
@@ -144,8 +147,9 @@ class ProgramCache:
             if isinstance(found, NoKernel):
                 raise found
             return found
-        digest = hashlib.sha256(f"{target}|{sig.key}".encode()).hexdigest()[:32]
-        path = self.folder() / target / f"{digest}.novaprog"
+        chip = chip_key(target)
+        digest = hashlib.sha256(f"{chip}|{sig.key}".encode()).hexdigest()[:32]
+        path = self.folder() / chip / f"{digest}.novaprog"
         with _compiling(path):  # one process compiles an op; the others wait and load it
             program = self._from_disk_or_compile(sig, target, path)
         self.programs[key] = program
@@ -198,6 +202,25 @@ def _compiling(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+#: Target keys that describe the system around a chip, not the chip: a one-chip
+#: op program is the same on every target whose chips are the same.
+_SYSTEM_KEYS = ("name", "description", "chips", "topology", "link_gbps", "link_latency_ns",
+                "chips_per_node", "nics_per_node", "nic_gbps", "nic_latency_ns")
+
+
+@functools.lru_cache(maxsize=16)
+def chip_key(target: str) -> str:
+    """The disk cache's folder for ``target``: its chip's name plus a digest of the
+    chip's description (so nova-t1-ring8 and nova-t1-2node share nova-t1's ops)."""
+    path = target_file(target)
+    if path is None:
+        return target
+    d = load_target_dict(path)
+    chip = {k: v for k, v in d.items() if k not in _SYSTEM_KEYS}
+    digest = hashlib.sha256(json.dumps(chip, sort_keys=True).encode()).hexdigest()[:12]
+    return f"chip-{digest}"
 
 
 def _write_atomic(path: Path, write: Any) -> None:

@@ -149,3 +149,49 @@ def test_all_reduce_time_agrees_across_ranks_and_with_the_in_process_simulator(
                     *map(str, sorted(tmp_path.glob("trace*.json")))], check=True)
     rows = {e["pid"] for e in json.loads(merged.read_text())["traceEvents"] if e["ph"] == "X"}
     assert rows == {f"rank {r}" for r in range(8)}
+
+
+@pytest.mark.parametrize("backend", ["nova", "cpu:gloo,nova:nova"])
+def test_every_collective_gives_torchs_values(backend: str, cache: Path) -> None:
+    done = torchrun("collectives_script.py", [backend], 4, env(cache))
+    assert done.stdout.count("CHECKED") == 4, done.stdout
+
+
+def one_node(tmp_path: Path) -> Path:
+    """nova-t1-2node's four chips and switch as one node (no NICs)."""
+    from nova.binary.targets import load_target_dict, target_file
+    d = load_target_dict(target_file("nova-t1-2node"))
+    for key in ("chips_per_node", "nics_per_node", "nic_gbps", "nic_latency_ns"):
+        d.pop(key)
+    d["name"] = "nova-t1-1node4"
+    path = tmp_path / "one-node.json"
+    path.write_text(json.dumps(d))
+    return path
+
+
+def test_ddp_across_two_torchrun_nodes(cache: Path, tmp_path: Path) -> None:
+    """Two torchrun launches (the two hosts) meet at one rendezvous endpoint; DDP on
+    the 2-node target trains as one process and pays for the network's links."""
+    out2, out1 = tmp_path / "two", tmp_path / "one"
+    out2.mkdir()
+    out1.mkdir()
+    port = 29400 + os.getpid() % 200
+    launches = [subprocess.Popen(
+        [TORCHRUN, "--nnodes=2", "--nproc-per-node=2", "--rdzv-backend=c10d",
+         f"--rdzv-endpoint=127.0.0.1:{port}", "--rdzv-id=nova-two-nodes", f"--node-rank={n}",
+         str(HERE / "train_script.py"), "ddp", str(out2)],
+        env=env(cache, "nova-t1-2node"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for n in range(2)]
+    for p in launches:
+        text, _ = p.communicate(timeout=600)
+        assert p.returncode == 0, text[-6000:]
+    two = results(out2, 4)
+    want = reference()
+    for got in two:
+        assert got["losses"] == pytest.approx(want, rel=1e-4)
+        assert got["step_ms"] == two[0]["step_ms"]
+    torchrun("train_script.py", ["ddp", str(out1)], 4, env(cache, str(one_node(tmp_path))))
+    one = results(out1, 4)
+    # Same chips, same switch inside the node: the gradients' all-reduce crossing the
+    # NICs is what makes the two-node step slower.
+    assert two[0]["step_ms"][2] > one[0]["step_ms"][2]
