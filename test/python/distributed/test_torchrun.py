@@ -61,8 +61,9 @@ def test_training_matches_one_process(mode: str, nproc: int, cache: Path, tmp_pa
     if mode in ("ddp", "fsdp", "tp", "dp_tp"):
         # Every rank does the same work: the simulated step times are bit-identical.
         assert all(got["step_ms"] == ranks[0]["step_ms"] for got in ranks), [g["step_ms"] for g in ranks]
-    # Steps after the first repeat the same simulated work.
-    assert all(got["step_ms"][1] == got["step_ms"][2] for got in ranks)
+    if mode != "ddp":  # (DDP rebuilds its buckets in its second step: one more collective)
+        # Steps after the first repeat the same simulated work.
+        assert all(got["step_ms"][1] == got["step_ms"][2] for got in ranks)
 
 
 def spawn(script: str, args: list[str], world: int, environ: dict[str, str],
