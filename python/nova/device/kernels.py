@@ -10,6 +10,7 @@ never copy. An op Nova cannot compile runs on the CPU (:mod:`nova.device.host`).
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -80,6 +81,8 @@ def dispatch(op: Any, *args: Any, **kwargs: Any) -> Any:
     """The boxed kernel of every op without a specific nova kernel."""
     if is_view(op) and not mutated_positions(op):
         return _view(op, args, kwargs)
+    if torch.Tag.nondeterministic_seeded in op.tags:
+        return _random(op, args, kwargs)
     if any(r.type.kind() not in ("TensorType", "ListType", "OptionalType")
            for r in op._schema.returns):
         return host.run(op, args, kwargs, "it returns a Python value, read on the host")
@@ -92,6 +95,26 @@ def dispatch(op: Any, *args: Any, **kwargs: Any) -> Any:
             raise
         # No meta kernel: the output's shape depends on the data (masked_select, nonzero).
         return host.run(op, args, kwargs, "its output's shape depends on the data")
+
+
+def _random(op: Any, args: tuple, kwargs: dict) -> Any:
+    """A random op: a Nova program drawing from the chip's generator
+    (:mod:`nova.device.random_forms`), or the CPU when the device has no form."""
+    from nova.device import random_forms  # the frontend loads on the first op, not at import
+
+    names = [a.name for a in op._schema.arguments]
+    position = names.index("generator") if "generator" in names else None
+    generator = (None if position is None else
+                 args[position] if position < len(args) else kwargs.get("generator"))
+    if generator is not None:
+        return host.run(op, args, kwargs, "it was given a torch.Generator; the nova device draws "
+                        "from its own generators (torch.manual_seed / torch.nova.manual_seed)")
+    if random_forms.form_of(op) is None:
+        return host.run(op, args, kwargs, "a random op the device has no form for")
+    try:
+        return run_program(op, args, kwargs, drawn=True)
+    except NoKernel as e:
+        return host.run(op, args, kwargs, str(e))
 
 
 def _meta(value: Any) -> Any:
@@ -129,18 +152,21 @@ def device_of(tensors: list[torch.Tensor]) -> int:
     return _device_C.current_device()
 
 
-def run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None = None) -> Any:
+def run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None = None,
+                drawn: bool = False) -> Any:
     """Runs ``op`` as a Nova program; ``into`` receives its one result in place of
-    a fresh tensor (a device-to-device copy's destination)."""
+    a fresh tensor (a device-to-device copy's destination); ``drawn``: a random op,
+    whose program takes a key from the chip's generator first."""
     started = time.perf_counter()
     compile_before = cache.compile_seconds
     try:
-        return _run_program(op, args, kwargs, into)
+        return _run_program(op, args, kwargs, into, drawn)
     finally:
         profile.host["op_s"] += time.perf_counter() - started - (cache.compile_seconds - compile_before)
 
 
-def _run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None) -> Any:
+def _run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None,
+                 drawn: bool = False) -> Any:
     sig, tensors = signature_of(op, args, kwargs)
     device = device_of(tensors)
     meta, margs, mkwargs = meta_call(op, args, kwargs)
@@ -155,6 +181,12 @@ def _run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None) 
         values: list[torch.Tensor] = []
         elapsed = 0.0
     else:
+        if drawn:
+            from nova.device import random, random_forms
+
+            counters = random_forms.counters_for(tensors, _flatten(mutated) + flat_fresh_meta)
+            key = torch.tensor(random.take(device, counters), dtype=torch.int64)
+            sig, tensors = dataclasses.replace(sig, drawn=True), [key, *tensors]
         program = cache.get(sig, settings.target)
         inputs, strided_bytes = _inputs(tensors)
         started = time.perf_counter()

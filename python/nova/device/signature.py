@@ -43,10 +43,12 @@ class Signature:
     spec: Any  # pytree spec of (args, kwargs)
     slots: tuple[Any, ...]  # TensorSlot per tensor leaf, else the constant itself
     lifted: str | None = None  # a Scalar argument passed as a tensor (nova.device.scalar_forms)
+    drawn: bool = False  # a random op: the program's first input is a key (nova.device.random_forms)
 
     @property
     def key(self) -> str:
         parts = [str(self.op), str(self.spec), f"lifted={self.lifted}"]
+        parts += ["drawn"] if self.drawn else []
         parts += [s.describe() if isinstance(s, (TensorSlot, OutSlot)) else repr(s)
                   for s in self.slots]
         return "|".join(parts)
