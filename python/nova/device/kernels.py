@@ -186,7 +186,7 @@ def _run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None,
 
             counters = random_forms.counters_for(tensors, _flatten(mutated) + flat_fresh_meta)
             key = torch.tensor(random.take(device, counters), dtype=torch.int64)
-            sig, tensors = dataclasses.replace(sig, drawn=True), [key, *tensors]
+            sig, tensors = dataclasses.replace(sig, drawn=random_forms.VERSION), [key, *tensors]
         program = cache.get(sig, settings.target)
         inputs, strided_bytes = _inputs(tensors)
         started = time.perf_counter()

@@ -19,6 +19,8 @@ import torch
 from nova.frontend.dropout import RandomStream, keep_mask, native_dropout
 from nova.frontend.random_bits import random_bits, uniform
 
+#: Part of a random program's cache key: change it when a form's numbers change.
+VERSION = "splitmix64-1"
 #: Counters a form may take per element of its largest tensor (normal: two uniforms).
 COUNTERS_PER_ELEMENT = 2
 
@@ -77,6 +79,22 @@ def _exponential_(s: RandomStream, a: tuple, k: dict) -> tuple:
     return ((-torch.log(_open_uniform(s, self.shape)) / lambd).to(self.dtype),)
 
 
+def _cauchy_(s: RandomStream, a: tuple, k: dict) -> tuple:
+    self = a[0]
+    median = a[1] if len(a) > 1 else k.get("median", 0.0)
+    sigma = a[2] if len(a) > 2 else k.get("sigma", 1.0)
+    angle = math.pi * (_uniform(s, self.shape) - 0.5)
+    return ((median + sigma * torch.sin(angle) / torch.cos(angle)).to(self.dtype),)
+
+
+def _geometric_(s: RandomStream, a: tuple, k: dict) -> tuple:
+    """Trials up to the first success: ``ceil(log(u) / log(1 - p))``, u in (0, 1]."""
+    self = a[0]
+    p = a[1] if len(a) > 1 else k["p"]
+    trials = torch.ceil(torch.log(_open_uniform(s, self.shape)) / math.log1p(-p))
+    return (torch.clamp(trials, min=1.0).to(self.dtype),)
+
+
 def _bernoulli_float(s: RandomStream, a: tuple, k: dict) -> tuple:
     """``bernoulli_(p)`` / ``bernoulli(x, p)``: 1 with probability ``p``, by the
     dropout mask's exact integer threshold."""
@@ -116,7 +134,8 @@ def _integers(s: RandomStream, shape: torch.Size, low: int, high: int) -> torch.
 def _top_of(dtype: torch.dtype) -> int:
     """``random_()``'s exclusive bound: every integer the dtype holds exactly."""
     if dtype.is_floating_point:
-        return (1 << torch.finfo(dtype).nmant + 1) + 1
+        digits = round(-math.log2(torch.finfo(dtype).eps)) + 1  # mantissa bits with the implicit one
+        return (1 << digits) + 1
     if dtype == torch.bool:
         return 2
     return torch.iinfo(dtype).max + 1
@@ -146,6 +165,8 @@ FORMS: dict[str, Form] = {
     "aten::normal.Tensor_Tensor": _normal_tensor,
     "aten::log_normal_.": _log_normal_,
     "aten::exponential_.": _exponential_,
+    "aten::cauchy_.": _cauchy_,
+    "aten::geometric_.": _geometric_,
     "aten::bernoulli_.float": _bernoulli_float,
     "aten::bernoulli.p": _bernoulli_float,
     "aten::bernoulli_.Tensor": _bernoulli_tensor_,

@@ -43,12 +43,14 @@ class Signature:
     spec: Any  # pytree spec of (args, kwargs)
     slots: tuple[Any, ...]  # TensorSlot per tensor leaf, else the constant itself
     lifted: str | None = None  # a Scalar argument passed as a tensor (nova.device.scalar_forms)
-    drawn: bool = False  # a random op: the program's first input is a key (nova.device.random_forms)
+    #: A random op: the program's first input is a key; the forms' version
+    #: (nova.device.random_forms.VERSION), so a changed form is not read from a disk cache.
+    drawn: str | None = None
 
     @property
     def key(self) -> str:
         parts = [str(self.op), str(self.spec), f"lifted={self.lifted}"]
-        parts += ["drawn"] if self.drawn else []
+        parts += [f"drawn={self.drawn}"] if self.drawn else []
         parts += [s.describe() if isinstance(s, (TensorSlot, OutSlot)) else repr(s)
                   for s in self.slots]
         return "|".join(parts)
