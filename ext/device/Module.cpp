@@ -1,6 +1,7 @@
 // nova._device_C: the Python face of the nova device's C++ part.
 #include "Allocator.h"
 
+#include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <torch/extension.h>
 
 namespace nova::device {
@@ -48,5 +49,12 @@ PYBIND11_MODULE(_device_C, m) {
   });
   m.def("snapshot", [](int device) { return allocator().snapshot(device); });
   m.def("as_host", &asHost, "A nova tensor's memory as a CPU tensor (no copy)");
+  m.def(
+      "default_generator",
+      [](int device) {
+        return at::detail::getPrivateUse1Hooks().getDefaultGenerator(
+            static_cast<c10::DeviceIndex>(device));
+      },
+      "The chip's default torch.Generator (torch.manual_seed seeds it)");
   m.attr("round_bytes") = py::int_(kRoundBytes);
 }

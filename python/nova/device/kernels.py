@@ -98,21 +98,27 @@ def dispatch(op: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def _random(op: Any, args: tuple, kwargs: dict) -> Any:
-    """A random op: a Nova program drawing from the chip's generator
-    (:mod:`nova.device.random_forms`), or the CPU when the device has no form."""
+    """A random op: a Nova program drawing from the chip's generator, or from a
+    ``torch.Generator("nova")`` given to it (:mod:`nova.device.random_forms`);
+    the CPU when the device has no form for the op or it was given a CPU generator."""
     from nova.device import random_forms  # the frontend loads on the first op, not at import
 
     names = [a.name for a in op._schema.arguments]
     position = names.index("generator") if "generator" in names else None
     generator = (None if position is None else
                  args[position] if position < len(args) else kwargs.get("generator"))
-    if generator is not None:
-        return host.run(op, args, kwargs, "it was given a torch.Generator; the nova device draws "
-                        "from its own generators (torch.manual_seed / torch.nova.manual_seed)")
+    if generator is not None and generator.device.type != "nova":
+        return host.run(op, args, kwargs, f"it was given a torch.Generator on {generator.device}; "
+                        "nova random ops draw from the chip's generator or a torch.Generator('nova')")
     if random_forms.form_of(op) is None:
         return host.run(op, args, kwargs, "a random op the device has no form for")
+    if generator is not None:  # not part of the program: its state becomes the key input
+        if position < len(args):
+            args = args[:position] + (None,) + args[position + 1:]
+        else:
+            kwargs = {**kwargs, "generator": None}
     try:
-        return run_program(op, args, kwargs, drawn=True)
+        return run_program(op, args, kwargs, drawn=True, generator=generator)
     except NoKernel as e:
         return host.run(op, args, kwargs, str(e))
 
@@ -153,20 +159,20 @@ def device_of(tensors: list[torch.Tensor]) -> int:
 
 
 def run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None = None,
-                drawn: bool = False) -> Any:
+                drawn: bool = False, generator: torch.Generator | None = None) -> Any:
     """Runs ``op`` as a Nova program; ``into`` receives its one result in place of
     a fresh tensor (a device-to-device copy's destination); ``drawn``: a random op,
-    whose program takes a key from the chip's generator first."""
+    whose program takes a key first, from ``generator`` or the chip's generator."""
     started = time.perf_counter()
     compile_before = cache.compile_seconds
     try:
-        return _run_program(op, args, kwargs, into, drawn)
+        return _run_program(op, args, kwargs, into, drawn, generator)
     finally:
         profile.host["op_s"] += time.perf_counter() - started - (cache.compile_seconds - compile_before)
 
 
 def _run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None,
-                 drawn: bool = False) -> Any:
+                 drawn: bool = False, generator: torch.Generator | None = None) -> Any:
     sig, tensors = signature_of(op, args, kwargs)
     device = device_of(tensors)
     meta, margs, mkwargs = meta_call(op, args, kwargs)
@@ -185,7 +191,7 @@ def _run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None,
             from nova.device import random, random_forms
 
             counters = random_forms.counters_for(tensors, _flatten(mutated) + flat_fresh_meta)
-            key = torch.tensor(random.take(device, counters), dtype=torch.int64)
+            key = torch.tensor(random.take(device, counters, generator), dtype=torch.int64)
             sig, tensors = dataclasses.replace(sig, drawn=random_forms.VERSION), [key, *tensors]
         program = cache.get(sig, settings.target)
         inputs, strided_bytes = _inputs(tensors)

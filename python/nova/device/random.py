@@ -1,8 +1,10 @@
-"""The device's generators: one per chip, as CUDA keeps one per GPU, each a seed
-and a counter offset (the Philox way: a draw of ``n`` numbers takes ``n``
-counters and the state advances by them).
+"""The device's generators: one default ``torch.Generator`` per chip, as CUDA
+keeps one per GPU, each a seed and a counter offset (the Philox way: a draw of
+``n`` numbers takes ``n`` counters and the offset advances by them). They are
+C++ objects (``ext/device/Generator.cpp``, handed to PyTorch by the PrivateUse1
+hooks), so ``torch.Generator("nova")`` makes more of the same kind.
 
-``torch.manual_seed`` seeds them all (through ``torch.nova.manual_seed_all``);
+``torch.manual_seed`` seeds every chip's (through ``torch.nova.manual_seed_all``);
 ``torch.nova.manual_seed`` seeds the current chip's. A random op on the device is
 a Nova program that computes its numbers with :class:`nova.frontend.dropout.RandomStream`
 from a 0-d int64 key input, as the compiled training steps do from their seed
@@ -12,40 +14,22 @@ serves every call, and a draw depends only on (seed, offset, shape).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
-# nova.frontend.random_bits is imported where used: PyTorch's device autoload
-# imports this package while torch loads, and the frontend package pulls in the exporter.
 
-#: CUDA's default seed (``torch.cuda.initial_seed()`` before any seeding).
-DEFAULT_SEED = 67280421310721
-
-
-@dataclass
-class _Generator:
-    seed: int = DEFAULT_SEED
-    offset: int = 0
-
-
-_generators: dict[int, _Generator] = {}
-
-
-def _index(device: object) -> int:
-    """The chip of ``device`` (None: the current chip; an int, a str or a torch.device)."""
+def default_generator(device: object = None) -> torch.Generator:
+    """The default generator of ``device``'s chip (None: the current chip; an
+    int, a str or a torch.device)."""
     from nova.device import _device_C
 
     if device is None:
-        return _device_C.current_device()
-    if isinstance(device, int):
-        return device
-    device = torch.device(device)
-    return _device_C.current_device() if device.index is None else device.index
-
-
-def _generator(device: object = None) -> _Generator:
-    return _generators.setdefault(_index(device), _Generator())
+        index = _device_C.current_device()
+    elif isinstance(device, int):
+        index = device
+    else:
+        device = torch.device(device)
+        index = _device_C.current_device() if device.index is None else device.index
+    return _device_C.default_generator(index)
 
 
 def _device_count() -> int:
@@ -54,47 +38,41 @@ def _device_count() -> int:
     return torch_nova.device_count()
 
 
+def default_generators() -> tuple[torch.Generator, ...]:
+    return tuple(default_generator(i) for i in range(_device_count()))
+
+
 def manual_seed(seed: int) -> None:
-    """Seeds the current chip's generator (``torch.cuda.manual_seed``)."""
-    generator = _generator()
-    generator.seed, generator.offset = int(seed) & 0xFFFF_FFFF_FFFF_FFFF, 0
+    """Seeds the current chip's generator (``torch.cuda.manual_seed``); its offset restarts."""
+    default_generator().manual_seed(int(seed))
 
 
 def manual_seed_all(seed: int) -> None:
     """Seeds every chip's generator (what ``torch.manual_seed`` calls)."""
-    for index in range(_device_count()):
-        _generators[index] = _Generator(int(seed) & 0xFFFF_FFFF_FFFF_FFFF, 0)
+    for generator in default_generators():
+        generator.manual_seed(int(seed))
 
 
 def seed() -> None:
-    manual_seed(int(torch.randint(0, 2**62, (1,)).item()))
+    default_generator().seed()
 
 
 def seed_all() -> None:
-    manual_seed_all(int(torch.randint(0, 2**62, (1,)).item()))
+    manual_seed_all(default_generator().seed())
 
 
 def initial_seed() -> int:
-    return _generator().seed
+    return default_generator().initial_seed()
 
 
 def get_rng_state(device: object = None) -> torch.Tensor:
     """The chip's generator state as CUDA gives it: a uint8 tensor of 16 bytes
-    (the seed and the offset, int64 each)."""
-    from nova.frontend.random_bits import signed64
-
-    generator = _generator(device)
-    words = torch.tensor([signed64(generator.seed), signed64(generator.offset)], dtype=torch.int64)
-    return words.view(torch.uint8).clone()
+    (the seed and the offset, 64 bits each)."""
+    return default_generator(device).get_state()
 
 
 def set_rng_state(state: torch.Tensor, device: object = None) -> None:
-    if state.dtype != torch.uint8 or state.numel() != 16:
-        raise ValueError(f"a nova RNG state is a uint8 tensor of 16 bytes (get_rng_state()), "
-                         f"got {state.dtype} of {state.numel()} elements")
-    seed_, offset = state.detach().cpu().contiguous().view(torch.int64).tolist()
-    generator = _generator(device)
-    generator.seed, generator.offset = seed_ & 0xFFFF_FFFF_FFFF_FFFF, offset & 0xFFFF_FFFF_FFFF_FFFF
+    default_generator(device).set_state(state.detach().cpu())
 
 
 def get_rng_state_all() -> list[torch.Tensor]:
@@ -106,13 +84,14 @@ def set_rng_state_all(states: list[torch.Tensor]) -> None:
         set_rng_state(state, index)
 
 
-def take(device: int, counters: int) -> int:
-    """The key of a draw of up to ``counters`` numbers on chip ``device``; the
-    chip's offset advances past them. ``random_bits(key, 0, shape)`` is then the
-    generator's stream at counters ``offset ..``: SplitMix64 from the mixed seed."""
-    from nova.frontend.random_bits import GAMMA, signed64, step_seed
+def take(device: int, counters: int, generator: torch.Generator | None = None) -> int:
+    """The key of a draw of up to ``counters`` numbers from ``generator`` (chip
+    ``device``'s default one when None); its offset advances past them.
+    ``random_bits(key, 0, shape)`` is then the generator's stream at counters
+    ``offset ..``: SplitMix64 from the mixed seed."""
+    from nova.frontend.random_bits import GAMMA, MASK64, signed64, step_seed
 
-    generator = _generator(device)
-    key = step_seed(generator.seed, 0) + generator.offset * GAMMA
-    generator.offset = (generator.offset + counters) & 0xFFFF_FFFF_FFFF_FFFF
-    return signed64(key)
+    generator = generator if generator is not None else default_generator(device)
+    seed_, offset = generator.initial_seed(), generator.get_offset()
+    generator.set_offset((offset + counters) & MASK64)
+    return signed64(step_seed(seed_, 0) + offset * GAMMA)

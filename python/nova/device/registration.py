@@ -8,19 +8,6 @@ from nova.errors import NovaError
 _done = False
 
 
-class _Hooks(torch._C._acc.PrivateUse1Hooks):
-    """What PyTorch asks a PrivateUse1 backend before using it."""
-
-    def is_available(self) -> bool:
-        return True
-
-    def has_primary_context(self, dev_id: int) -> bool:
-        return True
-
-    def is_built(self) -> bool:
-        return True
-
-
 def register() -> None:
     """Makes ``torch.device("nova")`` work: the backend name, ``torch.nova``, the
     tensor methods, the C++ allocator/view kernels and the Python compute kernels."""
@@ -31,7 +18,8 @@ def register() -> None:
     if current not in ("privateuseone", "nova"):
         raise NovaError(f"PyTorch's PrivateUse1 backend is already registered as {current!r}; "
                         f"the nova device needs it (one out-of-tree device per process)")
-    # The C++ part: allocator, device guard, view/copy kernels (registers on import).
+    # The C++ part: allocator, device guard, view/copy kernels, the hooks PyTorch
+    # asks about availability and generators (registers on import).
     from nova.device import _device_C  # noqa: F401
     from nova.device import config, kernels, printing, torch_nova
 
@@ -39,7 +27,6 @@ def register() -> None:
         torch.utils.rename_privateuse1_backend("nova")
         torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
     torch._register_device_module("nova", torch_nova)
-    torch._C._acc.register_python_privateuseone_hook(_Hooks())
     config.configure()
     kernels.install()
     printing.install()

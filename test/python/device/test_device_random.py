@@ -140,6 +140,22 @@ def test_same_seed_same_values_and_rng_state_restores() -> None:
     assert [torch.nova.get_rng_state(i)[:8].view(torch.int64).item() for i in range(2)] == [8, 8]
 
 
+def test_a_nova_generator_draws_like_the_chip_generator() -> None:
+    generator = torch.Generator("nova").manual_seed(9)
+    assert generator.device == torch.device("nova", 0) and generator.initial_seed() == 9
+    first = torch.rand(64, device="nova", generator=generator).cpu()
+    assert generator.get_offset() > 0
+    torch.nova.manual_seed(9)  # the same seed and offset: the same stream
+    assert torch.equal(torch.rand(64, device="nova").cpu(), first)
+    state = generator.get_state()
+    assert torch.equal(state, torch.nova.get_rng_state())
+    a = torch.randn(64, device="nova", generator=generator).cpu()
+    generator.set_state(state)
+    assert torch.equal(torch.randn(64, device="nova", generator=generator).cpu(), a)
+    dropped = torch.empty(N, device="nova").bernoulli_(0.25, generator=generator).cpu()
+    assert _within_3_sigma(dropped.mean().item(), 0.25, N)
+
+
 def test_a_cached_program_serves_every_call() -> None:
     torch.rand(32, device="nova")
     programs = torch.nova.op_cache_stats()["programs"]
@@ -151,7 +167,7 @@ def test_a_cached_program_serves_every_call() -> None:
 def test_ops_without_a_device_form_fall_back_or_raise() -> None:
     with pytest.raises(nova.device.host.NovaFallbackError, match="aten.multinomial"):
         torch.multinomial(torch.ones(5, device="nova"), 3)
-    with pytest.raises(nova.device.host.NovaFallbackError, match="torch.Generator"):
+    with pytest.raises(nova.device.host.NovaFallbackError, match="torch.Generator on cpu"):
         torch.rand(4, device="nova", generator=torch.Generator())
     torch.nova.set_fallback("warn")
     with pytest.warns(UserWarning, match="aten.multinomial.* ran on the CPU"):
