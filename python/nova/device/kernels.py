@@ -23,7 +23,7 @@ from nova.device.clock import advance
 from nova.device.config import settings
 from nova.device.programs import NoKernel, cache
 from nova.device.signature import (NotOnDevice, is_view, mutated_positions, rebuild,
-                                   signature_of)
+                                   signature_of, wrap_numbers)
 
 _library: torch.library.Library | None = None
 
@@ -129,7 +129,7 @@ def _meta(value: Any) -> Any:
                            dtype=value.dtype, device="meta")
         return base.as_strided(value.shape, value.stride(), value.storage_offset())
     if isinstance(value, torch.Tensor):
-        return value.to("meta") if value.dim() else value
+        return value.to("meta")  # a 0-dim CPU operand too: meta kernels take one device
     return value
 
 
@@ -173,6 +173,7 @@ def run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None = 
 
 def _run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None,
                  drawn: bool = False, generator: torch.Generator | None = None) -> Any:
+    args, kwargs = wrap_numbers(op, args, kwargs)  # the meta kernel takes no int for a Tensor
     sig, tensors = signature_of(op, args, kwargs)
     device = device_of(tensors)
     meta, margs, mkwargs = meta_call(op, args, kwargs)
