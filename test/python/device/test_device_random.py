@@ -175,17 +175,18 @@ def test_ops_without_a_device_form_fall_back_or_raise() -> None:
     assert picked.is_nova and picked.shape == (3,)
 
 
-def _train_gpt2(seed: int) -> list[float]:
+def _train_gpt2(seed: int, compile: bool = False) -> list[float]:
     model = hf_zoo.build("gpt2")  # dropout as shipped (0.1)
     assert model.config.resid_pdrop == 0.1 and model.config.attn_pdrop == 0.1
     data = hf_zoo.batches("gpt2", 1) * 3  # one batch: the loss falls step by step
     model.to("nova")
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    run = torch.compile(model, backend="nova") if compile else model
     torch.manual_seed(seed)
     losses = []
     for batch in data:
         optimizer.zero_grad()
-        loss = model(**{k: v.to("nova") for k, v in batch.items()}).loss
+        loss = run(**{k: v.to("nova") for k, v in batch.items()}).loss
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
@@ -199,3 +200,13 @@ def test_hf_gpt2_with_dropout_trains_on_the_device_in_strict_mode() -> None:
     assert all(math.isfinite(x) for x in first) and first[-1] < first[0]
     assert _train_gpt2(seed=0) == first  # the same seed: the same masks, the same losses
     assert _train_gpt2(seed=1) != first
+
+
+def test_torch_compile_of_hf_gpt2_with_dropout_on_the_device() -> None:
+    """The compiled path draws its masks from a seed input (a fresh seed per call
+    from torch's generator), on the chip beside the activations."""
+    fallbacks = torch.nova.fallback_report()
+    first = _train_gpt2(seed=0, compile=True)
+    assert torch.nova.fallback_report() == fallbacks
+    assert all(math.isfinite(x) for x in first) and first[-1] < first[0]
+    assert _train_gpt2(seed=0, compile=True) == first
