@@ -1,20 +1,48 @@
-// What PyTorch asks a PrivateUse1 backend beyond its kernels: whether it is there,
-// and resizing a storage in place (`storage.resize_()`, which FSDP2 uses to free and
-// re-grow unsharded parameters). Registered in C++: the Python hooks interface
-// cannot resize.
+// What PyTorch asks the PrivateUse1 backend before using it, in C++ as
+// PyTorch's OpenReg reference backend has it: availability and the generators
+// (a chip's default one, the one under torch.nova.manual_seed, and new ones for
+// torch.Generator("nova")), and resizing a storage in place (`storage.resize_()`,
+// which FSDP2 uses to free and re-grow unsharded parameters). Registered when the
+// module loads.
+#include "Allocator.h"
+#include "Generator.h"
+
 #include <ATen/detail/PrivateUse1HooksInterface.h>
+
 #include <c10/core/StorageImpl.h>
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <mutex>
 
 namespace nova::device {
 namespace {
 
-struct Hooks final : public at::PrivateUse1HooksInterface {
+struct NovaHooks : public at::PrivateUse1HooksInterface {
   bool isBuilt() const override { return true; }
   bool isAvailable() const override { return true; }
   bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
+  c10::DeviceIndex deviceCount() const override {
+    return static_cast<c10::DeviceIndex>(nova::device::deviceCount());
+  }
+
+  const at::Generator &getDefaultGenerator(c10::DeviceIndex index) const override {
+    // One per chip, made on first use; a deque keeps the references handed out valid.
+    static std::mutex mu;
+    static std::deque<at::Generator> defaults;
+    int chip = index < 0 ? currentDevice() : index;
+    int chips = nova::device::deviceCount();
+    TORCH_CHECK(chip < chips, "nova device index ", chip, " is out of range (", chips, " chips)");
+    std::lock_guard<std::mutex> lock(mu);
+    while (static_cast<int>(defaults.size()) <= chip)
+      defaults.push_back(makeGenerator(static_cast<c10::DeviceIndex>(defaults.size())));
+    return defaults[chip];
+  }
+
+  at::Generator getNewGenerator(c10::DeviceIndex index) const override {
+    return makeGenerator(index);
+  }
 
   void resizePrivateUse1Bytes(const c10::Storage &storage, size_t newsize) const override {
     c10::StorageImpl *impl = storage.unsafeGetStorageImpl();
@@ -33,11 +61,12 @@ struct Hooks final : public at::PrivateUse1HooksInterface {
   }
 };
 
+struct Register {
+  Register() {
+    static NovaHooks hooks;
+    at::RegisterPrivateUse1HooksInterface(&hooks);
+  }
+} registerHooks;
+
 } // namespace
-
-void registerHooks() {
-  static Hooks hooks;
-  at::RegisterPrivateUse1HooksInterface(&hooks);
-}
-
 } // namespace nova::device

@@ -1,6 +1,7 @@
 // nova._device_C: the Python face of the nova device's C++ part.
 #include "Allocator.h"
 
+#include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/extension.h>
@@ -8,7 +9,6 @@
 namespace nova::device {
 at::Tensor asHost(const at::Tensor &t);
 c10::intrusive_ptr<c10d::Backend> makeBackend(int rank, int size, py::object impl);
-void registerHooks();
 } // namespace nova::device
 
 namespace {
@@ -52,8 +52,14 @@ PYBIND11_MODULE(_device_C, m) {
   });
   m.def("snapshot", [](int device) { return allocator().snapshot(device); });
   m.def("as_host", &asHost, "A nova tensor's memory as a CPU tensor (no copy)");
-  m.def("register_hooks", &registerHooks, "Registers the PrivateUse1 hooks (availability, storage resize)");
   m.def("make_backend", &makeBackend,
         "A c10d Backend forwarding every op to the Python object `impl` (nova.distributed)");
+  m.def(
+      "default_generator",
+      [](int device) {
+        return at::detail::getPrivateUse1Hooks().getDefaultGenerator(
+            static_cast<c10::DeviceIndex>(device));
+      },
+      "The chip's default torch.Generator (torch.manual_seed seeds it)");
   m.attr("round_bytes") = py::int_(kRoundBytes);
 }

@@ -27,7 +27,8 @@ class Hooks(DeviceHooks):
         return [_device_C.as_host(a) if _is_nova(a) else a for a in args]
 
     def run(self, graph: Any, program: Any, args: Sequence[Any],
-            call: Callable[..., Any] | None = None) -> Any:
+            call: Callable[..., Any] | None = None,
+            recorded: Sequence[Any] | None = None) -> Any:
         device = next(a.device for a in args if _is_nova(a))
         host = self.view(args)
         result = (call or program)(*host)
@@ -37,18 +38,48 @@ class Hooks(DeviceHooks):
         profile.record(f"compiled graph {graph.label}", start, end, elapsed, 0)
         aliases = {a.data_ptr(): arg for a, arg in zip(host, args) if _is_nova(arg)}
 
-        def to_device(value: Any) -> Any:
+        def to_device(value: Any, traced: Any) -> Any:
             if not isinstance(value, torch.Tensor) or value.device.type != "cpu":
                 return value
             same = aliases.get(value.data_ptr())
             if same is not None and same.shape == value.shape and same.stride() == value.stride():
                 return same  # the graph returned one of its inputs
-            out = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=device)
+            out = _allocate(value, traced, device)
             if value.numel():
                 _device_C.as_host(out).copy_(value)
             return out
 
-        return pytree.tree_map(to_device, result)
+        leaves, spec = pytree.tree_flatten(result)
+        traced = list(recorded) if recorded is not None and len(recorded) == len(leaves) else []
+        traced += [None] * (len(leaves) - len(traced))
+        return pytree.tree_unflatten([to_device(v, t) for v, t in zip(leaves, traced)], spec)
+
+
+def _allocate(value: torch.Tensor, traced: Any, device: torch.device) -> torch.Tensor:
+    """A device tensor for a program's result, laid out as the traced graph recorded
+    it (as eager lays it out: a transposed weight saved for the backward, a view of
+    one piece of a ``split``) where that layout does not overlap itself; else the
+    program's own. A piece of a larger buffer gets that buffer, as in eager."""
+    if (isinstance(traced, torch.Tensor) and tuple(traced.shape) == tuple(value.shape)
+            and all(isinstance(s, int) for s in (*traced.stride(), traced.storage_offset()))
+            and tuple(traced.stride()) != tuple(value.stride())
+            and _non_overlapping(tuple(value.shape), tuple(traced.stride()))):
+        offset = traced.storage_offset()
+        extent = sum((n - 1) * st for n, st in zip(value.shape, traced.stride())) + 1
+        base = torch.empty(offset + extent if value.numel() else 0, dtype=value.dtype, device=device)
+        return base.as_strided(value.shape, traced.stride(), offset if value.numel() else 0)
+    return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=device)
+
+
+def _non_overlapping(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether no two elements of ``shape`` laid out by ``strides`` share an address."""
+    reach = 0  # the largest offset the dims so far address
+    for size, stride in sorted(((n, st) for n, st in zip(shape, strides) if n != 1),
+                               key=lambda d: d[1]):
+        if stride <= reach:
+            return False
+        reach += (size - 1) * stride
+    return True
 
 
 def install() -> None:

@@ -10,6 +10,7 @@ never copy. An op Nova cannot compile runs on the CPU (:mod:`nova.device.host`).
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -22,7 +23,7 @@ from nova.device.clock import advance
 from nova.device.config import settings
 from nova.device.programs import NoKernel, cache
 from nova.device.signature import (NotOnDevice, is_view, mutated_positions, rebuild,
-                                   signature_of)
+                                   signature_of, wrap_numbers)
 
 _library: torch.library.Library | None = None
 
@@ -82,6 +83,8 @@ def dispatch(op: Any, *args: Any, **kwargs: Any) -> Any:
     """The boxed kernel of every op without a specific nova kernel."""
     if is_view(op) and not mutated_positions(op):
         return _view(op, args, kwargs)
+    if torch.Tag.nondeterministic_seeded in op.tags:
+        return _random(op, args, kwargs)
     if any(r.type.kind() not in ("TensorType", "ListType", "OptionalType")
            for r in op._schema.returns):
         return host.run(op, args, kwargs, "it returns a Python value, read on the host")
@@ -96,13 +99,39 @@ def dispatch(op: Any, *args: Any, **kwargs: Any) -> Any:
         return host.run(op, args, kwargs, "its output's shape depends on the data")
 
 
+def _random(op: Any, args: tuple, kwargs: dict) -> Any:
+    """A random op: a Nova program drawing from the chip's generator, or from a
+    ``torch.Generator("nova")`` given to it (:mod:`nova.device.random_forms`);
+    the CPU when the device has no form for the op or it was given a CPU generator."""
+    from nova.device import random_forms  # the frontend loads on the first op, not at import
+
+    names = [a.name for a in op._schema.arguments]
+    position = names.index("generator") if "generator" in names else None
+    generator = (None if position is None else
+                 args[position] if position < len(args) else kwargs.get("generator"))
+    if generator is not None and generator.device.type != "nova":
+        return host.run(op, args, kwargs, f"it was given a torch.Generator on {generator.device}; "
+                        "nova random ops draw from the chip's generator or a torch.Generator('nova')")
+    if random_forms.form_of(op) is None:
+        return host.run(op, args, kwargs, "a random op the device has no form for")
+    if generator is not None:  # not part of the program: its state becomes the key input
+        if position < len(args):
+            args = args[:position] + (None,) + args[position + 1:]
+        else:
+            kwargs = {**kwargs, "generator": None}
+    try:
+        return run_program(op, args, kwargs, drawn=True, generator=generator)
+    except NoKernel as e:
+        return host.run(op, args, kwargs, str(e))
+
+
 def _meta(value: Any) -> Any:
     if isinstance(value, torch.Tensor) and value.device.type == "nova":
         base = torch.empty(value.untyped_storage().nbytes() // value.element_size() or 1,
                            dtype=value.dtype, device="meta")
         return base.as_strided(value.shape, value.stride(), value.storage_offset())
     if isinstance(value, torch.Tensor):
-        return value.to("meta") if value.dim() else value
+        return value.to("meta")  # a 0-dim CPU operand too: meta kernels take one device
     return value
 
 
@@ -131,18 +160,22 @@ def device_of(tensors: list[torch.Tensor]) -> int:
     return _device_C.current_device()
 
 
-def run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None = None) -> Any:
+def run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None = None,
+                drawn: bool = False, generator: torch.Generator | None = None) -> Any:
     """Runs ``op`` as a Nova program; ``into`` receives its one result in place of
-    a fresh tensor (a device-to-device copy's destination)."""
+    a fresh tensor (a device-to-device copy's destination); ``drawn``: a random op,
+    whose program takes a key first, from ``generator`` or the chip's generator."""
     started = time.perf_counter()
     compile_before = cache.compile_seconds
     try:
-        return _run_program(op, args, kwargs, into)
+        return _run_program(op, args, kwargs, into, drawn, generator)
     finally:
         profile.host["op_s"] += time.perf_counter() - started - (cache.compile_seconds - compile_before)
 
 
-def _run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None) -> Any:
+def _run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None,
+                 drawn: bool = False, generator: torch.Generator | None = None) -> Any:
+    args, kwargs = wrap_numbers(op, args, kwargs)  # the meta kernel takes no int for a Tensor
     sig, tensors = signature_of(op, args, kwargs)
     device = device_of(tensors)
     meta, margs, mkwargs = meta_call(op, args, kwargs)
@@ -158,6 +191,12 @@ def _run_program(op: Any, args: tuple, kwargs: dict, into: torch.Tensor | None) 
         values: list[torch.Tensor] = []
         elapsed = 0.0
     else:
+        if drawn:
+            from nova.device import random, random_forms
+
+            counters = random_forms.counters_for(tensors, _flatten(mutated) + flat_fresh_meta)
+            key = torch.tensor(random.take(device, counters, generator), dtype=torch.int64)
+            sig, tensors = dataclasses.replace(sig, drawn=random_forms.VERSION), [key, *tensors]
         program = cache.get(sig, settings.target)
         inputs, strided_bytes = _inputs(tensors)
         started = time.perf_counter()

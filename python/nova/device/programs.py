@@ -106,9 +106,16 @@ def _compile_op(sig: Signature, target: str) -> Any:
     from nova.frontend.io_names import named_mlir
     from nova.frontend.state import param_arrays
 
-    module = OpModule(sig)
+    module: torch.nn.Module
+    examples = [example(s) for s in sig.slots if isinstance(s, TensorSlot)]
+    if sig.drawn:
+        from nova.device.random_forms import RandomOpModule
+
+        module = RandomOpModule(sig)
+        examples.insert(0, torch.zeros((), dtype=torch.int64))  # the key
+    else:
+        module = OpModule(sig)
     try:
-        examples = [example(s) for s in sig.slots if isinstance(s, TensorSlot)]
         imported = import_model(module, *examples)
         return build_program(named_mlir(imported, forward=module.forward),
                              TargetOptions(name=target, chips=1), params=param_arrays(imported),

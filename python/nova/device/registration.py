@@ -18,7 +18,8 @@ def register() -> None:
     if current not in ("privateuseone", "nova"):
         raise NovaError(f"PyTorch's PrivateUse1 backend is already registered as {current!r}; "
                         f"the nova device needs it (one out-of-tree device per process)")
-    # The C++ part: allocator, device guard, view/copy kernels (registers on import).
+    # The C++ part: allocator, device guard, view/copy kernels, the hooks PyTorch
+    # asks about availability and generators (registers on import).
     from nova.device import _device_C  # noqa: F401
     from nova.device import config, kernels, printing, torch_nova
 
@@ -26,7 +27,6 @@ def register() -> None:
         torch.utils.rename_privateuse1_backend("nova")
         torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
     torch._register_device_module("nova", torch_nova)
-    _device_C.register_hooks()  # C++: availability and storage resize (FSDP2)
     config.configure()
     kernels.install()
     printing.install()

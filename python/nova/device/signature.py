@@ -43,10 +43,14 @@ class Signature:
     spec: Any  # pytree spec of (args, kwargs)
     slots: tuple[Any, ...]  # TensorSlot per tensor leaf, else the constant itself
     lifted: str | None = None  # a Scalar argument passed as a tensor (nova.device.scalar_forms)
+    #: A random op: the program's first input is a key; the forms' version
+    #: (nova.device.random_forms.VERSION), so a changed form is not read from a disk cache.
+    drawn: str | None = None
 
     @property
     def key(self) -> str:
         parts = [str(self.op), str(self.spec), f"lifted={self.lifted}"]
+        parts += [f"drawn={self.drawn}"] if self.drawn else []
         parts += [s.describe() if isinstance(s, (TensorSlot, OutSlot)) else repr(s)
                   for s in self.slots]
         return "|".join(parts)
@@ -68,7 +72,7 @@ def _constant(value: Any) -> Any:
 
 def signature_of(op: Any, args: tuple, kwargs: dict) -> tuple[Signature, list[torch.Tensor]]:
     """The call's signature and its tensor leaves in order."""
-    args, kwargs = _wrap_numbers(op, args, kwargs)
+    args, kwargs = wrap_numbers(op, args, kwargs)
     lifted = lifted_argument(op, args, kwargs)
     if lifted is not None:
         args, kwargs = _lift(op, args, kwargs, lifted)
@@ -118,21 +122,33 @@ def is_view(op: Any) -> bool:
     return any(r.alias_info is not None and not r.alias_info.is_write for r in op._schema.returns)
 
 
-def _wrap_numbers(op: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """A Python float where the schema takes a Tensor (a wrapped number: ``x / 0.5``,
-    an optimizer's bias correction) becomes a 0-dim float32 input, as a wrapped
-    number promotes (it never raises a tensor's dtype), so a changing value does
-    not compile a new program."""
+def wrap_numbers(op: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """A Python number where the schema takes a Tensor (a wrapped number: ``x / 0.5``,
+    an optimizer's bias correction, ``bits & mask`` of a traced graph) becomes a
+    0-dim tensor, so a changing value does not compile a new program. A float is
+    float32 and an int int64: beside a tensor of one or more dims a 0-dim tensor
+    promotes as the wrapped number does (it never raises that tensor's dtype), so
+    an int is wrapped only then (without one, it stays and torch says it is not a
+    tensor)."""
     schema = op._schema.arguments
+    dimensioned = any(isinstance(t, torch.Tensor) and t.dim() > 0
+                      for t in pytree.tree_leaves((args, kwargs)))
+
+    def wrap(value: Any) -> Any:
+        if isinstance(value, float):
+            return torch.tensor(value, dtype=torch.float32)
+        if dimensioned and isinstance(value, int) and not isinstance(value, bool):
+            return torch.tensor(value, dtype=torch.int64)
+        return value
+
     args = list(args)
     for position, a in enumerate(schema):
         if a.type.kind() != "TensorType":
             continue
         if position < len(args):
-            if isinstance(args[position], float):
-                args[position] = torch.tensor(args[position], dtype=torch.float32)
-        elif isinstance(kwargs.get(a.name), float):
-            kwargs = {**kwargs, a.name: torch.tensor(kwargs[a.name], dtype=torch.float32)}
+            args[position] = wrap(args[position])
+        elif a.name in kwargs:
+            kwargs = {**kwargs, a.name: wrap(kwargs[a.name])}
     return tuple(args), kwargs
 
 

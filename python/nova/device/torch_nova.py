@@ -17,17 +17,18 @@ from nova.device.memory import (empty_cache, max_memory_allocated, max_memory_re
                                 memory_snapshot, memory_stats, memory_summary,
                                 reset_peak_memory_stats, transfer_bytes)
 from nova.device.programs import cache as _cache
-from nova.device.random import (get_rng_state, initial_seed, manual_seed, manual_seed_all,
-                                seed, seed_all, set_rng_state)
+from nova.device.random import (get_rng_state, get_rng_state_all, initial_seed, manual_seed,
+                                manual_seed_all, seed, seed_all, set_rng_state, set_rng_state_all)
 
 __all__ = [
     "Event", "Stream", "current_device", "current_stream", "default_stream", "device_count",
-    "empty_cache", "fallback_report", "get_amp_supported_dtype", "get_rng_state", "initial_seed",
+    "empty_cache", "fallback_report", "get_amp_supported_dtype", "get_rng_state", "get_rng_state_all",
+    "initial_seed",
     "is_available", "is_bf16_supported", "is_initialized", "manual_seed", "manual_seed_all",
     "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
     "memory_reserved", "memory_snapshot", "memory_stats", "memory_summary", "op_cache_stats",
     "profile_table", "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_fallback",
-    "set_rng_state", "set_stream", "set_target", "stream", "synchronize", "target",
+    "set_rng_state", "set_rng_state_all", "set_stream", "set_target", "stream", "synchronize", "target",
     "transfer_bytes", "write_trace",
 ]
 

@@ -34,6 +34,7 @@ from nova.dynamo.errors import NovaFallbackWarning, can_fall_back, fallback_reas
 from nova.dynamo.graph import (
     attribute_values,
     device_hooks,
+    recorded_results,
     call_key,
     concrete,
     copy_graph,
@@ -106,7 +107,9 @@ class NovaGraph:
             device = device_hooks(args)
             program = self._program(args)
             if program is not None:
-                result = device.run(self, program, args) if device else program(*args)
+                result = (device.run(self, program, args,
+                                     recorded=recorded_results([self.gm.graph.output_node().args[0]]))
+                          if device else program(*args))
                 self._record(program)
                 return result
         if self.split is not None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import torch
+import torch.utils._pytree as pytree
 import torch.fx
 
 _SEGMENT = re.compile(r"\._(?:modules|parameters|buffers)\['([^']+)'\]|\.([A-Za-z_]\w*)")
@@ -125,9 +126,17 @@ class DeviceHooks:
         raise NotImplementedError
 
     def run(self, graph: Any, program: Any, args: Sequence[Any],
-            call: Callable[..., Any] | None = None) -> Any:
-        """``program`` (or ``call``, which runs it) on ``args``' chip."""
+            call: Callable[..., Any] | None = None,
+            recorded: Sequence[Any] | None = None) -> Any:
+        """``program`` (or ``call``, which runs it) on ``args``' chip. ``recorded``:
+        the graph's traced value of each result (its layout is the one eager gives)."""
         raise NotImplementedError
+
+
+def recorded_results(nodes: Sequence[Any]) -> list[Any]:
+    """The traced values (``meta["val"]``) of the graph's result nodes, in order."""
+    return [n.meta.get("val", n.meta.get("example_value")) if isinstance(n, torch.fx.Node) else None
+            for n in pytree.tree_leaves(list(nodes))]
 
 
 _device_hooks: list[DeviceHooks] = []  # the nova device's, once it is registered

@@ -35,7 +35,7 @@ import torch
 from nova.compiler.errors import NovaModelCompileError
 from nova.dynamo.backend import NovaGraph
 from nova.dynamo.cache import ProgramCache
-from nova.dynamo.graph import attribute_values, call_key, device_hooks
+from nova.dynamo.graph import attribute_values, call_key, device_hooks, recorded_results
 from nova.dynamo.options import BackendOptions
 from nova.dynamo.partition import narrow_in_eager
 from nova.dynamo.rewrite import draw_seed, rewrite_for_training
@@ -195,7 +195,8 @@ class AotGraph(NovaGraph):
         inputs = [args[i] for i in layout.inputs]
         if device:
             # On the nova device every result is a device tensor already: none is kept apart.
-            results = device.run(self, program, inputs, call=program.run)
+            results = device.run(self, program, inputs, call=program.run,
+                                 recorded=recorded_results([layout.returned[i] for i in layout.kept]))
         else:
             keep = [i for i, position in enumerate(layout.kept) if position in self.saved]
             results = program.run(*inputs, keep=keep)

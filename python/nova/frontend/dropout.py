@@ -57,12 +57,14 @@ class RandomStream:
         return first
 
 
-def keep_mask(stream: RandomStream, shape: torch.Size, p: float) -> torch.Tensor:
-    """A bool mask of ``shape``, True with probability ``1 - p``, from ``stream``."""
+def keep_mask(stream: RandomStream, shape: torch.Size, p: float,
+              device: torch.device | None = None) -> torch.Tensor:
+    """A bool mask of ``shape``, True with probability ``1 - p``, from ``stream``
+    (on ``device``, the seed's when None)."""
     numel = 1
     for size in shape:
         numel *= int(size)
-    bits = top_bits(random_bits(stream.seed, stream.take(numel), shape))
+    bits = top_bits(random_bits(stream.seed, stream.take(numel), shape, device))
     return bits < keep_threshold(1.0 - p)
 
 
@@ -74,7 +76,7 @@ def native_dropout(stream: RandomStream, x: torch.Tensor, p: float,
         return x.clone(), torch.ones_like(x, dtype=torch.bool)
     if p == 1:
         return x * torch.zeros_like(x), torch.zeros_like(x, dtype=torch.bool)
-    mask = keep_mask(stream, x.shape, p)
+    mask = keep_mask(stream, x.shape, p, x.device)
     return x * (mask.to(x.dtype) / (1.0 - p)), mask
 
 
@@ -87,7 +89,7 @@ def dropout(stream: RandomStream, x: torch.Tensor, p: float = 0.5, training: boo
     if p == 1:
         zeros = torch.zeros_like(x)
         return x.mul_(zeros) if inplace else x * zeros
-    noise = keep_mask(stream, x.shape, p).to(x.dtype) / (1.0 - p)
+    noise = keep_mask(stream, x.shape, p, x.device).to(x.dtype) / (1.0 - p)
     return x.mul_(noise) if inplace else x * noise
 
 

@@ -48,15 +48,18 @@ def mix64(z: torch.Tensor) -> torch.Tensor:
     return z ^ _shru(z, 31)
 
 
-def random_bits(seed: torch.Tensor, offset: int, shape: Sequence[int]) -> torch.Tensor:
+def random_bits(seed: torch.Tensor, offset: int, shape: Sequence[int],
+                device: torch.device | None = None) -> torch.Tensor:
     """64 random bits per element of ``shape`` (int64): counters ``offset ..
     offset + numel - 1`` of the stream ``seed`` (a 0-d int64 tensor, a program
-    input when traced)."""
+    input when traced), on ``device`` (the seed's when None: a graph on nova
+    tensors draws on the chip from a 0-d CPU seed)."""
     numel = 1
     for size in shape:
         numel *= int(size)
-    counters = torch.arange(numel, dtype=torch.int64) + (offset + 1)
-    state = seed.to(torch.int64) + counters * signed64(GAMMA)
+    counters = torch.arange(numel, dtype=torch.int64, device=device or seed.device) + (offset + 1)
+    # The counters first: a 0-d CPU seed then joins a device tensor as a scalar.
+    state = counters * signed64(GAMMA) + seed.to(torch.int64)
     return mix64(state).reshape(tuple(shape))
 
 

@@ -103,6 +103,23 @@ def test_torch_compile_on_the_device_is_faster_than_eager():
     assert times[0] < times[1]
 
 
+def test_torch_compile_results_keep_eager_strides_on_the_device():
+    """A compiled graph's results on the device have the strides eager gives
+    (and the graph recorded): a transposed result, a view of one piece of a split."""
+    def f(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = x @ w  # [2, 8, 12]
+        piece = y.split(4, dim=2)[1]
+        return (y * 2).transpose(1, 2), piece.view(2, 8, 2, 2), piece.view(2, 8, 2, 2).transpose(1, 2)
+
+    torch.manual_seed(0)
+    x, w = torch.randn(2, 8, 6), torch.randn(6, 12)
+    eager = f(x, w)
+    compiled = torch.compile(f, backend="nova")(x.to("nova"), w.to("nova"))
+    for e, c in zip(eager, compiled):
+        assert c.is_nova and c.shape == e.shape and c.stride() == e.stride()
+        torch.testing.assert_close(c.cpu(), e, rtol=1e-4, atol=1e-5)
+
+
 def test_torch_compile_of_a_hf_training_step_on_the_device():
     """GPT-2 (default config, dropout 0) through torch.compile on nova tensors:
     the losses and parameters of CPU eager, in less simulated time than eager."""
