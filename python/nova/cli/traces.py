@@ -44,10 +44,42 @@ def merge(inputs: list[Path]) -> dict:
     return {"traceEvents": events, "displayTimeUnit": "ns"}
 
 
+def contention(events: list[dict]) -> str | None:
+    """Each group's collectives were priced alone, as their ranks agreed on them; here
+    they run together (:func:`nova.sim.collective_time.simulate_collectives`: the
+    in-process machine's shared links) from the same starts: how much longer the
+    collectives of groups that overlapped in simulated time would have taken."""
+    calls: dict[tuple, tuple[dict, float]] = {}
+    for e in events:
+        a = e.get("args") or {}
+        if "kind" in a and a["kind"] != "barrier":
+            calls.setdefault((a["group"], a["seq"]), (a, e["dur"] * 1e3))
+    if not calls:
+        return None
+    from nova.sim.collective_time import simulate_collectives
+
+    items = sorted(calls.values(), key=lambda c: c[0]["start_ns"])
+    target = items[0][0]["target"]
+    elt = max((a["elt"] for a, _ in items), key=lambda x: sum(1 for b, _ in items if b["elt"] == x))
+    ends = simulate_collectives(target, [(a["kind"], tuple(a["chips"]), a["nbytes"], a["start_ns"])
+                                         for a, _ in items], elt=elt)
+    alone = sum(d for _, d in items)
+    together = sum(end - a["start_ns"] for (a, _), end in zip(items, ends))
+    worst = max((((end - a["start_ns"]) / d - 1 if d else 0.0, a) for (a, d), end in zip(items, ends)),
+                key=lambda pair: pair[0])
+    return (f"{len(items)} collectives on {target}: {alone / 1e3:.3f} us priced alone as the ranks "
+            f"agreed, {together / 1e3:.3f} us run together on shared links "
+            f"({100 * (together / alone - 1) if alone else 0.0:+.2f} %); worst one "
+            f"{100 * worst[0]:+.2f} % ({worst[1]['kind']} #{worst[1]['seq']} of group {worst[1]['group']})")
+
+
 def run(args: argparse.Namespace) -> int:
     merged = merge([Path(p) for p in args.inputs])
     Path(args.output).write_text(json.dumps(merged))
     ranks = sum(1 for e in merged["traceEvents"] if e["name"] == "process_name")
     print(f"nova: wrote {args.output} ({ranks} rank{'s' if ranks != 1 else ''}, "
           f"{sum(1 for e in merged['traceEvents'] if e['ph'] == 'X')} slices)")
+    summary = contention(merged["traceEvents"])
+    if summary:
+        print(f"nova: {summary}")
     return 0

@@ -9,7 +9,7 @@ from typing import Any
 
 _rows: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0])  # calls, ns, op ns, bytes
 #: The latest ops on the simulated clock, for the Chrome trace (the oldest drop out).
-_events: deque[tuple[str, float, float, str]] = deque(maxlen=200_000)
+_events: deque[tuple[str, float, float, str, dict | None]] = deque(maxlen=200_000)
 #: The trace's process name: "nova", or "rank N" under torch.distributed (set by nova.distributed).
 process = {"name": "nova"}
 #: Host wall time of the device's ops (compiles excluded) and the part of it the
@@ -18,15 +18,15 @@ host: dict[str, float] = {"op_s": 0.0, "simulator_s": 0.0}
 
 
 def record(name: str, start: float, end: float, program_ns: float, nbytes: int,
-           lane: str = "stream") -> None:
+           lane: str = "stream", args: dict | None = None) -> None:
     """One op from ``start`` to ``end`` (simulated ns) on ``lane`` (the compute
-    stream, or "comm" for collectives)."""
+    stream, or "comm" for collectives); ``args`` go into its trace event."""
     row = _rows[name]
     row[0] += 1
     row[1] += end - start
     row[2] += program_ns
     row[3] += nbytes
-    _events.append((name, start, end, lane))
+    _events.append((name, start, end, lane, args))
 
 
 def reset() -> None:
@@ -60,6 +60,7 @@ def write_trace(path: str | Path) -> None:
     """The latest ops (up to 200,000, since ``reset_profile()``) as a Chrome trace
     (chrome://tracing, Perfetto): one slice per op on the simulated clock."""
     pid = process["name"]
-    events = [{"name": n, "ph": "X", "ts": s / 1e3, "dur": (e - s) / 1e3, "pid": pid, "tid": lane}
-              for n, s, e, lane in _events]
+    events = [{"name": n, "ph": "X", "ts": s / 1e3, "dur": (e - s) / 1e3, "pid": pid, "tid": lane,
+               **({"args": args} if args else {})}
+              for n, s, e, lane, args in _events]
     Path(path).write_text(json.dumps({"traceEvents": events}))

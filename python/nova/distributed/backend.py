@@ -21,6 +21,8 @@ from torch._C._distributed_c10d import AllgatherOptions, AllreduceOptions, Reduc
 
 from nova.device import _device_C, pending, profile
 from nova.device.clock import current_stream
+from nova.device.config import settings
+from nova.device.host import user_line
 from nova.distributed import timing
 from nova.distributed.calls import WIDTH, Call, CollectiveMismatch, check_agree
 from nova.distributed.work import Coalesced, NovaWork, PeerFailure
@@ -81,7 +83,7 @@ class NovaBackend:
                               f"start {call} in process group {self.name!r}: a peer rank exited, "
                               f"hung past the process group's timeout, or its connection broke "
                               f"({str(e).splitlines()[0]})") from e
-        return check_agree(self.name, rows.tolist(), self.chips)
+        return check_agree(self.name, rows.tolist(), self.chips, user_line())
 
     def _collective(self, call: Call, inputs: list, outputs: list, launch: Launch,
                     nbytes: int, finish: Callable[[list], None] | None = None) -> NovaWork:
@@ -103,8 +105,18 @@ class NovaBackend:
         self.comm_fs = end
         work = NovaWork(launch(ins, outs), what, device, _flat(outputs), end, done)
         pending.mark(flat, work)
-        profile.record(f"c10d::{call.kind}", start / 1e6, end / 1e6, ns, nbytes, lane="comm")
+        profile.record(f"c10d::{call.kind}", start / 1e6, end / 1e6, ns, nbytes, lane="comm",
+                       args=self._log(call.kind, nbytes, _elt(flat), start, call.root))
         return self._keep(work)
+
+    def _log(self, kind: str, nbytes: int, elt: int, start_fs: int, root: int) -> dict:
+        """What the trace keeps of a collective, for ``nova merge-traces`` to price
+        the ranks' collectives together (overlapping groups share links)."""
+        chips = list(self.chips)
+        if root >= 0:
+            chips = [chips[root]] + [c for c in chips if c != chips[root]]
+        return {"target": settings.target, "group": self.name, "seq": self.seq, "kind": timing.priced_kind(kind),
+                "chips": chips, "nbytes": nbytes, "elt": elt, "start_ns": start_fs / 1e6}
 
     def _keep(self, work: NovaWork) -> NovaWork:
         if self.coalescing is not None:
@@ -260,7 +272,10 @@ class NovaBackend:
         end = clock + round(ns * 1e6)
         work = NovaWork(transfers, what, device, [], end)
         pending.mark([t], work)
-        profile.record("c10d::send", clock / 1e6, end / 1e6, ns, t.numel() * t.element_size(), lane="comm")
+        profile.record("c10d::send", clock / 1e6, end / 1e6, ns, t.numel() * t.element_size(), lane="comm",
+                       args={**self._log("send", t.numel() * t.element_size(), t.element_size(), clock, -1),
+                             "chips": [self.chips[self.rank], self.chips[dst]],
+                             "seq": f"{self.chips[self.rank]}->{self.chips[dst]}#{seq}"})
         return self._keep(work)
 
     def recv(self, tensors: list[torch.Tensor], src: int, tag: int) -> NovaWork:

@@ -77,7 +77,7 @@ def _dtype_code(dtype: torch.dtype) -> int:
     return DTYPES.index(dtype)
 
 
-def check_agree(group: str, rows: list[list[int]], ranks: tuple[int, ...]) -> list[int]:
+def check_agree(group: str, rows: list[list[int]], ranks: tuple[int, ...], where: str = "") -> list[int]:
     """The clocks of every rank's row; raises :class:`CollectiveMismatch` naming the
     first two ranks whose calls differ."""
     decoded = [Call.decode(r) for r in rows]
@@ -87,5 +87,5 @@ def check_agree(group: str, rows: list[list[int]], ranks: tuple[int, ...]) -> li
             raise CollectiveMismatch(
                 f"torch.distributed on nova: the ranks of process group {group!r} called different "
                 f"collectives: global rank {ranks[0]} called {call0} as its call #{seq0} in the group, "
-                f"global rank {ranks[i]} called {call} as its call #{seq}")
+                f"global rank {ranks[i]} called {call} as its call #{seq}" + (f"; this rank's call is at {where}" if where else ""))
     return [clock for _, _, clock in decoded]

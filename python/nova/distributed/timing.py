@@ -13,6 +13,11 @@ from nova.sim.collective_time import collective_time_ns
 _AS = {"gather": "reduce", "scatter": "broadcast"}
 
 
+def priced_kind(kind: str) -> str:
+    """The collective of :mod:`nova.sim.collective_time` that ``kind`` is priced as."""
+    return _AS.get(kind, kind)
+
+
 def system_chips() -> int:
     return int(settings.description["chips"])
 
@@ -30,7 +35,7 @@ def collective_ns(kind: str, chips: tuple[int, ...], nbytes: int, elt: int = 4,
                         f"NOVA_DEVICE_TARGET, e.g. nova-t1-ring8)")
     if root is not None:
         chips = (root,) + tuple(c for c in chips if c != root)
-    return collective_time_ns(settings.description, _AS.get(kind, kind), tuple(chips), int(nbytes),
+    return collective_time_ns(settings.description, priced_kind(kind), tuple(chips), int(nbytes),
                               elt=elt)
 
 

@@ -61,6 +61,16 @@ def test_training_matches_one_process(mode: str, nproc: int, cache: Path, tmp_pa
     if mode in ("ddp", "fsdp", "tp", "dp_tp"):
         # Every rank does the same work: the simulated step times are bit-identical.
         assert all(got["step_ms"] == ranks[0]["step_ms"] for got in ranks), [g["step_ms"] for g in ranks]
+    if mode == "dp_tp":
+        # The ranks priced each group's collectives alone; merge-traces runs them
+        # together on the in-process machine's shared links and reports the difference.
+        merged = subprocess.run([sys.executable, "-m", "nova", "merge-traces", str(tmp_path / "all.json"),
+                                 *map(str, sorted(tmp_path.glob("trace*.json")))],
+                                capture_output=True, text=True, check=True).stdout
+        assert "run together on shared links" in merged, merged
+        rows = {e["pid"] for e in json.loads((tmp_path / "all.json").read_text())["traceEvents"]
+                if e["ph"] == "X"}
+        assert rows == {f"rank {r}" for r in range(nproc)}
     if mode != "ddp":  # (DDP rebuilds its buckets in its second step: one more collective)
         # Steps after the first repeat the same simulated work.
         assert all(got["step_ms"][1] == got["step_ms"][2] for got in ranks)

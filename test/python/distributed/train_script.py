@@ -1,6 +1,6 @@
 """Trains a small model for 3 AdamW steps under torchrun on nova chips, the way a
 torch.distributed user writes it; rank 0 writes the losses and every rank its step
-times to ``$OUT/rank<R>.json``. Usage: torchrun ... train_script.py MODE OUT
+times to ``$OUT/rank<R>.json`` and its Chrome trace to ``$OUT/trace<R>.json``. Usage: torchrun ... train_script.py MODE OUT
 (MODE: ddp, fsdp, tp, dp_tp, pp)."""
 from __future__ import annotations
 
@@ -107,6 +107,7 @@ def main(mode: str, out: Path) -> None:
         dist.all_reduce(mean, op=dist.ReduceOp.AVG)
         losses.append(mean.item())
     (out / f"rank{rank}.json").write_text(json.dumps({"losses": losses, "step_ms": times}))
+    torch.nova.write_trace(out / f"trace{rank}.json")
     dist.destroy_process_group()
 
 
@@ -136,6 +137,7 @@ def pipeline(model: Net, device: torch.device, x: torch.Tensor, y: torch.Tensor,
         dist.broadcast(loss, src=1)
         losses.append(loss.item())
     (out / f"rank{rank}.json").write_text(json.dumps({"losses": losses, "step_ms": times}))
+    torch.nova.write_trace(out / f"trace{rank}.json")
     dist.destroy_process_group()
 
 
