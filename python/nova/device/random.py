@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import torch
 
+from nova.device import _device_C
+
 
 def default_generator(device: object = None) -> torch.Generator:
     """The default generator of ``device``'s chip (None: the current chip; an
     int, a str or a torch.device)."""
-    from nova.device import _device_C
-
     if device is None:
         index = _device_C.current_device()
     elif isinstance(device, int):
@@ -32,14 +32,8 @@ def default_generator(device: object = None) -> torch.Generator:
     return _device_C.default_generator(index)
 
 
-def _device_count() -> int:
-    from nova.device import torch_nova
-
-    return torch_nova.device_count()
-
-
 def default_generators() -> tuple[torch.Generator, ...]:
-    return tuple(default_generator(i) for i in range(_device_count()))
+    return tuple(default_generator(i) for i in range(_device_C.device_count()))
 
 
 def manual_seed(seed: int) -> None:
@@ -76,7 +70,7 @@ def set_rng_state(state: torch.Tensor, device: object = None) -> None:
 
 
 def get_rng_state_all() -> list[torch.Tensor]:
-    return [get_rng_state(i) for i in range(_device_count())]
+    return [get_rng_state(i) for i in range(_device_C.device_count())]
 
 
 def set_rng_state_all(states: list[torch.Tensor]) -> None:
