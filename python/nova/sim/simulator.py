@@ -219,6 +219,7 @@ class Simulator:
         machine = Machine(self.program, mems, self.trace, self.budget)
         t = machine.run()
         report = build_report(machine, t)
+        self.time_ns = report.time_ns
         outputs: dict[Any, Any] = {}
         if mems is not None:
             chips_out = []
@@ -245,6 +246,15 @@ class Simulator:
         if self.trace is None:
             raise ValueError("the critical path needs a traced run: Simulator(..., trace=True)")
         return critical_path(self.trace)
+
+    def concurrency(self):
+        """Per chip, how far the engines of the last traced run overlapped
+        (:mod:`nova.sim.concurrency`)."""
+        from .concurrency import concurrency
+
+        if self.trace is None or not hasattr(self, "time_ns"):
+            raise ValueError("engine concurrency needs a traced run: Simulator(..., trace=True)")
+        return concurrency(self.trace, self.time_ns)
 
     def write_trace(self, path: str | Path) -> None:
         if self.trace is None:
