@@ -10,6 +10,8 @@
 #include "LoopWrites.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -136,6 +138,82 @@ static std::optional<Prefetch> matchPrefetch(scf::ForOp loop, DmaStartOp dma) {
   return p;
 }
 
+/// Bytes a buffer of `type` takes, rounded up to the slot alignment (as
+/// nova-plan-memory places it); 0 for a dynamic shape.
+static int64_t alignedBytes(MemRefType type) {
+  if (!type.hasStaticShape() || type.getElementTypeBitWidth() == 0)
+    return 0;
+  int64_t bytes = type.getNumElements() *
+                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  return std::max<int64_t>(llvm::alignTo(bytes, kSlotAlign), kSlotAlign);
+}
+
+namespace {
+/// On-chip bytes live while a loop runs, per space.
+struct Footprint {
+  int64_t sram = 0;
+  int64_t acc = 0;
+  void add(MemRefType type) {
+    std::optional<MemorySpace> space = getMemorySpace(type);
+    if (space == MemorySpace::SRAM)
+      sram += alignedBytes(type);
+    else if (space == MemorySpace::ACC)
+      acc += alignedBytes(type);
+  }
+};
+} // namespace
+
+/// Every op that uses `root` directly or through a chain of views.
+static void usersThroughViews(Value root, SmallVectorImpl<Operation *> &users) {
+  SmallVector<Value> worklist{root};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      users.push_back(user);
+      if (isa<ViewLikeOpInterface, memref::TransposeOp>(user))
+        llvm::append_range(worklist, user->getResults());
+    }
+  }
+}
+
+/// An upper bound of the on-chip bytes live while `loop` runs: every buffer
+/// allocated inside it, and every buffer allocated outside it that it uses
+/// or that is live across it (allocated before it, used after it). Buffers
+/// inside the loop are summed, not packed by liveness, so the bound is
+/// conservative.
+static Footprint footprintOf(scf::ForOp loop) {
+  Footprint f;
+  auto func = loop->getParentOfType<func::FuncOp>();
+  // Program order (pre-order) of every op of the function.
+  DenseMap<Operation *, int64_t> order;
+  func.walk<WalkOrder::PreOrder>(
+      [&](Operation *op) { order[op] = int64_t(order.size()); });
+  int64_t loopEnd = order.lookup(loop);
+  loop.walk([&](Operation *op) { loopEnd = std::max(loopEnd, order.lookup(op)); });
+  int64_t loopStart = order.lookup(loop);
+
+  func.walk([&](Operation *op) {
+    if (!isa<memref::AllocOp, memref::AllocaOp>(op))
+      return;
+    auto type = cast<MemRefType>(op->getResult(0).getType());
+    if (loop->isAncestor(op)) {
+      f.add(type);
+      return;
+    }
+    SmallVector<Operation *> users;
+    usersThroughViews(op->getResult(0), users);
+    bool before = order.lookup(op) < loopStart;
+    for (Operation *user : users) {
+      int64_t at = order.lookup(user);
+      if (loop->isAncestor(user) || (before && at > loopEnd)) {
+        f.add(type);
+        return;
+      }
+    }
+  });
+  return f;
+}
+
 /// Clones `slice` with the induction variable `iv` replaced by `value`.
 static Value cloneSource(RewriterBase &rewriter, Prefetch &p, Value iv,
                          Value value) {
@@ -198,6 +276,36 @@ struct DoubleBufferPass
                        [&](const Prefetch &p) { return p.alloc == alloc; }))
         continue;
       locals.push_back(alloc);
+    }
+    // Two slots must fit the chip next to everything else live while the loop
+    // runs; a loop whose prefetched tiles do not fit stays single-buffered,
+    // and body buffers get a second slot only while they fit (in block
+    // order), so that one large loop does not cost the whole program its
+    // double buffering (nova-plan-memory fails on an overflow).
+    if (TargetAttr target = lookupTarget(loop)) {
+      Footprint f = footprintOf(loop);
+      for (const Prefetch &p : prefetches)
+        f.sram += p.slotBytes;
+      if (f.sram > target.getSramBytes()) {
+        LLVM_DEBUG(llvm::dbgs() << "over budget (" << f.sram << " bytes of sram): "
+                                << loop << "\n");
+        ++numOverBudget;
+        return success();
+      }
+      SmallVector<memref::AllocOp> fitting;
+      for (memref::AllocOp alloc : locals) {
+        MemRefType type = alloc.getType();
+        bool acc = getMemorySpace(type) == MemorySpace::ACC;
+        int64_t &used = acc ? f.acc : f.sram;
+        int64_t capacity = acc ? target.getAccBytes() : target.getSramBytes();
+        if (used + alignedBytes(type) > capacity) {
+          ++numLocalsOverBudget;
+          continue;
+        }
+        used += alignedBytes(type);
+        fitting.push_back(alloc);
+      }
+      locals = std::move(fitting);
     }
     LLVM_DEBUG(llvm::dbgs() << "double buffering " << prefetches.size()
                             << " DMAs of " << loop << "\n");

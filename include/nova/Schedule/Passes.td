@@ -158,6 +158,18 @@ def NovaDoubleBuffer : Pass<"nova-double-buffer", "::mlir::func::FuncOp"> {
     nova.wait %last
     ```
     Runs before `nova-plan-memory`, which gives the 2x buffer one address.
+
+    Budget. With a `#nova.target` on the module, the second slots must fit
+    the chip next to what is live while the loop runs: a bound of it is the
+    sum of every sram/acc buffer allocated in the loop (inner loops' two-slot
+    buffers included: loops are visited innermost first) and of every buffer
+    allocated outside the loop that the loop uses or that is live across it.
+    A loop whose prefetched tiles would overflow the sram stays
+    single-buffered; body buffers get their second slot in block order while
+    it fits (an accumulator tile of half the acc or more keeps one slot). So
+    one large loop (the LM head's 1024 x 393 accumulator tile) no longer
+    makes nova-plan-memory fail, which made the driver compile the whole
+    program single-buffered.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
@@ -168,6 +180,8 @@ def NovaDoubleBuffer : Pass<"nova-double-buffer", "::mlir::func::FuncOp"> {
     Statistic<"numDmas", "double-buffered-dmas", "Input DMAs moved one iteration ahead">,
     Statistic<"numUnrolled", "unrolled-loops", "Double-buffered loops unrolled by two to fix each copy's slot">,
     Statistic<"numLocals", "double-buffered-locals", "On-chip buffers of a double-buffered loop body given two slots">,
+    Statistic<"numOverBudget", "over-budget-loops", "Loops left single-buffered: two slots of their prefetched tiles do not fit the target's sram">,
+    Statistic<"numLocalsOverBudget", "over-budget-locals", "Body buffers of a double-buffered loop left with one slot: a second does not fit">,
   ];
 }
 
