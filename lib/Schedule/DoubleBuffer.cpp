@@ -310,8 +310,27 @@ struct DoubleBufferPass
     LLVM_DEBUG(llvm::dbgs() << "double buffering " << prefetches.size()
                             << " DMAs of " << loop << "\n");
 
-    // Prologue: one two-slot buffer per tile, the first tile into slot 0.
+    // The last iteration has no next tile: it is peeled after the loop
+    // (without a prefetch), so the loop runs to the last iteration's index
+    // and every prefetch in it reads a tile that is used. Peeled where that
+    // adds no copy of the body to the unrolled code: an odd trip count (the
+    // unroll's one-iteration epilogue becomes the peeled iteration) or two
+    // iterations (straight-line code either way). Otherwise, and in a loop
+    // that carries values of its own, the prefetch index is clamped and the
+    // last iteration re-reads its own tile into the idle slot (1/N of the
+    // loop's loads).
     Location loc = loop.getLoc();
+    int64_t trips = (*ub - *lb + *step - 1) / *step;
+    int64_t lastIv = *lb + (trips - 1) * *step;
+    bool peel = loop.getNumRegionIterArgs() == 0 && (trips % 2 == 1 || trips == 2);
+    if (peel) {
+      rewriter.setInsertionPoint(loop);
+      Value bound = arith::ConstantIndexOp::create(rewriter, loc, lastIv);
+      rewriter.modifyOpInPlace(loop,
+                               [&] { loop.getUpperBoundMutable().assign(bound); });
+    }
+
+    // Prologue: one two-slot buffer per tile, the first tile into slot 0.
     Type tokenType = TokenType::get(rewriter.getContext());
     rewriter.setInsertionPoint(loop);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -343,7 +362,8 @@ struct DoubleBufferPass
     Block *body = newLoop.getBody();
     Value iv = newLoop.getInductionVar();
 
-    // Slot of this iteration and clamped index of the next one.
+    // Slot of this iteration and index of the next one (clamped when the
+    // last iteration is not peeled).
     rewriter.setInsertionPointToStart(body);
     Value two = arith::ConstantIndexOp::create(rewriter, loc, 2);
     Value index = arith::DivUIOp::create(
@@ -352,10 +372,13 @@ struct DoubleBufferPass
         newLoop.getStep());
     Value slot = arith::RemUIOp::create(rewriter, loc, index, two);
     Value next = arith::AddIOp::create(rewriter, loc, iv, newLoop.getStep());
-    Value hasNext = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt,
-                                          next, newLoop.getUpperBound());
-    Value nextOrLast =
-        arith::SelectOp::create(rewriter, loc, hasNext, next, iv);
+    Value nextOrLast = next;
+    if (!peel) {
+      Value hasNext = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::slt, next, newLoop.getUpperBound());
+      nextOrLast = arith::SelectOp::create(rewriter, loc, hasNext, next, iv);
+    }
+    SmallPtrSet<Operation *, 16> prefetchDmas;
 
     auto yield = cast<scf::YieldOp>(body->getTerminator());
     for (auto [i, p] : llvm::enumerate(prefetches)) {
@@ -378,6 +401,7 @@ struct DoubleBufferPass
                                            buffers[i], nextOffset, ValueRange{});
       Value token = DmaStartOp::create(rewriter, p.dma.getLoc(), tokenType,
                                        source, other, /*peer=*/IntegerAttr());
+      prefetchDmas.insert(token.getDefiningOp());
       BlockArgument carried = newLoop.getRegionIterArgs()[numOld + i];
       rewriter.modifyOpInPlace(p.wait,
                                [&] { p.wait.getTokensMutable().assign(carried); });
@@ -414,9 +438,32 @@ struct DoubleBufferPass
     }
     numLocals += locals.size();
 
-    // Drain the last prefetch.
     rewriter.setInsertionPointAfter(newLoop);
-    WaitOp::create(rewriter, loc, newLoop.getResults().drop_front(numOld));
+    if (peel) {
+      // The last iteration: the body without its prefetches, waiting for
+      // the tiles the loop's last iteration prefetched.
+      // Pure ops that only feed the prefetches (the next tile's view, past
+      // the end in the last iteration) are left out too.
+      for (Operation &op : llvm::reverse(body->without_terminator()))
+        if (op.getNumResults() > 0 && op.getNumRegions() == 0 &&
+            isMemoryEffectFree(&op) &&
+            llvm::all_of(op.getUsers(), [&](Operation *user) {
+              return prefetchDmas.contains(user);
+            }))
+          prefetchDmas.insert(&op);
+      IRMapping mapping;
+      mapping.map(iv, arith::ConstantIndexOp::create(rewriter, loc, lastIv));
+      for (auto [arg, result] :
+           llvm::zip(newLoop.getRegionIterArgs(), newLoop.getResults()))
+        mapping.map(arg, result);
+      for (Operation &op : body->without_terminator())
+        if (!prefetchDmas.contains(&op))
+          rewriter.clone(op, mapping);
+      ++numPeeled;
+    } else {
+      // Drain the last prefetch.
+      WaitOp::create(rewriter, loc, newLoop.getResults().drop_front(numOld));
+    }
 
     // Unroll by two so that each copy of the body uses a fixed slot: the
     // addresses become static, and the semaphore analysis of the ISA
