@@ -83,6 +83,7 @@ class Simulator:
         if functional:  # refuse before allocating (nova.sim.memory's host limit)
             check_host_memory(self.program, _PRESIZE_LIMIT)
         self.trace = TraceRecorder() if trace else None
+        self.time_ns: float | None = None  # the last run's simulated time
         if self.trace is not None:
             self.trace.locations = {c: dict(code.debug) for c, code in enumerate(self.program.chips)}
         self.resident = resident
@@ -252,7 +253,7 @@ class Simulator:
         (:mod:`nova.sim.concurrency`)."""
         from .concurrency import concurrency
 
-        if self.trace is None or not hasattr(self, "time_ns"):
+        if self.trace is None or self.time_ns is None:
             raise ValueError("engine concurrency needs a traced run: Simulator(..., trace=True)")
         return concurrency(self.trace, self.time_ns)
 
