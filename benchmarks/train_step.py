@@ -11,6 +11,13 @@ simulator's wall time for that run is printed next to the simulated time.
 All figures come from this one run. Usage:
 
     python benchmarks/train_step.py [--layers 12] [--dtype f32 bf16] [--seq 256] [--batch 8] [--top 8]
+                                    [--no-trace]
+
+After the timed run, a second, traced timing-only run (same simulated time)
+gives the step's overlap report: each engine's busy time and the part of it
+no other engine overlapped, how long 1, 2, 3 engines were busy at once, the
+busiest engine's time (the step with full overlap of the same instructions)
+and the critical path by engine and by model line (``--no-trace`` skips it).
 """
 
 from __future__ import annotations
@@ -72,7 +79,20 @@ def linear_hbm_bytes(report) -> tuple[float, float, float]:
     return hbm, mx, vec
 
 
-def run(dtype: str, layers: int, seq: int, batch: int, vocab: int, top: int) -> None:
+def overlap_report(step, top: int) -> None:
+    """The traced run's engine concurrency and critical path."""
+    start = time.perf_counter()
+    step.time_step(trace=True)
+    wall = time.perf_counter() - start
+    print(f"\noverlap (traced timing-only run, {wall:.1f} s wall):")
+    print(step.program.concurrency())
+    print(step.program.critical_path(by="engine"))
+    if top:
+        print(step.program.critical_path(by="line", top=top))
+
+
+def run(dtype: str, layers: int, seq: int, batch: int, vocab: int, top: int,
+        trace: bool = True) -> None:
     torch.manual_seed(0)
     cfg = models.GPTConfig(d_model=768, n_heads=12, n_layers=layers, seq_len=seq,
                            vocab_size=vocab)
@@ -104,6 +124,8 @@ def run(dtype: str, layers: int, seq: int, batch: int, vocab: int, top: int) -> 
         # module path (make_fx records none), the forward's carry their line.
         print(f"\nwhere the time goes (engine busy time by op, top {top}):")
         print(step.report.profile(by="op", top=top))
+    if trace:
+        overlap_report(step, top)
 
 
 def main() -> None:
@@ -114,9 +136,11 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=50304)
     parser.add_argument("--dtype", nargs="+", choices=["f32", "bf16"], default=["f32", "bf16"])
     parser.add_argument("--top", type=int, default=8, help="rows of the per-module profile (0: none)")
+    parser.add_argument("--no-trace", dest="trace", action="store_false",
+                        help="skip the traced run (engine overlap and critical path)")
     args = parser.parse_args()
     for dtype in args.dtype:
-        run(dtype, args.layers, args.seq, args.batch, args.vocab, args.top)
+        run(dtype, args.layers, args.seq, args.batch, args.vocab, args.top, args.trace)
 
 
 if __name__ == "__main__":

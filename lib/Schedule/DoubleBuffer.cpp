@@ -10,6 +10,8 @@
 #include "LoopWrites.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -136,6 +138,82 @@ static std::optional<Prefetch> matchPrefetch(scf::ForOp loop, DmaStartOp dma) {
   return p;
 }
 
+/// Bytes a buffer of `type` takes, rounded up to the slot alignment (as
+/// nova-plan-memory places it); 0 for a dynamic shape.
+static int64_t alignedBytes(MemRefType type) {
+  if (!type.hasStaticShape() || type.getElementTypeBitWidth() == 0)
+    return 0;
+  int64_t bytes = type.getNumElements() *
+                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  return std::max<int64_t>(llvm::alignTo(bytes, kSlotAlign), kSlotAlign);
+}
+
+namespace {
+/// On-chip bytes live while a loop runs, per space.
+struct Footprint {
+  int64_t sram = 0;
+  int64_t acc = 0;
+  void add(MemRefType type) {
+    std::optional<MemorySpace> space = getMemorySpace(type);
+    if (space == MemorySpace::SRAM)
+      sram += alignedBytes(type);
+    else if (space == MemorySpace::ACC)
+      acc += alignedBytes(type);
+  }
+};
+} // namespace
+
+/// Every op that uses `root` directly or through a chain of views.
+static void usersThroughViews(Value root, SmallVectorImpl<Operation *> &users) {
+  SmallVector<Value> worklist{root};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      users.push_back(user);
+      if (isa<ViewLikeOpInterface, memref::TransposeOp>(user))
+        llvm::append_range(worklist, user->getResults());
+    }
+  }
+}
+
+/// An upper bound of the on-chip bytes live while `loop` runs: every buffer
+/// allocated inside it, and every buffer allocated outside it that it uses
+/// or that is live across it (allocated before it, used after it). Buffers
+/// inside the loop are summed, not packed by liveness, so the bound is
+/// conservative.
+static Footprint footprintOf(scf::ForOp loop) {
+  Footprint f;
+  auto func = loop->getParentOfType<func::FuncOp>();
+  // Program order (pre-order) of every op of the function.
+  DenseMap<Operation *, int64_t> order;
+  func.walk<WalkOrder::PreOrder>(
+      [&](Operation *op) { order[op] = int64_t(order.size()); });
+  int64_t loopEnd = order.lookup(loop);
+  loop.walk([&](Operation *op) { loopEnd = std::max(loopEnd, order.lookup(op)); });
+  int64_t loopStart = order.lookup(loop);
+
+  func.walk([&](Operation *op) {
+    if (!isa<memref::AllocOp, memref::AllocaOp>(op))
+      return;
+    auto type = cast<MemRefType>(op->getResult(0).getType());
+    if (loop->isAncestor(op)) {
+      f.add(type);
+      return;
+    }
+    SmallVector<Operation *> users;
+    usersThroughViews(op->getResult(0), users);
+    bool before = order.lookup(op) < loopStart;
+    for (Operation *user : users) {
+      int64_t at = order.lookup(user);
+      if (loop->isAncestor(user) || (before && at > loopEnd)) {
+        f.add(type);
+        return;
+      }
+    }
+  });
+  return f;
+}
+
 /// Clones `slice` with the induction variable `iv` replaced by `value`.
 static Value cloneSource(RewriterBase &rewriter, Prefetch &p, Value iv,
                          Value value) {
@@ -199,11 +277,60 @@ struct DoubleBufferPass
         continue;
       locals.push_back(alloc);
     }
+    // Two slots must fit the chip next to everything else live while the loop
+    // runs; a loop whose prefetched tiles do not fit stays single-buffered,
+    // and body buffers get a second slot only while they fit (in block
+    // order), so that one large loop does not cost the whole program its
+    // double buffering (nova-plan-memory fails on an overflow).
+    if (TargetAttr target = lookupTarget(loop)) {
+      Footprint f = footprintOf(loop);
+      for (const Prefetch &p : prefetches)
+        f.sram += p.slotBytes;
+      if (f.sram > target.getSramBytes()) {
+        LLVM_DEBUG(llvm::dbgs() << "over budget (" << f.sram << " bytes of sram): "
+                                << loop << "\n");
+        ++numOverBudget;
+        return success();
+      }
+      SmallVector<memref::AllocOp> fitting;
+      for (memref::AllocOp alloc : locals) {
+        MemRefType type = alloc.getType();
+        bool acc = getMemorySpace(type) == MemorySpace::ACC;
+        int64_t &used = acc ? f.acc : f.sram;
+        int64_t capacity = acc ? target.getAccBytes() : target.getSramBytes();
+        if (used + alignedBytes(type) > capacity) {
+          ++numLocalsOverBudget;
+          continue;
+        }
+        used += alignedBytes(type);
+        fitting.push_back(alloc);
+      }
+      locals = std::move(fitting);
+    }
     LLVM_DEBUG(llvm::dbgs() << "double buffering " << prefetches.size()
                             << " DMAs of " << loop << "\n");
 
-    // Prologue: one two-slot buffer per tile, the first tile into slot 0.
+    // The last iteration has no next tile: it is peeled after the loop
+    // (without a prefetch), so the loop runs to the last iteration's index
+    // and every prefetch in it reads a tile that is used. Peeled where that
+    // adds no copy of the body to the unrolled code: an odd trip count (the
+    // unroll's one-iteration epilogue becomes the peeled iteration) or two
+    // iterations (straight-line code either way). Otherwise, and in a loop
+    // that carries values of its own, the prefetch index is clamped and the
+    // last iteration re-reads its own tile into the idle slot (1/N of the
+    // loop's loads).
     Location loc = loop.getLoc();
+    int64_t trips = (*ub - *lb + *step - 1) / *step;
+    int64_t lastIv = *lb + (trips - 1) * *step;
+    bool peel = loop.getNumRegionIterArgs() == 0 && (trips % 2 == 1 || trips == 2);
+    if (peel) {
+      rewriter.setInsertionPoint(loop);
+      Value bound = arith::ConstantIndexOp::create(rewriter, loc, lastIv);
+      rewriter.modifyOpInPlace(loop,
+                               [&] { loop.getUpperBoundMutable().assign(bound); });
+    }
+
+    // Prologue: one two-slot buffer per tile, the first tile into slot 0.
     Type tokenType = TokenType::get(rewriter.getContext());
     rewriter.setInsertionPoint(loop);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -235,7 +362,8 @@ struct DoubleBufferPass
     Block *body = newLoop.getBody();
     Value iv = newLoop.getInductionVar();
 
-    // Slot of this iteration and clamped index of the next one.
+    // Slot of this iteration and index of the next one (clamped when the
+    // last iteration is not peeled).
     rewriter.setInsertionPointToStart(body);
     Value two = arith::ConstantIndexOp::create(rewriter, loc, 2);
     Value index = arith::DivUIOp::create(
@@ -244,10 +372,13 @@ struct DoubleBufferPass
         newLoop.getStep());
     Value slot = arith::RemUIOp::create(rewriter, loc, index, two);
     Value next = arith::AddIOp::create(rewriter, loc, iv, newLoop.getStep());
-    Value hasNext = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt,
-                                          next, newLoop.getUpperBound());
-    Value nextOrLast =
-        arith::SelectOp::create(rewriter, loc, hasNext, next, iv);
+    Value nextOrLast = next;
+    if (!peel) {
+      Value hasNext = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::slt, next, newLoop.getUpperBound());
+      nextOrLast = arith::SelectOp::create(rewriter, loc, hasNext, next, iv);
+    }
+    SmallPtrSet<Operation *, 16> prefetchDmas;
 
     auto yield = cast<scf::YieldOp>(body->getTerminator());
     for (auto [i, p] : llvm::enumerate(prefetches)) {
@@ -270,6 +401,7 @@ struct DoubleBufferPass
                                            buffers[i], nextOffset, ValueRange{});
       Value token = DmaStartOp::create(rewriter, p.dma.getLoc(), tokenType,
                                        source, other, /*peer=*/IntegerAttr());
+      prefetchDmas.insert(token.getDefiningOp());
       BlockArgument carried = newLoop.getRegionIterArgs()[numOld + i];
       rewriter.modifyOpInPlace(p.wait,
                                [&] { p.wait.getTokensMutable().assign(carried); });
@@ -306,9 +438,32 @@ struct DoubleBufferPass
     }
     numLocals += locals.size();
 
-    // Drain the last prefetch.
     rewriter.setInsertionPointAfter(newLoop);
-    WaitOp::create(rewriter, loc, newLoop.getResults().drop_front(numOld));
+    if (peel) {
+      // The last iteration: the body without its prefetches, waiting for
+      // the tiles the loop's last iteration prefetched.
+      // Pure ops that only feed the prefetches (the next tile's view, past
+      // the end in the last iteration) are left out too.
+      for (Operation &op : llvm::reverse(body->without_terminator()))
+        if (op.getNumResults() > 0 && op.getNumRegions() == 0 &&
+            isMemoryEffectFree(&op) &&
+            llvm::all_of(op.getUsers(), [&](Operation *user) {
+              return prefetchDmas.contains(user);
+            }))
+          prefetchDmas.insert(&op);
+      IRMapping mapping;
+      mapping.map(iv, arith::ConstantIndexOp::create(rewriter, loc, lastIv));
+      for (auto [arg, result] :
+           llvm::zip(newLoop.getRegionIterArgs(), newLoop.getResults()))
+        mapping.map(arg, result);
+      for (Operation &op : body->without_terminator())
+        if (!prefetchDmas.contains(&op))
+          rewriter.clone(op, mapping);
+      ++numPeeled;
+    } else {
+      // Drain the last prefetch.
+      WaitOp::create(rewriter, loc, newLoop.getResults().drop_front(numOld));
+    }
 
     // Unroll by two so that each copy of the body uses a fixed slot: the
     // addresses become static, and the semaphore analysis of the ISA

@@ -267,3 +267,53 @@ func.func @unit_rank_reducing_tile_not_prefetched(%x: memref<1x1x4x4xf32, stride
   }
   return
 }
+
+// -----
+
+// Five iterations: the last has no tile to prefetch, so it is peeled after
+// the loop without a prefetch (the loop runs to 256, unrolled by two) and
+// each of the five input tiles is loaded exactly once (the prologue's, two
+// per unrolled iteration); the peeled iteration waits for the token the loop
+// returns. With an even trip count of four or more (@prefetch_row_tiles)
+// the last prefetch is clamped instead, which adds no copy of the body.
+
+// CHECK-LABEL: func.func @peel_last_iteration_odd_trips
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK: nova.elementwise <exp>
+// STATIC-LABEL: func.func @peel_last_iteration_odd_trips
+// STATIC-SAME: (%[[A:[^:]*]]: memref<320x128xf32, #nova.memory_space<hbm>>
+// STATIC: nova.dma_start %{{.*}}
+// STATIC: %[[LAST:.*]] = scf.for %{{.*}} = %{{.*}} to %c256{{.*}} step %c128{{.*}} iter_args
+// STATIC: memref.subview %[[A]]
+// STATIC: nova.dma_start
+// STATIC: nova.elementwise <exp>
+// STATIC: memref.subview %[[A]]
+// STATIC: nova.dma_start
+// STATIC: nova.elementwise <exp>
+// STATIC: scf.yield
+// STATIC-NOT: memref.subview %[[A]]
+// STATIC: nova.wait %[[LAST]]
+// STATIC-NEXT: memref.view
+// STATIC-NEXT: nova.elementwise <exp>
+// STATIC-NOT: memref.subview %[[A]]
+// STATIC: return
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+func.func @peel_last_iteration_odd_trips(%a: memref<320x128xf32, #hbm>, %out: memref<320x128xf32, #hbm>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c320 = arith.constant 320 : index
+  scf.for %i = %c0 to %c320 step %c64 {
+    %src = memref.subview %a[%i, 0] [64, 128] [1, 1] : memref<320x128xf32, #hbm> to memref<64x128xf32, strided<[128, 1], offset: ?>, #hbm>
+    %buf = memref.alloc() : memref<64x128xf32, #sram>
+    %t = nova.dma_start %src, %buf : memref<64x128xf32, strided<[128, 1], offset: ?>, #hbm> -> memref<64x128xf32, #sram>
+    nova.wait %t
+    %res = memref.alloc() : memref<64x128xf32, #sram>
+    nova.elementwise <exp> ins(%buf : memref<64x128xf32, #sram>) outs(%res : memref<64x128xf32, #sram>)
+    %dst = memref.subview %out[%i, 0] [64, 128] [1, 1] : memref<320x128xf32, #hbm> to memref<64x128xf32, strided<[128, 1], offset: ?>, #hbm>
+    %t2 = nova.dma_start %res, %dst : memref<64x128xf32, #sram> -> memref<64x128xf32, strided<[128, 1], offset: ?>, #hbm>
+    nova.wait %t2
+  }
+  return
+}

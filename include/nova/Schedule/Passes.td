@@ -121,12 +121,19 @@ def NovaDoubleBuffer : Pass<"nova-double-buffer", "::mlir::func::FuncOp"> {
       `slot * S` with the tile's original (identity-layout) type, so that the
       address is `base + slot * S`;
     * a prologue before the loop starts the DMA of iteration `lb` into slot 0;
-    * in the body the DMA of iteration `i + step` (clamped to `i` on the last
-      iteration, which re-reads the current tile into the idle slot) goes into
+    * in the body the DMA of iteration `i + step` goes into
       the other slot, and the original `nova.wait` waits for the token carried
       in from the previous iteration (an `scf.for` iter_arg of type
       `!nova.token`, i.e. a semaphore credit across iterations);
-    * after the loop a `nova.wait` drains the last prefetch.
+    * the last iteration, which has nothing to prefetch, is peeled after the
+      loop (the loop's upper bound becomes its index): the body without the
+      prefetch DMAs and the ops that only feed them, waiting for the token the
+      loop returns. Only where that adds no copy of the body to the unrolled
+      code: an odd trip count (the unroll's epilogue iteration becomes the
+      peeled one) or two iterations. Otherwise (and in a loop that already
+      carries values) the prefetch index is clamped to `i` on the last
+      iteration (re-reading the current tile into the idle slot) and a
+      `nova.wait` after the loop drains it.
 
     Before:
     ```mlir
@@ -157,7 +164,23 @@ def NovaDoubleBuffer : Pass<"nova-double-buffer", "::mlir::func::FuncOp"> {
     }
     nova.wait %last
     ```
+    (Four iterations: the last is not peeled. With three, the loop would run
+    to %c128 with `%next = %i + %c64`, and after it the body without its
+    prefetch would wait for %last and compute the tile of %i = 128. Then the
+    loop is unrolled by two, so that each copy's slot is fixed.)
     Runs before `nova-plan-memory`, which gives the 2x buffer one address.
+
+    Budget. With a `#nova.target` on the module, the second slots must fit
+    the chip next to what is live while the loop runs: a bound of it is the
+    sum of every sram/acc buffer allocated in the loop (inner loops' two-slot
+    buffers included: loops are visited innermost first) and of every buffer
+    allocated outside the loop that the loop uses or that is live across it.
+    A loop whose prefetched tiles would overflow the sram stays
+    single-buffered; body buffers get their second slot in block order while
+    it fits (an accumulator tile of half the acc or more keeps one slot). So
+    one large loop (the LM head's 1024 x 393 accumulator tile) no longer
+    makes nova-plan-memory fail, which made the driver compile the whole
+    program single-buffered.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
@@ -168,6 +191,9 @@ def NovaDoubleBuffer : Pass<"nova-double-buffer", "::mlir::func::FuncOp"> {
     Statistic<"numDmas", "double-buffered-dmas", "Input DMAs moved one iteration ahead">,
     Statistic<"numUnrolled", "unrolled-loops", "Double-buffered loops unrolled by two to fix each copy's slot">,
     Statistic<"numLocals", "double-buffered-locals", "On-chip buffers of a double-buffered loop body given two slots">,
+    Statistic<"numPeeled", "peeled-last-iterations", "Double-buffered loops whose last iteration (nothing to prefetch) was peeled after the loop">,
+    Statistic<"numOverBudget", "over-budget-loops", "Loops left single-buffered: two slots of their prefetched tiles do not fit the target's sram">,
+    Statistic<"numLocalsOverBudget", "over-budget-locals", "Body buffers of a double-buffered loop left with one slot: a second does not fit">,
   ];
 }
 

@@ -382,6 +382,16 @@ class CompiledProgram:
             raise NovaRuntimeError("no trace recorded: call run(..., trace=True) first")
         return format_critical_path(self._simulator.critical_path(), by=by, top=top)
 
+    def concurrency(self) -> str:
+        """How far the engines of the last traced run overlapped: each engine's
+        busy time, the part no other engine overlapped, and the time k engines
+        were busy at once (:mod:`nova.sim.concurrency`)."""
+        from nova.sim.concurrency import format_concurrency
+
+        if self._simulator is None or self._simulator.trace is None:
+            raise NovaRuntimeError("no trace recorded: call run(..., trace=True) first")
+        return format_concurrency(self._simulator.concurrency())
+
     # State -------------------------------------------------------------------------------
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Writes the user's state (``model.state_dict()``: tensors by state

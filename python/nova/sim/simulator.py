@@ -83,6 +83,7 @@ class Simulator:
         if functional:  # refuse before allocating (nova.sim.memory's host limit)
             check_host_memory(self.program, _PRESIZE_LIMIT)
         self.trace = TraceRecorder() if trace else None
+        self.time_ns: float | None = None  # the last run's simulated time
         if self.trace is not None:
             self.trace.locations = {c: dict(code.debug) for c, code in enumerate(self.program.chips)}
         self.resident = resident
@@ -219,6 +220,7 @@ class Simulator:
         machine = Machine(self.program, mems, self.trace, self.budget)
         t = machine.run()
         report = build_report(machine, t)
+        self.time_ns = report.time_ns
         outputs: dict[Any, Any] = {}
         if mems is not None:
             chips_out = []
@@ -245,6 +247,15 @@ class Simulator:
         if self.trace is None:
             raise ValueError("the critical path needs a traced run: Simulator(..., trace=True)")
         return critical_path(self.trace)
+
+    def concurrency(self):
+        """Per chip, how far the engines of the last traced run overlapped
+        (:mod:`nova.sim.concurrency`)."""
+        from .concurrency import concurrency
+
+        if self.trace is None or self.time_ns is None:
+            raise ValueError("engine concurrency needs a traced run: Simulator(..., trace=True)")
+        return concurrency(self.trace, self.time_ns)
 
     def write_trace(self, path: str | Path) -> None:
         if self.trace is None:

@@ -346,11 +346,13 @@ class TrainStep:
                                  for i, name in enumerate(layout.trainable)]
         self._host_current = True
 
-    def time_step(self):
+    def time_step(self, trace: bool = False):
         """Simulates one step's timing only (no numbers, no state change; see
         ``CompiledProgram.run(timing_only=True)``) and returns its report: the
-        simulated step time of a model too large to simulate functionally."""
-        self.program.run(timing_only=True)
+        simulated step time of a model too large to simulate functionally.
+        ``trace=True`` records the timeline (slower), for
+        ``program.critical_path()`` and ``program.concurrency()``."""
+        self.program.run(timing_only=True, trace=trace)
         self.report = self.program.report
         return self.report
 
