@@ -32,6 +32,9 @@ def main() -> None:
         x = mine.to(dev)
         dist.all_reduce(x, op=op)
         same(x, want, f"all_reduce {op}")
+    x = mine.to(dev)
+    dist.all_reduce(x, op=dist._make_nccl_premul_sum(0.5))
+    same(x, stacked.sum(0) * 0.5, "all_reduce PREMUL_SUM(0.5)")
     bits = [torch.tensor([r + 1, 6, 1 << r], dtype=torch.int64) for r in range(world)]
     for op, fold in [(R.BAND, lambda a, b: a & b), (R.BOR, lambda a, b: a | b), (R.BXOR, lambda a, b: a ^ b)]:
         want = bits[0]
