@@ -12,4 +12,7 @@ from nova.device.registration import register
 
 register()
 
-__all__ = ["register"]
+# The C++ part's functions other Nova packages use (nova.distributed).
+from nova.device._device_C import as_host, current_device, make_backend  # noqa: E402
+
+__all__ = ["as_host", "current_device", "make_backend", "register"]

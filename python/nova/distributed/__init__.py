@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch.distributed as dist
 
-from nova.device import _device_C, profile
+from nova.device import make_backend, profile
 from nova.distributed import timing
 from nova.distributed.backend import NovaBackend
 from nova.distributed.calls import CollectiveMismatch
@@ -32,7 +32,7 @@ def _create(options, backend_options=None):  # noqa: ANN001, ANN202 - c10d's cre
         profile.process["name"] = f"rank {ranks[options.group_rank]}"
     impl = NovaBackend(options.store, options.group_rank, options.group_size, options.timeout,
                        ranks, str(options.group_id))
-    return _device_C.make_backend(options.group_rank, options.group_size, impl)
+    return make_backend(options.group_rank, options.group_size, impl)
 
 
 def register() -> None:

@@ -1,6 +1,6 @@
 """The ``nova`` c10d backend: one rank, one simulated chip.
 
-Every op of c10d's Backend arrives here from C++ (``_device_C.make_backend``). For
+Every op of c10d's Backend arrives here from C++ (``nova.device.make_backend``). For
 tensors on the nova device, the ranks of the group first exchange one row each
 (:mod:`nova.distributed.calls`): their calls must agree, and the rows carry each
 rank's simulated clock. All ranks then compute the same start (the latest arrival,
@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import AllgatherOptions, AllreduceOptions, ReduceOp
 
-from nova.device import _device_C, pending, profile
+from nova.device import as_host, current_device, pending, profile
 from nova.device.clock import current_stream
 from nova.device.config import settings
 from nova.device.host import user_line
@@ -41,7 +41,7 @@ def _alias(t: torch.Tensor) -> torch.Tensor:
     if not t.is_contiguous():
         raise NovaError("torch.distributed on nova: collectives need contiguous tensors "
                         f"(got shape {list(t.shape)} with strides {list(t.stride())})")
-    return _device_C.as_host(t)
+    return as_host(t)
 
 
 def _aliases(values: list) -> list:
@@ -90,7 +90,7 @@ class NovaBackend:
         ins, outs = _aliases(inputs), _aliases(outputs)
         flat = _flat(inputs) + _flat(outputs)
         device = next((t.device.index or 0 for t in flat if t.device.type == "nova"),
-                      _device_C.current_device() if call.kind == "barrier" and not flat else None)
+                      current_device() if call.kind == "barrier" and not flat else None)
         what = f"{call} in process group {self.name!r}"
         done = (lambda: finish(outs)) if finish else None
         if device is None:  # host tensors: gloo as it is, no simulated time

@@ -37,7 +37,8 @@ def _bigger_targets(requested: int) -> list[str]:
             chips = _chips_of(path)
             if chips is not None and chips >= requested:
                 names.setdefault(path.stem, chips)
-    return [f"{name} ({chips} chips)" for name, chips in names.items()]
+    # The smallest that suffice first.
+    return [f"{name} ({chips} chips)" for name, chips in sorted(names.items(), key=lambda kv: (kv[1], kv[0]))]
 
 
 def check_chips(target: str, requested: int, what: str) -> None:

@@ -21,7 +21,8 @@ def test_target_chip_counts_are_read_from_the_target_files():
 
 def test_more_chips_than_the_target_has_is_refused():
     with pytest.raises(ChipCountError, match=r"chips=9 needs 9 chips but target 'nova-t1' has 8; "
-                                             r"targets with enough chips: nova-t1-torus16") as info:
+                                             r"targets with enough chips: nova-t1-torus16 \(16 chips\), "
+                                             r"nova-t1-64 \(64 chips\)") as info:
         nova.compile(nn.Linear(4, 4), X, chips=9)
     assert (info.value.target, info.value.available, info.value.requested) == ("nova-t1", 8, 9)
 
