@@ -37,21 +37,15 @@ def run(cmd: list[str], environ: dict[str, str]) -> str:
     return done.stdout
 
 
-def machine_all_reduce_ns(target: str, chips: int, nbytes: int) -> float:
-    sys.path.insert(0, str(ROOT / "test" / "python" / "sim"))  # the ISA assembler of the tests
-    from asm import Asm, target as load
-    from nova.sim import Simulator
-    s = Asm()
-    tile = s.tile("hbm", "f32", [nbytes // 4])
-    s.li(1, 0)
-    s.li(2, 1 << 30)
-    s.all_reduce("sum", 1, tile, 2, tile, [list(range(chips))], signal=[0])
-    s.sem_wait([0])
-    _, report = Simulator(s.program(load(target)), functional=False).run()
-    return report.collectives[0][2]
+def _from_tests():
+    """The tests' in-process all-reduce and one-node target (one copy of each)."""
+    sys.path.insert(0, str(TESTS))
+    import test_torchrun
+    return test_torchrun.machine_all_reduce_ns, test_torchrun.one_node
 
 
 def main() -> None:
+    machine_all_reduce_ns, one_node = _from_tests()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         (out / "ar").mkdir()
@@ -87,14 +81,8 @@ def main() -> None:
         for p in procs:
             if p.wait():
                 raise SystemExit("the two-node launch failed")
-        from nova.binary.targets import load_target_dict, target_file
-        d = load_target_dict(target_file("nova-t1-2node"))
-        for key in ("chips_per_node", "nics_per_node", "nic_gbps", "nic_latency_ns"):
-            d.pop(key)
-        d["name"] = "nova-t1-1node4"
-        (out / "one.json").write_text(json.dumps(d))
         run([TORCHRUN, "--standalone", "--nproc-per-node=4", str(TESTS / "train_script.py"), "ddp",
-             str(out / "one")], env(str(out / "one.json")))
+             str(out / "one")], env(str(one_node(out))))
         two = json.loads((out / "two" / "rank0.json").read_text())["step_ms"]
         one = json.loads((out / "one" / "rank0.json").read_text())["step_ms"]
         print(f"\nDDP, 4 ranks: 2 nodes of nova-t1-2node {two[-1] * 1e3:.3f} us per step, "

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 HERE = Path(__file__).resolve().parent
 TORCHRUN = str(Path(sys.executable).with_name("torchrun"))
@@ -42,22 +43,33 @@ def results(out: Path, ranks: int) -> list[dict]:
     return [json.loads((out / f"rank{r}.json").read_text()) for r in range(ranks)]
 
 
-def reference() -> list[float]:
+def reference(with_grads: bool = False):
     sys.path.insert(0, str(HERE))
     try:
         import train_script
     finally:
         sys.path.remove(str(HERE))
-    return train_script.reference()
+    return train_script.reference(with_grads)
 
 
 @pytest.mark.parametrize("mode,nproc", [("ddp", 4), ("fsdp", 4), ("tp", 2), ("dp_tp", 4), ("pp", 2)])
 def test_training_matches_one_process(mode: str, nproc: int, cache: Path, tmp_path: Path) -> None:
     torchrun("train_script.py", [mode, str(tmp_path)], nproc, env(cache))
     ranks = results(tmp_path, nproc)
-    want = reference()
+    want, want_grads = reference(with_grads=True)
     for r, got in enumerate(ranks):
         assert got["losses"] == pytest.approx(want, rel=1e-4), (mode, r)
+    # Every parameter's gradient of the first step equals one process's on the whole
+    # batch (each pipeline rank holds its stage's).
+    seen = set()
+    for r, got in enumerate(ranks):
+        for name, g in got["grads"].items():
+            seen.add(name)
+            expect = torch.tensor(want_grads[name])
+            torch.testing.assert_close(torch.tensor(g), expect, rtol=1e-4,
+                                       atol=1e-6 * max(1.0, expect.abs().max().item()),
+                                       msg=lambda m: f"{mode} rank {r} {name}: {m}")
+    assert seen == set(want_grads), (seen, set(want_grads))
     if mode in ("ddp", "fsdp", "tp", "dp_tp"):
         # Every rank does the same work: the simulated step times are bit-identical.
         assert all(got["step_ms"] == ranks[0]["step_ms"] for got in ranks), [g["step_ms"] for g in ranks]

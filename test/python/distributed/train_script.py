@@ -33,20 +33,33 @@ def data() -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(BATCH, 16, generator=g), torch.randn(BATCH, 8, generator=g)
 
 
-def reference() -> list[float]:
-    """One process, the whole batch, on the CPU."""
+def full(t: torch.Tensor) -> list:
+    """A tensor's whole value on the host (a DTensor's gathered from its mesh)."""
+    from torch.distributed.tensor import DTensor
+    return (t.full_tensor() if isinstance(t, DTensor) else t).detach().cpu().tolist()
+
+
+def grads(model: nn.Module) -> dict[str, list]:
+    """Every parameter's gradient (after the first backward), by its name in Net."""
+    return {n.removeprefix("module."): full(p.grad) for n, p in model.named_parameters() if p.grad is not None}
+
+
+def reference(with_grads: bool = False):
+    """One process, the whole batch, on the CPU: the losses (and the first step's
+    gradients of every parameter)."""
     torch.manual_seed(0)
     model = Net()
     opt = torch.optim.AdamW(model.parameters(), lr=LR)
     x, y = data()
-    losses = []
+    losses, first = [], {}
     for _ in range(STEPS):
         loss = F.mse_loss(model(x), y)
         loss.backward()
+        first = first or grads(model)
         opt.step()
         opt.zero_grad()
         losses.append(loss.item())
-    return losses
+    return (losses, first) if with_grads else losses
 
 
 def main(mode: str, out: Path) -> None:
@@ -93,12 +106,13 @@ def main(mode: str, out: Path) -> None:
     xs = x[dp_rank * share:(dp_rank + 1) * share].to(device)
     ys = y[dp_rank * share:(dp_rank + 1) * share].to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=LR)
-    losses, times = [], []
+    losses, times, first = [], [], {}
     for _ in range(STEPS):
         start, end = torch.nova.Event(enable_timing=True), torch.nova.Event(enable_timing=True)
         start.record()
         loss = F.mse_loss(model(xs), ys)
         loss.backward()
+        first = first or grads(model)  # (the first step's time includes gathering them)
         opt.step()
         opt.zero_grad()
         end.record()
@@ -106,7 +120,7 @@ def main(mode: str, out: Path) -> None:
         mean = loss.detach().clone()
         dist.all_reduce(mean, op=dist.ReduceOp.AVG)
         losses.append(mean.item())
-    (out / f"rank{rank}.json").write_text(json.dumps({"losses": losses, "step_ms": times}))
+    (out / f"rank{rank}.json").write_text(json.dumps({"losses": losses, "step_ms": times, "grads": first}))
     torch.nova.write_trace(out / f"trace{rank}.json")
     dist.destroy_process_group()
 
@@ -120,7 +134,7 @@ def pipeline(model: Net, device: torch.device, x: torch.Tensor, y: torch.Tensor,
     stage = PipelineStage(part, rank, 2, device)
     schedule = Schedule1F1B(stage, n_microbatches=4, loss_fn=F.mse_loss)
     opt = torch.optim.AdamW(part.parameters(), lr=LR)
-    losses, times = [], []
+    losses, times, first = [], [], {}
     for _ in range(STEPS):
         start, end = torch.nova.Event(enable_timing=True), torch.nova.Event(enable_timing=True)
         start.record()
@@ -129,6 +143,7 @@ def pipeline(model: Net, device: torch.device, x: torch.Tensor, y: torch.Tensor,
             schedule.step(x.to(device))
         else:
             schedule.step(target=y.to(device), losses=micro)
+        first = first or grads(model)  # this stage's parameters
         opt.step()
         opt.zero_grad()
         end.record()
@@ -136,7 +151,7 @@ def pipeline(model: Net, device: torch.device, x: torch.Tensor, y: torch.Tensor,
         loss = torch.stack(micro).mean() if rank == 1 else torch.zeros((), device=device)
         dist.broadcast(loss, src=1)
         losses.append(loss.item())
-    (out / f"rank{rank}.json").write_text(json.dumps({"losses": losses, "step_ms": times}))
+    (out / f"rank{rank}.json").write_text(json.dumps({"losses": losses, "step_ms": times, "grads": first}))
     torch.nova.write_trace(out / f"trace{rank}.json")
     dist.destroy_process_group()
 
