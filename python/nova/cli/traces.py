@@ -45,10 +45,11 @@ def merge(inputs: list[Path]) -> dict:
 
 
 def contention(events: list[dict]) -> str | None:
-    """Each group's collectives were priced alone, as their ranks agreed on them; here
-    they run together (:func:`nova.sim.collective_time.simulate_collectives`: the
-    in-process machine's shared links) from the same starts: how much longer the
-    collectives of groups that overlapped in simulated time would have taken."""
+    """The ranks' collectives as the ranks agreed on them while they ran (the
+    coordinator's times), against one run of all of them together from the same starts
+    in the in-process machine's flow model
+    (:func:`nova.sim.collective_time.simulate_collectives`): the error of the live
+    coordinator against the in-process simulator."""
     calls: dict[tuple, tuple[dict, float]] = {}
     for e in events:
         a = e.get("args") or {}
@@ -63,14 +64,14 @@ def contention(events: list[dict]) -> str | None:
     elt = max((a["elt"] for a, _ in items), key=lambda x: sum(1 for b, _ in items if b["elt"] == x))
     ends = simulate_collectives(target, [(a["kind"], tuple(a["chips"]), a["nbytes"], a["start_ns"])
                                          for a, _ in items], elt=elt)
-    alone = sum(d for _, d in items)
+    agreed = sum(d for _, d in items)
     together = sum(end - a["start_ns"] for (a, _), end in zip(items, ends))
-    worst = max((((end - a["start_ns"]) / d - 1 if d else 0.0, a) for (a, d), end in zip(items, ends)),
+    worst = max(((abs((end - a["start_ns"]) / d - 1) if d else 0.0, a) for (a, d), end in zip(items, ends)),
                 key=lambda pair: pair[0])
-    return (f"{len(items)} collectives on {target}: {alone / 1e3:.3f} us priced alone as the ranks "
-            f"agreed, {together / 1e3:.3f} us run together on shared links "
-            f"({100 * (together / alone - 1) if alone else 0.0:+.2f} %); worst one "
-            f"{100 * worst[0]:+.2f} % ({worst[1]['kind']} #{worst[1]['seq']} of group {worst[1]['group']})")
+    return (f"{len(items)} collectives on {target}: {agreed / 1e3:.3f} us as the ranks agreed, "
+            f"{together / 1e3:.3f} us in one run of the in-process flow model from the same starts "
+            f"({100 * (together / agreed - 1) if agreed else 0.0:+.3f} %); largest difference of one "
+            f"{100 * worst[0]:.3f} % ({worst[1]['kind']} #{worst[1]['seq']} of group {worst[1]['group']})")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,8 +14,7 @@ from nova.device.clock import current_stream
 
 
 class Transfer(Protocol):
-    def complete(self) -> None: ...  # waits (wall clock) until the bytes are there
-    def end_fs(self) -> int | None: ...  # the simulated time they are there
+    def ready_fs(self) -> int | None: ...  # waits (wall clock) for the bytes; their simulated time
 
 
 #: storage address -> the transfer that reads or writes it.
@@ -52,7 +51,6 @@ def settle(tensors: Iterable[torch.Tensor], device: int) -> None:
                     found.append(entry)
     if not found:
         return
-    for transfer in found:
-        transfer.complete()
+    ends = [transfer.ready_fs() or 0 for transfer in found]
     stream = current_stream(device)
-    stream.clock_fs = max([stream.clock_fs] + [t.end_fs() or 0 for t in found])
+    stream.clock_fs = max([stream.clock_fs] + ends)

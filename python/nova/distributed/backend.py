@@ -1,14 +1,13 @@
 """The ``nova`` c10d backend: one rank, one simulated chip.
 
 Every op of c10d's Backend arrives here from C++ (``nova.device.make_backend``). For
-tensors on the nova device, the ranks of the group first exchange one row each
-(:mod:`nova.distributed.calls`): their calls must agree, and the rows carry each
-rank's simulated clock. All ranks then compute the same start (the latest arrival,
-after the group's previous collective: a communicator runs its collectives in
-order) and the same end (:mod:`nova.distributed.timing`). The bytes move with
-gloo between host aliases of the tensors' memory (no copies); the outputs are
-marked pending until that end (:mod:`nova.device.pending`). CPU tensors go to gloo
-as they are, with no simulated time.
+tensors on the nova device, the rank tells the job's coordinator when it arrives
+(:mod:`nova.distributed.coordinator`: every group's collectives in one simulation of
+the machine's links, so every rank gets the same start and end), and the ranks of
+the group exchange one row each (:mod:`nova.distributed.calls`): their calls must
+agree. The bytes move with gloo between host aliases of the tensors' memory (no
+copies); the outputs are marked pending until the end (:mod:`nova.device.pending`).
+CPU tensors go to gloo as they are, with no simulated time.
 """
 from __future__ import annotations
 
@@ -23,8 +22,9 @@ from nova.device import as_host, current_device, pending, profile
 from nova.device.clock import current_stream
 from nova.device.config import settings
 from nova.device.host import user_line
-from nova.distributed import timing
+from nova.distributed import coordinator, timing
 from nova.distributed.calls import WIDTH, Call, CollectiveMismatch, check_agree
+from nova.distributed.coordinator import Coordinator
 from nova.distributed.work import Coalesced, NovaWork, PeerFailure
 from nova.errors import NovaError
 
@@ -66,14 +66,15 @@ class NovaBackend:
                  chips: tuple[int, ...], name: str) -> None:
         self.gloo = dist.ProcessGroupGloo(dist.PrefixStore("nova-gloo/", store), rank, size, timeout)
         self.rank, self.size, self.chips, self.name = rank, size, chips, name
+        self.store, self.timeout = store, timeout
         self.seq = 0
-        self.comm_fs = 0  # end of this group's previous collective
+        self.host_seq = 0
         self.sent: dict[int, int] = {}  # messages sent to / received from each peer
         self.received: dict[int, int] = {}
         self.coalescing: list[NovaWork] | None = None
 
     # -- the common path ------------------------------------------------------------
-    def _agree(self, call: Call, clock_fs: int) -> list[int]:
+    def _agree(self, call: Call, clock_fs: int) -> None:
         rows = torch.empty(self.size, WIDTH, dtype=torch.int64)
         work = self.gloo._allgather_base(rows.view(-1), call.encode(self.seq, clock_fs), AllgatherOptions())
         try:
@@ -83,7 +84,7 @@ class NovaBackend:
                               f"start {call} in process group {self.name!r}: a peer rank exited, "
                               f"hung past the process group's timeout, or its connection broke "
                               f"({str(e).splitlines()[0]})") from e
-        return check_agree(self.name, rows.tolist(), self.chips, user_line())
+        check_agree(self.name, rows.tolist(), self.chips, user_line())
 
     def _collective(self, call: Call, inputs: list, outputs: list, launch: Launch,
                     nbytes: int, finish: Callable[[list], None] | None = None) -> NovaWork:
@@ -94,29 +95,41 @@ class NovaBackend:
         what = f"{call} in process group {self.name!r}"
         done = (lambda: finish(outs)) if finish else None
         if device is None:  # host tensors: gloo as it is, no simulated time
+            if dist.is_initialized():  # not the ones of init_process_group itself
+                self.host_seq += 1
+                self._coordinator().host(self.name, self.host_seq, self.chips)
             return self._keep(NovaWork(launch(ins, outs), what, None, _flat(outputs), None, done))
         self.seq += 1
         pending.settle(flat, device)
-        clocks = self._agree(call, current_stream(device).clock_fs)
-        start = max(max(clocks), self.comm_fs)
-        ns = timing.collective_ns(call.kind, self.chips, nbytes, _elt(flat),
-                                  self.chips[call.root] if call.root >= 0 else None)
-        end = start + round(ns * 1e6)
-        self.comm_fs = end
-        work = NovaWork(launch(ins, outs), what, device, _flat(outputs), end, done)
+        clock = current_stream(device).clock_fs
+        key, elt = (self.name, self.seq), _elt(flat)
+        chips = self._ordered(call.root)
+        coord = self._coordinator()
+
+        def trace(start: int, end: int) -> None:
+            profile.record(f"c10d::{call.kind}", start / 1e6, end / 1e6, (end - start) / 1e6, nbytes,
+                           lane="comm", args=self._log(call.kind, nbytes, elt, start, chips, key[1]))
+        coord.arrive(key, timing.priced_kind(call.kind), chips, nbytes, elt, clock, trace)
+        self._agree(call, clock)
+        work = NovaWork(launch(ins, outs), what, device, _flat(outputs), lambda: coord.end(key), done)
         pending.mark(flat, work)
-        profile.record(f"c10d::{call.kind}", start / 1e6, end / 1e6, ns, nbytes, lane="comm",
-                       args=self._log(call.kind, nbytes, _elt(flat), start, call.root))
         return self._keep(work)
 
-    def _log(self, kind: str, nbytes: int, elt: int, start_fs: int, root: int) -> dict:
+    def _coordinator(self) -> Coordinator:
+        return coordinator.for_store(self.store, self.timeout, settings.description)
+
+    def _ordered(self, root: int) -> tuple[int, ...]:
+        """The group's chips, a rooted collective's root first."""
+        if root < 0:
+            return self.chips
+        return (self.chips[root],) + tuple(c for c in self.chips if c != self.chips[root])
+
+    def _log(self, kind: str, nbytes: int, elt: int, start_fs: int, chips: tuple[int, ...],
+             seq: int | str) -> dict:
         """What the trace keeps of a collective, for ``nova merge-traces`` to price
-        the ranks' collectives together (overlapping groups share links)."""
-        chips = list(self.chips)
-        if root >= 0:
-            chips = [chips[root]] + [c for c in chips if c != chips[root]]
-        return {"target": settings.target, "group": self.name, "seq": self.seq, "kind": timing.priced_kind(kind),
-                "chips": chips, "nbytes": nbytes, "elt": elt, "start_ns": start_fs / 1e6}
+        the ranks' collectives together from the same starts."""
+        return {"target": settings.target, "group": self.name, "seq": seq, "kind": timing.priced_kind(kind),
+                "chips": list(chips), "nbytes": nbytes, "elt": elt, "start_ns": start_fs / 1e6}
 
     def _keep(self, work: NovaWork) -> NovaWork:
         if self.coalescing is not None:
@@ -267,15 +280,16 @@ class NovaBackend:
         what = f"send of {Call.of('send', t)} from global rank {self.chips[self.rank]} to {self.chips[dst]}"
         transfers = [self.gloo.send([Call.of("send", t).encode(seq, clock)], dst, tag),
                      self.gloo.send([_alias(t)], dst, tag)]
+        self._coordinator().sent(self.name, self.chips[dst], seq, clock)
         ns = timing.transfer_ns(self.chips[self.rank], self.chips[dst], t.numel() * t.element_size(),
                                 t.element_size())
         end = clock + round(ns * 1e6)
         work = NovaWork(transfers, what, device, [], end)
         pending.mark([t], work)
+        pair = (self.chips[self.rank], self.chips[dst])
         profile.record("c10d::send", clock / 1e6, end / 1e6, ns, t.numel() * t.element_size(), lane="comm",
-                       args={**self._log("send", t.numel() * t.element_size(), t.element_size(), clock, -1),
-                             "chips": [self.chips[self.rank], self.chips[dst]],
-                             "seq": f"{self.chips[self.rank]}->{self.chips[dst]}#{seq}"})
+                       args=self._log("send", t.numel() * t.element_size(), t.element_size(), clock, pair,
+                                      f"{pair[0]}->{pair[1]}#{seq}"))
         return self._keep(work)
 
     def recv(self, tensors: list[torch.Tensor], src: int, tag: int) -> NovaWork:
@@ -306,7 +320,9 @@ class NovaBackend:
             ns = timing.transfer_ns(peer, me, t.numel() * t.element_size(), t.element_size())
             return max(sent["clock"], posted) + round(ns * 1e6)
 
-        work = NovaWork(transfers, f"recv of {mine} on global rank {me} from {peer}", device, [t], end, check)
+        coord = self._coordinator()
+        work = NovaWork(transfers, f"recv of {mine} on global rank {me} from {peer}", device, [t], end, check,
+                        lambda: coord.receive_wait(self.name, peer, seq, posted))
         pending.mark([t], work)
         return self._keep(work)
 
@@ -325,4 +341,6 @@ class NovaBackend:
         self.gloo.abort()
 
     def shutdown(self) -> None:
+        if not dist.is_initialized() or self.size == dist.get_world_size():
+            coordinator.close_all()  # this rank arrives nowhere again
         self.gloo.shutdown()

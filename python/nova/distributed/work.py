@@ -22,8 +22,10 @@ class PeerFailure(NovaError):
 class NovaWork(dist.Work):
     def __init__(self, transfers: list[dist.Work], what: str, device: int | None,
                  outputs: list[torch.Tensor], end_fs: Callable[[], int] | int | None,
-                 finish: Callable[[], None] | None = None) -> None:
+                 finish: Callable[[], None] | None = None,
+                 blocking: Callable[[], None] | None = None) -> None:
         super().__init__()
+        self._blocking = blocking  # tells the coordinator this rank waits here
         self._transfers = transfers
         self._what = what
         self._device = device
@@ -63,11 +65,17 @@ class NovaWork(dist.Work):
     def end_fs(self) -> int | None:
         return self._end() if callable(self._end) else self._end
 
+    def ready_fs(self) -> int | None:
+        """Waits (wall clock) for the bytes and returns the simulated time they are there."""
+        if self._blocking is not None:
+            self._blocking()
+        self.complete()
+        return self.end_fs()
+
     def wait(self, timeout: timedelta = timedelta(0)) -> bool:
         """The current stream waits for the outputs (simulated time), as CUDA's
         ``work.wait()`` makes the current stream wait for NCCL's."""
-        self.complete()
-        end = self.end_fs()
+        end = self.ready_fs()
         if self._device is not None and end is not None:
             stream = current_stream(self._device)
             stream.clock_fs = max(stream.clock_fs, end)
@@ -115,9 +123,11 @@ class Coalesced(NovaWork):
     def __init__(self, works: list[NovaWork]) -> None:
         device = next((w._device for w in works if w._device is not None), None)
         outputs = [t for w in works for t in w._outputs]
-        super().__init__([], "a coalesced group of ops", device, outputs,
-                         lambda: max((w.end_fs() or 0 for w in works), default=0))
+        super().__init__([], "a coalesced group of ops", device, outputs, None)
         self._works = works
+
+    def ready_fs(self) -> int | None:
+        return max((w.ready_fs() or 0 for w in self._works), default=0)
 
     def complete(self) -> None:
         for w in self._works:

@@ -39,14 +39,14 @@ from typing import Any, Callable, Mapping, Sequence
 
 from nova.binary import opcodes as oc
 from nova.binary.targets import target_file
-from .collective_flows import CollectiveFlows, CollectiveRun, planner_for
+from .collective_flows import CollectiveFlows, planner_for
 from .collectives import BROADCAST, REDUCE, CollectivePlanner, Plan
 from .errors import CollectiveRequestError, TargetError
 from .interconnect import Interconnect
 from .target import Target, load_target, target_from_dict
 from .timing import BandwidthPool, CostModel, resource_bandwidth
 
-__all__ = ["KINDS", "collective_plan", "collective_time_ns", "resolve_target", "simulate_collectives"]
+__all__ = ["KINDS", "CollectiveSim", "collective_plan", "collective_time_ns", "resolve_target", "simulate_collectives"]
 
 #: The kinds priced, and the planner's opcode of each (send has no plan: one transfer).
 KINDS: dict[str, int] = {
@@ -153,43 +153,71 @@ def simulate_collectives(target: Target | str | Mapping[str, Any], collectives: 
             raise CollectiveRequestError(f"collective {i} start must be a time >= 0 ns, got {start!r}")
         reqs.append((kind, mem, float(nbytes), float(start)))
 
-    heap: list[tuple[float, int, Callable[[Any], None], Any]] = []
-    seq = itertools.count()
-
-    def schedule(t: float, fn: Callable[[Any], None], arg: Any) -> None:
-        heapq.heappush(heap, (t, next(seq), fn, arg))
-
-    pool = BandwidthPool(m.bandwidth, schedule)
-    flows = CollectiveFlows(tg, m.net, pool, schedule, m.cost, m.cycle)
-    ports = (space, space)
+    sim = CollectiveSim(target, space=space)
     ends: list[float] = [0.0] * len(reqs)
-
-    def done(run: CollectiveRun) -> None:  # as the machine's _collective_done
-        ends[run.tag] = run.start + max(pool.now - run.start, m.cycle)
-
-    def send(i: int, src: int, dst: int, nbytes: float) -> None:  # as the machine's _x_send / _recv_now
-        route = m.net.route(src, dst)
-
-        def delivered() -> None:
-            ends[i] = pool.now + m.cost.recv
-
-        schedule(pool.now + route.latency_ns, lambda _: pool.start(pool.now, nbytes, route.links, delivered), None)
-
-    def begin(i: int) -> None:
-        kind, mem, nbytes, _ = reqs[i]
-        if kind == "send":
-            send(i, mem[0], mem[1], nbytes)
-            return
-        plan = m.planner.plan(KINDS[kind], mem, nbytes, ports, elt)
-        flows.start(plan, ports, elt, kind, done, i)
-
-    for i, r in enumerate(reqs):
-        schedule(r[3], begin, i)
-    while heap:
-        t, _, fn, arg = heapq.heappop(heap)
-        pool.now = t
-        fn(arg)
+    for i, (kind, mem, nbytes, start) in enumerate(reqs):
+        sim.begin(start, kind, mem, nbytes, elt, (i,), lambda end, i=i: ends.__setitem__(i, end))
+    sim.run()
     return ends
+
+
+class CollectiveSim:
+    """The machine's collectives on an event queue of their own, fed as they become
+    known: :func:`simulate_collectives` all at once, a caller that learns of them one
+    by one (nova.distributed's coordinator) through :meth:`begin` and :meth:`step`.
+
+    Begins that fall at one time run in the order of their ``key``s, before any flow
+    event of that time, so the order does not depend on when a begin was added."""
+
+    def __init__(self, target: Target | str | Mapping[str, Any], *, space: str = "hbm") -> None:
+        if space not in SPACES:
+            raise CollectiveRequestError(f"memory space must be one of {', '.join(SPACES)}, got {space!r}")
+        self.model = m = _model(resolve_target(target))
+        self._heap: list[tuple[float, int, tuple, Callable[[Any], None], Any]] = []
+        self._seq = itertools.count()
+        self.pool = BandwidthPool(m.bandwidth, self._flow_event)
+        self.flows = CollectiveFlows(m.target, m.net, self.pool, self._flow_event, m.cost, m.cycle)
+        self.ports = (space, space)
+
+    def _flow_event(self, t: float, fn: Callable[[Any], None], arg: Any) -> None:
+        heapq.heappush(self._heap, (t, 1, (next(self._seq),), fn, arg))
+
+    def begin(self, at_ns: float, kind: str, members: Sequence[int], nbytes: float, elt: int, key: tuple,
+              done: Callable[[float], None], began: Callable[[], None] | None = None) -> None:
+        """Starts a collective at ``at_ns`` (``began()`` then); ``done(end_ns)`` when every
+        member's part has completed (at least one sequencer cycle after the start)."""
+        m = self.model
+        mem = _members(m.target, kind, members)
+        heapq.heappush(self._heap, (max(float(at_ns), self.pool.now), 0, key, self._begin,
+                                    (kind, mem, float(nbytes), elt, done, began)))
+
+    def _begin(self, arg: tuple) -> None:
+        kind, mem, nbytes, elt, done, began = arg
+        if began is not None:
+            began()
+        m, pool, start = self.model, self.pool, self.pool.now
+        if kind == "send":  # as the machine's _x_send / _recv_now
+            route = m.net.route(mem[0], mem[1])
+            self._flow_event(start + route.latency_ns, lambda _: pool.start(
+                pool.now, nbytes, route.links, lambda: done(pool.now + m.cost.recv)), None)
+            return
+        plan = m.planner.plan(KINDS[kind], mem, nbytes, self.ports, elt)
+        # as the machine's _collective_done
+        self.flows.start(plan, self.ports, elt, kind,
+                         lambda run: done(run.start + max(pool.now - run.start, m.cycle)), None)
+
+    def next_ns(self) -> float | None:
+        """The time of the next event, None when nothing is left to run."""
+        return self._heap[0][0] if self._heap else None
+
+    def step(self) -> None:
+        t, _, _, fn, arg = heapq.heappop(self._heap)
+        self.pool.now = t
+        fn(arg)
+
+    def run(self) -> None:
+        while self._heap:
+            self.step()
 
 
 @functools.lru_cache(maxsize=4096)
