@@ -277,20 +277,26 @@ class NovaBackend:
         pending.settle([t], device)
         seq = self.sent[dst] = self.sent.get(dst, 0) + 1
         clock = current_stream(device).clock_fs
-        what = f"send of {Call.of('send', t)} from global rank {self.chips[self.rank]} to {self.chips[dst]}"
+        me, peer = self.chips[self.rank], self.chips[dst]
+        what = f"send of {Call.of('send', t)} from global rank {me} to {peer}"
+        coord, key = self._coordinator(), self._pair(me, peer, seq)
+        nbytes = t.numel() * t.element_size()
+
+        def trace(start: int, end: int) -> None:
+            profile.record("c10d::send", start / 1e6, end / 1e6, (end - start) / 1e6, nbytes, lane="comm",
+                           args=self._log("send", nbytes, t.element_size(), start, (me, peer),
+                                          f"{me}->{peer}#{seq}"))
+        coord.arrive(key, "send", (me, peer), nbytes, t.element_size(), clock, trace)
         transfers = [self.gloo.send([Call.of("send", t).encode(seq, clock)], dst, tag),
                      self.gloo.send([_alias(t)], dst, tag)]
-        self._coordinator().sent(self.name, self.chips[dst], seq, clock)
-        ns = timing.transfer_ns(self.chips[self.rank], self.chips[dst], t.numel() * t.element_size(),
-                                t.element_size())
-        end = clock + round(ns * 1e6)
-        work = NovaWork(transfers, what, device, [], end)
+        work = NovaWork(transfers, what, device, [], lambda: coord.end(key))
         pending.mark([t], work)
-        pair = (self.chips[self.rank], self.chips[dst])
-        profile.record("c10d::send", clock / 1e6, end / 1e6, ns, t.numel() * t.element_size(), lane="comm",
-                       args=self._log("send", t.numel() * t.element_size(), t.element_size(), clock, pair,
-                                      f"{pair[0]}->{pair[1]}#{seq}"))
         return self._keep(work)
+
+    def _pair(self, src: int, dst: int, seq: int) -> coordinator.Key:
+        """The coordinator's name of message ``seq`` from chip ``src`` to ``dst``: a
+        transfer from both ends' arrivals, in order with the pair's others."""
+        return (f"{self.name}#{src}>{dst}", seq)
 
     def recv(self, tensors: list[torch.Tensor], src: int, tag: int) -> NovaWork:
         t = tensors[0]
@@ -303,26 +309,22 @@ class NovaBackend:
         header = torch.empty(WIDTH, dtype=torch.int64)
         mine = Call.of("send", t)
         me, peer = self.chips[self.rank], self.chips[src]
+        coord, key = self._coordinator(), self._pair(peer, me, seq)
+        coord.arrive(key, "send", (peer, me), t.numel() * t.element_size(), t.element_size(), posted)
         transfers = [self.gloo.recv([header], src, tag), self.gloo.recv([_alias(t)], src, tag)]
-        sent: dict[str, int] = {}
 
         def check() -> None:
-            their_seq, theirs, clock = Call.decode(header.tolist())
+            their_seq, theirs, _ = Call.decode(header.tolist())
             if theirs != mine or their_seq != seq:
                 raise CollectiveMismatch(
                     f"torch.distributed on nova: global rank {me} posted recv of "
                     f"{str(mine).replace('send', 'tensor', 1)} from global rank {peer} as its message "
                     f"#{seq} from it, but global rank {peer} sent {str(theirs).replace('send', 'tensor', 1)} "
                     f"as message #{their_seq}")
-            sent["clock"] = clock
 
-        def end() -> int:
-            ns = timing.transfer_ns(peer, me, t.numel() * t.element_size(), t.element_size())
-            return max(sent["clock"], posted) + round(ns * 1e6)
-
-        coord = self._coordinator()
-        work = NovaWork(transfers, f"recv of {mine} on global rank {me} from {peer}", device, [t], end, check,
-                        lambda: coord.receive_wait(self.name, peer, seq, posted))
+        # (will_wait: the sender may be waiting on this rank's floor while it blocks in gloo)
+        work = NovaWork(transfers, f"recv of {mine} on global rank {me} from {peer}", device, [t],
+                        lambda: coord.end(key), check, lambda: coord.will_wait(key))
         pending.mark([t], work)
         return self._keep(work)
 

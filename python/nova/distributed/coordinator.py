@@ -1,19 +1,20 @@
 """One simulated time for the collectives of every group: concurrent groups share links.
 
 Every rank appends to one log in the job's c10d store what it does that touches the
-interconnect: its arrival at a collective and its clock there ("A"), a wait for a
-collective's end ("B"), a send ("S") and a wait for a received message ("W"), its exit
-("X"), and its host-side collectives (on CPU tensors: "H", a synchronisation at no
+interconnect: its arrival at a collective or at either end of a point-to-point transfer
+and its clock there ("A"), a wait for one's end ("B"), its exit ("X"), and its
+host-side collectives (on CPU tensors: "H", a synchronisation at no
 simulated cost). Every rank reads the same log and runs the same conservative discrete-event
 simulation of the system's collectives in the machine's flow model
 (:class:`nova.sim.collective_time.CollectiveSim`): a collective starts when its last
 member arrives, after its group's previous one (a communicator runs its collectives in
-order), and its flows share links and memory ports with every other group's in flight.
+order; a transfer, when both its send and its receive are posted, after the previous
+one between the same two ranks), and its flows share links and memory ports with every
+other one in flight.
 
 The simulation passes a time only when no rank can still arrive before it. Each rank
 has a floor: a collective it joins is never placed before the start of one it joined
-earlier, the end of one it waited for, or the send of a message it waited for (its
-arrival is raised to its floor). A rank that needs a collective's end waits, in wall
+earlier, or the end of one it waited for (its arrival is raised to its floor). A rank that needs a collective's end waits, in wall
 time, until the simulation has reached it. What is computed depends only on the log,
 never on when a rank read it, so every rank gets the same ends. A collective that ran
 with no other in flight ends exactly at its price alone
@@ -66,7 +67,7 @@ class _Rank:
     events: list[list] = field(default_factory=list)
     cursor: int = 0
     floor: int = 0
-    wait: tuple | None = None  # ("start" | "end", Key) or ("send", message key)
+    wait: tuple | None = None  # ("start" | "end", Key)
     exited: bool = False
 
 
@@ -86,7 +87,6 @@ class Coordinator:
         self.ranks = [_Rank() for _ in range(world)]
         self.collectives: dict[Key, _Collective] = {}
         self.unstarted: list[_Collective] = []
-        self.sends: dict[tuple, int] = {}
         self.inflight: set[_Collective] = set()
         self.read = 0
         self.lock = threading.RLock()
@@ -114,12 +114,10 @@ class Coordinator:
                 c.on_end.append(on_end)
             self._post("A", key[0], key[1], kind, list(chips), nbytes, elt, clock_fs)
 
-    def sent(self, group: str, dst: int, k: int, clock_fs: int) -> None:
-        self._post("S", group, dst, k, clock_fs)
-
-    def receive_wait(self, group: str, src: int, k: int, clock_fs: int) -> None:
-        """This rank blocks on message ``k`` from ``src`` (posted at ``clock_fs``)."""
-        self._post("W", group, src, k, clock_fs)
+    def will_wait(self, key: Key) -> None:
+        """This rank is about to block (wall clock) until ``key`` is done: it arrives
+        nowhere before its end."""
+        self._post("B", key[0], key[1])
 
     def host(self, group: str, seq: int, chips: tuple[int, ...]) -> None:
         """This rank joins host-side collective ``seq`` of ``group`` (CPU tensors): the
@@ -191,8 +189,6 @@ class Coordinator:
 
     def _known(self, wait: tuple) -> int | None:
         what, key = wait
-        if what == "send":
-            return self.sends.get(key)
         c = self.collectives[key]
         return c.start if what == "start" else c.end
 
@@ -219,16 +215,10 @@ class Coordinator:
                     c = self.collectives[key] = _Collective(key, kind, tuple(chips), nbytes, elt)
                     self.unstarted.append(c)
                 rk.floor = c.arrivals[r] = max(t, rk.floor)
-                rk.wait = ("start", key)
+                if kind != "send":  # a posted send or receive does not block its rank
+                    rk.wait = ("start", key)
             elif tag == "B":
                 rk.wait = ("end", (event[1], event[2]))
-            elif tag == "S":
-                _, group, dst, k, t = event
-                rk.floor = self.sends[(group, r, dst, k)] = max(t, rk.floor)
-            elif tag == "W":
-                _, group, src, k, t = event
-                rk.floor = max(t, rk.floor)
-                rk.wait = ("send", (group, src, r, k))
             elif tag == "X":
                 rk.exited, rk.floor = True, INF
 
@@ -283,10 +273,8 @@ class Coordinator:
             for r, rk in enumerate(self.ranks):
                 if rk.exited or rk.wait is None:
                     continue
-                what, key = rk.wait
-                if what == "send":
-                    v = lb[key[1]]
-                elif self.collectives[key].start is not None:
+                key = rk.wait[1]
+                if self.collectives[key].start is not None:
                     v = INF  # running: its end comes from an event of the simulation
                 else:
                     v = self._start_bound(self.collectives[key], lb)

@@ -168,3 +168,26 @@ def test_a_wait_that_cannot_end_raises_naming_the_ranks() -> None:
     c[0].arrive(("g", 1), "all_reduce", (0, 1), MIB, 4, 0)
     with pytest.raises(PeerFailure, match=r"collective #1 of process group 'g'.*global rank 1 at 0.000 ns"):
         c[0].end(("g", 1))
+
+
+def test_a_transfer_starts_when_both_ends_are_posted_and_shares_links() -> None:
+    """send 0 -> 2 (posted at 1 ns, received from 4 ns) beside an all-reduce of {1, 3}
+    from 5 ns: both end as the machine's flow model runs them together."""
+    c = ranks(4)
+    msg, ar = ("p#0>2", 1), ("b", 1)
+
+    def sender() -> int:
+        c[0].arrive(msg, "send", (0, 2), MIB, 4, 1_000_000)
+        return c[0].end(msg)
+
+    def receiver() -> int:
+        c[2].arrive(msg, "send", (0, 2), MIB, 4, 4_000_000)
+        c[2].will_wait(msg)
+        return c[2].end(msg)
+
+    def member(r: int):  # noqa: ANN202
+        return lambda: (c[r].arrive(ar, "all_reduce", (1, 3), MIB, 4, 5_000_000), c[r].end(ar))[1]
+    ends = run(c, sender, member(1), receiver, member(3))
+    want = simulate_collectives(TARGET, [("send", (0, 2), MIB, 4.0), ("all_reduce", (1, 3), MIB, 5.0)])
+    assert ends == [fs(want[0]), fs(want[1]), fs(want[0]), fs(want[1])]
+    assert want[0] > 4.0 + collective_time_ns(TARGET, "send", (0, 2), MIB)  # slowed by the all-reduce
