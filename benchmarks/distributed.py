@@ -2,11 +2,14 @@
 
 1. All-reduce of float32 across 8 torchrun ranks of nova-t1-ring8 (1, 16, 256 MiB),
    timed with torch.nova Events in every rank, against the in-process simulator
-   running one all-reduce instruction on the same 8 chips.
+   running one all-reduce instruction on the same 8 chips; and the same in two groups
+   at once (even and odd ranks: concurrent groups sharing the ring's links, through
+   the coordinator), against one instruction with both groups in the in-process
+   simulator.
 2. The DP2×TP2 training step of test/python/distributed/train_script.py (FSDP2 over
-   dp, DTensor TP over tp) under torchrun: its step time, and its collectives priced
-   alone (as the ranks agree on them) against the same collectives run together on
-   the in-process machine's shared links (``nova merge-traces``).
+   dp, DTensor TP over tp) under torchrun: its step time, and its collectives as the
+   ranks agreed on them against one run of them all in the in-process flow model
+   from the same starts (``nova merge-traces``).
 3. DDP on nova-t1-2node (two torchrun launches, one rendezvous) against the same
    four chips as one node.
 
@@ -50,7 +53,7 @@ def main() -> None:
         out = Path(tmp)
         (out / "ar").mkdir()
         run([TORCHRUN, "--standalone", "--nproc-per-node=8", str(TESTS / "allreduce_script.py"),
-             str(out / "ar"), "1", "16", "256"], env("nova-t1-ring8"))
+             str(out / "ar"), "1", "16", "256", "split16", "split256"], env("nova-t1-ring8"))
         ranks = [json.loads((out / "ar" / f"rank{r}.json").read_text()) for r in range(8)]
         print("all-reduce, 8 ranks of nova-t1-ring8 (float32)")
         print(f"{'MiB':>5} {'torchrun us':>13} {'in-process us':>14} {'diff':>8} {'ranks agree':>12}")
@@ -59,6 +62,14 @@ def main() -> None:
             want = machine_all_reduce_ns("nova-t1-ring8", 8, mib << 20) / 1e3
             agree = all(r[str(float(mib))] == ranks[0][str(float(mib))] for r in ranks)
             print(f"{mib:>5} {got:>13.3f} {want:>14.3f} {100 * (got / want - 1):>+7.3f}% {str(agree):>12}")
+        evens, odds = [0, 2, 4, 6], [1, 3, 5, 7]
+        print("\nall-reduce in two groups at once (ranks 0,2,4,6 and 1,3,5,7), nova-t1-ring8")
+        print(f"{'MiB':>5} {'torchrun us':>13} {'in-process us':>14} {'diff':>8} {'one group alone us':>19}")
+        for mib in (16, 256):
+            got = ranks[0][f"split{float(mib)}"] * 1e3
+            want = machine_all_reduce_ns("nova-t1-ring8", 8, mib << 20, [evens, odds]) / 1e3
+            alone = machine_all_reduce_ns("nova-t1-ring8", 8, mib << 20, [evens] + [[r] for r in odds]) / 1e3
+            print(f"{mib:>5} {got:>13.3f} {want:>14.3f} {100 * (got / want - 1):>+7.3f}% {alone:>19.3f}")
 
         (out / "dptp").mkdir()
         run([TORCHRUN, "--standalone", "--nproc-per-node=4", str(TESTS / "train_script.py"), "dp_tp",

@@ -143,8 +143,10 @@ def test_mismatched_shapes_are_reported_with_both_calls(cache: Path) -> None:
         assert "global rank 0" in text and "global rank 1" in text
 
 
-def machine_all_reduce_ns(target: str, chips: int, nbytes: int) -> float:
-    """The in-process simulator running one all-reduce instruction on every chip."""
+def machine_all_reduce_ns(target: str, chips: int, nbytes: int, groups: list[list[int]] | None = None) -> float:
+    """The in-process simulator running one all-reduce instruction on every chip of
+    ``target`` (its first ``chips`` in one group, or ``groups``, all at once): the
+    longest collective's time."""
     sys.path.insert(0, str(HERE.parent / "sim"))
     try:
         from asm import Asm, target as load
@@ -155,20 +157,27 @@ def machine_all_reduce_ns(target: str, chips: int, nbytes: int) -> float:
     tile = s.tile("hbm", "f32", [nbytes // 4])
     s.li(1, 0)
     s.li(2, 1 << 30)
-    s.all_reduce("sum", 1, tile, 2, tile, [list(range(chips))], signal=[0])
+    s.all_reduce("sum", 1, tile, 2, tile, groups or [list(range(chips))], signal=[0])
     s.sem_wait([0])
     _, report = Simulator(s.program(load(target)), functional=False).run()
-    return report.collectives[0][2]
+    return max(c[2] for c in report.collectives)
 
 
 def test_all_reduce_time_agrees_across_ranks_and_with_the_in_process_simulator(
         cache: Path, tmp_path: Path) -> None:
-    torchrun("allreduce_script.py", [str(tmp_path), "1", "16"], 8, env(cache))
+    torchrun("allreduce_script.py", [str(tmp_path), "1", "16", "split16"], 8, env(cache))
     ranks = results(tmp_path, 8)
     assert all(r == ranks[0] for r in ranks)
     for mib in (1, 16):
         want = machine_all_reduce_ns("nova-t1-ring8", 8, mib * 2**20) / 1e6
         assert ranks[0][str(float(mib))] == pytest.approx(want, rel=0.01)
+    # Two groups at once (even and odd ranks) share the ring's links, as one instruction
+    # with both groups does in the in-process simulator: slower than either alone.
+    evens, odds = [0, 2, 4, 6], [1, 3, 5, 7]
+    together = machine_all_reduce_ns("nova-t1-ring8", 8, 16 * 2**20, [evens, odds]) / 1e6
+    alone = machine_all_reduce_ns("nova-t1-ring8", 8, 16 * 2**20, [evens] + [[r] for r in odds]) / 1e6
+    assert ranks[0]["split16.0"] == pytest.approx(together, rel=0.01)
+    assert together > 1.2 * alone
     # nova merge-traces: one row per rank.
     merged = tmp_path / "all.json"
     subprocess.run([sys.executable, "-m", "nova", "merge-traces", str(merged),
