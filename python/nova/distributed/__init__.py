@@ -4,8 +4,9 @@
 Importing this package registers the ``nova`` c10d backend for nova tensors (and
 CPU tensors, which it hands to gloo). Each rank's place in the target's topology
 is its global rank. Bytes move through torch.distributed's own gloo transport; the
-simulated time of every collective is agreed by all ranks of its group
-(:mod:`nova.distributed.backend`). docs/distributed.md.
+simulated time of every collective and transfer comes from one simulation of the
+interconnect that every rank runs on the same log (:mod:`nova.distributed.coordinator`),
+so concurrent groups share links and every rank agrees. docs/distributed.md.
 """
 from __future__ import annotations
 
