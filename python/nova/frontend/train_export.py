@@ -49,11 +49,11 @@ from nova.frontend.errors import NovaExportError
 from nova.frontend.export import import_fx_graph
 from nova.frontend.recompute import Recompute, recomputation
 
-#: ``update(params, grads, slots, hypers, grad_scale=None) -> (new_params,
-#: new_slots)``: one parameter group's update as tensor ops. ``slots[s][i]`` is
-#: slot ``s`` of the group's parameter ``i``; ``hypers`` maps the rule's names to
-#: 0-d tensors; ``grad_scale`` (0-d, clipping's factor) scales every gradient.
-UpdateFn = Callable[..., tuple[list[torch.Tensor], list[list[torch.Tensor]]]]
+#: ``update(params, grads, slots, hypers) -> (new_params, new_slots)``: one
+#: parameter group's update as tensor ops. ``slots[s][i]`` is slot ``s`` of
+#: the group's parameter ``i``; ``hypers`` maps the rule's names to 0-d tensors.
+UpdateFn = Callable[[list[torch.Tensor], list[torch.Tensor], list[list[torch.Tensor]],
+                     dict[str, torch.Tensor]], tuple[list[torch.Tensor], list[list[torch.Tensor]]]]
 
 
 @dataclass(frozen=True)
@@ -201,8 +201,7 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
                 raise ValueError("max_grad_norm: no parameter has a gradient")
             grad_norm = torch.sqrt(sum(squares[1:], squares[0]))
             scale = torch.clamp(max_norm / (grad_norm + 1e-6), max=1.0)
-        else:
-            scale = None
+            grads = [g * scale if g is not None else None for g in grads]
 
         new_params = list(params)
         new_slots = [list(slot_values[s * n_train:(s + 1) * n_train])
@@ -214,20 +213,17 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
             hypers = dict(zip(layout.hypers,
                               hyper_values[g_index * len(layout.hypers):
                                            (g_index + 1) * len(layout.hypers)]))
-            # The rule applies clipping's scale (folded into its scalars where it can).
             updated, updated_slots = update(
                 [params[i] for i in used], [grads[i] for i in used],
-                [[new_slots[s][i] for i in used] for s in range(len(layout.slots))], hypers,
-                grad_scale=scale)
+                [[new_slots[s][i] for i in used] for s in range(len(layout.slots))], hypers)
             for j, i in enumerate(used):
                 new_params[i] = updated[j]
                 for s in range(len(layout.slots)):
                     new_slots[s][i] = updated_slots[s][j]
         results = [loss.detach()] + new_params + [t for slot in new_slots for t in slot]
         if layout.grads:
-            # The gradients the optimizer used: clipped.
-            results += [(g if scale is None else g * scale).detach() if g is not None
-                        else torch.zeros_like(p) for g, p in zip(grads, params)]
+            results += [g.detach() if g is not None else torch.zeros_like(p)
+                        for g, p in zip(grads, params)]
         if grad_norm is not None:
             results.append(grad_norm.detach())
         return tuple(results)

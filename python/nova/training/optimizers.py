@@ -44,12 +44,8 @@ class UpdateRule:
         raise NotImplementedError
 
     def update(self, params: list[torch.Tensor], grads: list[torch.Tensor],
-               slots: list[list[torch.Tensor]], h: dict[str, torch.Tensor],
-               grad_scale: torch.Tensor | None = None
+               slots: list[list[torch.Tensor]], h: dict[str, torch.Tensor]
                ) -> tuple[list[torch.Tensor], list[list[torch.Tensor]]]:
-        """The group's new parameters and slots. ``grad_scale`` (a 0-d tensor,
-        gradient clipping's factor) multiplies every gradient first; a rule may
-        fold it into its own scalar factors instead of scaling the tensors."""
         raise NotImplementedError
 
     def torch_state(self, slots: dict[str, torch.Tensor], steps: int) -> dict[str, Any]:
@@ -100,11 +96,9 @@ class SGDRule(UpdateRule):
                        1.0 if first else 1.0 - _scalar(group["dampening"])]
         return values
 
-    def update(self, params, grads, slots, h, grad_scale=None):
+    def update(self, params, grads, slots, h):
         new_params, new_bufs = [], []
         for i, (p, g) in enumerate(zip(params, grads)):
-            if grad_scale is not None:
-                g = g * grad_scale
             g = g + h["weight_decay"] * p
             if self.has_momentum:
                 buf = slots[0][i] * h["buf_scale"] + h["grad_scale"] * g
@@ -128,8 +122,8 @@ class SGDRule(UpdateRule):
 class AdamWRule(UpdateRule):
     """``torch.optim.AdamW``: decoupled weight decay, bias-corrected moments.
 
-    Inputs per group: ``decay = 1 - lr * weight_decay``, ``beta1``,
-    ``1 - beta1``, ``beta2``, ``1 - beta2``, ``step = lr / (1 - beta1 ** t) *
+    Inputs per group: ``decay = 1 - lr * weight_decay``, ``1 - beta1``,
+    ``beta2``, ``1 - beta2``, ``step = lr / (1 - beta1 ** t) *
     sqrt(1 - beta2 ** t)`` and ``eps_bc2 = eps * sqrt(1 - beta2 ** t)``, from
     the group and the step count ``t`` (torch's ``state["step"]``).
 
@@ -137,16 +131,13 @@ class AdamWRule(UpdateRule):
     beta1 ** t``, ``bc2 = sqrt(1 - beta2 ** t)``) is evaluated as ``p -= step
     * m / (sqrt(v) + eps * bc2)``, the same value with the bias corrections
     folded into the host's float64 scalars: one division per element instead
-    of two (a division costs the vector unit four times an add). Clipping's
-    factor ``s`` goes into the moments' scalars (``m = beta1 m + ((1 -
-    beta1) s) g``, ``v = beta2 v + ((1 - beta2) s^2) g^2``), so the clipped
-    gradients are never materialised. Each reordering moves the result by
-    a few ulps of f32 (torch's own foreach and fused kernels differ from its
-    single-tensor one by as much)."""
+    of two (a division costs the vector unit four times an add); the moments
+    are updated as torch's single-tensor kernel does. The folding moves the
+    result by a few ulps of f32 (torch's own foreach and fused kernels differ
+    from its single-tensor one by as much)."""
 
     slots = ("exp_avg", "exp_avg_sq")
-    hypers = ("decay", "beta1", "one_minus_beta1", "beta2", "one_minus_beta2", "step",
-              "eps_bc2")
+    hypers = ("decay", "one_minus_beta1", "beta2", "one_minus_beta2", "step", "eps_bc2")
 
     def __init__(self, group: dict[str, Any]) -> None:
         self.check(group)
@@ -162,18 +153,14 @@ class AdamWRule(UpdateRule):
         beta1, beta2 = (_scalar(b) for b in group["betas"])
         t = steps + 1  # torch increments state["step"] before using it
         bc2 = math.sqrt(1.0 - beta2 ** t)
-        return [1.0 - lr * wd, beta1, 1.0 - beta1, beta2, 1.0 - beta2,
+        return [1.0 - lr * wd, 1.0 - beta1, beta2, 1.0 - beta2,
                 lr / (1.0 - beta1 ** t) * bc2, eps * bc2]
 
-    def update(self, params, grads, slots, h, grad_scale=None):
-        one_minus_beta1, one_minus_beta2 = h["one_minus_beta1"], h["one_minus_beta2"]
-        if grad_scale is not None:  # 0-d products: no pass over the gradients
-            one_minus_beta1 = one_minus_beta1 * grad_scale
-            one_minus_beta2 = one_minus_beta2 * (grad_scale * grad_scale)
+    def update(self, params, grads, slots, h):
         new_params, new_m, new_v = [], [], []
         for p, g, m, v in zip(params, grads, slots[0], slots[1]):
-            m = m * h["beta1"] + one_minus_beta1 * g
-            v = v * h["beta2"] + one_minus_beta2 * (g * g)
+            m = m + h["one_minus_beta1"] * (g - m)  # torch's lerp for a weight < 0.5
+            v = v * h["beta2"] + h["one_minus_beta2"] * (g * g)
             update = h["step"] * (m / (torch.sqrt(v) + h["eps_bc2"]))
             new_params.append(p * h["decay"] - update)
             new_m.append(m)
