@@ -12,6 +12,7 @@ from nova.frontend.attention_math import as_kernel_layout
 from nova.frontend.decompose_conv import conv_decompositions
 from nova.frontend.decompose_dtypes import dtype_decompositions
 from nova.frontend.decompose_indexing import indexing_decompositions
+from nova.frontend.decompose_losses import loss_decompositions
 from nova.frontend.decompose_math import math_decompositions
 from nova.frontend.decompose_pooling import pooling_decompositions
 from nova.frontend.zero_size import zero_size_decompositions
@@ -40,7 +41,10 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
     - inverse trigonometric and hyperbolic functions, log2/log10/exp2/expm1 in
       the vector unit's exp/log/sqrt (:mod:`nova.frontend.decompose_math`);
     - ``roll`` without the empty slices torch-mlir's lowering makes of a
-      whole turn (:mod:`nova.frontend.zero_size`).
+      whole turn (:mod:`nova.frontend.zero_size`);
+    - cross-entropy's backward (``nll_loss_backward`` into
+      ``_log_softmax_backward_data``) without its one-hot gradient and row sum
+      (:mod:`nova.frontend.decompose_losses`).
     """
     from torch._decomp import get_decompositions
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
@@ -54,6 +58,7 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
     table.update(conv_decompositions())
     table.update(math_decompositions())
     table.update(zero_size_decompositions())
+    table.update(loss_decompositions())
     return table
 
 
