@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "nova/Tile/Passes.h"
 
+#include "nova/Dialect/Nova/IR/NovaAttentionTrainOps.h"
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -639,6 +640,335 @@ void toSequenceMajor(nova::AttentionOp op, IRRewriter &rewriter) {
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
 }
 
+/// `v` = linalg.transpose(x) swapping the last two dimensions of a 3-D
+/// tensor: x; null otherwise.
+Value swappedInput(Value v) {
+  auto t = v.getDefiningOp<linalg::TransposeOp>();
+  if (!t || t.getPermutation() != ArrayRef<int64_t>{0, 2, 1})
+    return {};
+  return t.getInput();
+}
+
+/// The uses of `v` past the reshapes that only regroup its leading
+/// dimensions (recorded in `reshapes`).
+void usesThroughReshapes(Value v, SmallVectorImpl<OpOperand *> &uses,
+                         llvm::SetVector<Operation *> &reshapes) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user)) {
+      Chain probe;
+      if (throughBatchReshapes(user->getResult(0), probe) == v) {
+        reshapes.insert(user);
+        usesThroughReshapes(user->getResult(0), uses, reshapes);
+        continue;
+      }
+    }
+    uses.push_back(&use);
+  }
+}
+
+/// An all-parallel generic with identity maps but `rowOperand`'s (a row
+/// map), folding as `f` on probe values of its inputs.
+bool computes(linalg::GenericOp g, int64_t rowOperand,
+              function_ref<double(ArrayRef<double>)> f) {
+  if (!g || g.getNumDpsInits() != 1 || !allParallel(g))
+    return false;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap map = g.getMatchingIndexingMap(in);
+    if ((int64_t)in->getOperandNumber() == rowOperand ? !isRowMap(map)
+                                                      : !map.isIdentity())
+      return false;
+  }
+  for (auto probe : {SmallVector<double>{0.75, -1.5, 2.0},
+                     SmallVector<double>{-0.25, 3.0, 0.5},
+                     SmallVector<double>{1.5, 0.125, -2.0}}) {
+    SmallVector<double> args(probe.begin(),
+                             probe.begin() + g.getNumDpsInputs());
+    double want = f(args);
+    args.push_back(std::nan(""));
+    if (!close(evaluate(g, args), want))
+      return false;
+  }
+  return true;
+}
+
+/// The backward autograd derives for one attention from its probabilities
+/// P (the matmuls' operands as [B, T, .] tensors):
+///
+///   dV = P^T dO                         batch_matmul(transpose(P), dO)
+///   dP = dO V^T                         batch_matmul(dO, transpose(V))
+///   A  = dP * P,  r = rowsum(A)
+///   dX = A - P * r                      softmax's backward
+///   dQ = dX Kt^T,  dKt = Q^T dX         the score matmul's backward
+///
+/// (the additive mask passes the gradient through unchanged).
+struct Backward {
+  linalg::BatchMatmulOp dv, dq, dk;
+  Value gradOut;
+  /// Every op that goes when the gradients come from nova.attention_backward.
+  llvm::SetVector<Operation *> ops;
+};
+
+/// Whether `g` maps dX (operand `dx`) to the gradient of the scores S when
+/// X = scale * S (+ mask): scale * dx where a key is visible, and anything
+/// that is 0 for dx = 0 where it is hidden (there dX, P's product, is 0).
+/// Its other inputs must be constants [Tq, Tk] of at most two values, read
+/// at the last two loop dimensions, and a value that is not `scale * dx`
+/// must occur only where a causal mask hides the key.
+bool scoresGradient(linalg::GenericOp g, OpOperand *dx, const Scores &scores) {
+  if (g.getNumDpsInits() != 1 || !allParallel(g) ||
+      !g.getMatchingIndexingMap(dx).isIdentity())
+    return false;
+  auto type = cast<ShapedType>(dx->get().getType());
+  int64_t rows = type.getDimSize(type.getRank() - 2),
+          cols = type.getDimSize(type.getRank() - 1);
+  OpOperand *maskOperand = nullptr;
+  DenseElementsAttr mask;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    if (in == dx)
+      continue;
+    AffineMap map = g.getMatchingIndexingMap(in);
+    unsigned n = map.getNumDims();
+    if (maskOperand || n < 2 || map.getNumResults() != 2 ||
+        map.getResult(0) != getAffineDimExpr(n - 2, map.getContext()) ||
+        map.getResult(1) != getAffineDimExpr(n - 1, map.getContext()) ||
+        !matchPattern(in->get(), m_Constant(&mask)) || rows != cols)
+      return false;
+    maskOperand = in;
+  }
+  // 1: scale * dx; 0: 0 for dx = 0 (hidden); nullopt: neither.
+  auto classify = [&](double c) -> std::optional<bool> {
+    auto at = [&](double x) {
+      SmallVector<double> args;
+      for (OpOperand *in : g.getDpsInputOperands())
+        args.push_back(in == dx ? x : c);
+      args.push_back(std::nan(""));
+      return evaluate(g, args);
+    };
+    bool scaled = true;
+    for (double x : {0.75, -1.5, 2.25})
+      scaled &= close(at(x), (double)((float)scores.scale * (float)x));
+    if (scaled)
+      return true;
+    if (close(at(0.0), 0.0))
+      return false;
+    return std::nullopt;
+  };
+  if (!maskOperand)
+    return classify(0.0) == std::optional<bool>(true);
+  if (!scores.causal)
+    return false;
+  Type elt = mask.getElementType();
+  SmallVector<double> values;
+  if (isa<FloatType>(elt)) {
+    for (APFloat v : mask.getValues<APFloat>())
+      values.push_back(v.convertToDouble());
+  } else if (elt.isSignlessInteger()) {
+    for (APInt v : mask.getValues<APInt>())
+      values.push_back(elt.isInteger(1) ? (v.isZero() ? 0.0 : 1.0)
+                                        : (double)v.getSExtValue());
+  } else {
+    return false;
+  }
+  std::optional<bool> kinds[2];
+  double seen[2];
+  int distinct = 0;
+  for (int64_t at = 0; at < (int64_t)values.size(); ++at) {
+    double c = values[at];
+    int k = 0;
+    while (k < distinct && seen[k] != c)
+      ++k;
+    if (k == distinct) {
+      if (distinct == 2)
+        return false;
+      seen[distinct] = c;
+      kinds[distinct++] = classify(c);
+    }
+    if (!kinds[k] || (!*kinds[k] && at % cols <= at / cols))
+      return false;
+  }
+  return true;
+}
+
+std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
+                                      linalg::BatchMatmulOp qk, Value v3,
+                                      const Scores &scores) {
+  Backward bw;
+  linalg::GenericOp product, softmaxGrad;
+  linalg::BatchMatmulOp dpMatmul;
+  auto isP = [&](Value x) {
+    Chain probe;
+    return throughBatchReshapes(x, probe) == p;
+  };
+  for (OpOperand *use : pUses) {
+    Operation *user = use->getOwner();
+    if (auto t = dyn_cast<linalg::TransposeOp>(user)) {
+      if (bw.dv || !swappedInput(t.getResult()[0]) || !t->hasOneUse())
+        return std::nullopt;
+      auto mm = dyn_cast<linalg::BatchMatmulOp>(*t->user_begin());
+      if (!mm || !matchBatchMatmul(mm.getResult(0)) ||
+          mm.getDpsInputs()[0] != t.getResult()[0])
+        return std::nullopt;
+      bw.dv = mm;
+      bw.gradOut = mm.getDpsInputs()[1];
+      bw.ops.insert(t);
+      continue;
+    }
+    auto g = dyn_cast<linalg::GenericOp>(user);
+    if (g && g.getNumDpsInputs() == 2 && !product &&
+        computes(g, -1, [](ArrayRef<double> x) {
+          return (double)((float)x[0] * (float)x[1]);
+        })) {
+      product = g;
+      continue;
+    }
+    if (g && g.getNumDpsInputs() == 3 && !softmaxGrad) {
+      softmaxGrad = g;
+      continue;
+    }
+    return std::nullopt;
+  }
+  if (!bw.dv || !product || !softmaxGrad)
+    return std::nullopt;
+  // A = dP * P, dP = dO V^T.
+  Value dp = product.getDpsInputs()[isP(product.getDpsInputs()[0]) ? 1 : 0];
+  Chain probe;
+  dpMatmul = matchBatchMatmul(throughBatchReshapes(dp, probe));
+  if (!dpMatmul || dpMatmul.getDpsInputs()[0] != bw.gradOut ||
+      swappedInput(dpMatmul.getDpsInputs()[1]) != v3 ||
+      !dpMatmul->hasOneUse() && !llvm::all_of(dpMatmul->getUsers(), [&](Operation *u) {
+        return u == product || probe.ops.contains(u);
+      }))
+    return std::nullopt;
+  bw.ops.insert(dpMatmul);
+  bw.ops.insert(product);
+  for (Operation *op : probe.ops)
+    bw.ops.insert(op);
+  // dX = A - P * rowsum(A), the operands in any order.
+  Value a, pOperand, r;
+  for (Value in : softmaxGrad.getDpsInputs()) {
+    Chain c;
+    Value root = throughBatchReshapes(in, c);
+    if (root == product.getResult(0) && !a)
+      a = in;
+    else if (root == p && !pOperand)
+      pOperand = in;
+    else if (!r)
+      r = in;
+    else
+      return std::nullopt;
+  }
+  if (!a || !pOperand || !r)
+    return std::nullopt;
+  Chain rc;
+  auto rowsum = matchRowReduction(throughBatchReshapes(r, rc), 0.0,
+                                  [](double x, double acc) {
+                                    return (double)((float)x + (float)acc);
+                                  });
+  Chain ac;
+  if (!rowsum ||
+      throughBatchReshapes(rowsum.getDpsInputs()[0], ac) != product.getResult(0))
+    return std::nullopt;
+  int64_t aAt = 0, pAt = 0, rAt = 0;
+  for (auto [i, in] : llvm::enumerate(softmaxGrad.getDpsInputs())) {
+    if (in == a) aAt = i;
+    if (in == pOperand) pAt = i;
+    if (in == r) rAt = i;
+  }
+  if (!computes(softmaxGrad, rAt, [&](ArrayRef<double> x) {
+        return (double)((float)x[aAt] - (float)x[pAt] * (float)x[rAt]);
+      }))
+    return std::nullopt;
+  for (Operation *op : rc.ops)
+    bw.ops.insert(op);
+  for (Operation *op : ac.ops)
+    bw.ops.insert(op);
+  bw.ops.insert(rowsum);
+  bw.ops.insert(softmaxGrad);
+  // The product's other users: the row sum and the softmax gradient.
+  llvm::SetVector<Operation *> reshapes;
+  SmallVector<OpOperand *> aUses;
+  usesThroughReshapes(product.getResult(0), aUses, reshapes);
+  for (OpOperand *use : aUses)
+    if (use->getOwner() != rowsum && use->getOwner() != softmaxGrad)
+      return std::nullopt;
+  // dQ = dS Kt^T and dKt = Q^T dS, dS's only uses: dS = dX, or dX through
+  // the backward of the scores' scale and mask (explicit softmax form).
+  SmallVector<OpOperand *> dxUses;
+  usesThroughReshapes(softmaxGrad.getResult(0), dxUses, reshapes);
+  if (dxUses.size() == 1)
+    if (auto g = dyn_cast<linalg::GenericOp>(dxUses.front()->getOwner())) {
+      if (!scoresGradient(g, dxUses.front(), scores))
+        return std::nullopt;
+      bw.ops.insert(g);
+      dxUses.clear();
+      usesThroughReshapes(g.getResult(0), dxUses, reshapes);
+    }
+  Value q3 = qk.getDpsInputs()[0], kt3 = qk.getDpsInputs()[1];
+  for (OpOperand *use : dxUses) {
+    auto mm = dyn_cast<linalg::BatchMatmulOp>(use->getOwner());
+    if (!mm || !matchBatchMatmul(mm.getResult(0)))
+      return std::nullopt;
+    if (use->getOperandNumber() == 0 && swappedInput(mm.getDpsInputs()[1]) == kt3 && !bw.dq)
+      bw.dq = mm;
+    else if (use->getOperandNumber() == 1 && swappedInput(mm.getDpsInputs()[0]) == q3 && !bw.dk)
+      bw.dk = mm;
+    else
+      return std::nullopt;
+  }
+  if (!bw.dq || !bw.dk)
+    return std::nullopt;
+  for (Operation *op : reshapes)
+    bw.ops.insert(op);
+  for (linalg::BatchMatmulOp mm : {bw.dv, bw.dq, bw.dk}) {
+    bw.ops.insert(mm);
+    if (!cast<ShapedType>(mm.getResult(0).getType()).getElementType().isF32())
+      return std::nullopt;
+  }
+  // The transposes the gradient matmuls read (of V, Kt and Q), when theirs alone.
+  for (Value t : {dpMatmul.getDpsInputs()[1], bw.dq.getDpsInputs()[1],
+                  bw.dk.getDpsInputs()[0]})
+    bw.ops.insert(t.getDefiningOp());
+  // grad_out as [B, Tq, Dv], f32 or the inputs' type.
+  auto type = cast<ShapedType>(bw.gradOut.getType());
+  Type element = cast<ShapedType>(q3.getType()).getElementType();
+  if (!type.getElementType().isF32() && type.getElementType() != element)
+    return std::nullopt;
+  return bw;
+}
+
+/// `x * c` elementwise (a no-op for c = 1).
+Value scaled(Value x, double c, IRRewriter &rewriter, Location loc) {
+  if (c == 1.0)
+    return x;
+  auto type = cast<RankedTensorType>(x.getType());
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                       type.getElementType());
+  SmallVector<AffineMap> maps(2, rewriter.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  auto g = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, ValueRange{x}, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        Value k = arith::ConstantOp::create(
+            b, l, b.getFloatAttr(type.getElementType(), c));
+        Value m = arith::MulFOp::create(b, l, args[0], k);
+        linalg::YieldOp::create(b, l, m);
+      });
+  return g.getResult(0);
+}
+
+/// `x` [B, R, C] as [B, C, R].
+Value swapped(Value x, IRRewriter &rewriter, Location loc) {
+  auto type = cast<RankedTensorType>(x.getType());
+  ArrayRef<int64_t> s = type.getShape();
+  Value init = tensor::EmptyOp::create(rewriter, loc, {s[0], s[2], s[1]},
+                                       type.getElementType());
+  return linalg::TransposeOp::create(rewriter, loc, x, init,
+                                     ArrayRef<int64_t>{0, 2, 1})
+      ->getResult(0);
+}
+
 struct FuseAttentionPass
     : public nova::impl::NovaFuseAttentionBase<FuseAttentionPass> {
   using Base::Base;
@@ -753,28 +1083,109 @@ struct FuseAttentionPass
     chain.ops.insert(norm);
     if (guard)
       chain.ops.insert(guard);
-    // Every intermediate must be private to the chain (a training step
-    // keeps the probabilities for its backward: not fused).
+    // Every intermediate must be private to the chain but the
+    // probabilities, which a training step's backward may read: then that
+    // backward is fused too (nova.attention_backward recomputes them from
+    // the log-sum-exp the forward writes).
+    SmallVector<OpOperand *> pUses;
     for (Operation *op : chain.ops)
-      for (Operation *user : op->getUsers())
-        if (user != pv && !chain.ops.contains(user))
+      for (OpOperand &use : op->getUses()) {
+        Operation *user = use.getOwner();
+        if (user == pv || chain.ops.contains(user))
+          continue;
+        Chain probe;
+        if (throughBatchReshapes(use.get(), probe) != norm.getResult(0))
           return failure();
+        pUses.push_back(&use);
+      }
+    std::optional<Backward> backward;
+    if (!pUses.empty()) {
+      backward = matchBackward(pUses, norm.getResult(0), qk, v3, *scores);
+      if (!backward)
+        return failure();
+      Block *block = pv->getBlock();
+      for (Operation *op : backward->ops)
+        if (op->getBlock() != block)
+          return failure();
+      // What its lowering keeps on chip: dQ^T of one batch and the score
+      // slots in the accumulator, the batch's operands in half of SRAM.
+      if (nova::TargetAttr target = nova::lookupTarget(pv)) {
+        int64_t rows = target.getMatrixRows();
+        int64_t blockSize = std::min(rows, (int64_t)target.getMatrixCols());
+        int64_t tq = shape(q3)[1], d = shape(q3)[2], tk = shape(kt3)[2],
+                dv = shape(v3)[2];
+        int64_t acc = 4 * (d * tq + 2 * blockSize * (d + dv) +
+                           6 * blockSize * blockSize);
+        int64_t sram = 4 * (2 * tq * d + tk * d + tk * dv + 4 * tq * dv) +
+                       4 * 12 * blockSize * blockSize;
+        if (dv > rows || acc > target.getAccBytes() ||
+            sram > target.getSramBytes() / 2)
+          return failure();
+      }
+    }
 
     rewriter.setInsertionPoint(pv);
     // The scales of q and k and the transpose of k done on chip instead.
     double scale = scores->scale;
+    // The factors peeled off q and k: the gradients with respect to the
+    // scaled operands are the fused op's divided by them.
+    double before = scale;
     q3 = peelScale(q3, scale, rewriter);
+    double queryFactor = scale / before;
+    before = scale;
     kt3 = peelScale(kt3, scale, rewriter);
+    double keyFactor = scale / before;
     Value keyRows = peelKeyTranspose(kt3, rewriter);
     auto outType = cast<RankedTensorType>(pv.getResult(0).getType());
     Value init = tensor::EmptyOp::create(rewriter, pv.getLoc(), outType.getShape(),
                                          outType.getElementType());
-    auto fused = nova::AttentionOp::create(
-        rewriter, pv.getLoc(), TypeRange{outType}, q3, keyRows ? keyRows : kt3,
-        v3, init, rewriter.getF64FloatAttr(scale),
-        keyRows ? rewriter.getUnitAttr() : UnitAttr(),
-        scores->causal ? rewriter.getUnitAttr() : UnitAttr());
-    rewriter.replaceOp(pv, fused.getResult());
+    Type f32 = rewriter.getF32Type();
+    UnitAttr causal = scores->causal ? rewriter.getUnitAttr() : UnitAttr();
+    UnitAttr rows = keyRows ? rewriter.getUnitAttr() : UnitAttr();
+    Value keys = keyRows ? keyRows : kt3;
+    if (!backward) {
+      auto fused = nova::AttentionOp::create(
+          rewriter, pv.getLoc(), TypeRange{outType}, q3, keys, v3, init,
+          rewriter.getF64FloatAttr(scale), rows, causal);
+      rewriter.replaceOp(pv, fused.getResult());
+    } else {
+      // The forward also writes the log-sum-exp the backward reads.
+      Value lse = tensor::EmptyOp::create(rewriter, pv.getLoc(),
+                                          outType.getShape().take_front(2), f32);
+      auto fused = nova::AttentionLseOp::create(
+          rewriter, pv.getLoc(), TypeRange{outType, lse.getType()}, q3, keys,
+          v3, init, lse, rewriter.getF64FloatAttr(scale), rows, causal);
+      rewriter.replaceOp(pv, fused.getResult().front());
+      // Before the first gradient matmul (after grad_out).
+      Operation *first = backward->dv;
+      for (Operation *mm : {backward->dq, backward->dk})
+        if (mm->isBeforeInBlock(first))
+          first = mm;
+      rewriter.setInsertionPoint(first);
+      Location loc = first->getLoc();
+      if (!keyRows)
+        keys = swapped(kt3, rewriter, loc);
+      auto empty = [&](Value like) -> Value {
+        return tensor::EmptyOp::create(
+            rewriter, loc, cast<ShapedType>(like.getType()).getShape(), f32);
+      };
+      Value dq0 = empty(q3), dk0 = empty(keys), dv0 = empty(v3);
+      auto grads = nova::AttentionBackwardOp::create(
+          rewriter, loc, TypeRange{dq0.getType(), dk0.getType(), dv0.getType()},
+          q3, keys, v3, fused.getResult()[0], backward->gradOut,
+          fused.getResult()[1], dq0, dk0, dv0, rewriter.getF64FloatAttr(scale),
+          causal);
+      rewriter.replaceAllUsesWith(backward->dv.getResult(0), grads.getResult()[2]);
+      rewriter.replaceAllUsesWith(
+          backward->dq.getResult(0),
+          scaled(grads.getResult()[0], 1.0 / queryFactor, rewriter, loc));
+      rewriter.replaceAllUsesWith(
+          backward->dk.getResult(0),
+          scaled(swapped(grads.getResult()[1], rewriter, loc), 1.0 / keyFactor,
+                 rewriter, loc));
+      for (Operation *op : backward->ops)
+        chain.ops.insert(op);
+    }
     // Erase the chain, users first.
     bool erased = true;
     while (erased) {
@@ -782,6 +1193,7 @@ struct FuseAttentionPass
       SmallVector<Operation *> ops = chain.ops.takeVector();
       for (Operation *op : llvm::reverse(ops))
         if (op->use_empty()) {
+          erasedOps.insert(op);
           rewriter.eraseOp(op);
           erased = true;
         } else {
@@ -792,12 +1204,16 @@ struct FuseAttentionPass
     return success();
   }
 
+  /// Ops a fusion erased (a fused backward takes candidates' matmuls).
+  llvm::DenseSet<Operation *> erasedOps;
+
   void runOnOperation() override {
+    erasedOps.clear();
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::BatchMatmulOp> candidates;
     getOperation().walk([&](linalg::BatchMatmulOp op) { candidates.push_back(op); });
     for (linalg::BatchMatmulOp pv : candidates)
-      if (matchBatchMatmul(pv.getResult(0)))
+      if (!erasedOps.contains(pv) && matchBatchMatmul(pv.getResult(0)))
         (void)fuse(pv, rewriter);
     SmallVector<nova::AttentionOp> fused;
     getOperation().walk([&](nova::AttentionOp op) { fused.push_back(op); });

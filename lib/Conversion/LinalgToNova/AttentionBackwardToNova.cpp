@@ -1,0 +1,336 @@
+//===- AttentionBackwardToNova.cpp - flash attention backward ----*- C++ -*-===//
+//
+// nova.attention_backward on buffers becomes, for every batch b (a loop):
+//
+//   query[b] (scaled once), keys[b], value[b] and grad_out[b] loaded into
+//   SRAM in the inputs' type; delta = rowsum(grad_out * out) (f32) and lse
+//   as columns [T, 1];
+//   for every key block j (Bc keys) and every query block i that sees it
+//   (all of them, or i >= j when causal), in straight-line code:
+//     S = Q_i K_j^T and dP = dO_i V_j^T into accumulator slots, issued two
+//     pairs ahead of their vector work (the matrix unit computes the next
+//     scores while the vector unit works on these);
+//     on the vector unit: P = exp(S - lse_i) (the diagonal block first adds
+//     a -1e38 bias above the diagonal), dS = P (dP - delta_i), both rounded
+//     to bf16 when the inputs are bf16;
+//     dV_j^T += dO_i^T P, dK_j^T += Q_i^T dS and dQ_i^T += K_j^T dS^T: full-
+//     width matmuls (P or dS stationary, the D rows of the other operand
+//     streaming) accumulating in the accumulator, where dQ^T of the whole
+//     batch stays until its last key block;
+//   dK_j and dV_j written when key block j is done, dQ (times scale, the
+//   queries' scaling undone) when the batch is.
+//
+// The score matrix and the probabilities never reach HBM; each operand is
+// read once and each gradient written once.
+//
+//===----------------------------------------------------------------------===//
+#include "nova/Dialect/Nova/IR/NovaAttentionTrainOps.h"
+#include "nova/Utils/Divisors.h"
+#include "Patterns.h"
+#include "Staging.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::nova;
+
+namespace {
+
+/// One (key block, query block) pair of a batch.
+struct Pair {
+  int64_t j, i;
+  bool firstOfKey, lastOfKey, diagonal;
+};
+
+class BackwardEmitter {
+public:
+  /// Accumulator slots for the scores and dP: pair n's go to slot n % kSlots,
+  /// issued kAhead pairs before its vector work.
+  static constexpr int64_t kSlots = 3;
+  static constexpr int64_t kAhead = 2;
+
+  BackwardEmitter(PatternRewriter &b, Location loc, AttentionBackwardOp op,
+                  int64_t block)
+      : b(b), loc(loc), op(op), f32(b.getF32Type()),
+        element(cast<MemRefType>(op.getQuery().getType()).getElementType()) {
+    ArrayRef<int64_t> q = shape(op.getQuery());
+    batch = q[0];
+    tq = q[1];
+    d = q[2];
+    tk = shape(op.getKeys())[1];
+    dv = shape(op.getValue())[2];
+    br = largestDivisorAtMost(tq, block);
+    bc = op.getCausal() ? br : largestDivisorAtMost(tk, block);
+  }
+
+  /// Bytes the kernel keeps in SRAM and in the accumulator.
+  int64_t sramBytes() const {
+    int64_t e = element.isF32() ? 4 : 2;
+    int64_t operands = e * (tq * d + tk * d + tk * dv + tq * dv);
+    // out and grad_out as f32 (and their staging), lse, delta, dQ twice.
+    int64_t rows = 4 * (3 * tq * dv + 2 * tq + 2 * tq * d);
+    int64_t tiles = kSlots * (4 + 2 * e) * br * bc + 4 * br * bc +
+                    4 * 2 * bc * (d + dv);
+    return operands + rows + tiles;
+  }
+  int64_t accBytes() const {
+    return 4 * (d * tq + 2 * bc * (d + dv) + kSlots * 2 * br * bc);
+  }
+
+  void emit() {
+    if (op.getCausal()) {
+      // bias[r, c] = -1e38 where key c is after query r: exp gives 0 there.
+      Value rows = alloc({br, bc}), cols = alloc({br, bc});
+      IotaOp::create(b, loc, rows, 0);
+      IotaOp::create(b, loc, cols, 1);
+      bias = alloc({br, bc});
+      ew(ElementwiseKind::CmpGt, {cols, rows}, bias);
+      ew(ElementwiseKind::Mul, {bias}, bias, -1e38);
+    }
+    allocate();
+    auto loop = scf::ForOp::create(b, loc, index(0), index(batch), index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    emitBatch(loop.getInductionVar());
+  }
+
+private:
+  static ArrayRef<int64_t> shape(Value v) {
+    return cast<MemRefType>(v.getType()).getShape();
+  }
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  OpFoldResult attr(int64_t v) { return b.getIndexAttr(v); }
+  Value alloc(ArrayRef<int64_t> shape, MemorySpace space = MemorySpace::SRAM,
+              Type type = {}) {
+    return staging::allocTile(b, loc, shape, type ? type : f32, space);
+  }
+  void ew(ElementwiseKind kind, ValueRange inputs, Value out,
+          std::optional<double> scalar = std::nullopt) {
+    ElementwiseOp::create(b, loc, kind, inputs, out,
+                          scalar ? b.getF64FloatAttr(*scalar) : Attribute());
+  }
+  Value view(Value buffer, ArrayRef<OpFoldResult> offsets,
+             ArrayRef<int64_t> sizes) {
+    SmallVector<OpFoldResult> s, one;
+    for (int64_t n : sizes) {
+      s.push_back(attr(n));
+      one.push_back(attr(1));
+    }
+    return memref::SubViewOp::create(b, loc, buffer, offsets, s, one);
+  }
+  Value transposed(Value tile) {
+    AffineMap swap =
+        AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0}, b.getContext());
+    return memref::TransposeOp::create(b, loc, tile, AffineMapAttr::get(swap));
+  }
+  /// `tile` [1, R, C] as an [R, C] view.
+  Value flat(Value tile) {
+    ArrayRef<int64_t> s = shape(tile);
+    return staging::reshapeTile(b, loc, tile, {s[1], s[2]});
+  }
+
+  /// The on-chip buffers, allocated once and reused by every batch.
+  void allocate() {
+    q3 = alloc({1, tq, d}, MemorySpace::SRAM, element);
+    k3 = alloc({1, tk, d}, MemorySpace::SRAM, element);
+    v3 = alloc({1, tk, dv}, MemorySpace::SRAM, element);
+    do3 = alloc({1, tq, dv}, MemorySpace::SRAM, element);
+    do32 = element.isF32() ? do3 : alloc({1, tq, dv});
+    o32 = alloc({1, tq, dv});
+    lseRow = alloc({1, tq});
+    lse = alloc({tq, 1});
+    delta = alloc({tq, 1});
+    dqt = alloc({d, tq}, MemorySpace::ACC);
+    dqScaled = alloc({d, tq});
+    dq3 = alloc({1, tq, d});
+    bool narrow = !element.isF32();
+    for (int64_t s = 0; s < kSlots; ++s) {
+      scores[s] = alloc({br, bc}, MemorySpace::ACC);
+      dp[s] = alloc({br, bc}, MemorySpace::ACC);
+      p[s] = alloc({br, bc});
+      ds[s] = alloc({br, bc});
+      pIn[s] = narrow ? alloc({br, bc}, MemorySpace::SRAM, element) : p[s];
+      dsIn[s] = narrow ? alloc({br, bc}, MemorySpace::SRAM, element) : ds[s];
+    }
+    for (int s = 0; s < 2; ++s) {
+      dkt[s] = alloc({d, bc}, MemorySpace::ACC);
+      dvt[s] = alloc({dv, bc}, MemorySpace::ACC);
+      dkOut[s] = alloc({1, bc, d});
+      dvOut[s] = alloc({1, bc, dv});
+    }
+  }
+
+  /// Batch `bi` of HBM `operand` [B, R, C] into SRAM `tile` [1, R, C] of
+  /// type `type`, through a staging copy when the types differ.
+  void load(Value operand, Value bi, Value tile) {
+    ArrayRef<int64_t> s = shape(operand);
+    Value hbm = view(operand, {bi, attr(0), attr(0)}, {1, s[1], s[2]});
+    Type from = cast<MemRefType>(operand.getType()).getElementType();
+    if (from == cast<MemRefType>(tile.getType()).getElementType()) {
+      staging::copy(b, loc, hbm, tile);
+      return;
+    }
+    Value staged = alloc({1, s[1], s[2]}, MemorySpace::SRAM, from);
+    staging::copy(b, loc, hbm, staged);
+    ew(ElementwiseKind::Copy, {staged}, tile);
+  }
+  void store(Value tile, Value operand, Value bi, OpFoldResult row0) {
+    ArrayRef<int64_t> s = shape(tile);
+    staging::copy(b, loc, tile, view(operand, {bi, row0, attr(0)}, {1, s[1], s[2]}));
+  }
+
+  /// The pairs of a batch, key-block major.
+  SmallVector<Pair> pairs() {
+    SmallVector<Pair> all;
+    int64_t nq = tq / br, nk = tk / bc;
+    for (int64_t j = 0; j < nk; ++j) {
+      int64_t first = op.getCausal() ? j : 0;
+      for (int64_t i = first; i < nq; ++i)
+        all.push_back({j, i, i == first, i + 1 == nq, op.getCausal() && i == j});
+    }
+    return all;
+  }
+
+  void emitBatch(Value bi) {
+    load(op.getQuery(), bi, q3);
+    double scale = op.getScale().convertToDouble();
+    if (scale != 1.0)
+      ew(ElementwiseKind::Mul, {q3}, q3, scale);
+    load(op.getKeys(), bi, k3);
+    load(op.getValue(), bi, v3);
+    load(op.getGradOut(), bi, do3);
+    if (do32 != do3)
+      load(op.getGradOut(), bi, do32);
+    load(op.getOut(), bi, o32);
+    // delta = rowsum(dO * O): the softmax backward's per-row term.
+    ew(ElementwiseKind::Mul, {do32, o32}, o32);
+    ReduceOp::create(b, loc, ReductionKind::Sum, flat(o32), delta, 1);
+    staging::copy(b, loc, view(op.getLse(), {bi, attr(0)}, {1, tq}), lseRow);
+    TransposeOp::create(b, loc, lseRow, lse, ArrayRef<int64_t>{1, 0});
+
+    q = flat(q3);
+    k = flat(k3);
+    v = flat(v3);
+    dO = flat(do3);
+    SmallVector<Pair> all = pairs();
+    for (int64_t n = 0; n < std::min<int64_t>(kAhead, all.size()); ++n)
+      matrixScores(all[n], n % kSlots);
+    for (int64_t n = 0; n < (int64_t)all.size(); ++n) {
+      if (n + kAhead < (int64_t)all.size())
+        matrixScores(all[n + kAhead], (n + kAhead) % kSlots);
+      vectorWork(all[n], n % kSlots);
+      gradients(all[n], n % kSlots);
+      if (all[n].lastOfKey)
+        writeKeyBlock(all[n].j, bi);
+    }
+    // dQ = scale * dS K (the queries' scale is not in K).
+    ew(ElementwiseKind::Mul, {dqt}, dqScaled, scale);
+    TransposeOp::create(b, loc, dqScaled, flat(dq3), ArrayRef<int64_t>{1, 0});
+    store(dq3, op.getGradQuery(), bi, attr(0));
+  }
+
+  Value queryRows(const Pair &pr) { return view(q, {attr(pr.i * br), attr(0)}, {br, d}); }
+  Value gradRows(const Pair &pr) { return view(dO, {attr(pr.i * br), attr(0)}, {br, dv}); }
+  Value keyRows(const Pair &pr) { return view(k, {attr(pr.j * bc), attr(0)}, {bc, d}); }
+  Value valueRows(const Pair &pr) { return view(v, {attr(pr.j * bc), attr(0)}, {bc, dv}); }
+
+  /// S = Q_i K_j^T and dP = dO_i V_j^T.
+  void matrixScores(const Pair &pr, int64_t slot) {
+    MatmulOp::create(b, loc, queryRows(pr), transposed(keyRows(pr)), scores[slot],
+                     /*accumulate=*/false);
+    MatmulOp::create(b, loc, gradRows(pr), transposed(valueRows(pr)), dp[slot],
+                     /*accumulate=*/false);
+  }
+
+  /// P = exp(S - lse_i), dS = P (dP - delta_i).
+  void vectorWork(const Pair &pr, int64_t slot) {
+    Value s = scores[slot];
+    if (pr.diagonal) {
+      ew(ElementwiseKind::Add, {s, bias}, p[slot]);
+      s = p[slot];
+    }
+    ew(ElementwiseKind::Sub, {s, view(lse, {attr(pr.i * br), attr(0)}, {br, 1})},
+       p[slot]);
+    ew(ElementwiseKind::Exp, {p[slot]}, p[slot]);
+    if (pIn[slot] != p[slot])
+      ew(ElementwiseKind::Copy, {p[slot]}, pIn[slot]);
+    ew(ElementwiseKind::Sub,
+       {dp[slot], view(delta, {attr(pr.i * br), attr(0)}, {br, 1})}, ds[slot]);
+    ew(ElementwiseKind::Mul, {ds[slot], p[slot]}, ds[slot]);
+    if (dsIn[slot] != ds[slot])
+      ew(ElementwiseKind::Copy, {ds[slot]}, dsIn[slot]);
+  }
+
+  /// dV_j^T += dO_i^T P, dK_j^T += Q_i^T dS, dQ_i^T += K_j^T dS^T.
+  void gradients(const Pair &pr, int64_t slot) {
+    int set = pr.j % 2;
+    MatmulOp::create(b, loc, transposed(gradRows(pr)), pIn[slot], dvt[set],
+                     /*accumulate=*/!pr.firstOfKey);
+    MatmulOp::create(b, loc, transposed(queryRows(pr)), dsIn[slot], dkt[set],
+                     /*accumulate=*/!pr.firstOfKey);
+    // Key block 0 is the first that every query block sees.
+    MatmulOp::create(b, loc, transposed(keyRows(pr)), transposed(dsIn[slot]),
+                     view(dqt, {attr(0), attr(pr.i * br)}, {d, br}),
+                     /*accumulate=*/pr.j != 0);
+  }
+
+  /// dK_j and dV_j from their transposes in the accumulator to HBM.
+  void writeKeyBlock(int64_t j, Value bi) {
+    int set = j % 2;
+    TransposeOp::create(b, loc, dkt[set], flat(dkOut[set]), ArrayRef<int64_t>{1, 0});
+    store(dkOut[set], op.getGradKeys(), bi, attr(j * bc));
+    TransposeOp::create(b, loc, dvt[set], flat(dvOut[set]), ArrayRef<int64_t>{1, 0});
+    store(dvOut[set], op.getGradValue(), bi, attr(j * bc));
+  }
+
+  PatternRewriter &b;
+  Location loc;
+  AttentionBackwardOp op;
+  Type f32, element;
+  int64_t batch, tq, d, tk, dv, br, bc;
+  Value bias;
+  Value q3, k3, v3, do3, do32, o32, lseRow, lse, delta, dqt, dqScaled, dq3;
+  Value q, k, v, dO;
+  Value scores[kSlots], dp[kSlots], p[kSlots], ds[kSlots], pIn[kSlots],
+      dsIn[kSlots];
+  Value dkt[2], dvt[2], dkOut[2], dvOut[2];
+};
+
+struct AttentionBackwardToNova : public OpRewritePattern<AttentionBackwardOp> {
+  AttentionBackwardToNova(MLIRContext *ctx, TargetAttr target)
+      : OpRewritePattern(ctx), target(target) {}
+
+  LogicalResult matchAndRewrite(AttentionBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getNumResults() != 0)
+      return rewriter.notifyMatchFailure(op, "still on tensors");
+    int64_t rows = target.getMatrixRows();
+    int64_t d = cast<MemRefType>(op.getQuery().getType()).getShape()[2];
+    int64_t dv = cast<MemRefType>(op.getValue().getType()).getShape()[2];
+    if (d > rows || dv > rows)
+      return op.emitOpError() << "head dimensions " << d << " and " << dv
+                              << " must not exceed the matrix unit's " << rows
+                              << " rows";
+    int64_t block = std::min(rows, (int64_t)target.getMatrixCols());
+    rewriter.setInsertionPoint(op);
+    BackwardEmitter emitter(rewriter, op.getLoc(), op, block);
+    if (emitter.sramBytes() > target.getSramBytes() / 2 ||
+        emitter.accBytes() > target.getAccBytes())
+      return op.emitOpError()
+             << "one batch needs " << emitter.sramBytes() << " bytes of SRAM and "
+             << emitter.accBytes() << " of the accumulator; the target has "
+             << target.getSramBytes() / 2 << " and " << target.getAccBytes();
+    emitter.emit();
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  TargetAttr target;
+};
+} // namespace
+
+void mlir::nova::lowering::populateAttentionBackwardToNovaPatterns(
+    RewritePatternSet &patterns, TargetAttr target) {
+  patterns.add<AttentionBackwardToNova>(patterns.getContext(), target);
+}
