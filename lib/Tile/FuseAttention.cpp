@@ -709,23 +709,27 @@ struct Backward {
   llvm::SetVector<Operation *> ops;
 };
 
-/// Whether `g` maps dX (operand `dx`) to the gradient of the scores S when
-/// X = scale * S (+ mask): scale * dx where a key is visible, and anything
-/// that is 0 for dx = 0 where it is hidden (there dX, P's product, is 0).
-/// Its other inputs must be constants [Tq, Tk] of at most two values, read
-/// at the last two loop dimensions, and a value that is not `scale * dx`
-/// must occur only where a causal mask hides the key.
-bool scoresGradient(linalg::GenericOp g, OpOperand *dx, const Scores &scores) {
-  if (g.getNumDpsInits() != 1 || !allParallel(g) ||
-      !g.getMatchingIndexingMap(dx).isIdentity())
-    return false;
-  auto type = cast<ShapedType>(dx->get().getType());
+/// The factor k when the all-parallel generic `g` computes k * base(x) of
+/// its inputs `main` (identity maps but a row's, checked by the caller)
+/// where a key is visible, and 0 for x = 0 where a causal mask hides it
+/// (there dX, P's product, is 0). Its one other input, if any, must be a
+/// constant [Tq, Tk] of at most two values read at the last two loop
+/// dimensions, the value that is not k * base occurring only above the
+/// diagonal. (The explicit softmax form's backward of `scale * S` and of its
+/// masked_fill, folded into the softmax's backward or on its own.)
+std::optional<double> maskedMultiple(linalg::GenericOp g,
+                                     ArrayRef<OpOperand *> main,
+                                     function_ref<double(ArrayRef<double>)> base,
+                                     bool causal) {
+  if (g.getNumDpsInits() != 1 || !allParallel(g))
+    return std::nullopt;
+  auto type = cast<ShapedType>(g.getResult(0).getType());
   int64_t rows = type.getDimSize(type.getRank() - 2),
           cols = type.getDimSize(type.getRank() - 1);
   OpOperand *maskOperand = nullptr;
   DenseElementsAttr mask;
   for (OpOperand *in : g.getDpsInputOperands()) {
-    if (in == dx)
+    if (llvm::is_contained(main, in))
       continue;
     AffineMap map = g.getMatchingIndexingMap(in);
     unsigned n = map.getNumDims();
@@ -733,31 +737,48 @@ bool scoresGradient(linalg::GenericOp g, OpOperand *dx, const Scores &scores) {
         map.getResult(0) != getAffineDimExpr(n - 2, map.getContext()) ||
         map.getResult(1) != getAffineDimExpr(n - 1, map.getContext()) ||
         !matchPattern(in->get(), m_Constant(&mask)) || rows != cols)
-      return false;
+      return std::nullopt;
     maskOperand = in;
   }
-  // 1: scale * dx; 0: 0 for dx = 0 (hidden); nullopt: neither.
-  auto classify = [&](double c) -> std::optional<bool> {
-    auto at = [&](double x) {
-      SmallVector<double> args;
-      for (OpOperand *in : g.getDpsInputOperands())
-        args.push_back(in == dx ? x : c);
-      args.push_back(std::nan(""));
-      return evaluate(g, args);
-    };
-    bool scaled = true;
-    for (double x : {0.75, -1.5, 2.25})
-      scaled &= close(at(x), (double)((float)scores.scale * (float)x));
-    if (scaled)
-      return true;
-    if (close(at(0.0), 0.0))
-      return false;
+  static const double probes[3][3] = {
+      {0.75, -1.5, 2.0}, {-0.25, 3.0, 0.5}, {1.5, 0.125, -2.0}};
+  auto at = [&](ArrayRef<double> x, double c) {
+    SmallVector<double> args;
+    for (OpOperand *in : g.getDpsInputOperands()) {
+      auto it = llvm::find(main, in);
+      args.push_back(it == main.end() ? c : x[it - main.begin()]);
+    }
+    args.push_back(std::nan(""));
+    return evaluate(g, args);
+  };
+  // The factor for mask value c; 0 for a hidden key; nullopt: neither.
+  auto classify = [&](double c) -> std::optional<double> {
+    ArrayRef<double> x0(probes[0], main.size());
+    std::optional<double> k0 = at(x0, c);
+    double b0 = base(x0);
+    if (!k0 || b0 == 0.0)
+      return std::nullopt;
+    double k = *k0 / b0;
+    bool multiple = k != 0.0;
+    for (const double *probe : probes) {
+      ArrayRef<double> x(probe, main.size());
+      multiple &= close(at(x, c), (double)((float)k * (float)base(x)));
+    }
+    if (multiple)
+      return k;
+    SmallVector<double> zeros(main.size(), 0.0);
+    if (close(at(zeros, c), 0.0))
+      return 0.0;
     return std::nullopt;
   };
-  if (!maskOperand)
-    return classify(0.0) == std::optional<bool>(true);
-  if (!scores.causal)
-    return false;
+  if (!maskOperand) {
+    std::optional<double> k = classify(0.0);
+    if (!k || *k == 0.0)
+      return std::nullopt;
+    return k;
+  }
+  if (!causal)
+    return std::nullopt;
   Type elt = mask.getElementType();
   SmallVector<double> values;
   if (isa<FloatType>(elt)) {
@@ -768,9 +789,9 @@ bool scoresGradient(linalg::GenericOp g, OpOperand *dx, const Scores &scores) {
       values.push_back(elt.isInteger(1) ? (v.isZero() ? 0.0 : 1.0)
                                         : (double)v.getSExtValue());
   } else {
-    return false;
+    return std::nullopt;
   }
-  std::optional<bool> kinds[2];
+  std::optional<double> kinds[2], factor;
   double seen[2];
   int distinct = 0;
   for (int64_t at = 0; at < (int64_t)values.size(); ++at) {
@@ -780,14 +801,22 @@ bool scoresGradient(linalg::GenericOp g, OpOperand *dx, const Scores &scores) {
       ++k;
     if (k == distinct) {
       if (distinct == 2)
-        return false;
+        return std::nullopt;
       seen[distinct] = c;
       kinds[distinct++] = classify(c);
     }
-    if (!kinds[k] || (!*kinds[k] && at % cols <= at / cols))
-      return false;
+    if (!kinds[k])
+      return std::nullopt;
+    if (*kinds[k] == 0.0) {
+      if (at % cols <= at / cols)
+        return std::nullopt;
+      continue;
+    }
+    if (factor && *factor != *kinds[k])
+      return std::nullopt;
+    factor = kinds[k];
   }
-  return true;
+  return factor;
 }
 
 std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
@@ -822,7 +851,7 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
       product = g;
       continue;
     }
-    if (g && g.getNumDpsInputs() == 3 && !softmaxGrad) {
+    if (g && g.getNumDpsInputs() >= 3 && !softmaxGrad) {
       softmaxGrad = g;
       continue;
     }
@@ -853,10 +882,9 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
       a = in;
     else if (root == p && !pOperand)
       pOperand = in;
-    else if (!r)
+    else if (!r && isa<FloatType>(getElementTypeOrSelf(in.getType())) &&
+             !matchPattern(in, m_Constant()))
       r = in;
-    else
-      return std::nullopt;
   }
   if (!a || !pOperand || !r)
     return std::nullopt;
@@ -875,9 +903,24 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
     if (in == pOperand) pAt = i;
     if (in == r) rAt = i;
   }
-  if (!computes(softmaxGrad, rAt, [&](ArrayRef<double> x) {
-        return (double)((float)x[aAt] - (float)x[pAt] * (float)x[rAt]);
-      }))
+  // dX = k (A - P r), k the scores' scale when the backward of the scale
+  // was folded in.
+  for (OpOperand *in : softmaxGrad.getDpsInputOperands()) {
+    AffineMap map = softmaxGrad.getMatchingIndexingMap(in);
+    if (in->get() == r ? !isRowMap(map)
+                       : (in->get() == a || in->get() == pOperand) && !map.isIdentity())
+      return std::nullopt;
+  }
+  SmallVector<OpOperand *> main = {softmaxGrad.getDpsInputOperand(aAt),
+                                   softmaxGrad.getDpsInputOperand(pAt),
+                                   softmaxGrad.getDpsInputOperand(rAt)};
+  std::optional<double> factor = maskedMultiple(
+      softmaxGrad, main,
+      [](ArrayRef<double> x) {
+        return (double)((float)x[0] - (float)x[1] * (float)x[2]);
+      },
+      scores.causal);
+  if (!factor)
     return std::nullopt;
   for (Operation *op : rc.ops)
     bw.ops.insert(op);
@@ -898,12 +941,19 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
   usesThroughReshapes(softmaxGrad.getResult(0), dxUses, reshapes);
   if (dxUses.size() == 1)
     if (auto g = dyn_cast<linalg::GenericOp>(dxUses.front()->getOwner())) {
-      if (!scoresGradient(g, dxUses.front(), scores))
+      std::optional<double> k = maskedMultiple(
+          g, {dxUses.front()}, [](ArrayRef<double> x) { return x[0]; },
+          scores.causal);
+      if (!k || !g.getMatchingIndexingMap(dxUses.front()).isIdentity())
         return std::nullopt;
+      *factor *= *k;
       bw.ops.insert(g);
       dxUses.clear();
       usesThroughReshapes(g.getResult(0), dxUses, reshapes);
     }
+  // dS = scale * dX: the gradient of the scores before their scale.
+  if (!close(*factor, scores.scale))
+    return std::nullopt;
   Value q3 = qk.getDpsInputs()[0], kt3 = qk.getDpsInputs()[1];
   for (OpOperand *use : dxUses) {
     auto mm = dyn_cast<linalg::BatchMatmulOp>(use->getOwner());

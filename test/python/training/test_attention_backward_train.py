@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 import nova
 
-T, HEADS, D = 32, 2, 16
+T, HEADS, D = 40, 2, 16
 
 
 class _Attention(torch.nn.Module):
