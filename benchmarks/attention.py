@@ -118,7 +118,7 @@ def run_backward(args: argparse.Namespace, target) -> None:
         small = compile_backward(1, args.seq[0], d, dtype, causal=True)
         q, k, v, g = inputs(1, args.seq[0], d, dtype)
         out, lse, exact = forward_and_grads(q, k, v, g, causal=True)
-        got = small.run(q, k, v, out.float(), g, lse.float())
+        got = small.run(q, k, v, out.to(dtype), g, lse.float())
         errors = [(x.double() - e).abs().max().item() for x, e in zip(got, exact)]
         print(f"({name}, T={args.seq[0]}, one head functional: max |nova - float64| dq "
               f"{errors[0]:.2e}, dk {errors[1]:.2e}, dv {errors[2]:.2e}; "

@@ -1,8 +1,8 @@
 """One ``nova.attention_backward`` as a program, and torch's gradients to check it.
 
 Shared by test_attention_backward.py and benchmarks/attention.py: the program
-takes q, k, v ([B, T, D], f32 or bf16), the forward's output and ``grad_out``
-([B, T, Dv], f32) and the log-sum-exp ([B, T], f32) and returns dQ, dK, dV
+takes q, k, v ([B, T, D]), the forward's output and ``grad_out``
+([B, T, Dv]), all f32 or all bf16, and the log-sum-exp ([B, T], f32) and returns dQ, dK, dV
 (f32), which torch computes by autograd through SDPA."""
 from __future__ import annotations
 
@@ -19,18 +19,19 @@ _TYPES = {torch.float32: "f32", torch.bfloat16: "bf16"}
 
 
 def backward_program_text(b: int, t: int, d: int, dtype: torch.dtype, causal: bool) -> str:
-    """A function of (q, k, v, out, grad_out, lse) returning (dq, dk, dv)."""
+    """A function of (q, k, v, out, grad_out, lse) returning (dq, dk, dv):
+    q, k, v, out and grad_out of ``dtype``, lse and the gradients f32."""
     e = _TYPES[dtype]
     x = f"tensor<{b}x{t}x{d}x{e}>"
     f = f"tensor<{b}x{t}x{d}xf32>"
     lse = f"tensor<{b}x{t}xf32>"
     scale = 1.0 / math.sqrt(d)
     return f"""
-func.func @forward(%q: {x}, %k: {x}, %v: {x}, %o: {f}, %g: {f}, %l: {lse}) -> ({f}, {f}, {f}) {{
+func.func @forward(%q: {x}, %k: {x}, %v: {x}, %o: {x}, %g: {x}, %l: {lse}) -> ({f}, {f}, {f}) {{
   %e0 = tensor.empty() : {f}
   %e1 = tensor.empty() : {f}
   %e2 = tensor.empty() : {f}
-  %r:3 = nova.attention_backward ins(%q, %k, %v, %o, %g, %l : {x}, {x}, {x}, {f}, {f}, {lse})
+  %r:3 = nova.attention_backward ins(%q, %k, %v, %o, %g, %l : {x}, {x}, {x}, {x}, {x}, {lse})
       outs(%e0, %e1, %e2 : {f}, {f}, {f}) scale {scale!r} {"causal" if causal else ""} -> {f}, {f}, {f}
   return %r#0, %r#1, %r#2 : {f}, {f}, {f}
 }}
@@ -61,4 +62,4 @@ def forward_and_grads(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grad_ou
 def inputs(b: int, t: int, d: int, dtype: torch.dtype, seed: int = 0) -> tuple[torch.Tensor, ...]:
     g = torch.Generator().manual_seed(seed)
     q, k, v = (torch.randn(b, t, d, generator=g).to(dtype) for _ in range(3))
-    return q, k, v, torch.randn(b, t, d, generator=g)
+    return q, k, v, torch.randn(b, t, d, generator=g).to(dtype)

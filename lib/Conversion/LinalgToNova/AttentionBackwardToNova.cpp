@@ -51,7 +51,7 @@ public:
   static constexpr int64_t kAhead = 2;
 
   BackwardEmitter(PatternRewriter &b, Location loc, AttentionBackwardOp op,
-                  int64_t block)
+                  int64_t block, int64_t matrixRows)
       : b(b), loc(loc), op(op), f32(b.getF32Type()),
         element(cast<MemRefType>(op.getQuery().getType()).getElementType()) {
     ArrayRef<int64_t> q = shape(op.getQuery());
@@ -62,12 +62,21 @@ public:
     dv = shape(op.getValue())[2];
     br = largestDivisorAtMost(tq, block);
     bc = op.getCausal() ? br : largestDivisorAtMost(tk, block);
+    // The row terms ride on the score matmuls when the matrix unit has rows
+    // to spare: S - lse = [Q, -lse] [K, 1]^T and dP - delta = [dO, -delta]
+    // [V, 1]^T, so the vector unit does neither subtraction. In bf16 each
+    // term is two columns (its bf16 rounding and the remainder): one would
+    // shift exp's argument by up to 2^-9 of lse.
+    // Only bf16 takes them: in f32 the matrix unit is the busier engine.
+    int64_t columns = 2;
+    if (!element.isF32() && d + columns <= matrixRows && dv + columns <= matrixRows)
+      extra = columns;
   }
 
   /// Bytes the kernel keeps in SRAM and in the accumulator.
   int64_t sramBytes() const {
     int64_t e = element.isF32() ? 4 : 2;
-    int64_t operands = e * (tq * d + tk * d + tk * dv + tq * dv);
+    int64_t operands = e * (tq * d + tk * d + tk * dv + tq * dv + 2 * (tq + tk) * extra);
     // out and grad_out as f32 (and their staging), lse, delta, dQ twice.
     int64_t rows = 4 * (3 * tq * dv + 2 * tq + 2 * tq * d);
     int64_t tiles = kSlots * (4 + 2 * e) * br * bc + 4 * br * bc +
@@ -105,6 +114,9 @@ private:
               Type type = {}) {
     return staging::allocTile(b, loc, shape, type ? type : f32, space);
   }
+  void fill(double value, Value out) {
+    FillOp::create(b, loc, b.getF64FloatAttr(value), out);
+  }
   void ew(ElementwiseKind kind, ValueRange inputs, Value out,
           std::optional<double> scalar = std::nullopt) {
     ElementwiseOp::create(b, loc, kind, inputs, out,
@@ -131,12 +143,26 @@ private:
   }
 
   /// The on-chip buffers, allocated once and reused by every batch.
+  /// Columns [c0, c0 + n) of an on-chip [1, R, C] tile.
+  Value columns(Value tile3, int64_t c0, int64_t n) {
+    return view(tile3, {attr(0), attr(0), attr(c0)}, {1, shape(tile3)[1], n});
+  }
+
   void allocate() {
-    q3 = alloc({1, tq, d}, MemorySpace::SRAM, element);
-    k3 = alloc({1, tk, d}, MemorySpace::SRAM, element);
-    v3 = alloc({1, tk, dv}, MemorySpace::SRAM, element);
-    do3 = alloc({1, tq, dv}, MemorySpace::SRAM, element);
-    do32 = element.isF32() ? do3 : alloc({1, tq, dv});
+    q3 = alloc({1, tq, d + extra}, MemorySpace::SRAM, element);
+    k3 = alloc({1, tk, d + extra}, MemorySpace::SRAM, element);
+    v3 = alloc({1, tk, dv + extra}, MemorySpace::SRAM, element);
+    do3 = alloc({1, tq, dv + extra}, MemorySpace::SRAM, element);
+    do32 = element.isF32() ? columns(do3, 0, dv) : alloc({1, tq, dv});
+    if (extra) {
+      // The keys' and values' columns of ones, once: loads write the others.
+      fill(1.0, columns(k3, d, extra));
+      fill(1.0, columns(v3, dv, extra));
+      if (!element.isF32()) {
+        negated = alloc({tq, 1});
+        rounded = alloc({tq, 1});
+      }
+    }
     o32 = alloc({1, tq, dv});
     lseRow = alloc({1, tq});
     lse = alloc({tq, 1});
@@ -165,6 +191,8 @@ private:
   /// type `type`, through a staging copy when the types differ.
   void load(Value operand, Value bi, Value tile) {
     ArrayRef<int64_t> s = shape(operand);
+    if (shape(tile)[2] != s[2])
+      tile = columns(tile, 0, s[2]);
     Value hbm = view(operand, {bi, attr(0), attr(0)}, {1, s[1], s[2]});
     Type from = cast<MemRefType>(operand.getType()).getElementType();
     if (from == cast<MemRefType>(tile.getType()).getElementType()) {
@@ -192,16 +220,38 @@ private:
     return all;
   }
 
+  /// -term into columns [col, col + extra) of the [R, C] tile: the term
+  /// itself in f32; in bf16, its rounding and the remainder.
+  void writeNegated(Value term, Value tile, int64_t col) {
+    int64_t rows = shape(term)[0];
+    Value first = view(tile, {attr(0), attr(col)}, {rows, 1});
+    if (element.isF32()) {
+      ew(ElementwiseKind::Mul, {term}, first, -1.0);
+      return;
+    }
+    ew(ElementwiseKind::Mul, {term}, negated, -1.0);
+    ew(ElementwiseKind::Copy, {negated}, first);
+    ew(ElementwiseKind::Copy, {first}, rounded);
+    ew(ElementwiseKind::Sub, {negated, rounded}, rounded);
+    ew(ElementwiseKind::Copy, {rounded}, view(tile, {attr(0), attr(col + 1)}, {rows, 1}));
+  }
+
   void emitBatch(Value bi) {
     load(op.getQuery(), bi, q3);
     double scale = op.getScale().convertToDouble();
     if (scale != 1.0)
-      ew(ElementwiseKind::Mul, {q3}, q3, scale);
+      ew(ElementwiseKind::Mul, {columns(q3, 0, d)}, columns(q3, 0, d), scale);
     load(op.getKeys(), bi, k3);
     load(op.getValue(), bi, v3);
-    load(op.getGradOut(), bi, do3);
-    if (do32 != do3)
+    // grad_out once from HBM, widened or narrowed on chip.
+    if (cast<MemRefType>(op.getGradOut().getType()).getElementType() == element) {
+      load(op.getGradOut(), bi, do3);
+      if (!element.isF32())
+        ew(ElementwiseKind::Copy, {columns(do3, 0, dv)}, do32);
+    } else {
       load(op.getGradOut(), bi, do32);
+      ew(ElementwiseKind::Copy, {do32}, columns(do3, 0, dv));
+    }
     load(op.getOut(), bi, o32);
     // delta = rowsum(dO * O): the softmax backward's per-row term.
     ew(ElementwiseKind::Mul, {do32, o32}, o32);
@@ -213,6 +263,10 @@ private:
     k = flat(k3);
     v = flat(v3);
     dO = flat(do3);
+    if (extra) {
+      writeNegated(lse, q, d);
+      writeNegated(delta, dO, dv);
+    }
     SmallVector<Pair> all = pairs();
     for (int64_t n = 0; n < std::min<int64_t>(kAhead, all.size()); ++n)
       matrixScores(all[n], n % kSlots);
@@ -230,17 +284,22 @@ private:
     store(dq3, op.getGradQuery(), bi, attr(0));
   }
 
-  Value queryRows(const Pair &pr) { return view(q, {attr(pr.i * br), attr(0)}, {br, d}); }
-  Value gradRows(const Pair &pr) { return view(dO, {attr(pr.i * br), attr(0)}, {br, dv}); }
-  Value keyRows(const Pair &pr) { return view(k, {attr(pr.j * bc), attr(0)}, {bc, d}); }
-  Value valueRows(const Pair &pr) { return view(v, {attr(pr.j * bc), attr(0)}, {bc, dv}); }
+  /// Block rows of an on-chip [R, C] operand, its first `n` columns.
+  Value rowsOf(Value tile, int64_t row0, int64_t rows, int64_t n) {
+    return view(tile, {attr(row0), attr(0)}, {rows, n});
+  }
+  Value queryRows(const Pair &pr, int64_t plus = 0) { return rowsOf(q, pr.i * br, br, d + plus); }
+  Value gradRows(const Pair &pr, int64_t plus = 0) { return rowsOf(dO, pr.i * br, br, dv + plus); }
+  Value keyRows(const Pair &pr, int64_t plus = 0) { return rowsOf(k, pr.j * bc, bc, d + plus); }
+  Value valueRows(const Pair &pr, int64_t plus = 0) { return rowsOf(v, pr.j * bc, bc, dv + plus); }
 
-  /// S = Q_i K_j^T and dP = dO_i V_j^T.
+  /// S = Q_i K_j^T and dP = dO_i V_j^T (minus lse and delta, with the
+  /// augmented columns).
   void matrixScores(const Pair &pr, int64_t slot) {
-    MatmulOp::create(b, loc, queryRows(pr), transposed(keyRows(pr)), scores[slot],
-                     /*accumulate=*/false);
-    MatmulOp::create(b, loc, gradRows(pr), transposed(valueRows(pr)), dp[slot],
-                     /*accumulate=*/false);
+    MatmulOp::create(b, loc, queryRows(pr, extra), transposed(keyRows(pr, extra)),
+                     scores[slot], /*accumulate=*/false);
+    MatmulOp::create(b, loc, gradRows(pr, extra), transposed(valueRows(pr, extra)),
+                     dp[slot], /*accumulate=*/false);
   }
 
   /// P = exp(S - lse_i), dS = P (dP - delta_i).
@@ -249,6 +308,16 @@ private:
     if (pr.diagonal) {
       ew(ElementwiseKind::Add, {s, bias}, p[slot]);
       s = p[slot];
+    }
+    if (extra) {
+      // S and dP came with lse and delta subtracted.
+      ew(ElementwiseKind::Exp, {s}, p[slot]);
+      if (pIn[slot] != p[slot])
+        ew(ElementwiseKind::Copy, {p[slot]}, pIn[slot]);
+      ew(ElementwiseKind::Mul, {dp[slot], p[slot]}, ds[slot]);
+      if (dsIn[slot] != ds[slot])
+        ew(ElementwiseKind::Copy, {ds[slot]}, dsIn[slot]);
+      return;
     }
     ew(ElementwiseKind::Sub, {s, view(lse, {attr(pr.i * br), attr(0)}, {br, 1})},
        p[slot]);
@@ -295,6 +364,10 @@ private:
   Value scores[kSlots], dp[kSlots], p[kSlots], ds[kSlots], pIn[kSlots],
       dsIn[kSlots];
   Value dkt[2], dvt[2], dkOut[2], dvOut[2];
+  /// Augmented columns per operand (0: the row terms on the vector unit).
+  int64_t extra = 0;
+  /// bf16: -term in f32 and its bf16 rounding widened back.
+  Value negated, rounded;
 };
 
 struct AttentionBackwardToNova : public OpRewritePattern<AttentionBackwardOp> {
@@ -314,7 +387,7 @@ struct AttentionBackwardToNova : public OpRewritePattern<AttentionBackwardOp> {
                               << " rows";
     int64_t block = std::min(rows, (int64_t)target.getMatrixCols());
     rewriter.setInsertionPoint(op);
-    BackwardEmitter emitter(rewriter, op.getLoc(), op, block);
+    BackwardEmitter emitter(rewriter, op.getLoc(), op, block, rows);
     if (emitter.sramBytes() > target.getSramBytes() / 2 ||
         emitter.accBytes() > target.getAccBytes())
       return op.emitOpError()
