@@ -47,8 +47,9 @@ class BackwardEmitter {
 public:
   /// Accumulator slots for the scores and dP: pair n's go to slot n % kSlots,
   /// issued kAhead pairs before its vector work.
-  static constexpr int64_t kSlots = 3;
-  static constexpr int64_t kAhead = 2;
+  static constexpr int64_t kSlots = 4;
+  static constexpr int64_t kAhead = 3;
+  static constexpr int64_t kWriteDelay = 1;
 
   BackwardEmitter(PatternRewriter &b, Location loc, AttentionBackwardOp op,
                   int64_t block, int64_t matrixRows)
@@ -270,14 +271,24 @@ private:
     SmallVector<Pair> all = pairs();
     for (int64_t n = 0; n < std::min<int64_t>(kAhead, all.size()); ++n)
       matrixScores(all[n], n % kSlots);
+    // A key block's dK and dV are written kWriteDelay pairs after its last
+    // gradient matmuls: the vector unit's transposes of them wait for those
+    // matmuls, and would hold up the softmax work queued behind them.
+    SmallVector<std::pair<int64_t, int64_t>> pending; // (due pair, key block)
     for (int64_t n = 0; n < (int64_t)all.size(); ++n) {
       if (n + kAhead < (int64_t)all.size())
         matrixScores(all[n + kAhead], (n + kAhead) % kSlots);
       vectorWork(all[n], n % kSlots);
+      while (!pending.empty() && pending.front().first <= n) {
+        writeKeyBlock(pending.front().second, bi);
+        pending.erase(pending.begin());
+      }
       gradients(all[n], n % kSlots);
       if (all[n].lastOfKey)
-        writeKeyBlock(all[n].j, bi);
+        pending.push_back({n + kWriteDelay, all[n].j});
     }
+    for (auto [due, j] : pending)
+      writeKeyBlock(j, bi);
     // dQ = scale * dS K (the queries' scale is not in K).
     ew(ElementwiseKind::Mul, {dqt}, dqScaled, scale);
     TransposeOp::create(b, loc, dqScaled, flat(dq3), ArrayRef<int64_t>{1, 0});
