@@ -819,17 +819,49 @@ std::optional<double> maskedMultiple(linalg::GenericOp g,
   return factor;
 }
 
+/// A bf16 -> f32 widening: one input, identity maps, the value unchanged.
+bool isWidening(linalg::GenericOp g) {
+  if (g.getNumDpsInits() != 1 || !allParallel(g) ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      !getElementTypeOrSelf(g.getDpsInputs()[0].getType()).isBF16() ||
+      !getElementTypeOrSelf(g.getResult(0).getType()).isF32())
+    return false;
+  for (double x : {0.75, -1.5, 3.0})
+    if (!close(evaluate(g, {x, std::nan("")}), x))
+      return false;
+  return true;
+}
+
 std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
                                       linalg::BatchMatmulOp qk, Value v3,
                                       const Scores &scores) {
   Backward bw;
   linalg::GenericOp product, softmaxGrad;
   linalg::BatchMatmulOp dpMatmul;
+  // P, or P widened to f32 (under bf16 autocast P is rounded to bf16 for
+  // the matmuls and the softmax's backward reads it widened).
+  llvm::SmallPtrSet<Value, 2> pValues = {p};
   auto isP = [&](Value x) {
     Chain probe;
-    return throughBatchReshapes(x, probe) == p;
+    return pValues.contains(throughBatchReshapes(x, probe));
   };
-  for (OpOperand *use : pUses) {
+  SmallVector<OpOperand *> uses(pUses.begin(), pUses.end());
+  llvm::SetVector<Operation *> pReshapes;
+  for (size_t i = 0; i < uses.size(); ++i) {
+    auto g = dyn_cast<linalg::GenericOp>(uses[i]->getOwner());
+    if (!g || g.getNumDpsInputs() != 1 || !isWidening(g))
+      continue;
+    pValues.insert(g.getResult(0));
+    bw.ops.insert(g);
+    usesThroughReshapes(g.getResult(0), uses, pReshapes);
+    uses[i] = nullptr;
+  }
+  for (Operation *op : pReshapes)
+    bw.ops.insert(op);
+  for (OpOperand *use : uses) {
+    if (!use)
+      continue;
     Operation *user = use->getOwner();
     if (auto t = dyn_cast<linalg::TransposeOp>(user)) {
       if (bw.dv || !swappedInput(t.getResult()[0]) || !t->hasOneUse())
@@ -880,7 +912,7 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
     Value root = throughBatchReshapes(in, c);
     if (root == product.getResult(0) && !a)
       a = in;
-    else if (root == p && !pOperand)
+    else if (pValues.contains(root) && !pOperand)
       pOperand = in;
     else if (!r && isa<FloatType>(getElementTypeOrSelf(in.getType())) &&
              !matchPattern(in, m_Constant()))
