@@ -17,6 +17,11 @@
 // mask is accepted when it is exactly causal (key j hidden from query i iff
 // j > i); no row is then fully masked, so the guard is always false.
 //
+// In a training step P has other users: autograd's backward of the chain
+// (matchBackward). When they are exactly that, the forward becomes
+// nova.attention_lse and the backward nova.attention_backward, which
+// recomputes P from the log-sum-exp: no T x T tensor is kept between them.
+//
 //===----------------------------------------------------------------------===//
 #include "nova/Tile/Passes.h"
 

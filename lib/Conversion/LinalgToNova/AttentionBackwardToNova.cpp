@@ -7,9 +7,11 @@
 //   as columns [T, 1];
 //   for every key block j (Bc keys) and every query block i that sees it
 //   (all of them, or i >= j when causal), in straight-line code:
-//     S = Q_i K_j^T and dP = dO_i V_j^T into accumulator slots, issued two
-//     pairs ahead of their vector work (the matrix unit computes the next
-//     scores while the vector unit works on these);
+//     S = Q_i K_j^T and dP = dO_i V_j^T into accumulator slots, issued
+//     kAhead pairs ahead of their vector work (the matrix unit computes the
+//     next scores while the vector unit works on these); in bf16, -lse and
+//     -delta are extra columns of Q and dO against columns of ones in K and
+//     V, so these matmuls subtract them;
 //     on the vector unit: P = exp(S - lse_i) (the diagonal block first adds
 //     a -1e38 bias above the diagonal), dS = P (dP - delta_i), both rounded
 //     to bf16 when the inputs are bf16;
@@ -17,8 +19,8 @@
 //     width matmuls (P or dS stationary, the D rows of the other operand
 //     streaming) accumulating in the accumulator, where dQ^T of the whole
 //     batch stays until its last key block;
-//   dK_j and dV_j written when key block j is done, dQ (times scale, the
-//   queries' scaling undone) when the batch is.
+//   dK_j and dV_j written one pair after key block j's last matmuls, dQ
+//   (times scale: K is not scaled) when the batch is.
 //
 // The score matrix and the probabilities never reach HBM; each operand is
 // read once and each gradient written once.
