@@ -76,18 +76,19 @@ public:
       extra = columns;
   }
 
-  /// Bytes the kernel keeps in SRAM and in the accumulator.
-  int64_t sramBytes() const {
+  /// Bytes the kernel keeps in SRAM and in the accumulator with `sets`
+  /// sets of per-batch buffers.
+  int64_t sramBytes(int64_t sets = 1) const {
     int64_t e = element.isF32() ? 4 : 2;
     int64_t operands = e * (tq * d + tk * d + tk * dv + tq * dv + 2 * (tq + tk) * extra);
     // out and grad_out as f32 (and their staging), lse, delta, dQ twice.
     int64_t rows = 4 * (3 * tq * dv + 2 * tq + 2 * tq * d);
     int64_t tiles = kSlots * (4 + 2 * e) * br * bc + 4 * br * bc +
                     4 * 2 * bc * (d + dv);
-    return operands + rows + tiles;
+    return sets * (operands + rows) + tiles;
   }
-  int64_t accBytes() const {
-    return 4 * (d * tq + 2 * bc * (d + dv) + kSlots * 2 * br * bc);
+  int64_t accBytes(int64_t sets = 1) const {
+    return 4 * (sets * d * tq + 2 * bc * (d + dv) + kSlots * 2 * br * bc);
   }
 
   void emit() {
@@ -101,10 +102,26 @@ public:
       ew(ElementwiseKind::Mul, {bias}, bias, -1e38);
     }
     allocate();
-    auto loop = scf::ForOp::create(b, loc, index(0), index(batch), index(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    emitBatch(loop.getInductionVar());
+    if (sets == 1 || batch == 1) {
+      forLoop(batch, [&](Value bi) { emitBatch(bi, 0); });
+      return;
+    }
+    // Batches in pairs, each with its own buffers: the next batch's loads
+    // and row terms do not wait for this one's last matmuls.
+    forLoop(batch / 2, [&](Value pair) {
+      Value first = arith::MulIOp::create(b, loc, pair, index(2));
+      emitBatch(first, 0);
+      emitBatch(arith::AddIOp::create(b, loc, first, index(1)), 1);
+    });
+    if (batch % 2)
+      emitBatch(index(batch - 1), 0);
+  }
+
+  /// Two sets of per-batch buffers when they fit (half of SRAM, the
+  /// accumulator).
+  int64_t sets = 1;
+  void chooseSets(int64_t sramBudget, int64_t accBudget) {
+    sets = sramBytes(2) <= sramBudget && accBytes(2) <= accBudget ? 2 : 1;
   }
 
 private:
@@ -112,6 +129,12 @@ private:
     return cast<MemRefType>(v.getType()).getShape();
   }
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  void forLoop(int64_t n, function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, index(0), index(n), index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar());
+  }
   OpFoldResult attr(int64_t v) { return b.getIndexAttr(v); }
   Value alloc(ArrayRef<int64_t> shape, MemorySpace space = MemorySpace::SRAM,
               Type type = {}) {
@@ -152,6 +175,16 @@ private:
   }
 
   void allocate() {
+    for (int64_t set = 0; set < sets; ++set) {
+      allocateBatchBuffers();
+      perBatch[set] = BatchBuffers{q3, k3, v3, do3, do32, o32, lseRow,
+                                   lse, delta, dqt, dqScaled, dq3};
+    }
+    allocateShared();
+  }
+
+  /// The buffers of one batch (`sets` of them).
+  void allocateBatchBuffers() {
     q3 = alloc({1, tq, d + extra}, MemorySpace::SRAM, element);
     k3 = alloc({1, tk, d + extra}, MemorySpace::SRAM, element);
     v3 = alloc({1, tk, dv + extra}, MemorySpace::SRAM, element);
@@ -161,10 +194,6 @@ private:
       // The keys' and values' columns of ones, once: loads write the others.
       fill(1.0, columns(k3, d, extra));
       fill(1.0, columns(v3, dv, extra));
-      if (!element.isF32()) {
-        negated = alloc({tq, 1});
-        rounded = alloc({tq, 1});
-      }
     }
     o32 = alloc({1, tq, dv});
     lseRow = alloc({1, tq});
@@ -173,6 +202,14 @@ private:
     dqt = alloc({d, tq}, MemorySpace::ACC);
     dqScaled = alloc({d, tq});
     dq3 = alloc({1, tq, d});
+  }
+
+  /// The buffers every batch shares.
+  void allocateShared() {
+    if (extra && !element.isF32()) {
+      negated = alloc({tq, 1});
+      rounded = alloc({tq, 1});
+    }
     bool narrow = !element.isF32();
     for (int64_t s = 0; s < kSlots; ++s) {
       scores[s] = alloc({br, bc}, MemorySpace::ACC);
@@ -239,7 +276,20 @@ private:
     ew(ElementwiseKind::Copy, {rounded}, view(tile, {attr(0), attr(col + 1)}, {rows, 1}));
   }
 
-  void emitBatch(Value bi) {
+  void emitBatch(Value bi, int64_t set) {
+    const BatchBuffers &buf = perBatch[set];
+    q3 = buf.q3;
+    k3 = buf.k3;
+    v3 = buf.v3;
+    do3 = buf.do3;
+    do32 = buf.do32;
+    o32 = buf.o32;
+    lseRow = buf.lseRow;
+    lse = buf.lse;
+    delta = buf.delta;
+    dqt = buf.dqt;
+    dqScaled = buf.dqScaled;
+    dq3 = buf.dq3;
     load(op.getQuery(), bi, q3);
     double scale = op.getScale().convertToDouble();
     if (scale != 1.0)
@@ -372,7 +422,12 @@ private:
   Type f32, element;
   int64_t batch, tq, d, tk, dv, br, bc;
   Value bias;
+  /// The current batch's buffers (one of perBatch).
   Value q3, k3, v3, do3, do32, o32, lseRow, lse, delta, dqt, dqScaled, dq3;
+  struct BatchBuffers {
+    Value q3, k3, v3, do3, do32, o32, lseRow, lse, delta, dqt, dqScaled, dq3;
+  };
+  BatchBuffers perBatch[2];
   Value q, k, v, dO;
   Value scores[kSlots], dp[kSlots], p[kSlots], ds[kSlots], pIn[kSlots],
       dsIn[kSlots];
@@ -401,6 +456,7 @@ struct AttentionBackwardToNova : public OpRewritePattern<AttentionBackwardOp> {
     int64_t block = std::min(rows, (int64_t)target.getMatrixCols());
     rewriter.setInsertionPoint(op);
     BackwardEmitter emitter(rewriter, op.getLoc(), op, block, rows);
+    emitter.chooseSets(target.getSramBytes() / 2, target.getAccBytes());
     if (emitter.sramBytes() > target.getSramBytes() / 2 ||
         emitter.accBytes() > target.getAccBytes())
       return op.emitOpError()

@@ -29,7 +29,7 @@ def _run(program, q, k, v, out, grad_out, lse):
 @pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("t", [64, 384, 200])
 def test_f32_gradients_match_torch(t: int, causal: bool) -> None:
-    b, d = 2, 32
+    b, d = (3, 32) if t == 64 else (2, 32)  # an odd count: batches go in pairs
     q, k, v, grad_out = inputs(b, t, d, torch.float32, seed=t)
     out, lse, expected = forward_and_grads(q, k, v, grad_out, causal)
     program = compile_backward(b, t, d, torch.float32, causal)
