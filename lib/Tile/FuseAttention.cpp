@@ -1194,17 +1194,19 @@ struct FuseAttentionPass
       for (Operation *op : backward->ops)
         if (op->getBlock() != block)
           return failure();
-      // What its lowering keeps on chip: dQ^T of one batch and the score
-      // slots in the accumulator, the batch's operands in half of SRAM.
+      // What its lowering (AttentionBackwardToNova.cpp) keeps on chip, at
+      // most: dQ^T of one batch, dK^T, dV^T and four slots of S and dP in
+      // the accumulator; the batch's operands (f32, two augmented columns),
+      // row terms and staging, and the slots' P and dS, in half of SRAM.
       if (nova::TargetAttr target = nova::lookupTarget(pv)) {
         int64_t rows = target.getMatrixRows();
-        int64_t blockSize = std::min(rows, (int64_t)target.getMatrixCols());
+        int64_t b = std::min(rows, (int64_t)target.getMatrixCols());
         int64_t tq = shape(q3)[1], d = shape(q3)[2], tk = shape(kt3)[2],
                 dv = shape(v3)[2];
-        int64_t acc = 4 * (d * tq + 2 * blockSize * (d + dv) +
-                           6 * blockSize * blockSize);
-        int64_t sram = 4 * (2 * tq * d + tk * d + tk * dv + 4 * tq * dv) +
-                       4 * 12 * blockSize * blockSize;
+        int64_t acc = 4 * (d * tq + 2 * b * (d + dv) + 8 * b * b);
+        int64_t sram = 4 * (tq * d + tk * d + tk * dv + tq * dv + 4 * (tq + tk)) +
+                       4 * (3 * tq * dv + 2 * tq + 2 * tq * d) +
+                       4 * 13 * b * b + 8 * b * (d + dv);
         if (dv > rows || acc > target.getAccBytes() ||
             sram > target.getSramBytes() / 2)
           return failure();
