@@ -52,6 +52,8 @@ public:
   static constexpr int64_t kSlots = 4;
   static constexpr int64_t kAhead = 3;
   static constexpr int64_t kWriteDelay = 1;
+  /// Pairs of straight-line code per loop iteration, at most (whole batches).
+  static constexpr int64_t kPairsPerIteration = 1024;
 
   BackwardEmitter(PatternRewriter &b, Location loc, AttentionBackwardOp op,
                   int64_t block, int64_t matrixRows)
@@ -102,19 +104,29 @@ public:
       ew(ElementwiseKind::Mul, {bias}, bias, -1e38);
     }
     allocate();
-    if (sets == 1 || batch == 1) {
-      forLoop(batch, [&](Value bi) { emitBatch(bi, 0); });
-      return;
-    }
-    // Batches in pairs, each with its own buffers: the next batch's loads
-    // and row terms do not wait for this one's last matmuls.
-    forLoop(batch / 2, [&](Value pair) {
-      Value first = arith::MulIOp::create(b, loc, pair, index(2));
-      emitBatch(first, 0);
-      emitBatch(arith::AddIOp::create(b, loc, first, index(1)), 1);
+    // Several batches per loop iteration (each iteration boundary
+    // synchronises the engines: the matrix unit drains and restarts),
+    // alternating between the buffer sets: the next batch's loads and row
+    // terms do not wait for this one's last matmuls.
+    int64_t perIteration = std::max<int64_t>(
+        1, kPairsPerIteration / (int64_t)pairs().size());
+    int64_t unroll = largestDivisorAtMost(batch, perIteration);
+    forLoop(batch / unroll, [&](Value it) {
+      Value first = arith::MulIOp::create(b, loc, it, index(unroll));
+      SmallVector<Value> batches = {first};
+      for (int64_t u = 1; u < unroll; ++u)
+        batches.push_back(arith::AddIOp::create(b, loc, first, index(u)));
+      prologue(batches[0], 0);
+      for (int64_t u = 0; u < unroll; ++u) {
+        // With one set a batch's loads wait for the previous one's body.
+        if (u > 0 && sets == 1)
+          prologue(batches[u], 0);
+        body(batches[u], u % sets, [&] {
+          if (u + 1 < unroll && sets == 2)
+            prologue(batches[u + 1], (u + 1) % sets);
+        });
+      }
     });
-    if (batch % 2)
-      emitBatch(index(batch - 1), 0);
   }
 
   /// Two sets of per-batch buffers when they fit (half of SRAM, the
@@ -276,7 +288,8 @@ private:
     ew(ElementwiseKind::Copy, {rounded}, view(tile, {attr(0), attr(col + 1)}, {rows, 1}));
   }
 
-  void emitBatch(Value bi, int64_t set) {
+  /// Makes `set` the current batch buffers.
+  void useSet(int64_t set) {
     const BatchBuffers &buf = perBatch[set];
     q3 = buf.q3;
     k3 = buf.k3;
@@ -290,6 +303,11 @@ private:
     dqt = buf.dqt;
     dqScaled = buf.dqScaled;
     dq3 = buf.dq3;
+  }
+
+  /// Batch `bi`'s loads and row terms into `set`.
+  void prologue(Value bi, int64_t set) {
+    useSet(set);
     load(op.getQuery(), bi, q3);
     double scale = op.getScale().convertToDouble();
     if (scale != 1.0)
@@ -312,14 +330,22 @@ private:
     staging::copy(b, loc, view(op.getLse(), {bi, attr(0)}, {1, tq}), lseRow);
     TransposeOp::create(b, loc, lseRow, lse, ArrayRef<int64_t>{1, 0});
 
+    if (extra) {
+      writeNegated(lse, flat(q3), d);
+      writeNegated(delta, flat(do3), dv);
+    }
+  }
+
+  /// Batch `bi`'s pairs and gradients from `set` (its prologue emitted);
+  /// `early` runs after its first pairs' vector work (the next batch's
+  /// prologue: the vector unit, in order, does it before this batch's tail,
+  /// so the next batch's first scores do not wait for that tail).
+  void body(Value bi, int64_t set, function_ref<void()> early) {
+    useSet(set);
     q = flat(q3);
     k = flat(k3);
     v = flat(v3);
     dO = flat(do3);
-    if (extra) {
-      writeNegated(lse, q, d);
-      writeNegated(delta, dO, dv);
-    }
     SmallVector<Pair> all = pairs();
     for (int64_t n = 0; n < std::min<int64_t>(kAhead, all.size()); ++n)
       matrixScores(all[n], n % kSlots);
@@ -331,6 +357,10 @@ private:
       if (n + kAhead < (int64_t)all.size())
         matrixScores(all[n + kAhead], (n + kAhead) % kSlots);
       vectorWork(all[n], n % kSlots);
+      if (n == std::min<int64_t>(kAhead, all.size() - 1)) {
+        early();
+        useSet(set); // the prologue switched the current buffers
+      }
       while (!pending.empty() && pending.front().first <= n) {
         writeKeyBlock(pending.front().second, bi);
         pending.erase(pending.begin());
@@ -342,7 +372,7 @@ private:
     for (auto [due, j] : pending)
       writeKeyBlock(j, bi);
     // dQ = scale * dS K (the queries' scale is not in K).
-    ew(ElementwiseKind::Mul, {dqt}, dqScaled, scale);
+    ew(ElementwiseKind::Mul, {dqt}, dqScaled, op.getScale().convertToDouble());
     TransposeOp::create(b, loc, dqScaled, flat(dq3), ArrayRef<int64_t>{1, 0});
     store(dq3, op.getGradQuery(), bi, attr(0));
   }
