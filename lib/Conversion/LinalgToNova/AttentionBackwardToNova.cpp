@@ -109,7 +109,7 @@ public:
     // alternating between the buffer sets: the next batch's loads and row
     // terms do not wait for this one's last matmuls.
     int64_t perIteration = std::max<int64_t>(
-        1, kPairsPerIteration / (int64_t)pairs().size());
+        2, kPairsPerIteration / (int64_t)pairs().size());
     int64_t unroll = largestDivisorAtMost(batch, perIteration);
     forLoop(batch / unroll, [&](Value it) {
       Value first = arith::MulIOp::create(b, loc, it, index(unroll));
