@@ -17,9 +17,15 @@
 // mask is accepted when it is exactly causal (key j hidden from query i iff
 // j > i); no row is then fully masked, so the guard is always false.
 //
+// In a training step P has other users: autograd's backward of the chain
+// (matchBackward). When they are exactly that, the forward becomes
+// nova.attention_lse and the backward nova.attention_backward, which
+// recomputes P from the log-sum-exp: no T x T tensor is kept between them.
+//
 //===----------------------------------------------------------------------===//
 #include "nova/Tile/Passes.h"
 
+#include "nova/Dialect/Nova/IR/NovaAttentionTrainOps.h"
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -639,6 +645,417 @@ void toSequenceMajor(nova::AttentionOp op, IRRewriter &rewriter) {
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
 }
 
+/// `v` = linalg.transpose(x) swapping the last two dimensions of a 3-D
+/// tensor: x; null otherwise.
+Value swappedInput(Value v) {
+  auto t = v.getDefiningOp<linalg::TransposeOp>();
+  if (!t || t.getPermutation() != ArrayRef<int64_t>{0, 2, 1})
+    return {};
+  return t.getInput();
+}
+
+/// The uses of `v` past the reshapes that only regroup its leading
+/// dimensions (recorded in `reshapes`).
+void usesThroughReshapes(Value v, SmallVectorImpl<OpOperand *> &uses,
+                         llvm::SetVector<Operation *> &reshapes) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user)) {
+      Chain probe;
+      if (throughBatchReshapes(user->getResult(0), probe) == v) {
+        reshapes.insert(user);
+        usesThroughReshapes(user->getResult(0), uses, reshapes);
+        continue;
+      }
+    }
+    uses.push_back(&use);
+  }
+}
+
+/// An all-parallel generic with identity maps but `rowOperand`'s (a row
+/// map), folding as `f` on probe values of its inputs.
+bool computes(linalg::GenericOp g, int64_t rowOperand,
+              function_ref<double(ArrayRef<double>)> f) {
+  if (!g || g.getNumDpsInits() != 1 || !allParallel(g))
+    return false;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap map = g.getMatchingIndexingMap(in);
+    if ((int64_t)in->getOperandNumber() == rowOperand ? !isRowMap(map)
+                                                      : !map.isIdentity())
+      return false;
+  }
+  for (auto probe : {SmallVector<double>{0.75, -1.5, 2.0},
+                     SmallVector<double>{-0.25, 3.0, 0.5},
+                     SmallVector<double>{1.5, 0.125, -2.0}}) {
+    SmallVector<double> args(probe.begin(),
+                             probe.begin() + g.getNumDpsInputs());
+    double want = f(args);
+    args.push_back(std::nan(""));
+    if (!close(evaluate(g, args), want))
+      return false;
+  }
+  return true;
+}
+
+/// The backward autograd derives for one attention from its probabilities
+/// P (the matmuls' operands as [B, T, .] tensors):
+///
+///   dV = P^T dO                         batch_matmul(transpose(P), dO)
+///   dP = dO V^T                         batch_matmul(dO, transpose(V))
+///   A  = dP * P,  r = rowsum(A)
+///   dX = A - P * r                      softmax's backward
+///   dQ = dX Kt^T,  dKt = Q^T dX         the score matmul's backward
+///
+/// (the additive mask passes the gradient through unchanged).
+struct Backward {
+  linalg::BatchMatmulOp dv, dq, dk;
+  Value gradOut;
+  /// Every op that goes when the gradients come from nova.attention_backward.
+  llvm::SetVector<Operation *> ops;
+};
+
+/// The factor k when the all-parallel generic `g` computes k * base(x) of
+/// its inputs `main` (identity maps but a row's, checked by the caller)
+/// where a key is visible, and 0 for x = 0 where a causal mask hides it
+/// (there dX, P's product, is 0). Its one other input, if any, must be a
+/// constant [Tq, Tk] of at most two values read at the last two loop
+/// dimensions, the value that is not k * base occurring only above the
+/// diagonal. (The explicit softmax form's backward of `scale * S` and of its
+/// masked_fill, folded into the softmax's backward or on its own.)
+std::optional<double> maskedMultiple(linalg::GenericOp g,
+                                     ArrayRef<OpOperand *> main,
+                                     function_ref<double(ArrayRef<double>)> base,
+                                     bool causal) {
+  if (g.getNumDpsInits() != 1 || !allParallel(g))
+    return std::nullopt;
+  auto type = cast<ShapedType>(g.getResult(0).getType());
+  int64_t rows = type.getDimSize(type.getRank() - 2),
+          cols = type.getDimSize(type.getRank() - 1);
+  OpOperand *maskOperand = nullptr;
+  DenseElementsAttr mask;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    if (llvm::is_contained(main, in))
+      continue;
+    AffineMap map = g.getMatchingIndexingMap(in);
+    unsigned n = map.getNumDims();
+    if (maskOperand || n < 2 || map.getNumResults() != 2 ||
+        map.getResult(0) != getAffineDimExpr(n - 2, map.getContext()) ||
+        map.getResult(1) != getAffineDimExpr(n - 1, map.getContext()) ||
+        !matchPattern(in->get(), m_Constant(&mask)) || rows != cols)
+      return std::nullopt;
+    maskOperand = in;
+  }
+  static const double probes[3][3] = {
+      {0.75, -1.5, 2.0}, {-0.25, 3.0, 0.5}, {1.5, 0.125, -2.0}};
+  auto at = [&](ArrayRef<double> x, double c) {
+    SmallVector<double> args;
+    for (OpOperand *in : g.getDpsInputOperands()) {
+      auto it = llvm::find(main, in);
+      args.push_back(it == main.end() ? c : x[it - main.begin()]);
+    }
+    args.push_back(std::nan(""));
+    return evaluate(g, args);
+  };
+  // The factor for mask value c; 0 for a hidden key; nullopt: neither.
+  auto classify = [&](double c) -> std::optional<double> {
+    ArrayRef<double> x0(probes[0], main.size());
+    std::optional<double> k0 = at(x0, c);
+    double b0 = base(x0);
+    if (!k0 || b0 == 0.0)
+      return std::nullopt;
+    double k = *k0 / b0;
+    bool multiple = k != 0.0;
+    for (const double *probe : probes) {
+      ArrayRef<double> x(probe, main.size());
+      multiple &= close(at(x, c), (double)((float)k * (float)base(x)));
+    }
+    if (multiple)
+      return k;
+    SmallVector<double> zeros(main.size(), 0.0);
+    if (close(at(zeros, c), 0.0))
+      return 0.0;
+    return std::nullopt;
+  };
+  if (!maskOperand) {
+    std::optional<double> k = classify(0.0);
+    if (!k || *k == 0.0)
+      return std::nullopt;
+    return k;
+  }
+  if (!causal)
+    return std::nullopt;
+  Type elt = mask.getElementType();
+  SmallVector<double> values;
+  if (isa<FloatType>(elt)) {
+    for (APFloat v : mask.getValues<APFloat>())
+      values.push_back(v.convertToDouble());
+  } else if (elt.isSignlessInteger()) {
+    for (APInt v : mask.getValues<APInt>())
+      values.push_back(elt.isInteger(1) ? (v.isZero() ? 0.0 : 1.0)
+                                        : (double)v.getSExtValue());
+  } else {
+    return std::nullopt;
+  }
+  std::optional<double> kinds[2], factor;
+  double seen[2];
+  int distinct = 0;
+  for (int64_t at = 0; at < (int64_t)values.size(); ++at) {
+    double c = values[at];
+    int k = 0;
+    while (k < distinct && seen[k] != c)
+      ++k;
+    if (k == distinct) {
+      if (distinct == 2)
+        return std::nullopt;
+      seen[distinct] = c;
+      kinds[distinct++] = classify(c);
+    }
+    if (!kinds[k])
+      return std::nullopt;
+    if (*kinds[k] == 0.0) {
+      if (at % cols <= at / cols)
+        return std::nullopt;
+      continue;
+    }
+    if (factor && *factor != *kinds[k])
+      return std::nullopt;
+    factor = kinds[k];
+  }
+  return factor;
+}
+
+/// A bf16 -> f32 widening: one input, identity maps, the value unchanged.
+bool isWidening(linalg::GenericOp g) {
+  if (g.getNumDpsInits() != 1 || !allParallel(g) ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      !getElementTypeOrSelf(g.getDpsInputs()[0].getType()).isBF16() ||
+      !getElementTypeOrSelf(g.getResult(0).getType()).isF32())
+    return false;
+  for (double x : {0.75, -1.5, 3.0})
+    if (!close(evaluate(g, {x, std::nan("")}), x))
+      return false;
+  return true;
+}
+
+std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
+                                      linalg::BatchMatmulOp qk, Value v3,
+                                      const Scores &scores) {
+  Backward bw;
+  linalg::GenericOp product, softmaxGrad;
+  linalg::BatchMatmulOp dpMatmul;
+  // P, or P widened to f32 (under bf16 autocast P is rounded to bf16 for
+  // the matmuls and the softmax's backward reads it widened).
+  llvm::SmallPtrSet<Value, 2> pValues = {p};
+  auto isP = [&](Value x) {
+    Chain probe;
+    return pValues.contains(throughBatchReshapes(x, probe));
+  };
+  SmallVector<OpOperand *> uses(pUses.begin(), pUses.end());
+  llvm::SetVector<Operation *> pReshapes;
+  for (size_t i = 0; i < uses.size(); ++i) {
+    auto g = dyn_cast<linalg::GenericOp>(uses[i]->getOwner());
+    if (!g || g.getNumDpsInputs() != 1 || !isWidening(g))
+      continue;
+    pValues.insert(g.getResult(0));
+    bw.ops.insert(g);
+    usesThroughReshapes(g.getResult(0), uses, pReshapes);
+    uses[i] = nullptr;
+  }
+  for (Operation *op : pReshapes)
+    bw.ops.insert(op);
+  for (OpOperand *use : uses) {
+    if (!use)
+      continue;
+    Operation *user = use->getOwner();
+    if (auto t = dyn_cast<linalg::TransposeOp>(user)) {
+      if (bw.dv || !swappedInput(t.getResult()[0]) || !t->hasOneUse())
+        return std::nullopt;
+      auto mm = dyn_cast<linalg::BatchMatmulOp>(*t->user_begin());
+      if (!mm || !matchBatchMatmul(mm.getResult(0)) ||
+          mm.getDpsInputs()[0] != t.getResult()[0])
+        return std::nullopt;
+      bw.dv = mm;
+      bw.gradOut = mm.getDpsInputs()[1];
+      bw.ops.insert(t);
+      continue;
+    }
+    auto g = dyn_cast<linalg::GenericOp>(user);
+    if (g && g.getNumDpsInputs() == 2 && !product &&
+        computes(g, -1, [](ArrayRef<double> x) {
+          return (double)((float)x[0] * (float)x[1]);
+        })) {
+      product = g;
+      continue;
+    }
+    if (g && g.getNumDpsInputs() >= 3 && !softmaxGrad) {
+      softmaxGrad = g;
+      continue;
+    }
+    return std::nullopt;
+  }
+  if (!bw.dv || !product || !softmaxGrad)
+    return std::nullopt;
+  // A = dP * P, dP = dO V^T.
+  Value dp = product.getDpsInputs()[isP(product.getDpsInputs()[0]) ? 1 : 0];
+  Chain probe;
+  dpMatmul = matchBatchMatmul(throughBatchReshapes(dp, probe));
+  if (!dpMatmul || dpMatmul.getDpsInputs()[0] != bw.gradOut ||
+      swappedInput(dpMatmul.getDpsInputs()[1]) != v3 ||
+      !dpMatmul->hasOneUse() && !llvm::all_of(dpMatmul->getUsers(), [&](Operation *u) {
+        return u == product || probe.ops.contains(u);
+      }))
+    return std::nullopt;
+  bw.ops.insert(dpMatmul);
+  bw.ops.insert(product);
+  for (Operation *op : probe.ops)
+    bw.ops.insert(op);
+  // dX = A - P * rowsum(A), the operands in any order.
+  Value a, pOperand, r;
+  for (Value in : softmaxGrad.getDpsInputs()) {
+    Chain c;
+    Value root = throughBatchReshapes(in, c);
+    if (root == product.getResult(0) && !a)
+      a = in;
+    else if (pValues.contains(root) && !pOperand)
+      pOperand = in;
+    else if (!r && isa<FloatType>(getElementTypeOrSelf(in.getType())) &&
+             !matchPattern(in, m_Constant()))
+      r = in;
+  }
+  if (!a || !pOperand || !r)
+    return std::nullopt;
+  Chain rc;
+  auto rowsum = matchRowReduction(throughBatchReshapes(r, rc), 0.0,
+                                  [](double x, double acc) {
+                                    return (double)((float)x + (float)acc);
+                                  });
+  Chain ac;
+  if (!rowsum ||
+      throughBatchReshapes(rowsum.getDpsInputs()[0], ac) != product.getResult(0))
+    return std::nullopt;
+  int64_t aAt = 0, pAt = 0, rAt = 0;
+  for (auto [i, in] : llvm::enumerate(softmaxGrad.getDpsInputs())) {
+    if (in == a) aAt = i;
+    if (in == pOperand) pAt = i;
+    if (in == r) rAt = i;
+  }
+  // dX = k (A - P r), k the scores' scale when the backward of the scale
+  // was folded in.
+  for (OpOperand *in : softmaxGrad.getDpsInputOperands()) {
+    AffineMap map = softmaxGrad.getMatchingIndexingMap(in);
+    if (in->get() == r ? !isRowMap(map)
+                       : (in->get() == a || in->get() == pOperand) && !map.isIdentity())
+      return std::nullopt;
+  }
+  SmallVector<OpOperand *> main = {softmaxGrad.getDpsInputOperand(aAt),
+                                   softmaxGrad.getDpsInputOperand(pAt),
+                                   softmaxGrad.getDpsInputOperand(rAt)};
+  std::optional<double> factor = maskedMultiple(
+      softmaxGrad, main,
+      [](ArrayRef<double> x) {
+        return (double)((float)x[0] - (float)x[1] * (float)x[2]);
+      },
+      scores.causal);
+  if (!factor)
+    return std::nullopt;
+  for (Operation *op : rc.ops)
+    bw.ops.insert(op);
+  for (Operation *op : ac.ops)
+    bw.ops.insert(op);
+  bw.ops.insert(rowsum);
+  bw.ops.insert(softmaxGrad);
+  // The product's other users: the row sum and the softmax gradient.
+  llvm::SetVector<Operation *> reshapes;
+  SmallVector<OpOperand *> aUses;
+  usesThroughReshapes(product.getResult(0), aUses, reshapes);
+  for (OpOperand *use : aUses)
+    if (use->getOwner() != rowsum && use->getOwner() != softmaxGrad)
+      return std::nullopt;
+  // dQ = dS Kt^T and dKt = Q^T dS, dS's only uses: dS = dX, or dX through
+  // the backward of the scores' scale and mask (explicit softmax form).
+  SmallVector<OpOperand *> dxUses;
+  usesThroughReshapes(softmaxGrad.getResult(0), dxUses, reshapes);
+  if (dxUses.size() == 1)
+    if (auto g = dyn_cast<linalg::GenericOp>(dxUses.front()->getOwner())) {
+      std::optional<double> k = maskedMultiple(
+          g, {dxUses.front()}, [](ArrayRef<double> x) { return x[0]; },
+          scores.causal);
+      if (!k || !g.getMatchingIndexingMap(dxUses.front()).isIdentity())
+        return std::nullopt;
+      *factor *= *k;
+      bw.ops.insert(g);
+      dxUses.clear();
+      usesThroughReshapes(g.getResult(0), dxUses, reshapes);
+    }
+  // dS = scale * dX: the gradient of the scores before their scale.
+  if (!close(*factor, scores.scale))
+    return std::nullopt;
+  Value q3 = qk.getDpsInputs()[0], kt3 = qk.getDpsInputs()[1];
+  for (OpOperand *use : dxUses) {
+    auto mm = dyn_cast<linalg::BatchMatmulOp>(use->getOwner());
+    if (!mm || !matchBatchMatmul(mm.getResult(0)))
+      return std::nullopt;
+    if (use->getOperandNumber() == 0 && swappedInput(mm.getDpsInputs()[1]) == kt3 && !bw.dq)
+      bw.dq = mm;
+    else if (use->getOperandNumber() == 1 && swappedInput(mm.getDpsInputs()[0]) == q3 && !bw.dk)
+      bw.dk = mm;
+    else
+      return std::nullopt;
+  }
+  if (!bw.dq || !bw.dk)
+    return std::nullopt;
+  for (Operation *op : reshapes)
+    bw.ops.insert(op);
+  for (linalg::BatchMatmulOp mm : {bw.dv, bw.dq, bw.dk}) {
+    bw.ops.insert(mm);
+    if (!cast<ShapedType>(mm.getResult(0).getType()).getElementType().isF32())
+      return std::nullopt;
+  }
+  // The transposes the gradient matmuls read (of V, Kt and Q), when theirs alone.
+  for (Value t : {dpMatmul.getDpsInputs()[1], bw.dq.getDpsInputs()[1],
+                  bw.dk.getDpsInputs()[0]})
+    bw.ops.insert(t.getDefiningOp());
+  // grad_out as [B, Tq, Dv], f32 or the inputs' type.
+  auto type = cast<ShapedType>(bw.gradOut.getType());
+  Type element = cast<ShapedType>(q3.getType()).getElementType();
+  if (!type.getElementType().isF32() && type.getElementType() != element)
+    return std::nullopt;
+  return bw;
+}
+
+/// `x * c` elementwise (a no-op for c = 1).
+Value scaled(Value x, double c, IRRewriter &rewriter, Location loc) {
+  if (c == 1.0)
+    return x;
+  auto type = cast<RankedTensorType>(x.getType());
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                       type.getElementType());
+  SmallVector<AffineMap> maps(2, rewriter.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  auto g = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, ValueRange{x}, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        Value k = arith::ConstantOp::create(
+            b, l, b.getFloatAttr(type.getElementType(), c));
+        Value m = arith::MulFOp::create(b, l, args[0], k);
+        linalg::YieldOp::create(b, l, m);
+      });
+  return g.getResult(0);
+}
+
+/// `x` [B, R, C] as [B, C, R].
+Value swapped(Value x, IRRewriter &rewriter, Location loc) {
+  auto type = cast<RankedTensorType>(x.getType());
+  ArrayRef<int64_t> s = type.getShape();
+  Value init = tensor::EmptyOp::create(rewriter, loc, {s[0], s[2], s[1]},
+                                       type.getElementType());
+  return linalg::TransposeOp::create(rewriter, loc, x, init,
+                                     ArrayRef<int64_t>{0, 2, 1})
+      ->getResult(0);
+}
+
 struct FuseAttentionPass
     : public nova::impl::NovaFuseAttentionBase<FuseAttentionPass> {
   using Base::Base;
@@ -753,28 +1170,111 @@ struct FuseAttentionPass
     chain.ops.insert(norm);
     if (guard)
       chain.ops.insert(guard);
-    // Every intermediate must be private to the chain (a training step
-    // keeps the probabilities for its backward: not fused).
+    // Every intermediate must be private to the chain but the
+    // probabilities, which a training step's backward may read: then that
+    // backward is fused too (nova.attention_backward recomputes them from
+    // the log-sum-exp the forward writes).
+    SmallVector<OpOperand *> pUses;
     for (Operation *op : chain.ops)
-      for (Operation *user : op->getUsers())
-        if (user != pv && !chain.ops.contains(user))
+      for (OpOperand &use : op->getUses()) {
+        Operation *user = use.getOwner();
+        if (user == pv || chain.ops.contains(user))
+          continue;
+        Chain probe;
+        if (throughBatchReshapes(use.get(), probe) != norm.getResult(0))
           return failure();
+        pUses.push_back(&use);
+      }
+    std::optional<Backward> backward;
+    if (!pUses.empty()) {
+      backward = matchBackward(pUses, norm.getResult(0), qk, v3, *scores);
+      if (!backward)
+        return failure();
+      Block *block = pv->getBlock();
+      for (Operation *op : backward->ops)
+        if (op->getBlock() != block)
+          return failure();
+      // What its lowering (AttentionBackwardToNova.cpp) keeps on chip, at
+      // most: dQ^T of one batch, dK^T, dV^T and four slots of S and dP in
+      // the accumulator; the batch's operands (f32, two augmented columns),
+      // row terms and staging, and the slots' P and dS, in half of SRAM.
+      if (nova::TargetAttr target = nova::lookupTarget(pv)) {
+        int64_t rows = target.getMatrixRows();
+        int64_t b = std::min(rows, (int64_t)target.getMatrixCols());
+        int64_t tq = shape(q3)[1], d = shape(q3)[2], tk = shape(kt3)[2],
+                dv = shape(v3)[2];
+        int64_t acc = 4 * (d * tq + 2 * b * (d + dv) + 8 * b * b);
+        int64_t sram = 4 * (tq * d + tk * d + tk * dv + tq * dv + 4 * (tq + tk)) +
+                       4 * (3 * tq * dv + 2 * tq + 2 * tq * d) +
+                       4 * 13 * b * b + 8 * b * (d + dv);
+        if (dv > rows || acc > target.getAccBytes() ||
+            sram > target.getSramBytes() / 2)
+          return failure();
+      }
+    }
 
     rewriter.setInsertionPoint(pv);
     // The scales of q and k and the transpose of k done on chip instead.
     double scale = scores->scale;
+    // The factors peeled off q and k: the gradients with respect to the
+    // scaled operands are the fused op's divided by them.
+    double before = scale;
     q3 = peelScale(q3, scale, rewriter);
+    double queryFactor = scale / before;
+    before = scale;
     kt3 = peelScale(kt3, scale, rewriter);
+    double keyFactor = scale / before;
     Value keyRows = peelKeyTranspose(kt3, rewriter);
     auto outType = cast<RankedTensorType>(pv.getResult(0).getType());
     Value init = tensor::EmptyOp::create(rewriter, pv.getLoc(), outType.getShape(),
                                          outType.getElementType());
-    auto fused = nova::AttentionOp::create(
-        rewriter, pv.getLoc(), TypeRange{outType}, q3, keyRows ? keyRows : kt3,
-        v3, init, rewriter.getF64FloatAttr(scale),
-        keyRows ? rewriter.getUnitAttr() : UnitAttr(),
-        scores->causal ? rewriter.getUnitAttr() : UnitAttr());
-    rewriter.replaceOp(pv, fused.getResult());
+    Type f32 = rewriter.getF32Type();
+    UnitAttr causal = scores->causal ? rewriter.getUnitAttr() : UnitAttr();
+    UnitAttr rows = keyRows ? rewriter.getUnitAttr() : UnitAttr();
+    Value keys = keyRows ? keyRows : kt3;
+    if (!backward) {
+      auto fused = nova::AttentionOp::create(
+          rewriter, pv.getLoc(), TypeRange{outType}, q3, keys, v3, init,
+          rewriter.getF64FloatAttr(scale), rows, causal);
+      rewriter.replaceOp(pv, fused.getResult());
+    } else {
+      // The forward also writes the log-sum-exp the backward reads.
+      Value lse = tensor::EmptyOp::create(rewriter, pv.getLoc(),
+                                          outType.getShape().take_front(2), f32);
+      auto fused = nova::AttentionLseOp::create(
+          rewriter, pv.getLoc(), TypeRange{outType, lse.getType()}, q3, keys,
+          v3, init, lse, rewriter.getF64FloatAttr(scale), rows, causal);
+      rewriter.replaceOp(pv, fused.getResult().front());
+      // Before the first gradient matmul (after grad_out).
+      Operation *first = backward->dv;
+      for (Operation *mm : {backward->dq, backward->dk})
+        if (mm->isBeforeInBlock(first))
+          first = mm;
+      rewriter.setInsertionPoint(first);
+      Location loc = first->getLoc();
+      if (!keyRows)
+        keys = swapped(kt3, rewriter, loc);
+      auto empty = [&](Value like) -> Value {
+        return tensor::EmptyOp::create(
+            rewriter, loc, cast<ShapedType>(like.getType()).getShape(), f32);
+      };
+      Value dq0 = empty(q3), dk0 = empty(keys), dv0 = empty(v3);
+      auto grads = nova::AttentionBackwardOp::create(
+          rewriter, loc, TypeRange{dq0.getType(), dk0.getType(), dv0.getType()},
+          q3, keys, v3, fused.getResult()[0], backward->gradOut,
+          fused.getResult()[1], dq0, dk0, dv0, rewriter.getF64FloatAttr(scale),
+          causal);
+      rewriter.replaceAllUsesWith(backward->dv.getResult(0), grads.getResult()[2]);
+      rewriter.replaceAllUsesWith(
+          backward->dq.getResult(0),
+          scaled(grads.getResult()[0], 1.0 / queryFactor, rewriter, loc));
+      rewriter.replaceAllUsesWith(
+          backward->dk.getResult(0),
+          scaled(swapped(grads.getResult()[1], rewriter, loc), 1.0 / keyFactor,
+                 rewriter, loc));
+      for (Operation *op : backward->ops)
+        chain.ops.insert(op);
+    }
     // Erase the chain, users first.
     bool erased = true;
     while (erased) {
@@ -782,6 +1282,7 @@ struct FuseAttentionPass
       SmallVector<Operation *> ops = chain.ops.takeVector();
       for (Operation *op : llvm::reverse(ops))
         if (op->use_empty()) {
+          erasedOps.insert(op);
           rewriter.eraseOp(op);
           erased = true;
         } else {
@@ -792,12 +1293,16 @@ struct FuseAttentionPass
     return success();
   }
 
+  /// Ops a fusion erased (a fused backward takes candidates' matmuls).
+  llvm::DenseSet<Operation *> erasedOps;
+
   void runOnOperation() override {
+    erasedOps.clear();
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::BatchMatmulOp> candidates;
     getOperation().walk([&](linalg::BatchMatmulOp op) { candidates.push_back(op); });
     for (linalg::BatchMatmulOp pv : candidates)
-      if (matchBatchMatmul(pv.getResult(0)))
+      if (!erasedOps.contains(pv) && matchBatchMatmul(pv.getResult(0)))
         (void)fuse(pv, rewriter);
     SmallVector<nova::AttentionOp> fused;
     getOperation().walk([&](nova::AttentionOp op) { fused.push_back(op); });

@@ -19,9 +19,15 @@ def NovaFuseAttention : Pass<"nova-fuse-attention", "::mlir::func::FuncOp"> {
     softmax, by one `nova.attention` (flash attention: no score matrix in
     HBM, causal key blocks skipped). The batch matmuls must start from zero,
     the scale and mask form one elementwise generic, the mask must be an
-    exactly causal constant, and no intermediate may have another user (a
-    training step that keeps the probabilities is left alone). What each
-    generic computes is checked by folding its body on probe values.
+    exactly causal constant, and no intermediate may have another user but
+    the probabilities P in a training step, when those users are exactly
+    autograd's attention backward (dV = P^T dO, dP = dO V^T, the softmax's
+    backward A - P rowsum(A) with A = dP * P, its scale and mask folded in
+    or not, dQ and dKt from it; P read widened from bf16 under autocast):
+    then the forward becomes `nova.attention_lse` (which also writes the
+    log-sum-exp) and the backward `nova.attention_backward`, which
+    recomputes P from it. What each generic computes is checked by folding
+    its body on probe values.
 
     Before (reshapes of the batch dimensions elided):
     ```mlir

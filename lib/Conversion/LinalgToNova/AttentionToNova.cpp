@@ -37,6 +37,7 @@
 // variable.
 //
 //===----------------------------------------------------------------------===//
+#include "nova/Dialect/Nova/IR/NovaAttentionTrainOps.h"
 #include "nova/Utils/Divisors.h"
 #include "Patterns.h"
 #include "Staging.h"
@@ -52,6 +53,29 @@ using namespace mlir;
 using namespace mlir::nova;
 
 namespace {
+
+/// The operands of a nova.attention, or of a nova.attention_lse (which also
+/// writes each query row's log-sum-exp to `lse`).
+struct Attention {
+  Value query, keys, value, out, lse;
+  bool keyRows, causal;
+  double scale;
+
+  template <typename OpTy>
+  static Attention of(OpTy op, Value lse) {
+    return Attention{op.getQuery(), op.getKeys(), op.getValue(), op.getOut(),
+                     lse, op.getKeyRows(), op.getCausal(),
+                     op.getScale().convertToDouble()};
+  }
+  Value getQuery() const { return query; }
+  Value getKeys() const { return keys; }
+  Value getValue() const { return value; }
+  Value getOut() const { return out; }
+  Value getLse() const { return lse; }
+  bool getKeyRows() const { return keyRows; }
+  bool getCausal() const { return causal; }
+  APFloat getScale() const { return APFloat(scale); }
+};
 
 /// One query block to emit: batch, block index, key-block groups (a loop
 /// count, or null) and static tail, and the batch's on-chip views.
@@ -75,6 +99,8 @@ struct Buffers {
   Value rowMax[3], alpha[3], alphaRow[3];
   /// The output: 1 / l, O^T / l and O.
   Value inv, scaled, o3;
+  /// The log-sum-exp m + log l as a row, and m as a row.
+  Value lse, mRow;
 };
 
 /// A query block being emitted.
@@ -104,7 +130,7 @@ public:
   /// Batches unrolled into one chain when all are resident and short.
   static constexpr int64_t kUnrollBatches = 16;
 
-  Emitter(PatternRewriter &b, Location loc, AttentionOp op, int64_t block)
+  Emitter(PatternRewriter &b, Location loc, Attention op, int64_t block)
       : b(b), loc(loc), op(op), f32(b.getF32Type()),
         element(cast<MemRefType>(op.getQuery().getType()).getElementType()) {
     auto shape = [](Value v) { return cast<MemRefType>(v.getType()).getShape(); };
@@ -489,6 +515,10 @@ private:
     buf.inv = alloc({1, br});
     buf.scaled = alloc({dv, br});
     buf.o3 = alloc({1, br, dv});
+    if (op.getLse()) {
+      buf.lse = alloc({1, br});
+      buf.mRow = alloc({1, br});
+    }
     return buf;
   }
 
@@ -625,11 +655,20 @@ private:
     TransposeOp::create(b, loc, scaled, staging::reshapeTile(b, loc, o3, {br, dv}),
                         ArrayRef<int64_t>{1, 0});
     transfer(op.getOut(), spec.bi, 1, qb.row0, br, dv, o3, true);
+    if (!op.getLse())
+      return;
+    // lse = m + log l, m the running maximum of the block's last unit
+    // (unit u's is in slot u % kSlots; kGroup is a multiple of kSlots).
+    Value m = qb.buf.m[(spec.tail - 1) % kSlots];
+    TransposeOp::create(b, loc, m, qb.buf.mRow, ArrayRef<int64_t>{1, 0});
+    ew(ElementwiseKind::Log, {sums}, qb.buf.lse);
+    ew(ElementwiseKind::Add, {qb.buf.lse, qb.buf.mRow}, qb.buf.lse);
+    staging::copy(b, loc, qb.buf.lse, view(op.getLse(), {spec.bi, qb.row0}, {1, br}));
   }
 
   PatternRewriter &b;
   Location loc;
-  AttentionOp op;
+  Attention op;
   Type f32;
   /// Of query, keys and value: f32 or bf16.
   Type element;
@@ -644,11 +683,12 @@ public:
   int64_t sramBudget = 0;
 };
 
-struct AttentionToNova : public OpRewritePattern<AttentionOp> {
+template <typename OpTy>
+struct AttentionToNova : public OpRewritePattern<OpTy> {
   AttentionToNova(MLIRContext *ctx, TargetAttr target)
-      : OpRewritePattern(ctx), target(target) {}
+      : OpRewritePattern<OpTy>(ctx), target(target) {}
 
-  LogicalResult matchAndRewrite(AttentionOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     if (op.getNumResults() != 0)
       return rewriter.notifyMatchFailure(op, "still on tensors");
@@ -659,7 +699,10 @@ struct AttentionToNova : public OpRewritePattern<AttentionOp> {
                               << target.getMatrixRows() << " rows";
     rewriter.setInsertionPoint(op);
     int64_t block = std::min(target.getMatrixRows(), target.getMatrixCols());
-    Emitter emitter(rewriter, op.getLoc(), op, block);
+    Value lse;
+    if constexpr (std::is_same_v<OpTy, AttentionLseOp>)
+      lse = op.getLse();
+    Emitter emitter(rewriter, op.getLoc(), Attention::of(op, lse), block);
     // nova-fuse-attention checked that one batch fits a quarter of SRAM.
     emitter.sramBudget = target.getSramBytes() / 4;
     emitter.emit();
@@ -673,5 +716,6 @@ struct AttentionToNova : public OpRewritePattern<AttentionOp> {
 
 void mlir::nova::lowering::populateAttentionToNovaPatterns(
     RewritePatternSet &patterns, TargetAttr target) {
-  patterns.add<AttentionToNova>(patterns.getContext(), target);
+  patterns.add<AttentionToNova<AttentionOp>, AttentionToNova<AttentionLseOp>>(
+      patterns.getContext(), target);
 }

@@ -1,4 +1,5 @@
 //===- LinalgToNova.cpp - the convert-linalg-to-nova pass -------*- C++ -*-===//
+#include "nova/Dialect/Nova/IR/NovaAttentionTrainOps.h"
 #include "nova/Conversion/LinalgToNova/LinalgToNova.h"
 #include "Patterns.h"
 #include "nova/Conversion/Passes.h"
@@ -21,6 +22,7 @@ using namespace mlir::nova;
 void mlir::nova::populateLinalgToNovaPatterns(RewritePatternSet &patterns,
                                               TargetAttr target) {
   lowering::populateAttentionToNovaPatterns(patterns, target);
+  lowering::populateAttentionBackwardToNovaPatterns(patterns, target);
   lowering::populateMatmulToNovaPatterns(patterns, target);
   lowering::populateGenericToNovaPatterns(patterns);
   lowering::populateNamedOpsToNovaPatterns(patterns);
@@ -82,7 +84,8 @@ struct ConvertLinalgToNovaPass
     SmallVector<Operation *> ops;
     bool failedAny = false;
     func.walk([&](Operation *op) {
-      if (!isa<linalg::LinalgOp, memref::CopyOp, AttentionOp>(op))
+      if (!isa<linalg::LinalgOp, memref::CopyOp, AttentionOp, AttentionLseOp,
+             AttentionBackwardOp>(op))
         return;
       std::string why = whyNotLowerableToNova(op);
       if (!why.empty()) {

@@ -9,6 +9,8 @@
 namespace mlir::nova::lowering {
 void populateAttentionToNovaPatterns(RewritePatternSet &patterns,
                                      TargetAttr target);
+void populateAttentionBackwardToNovaPatterns(RewritePatternSet &patterns,
+                                             TargetAttr target);
 void populateMatmulToNovaPatterns(RewritePatternSet &patterns,
                                   TargetAttr target);
 void populateGenericToNovaPatterns(RewritePatternSet &patterns);

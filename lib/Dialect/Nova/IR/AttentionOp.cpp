@@ -1,9 +1,11 @@
-//===- AttentionOp.cpp - nova.attention verifier, bufferization -*- C++ -*-===//
+//===- AttentionOp.cpp - fused attention verifiers, bufferization -*- C++ -*-===//
 //
-// nova.attention is destination style on tensors and on buffers, like a
-// linalg op: one-shot bufferization writes its result into `out`'s buffer.
+// nova.attention, nova.attention_lse and nova.attention_backward are
+// destination style on tensors and on buffers, like linalg ops: one-shot
+// bufferization writes their results into their destinations' buffers.
 //
 //===----------------------------------------------------------------------===//
+#include "nova/Dialect/Nova/IR/NovaAttentionTrainOps.h"
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -12,7 +14,18 @@
 using namespace mlir;
 using namespace mlir::nova;
 
-LogicalResult AttentionOp::verify() {
+/// The rules nova.attention and nova.attention_lse share: the operands'
+/// kinds, ranks, element types and shapes.
+static LogicalResult verifyAttention(Operation *op, Value query, Value keys,
+                                     Value value, Value out, bool keyRows,
+                                     bool causal) {
+  auto emitOpError = [&](const Twine &message) { return op->emitOpError(message); };
+  auto getQuery = [&] { return query; };
+  auto getKeys = [&] { return keys; };
+  auto getValue = [&] { return value; };
+  auto getOut = [&] { return out; };
+  auto getKeyRows = [&] { return keyRows; };
+  auto getCausal = [&] { return causal; };
   auto shape = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
   bool tensors = isa<RankedTensorType>(getOut().getType());
   size_t rank = shape(getQuery()).size();
@@ -30,11 +43,6 @@ LogicalResult AttentionOp::verify() {
   for (Value v : {getKeys(), getValue()})
     if (cast<ShapedType>(v.getType()).getElementType() != element)
       return emitOpError("query, keys and value must have one element type");
-  if (tensors != (getNumResults() == 1))
-    return emitOpError(tensors ? "on tensors returns the updated out"
-                               : "on buffers has no result");
-  if (tensors && getResult().front().getType() != getOut().getType())
-    return emitOpError("result type must be out's type");
   // Rank 4 is the sequence-major layout [B, T, H, D] (the heads interleaved
   // in each row, as a projection writes them): checked as [B * H, T, D].
   auto flat = [&](Value v) -> SmallVector<int64_t> {
@@ -78,6 +86,19 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyAttention(*this, getQuery(), getKeys(), getValue(), getOut(),
+                             getKeyRows(), getCausal())))
+    return failure();
+  bool tensors = isa<RankedTensorType>(getOut().getType());
+  if (tensors != (getNumResults() == 1))
+    return emitOpError(tensors ? "on tensors returns the updated out"
+                               : "on buffers has no result");
+  if (tensors && getResult().front().getType() != getOut().getType())
+    return emitOpError("result type must be out's type");
+  return success();
+}
+
 bool AttentionOp::bufferizesToMemoryRead(OpOperand &operand,
                                          const bufferization::AnalysisState &) {
   return &operand != &getOutMutable();
@@ -114,3 +135,169 @@ AttentionOp::bufferize(RewriterBase &rewriter,
   bufferization::replaceOpWithBufferizedValues(rewriter, *this, buffers[3]);
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// nova.attention_lse
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionLseOp::verify() {
+  if (failed(verifyAttention(*this, getQuery(), getKeys(), getValue(), getOut(),
+                             getKeyRows(), getCausal())))
+    return failure();
+  bool tensors = isa<RankedTensorType>(getOut().getType());
+  if (isa<RankedTensorType>(getLse().getType()) != tensors)
+    return emitOpError("operands must be all tensors or all buffers");
+  if (tensors != (getNumResults() == 2))
+    return emitOpError(tensors ? "on tensors returns the updated out and lse"
+                               : "on buffers has no result");
+  if (tensors && (getResult()[0].getType() != getOut().getType() ||
+                  getResult()[1].getType() != getLse().getType()))
+    return emitOpError("result types must be out's and lse's types");
+  // [B * H, Tq]: the batches as the rank-3 form numbers them.
+  ArrayRef<int64_t> q = cast<ShapedType>(getQuery().getType()).getShape();
+  SmallVector<int64_t> want = {q.size() == 4 ? q[0] * q[2] : q[0], q[1]};
+  if (cast<ShapedType>(getLse().getType()).getShape() != ArrayRef<int64_t>(want))
+    return emitOpError("lse must be [") << want[0] << ", " << want[1]
+                                        << "], got " << getLse().getType();
+  return success();
+}
+
+bool AttentionLseOp::bufferizesToMemoryRead(OpOperand &operand,
+                                            const bufferization::AnalysisState &) {
+  return operand.getOperandNumber() < 3;
+}
+
+bool AttentionLseOp::bufferizesToMemoryWrite(
+    OpOperand &operand, const bufferization::AnalysisState &) {
+  return operand.getOperandNumber() >= 3;
+}
+
+bufferization::AliasingValueList
+AttentionLseOp::getAliasingValues(OpOperand &operand,
+                                  const bufferization::AnalysisState &) {
+  unsigned n = operand.getOperandNumber();
+  if (n < 3)
+    return {};
+  return {{getResult()[n - 3], bufferization::BufferRelation::Equivalent}};
+}
+
+LogicalResult
+AttentionLseOp::bufferize(RewriterBase &rewriter,
+                          const bufferization::BufferizationOptions &options,
+                          bufferization::BufferizationState &state) {
+  SmallVector<Value> buffers;
+  for (Value v : getOperands()) {
+    FailureOr<Value> buffer = bufferization::getBuffer(rewriter, v, options, state);
+    if (failed(buffer))
+      return failure();
+    buffers.push_back(*buffer);
+  }
+  rewriter.setInsertionPoint(*this);
+  AttentionLseOp::create(rewriter, getLoc(), TypeRange{}, buffers[0], buffers[1],
+                         buffers[2], buffers[3], buffers[4], getScaleAttr(),
+                         getKeyRowsAttr(), getCausalAttr());
+  bufferization::replaceOpWithBufferizedValues(
+      rewriter, *this, ArrayRef<Value>(buffers).drop_front(3));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// nova.attention_backward
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionBackwardOp::verify() {
+  auto shape = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
+  auto element = [](Value v) { return cast<ShapedType>(v.getType()).getElementType(); };
+  bool tensors = isa<RankedTensorType>(getGradQuery().getType());
+  for (Value v : getOperands())
+    if (isa<RankedTensorType>(v.getType()) != tensors)
+      return emitOpError("operands must be all tensors or all buffers");
+  if (tensors != (getNumResults() == 3))
+    return emitOpError(tensors ? "on tensors returns the three gradients"
+                               : "on buffers has no result");
+  if (tensors)
+    for (auto [result, init] : llvm::zip(getResult(), getDpsInits()))
+      if (result.getType() != init.getType())
+        return emitOpError("result types must be the gradients' types");
+  for (Value v : {getQuery(), getKeys(), getValue(), getOut(), getGradOut(),
+                  getGradQuery(), getGradKeys(), getGradValue()})
+    if (shape(v).size() != 3)
+      return emitOpError("operands must have rank 3 ([batch, rows, columns]), got ")
+             << v.getType();
+  if (shape(getLse()).size() != 2)
+    return emitOpError("lse must have rank 2 ([batch, queries]), got ")
+           << getLse().getType();
+  Type type = element(getQuery());
+  for (Value v : {getKeys(), getValue()})
+    if (element(v) != type)
+      return emitOpError("query, keys and value must have one element type");
+  for (Value v : {getOut(), getGradOut()})
+    if (element(v) != type && !element(v).isF32())
+      return emitOpError("out and grad_out must be f32 or the query's type");
+  ArrayRef<int64_t> q = shape(getQuery()), k = shape(getKeys()),
+                    v = shape(getValue());
+  int64_t batch = q[0], tq = q[1], d = q[2], tk = k[1], dv = v[2];
+  auto expect = [&](Value x, ArrayRef<int64_t> want,
+                    StringRef name) -> LogicalResult {
+    if (shape(x) == want)
+      return success();
+    InFlightDiagnostic diag = emitOpError() << name << " must be [";
+    llvm::interleaveComma(want, diag);
+    return diag << "], got " << x.getType();
+  };
+  if (failed(expect(getKeys(), {batch, tk, d}, "keys")) ||
+      failed(expect(getValue(), {batch, tk, dv}, "value")) ||
+      failed(expect(getOut(), {batch, tq, dv}, "out")) ||
+      failed(expect(getGradOut(), {batch, tq, dv}, "grad_out")) ||
+      failed(expect(getLse(), {batch, tq}, "lse")) ||
+      failed(expect(getGradQuery(), {batch, tq, d}, "grad_query")) ||
+      failed(expect(getGradKeys(), {batch, tk, d}, "grad_keys")) ||
+      failed(expect(getGradValue(), {batch, tk, dv}, "grad_value")))
+    return failure();
+  if (getCausal() && tq != tk)
+    return emitOpError("causal attention needs as many queries as keys, got ")
+           << tq << " and " << tk;
+  return success();
+}
+
+bool AttentionBackwardOp::bufferizesToMemoryRead(
+    OpOperand &operand, const bufferization::AnalysisState &) {
+  return operand.getOperandNumber() < 6;
+}
+
+bool AttentionBackwardOp::bufferizesToMemoryWrite(
+    OpOperand &operand, const bufferization::AnalysisState &) {
+  return operand.getOperandNumber() >= 6;
+}
+
+bufferization::AliasingValueList
+AttentionBackwardOp::getAliasingValues(OpOperand &operand,
+                                       const bufferization::AnalysisState &) {
+  unsigned n = operand.getOperandNumber();
+  if (n < 6)
+    return {};
+  return {{getResult()[n - 6], bufferization::BufferRelation::Equivalent}};
+}
+
+LogicalResult AttentionBackwardOp::bufferize(
+    RewriterBase &rewriter, const bufferization::BufferizationOptions &options,
+    bufferization::BufferizationState &state) {
+  SmallVector<Value> buffers;
+  for (Value v : getOperands()) {
+    FailureOr<Value> buffer = bufferization::getBuffer(rewriter, v, options, state);
+    if (failed(buffer))
+      return failure();
+    buffers.push_back(*buffer);
+  }
+  rewriter.setInsertionPoint(*this);
+  AttentionBackwardOp::create(rewriter, getLoc(), TypeRange{}, buffers[0],
+                              buffers[1], buffers[2], buffers[3], buffers[4],
+                              buffers[5], buffers[6], buffers[7], buffers[8],
+                              getScaleAttr(), getCausalAttr());
+  bufferization::replaceOpWithBufferizedValues(
+      rewriter, *this, ArrayRef<Value>(buffers).drop_front(6));
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "nova/Dialect/Nova/IR/NovaAttentionTrainOps.cpp.inc"

@@ -1,5 +1,6 @@
 //===- NovaDialect.cpp - nova dialect registration --------------*- C++ -*-===//
 #include "nova/Dialect/Nova/IR/NovaDialect.h"
+#include "nova/Dialect/Nova/IR/NovaAttentionTrainOps.h"
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -15,6 +16,10 @@ void NovaDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "nova/Dialect/Nova/IR/NovaOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "nova/Dialect/Nova/IR/NovaAttentionTrainOps.cpp.inc"
       >();
   registerAttributes();
   registerTypes();

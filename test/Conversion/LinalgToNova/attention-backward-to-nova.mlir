@@ -1,0 +1,105 @@
+// RUN: nova-opt %s --split-input-file --pass-pipeline='builtin.module(nova-attach-target{target=nova-t1},func.func(convert-linalg-to-nova))' -verify-diagnostics | FileCheck %s
+
+!x = memref<2x256x64xf32, #nova.memory_space<hbm>>
+!l = memref<2x256xf32, #nova.memory_space<hbm>>
+
+// Causal f32, T = 256 (two blocks of 128): the causal bias once, then a loop
+// over batches that loads q (scaled), k, v and dO, computes delta =
+// rowsum(dO * out) and lse as a column, and runs the three (key block, query
+// block) pairs (0, 0), (0, 1), (1, 1) in straight-line code: the scores and
+// dP of a pair are issued ahead of its vector work; the diagonal pairs add the
+// bias; P = exp(S - lse), dS = P (dP - delta); dV^T, dK^T and dQ^T accumulate
+// in the accumulator (dQ^T of the whole batch, written once, times scale).
+// CHECK-LABEL: func.func @causal_f32
+// CHECK: nova.iota
+// CHECK: nova.elementwise <cmp_gt>
+// CHECK: nova.elementwise <mul> scalar(-9.9999999999999997E+37)
+// CHECK: memref.alloc() : memref<64x256xf32, #nova.memory_space<acc>>
+// CHECK: scf.for
+// CHECK: nova.dma_start
+// CHECK: nova.elementwise <mul> scalar(1.250000e-01)
+// CHECK: nova.reduce <sum> ins(%{{.*}} : memref<256x64xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<256x1xf32, #nova.memory_space<sram>>) dim 1
+// CHECK: nova.transpose ins(%{{.*}} : memref<1x256xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<256x1xf32, #nova.memory_space<sram>>)
+// Three pairs' S and dP ahead.
+// CHECK-COUNT-6: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x64xf32, strided<[64, 1]{{.*}}>, memref<64x128xf32, strided<[1, 64]{{.*}}>) outs(%{{.*}} : memref<128x128xf32, #nova.memory_space<acc>>){{$}}
+// Pair (0, 0): the diagonal.
+// CHECK: nova.elementwise <add>
+// CHECK: nova.elementwise <sub>
+// CHECK: nova.elementwise <exp>
+// CHECK: nova.elementwise <sub>
+// CHECK: nova.elementwise <mul>
+// dV^T and dK^T (64 rows streaming, P or dS stationary), dQ^T into its columns.
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<64x128xf32, strided<[1, 64]{{.*}}>, memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>){{$}}
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<64x128xf32, strided<[1, 64]{{.*}}>, memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>){{$}}
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<64x128xf32, strided<[1, 64]{{.*}}>, memref<128x128xf32, strided<[1, 128]>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xf32, strided<[256, 1]>, #nova.memory_space<acc>>){{$}}
+// Pair (0, 1): no bias; its gradients accumulate onto key block 0's.
+// CHECK-NOT: nova.elementwise <add>
+// CHECK: nova.elementwise <sub>
+// CHECK: nova.elementwise <exp>
+// CHECK: nova.matmul {{.*}} accumulate
+// CHECK: nova.matmul {{.*}} accumulate
+// Pair (1, 1)'s vector work, then key block 0's dK and dV transposed out of
+// the accumulator (one pair after their last matmuls), then pair (1, 1)'s
+// gradients and key block 1's.
+// CHECK: nova.elementwise <add>
+// CHECK: nova.transpose ins(%{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>)
+// CHECK: nova.dma_start
+// CHECK: nova.transpose ins(%{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>)
+// CHECK: nova.dma_start
+// CHECK: nova.matmul
+// CHECK: nova.transpose ins(%{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>)
+// dQ = scale * (dQ^T)^T once per batch.
+// CHECK: nova.elementwise <mul> scalar(1.250000e-01) ins(%{{.*}} : memref<64x256xf32, #nova.memory_space<acc>>)
+// CHECK: nova.transpose
+// CHECK: nova.dma_start
+// CHECK-NOT: nova.attention_backward
+// CHECK: return
+func.func @causal_f32(%q: !x, %k: !x, %v: !x, %o: !x, %g: !x, %lse: !l, %dq: !x, %dk: !x, %dv: !x) {
+  nova.attention_backward ins(%q, %k, %v, %o, %g, %lse : !x, !x, !x, !x, !x, !l) outs(%dq, %dk, %dv : !x, !x, !x) scale 1.250000e-01 causal
+  return
+}
+
+// -----
+
+!x = memref<1x128x64xbf16, #nova.memory_space<hbm>>
+!f = memref<1x128x64xf32, #nova.memory_space<hbm>>
+!l = memref<1x128xf32, #nova.memory_space<hbm>>
+
+// bf16: -lse and -delta ride on the score matmuls as two extra columns each
+// (the bf16 rounding and the remainder) against columns of ones in k and v,
+// so the vector unit only exponentiates, multiplies and rounds P and dS to
+// bf16; every matmul reads bf16.
+// CHECK-LABEL: func.func @bf16
+// CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<1x128x2xbf16, strided<[8448, 66, 1], offset: 64>, #nova.memory_space<sram>>)
+// CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<1x128x2xbf16, strided<[8448, 66, 1], offset: 64>, #nova.memory_space<sram>>)
+// CHECK: scf.for
+// CHECK: nova.elementwise <mul> scalar(-1.000000e+00)
+// CHECK: nova.elementwise <copy> ins(%{{.*}} : memref<128x1xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x1xbf16, strided<[66, 1], offset: 64>, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <copy>
+// CHECK: nova.elementwise <sub>
+// CHECK: nova.elementwise <copy> ins(%{{.*}} : memref<128x1xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x1xbf16, strided<[66, 1], offset: 65>, #nova.memory_space<sram>>)
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x66xbf16, strided<[66, 1]>, #nova.memory_space<sram>>, memref<66x128xbf16, strided<[1, 66]>, #nova.memory_space<sram>>)
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x66xbf16, strided<[66, 1]>, #nova.memory_space<sram>>, memref<66x128xbf16, strided<[1, 66]>, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <exp> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<acc>>)
+// CHECK: nova.elementwise <copy> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xbf16, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <mul>
+// CHECK: nova.elementwise <copy> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xbf16, #nova.memory_space<sram>>)
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<64x128xbf16, strided<[1, 66]>, #nova.memory_space<sram>>, memref<128x128xbf16, #nova.memory_space<sram>>)
+// CHECK: return
+func.func @bf16(%q: !x, %k: !x, %v: !x, %o: !x, %g: !x, %lse: !l, %dq: !f, %dk: !f, %dv: !f) {
+  nova.attention_backward ins(%q, %k, %v, %o, %g, %lse : !x, !x, !x, !x, !x, !l) outs(%dq, %dk, %dv : !f, !f, !f) scale 1.250000e-01
+  return
+}
+
+// -----
+
+!x = memref<1x16384x64xf32, #nova.memory_space<hbm>>
+!l = memref<1x16384xf32, #nova.memory_space<hbm>>
+
+// dQ^T of one batch (64 x 16384 f32, 4 MiB) does not fit the accumulator.
+func.func @too_long(%q: !x, %lse: !l) {
+  // expected-error @+2 {{one batch needs}}
+  // expected-error @+1 {{failed to lower to nova}}
+  nova.attention_backward ins(%q, %q, %q, %q, %q, %lse : !x, !x, !x, !x, !x, !l) outs(%q, %q, %q : !x, !x, !x) scale 1.250000e-01 causal
+  return
+}
