@@ -102,3 +102,38 @@ def test_masked_writes_run_on_nova_like_eager(name: str, capture: bool) -> None:
     torch.testing.assert_close(out, fn(*args), rtol=0, atol=0)
     _assert_no_eager()
     assert any(r.compiles for r in nova.dynamo.report())
+
+
+class _NarrowModel(torch.nn.Module):
+    """uint8 / int16 inputs, a wrapping conversion, and a uint8 tensor the
+    backward reads (the gradient of ``y * codes``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, image, codes):
+        x = image.float() / 255 + (codes.to(torch.int16) * 300).float() / 1000
+        wrapped = (x * 100).to(torch.uint8)
+        return (self.fc(x + wrapped.float() / 100).relu() * codes[:, :4]).sum()
+
+
+def test_narrow_ints_train_on_nova_like_eager() -> None:
+    """Training graphs carry uint8 / int16 in int32 on Nova (the call converts
+    at the boundary): no op in eager, the loss and every gradient as eager's."""
+    import copy
+
+    torch.manual_seed(0)
+    model = _NarrowModel()
+    reference = copy.deepcopy(model)
+    image = torch.randint(0, 256, (4, 8), dtype=torch.uint8, generator=_G)
+    codes = torch.randint(0, 256, (4, 8), dtype=torch.uint8, generator=_G)
+    loss = torch.compile(model, backend="nova")(image, codes)
+    loss.backward()
+    expected = reference(image, codes)
+    expected.backward()
+    torch.testing.assert_close(loss, expected, rtol=1e-4, atol=1e-5)
+    for (name, got), (_, want) in zip(model.named_parameters(), reference.named_parameters()):
+        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5, msg=name)
+    _assert_no_eager()
+    assert {r.kind for r in nova.dynamo.report()} == {"forward", "backward"}
