@@ -125,9 +125,10 @@ def static_reason(node: torch.fx.Node, value: Any,
 
 def narrow_in_eager(gm: torch.fx.GraphModule) -> dict[str, str]:
     """The nodes of an aot_autograd (training) graph that make or read a uint8
-    or int16 tensor: the frontend carries those in int32 only in the graphs it
-    exports (inference), whose arguments and results the binding converts;
-    torch-mlir alone would lower uint8 as a signed i8. They run in eager."""
+    or int16 tensor. A whole graph on host tensors carries them in int32
+    (nova.frontend.narrow_ints; nova.dynamo.training converts its arguments and
+    results); on the nova device and in the partitions of a split graph they
+    run in eager (torch-mlir alone would lower uint8 as a signed i8)."""
     def narrow(node: Any) -> str | None:
         value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
         if isinstance(value, torch.Tensor) and value.dtype in (torch.uint8, torch.int16):
@@ -140,8 +141,8 @@ def narrow_in_eager(gm: torch.fx.GraphModule) -> dict[str, str]:
             continue
         dtype = narrow(node) or next(filter(None, map(narrow, node.all_input_nodes)), None)
         if dtype is not None:
-            found[node.name] = (f"it makes or reads a {dtype} tensor (narrow integers run on "
-                                f"Nova in inference graphs, in eager in training graphs)")
+            found[node.name] = (f"it makes or reads a {dtype} tensor (narrow integers run in "
+                                f"eager on the nova device and in split training graphs)")
     return found
 
 

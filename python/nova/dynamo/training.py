@@ -35,7 +35,8 @@ import torch
 from nova.compiler.errors import NovaModelCompileError
 from nova.dynamo.backend import NovaGraph
 from nova.dynamo.cache import ProgramCache
-from nova.dynamo.graph import attribute_values, call_key, device_hooks, recorded_results
+from nova.dynamo.graph import (attribute_values, call_key, copy_graph, device_hooks,
+                               recorded_results)
 from nova.dynamo.options import BackendOptions
 from nova.dynamo.partition import narrow_in_eager
 from nova.dynamo.rewrite import draw_seed, rewrite_for_training
@@ -83,7 +84,8 @@ def aot_backend(options: BackendOptions, name: str | None = None) -> Callable[..
     def compiler(kind: str):
         def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]):
             graph = AotGraph(gm, example_inputs, options, kind, name=name)
-            graph.forced = {**narrow_in_eager(gm), **forced[kind]}
+            graph.forced = dict(forced[kind])
+            graph.narrow_forced = narrow_in_eager(gm)
             return make_boxed_func(graph)
         return compile_graph
 
@@ -180,12 +182,21 @@ class AotGraph(NovaGraph):
             self.saved = _saved_positions(getattr(context, "fw_metadata", None),
                                           len(returned) if not self.single else 1)
 
+    #: The nodes that make or read a uint8 / int16 tensor (name -> why): on the
+    #: nova device they run in eager; on the host the program carries them in
+    #: int32 (nova.frontend.narrow_ints) and the call converts at its boundary.
+    narrow_forced: dict[str, str] = {}
+
     def __call__(self, *args: Any) -> Any:
         # Constants aot_autograd keeps as attributes (lifted to trailing inputs).
         args = (*args, *attribute_values(self.original, self.lifted))
         if self.parent is None:
             self.stats.calls += 1
         device = device_hooks(args)
+        if self.narrow_forced and (device or self.parent is not None):
+            self.forced = {**self.narrow_forced, **self.forced}
+            self.narrow_forced = {}
+        narrow = bool(self.narrow_forced) and self.split is None
         program = self._program(args) if self.split is None else None
         if program is None:
             # Split per op (the eager ops between Nova partitions), or all in eager:
@@ -193,16 +204,23 @@ class AotGraph(NovaGraph):
             return (self.split or self.gm)(*self._on_host(args))
         layout = self._layout(args)
         inputs = [args[i] for i in layout.inputs]
+        if narrow:  # the program takes uint8 / int16 values as int32
+            inputs = [a.to(torch.int32) if a.dtype in _NARROW else a for a in inputs]
         if device:
             # On the nova device every result is a device tensor already: none is kept apart.
             results = device.run(self, program, inputs, call=program.run,
                                  recorded=recorded_results([layout.returned[i] for i in layout.kept]))
         else:
-            keep = [i for i, position in enumerate(layout.kept) if position in self.saved]
+            # A narrow result comes back to the host, converted (never kept as int32).
+            keep = [i for i, position in enumerate(layout.kept) if position in self.saved
+                    and not (narrow and _narrow_node(layout.returned[position]))]
             results = program.run(*inputs, keep=keep)
         self._record(program)
         full: list[Any] = list(layout.returned)
         for position, result in zip(layout.kept, results):
+            node = layout.returned[position]
+            if narrow and _narrow_node(node):
+                result = result.to(node.meta["val"].dtype)
             full[position] = result
         return full[0] if self.single else tuple(full)
 
@@ -241,6 +259,9 @@ class AotGraph(NovaGraph):
         if isinstance(error, NovaTrainingGraphError):  # the graph as a whole is the problem
             self._run_in_eager(str(error), None)
             return
+        if self.narrow_forced:  # a partition is not widened: its narrow ops run in eager
+            self.forced = {**self.narrow_forced, **self.forced}
+            self.narrow_forced = {}
         # Deciding the split runs the graph in eager: it needs the saved tensors' data.
         super()._fall_back(self._on_host(args), error, disk_key)
 
@@ -285,7 +306,13 @@ class AotGraph(NovaGraph):
         output.args = (tuple(layout.returned[i] for i in layout.kept),)
         try:
             # Runtime asserts (torch._assert_async) are checked on the chip.
-            mlir, _ = import_fx_graph(lowered_copy(graph), func_name="forward")
+            lowered = lowered_copy(graph)
+            if self.narrow_forced:
+                from nova.frontend.narrow_ints import widen_narrow_ints
+
+                lowered = copy_graph(lowered) if lowered is graph else lowered
+                widen_narrow_ints(lowered)
+            mlir, _ = import_fx_graph(lowered, func_name="forward")
         finally:
             output.args = saved
         cache.imports += 1
@@ -324,3 +351,11 @@ def _saved_positions(metadata: Any, count: int) -> frozenset[int]:
 def _concrete_tensor(node: torch.fx.Node) -> bool:
     value = node.meta.get("val")
     return isinstance(value, torch.Tensor) and all(isinstance(d, int) for d in value.shape)
+
+
+_NARROW = (torch.uint8, torch.int16)
+
+
+def _narrow_node(node: Any) -> bool:
+    value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return isinstance(value, torch.Tensor) and value.dtype in _NARROW

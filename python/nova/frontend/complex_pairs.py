@@ -205,6 +205,18 @@ def _lower(emit: _Emitter, node: Node, parts: dict) -> Any:
     if target is aten.view_as_real.default:
         real, imag = _materialize(emit, parts[args[0]], args[0])
         return emit(aten.stack.default, [real, imag], -1)
+    if target is aten.as_strided.default and args[0] in parts:
+        # Strides count complex elements of the (contiguous) input: on its
+        # interleaved form they are twice as long, the parts one apart.
+        real, imag = _materialize(emit, parts[args[0]], args[0])
+        pairs = emit(aten.stack.default, [real, imag], -1)
+        size, stride = list(args[1]), list(args[2])
+        offset = args[3] if len(args) > 3 else kwargs.get("storage_offset", 0)
+        if not all(isinstance(v, int) for v in [*size, *stride, offset or 0]):
+            raise _Unsupported(" (sizes or strides not known at compile time)")
+        strided = emit(aten.as_strided.default, pairs, size + [2], [2 * v for v in stride] + [1],
+                       2 * (offset or 0))
+        return emit(aten.select.int, strided, -1, 0), emit(aten.select.int, strided, -1, 1)
     if target in (aten._conj.default, aten.conj.default, aten.conj_physical.default):
         real, imag = _operand(parts, args[0])
         return real, emit.neg(imag)

@@ -594,7 +594,15 @@ def _index_put(x: torch.Tensor, indices: Sequence[torch.Tensor | None], values: 
     position wins, as torch's CPU kernel does (torch leaves it unspecified).
     """
     if any(t is not None and t.dtype in (torch.bool, torch.uint8) for t in indices):
-        return _mask_put(x, indices, values, accumulate)
+        put = _mask_put(x, indices, values, accumulate)
+        return put if put is not NotImplemented else _mixed_put(x, indices, values, accumulate)
+    return _int_put(x, indices, values, accumulate)
+
+
+def _int_put(x: torch.Tensor, indices: Sequence[torch.Tensor | None], values: torch.Tensor,
+             accumulate: bool, valid: torch.Tensor | None = None) -> torch.Tensor:
+    """:func:`_index_put` for integer index tensors; ``valid`` (bool, the
+    indices' broadcast shape) leaves out the writes where it is False."""
     if x.dim() == 0 or all(t is None for t in indices):
         return NotImplemented
     nd = x.dim()
@@ -626,6 +634,9 @@ def _index_put(x: torch.Tensor, indices: Sequence[torch.Tensor | None], values: 
         t = _checked(t, x.shape[d])
         position = t if position is None else position * x.shape[d] + t
         q *= x.shape[d]
+    if valid is not None:
+        # A write left out aims at position q, which no output position matches.
+        position = torch.where(valid.expand(bshape).reshape(-1), position, q)
 
     perm = advanced + rest
     xp = x.permute(perm) if perm != list(range(nd)) else x
@@ -677,3 +688,190 @@ def _mask_put(x: torch.Tensor, indices, values: torch.Tensor, accumulate: bool):
     values = values.to(x.dtype).reshape(shape[len(leading):])
     mask = mask.reshape(list(mask.shape) + [1] * trailing)
     return torch.where(mask, x + values if accumulate else values, x)
+
+
+def _mixed_put(x: torch.Tensor, indices, values: torch.Tensor, accumulate: bool):
+    """``x[indices] = values`` (or ``+=``) with bool masks among integer
+    indices, in any position. torch replaces a mask of ``k`` dims by the ``k``
+    coordinate tensors of its set positions (``nonzero``, ``c`` of them in
+    row-major order), broadcast with the other indices. ``c`` is known only
+    at run time, so the mask becomes coordinates of a static length ``L``:
+
+    - when the other indices or the values have a dim of ``L > 1`` elements
+      where the mask's ``c`` broadcasts, torch pairs them element by element:
+      the coordinates of the first ``L`` set positions (a running count of the
+      mask, one-hot over its positions), with a runtime assert that ``c`` is
+      ``L`` (or 1 against an index, which broadcasts: its one position
+      ``L`` times), which torch's shape check raises for otherwise;
+    - else every position of the mask's dims, each write left out where the
+      mask is not set (a single mask with integer indices of one element is
+      left to :mod:`nova.frontend.masked_lanes`, which needs no one-hot).
+
+    Then it is an integer ``index_put``; duplicates follow :func:`_int_put`."""
+    indices = [t.to(torch.bool) if t is not None and t.dtype == torch.uint8 else t
+               for t in indices]
+    masks = [t for t in indices if t is not None and t.dtype == torch.bool]
+    ints = [t for t in indices if t is not None and t.dtype != torch.bool]
+    if any(t.dtype not in (torch.int64, torch.int32) for t in ints):
+        return NotImplemented
+    slots = _slots(x.dim(), x.shape, indices)
+    if slots is None:
+        return NotImplemented  # torch's own shape error
+    int_shape = list(torch.broadcast_shapes(*[t.shape for t in ints])) if ints else []
+    by_index = int_shape[-1] if int_shape else 1
+    # Where the masks' count lands in the values' target shape (torch's layout).
+    advanced = [d for d, s in enumerate(slots) if s is not None]
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    first = advanced[0] if adjacent else 0
+    bdims = max(len(int_shape), 1)
+    target_len = x.dim() - len(advanced) + bdims
+    c_at = first + bdims - 1 - (target_len - values.dim())
+    by_values = values.shape[c_at] if 0 <= c_at < values.dim() else 1
+    if by_index > 1 and by_values not in (1, by_index):
+        return NotImplemented  # torch's own shape error
+    length = by_index if by_index > 1 else by_values
+    if length <= 1:
+        if len(masks) == 1 and all(t.numel() == 1 for t in ints):
+            return NotImplemented  # nova.frontend.masked_lanes
+        if len(masks) > 1:
+            return NotImplemented
+        return _all_positions_put(x, slots, indices, values, accumulate)
+    return _int_put(x, _coordinates(slots, length, by_index > 1), values, accumulate)
+
+
+def _coordinates(slots: list, length: int, may_broadcast: bool, check: bool = True) -> list:
+    """The index list with each mask's slots replaced by the coordinates of its
+    first ``length`` set positions (every one of them its only position when
+    ``may_broadcast`` and it has one), and a runtime assert on its count."""
+    coordinates: dict[int, list[torch.Tensor]] = {}
+    new_indices: list = []
+    seen: dict[int, int] = {}
+    for s in slots:
+        if s is None or s[0] == "int":
+            new_indices.append(None if s is None else s[1])
+            continue
+        mask = s[1]
+        if id(mask) not in coordinates:
+            coordinates[id(mask)] = _set_positions(mask, length, may_broadcast, check)
+        k = seen.get(id(mask), 0)
+        seen[id(mask)] = k + 1
+        new_indices.append(coordinates[id(mask)][k])
+    return _trim(new_indices)
+
+
+def count_message(length: int) -> str:
+    """The runtime assert's message for a mask paired with ``length`` elements."""
+    return (f"boolean mask index: the mask has a number of set elements other than the "
+            f"{length} it is paired with (torch: shape mismatch)")
+
+
+def _set_positions(mask: torch.Tensor, length: int, may_broadcast: bool,
+                   check: bool = True) -> list[torch.Tensor]:
+    """Coordinates (one tensor of ``length`` per dim of ``mask``) of its first
+    ``length`` set positions in row-major order: a running count of the mask,
+    one-hot against ``0..length-1``. Asserts that the mask has ``length`` set
+    positions (or 1, when ``may_broadcast``)."""
+    flat = mask.reshape(-1)
+    count = flat.to(torch.int64).sum()
+    allowed = count == length
+    if may_broadcast:
+        allowed = allowed | (count == 1)
+    if check:
+        torch._assert_async(allowed, count_message(length))
+    rank = _cumsum(flat.to(torch.int64), 0) - 1
+    wanted = torch.arange(length, dtype=torch.int64, device=mask.device)
+    if may_broadcast:
+        wanted = torch.where(count == 1, 0, wanted)
+    hit = (rank.unsqueeze(0) == wanted.unsqueeze(1)) & flat.unsqueeze(0)
+    where = torch.arange(flat.numel(), dtype=torch.int64, device=mask.device)
+    position = torch.where(hit, where.unsqueeze(0), 0).sum(1)
+    return _unravel(position, list(mask.shape))
+
+
+def _slots(x_dim: int, x_shape, indices) -> list | None:
+    """Each dim of x: None (whole), ("int", t) or ("mask", mask, first dim);
+    None when the masks do not match x's dims (torch's own error)."""
+    slots, dim = [], 0
+    for t in indices:
+        if t is None:
+            slots.append(None)
+            dim += 1
+        elif t.dtype == torch.bool:
+            if t.dim() == 0 or list(t.shape) != list(x_shape[dim:dim + t.dim()]):
+                return None
+            slots.extend([("mask", t, dim)] * t.dim())
+            dim += t.dim()
+        else:
+            slots.append(("int", t))
+            dim += 1
+    if dim > x_dim:
+        return None
+    return slots + [None] * (x_dim - dim)
+
+
+def mixed_index(x: torch.Tensor, indices, result_shape: Sequence[int],
+                check: bool = True) -> torch.Tensor:
+    """``x[indices]`` with bool masks among the indices and a result of the
+    static ``result_shape`` (torch.export fixes the masks' count when the
+    result meets a tensor of known size): the integer gather of the masks'
+    set positions (:func:`_coordinates`, with its assert on the count)."""
+    indices = [t.to(torch.bool) if t is not None and t.dtype == torch.uint8 else t
+               for t in indices]
+    slots = _slots(x.dim(), x.shape, indices)
+    if slots is None:
+        raise ValueError("mask shapes do not match the indexed tensor")
+    ints = [t for t in indices if t is not None and t.dtype != torch.bool]
+    int_shape = list(torch.broadcast_shapes(*[t.shape for t in ints])) if ints else []
+    by_index = int_shape[-1] if int_shape else 1
+    return aten.index.Tensor(x, _coordinates(slots, read_length(x.dim(), x.shape, indices,
+                                                                result_shape),
+                                             by_index > 1, check))
+
+
+def read_length(x_dim: int, x_shape, indices, result_shape: Sequence[int]) -> int:
+    """The size a read's masks are paired with: the result's dim where their
+    count lands (torch's layout)."""
+    slots = _slots(x_dim, x_shape, indices)
+    ints = [t for t in indices if t is not None and t.dtype != torch.bool]
+    int_shape = list(torch.broadcast_shapes(*[t.shape for t in ints])) if ints else []
+    advanced = [d for d, s in enumerate(slots) if s is not None]
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    first = advanced[0] if adjacent else 0
+    return int(result_shape[first + max(len(int_shape), 1) - 1])
+
+
+def _all_positions_put(x, slots, indices, values, accumulate):
+    """The one mask's every position as coordinates (``P`` of them), each
+    write valid where the mask is set; the values are the same along the
+    mask's count (its dim is 1 or absent), so they broadcast over ``P``."""
+    mask = next(t for t in indices if t is not None and t.dtype == torch.bool)
+    n = mask.numel()
+    coords = _unravel(torch.arange(n, dtype=torch.int64, device=x.device), list(mask.shape))
+    new_indices, k = [], 0
+    for s in slots:
+        if s is None:
+            new_indices.append(None)
+        elif s[0] == "int":
+            new_indices.append(s[1])
+        else:
+            new_indices.append(coords[k])
+            k += 1
+    ints = [t for t in new_indices if t is not None]
+    valid = mask.reshape(-1).expand(torch.broadcast_shapes(*[t.shape for t in ints]))
+    return _int_put(x, _trim(new_indices), values, accumulate, valid)
+
+
+def _unravel(position: torch.Tensor, shape: list[int]) -> list[torch.Tensor]:
+    """Row-major coordinates of flat ``position`` in ``shape``."""
+    coords = []
+    for size in reversed(shape):
+        coords.append(torch.remainder(position, size))
+        position = torch.div(position, size, rounding_mode="floor")
+    return coords[::-1]
+
+
+def _trim(indices: list) -> list:
+    """Trailing whole dims dropped (as torch's own index lists end)."""
+    while indices and indices[-1] is None:
+        indices = indices[:-1]
+    return indices

@@ -177,11 +177,13 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     rewritten in place). ``reject_foreign_ops=False`` keeps ops outside the
     dialects Nova compiles (``tm_tensor.*``) in the text, for inspection."""
     from nova.frontend.complex_pairs import lower_complex
+    from nova.frontend.mask_reads import gather_static_mask_reads
     from nova.frontend.masked_lanes import densify_masked_lanes
     from nova.frontend.narrow_ints import widen_narrow_ints
     from nova.frontend.shape_asserts import lower_item_scalars
     from nova.frontend.zero_size import drop_zero_size, fold_zero_size
 
+    gather_static_mask_reads(exported.graph)
     lower_item_scalars(exported.graph)
     densify_masked_lanes(exported.graph)
     _reject_data_dependent_shapes(exported.graph)

@@ -57,7 +57,8 @@ _IN_RANGE = {
     aten.triu.default, operator.getitem, aten.bitwise_and.Tensor, aten.bitwise_or.Tensor,
     aten.bitwise_xor.Tensor, aten.bitwise_and.Scalar, aten.bitwise_or.Scalar,
     aten.bitwise_xor.Scalar, aten.max.dim, aten.min.dim, aten.sort.default,
-    aten.topk.default, aten.scatter.src, aten.index_put.default,
+    aten.topk.default, aten.scatter.src, aten.index_put.default, aten.split.Tensor,
+    aten.split_with_sizes.default, aten.unsafe_split.Tensor, aten.unbind.int,
 }
 
 

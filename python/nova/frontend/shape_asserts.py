@@ -221,8 +221,9 @@ def insert_asserts(module: Any, marked: dict[Node, int], locations: dict[int, An
 
     def visit(op):
         if op.name == "linalg.generic":
-            found = pattern.search(str(op.location))
-            if found:
+            # Two asserts of the same condition are one generic after
+            # torch-mlir's CSE, its location a fusion of both names.
+            for found in pattern.finditer(str(op.location)):
                 generics.append((op, int(found.group(1))))
         return ir.WalkResult.ADVANCE
 

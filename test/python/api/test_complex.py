@@ -52,6 +52,11 @@ CASES = {
             (torch.complex(X, Y),)),
     "identity": (lambda z: z.contiguous(), (torch.complex(X, Y),)),
     "empty_result": (lambda z: z[:0] * 2, (torch.complex(X, Y),)),
+    # Strides and offset count complex elements (of the input, and of a
+    # computed complex tensor): twice as long on the interleaved pairs.
+    "as_strided": (lambda z: (torch.as_strided(z, (3, 2), (1, 6), 2),
+                              torch.as_strided(z * 2j, (2, 2, 2), (12, 1, 5))),
+                   (torch.complex(X, Y),)),
     "complex_first_input": (lambda z, x: torch.view_as_real(z * x), (torch.complex(X, Y), X)),
     "complex_input": (lambda x, f: torch.view_as_real(
         torch.view_as_complex(x.reshape(2, 8, 4, 2)) * f).flatten(-2),

@@ -1,8 +1,9 @@
 """Boolean-mask and mixed index writes without data-dependent shapes
-(nova.frontend.masked_lanes and the index_put decompositions), against eager:
-``x[mask] = v``, ``x[mask] += y[mask]``, masks with integer indices, sums and
-means of masked reads; a packed ``x[mask]`` that leaves the program is still
-refused at the model's line."""
+(nova.frontend.masked_lanes, nova.frontend.mask_reads and the index_put
+decompositions), against eager: ``x[mask] = v``, ``x[mask] += y[mask]``, masks
+with integer indices of any length in any position, sums and means of masked
+reads; a packed ``x[mask]`` that leaves the program is still refused at the
+model's line."""
 
 from __future__ import annotations
 
@@ -128,12 +129,65 @@ def test_packed_mask_read_leaving_the_program_is_refused() -> None:
         nova.compile(_Fn(lambda x, m: x[m] * 2), X, MASK)
 
 
-@pytest.mark.parametrize("fn, args", [
-    (lambda x, m, i: _set(x, (i, m), 1.0), (X, COLUMNS, torch.tensor([1, 3, 0, 2]))),
-    (lambda x, m, i: x.index_put((m, i), torch.tensor(1.0)), (X, ROWS, torch.tensor([1, 2, 3]))),
-], ids=["x[i4,mask]=1", "index_put(mask,i3)"])
-def test_a_mask_paired_with_several_indices_is_refused(fn, args) -> None:
-    """torch pairs each element of the integer index with one set position of
-    the mask (their counts must match at run time): refused, never guessed."""
+# General mixed index writes (nova.frontend.decompose_indexing._mixed_put):
+# a mask paired element by element with an integer index or with values of
+# several elements (their count is asserted at run time), masks of several
+# dims among whole dims, and a mask of one set position broadcast.
+MIXED = {
+    "x[i4,mask]=1": (lambda x, m, i: _set(x, (i, m), 1.0),
+                     (X, COLUMNS, torch.tensor([1, 3, 0, 2]))),
+    "index_put(mask,i3)": (lambda x, m, i: x.index_put((m, i), torch.tensor(1.0)),
+                           (X, ROWS, torch.tensor([1, 2, 3]))),
+    "x[mask]=v": (lambda x, m, v: _set(x, m, v), (X, MASK, torch.arange(float(MASK.sum())))),
+    "x[mask]+=v": (lambda x, m, v: _add(x, m, v), (X, MASK, torch.arange(float(MASK.sum())))),
+    "x[mask,i3]=v3": (lambda x, m, i, v: _set(x, (m, i), v),
+                      (X, ROWS, torch.tensor([7, 0, 7]), torch.tensor([1.0, 2.0, 3.0]))),
+    "index_put(mask,i2,v2,accumulate) duplicates": (
+        lambda x, m, i, v: x.index_put((m, i), v, accumulate=True),
+        (X, torch.tensor([True, False, False, True]), torch.tensor([7, 7]),
+         torch.tensor([1.0, 2.0]))),
+    "t[i4,:,mask]=v": (lambda t, m, i, v: _set(t, (i, slice(None), m), v),
+                       (T, COLUMNS, torch.tensor([2, 0, 1, 1]), _randn(4, 4, seed=3))),
+    "t[:,mask2d]=v": (lambda t, m, v: _set(t, (slice(None), m), v),
+                      (T, T[0] > 0.5, _randn(3, int((T[0] > 0.5).sum()), seed=4))),
+    "t[mask,:,i21]+=1": (lambda t, m, i: x_put(t, (m, None, i), 1.0),
+                         (T, torch.tensor([True, False, True]), torch.tensor([[1], [5]]))),
+    "one set position broadcast": (lambda x, m, i: _set(x, (m, i), 9.0),
+                                   (X, torch.tensor([False, False, True, False]),
+                                    torch.tensor([1, 2, 3]))),
+    "int64 x[mask,i3]+=v3": (lambda x, m, i, v: x.index_put((m, i), v, accumulate=True),
+                             (torch.arange(32).reshape(4, 8), ROWS, torch.tensor([1, 1, 6]),
+                              torch.tensor([5, 6, 7]))),
+}
+
+
+def x_put(t, index, value):
+    """``index_put`` with whole dims (``None``), which only the ATen op takes."""
+    return torch.ops.aten.index_put(t, list(index), torch.tensor(value), True)
+
+
+@pytest.mark.parametrize("name", list(MIXED))
+def test_mixed_index_writes_match_eager(name: str) -> None:
+    fn, args = MIXED[name]
+    out = nova.compile(_Fn(fn), *args)(*args)
+    torch.testing.assert_close(out, _Fn(fn)(*args), rtol=1e-4, atol=1e-5)
+
+
+def test_mask_count_other_than_compiled_is_an_assert() -> None:
+    """The values' length fixes the mask's count at compile time; another
+    count at run time fails the program's assert (torch: shape mismatch)."""
+    from nova.sim.errors import AssertionFailedError
+
+    x, values = X[0], torch.arange(4.0)
+    program = nova.compile(_Fn(lambda x, m, v: _set(x, m, v)), x, COLUMNS, values)
+    torch.testing.assert_close(program(x, COLUMNS, values), _set(x.clone(), COLUMNS, values))
+    with pytest.raises(AssertionFailedError, match="set elements other than the 4"):
+        program(x, ~COLUMNS & (torch.arange(8) < 2), values)
+
+
+def test_read_modify_write_pairing_a_mask_with_several_indices_is_refused() -> None:
+    """``t[mask, :, i] += 1`` reads a packed ``t[mask, :, i]`` of a count known
+    only at run time and pairs it with ``i``'s elements: refused, never guessed."""
     with pytest.raises(nova.NovaError, match="pairing a boolean mask"):
-        nova.compile(_Fn(fn), *args)
+        nova.compile(_Fn(lambda t, m, i: _add(t, (m, slice(None), i), 1.0)),
+                     T, torch.tensor([True, False, True]), torch.tensor([[1], [5]]))

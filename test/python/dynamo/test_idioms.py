@@ -1,9 +1,12 @@
 """Real-code idioms through torch.compile(backend="nova") in inference: uint8 /
 int16 with torch's wrap-around (nova.frontend.narrow_ints), masked fills and
 runtime asserts (nova.frontend.shape_asserts) run on Nova, with no op left in
-eager. (``x[mask] += v`` is not here: Dynamo breaks the graph at the
-data-dependent ``nonzero`` by default, so the mask and the write reach Nova
-in different graphs.)"""
+eager. Masked writes: by default Dynamo breaks the graph at the data-dependent
+``x[mask]`` (its ``nonzero``), runs the reads in eager between graphs, and the
+write reaches Nova as ``index_put`` with values of the count the mask had
+(nova.frontend.decompose_indexing, with a runtime assert on that count);
+with ``capture_dynamic_output_shape_ops`` the whole write is one graph
+(nova.frontend.masked_lanes)."""
 
 from __future__ import annotations
 
@@ -63,3 +66,74 @@ def test_assert_async_fails_with_its_message() -> None:
     _assert_no_eager()
     with pytest.raises(AssertionFailedError, match="the sum must be positive"):
         compiled(-X.abs())
+
+
+def _zero_where_positive(x):
+    x = x.clone()
+    x[x > 0.5] = 0
+    return x
+
+
+def _add_masked(x, y):
+    x = x.clone()
+    x[x > 0] += y[x > 0]
+    return x
+
+
+def _fill_logits(logits, mask):
+    logits = logits.clone()
+    logits.masked_fill_(mask, float("-inf"))
+    return logits
+
+
+MASKED = {
+    "x[mask]=0": (_zero_where_positive, (X,)),
+    "x[mask]+=y[mask]": (_add_masked, (X, torch.randn(4, 8, generator=_G))),
+    "masked_fill_(mask,-inf)": (_fill_logits, (X, torch.rand(4, 8, generator=_G) > 0.5)),
+}
+
+
+@pytest.mark.parametrize("capture", [False, True], ids=["graph_break", "one_graph"])
+@pytest.mark.parametrize("name", list(MASKED))
+def test_masked_writes_run_on_nova_like_eager(name: str, capture: bool) -> None:
+    fn, args = MASKED[name]
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=capture):
+        out = torch.compile(fn, backend="nova")(*args)
+    torch.testing.assert_close(out, fn(*args), rtol=0, atol=0)
+    _assert_no_eager()
+    assert any(r.compiles for r in nova.dynamo.report())
+
+
+class _NarrowModel(torch.nn.Module):
+    """uint8 / int16 inputs, a wrapping conversion, and a uint8 tensor the
+    backward reads (the gradient of ``y * codes``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, image, codes):
+        x = image.float() / 255 + (codes.to(torch.int16) * 300).float() / 1000
+        wrapped = (x * 100).to(torch.uint8)
+        return (self.fc(x + wrapped.float() / 100).relu() * codes[:, :4]).sum()
+
+
+def test_narrow_ints_train_on_nova_like_eager() -> None:
+    """Training graphs carry uint8 / int16 in int32 on Nova (the call converts
+    at the boundary): no op in eager, the loss and every gradient as eager's."""
+    import copy
+
+    torch.manual_seed(0)
+    model = _NarrowModel()
+    reference = copy.deepcopy(model)
+    image = torch.randint(0, 256, (4, 8), dtype=torch.uint8, generator=_G)
+    codes = torch.randint(0, 256, (4, 8), dtype=torch.uint8, generator=_G)
+    loss = torch.compile(model, backend="nova")(image, codes)
+    loss.backward()
+    expected = reference(image, codes)
+    expected.backward()
+    torch.testing.assert_close(loss, expected, rtol=1e-4, atol=1e-5)
+    for (name, got), (_, want) in zip(model.named_parameters(), reference.named_parameters()):
+        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5, msg=name)
+    _assert_no_eager()
+    assert {r.kind for r in nova.dynamo.report()} == {"forward", "backward"}
