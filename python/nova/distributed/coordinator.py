@@ -3,7 +3,7 @@
 Every rank appends to one log in the job's c10d store what it does that touches the
 interconnect: its arrival at a collective or at either end of a point-to-point transfer
 and its clock there ("A"), a wait for one's end ("B"), its exit ("X"), and its
-host-side collectives (on CPU tensors: "H", a synchronisation at no
+host-side collectives (on CPU tensors: an "A" of kind "host", a synchronisation at no
 simulated cost). Every rank reads the same log and runs the same conservative discrete-event
 simulation of the system's collectives in the machine's flow model
 (:class:`nova.sim.collective_time.CollectiveSim`): a collective starts when its last
