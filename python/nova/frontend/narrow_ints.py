@@ -23,6 +23,14 @@ narrow type's range (uint8 in [0, 255], int16 in [-32768, 32767]):
 Inputs, results and state of these dtypes cross the boundary as int32: the
 binding converts the caller's tensors on the way in and out
 (:mod:`nova.runtime.binding`, ``host_dtype``).
+
+int8 has a tile type and stays int8 in memory, but torch-mlir's lowering of
+several int8 ops crashes the process (``x * 3``, ``x - 1``, ``x // 3``,
+``x % 3`` and ``x.max()`` reach an unimplemented scalar conversion, then a
+null dereference). So each op computing an int8 result, other than those that
+only move or pick values, reads its int8 operands converted to int32, wraps
+its int32 result (``((x + 128) & 255) - 128``, torch's int8 wrap-around) and
+converts it back to int8 (:func:`compute_int8_in_int32`).
 """
 
 from __future__ import annotations
@@ -62,6 +70,21 @@ _IN_RANGE = {
 }
 
 
+#: Ops that only move or pick int8 values, which torch-mlir lowers for int8.
+_INT8_MOVES = {
+    aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.slice.Tensor,
+    aten.select.int, aten.permute.default, aten.transpose.int, aten.t.default,
+    aten.expand.default, aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims,
+    aten.squeeze.default, aten.clone.default, aten.alias.default, aten.cat.default,
+    aten.stack.default, aten.flip.default, aten.where.self, operator.getitem,
+    aten.split.Tensor, aten.split_with_sizes.default, aten.unsafe_split.Tensor,
+    aten.unbind.int, aten.diagonal.default, aten.index.Tensor, aten.index_select.default,
+    aten.gather.default, aten.copy.default, aten.fill.Scalar, aten.full.default,
+    aten.full_like.default, aten.zeros_like.default, aten.empty_like.default,
+    prims.convert_element_type.default, aten._to_copy.default,
+}
+
+
 def _narrow(value) -> torch.dtype | None:
     if isinstance(value, torch.Tensor) and value.dtype in _NARROW:
         return value.dtype
@@ -77,9 +100,15 @@ def _narrow_of(node: Node) -> list[torch.dtype | None]:
 def widen_narrow_ints(graph: Graph) -> None:
     """Rewrites ``graph`` in place (see the module docstring). Placeholders and
     returned values that were narrow carry :data:`HOST_DTYPE` metadata naming
-    the caller's dtype."""
-    if not any(any(_narrow_of(n)) for n in graph.nodes):
-        return
+    the caller's dtype. Then int8 ops run as :func:`compute_int8_in_int32`
+    says."""
+    if any(any(_narrow_of(n)) for n in graph.nodes):
+        _widen(graph)
+    compute_int8_in_int32(graph)
+    graph.lint()
+
+
+def _widen(graph: Graph) -> None:
     widened: set[Node] = set()
     for node in list(graph.nodes):
         if node.op == "placeholder" and any(_narrow_of(node)):
@@ -94,6 +123,73 @@ def widen_narrow_ints(graph: Graph) -> None:
         elif node.op == "output":
             _mark_results(graph, node)
     graph.lint()
+
+
+def compute_int8_in_int32(graph: Graph) -> None:
+    """Rewrites ``graph`` in place: every op with an int8 result that reads an
+    int8 tensor and is not in :data:`_INT8_MOVES` runs on int32 copies of its
+    int8 operands; its int32 result is wrapped into int8's range (unless the op
+    keeps values in range) and converted back, so every other node sees the
+    int8 value torch computes."""
+    for node in list(graph.nodes):
+        if (node.op != "call_function" or node.target in _INT8_MOVES
+                or not any(_is_int8(a) for a in node.all_input_nodes)):
+            continue
+        results = _int8_results(node)
+        if not any(results):
+            continue
+        emit, made = Emitter(graph, node), []
+
+        def widen(a):  # int8 operands and a ``dtype=torch.int8`` become int32
+            if _is_int8(a):
+                made.append(_as_int32(emit, a))
+                return made[-1]
+            return torch.int32 if a == torch.int8 else a
+
+        args, kwargs = node.args, dict(node.kwargs)
+        node.args = torch.fx.node.map_aggregate(args, widen)
+        node.kwargs = torch.fx.node.map_aggregate(kwargs, widen)
+        try:
+            set_val(node, node.target(*node_vals(node.args), **node_vals(dict(node.kwargs))))
+        except Exception:  # noqa: BLE001 - the op has no int32 form: leave it int8
+            node.args, node.kwargs = args, kwargs
+            for conversion in made:
+                graph.erase_node(conversion)
+            continue
+        if len(results) == 1:
+            _back_to_int8(graph, node, node)
+            continue
+        for user in list(node.users):  # a tuple: its int8 parts, each through getitem
+            if user.target is operator.getitem and results[user.args[1]]:
+                set_val(user, node.meta["val"][user.args[1]])
+                _back_to_int8(graph, user, node)
+
+
+def _is_int8(value) -> bool:
+    return (isinstance(value, Node)
+            and getattr(value.meta.get("val"), "dtype", None) == torch.int8)
+
+
+def _int8_results(node: Node) -> list[bool]:
+    val = node.meta.get("val")
+    vals = val if isinstance(val, (list, tuple)) else [val]
+    return [getattr(v, "dtype", None) == torch.int8 for v in vals]
+
+
+def _as_int32(emit: Emitter, value: Node) -> Node:
+    return emit(prims.convert_element_type.default, value, torch.int32)
+
+
+def _back_to_int8(graph: Graph, node: Node, op: Node) -> None:
+    """Every user of ``node`` (an int32 value that torch computed as int8)
+    reads it wrapped into int8's range and converted to int8."""
+    emit = Emitter(graph, node.next, location=op)
+    value = node
+    if op.target not in _IN_RANGE:
+        value = emit(aten.sub.Tensor,
+                     emit(aten.bitwise_and.Scalar, emit(aten.add.Tensor, node, 128), 255), 128)
+    narrowed = emit(prims.convert_element_type.default, value, torch.int8)
+    node.replace_all_uses_with(narrowed, delete_user_cb=lambda user: not _feeds(user, narrowed))
 
 
 def _names_narrow_dtype(node: Node) -> bool:
