@@ -279,15 +279,11 @@ class AotGraph(NovaGraph):
         """A piece of an aot_autograd graph, imported as the graph itself is."""
         from nova.compiler.build import build_program
         from nova.compiler.options import TargetOptions
-        from nova.frontend.export import import_fx_graph
-
-        mlir, _ = import_fx_graph(gm.graph, func_name="forward")
+        mlir = _import(gm.graph, narrow=False)
         build_program(mlir, TargetOptions(name=self.options.target, chips=self.options.chips),
                       double_buffer=self.options.double_buffer)
 
     def _compile(self, args: Sequence[Any], cache: ProgramCache) -> Any:
-        from nova.frontend.export import import_fx_graph
-        from nova.frontend.shape_asserts import lowered_copy
 
         if self.options.parallel:
             raise NovaTrainingGraphError(
@@ -305,18 +301,27 @@ class AotGraph(NovaGraph):
         saved = output.args
         output.args = (tuple(layout.returned[i] for i in layout.kept),)
         try:
-            # Runtime asserts (torch._assert_async) are checked on the chip.
-            lowered = lowered_copy(graph)
-            if self.narrow_forced:
-                from nova.frontend.narrow_ints import widen_narrow_ints
-
-                lowered = copy_graph(lowered) if lowered is graph else lowered
-                widen_narrow_ints(lowered)
-            mlir, _ = import_fx_graph(lowered, func_name="forward")
+            mlir = _import(graph, narrow=bool(self.narrow_forced))
         finally:
             output.args = saved
         cache.imports += 1
         return self._build(mlir, cache)
+
+
+def _import(graph: torch.fx.Graph, narrow: bool) -> str:
+    """A copy of ``graph`` (the graph itself still runs in eager if the compile
+    fails) with every compile path's idiom rewrites (:mod:`nova.frontend.idioms`),
+    uint8 / int16 carried in int32 if ``narrow``, imported by torch-mlir."""
+    from nova.frontend.export import import_fx_graph
+    from nova.frontend.idioms import rewrite_idioms
+
+    lowered = copy_graph(graph)
+    rewrite_idioms(lowered)
+    if narrow:
+        from nova.frontend.narrow_ints import widen_narrow_ints
+
+        widen_narrow_ints(lowered)
+    return import_fx_graph(lowered, func_name="forward")[0]
 
 
 @dataclass(frozen=True)

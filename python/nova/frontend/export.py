@@ -177,16 +177,11 @@ def import_exported(exported: torch.export.ExportedProgram, *, func_name: str = 
     rewritten in place). ``reject_foreign_ops=False`` keeps ops outside the
     dialects Nova compiles (``tm_tensor.*``) in the text, for inspection."""
     from nova.frontend.complex_pairs import lower_complex
-    from nova.frontend.mask_reads import gather_static_mask_reads
-    from nova.frontend.masked_lanes import densify_masked_lanes
+    from nova.frontend.idioms import rewrite_idioms
     from nova.frontend.narrow_ints import widen_narrow_ints
-    from nova.frontend.shape_asserts import lower_item_scalars
     from nova.frontend.zero_size import drop_zero_size, fold_zero_size
 
-    gather_static_mask_reads(exported.graph)
-    lower_item_scalars(exported.graph)
-    densify_masked_lanes(exported.graph)
-    _reject_data_dependent_shapes(exported.graph)
+    rewrite_idioms(exported.graph)
     lower_complex(exported.graph)
     widen_narrow_ints(exported.graph)
     has_empty = fold_zero_size(exported.graph)
@@ -252,25 +247,6 @@ def _reject_unsigned(graph: torch.fx.Graph) -> None:
                 f"{node.target} producing a {dtype} tensor "
                 f"(of the unsigned integers only uint8 is supported; use int32/int64)",
                 frame_of_node(node))
-
-
-def _reject_data_dependent_shapes(graph: torch.fx.Graph) -> None:
-    """A tensor whose shape depends on values (``nonzero``, ``argwhere``,
-    ``bincount``, ``x[mask]``): torch.export gives it an unbacked size, and a
-    Nova program has static shapes; said at the model's line."""
-    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
-
-    from nova.frontend.errors import NovaDataDependentError
-
-    for node in graph.nodes:
-        val = node.meta.get("val")
-        vals = val if isinstance(val, (list, tuple)) else [val]
-        for v in vals:
-            if isinstance(v, torch.Tensor) and free_unbacked_symbols(v.shape):
-                raise NovaDataDependentError(
-                    f"{node.target} makes a tensor of shape {list(v.shape)}, which depends on "
-                    f"the input's values; a Nova program has static shapes (keep a mask, or "
-                    f"a result of fixed size, instead)", frame_of_node(node))
 
 
 def _reject_random(graph: torch.fx.Graph) -> None:

@@ -30,7 +30,8 @@ several int8 ops crashes the process (``x * 3``, ``x - 1``, ``x // 3``,
 null dereference). So each op computing an int8 result, other than those that
 only move or pick values, reads its int8 operands converted to int32, wraps
 its int32 result (``((x + 128) & 255) - 128``, torch's int8 wrap-around) and
-converts it back to int8 (:func:`compute_int8_in_int32`).
+converts it back to int8 (:func:`compute_int8_in_int32`, one of every compile
+path's :mod:`nova.frontend.idioms`).
 """
 
 from __future__ import annotations
@@ -100,15 +101,9 @@ def _narrow_of(node: Node) -> list[torch.dtype | None]:
 def widen_narrow_ints(graph: Graph) -> None:
     """Rewrites ``graph`` in place (see the module docstring). Placeholders and
     returned values that were narrow carry :data:`HOST_DTYPE` metadata naming
-    the caller's dtype. Then int8 ops run as :func:`compute_int8_in_int32`
-    says."""
-    if any(any(_narrow_of(n)) for n in graph.nodes):
-        _widen(graph)
-    compute_int8_in_int32(graph)
-    graph.lint()
-
-
-def _widen(graph: Graph) -> None:
+    the caller's dtype."""
+    if not any(any(_narrow_of(n)) for n in graph.nodes):
+        return
     widened: set[Node] = set()
     for node in list(graph.nodes):
         if node.op == "placeholder" and any(_narrow_of(node)):

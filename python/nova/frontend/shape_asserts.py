@@ -150,21 +150,6 @@ def lower_item_scalars(graph: Graph) -> None:
     graph.lint()
 
 
-def lowered_copy(graph: Graph) -> Graph:
-    """``graph`` itself if it holds no ``.item()`` scalar and no runtime assert;
-    else a copy rewritten by :func:`lower_item_scalars` (for a caller that
-    still runs ``graph`` as it is, in eager, when the compile fails)."""
-    if not any(n.op == "call_function" and (
-            n.target is aten._local_scalar_dense.default or n.target in _ASYNC
-            or n.target is aten._assert_scalar.default) for n in graph.nodes):
-        return graph
-    copy = Graph()
-    values: dict[Node, Node] = {}
-    copy.output(copy.graph_copy(graph, values))
-    lower_item_scalars(copy)
-    return copy
-
-
 def _message(node: Node) -> str:
     """An assert node's message (torch.export writes the expression it checks
     into ``_assert_scalar``'s; ``torch._assert_async`` without one gets a

@@ -353,17 +353,13 @@ def _drop_unused_placeholder(module: torch.fx.GraphModule, index: int) -> bool:
 
 
 def _idioms(module: torch.fx.GraphModule) -> None:
-    """The inference frontend's rewrites of real-code idioms, on the step's
-    graph (forward, backward and update): ``.item()`` scalars and runtime
-    asserts (:mod:`nova.frontend.shape_asserts`), boolean-mask reads and
-    writes at full shape (:mod:`nova.frontend.masked_lanes`) and uint8 / int16
+    """Every compile path's rewrites of real-code idioms (:mod:`nova.frontend.idioms`)
+    on the step's graph (forward, backward and update), and uint8 / int16
     carried in int32 (:mod:`nova.frontend.narrow_ints`)."""
-    from nova.frontend.masked_lanes import densify_masked_lanes
+    from nova.frontend.idioms import rewrite_idioms
     from nova.frontend.narrow_ints import widen_narrow_ints
-    from nova.frontend.shape_asserts import lower_item_scalars
 
-    lower_item_scalars(module.graph)
-    densify_masked_lanes(module.graph)
+    rewrite_idioms(module.graph)
     widen_narrow_ints(module.graph)
     module.recompile()
 
