@@ -80,9 +80,16 @@ def test_bf16_autocast_step_matches_eager_autocast(tmp_path):
     expected.float().backward()
     torch.testing.assert_close(loss, expected.detach().float(), rtol=1e-2, atol=0)
     grads = step.grads()
+    # The key bias's gradient is zero in exact arithmetic (a softmax does not
+    # see one shift of every key): both sides are rounding noise, compared
+    # against the gradients' scale instead of its own norm.
+    scale = max(value.grad.norm() for value in reference.parameters())
     for name, value in reference.named_parameters():
-        drift = (grads[name] - value.grad).norm() / value.grad.norm()
-        assert drift < 2e-2, (name, float(drift))
+        error = (grads[name] - value.grad).norm()
+        if name.endswith("attn.k.bias"):
+            assert error < 1e-3 * scale, (name, float(error), float(scale))
+        else:
+            assert error < 2e-2 * value.grad.norm(), (name, float(error / value.grad.norm()))
     assert not re.search(r"vtranspose .* perm \[0, 2, 1, 3\]", _isa(tmp_path))
 
 
