@@ -51,6 +51,11 @@ Value rootOf(Value v) {
 bool mayTouch(Operation *op, Value root, bool reads) {
   if (isMemoryEffectFree(op) && op->getNumRegions() == 0)
     return false;
+  // A wait only completes DMAs; what they read and write is their
+  // nova.dma_start's, gather's or collective's effect, counted there. (The
+  // bias a matmul epilogue loads sits between the drain copy and its reader.)
+  if (isa<WaitOp>(op))
+    return false;
   if (op->getNumRegions() != 0) {
     WalkResult r = op->walk([&](Operation *inner) {
       if (inner != op && mayTouch(inner, root, reads))

@@ -136,3 +136,57 @@ func.func @in_place_update(%x: !s, %y: !s) {
   nova.elementwise <copy> ins(%e : !s) outs(%y : !s)
   return
 }
+
+// -----
+
+!a = memref<64x128xbf16, #nova.memory_space<sram>>
+!b = memref<128x128xbf16, #nova.memory_space<sram>>
+!acc = memref<64x128xf32, #nova.memory_space<acc>>
+!t = memref<64x128xf32, #nova.memory_space<sram>>
+!tb = memref<64x128xbf16, #nova.memory_space<sram>>
+!row = memref<1x128xf32, #nova.memory_space<sram>>
+!hrow = memref<1x128xf32, #nova.memory_space<hbm>>
+
+// The bias is loaded between the drain and the add (as convert-linalg-to-nova
+// stages it): its DMA and wait do not touch the accumulator, so the add
+// still reads it directly; the rounding copy to bf16 stays.
+// CHECK-LABEL: func.func @matmul_bias_loaded_between
+// CHECK: %[[ACC:.*]] = memref.alloc() : memref<64x128xf32, #nova.memory_space<acc>>
+// CHECK: nova.matmul
+// CHECK-NOT: <copy>
+// CHECK: nova.wait
+// CHECK: nova.elementwise <add> ins(%[[ACC]], %{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>, memref<1x128xf32, #nova.memory_space<sram>>) outs(%[[S:.*]] : memref<64x128xf32, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <copy> ins(%[[S]] : memref<64x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xbf16, #nova.memory_space<sram>>)
+func.func @matmul_bias_loaded_between(%a: !a, %b: !b, %hbias: !hrow, %y: !tb) {
+  %acc = memref.alloc() : !acc
+  nova.matmul ins(%a, %b : !a, !b) outs(%acc : !acc)
+  %d = memref.alloc() : !t
+  nova.elementwise <copy> ins(%acc : !acc) outs(%d : !t)
+  %bias = memref.alloc() : !row
+  %tok = nova.dma_start %hbias, %bias : !hrow -> !row
+  nova.wait %tok
+  %s = memref.alloc() : !t
+  nova.elementwise <add> ins(%d, %bias : !t, !row) outs(%s : !t)
+  nova.elementwise <copy> ins(%s : !t) outs(%y : !tb)
+  return
+}
+
+// -----
+
+!t = memref<64x128xf32, #nova.memory_space<sram>>
+!h = memref<64x128xf32, #nova.memory_space<hbm>>
+
+// A DMA into the copy's source between the copy and its reader (completed by
+// the wait): the reader must still read the copy.
+// CHECK-LABEL: func.func @negative_source_loaded_between
+// CHECK: nova.elementwise <copy> ins(%[[X:.*]] : {{.*}}) outs(%[[D:.*]] : {{.*}})
+// CHECK: nova.dma_start %{{.*}}, %[[X]]
+// CHECK: nova.elementwise <exp> ins(%[[D]] :
+func.func @negative_source_loaded_between(%x: !t, %in: !h, %y: !t) {
+  %d = memref.alloc() : !t
+  nova.elementwise <copy> ins(%x : !t) outs(%d : !t)
+  %tok = nova.dma_start %in, %x : !h -> !t
+  nova.wait %tok
+  nova.elementwise <exp> ins(%d : !t) outs(%y : !t)
+  return
+}

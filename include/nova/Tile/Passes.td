@@ -221,7 +221,8 @@ def NovaForwardCopies : Pass<"nova-forward-copies", "::mlir::func::FuncOp"> {
     * forward: `copy %src -> %tmp`, `%tmp` a fresh tile that nothing else
       writes and only vector ops read: the readers read `%src` (SRAM or the
       accumulator, which the vector unit reads) when nothing writes `%src`
-      before the last of them;
+      before the last of them (a `nova.wait` writes nothing: the DMAs it
+      completes declare their effects on their `nova.dma_start`);
     * backward: `P(...) -> %tmp; copy %tmp -> %dst`, `%tmp` a fresh tile only
       `P` writes and only the copy reads: `P` writes `%dst` directly when
       nothing between them touches `%dst` and `P` reads no other view of it.

@@ -45,12 +45,49 @@ struct FillToNova : public OpRewritePattern<linalg::FillOp> {
 
 struct TransposeToNova : public OpRewritePattern<linalg::TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
+
+  /// Bytes of the HBM access granule on every shipped target
+  /// (timing.hbm_burst_bytes, docs/isa.md 2.2): a DMA run at least this long
+  /// costs no bandwidth beyond its bytes.
+  static constexpr int64_t kHbmBurstBytes = 64;
+
+  /// A permutation that keeps the innermost dimension in place moves whole
+  /// rows: one DMA from a permuted view of the input in HBM (rows of at least
+  /// one burst cost nothing extra) into the output replaces staging the
+  /// input plus a vector-unit transpose (the head split of attention's q, k
+  /// and v). Fails, creating nothing, for any other transpose.
+  static LogicalResult rowsByDma(linalg::TransposeOp op,
+                                 PatternRewriter &rewriter) {
+    Value input = op.getInput(), init = op.getInit();
+    auto inType = cast<MemRefType>(input.getType());
+    ArrayRef<int64_t> perm = op.getPermutation();
+    int64_t rank = inType.getRank();
+    if (rank < 2 || perm.back() != rank - 1 || staging::isOnChip(input) ||
+        getMemorySpace(cast<MemRefType>(init.getType())) == MemorySpace::ACC)
+      return failure();
+    int64_t elementBytes =
+        std::max<int64_t>(1, inType.getElementTypeBitWidth() / 8);
+    if (inType.getShape().back() * elementBytes < kHbmBurstBytes)
+      return failure();
+    Location loc = op.getLoc();
+    Value view = memref::TransposeOp::create(
+        rewriter, loc, input,
+        AffineMapAttr::get(
+            AffineMap::getPermutationMap(perm, rewriter.getContext())));
+    // HBM to HBM directly, or into the on-chip output.
+    staging::copy(rewriter, loc, view, init);
+    return success();
+  }
   LogicalResult matchAndRewrite(linalg::TransposeOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureBufferSemantics())
       return failure();
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
+    if (succeeded(rowsByDma(op, rewriter))) {
+      rewriter.eraseOp(op);
+      return success();
+    }
     Value in = staging::stageIn(rewriter, loc, op.getInput());
     staging::StagedOutput out =
         staging::stageOut(rewriter, loc, op.getInit(), /*load=*/false);
