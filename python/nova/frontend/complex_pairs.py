@@ -196,8 +196,10 @@ def _lower(emit: _Emitter, node: Node, parts: dict) -> Any:
         return _DROP
     if target is aten.view_as_complex.default:
         return emit(aten.select.int, args[0], -1, 0), emit(aten.select.int, args[0], -1, 1)
-    if target is aten.complex.default:
-        return args[0], args[1]
+    if target is aten.complex.default:  # torch broadcasts the parts to one shape
+        shape = list(node.meta["val"].shape)
+        return tuple(part if list(part.meta["val"].shape) == shape
+                     else emit(aten.expand.default, part, shape) for part in args[:2])
     if target is aten.polar.default:
         magnitude, angle = args
         return (emit(aten.mul.Tensor, magnitude, emit(aten.cos.default, angle)),

@@ -35,6 +35,9 @@ CASES = {
     "div": (lambda a, b: torch.view_as_real(torch.complex(a, b) / torch.complex(b, a + 3)),
             (X, Y)),
     "complex_result": (lambda a, b: torch.complex(a, b) * (2 - 1j) + 1, (X, Y)),
+    # torch.complex broadcasts its parts (OpInfo samples [5] with [], [5, 1] with [5]).
+    "complex_broadcasts": (lambda a, b: (torch.complex(a, b[0, 0]), torch.complex(a[:, :1], b[0])),
+                           (X, Y)),
     "conj_sum": (lambda a, b: torch.view_as_real(torch.complex(a, b).conj().sum(0)), (X, Y)),
     "matmul": (lambda a, b: torch.view_as_real(torch.complex(a, b) @ torch.complex(b, a).T),
                (X, Y)),
