@@ -48,6 +48,7 @@ from nova.frontend.dropout import RandomStream, random_stream
 from nova.frontend.errors import NovaExportError
 from nova.frontend.export import import_fx_graph
 from nova.frontend.recompute import Recompute, recomputation
+from nova.frontend.trace_locations import backward_locations, tag_backward, traced_at
 
 #: ``update(params, grads, slots, hypers) -> (new_params, new_slots)``: one
 #: parameter group's update as tensor ops. ``slots[s][i]`` is slot ``s`` of
@@ -188,20 +189,15 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
             # as autocast's loss.float() would.
             losses = [l.float() for l in losses]
             loss = losses[0] if k == 1 else sum(losses[1:], losses[0]) / k
+            tag_backward([loss])
             grads = list(torch.autograd.grad(loss, params, allow_unused=True))
         if unused is not None:
             unused.extend(name for name, g in zip(layout.trainable, grads) if g is None)
         params = [p.detach() for p in params]
         grad_norm = None
         if layout.clip:
-            # torch.nn.utils.clip_grad_norm_: the 2-norm of all gradients
-            # together, scaled down (never up) to max_norm.
-            squares = [(g * g).sum() for g in grads if g is not None]
-            if not squares:
-                raise ValueError("max_grad_norm: no parameter has a gradient")
-            grad_norm = torch.sqrt(sum(squares[1:], squares[0]))
-            scale = torch.clamp(max_norm / (grad_norm + 1e-6), max=1.0)
-            grads = [g * scale if g is not None else None for g in grads]
+            with traced_at(clip_grad_norm):
+                grads, grad_norm = clip_grad_norm(grads, max_norm)
 
         new_params = list(params)
         new_slots = [list(slot_values[s * n_train:(s + 1) * n_train])
@@ -213,9 +209,10 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
             hypers = dict(zip(layout.hypers,
                               hyper_values[g_index * len(layout.hypers):
                                            (g_index + 1) * len(layout.hypers)]))
-            updated, updated_slots = update(
-                [params[i] for i in used], [grads[i] for i in used],
-                [[new_slots[s][i] for i in used] for s in range(len(layout.slots))], hypers)
+            with traced_at(update):
+                updated, updated_slots = update(
+                    [params[i] for i in used], [grads[i] for i in used],
+                    [[new_slots[s][i] for i in used] for s in range(len(layout.slots))], hypers)
             for j, i in enumerate(used):
                 new_params[i] = updated[j]
                 for s in range(len(layout.slots)):
@@ -229,6 +226,18 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
         return tuple(results)
 
     return step
+
+
+def clip_grad_norm(grads: list[torch.Tensor | None], max_norm: torch.Tensor
+                   ) -> tuple[list[torch.Tensor | None], torch.Tensor]:
+    """torch.nn.utils.clip_grad_norm_: the 2-norm of all gradients together,
+    and the gradients scaled down (never up) to ``max_norm``."""
+    squares = [(g * g).sum() for g in grads if g is not None]
+    if not squares:
+        raise ValueError("max_grad_norm: no parameter has a gradient")
+    grad_norm = torch.sqrt(sum(squares[1:], squares[0]))
+    scale = torch.clamp(max_norm / (grad_norm + 1e-6), max=1.0)
+    return [g * scale if g is not None else None for g in grads], grad_norm
 
 
 def tied_state(model: torch.nn.Module, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -481,20 +490,28 @@ _FAKE = dict(tracing_mode="fake", _allow_non_fake_inputs=True)
 
 
 def _trace(fn: Callable, args: Sequence[torch.Tensor], table: dict) -> torch.fx.GraphModule:
+    import torch.fx.traceback as fx_traceback
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    # Stack traces give the forward's ops their model lines (report.profile).
-    module = make_fx(fn, decomposition_table=table, **_FAKE,
-                     record_stack_traces=True)(*args)
+    # Stack traces give the forward's ops their model lines (report.profile),
+    # and the backward's ops their forward op's (nova.frontend.trace_locations).
+    with fx_traceback.preserve_node_meta():
+        module = make_fx(fn, decomposition_table=table, **_FAKE,
+                         record_stack_traces=True)(*args)
+    backward_locations(module.graph)
     if _mutates(module.graph):
         # Hugging Face models write into index tensors. autograd inside
         # torch.func.functionalize is not supported, and prims ops (from the
         # table) cannot be functionalized: the joint graph is traced in ATen
         # ops, then again functionalized and decomposed.
-        joint = make_fx(fn, **_FAKE)(*args)
-        module = make_fx(torch.func.functionalize(joint, remove="mutations"),
-                         decomposition_table=table, **_FAKE,
-                         record_stack_traces=True)(*args)
+        # The interpreter hands each op's stack trace to the second trace.
+        with fx_traceback.preserve_node_meta():
+            joint = make_fx(fn, **_FAKE, record_stack_traces=True)(*args)
+            backward_locations(joint.graph)
+            module = make_fx(torch.func.functionalize(torch.fx.Interpreter(joint).run,
+                                                      remove="mutations"),
+                             decomposition_table=table, **_FAKE,
+                             record_stack_traces=True)(*args)
     return module
 
 

@@ -1,0 +1,75 @@
+"""Source lines for the ops of a traced training step that have no frame of
+the model's code: make_fx records each op's Python stack, but the backward's
+ops run inside autograd's engine and the clipping and optimizer's ops inside
+Nova, so their recorded traces are empty and the report would charge their
+time to whatever line came before them.
+
+- A backward op gets the stack trace of the forward op whose gradient it
+  computes: torch's own mechanism (aot_autograd's stack-trace preservation
+  hooks) tags each op traced inside an autograd node's backward with that
+  node's sequence number, which its forward op carries too.
+- Ops traced inside :func:`traced_at` get a frame naming the function that
+  made them (the optimizer's ``update``, gradient clipping).
+
+Only while ``torch.fx.traceback.preserve_node_meta()`` is on (see
+:func:`nova.frontend.train_export.trace_functional`)."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from typing import Callable, Iterator
+
+import torch
+import torch.fx.traceback as fx_traceback
+
+
+def tag_backward(outputs: list[torch.Tensor]) -> None:
+    """Hooks on every autograd node behind ``outputs``: the ops traced inside
+    its backward carry its sequence number (``seq_nr``)."""
+    todo = [t.grad_fn for t in outputs if t.grad_fn is not None]
+    seen = set()
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        number = node._sequence_nr()
+        node.register_prehook(lambda grads, number=number: fx_traceback.set_grad_fn_seq_nr(number))
+        node.register_hook(lambda inputs, outputs: fx_traceback.reset_grad_fn_seq_nr())
+        todo.extend(f for f, _ in node.next_functions if f is not None)
+
+
+@contextlib.contextmanager
+def traced_at(fn: Callable) -> Iterator[None]:
+    """Ops traced inside get a stack trace of one frame: ``fn``'s definition."""
+    meta = fx_traceback.get_current_meta()
+    saved = meta.get("stack_trace")
+    target = inspect.unwrap(getattr(fn, "__func__", fn))
+    try:
+        line = inspect.getsourcelines(target)[1]
+        meta["stack_trace"] = (f'  File "{inspect.getsourcefile(target)}", line {line}, '
+                               f'in {target.__name__}\n')
+    except (OSError, TypeError):  # no source (a builtin): nothing to name
+        pass
+    try:
+        yield
+    finally:
+        if saved is None:
+            meta.pop("stack_trace", None)
+        else:
+            meta["stack_trace"] = saved
+
+
+def backward_locations(graph: torch.fx.Graph) -> None:
+    """Each op without a stack trace takes that of the first op with its
+    ``seq_nr`` that has one (its forward op, for a backward op)."""
+    first: dict[int, str] = {}
+    for node in graph.nodes:
+        number = node.meta.get("seq_nr")
+        if number is None:
+            continue
+        if node.stack_trace:
+            first.setdefault(number, node.stack_trace)
+        elif number in first:
+            node.stack_trace = first[number]
