@@ -130,3 +130,42 @@ def test_tokens_of():
     assert tokens_of((2, 16, 64), integer=False) == 32
     assert tokens_of((8, 3), integer=False) == 8
     assert tokens_of((5,), integer=False) == 1
+
+
+class _Lines(torch.nn.Module):
+    """Two linears and a LayerNorm: the second linear's input needs a gradient."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc1, self.norm, self.fc2 = torch.nn.Linear(32, 64), torch.nn.LayerNorm(64), \
+            torch.nn.Linear(64, 16)
+
+    def forward(self, x):
+        return self.fc2(self.norm(self.fc1(x)).relu())
+
+
+def test_backward_and_optimizer_time_goes_to_their_own_lines():
+    """The profile charges each backward op to its forward op's line, clipping
+    and the optimizer to their own (nova.frontend.trace_locations): the
+    linears' line holds exactly their forward and backward matmul FLOPs, and
+    the optimizer's update holds vector work of its own."""
+    model = _Lines()
+    x, y = torch.randn(128, 32), torch.randn(128, 16)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    step = nova.compile_train_step(model, torch.nn.functional.mse_loss, optimizer, x, y,
+                                   max_grad_norm=1.0)
+    step.time_step()
+    by_file: dict[str, dict[str, float]] = {}
+    for s in step.report.instr_stats:
+        file = (s.location or "").split(" called from ")[0].split(":")[0].rsplit("/", 1)[-1]
+        row = by_file.setdefault(file, {"flops": 0.0, "vector_ops": 0.0})
+        row["flops"] += s.matrix_flops
+        row["vector_ops"] += s.vector_ops
+    # fc1: forward and weight gradient (x needs none); fc2: forward, dX and dW.
+    linear_flops = 2 * 128 * (2 * 32 * 64 + 3 * 64 * 16)
+    assert by_file["linear.py"]["flops"] == linear_flops
+    assert sum(row["flops"] for row in by_file.values()) == linear_flops
+    assert by_file["optimizers.py"]["vector_ops"] > 0
+    assert by_file["train_export.py"]["vector_ops"] > 0  # clipping's norm and scale
+    assert by_file["normalization.py"]["vector_ops"] > 0  # LayerNorm forward and backward
