@@ -176,41 +176,58 @@ static void usersThroughViews(Value root, SmallVectorImpl<Operation *> &users) {
   }
 }
 
-/// An upper bound of the on-chip bytes live while `loop` runs: every buffer
-/// allocated inside it, and every buffer allocated outside it that it uses
-/// or that is live across it (allocated before it, used after it). Buffers
-/// inside the loop are summed, not packed by liveness, so the bound is
-/// conservative.
-static Footprint footprintOf(scf::ForOp loop) {
-  Footprint f;
-  auto func = loop->getParentOfType<func::FuncOp>();
-  // Program order (pre-order) of every op of the function.
+namespace {
+/// The function's on-chip buffers as they were before the pass: each
+/// buffer's position in program order (pre-order) and that of its last user
+/// (through views). Computed once: walking the whole function per loop made
+/// the pass quadratic (79 s of a GPT-2-small training step's 112 s in
+/// nova-tiles-to-isa). Buffers the pass adds are allocated just before the
+/// loop they double-buffer and used only by it and its peeled iteration, so
+/// they are never live across another loop; those inside a loop are found by
+/// walking that loop.
+struct BufferTable {
   DenseMap<Operation *, int64_t> order;
-  func.walk<WalkOrder::PreOrder>(
-      [&](Operation *op) { order[op] = int64_t(order.size()); });
-  int64_t loopEnd = order.lookup(loop);
-  loop.walk([&](Operation *op) { loopEnd = std::max(loopEnd, order.lookup(op)); });
-  int64_t loopStart = order.lookup(loop);
+  struct Entry {
+    int64_t position, lastUse;
+    MemRefType type;
+  };
+  SmallVector<Entry> onChip;
 
-  func.walk([&](Operation *op) {
-    if (!isa<memref::AllocOp, memref::AllocaOp>(op))
-      return;
-    auto type = cast<MemRefType>(op->getResult(0).getType());
-    if (loop->isAncestor(op)) {
-      f.add(type);
-      return;
-    }
-    SmallVector<Operation *> users;
-    usersThroughViews(op->getResult(0), users);
-    bool before = order.lookup(op) < loopStart;
-    for (Operation *user : users) {
-      int64_t at = order.lookup(user);
-      if (loop->isAncestor(user) || (before && at > loopEnd)) {
-        f.add(type);
+  explicit BufferTable(Operation *func) {
+    func->walk<WalkOrder::PreOrder>(
+        [&](Operation *op) { order[op] = int64_t(order.size()); });
+    func->walk([&](Operation *op) {
+      if (!isa<memref::AllocOp, memref::AllocaOp>(op))
         return;
-      }
-    }
+      auto type = cast<MemRefType>(op->getResult(0).getType());
+      std::optional<MemorySpace> space = getMemorySpace(type);
+      if (space != MemorySpace::SRAM && space != MemorySpace::ACC)
+        return;
+      SmallVector<Operation *> users;
+      usersThroughViews(op->getResult(0), users);
+      int64_t last = order.lookup(op);
+      for (Operation *user : users)
+        last = std::max(last, order.lookup(user));
+      onChip.push_back({order.lookup(op), last, type});
+    });
+  }
+};
+} // namespace
+
+/// An upper bound of the on-chip bytes live while `loop` runs: every buffer
+/// allocated inside it, and every buffer allocated before it that it uses or
+/// that is live across it (used after it). Buffers inside the loop are
+/// summed, not packed by liveness, so the bound is conservative.
+static Footprint footprintOf(scf::ForOp loop, const BufferTable &table) {
+  Footprint f;
+  loop.walk([&](Operation *op) {
+    if (isa<memref::AllocOp, memref::AllocaOp>(op))
+      f.add(cast<MemRefType>(op->getResult(0).getType()));
   });
+  int64_t loopStart = table.order.lookup(loop);
+  for (const BufferTable::Entry &e : table.onChip)
+    if (e.position < loopStart && e.lastUse >= loopStart)
+      f.add(e.type);
   return f;
 }
 
@@ -232,13 +249,15 @@ struct DoubleBufferPass
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    BufferTable table(getOperation());
     IRRewriter rewriter(&getContext());
     for (scf::ForOp loop : loops)
-      if (failed(doubleBuffer(rewriter, loop)))
+      if (failed(doubleBuffer(rewriter, loop, table)))
         return signalPassFailure();
   }
 
-  LogicalResult doubleBuffer(IRRewriter &rewriter, scf::ForOp loop) {
+  LogicalResult doubleBuffer(IRRewriter &rewriter, scf::ForOp loop,
+                             const BufferTable &table) {
     // A loop over layers (nova-roll-layers) holds whole layers: two slots
     // for every buffer of a layer overflow the chip, and its loads are
     // double-buffered by the tile loops inside it.
@@ -283,7 +302,7 @@ struct DoubleBufferPass
     // order), so that one large loop does not cost the whole program its
     // double buffering (nova-plan-memory fails on an overflow).
     if (TargetAttr target = lookupTarget(loop)) {
-      Footprint f = footprintOf(loop);
+      Footprint f = footprintOf(loop, table);
       for (const Prefetch &p : prefetches)
         f.sram += p.slotBytes;
       if (f.sram > target.getSramBytes()) {
