@@ -161,13 +161,23 @@ Work workOf(scf::ForOp loop, TargetAttr target) {
 }
 
 /// A loop this pass may fuse: static bounds, at least one iteration, no
-/// values carried or returned, not a loop over layers.
+/// values carried or returned, not a loop over layers, no collective.
 std::optional<int64_t> fusableTrips(scf::ForOp loop) {
   if (loop.getNumResults() != 0 || !loop.getInitArgs().empty() ||
       loop->hasAttr(NovaDialect::LayersAttrHelper::getNameStr()))
     return std::nullopt;
   std::optional<int64_t> trips = tripsOf(loop);
   if (!trips || *trips < 1)
+    return std::nullopt;
+  // Collectives keep their order on every chip (a send moved above a recv
+  // of another loop can deadlock two chips): loops with one stay whole.
+  WalkResult collective = loop->walk([](Operation *op) {
+    return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, SendOp,
+               RecvOp, BarrierOp>(op)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (collective.wasInterrupted())
     return std::nullopt;
   return trips;
 }

@@ -5,12 +5,12 @@
 #acc = #nova.memory_space<acc>
 
 // A matmul loop (2 tiles, 640 cycles of the 128 x 128 array without a
-// target) and an independent exp loop (4 tiles, 640 cycles of DMA: 64 of
-// setup + 16 per transfer), on other buffers: one fused loop over 2
-// iterations, each a matmul tile and a nested loop over 2 exp tiles
-// (iterations 2 * j + k). The exp loop's output alloc moves in front.
+// target) and an independent exp loop (4 tiles, 640 cycles of the 128 vector
+// lanes), on other buffers: one fused loop over 2 iterations, each a matmul
+// tile and a nested loop over 2 exp tiles (iterations 2 * j + k). The exp
+// loop's buffer (allocated between the loops) moves in front.
 // CHECK-LABEL: func.func @matmul_and_exp
-// CHECK: memref.alloc() : memref<64x16xf32, #nova.memory_space<hbm>>
+// CHECK: memref.alloc() : memref<4x128x160xf32, #nova.memory_space<sram>>
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:   nova.matmul
 // CHECK:   %[[BASE:.*]] = arith.muli %[[J]], %{{.*}} : index
@@ -22,13 +22,11 @@
 // CHECK-NEXT: }
 // CHECK-NOT: scf.for
 // CHECK: return %{{.*}}, %{{.*}}
-func.func @matmul_and_exp(%b: memref<64x16xf32, #hbm>) -> (memref<2x128x128xf32, #acc>, memref<64x16xf32, #hbm>) {
+func.func @matmul_and_exp() -> (memref<2x128x128xf32, #acc>, memref<4x128x160xf32, #sram>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %c16 = arith.constant 16 : index
-  %c32 = arith.constant 32 : index
-  %c64 = arith.constant 64 : index
+  %c4 = arith.constant 4 : index
   %xt = memref.alloc() : memref<128x320xf32, #sram>
   %wt = memref.alloc() : memref<320x128xf32, #sram>
   %y = memref.alloc() : memref<2x128x128xf32, #acc>
@@ -36,18 +34,12 @@ func.func @matmul_and_exp(%b: memref<64x16xf32, #hbm>) -> (memref<2x128x128xf32,
     %ys = memref.subview %y[%i, 0, 0] [1, 128, 128] [1, 1, 1] : memref<2x128x128xf32, #acc> to memref<128x128xf32, strided<[128, 1], offset: ?>, #acc>
     nova.matmul ins(%xt, %wt : memref<128x320xf32, #sram>, memref<320x128xf32, #sram>) outs(%ys : memref<128x128xf32, strided<[128, 1], offset: ?>, #acc>)
   }
-  %e = memref.alloc() : memref<64x16xf32, #hbm>
-  scf.for %k = %c0 to %c64 step %c16 {
-    %bs = memref.subview %b[%k, 0] [16, 16] [1, 1] : memref<64x16xf32, #hbm> to memref<16x16xf32, strided<[16, 1], offset: ?>, #hbm>
-    %bt = memref.alloc() : memref<16x16xf32, #sram>
-    %t3 = nova.dma_start %bs, %bt : memref<16x16xf32, strided<[16, 1], offset: ?>, #hbm> -> memref<16x16xf32, #sram>
-    nova.wait %t3
-    nova.elementwise <exp> ins(%bt : memref<16x16xf32, #sram>) outs(%bt : memref<16x16xf32, #sram>)
-    %es = memref.subview %e[%k, 0] [16, 16] [1, 1] : memref<64x16xf32, #hbm> to memref<16x16xf32, strided<[16, 1], offset: ?>, #hbm>
-    %t4 = nova.dma_start %bt, %es : memref<16x16xf32, #sram> -> memref<16x16xf32, strided<[16, 1], offset: ?>, #hbm>
-    nova.wait %t4
+  %e = memref.alloc() : memref<4x128x160xf32, #sram>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %es = memref.subview %e[%k, 0, 0] [1, 128, 160] [1, 1, 1] : memref<4x128x160xf32, #sram> to memref<128x160xf32, strided<[160, 1], offset: ?>, #sram>
+    nova.elementwise <exp> ins(%es : memref<128x160xf32, strided<[160, 1], offset: ?>, #sram>) outs(%es : memref<128x160xf32, strided<[160, 1], offset: ?>, #sram>)
   }
-  return %y, %e : memref<2x128x128xf32, #acc>, memref<64x16xf32, #hbm>
+  return %y, %e : memref<2x128x128xf32, #acc>, memref<4x128x160xf32, #sram>
 }
 
 // -----
@@ -56,35 +48,34 @@ func.func @matmul_and_exp(%b: memref<64x16xf32, #hbm>) -> (memref<2x128x128xf32,
 #sram = #nova.memory_space<sram>
 #acc = #nova.memory_space<acc>
 
-// The exp loop reads the matmul's result %y (a RAW dependence): no fusion.
+// The exp loop reads the matmul's result %y (a RAW dependence): no fusion,
+// though the two are bound on different engines and as long (128 cycles).
 // CHECK-LABEL: func.func @dependent_not_fused
 // CHECK: scf.for
-// CHECK: nova.matmul
+// CHECK-NEXT: nova.matmul
 // CHECK-NEXT: }
+// CHECK-NEXT: memref.alloc
 // CHECK-NEXT: scf.for
 // CHECK: nova.elementwise <exp>
-func.func @dependent_not_fused(%e: memref<32x8xf32, #hbm>) {
+func.func @dependent_not_fused() -> memref<128x128xf32, #sram> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %c8 = arith.constant 8 : index
-  %c16 = arith.constant 16 : index
   %c32 = arith.constant 32 : index
-  %xt = memref.alloc() : memref<32x128xf32, #sram>
-  %wt = memref.alloc() : memref<128x8xf32, #sram>
-  %y = memref.alloc() : memref<32x8xf32, #acc>
+  %c128 = arith.constant 128 : index
+  %xt = memref.alloc() : memref<128x64xf32, #sram>
+  %wt = memref.alloc() : memref<64x128xf32, #sram>
+  %y = memref.alloc() : memref<128x128xf32, #acc>
   scf.for %i = %c0 to %c2 step %c1 {
-    nova.matmul ins(%xt, %wt : memref<32x128xf32, #sram>, memref<128x8xf32, #sram>) outs(%y : memref<32x8xf32, #acc>)
+    nova.matmul ins(%xt, %wt : memref<128x64xf32, #sram>, memref<64x128xf32, #sram>) outs(%y : memref<128x128xf32, #acc>)
   }
-  scf.for %k = %c0 to %c32 step %c8 {
-    %ys = memref.subview %y[%k, 0] [8, 8] [1, 1] : memref<32x8xf32, #acc> to memref<8x8xf32, strided<[8, 1], offset: ?>, #acc>
-    %yt = memref.alloc() : memref<8x8xf32, #sram>
-    nova.elementwise <exp> ins(%ys : memref<8x8xf32, strided<[8, 1], offset: ?>, #acc>) outs(%yt : memref<8x8xf32, #sram>)
-    %es = memref.subview %e[%k, 0] [8, 8] [1, 1] : memref<32x8xf32, #hbm> to memref<8x8xf32, strided<[8, 1], offset: ?>, #hbm>
-    %t4 = nova.dma_start %yt, %es : memref<8x8xf32, #sram> -> memref<8x8xf32, strided<[8, 1], offset: ?>, #hbm>
-    nova.wait %t4
+  %e = memref.alloc() : memref<128x128xf32, #sram>
+  scf.for %k = %c0 to %c128 step %c32 {
+    %ys = memref.subview %y[%k, 0] [32, 128] [1, 1] : memref<128x128xf32, #acc> to memref<32x128xf32, strided<[128, 1], offset: ?>, #acc>
+    %es = memref.subview %e[%k, 0] [32, 128] [1, 1] : memref<128x128xf32, #sram> to memref<32x128xf32, strided<[128, 1], offset: ?>, #sram>
+    nova.elementwise <exp> ins(%ys : memref<32x128xf32, strided<[128, 1], offset: ?>, #acc>) outs(%es : memref<32x128xf32, strided<[128, 1], offset: ?>, #sram>)
   }
-  return
+  return %e : memref<128x128xf32, #sram>
 }
 
 // -----
@@ -137,7 +128,7 @@ func.func @same_engine_not_fused(%a: memref<8x8xf32, #hbm>, %b: memref<8x8xf32, 
 // CHECK-NEXT:   nova.matmul
 // CHECK-NEXT: }
 // CHECK-NEXT: return
-func.func @long_matmul_keeps_a_tail(%b: memref<32x16xf32, #hbm>) -> (memref<4x128x128xf32, #acc>, memref<32x16xf32, #hbm>) {
+func.func @long_matmul_keeps_a_tail() -> (memref<4x128x128xf32, #acc>, memref<4x128x160xf32, #sram>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -150,16 +141,41 @@ func.func @long_matmul_keeps_a_tail(%b: memref<32x16xf32, #hbm>) -> (memref<4x12
     %ys = memref.subview %y[%i, 0, 0] [1, 128, 128] [1, 1, 1] : memref<4x128x128xf32, #acc> to memref<128x128xf32, strided<[128, 1], offset: ?>, #acc>
     nova.matmul ins(%xt, %wt : memref<128x320xf32, #sram>, memref<320x128xf32, #sram>) outs(%ys : memref<128x128xf32, strided<[128, 1], offset: ?>, #acc>)
   }
-  %e = memref.alloc() : memref<32x16xf32, #hbm>
-  scf.for %k = %c0 to %c32 step %c8 {
-    %bs = memref.subview %b[%k, 0] [8, 16] [1, 1] : memref<32x16xf32, #hbm> to memref<8x16xf32, strided<[16, 1], offset: ?>, #hbm>
-    %bt = memref.alloc() : memref<8x16xf32, #sram>
-    %t3 = nova.dma_start %bs, %bt : memref<8x16xf32, strided<[16, 1], offset: ?>, #hbm> -> memref<8x16xf32, #sram>
-    nova.wait %t3
-    nova.elementwise <exp> ins(%bt : memref<8x16xf32, #sram>) outs(%bt : memref<8x16xf32, #sram>)
-    %es = memref.subview %e[%k, 0] [8, 16] [1, 1] : memref<32x16xf32, #hbm> to memref<8x16xf32, strided<[16, 1], offset: ?>, #hbm>
-    %t4 = nova.dma_start %bt, %es : memref<8x16xf32, #sram> -> memref<8x16xf32, strided<[16, 1], offset: ?>, #hbm>
-    nova.wait %t4
+  %e = memref.alloc() : memref<4x128x160xf32, #sram>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %es = memref.subview %e[%k, 0, 0] [1, 128, 160] [1, 1, 1] : memref<4x128x160xf32, #sram> to memref<128x160xf32, strided<[160, 1], offset: ?>, #sram>
+    nova.elementwise <exp> ins(%es : memref<128x160xf32, strided<[160, 1], offset: ?>, #sram>) outs(%es : memref<128x160xf32, strided<[160, 1], offset: ?>, #sram>)
   }
-  return %y, %e : memref<4x128x128xf32, #acc>, memref<32x16xf32, #hbm>
+  return %y, %e : memref<4x128x128xf32, #acc>, memref<4x128x160xf32, #sram>
+}
+
+// -----
+
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+#acc = #nova.memory_space<acc>
+
+// A loop with a collective keeps its place: every chip must issue
+// collectives in one order.
+// CHECK-LABEL: func.func @collective_not_fused
+// CHECK: scf.for
+// CHECK-NEXT: nova.matmul
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: nova.all_reduce
+func.func @collective_not_fused(%p: memref<4x1024xf32, #hbm>, %r: memref<4x1024xf32, #hbm>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %xt = memref.alloc() : memref<128x320xf32, #sram>
+  %wt = memref.alloc() : memref<320x128xf32, #sram>
+  %y = memref.alloc() : memref<128x128xf32, #acc>
+  scf.for %i = %c0 to %c4 step %c1 {
+    nova.matmul ins(%xt, %wt : memref<128x320xf32, #sram>, memref<320x128xf32, #sram>) outs(%y : memref<128x128xf32, #acc>)
+  }
+  scf.for %k = %c0 to %c4 step %c1 {
+    %t = nova.all_reduce <sum> ins(%p : memref<4x1024xf32, #hbm>) outs(%r : memref<4x1024xf32, #hbm>) groups [[0, 1]]
+    nova.wait %t
+  }
+  return
 }

@@ -93,7 +93,8 @@ def NovaInterleaveLoops
 
     A loop fuses with the first later loop of its block, within `window`
     ops that are not lazy (allocations, views, constants), that
-    * has static bounds, no iteration arguments and no results (as itself);
+    * has static bounds, no iteration arguments and no results (as itself)
+      and no collective (their order across chips is kept);
     * is bound on another engine (rough engine cycles of the nest: matmul
       MACs over the array, vector elements over the lanes, DMA bytes over
       HBM bandwidth plus a setup per DMA);
