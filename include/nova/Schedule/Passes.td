@@ -95,9 +95,16 @@ def NovaInterleaveLoops
     ops that are not lazy (allocations, views, constants), that
     * has static bounds, no iteration arguments and no results (as itself)
       and no collective (their order across chips is kept);
-    * is bound on another engine (rough engine cycles of the nest: matmul
-      MACs over the array, vector elements over the lanes, DMA bytes over
-      HBM bandwidth plus a setup per DMA);
+    * is bound on another engine, the matrix unit for one and the vector
+      unit for the other (rough engine cycles of the nest: matmul MACs over
+      the array, vector elements over the lanes, DMA bytes over HBM
+      bandwidth plus a setup per DMA, a DMA whose operands do not depend on
+      a loop counted once for it, as nova-hoist-invariant-loads will load
+      it). A DMA-bound op is left alone: loops put every DMA on queue 0,
+      where its transfers would only queue in front of the other op's
+      loads;
+    * gives a fused loop of at least `min-trips` iterations (with fewer,
+      each op's part is dispatched whole, as before);
     * neither writes a buffer the first loop or any op in between reads or
       writes nor reads one they write (roots of view chains, as
       nova-overlap-collectives; an op with undeclared effects or a wait for
