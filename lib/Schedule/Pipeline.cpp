@@ -13,6 +13,8 @@ void nova::buildSchedulePassPipeline(OpPassManager &pm, bool doubleBuffer) {
   pm.addPass(createNovaVerifyCollectives());
   // Compute that does not touch a collective's buffers runs while it flies.
   pm.addNestedPass<func::FuncOp>(createNovaOverlapCollectives());
+  // Independent ops bound on different engines dispatch alternately.
+  pm.addNestedPass<func::FuncOp>(createNovaInterleaveLoops());
   pm.addNestedPass<func::FuncOp>(createNovaHoistInvariantLoads());
   if (doubleBuffer) {
     // Prefetch the next tile of a loop while the current one is computed.

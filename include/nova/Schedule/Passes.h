@@ -8,6 +8,7 @@
 #define NOVA_SCHEDULE_PASSES_H
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -25,7 +26,7 @@ namespace mlir::nova {
 
 /// Adds the schedule phase to `pm`, which must be anchored on
 /// builtin.module and follow the tile phase: verify-collectives, then
-/// overlap-collectives, hoist-invariant-loads and (with `doubleBuffer`)
+/// overlap-collectives, interleave-loops, hoist-invariant-loads and (with `doubleBuffer`)
 /// double-buffer in every function, nova-plan-memory, and the lowering to
 /// `nova_isa` (lower-affine, convert-nova-to-isa). nova-merge-stages is
 /// not in it: the Python pipeline-parallel driver runs it on its own.

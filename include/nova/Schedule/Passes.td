@@ -70,6 +70,84 @@ def NovaOverlapCollectives
   ];
 }
 
+def NovaInterleaveLoops
+    : Pass<"nova-interleave-loops", "::mlir::func::FuncOp"> {
+  let summary = "fuse independent ops' loops bound on different engines";
+  let description = [{
+    The sequencer dispatches instructions in program order into per-engine
+    queues of `timing.queue_depth` slots and stalls on a full queue, so the
+    first instruction of an op is dispatched only once the previous op's
+    loop nest is in flight but for its last few instructions: an op bound on
+    the matrix unit and an independent one bound on the vector unit (or the
+    DMA engines) run one after the other. This pass fuses such a pair of
+    loops. The shorter op (by the rough engine time below) is fused whole
+    with the longer op's first `m` iterations, `m` taking about as long on
+    the longer op's engine (`m = round(n * t_short / t_long)`, at least
+    one): one loop over `min` of the two iteration counts, each running one
+    iteration of the part with fewer and `q = more / fewer` of the other (a
+    nested loop when `q > 1`). What is left of either loop follows as a loop
+    of its own over its last iterations, which may fuse with a later op in
+    turn: a long matmul spreads over the vector-bound ops that follow it.
+    Dispatch then alternates between the ops and both engines' queues hold
+    work.
+
+    A loop fuses with the first later loop of its block, within `window`
+    ops that are not lazy (allocations, views, constants), that
+    * has static bounds, no iteration arguments and no results (as itself)
+      and no collective (their order across chips is kept);
+    * is bound on another engine, the matrix unit for one and the vector
+      unit for the other (rough engine cycles of the nest: matmul MACs over
+      the array, vector elements over the lanes, DMA bytes over HBM
+      bandwidth plus a setup per DMA, a DMA whose operands do not depend on
+      a loop counted once for it, as nova-hoist-invariant-loads will load
+      it). A DMA-bound op is left alone: loops put every DMA on queue 0,
+      where its transfers would only queue in front of the other op's
+      loads;
+    * gives a fused loop of at least `min-trips` iterations (with fewer,
+      each op's part is dispatched whole, as before);
+    * neither writes a buffer the first loop or any op in between reads or
+      writes nor reads one they write (roots of view chains, as
+      nova-overlap-collectives; an op with undeclared effects or a wait for
+      a transfer started elsewhere ends the scan), and uses only values
+      available before the first loop (lazy ops in between move in front);
+    * with a target, fits: twice the on-chip bytes both nests allocate (a
+      second slot each for double buffering) within `sram_bytes` and
+      `acc_bytes`.
+    Every reordering is between ops that touch disjoint buffers, so the
+    program computes the same values; convert-nova-to-isa then orders the
+    instructions of both bodies by their actual byte ranges. Runs before
+    nova-hoist-invariant-loads and nova-double-buffer, which see the fused
+    loops as any others; loops over layers (`nova.layers`) are not fused
+    but their bodies are scanned.
+
+    Before:
+    ```mlir
+    scf.for %i = %c0 to %c4 step %c1 { matmul tiles of %y = %x * %w }
+    scf.for %k = %c0 to %c8 step %c1 { exp tiles of %b into %e }
+    ```
+    After (the exp loop's time on the DMA engines as long as the matmul's on
+    the matrix unit):
+    ```mlir
+    scf.for %j = %c0 to %c4 step %c1 {
+      matmul tiles of iteration %j
+      scf.for %k2 = %c0 to %c2 step %c1 { exp tiles of iteration 2 * %j + %k2 }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::nova::NovaDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+  let options = [
+    Option<"window", "window", "unsigned", /*default=*/"4",
+           "ops (not counting lazy ones) scanned after a loop for one to fuse with (0: none)">,
+    Option<"minTrips", "min-trips", "unsigned", /*default=*/"2",
+           "fewest iterations of a fused loop (fewer interleave too coarsely to overlap)">,
+  ];
+  let statistics = [
+    Statistic<"numFused", "fused-loops", "Pairs of loops fused">,
+  ];
+}
+
 def NovaHoistInvariantLoads
     : Pass<"nova-hoist-invariant-loads", "::mlir::func::FuncOp"> {
   let summary = "load loop-invariant tiles into SRAM once, before the loop";
