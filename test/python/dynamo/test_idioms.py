@@ -118,23 +118,27 @@ class _NarrowModel(torch.nn.Module):
         return (self.fc(x + wrapped.float() / 100).relu() * codes[:, :4]).sum()
 
 
-def test_narrow_ints_train_on_nova_like_eager() -> None:
-    """Training graphs carry uint8 / int16 in int32 on Nova (the call converts
-    at the boundary): no op in eager, the loss and every gradient as eager's."""
+def _assert_trains_like_eager(model: torch.nn.Module, *inputs: torch.Tensor) -> None:
+    """torch.compile(model, backend="nova"): the loss and every gradient as eager's."""
     import copy
 
-    torch.manual_seed(0)
-    model = _NarrowModel()
     reference = copy.deepcopy(model)
-    image = torch.randint(0, 256, (4, 8), dtype=torch.uint8, generator=_G)
-    codes = torch.randint(0, 256, (4, 8), dtype=torch.uint8, generator=_G)
-    loss = torch.compile(model, backend="nova")(image, codes)
+    loss = torch.compile(model, backend="nova")(*inputs)
     loss.backward()
-    expected = reference(image, codes)
+    expected = reference(*inputs)
     expected.backward()
     torch.testing.assert_close(loss, expected, rtol=1e-4, atol=1e-5)
     for (name, got), (_, want) in zip(model.named_parameters(), reference.named_parameters()):
         torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_narrow_ints_train_on_nova_like_eager() -> None:
+    """Training graphs carry uint8 / int16 in int32 on Nova (the call converts
+    at the boundary): no op in eager, the loss and every gradient as eager's."""
+    torch.manual_seed(0)
+    image = torch.randint(0, 256, (4, 8), dtype=torch.uint8, generator=_G)
+    codes = torch.randint(0, 256, (4, 8), dtype=torch.uint8, generator=_G)
+    _assert_trains_like_eager(_NarrowModel(), image, codes)
     _assert_no_eager()
     assert {r.kind for r in nova.dynamo.report()} == {"forward", "backward"}
 
@@ -169,20 +173,10 @@ def test_masked_writes_and_int8_train_like_eager(mode: str, capture: bool) -> No
     reach torch-mlir (no end to its pipeline); every path now applies the same
     idiom rewrites (nova.frontend.idioms), and a read whose size depends on the
     data runs in eager with the reason named."""
-    import copy
-
     torch.manual_seed(0)
-    model = _MaskedModel(mode)
-    reference = copy.deepcopy(model)
     x, y = torch.randn(4, 8, generator=_G), torch.randn(4, 8, generator=_G)
     with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=capture):
-        loss = torch.compile(model, backend="nova")(x, y)
-    loss.backward()
-    expected = reference(x, y)
-    expected.backward()
-    torch.testing.assert_close(loss, expected, rtol=1e-4, atol=1e-5)
-    for (name, got), (_, want) in zip(model.named_parameters(), reference.named_parameters()):
-        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5, msg=name)
+        _assert_trains_like_eager(_MaskedModel(mode), x, y)
     rows = nova.dynamo.report()
     assert {"forward", "backward"} <= {r.kind for r in rows}
     if mode in ("x[mask]=0", "int8"):
