@@ -57,7 +57,9 @@ def test_gpt_forward_identical_to_the_python_loop(monkeypatch):
     assert took
     same_times(fast, slow)
     same_times(full, fast)
-    assert fast.time_ns == full.time_ns and fast.instructions > 1000
+    # A program of some size, not a toy (exactly 1,000 dynamic instructions
+    # since the attention heads' split became one DMA).
+    assert fast.time_ns == full.time_ns and fast.instructions >= 500
 
 
 def test_eight_chips_without_collectives_go_compiled(monkeypatch):
