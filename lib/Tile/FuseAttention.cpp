@@ -304,6 +304,23 @@ std::optional<int> arangeAxis(linalg::GenericOp g, OpOperand *operand) {
   return axis;
 }
 
+/// `v` as a constant (`mask` set, no generic returned) or as a one-input,
+/// identity-mapped elementwise generic over a constant of its shape (the
+/// generic returned, `mask` its input); otherwise `mask` stays null.
+linalg::GenericOp maskConversion(Value v, DenseElementsAttr &mask) {
+  mask = {};
+  if (matchPattern(v, m_Constant(&mask)))
+    return {};
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+      !allParallel(g) ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      !matchPattern(g.getDpsInputs()[0], m_Constant(&mask)))
+    return {};
+  return g;
+}
+
 /// X = S, or X = generic(S, mask...) computing `scale * s` where the mask
 /// keeps a key and `-inf` where it hides it, the mask being an exactly
 /// causal constant or a function of (key - query) of two aranges.
@@ -399,15 +416,32 @@ std::optional<Scores> matchScores(Value x, Chain &chain) {
     }
   } else if (maskOperand) {
     // A constant [Tq, Tk] read at the last two loop dimensions, with at
-    // most two distinct values.
+    // most two distinct values -- or an elementwise function of one (a
+    // layer's mask conversion that elementwise fusion left unfused because
+    // every layer reads it).
     AffineMap map = g.getMatchingIndexingMap(maskOperand);
     unsigned n = map.getNumDims();
     DenseElementsAttr mask;
+    linalg::GenericOp convert = maskConversion(maskOperand->get(), mask);
     if (n < 2 || map.getNumResults() != 2 ||
         map.getResult(0) != getAffineDimExpr(n - 2, map.getContext()) ||
         map.getResult(1) != getAffineDimExpr(n - 1, map.getContext()) ||
-        !matchPattern(maskOperand->get(), m_Constant(&mask)) || rows != cols)
+        !mask || rows != cols)
       return std::nullopt;
+    // The converted value of each distinct constant element.
+    SmallVector<std::pair<double, double>, 4> converted;
+    auto through = [&](double c) -> double {
+      if (!convert)
+        return c;
+      auto it = llvm::find_if(converted, [&](auto &p) { return p.first == c; });
+      if (it != converted.end())
+        return it->second;
+      std::optional<double> v = evaluate(convert, {c, std::nan("")});
+      if (!v || std::isnan(*v))
+        ok = false;
+      converted.push_back({c, v ? *v : std::nan("")});
+      return converted.back().second;
+    };
     Type elt = mask.getElementType();
     std::optional<std::pair<bool, double>> kinds[2];
     double seen[2];
@@ -433,11 +467,11 @@ std::optional<Scores> matchScores(Value x, Chain &chain) {
     };
     if (isa<FloatType>(elt)) {
       for (APFloat v : mask.getValues<APFloat>())
-        visit(v.convertToDouble());
+        visit(through(v.convertToDouble()));
     } else if (elt.isSignlessInteger()) {
       for (APInt v : mask.getValues<APInt>())
-        visit(elt.isInteger(1) ? (v.isZero() ? 0.0 : 1.0)
-                               : (double)v.getSExtValue());
+        visit(through(elt.isInteger(1) ? (v.isZero() ? 0.0 : 1.0)
+                                       : (double)v.getSExtValue()));
     } else {
       return std::nullopt;
     }

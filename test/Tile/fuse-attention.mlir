@@ -406,3 +406,180 @@ func.func @split_heads_rounded_output(%q: tensor<1x8x2x4xbf16>, %k: tensor<1x8x2
   %back = linalg.transpose ins(%o4 : tensor<1x2x8x4xbf16>) outs(%eo : tensor<1x8x2x4xbf16>) permutation = [0, 2, 1, 3]
   return %back : tensor<1x8x2x4xbf16>
 }
+
+// -----
+
+// Two layers' attention reading one mask conversion (bf16 autocast's
+// additive mask, which elementwise fusion leaves unfused because both
+// layers read it): the mask is a function of a constant, and both fuse.
+// CHECK-LABEL: func.func @shared_mask_conversion
+// CHECK-COUNT-2: nova.attention ins
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: return
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#mask = affine_map<(d0, d1, d2) -> (d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+func.func @shared_mask_conversion(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x4xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %keep = arith.constant dense<[[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0]]> : tensor<4x4xf32>
+  %eb = tensor.empty() : tensor<4x4xf32>
+  %bias = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%keep : tensor<4x4xf32>) outs(%eb : tensor<4x4xf32>) {
+  ^bb0(%c: f32, %out: f32):
+    %k = arith.cmpf une, %c, %zero : f32
+    %b = arith.select %k, %zero, %ninf : f32
+    linalg.yield %b : f32
+  } -> tensor<4x4xf32>
+  %e0 = tensor.empty() : tensor<2x4x4xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %e1 = tensor.empty() : tensor<2x4x1xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %e3 = tensor.empty() : tensor<2x4x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %s1 = linalg.batch_matmul ins(%q, %kt : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%f0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %x1 = linalg.generic {indexing_maps = [#id3, #mask, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s1, %bias : tensor<2x4x4xf32>, tensor<4x4xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %b: f32, %out: f32):
+    %r = arith.addf %in, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %m1 = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x1 : tensor<2x4x4xf32>) outs(%fm : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %ex1 = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x1, %m1 : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %l1 = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex1 : tensor<2x4x4xf32>) outs(%fs : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %p1 = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex1, %l1 : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %o1 = linalg.batch_matmul ins(%p1, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%f3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %s2 = linalg.batch_matmul ins(%v, %kt : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%f0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %x2 = linalg.generic {indexing_maps = [#id3, #mask, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s2, %bias : tensor<2x4x4xf32>, tensor<4x4xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %b: f32, %out: f32):
+    %r = arith.addf %in, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %m2 = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x2 : tensor<2x4x4xf32>) outs(%fm : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %ex2 = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x2, %m2 : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %l2 = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex2 : tensor<2x4x4xf32>) outs(%fs : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %p2 = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex2, %l2 : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %o2 = linalg.batch_matmul ins(%p2, %q : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%f3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %o1, %o2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// The same with a converted mask that is not causal: neither fuses.
+// CHECK-LABEL: func.func @shared_mask_conversion_not_causal
+// CHECK-NOT: nova.attention
+// CHECK-COUNT-4: linalg.batch_matmul
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#mask = affine_map<(d0, d1, d2) -> (d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+func.func @shared_mask_conversion_not_causal(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x4xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %keep = arith.constant dense<[[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0]]> : tensor<4x4xf32>
+  %eb = tensor.empty() : tensor<4x4xf32>
+  %bias = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%keep : tensor<4x4xf32>) outs(%eb : tensor<4x4xf32>) {
+  ^bb0(%c: f32, %out: f32):
+    %k = arith.cmpf une, %c, %zero : f32
+    %b = arith.select %k, %zero, %ninf : f32
+    linalg.yield %b : f32
+  } -> tensor<4x4xf32>
+  %e0 = tensor.empty() : tensor<2x4x4xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %e1 = tensor.empty() : tensor<2x4x1xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %e3 = tensor.empty() : tensor<2x4x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %s1 = linalg.batch_matmul ins(%q, %kt : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%f0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %x1 = linalg.generic {indexing_maps = [#id3, #mask, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s1, %bias : tensor<2x4x4xf32>, tensor<4x4xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %b: f32, %out: f32):
+    %r = arith.addf %in, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %m1 = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x1 : tensor<2x4x4xf32>) outs(%fm : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %ex1 = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x1, %m1 : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %l1 = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex1 : tensor<2x4x4xf32>) outs(%fs : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %p1 = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex1, %l1 : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %o1 = linalg.batch_matmul ins(%p1, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%f3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %s2 = linalg.batch_matmul ins(%v, %kt : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%f0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %x2 = linalg.generic {indexing_maps = [#id3, #mask, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s2, %bias : tensor<2x4x4xf32>, tensor<4x4xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %b: f32, %out: f32):
+    %r = arith.addf %in, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %m2 = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x2 : tensor<2x4x4xf32>) outs(%fm : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %ex2 = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x2, %m2 : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %l2 = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex2 : tensor<2x4x4xf32>) outs(%fs : tensor<2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1xf32>
+  %p2 = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex2, %l2 : tensor<2x4x4xf32>, tensor<2x4x1xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4xf32>
+  %o2 = linalg.batch_matmul ins(%p2, %q : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%f3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %o1, %o2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
