@@ -44,47 +44,72 @@ struct PadMatmulPass : public nova::impl::NovaPadMatmulBase<PadMatmulPass> {
     nova::TargetAttr target = nova::lookupTarget(getOperation());
     if (!target)
       return;
-    int64_t cols = target.getMatrixCols();
+    int64_t cols = target.getMatrixCols(), rows = target.getMatrixRows();
+    // The longest row tile nova-tile gives a matmul (half the accumulator
+    // in f32 over a full-width tile).
+    int64_t maxRows = std::max<int64_t>(rows, target.getAccBytes() / 2 / (cols * 4));
     SmallVector<linalg::MatmulOp> matmuls;
     getOperation().walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
     IRRewriter rewriter(&getContext());
+    AffineMap identity =
+        AffineMap::getMultiDimIdentityMap(3, &getContext()).getSubMap({0, 1});
     for (linalg::MatmulOp op : matmuls) {
       if (!op.hasPureTensorSemantics())
         continue;
       auto out = cast<RankedTensorType>(op.getResult(0).getType());
-      if (!out.hasStaticShape())
+      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+      if (!out.hasStaticShape() || maps[2] != identity)
         continue;
-      int64_t n = out.getDimSize(1);
-      // Only widths the tiler would cut into slivers (a vocabulary of 50257
-      // = 29 x 1733 gives 29-column tiles of a 128-column array).
-      if (n <= cols || nova::largestDivisorAtMost(n, cols) * 4 > cols)
+      // Loop d's extent, read from the first operand that indexes it.
+      SmallVector<int64_t> extent(3, ShapedType::kDynamic);
+      for (auto [value, map] : llvm::zip(op->getOperands(), maps))
+        for (auto [i, e] : llvm::enumerate(map.getResults()))
+          if (auto d = dyn_cast<AffineDimExpr>(e))
+            extent[d.getPosition()] = cast<ShapedType>(value.getType()).getDimSize(i);
+      if (llvm::any_of(extent, ShapedType::isDynamic))
         continue;
-      // Which dimension of B holds N: B[k, n] (default) or B[n, k]
-      // (nova-fold-transpose-into-matmul's transposed-B maps).
-      AffineMap bMap = op.getIndexingMapsArray()[1];
-      std::optional<int64_t> bDim;
-      for (auto [i, e] : llvm::enumerate(bMap.getResults()))
-        if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == 1)
-          bDim = i;
-      AffineMap cMap = op.getIndexingMapsArray()[2];
-      if (!bDim || cMap != AffineMap::getMultiDimIdentityMap(3, &getContext())
-                               .getSubMap({0, 1}))
+      // The padded extent of each loop (0: as it is). Only extents the
+      // tiler would cut into slivers:
+      // - N (columns) above the array width whose best divisor is under a
+      //   quarter of it (a vocabulary of 50257 = 29 x 1733: 29-column tiles);
+      // - K (the contraction, fed to the array in chunks of its rows) the
+      //   same against the rows (a backward dX = dY W over that vocabulary);
+      // - M (rows) whose best row tile is shorter than the array.
+      int64_t m = extent[0], n = extent[1], k = extent[2];
+      SmallVector<int64_t> padded(3, 0);
+      if (n > cols && nova::largestDivisorAtMost(n, cols) * 4 <= cols)
+        padded[1] = llvm::alignTo(n, cols);
+      if (k > rows && nova::largestDivisorAtMost(k, rows) * 4 <= rows)
+        padded[2] = llvm::alignTo(k, rows);
+      if (m > rows && nova::largestDivisorAtMost(m, maxRows) < rows &&
+          nova::largestDivisorAtMost(m, rows) * 4 <= rows)
+        padded[0] = llvm::alignTo(m, rows);
+      if (llvm::all_of(padded, [](int64_t p) { return p == 0; }))
         continue;
-      int64_t padded = llvm::alignTo(n, cols);
       Location loc = op.getLoc();
       rewriter.setInsertionPoint(op);
-      Value b = padDim(rewriter, loc, op.getInputs()[1], *bDim, padded);
-      Value c = padDim(rewriter, loc, op.getOutputs()[0], 1, padded);
+      // Zero rows of A, columns of B and lanes of K add nothing to C.
+      SmallVector<Value> operands;
+      for (auto [value, map] : llvm::zip(op->getOperands(), maps)) {
+        Value v = value;
+        for (auto [i, e] : llvm::enumerate(map.getResults()))
+          if (auto d = dyn_cast<AffineDimExpr>(e); d && padded[d.getPosition()])
+            v = padDim(rewriter, loc, v, i, padded[d.getPosition()]);
+        operands.push_back(v);
+      }
       auto wide = linalg::MatmulOp::create(
-          rewriter, loc, TypeRange{c.getType()},
-          ValueRange{op.getInputs()[0], b}, ValueRange{c});
+          rewriter, loc, TypeRange{operands[2].getType()},
+          ValueRange{operands[0], operands[1]}, ValueRange{operands[2]});
       wide->setAttrs(op->getAttrs());
-      SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(out.getDimSize(0)),
-                                         rewriter.getIndexAttr(n)};
-      SmallVector<OpFoldResult> strides(2, rewriter.getIndexAttr(1));
-      Value result = tensor::ExtractSliceOp::create(
-          rewriter, loc, wide.getResult(0), offsets, sizes, strides);
+      Value result = wide.getResult(0);
+      if (padded[0] || padded[1]) {
+        SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0));
+        SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(m),
+                                           rewriter.getIndexAttr(n)};
+        SmallVector<OpFoldResult> strides(2, rewriter.getIndexAttr(1));
+        result = tensor::ExtractSliceOp::create(rewriter, loc, result, offsets,
+                                                sizes, strides);
+      }
       rewriter.replaceOp(op, result);
       ++numPadded;
     }

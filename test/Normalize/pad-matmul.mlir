@@ -28,3 +28,47 @@ func.func @negative_good_width(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>, %c
   %r = linalg.matmul ins(%x, %w : tensor<16x64xf32>, tensor<64x256xf32>) outs(%c : tensor<16x256xf32>) -> tensor<16x256xf32>
   return %r : tensor<16x256xf32>
 }
+
+// -----
+
+// The LM head's backward dX = dY W over the same vocabulary: K = 257 would be
+// fed to the array in 1-row chunks. dY's columns and W's rows are zero-padded
+// to 384 (zero products add nothing); the result keeps its shape.
+// CHECK-LABEL: func.func @backward_prime_contraction
+// CHECK: %[[A:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [16, 257] [1, 1] : tensor<16x257xf32> into tensor<16x384xf32>
+// CHECK: %[[B:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [257, 64] [1, 1] : tensor<257x64xf32> into tensor<384x64xf32>
+// CHECK: %[[R:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<16x384xf32>, tensor<384x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
+// CHECK-NOT: tensor.extract_slice
+// CHECK: return %[[R]]
+func.func @backward_prime_contraction(%dy: tensor<16x257xf32>, %w: tensor<257x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %r = linalg.matmul ins(%dy, %w : tensor<16x257xf32>, tensor<257x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
+
+// -----
+
+// Rows with no divisor between the array's height and the longest row tile
+// (4099 is prime): A's rows and the destination padded to 4224, the result
+// sliced back. A transposed A (dW = dY^T X) is padded along its map.
+// CHECK-LABEL: func.func @prime_rows_transposed_a
+// CHECK: %[[A:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [16, 4099] [1, 1] : tensor<16x4099xf32> into tensor<16x4224xf32>
+// CHECK: %[[C:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [4099, 64] [1, 1] : tensor<4099x64xf32> into tensor<4224x64xf32>
+// CHECK: %[[W:.*]] = linalg.matmul indexing_maps = {{.*}} ins(%[[A]], %{{.*}} : tensor<16x4224xf32>, tensor<16x64xf32>) outs(%[[C]] : tensor<4224x64xf32>)
+// CHECK: tensor.extract_slice %[[W]][0, 0] [4099, 64] [1, 1] : tensor<4224x64xf32> to tensor<4099x64xf32>
+func.func @prime_rows_transposed_a(%dyt: tensor<16x4099xf32>, %x: tensor<16x64xf32>, %c: tensor<4099x64xf32>) -> tensor<4099x64xf32> {
+  %r = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%dyt, %x : tensor<16x4099xf32>, tensor<16x64xf32>) outs(%c : tensor<4099x64xf32>) -> tensor<4099x64xf32>
+  return %r : tensor<4099x64xf32>
+}
+
+// -----
+
+// Rows the tiler cuts into long tiles (50257 = 29 x 1733: 1733-row tiles)
+// and a contraction of good chunks (2048) are left alone.
+// CHECK-LABEL: func.func @negative_good_rows_and_contraction
+// CHECK-NOT: tensor.insert_slice
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<50257x2048xbf16>, tensor<2048x64xbf16>)
+func.func @negative_good_rows_and_contraction(%a: tensor<50257x2048xbf16>, %b: tensor<2048x64xbf16>, %c: tensor<50257x64xf32>) -> tensor<50257x64xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<50257x2048xbf16>, tensor<2048x64xbf16>) outs(%c : tensor<50257x64xf32>) -> tensor<50257x64xf32>
+  return %r : tensor<50257x64xf32>
+}

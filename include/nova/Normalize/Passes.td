@@ -152,15 +152,21 @@ def NovaFoldTransposeIntoMatmul
 }
 
 def NovaPadMatmul : Pass<"nova-pad-matmul", "::mlir::func::FuncOp"> {
-  let summary = "pad a matmul's width when the matrix unit could only tile it in slivers";
+  let summary = "pad a matmul's extents when the matrix unit could only tile them in slivers";
   let description = [{
     nova-tile cuts a matmul's N dimension into equal tiles of the largest
-    divisor that fits the matrix unit's columns. A width with no good
-    divisor (GPT-2's vocabulary, 50257 = 29 x 1733, on a 128-column array)
-    would run in 29-column tiles, a quarter of the array or less. Such a
-    matmul (N above the array width, best divisor under a quarter of it)
-    gets B and its destination zero-padded to a multiple of the width and
-    its result sliced back; the extra columns cost one padded copy of B.
+    divisor that fits the matrix unit's columns, its rows into the largest
+    divisor up to the accumulator's row budget, and the contraction is fed
+    to the array in chunks of the largest divisor of K that fits its rows.
+    An extent with no good divisor (GPT-2's vocabulary, 50257 = 29 x 1733,
+    on a 128 x 128 array) would run in slivers: the LM head's forward in
+    29-column tiles, its backward dX = dY W in 29-row chunks of K. Such a
+    matmul gets the operands that index the extent (and its destination,
+    for M and N) zero-padded to a multiple of the array, and its result
+    sliced back; zero rows, columns and contraction lanes add nothing. N is
+    padded above the array width when its best divisor is under a quarter
+    of it, K the same against the rows, M when no divisor between the
+    array's height and the row budget exists.
 
     ```mlir
     // before: C[1024, 50257] = A[1024, 768] * B[768, 50257]
@@ -173,7 +179,7 @@ def NovaPadMatmul : Pass<"nova-pad-matmul", "::mlir::func::FuncOp"> {
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
   let statistics = [
-    Statistic<"numPadded", "padded-matmuls", "Matmuls whose width was padded">,
+    Statistic<"numPadded", "padded-matmuls", "Matmuls whose extents were padded">,
   ];
 }
 
