@@ -57,7 +57,14 @@ def random_bits(seed: torch.Tensor, offset: int, shape: Sequence[int],
     numel = 1
     for size in shape:
         numel *= int(size)
-    counters = torch.arange(numel, dtype=torch.int64, device=device or seed.device) + (offset + 1)
+    # Element i's counter, offset + i + 1 with i its row-major index, built as
+    # [rows, last] (rows * last + column): the hash then runs on 2-D tiles,
+    # not on 1-D ones of a few hundred elements.
+    last = int(shape[-1]) if len(shape) else 1
+    rows = numel // last if last else 0
+    device = device or seed.device
+    counters = (torch.arange(rows, dtype=torch.int64, device=device).unsqueeze(-1) * last
+                + torch.arange(last, dtype=torch.int64, device=device) + (offset + 1))
     # The counters first: a 0-d CPU seed then joins a device tensor as a scalar.
     state = counters * signed64(GAMMA) + seed.to(torch.int64)
     return mix64(state).reshape(tuple(shape))

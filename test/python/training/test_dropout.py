@@ -210,3 +210,16 @@ def test_bad_seed_and_unsupported_dropouts_raise():
     with pytest.raises(NovaExportError, match="dropout1d with p=0.2"):
         nova.compile_train_step(model, torch.nn.functional.mse_loss,
                                 torch.optim.SGD(model.parameters(), lr=0.1), x, y)
+
+
+def test_masks_hash_on_the_tensors_shape_not_a_flat_vector():
+    """The counters are built [rows, last dim], so SplitMix64's rounds run on
+    2-D tiles (a flat [numel] vector was cut into 1-D tiles of a few hundred
+    elements: ~170 instructions per thousand elements instead of ~1)."""
+    model = torch.nn.Sequential(torch.nn.Linear(96, 96), torch.nn.Dropout(0.1))
+    x = torch.randn(4, 64, 96)
+    step = nova.compile_train_step(model, lambda y: y.square().mean(),
+                                   torch.optim.SGD(model.parameters(), lr=0.1), x)
+    linalg = step.program.stages["linalg"]
+    assert f"tensor<{4 * 64 * 96}xi64>" not in linalg
+    assert "tensor<256x96xi64>" in linalg
