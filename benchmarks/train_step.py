@@ -47,6 +47,7 @@ import torch  # noqa: E402
 
 import nova  # noqa: E402
 from nova import models  # noqa: E402
+from nova.compiler.stage_times import format_times  # noqa: E402
 
 
 def cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -164,7 +165,8 @@ def run(kind: str, target: str, dtype: str, layers: int, seq: int, batch: int, v
     stats = step.stats
     print(f"\n== {kind} GPT, {dtype}, {target}: {layers} layers, d 768, seq {seq}, batch {batch}, "
           f"vocab {vocab} ==")
-    print(f"compile (trace + torch-mlir + nova-opt)   {compiled:8.1f} s")
+    print(f"compile (trace + torch-mlir + nova-opt)   {compiled:8.1f} s, by stage:")
+    print(format_times(list(step.compile_times)))
     print(f"simulator wall time, timing-only step      {wall:8.1f} s")
     print(stats.summary())
     n_mm = matmul_params(model)

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from nova.compiler.errors import NovaCompileError
 from nova.compiler.pipeline import DIAGNOSTIC_FLAGS
+from nova.compiler.stage_times import timed
 from nova.compiler.tools import find_tool
 from nova.knobs import knobs
 
@@ -40,12 +41,20 @@ def tool_process_options() -> dict[str, Any]:
     return {"preexec_fn": _die_with_parent} if sys.platform.startswith("linux") else {}
 
 
+def _stage(command: list[str]) -> str:
+    """A tool run's stage name: the tool and its first pass or flag."""
+    tool = Path(command[0]).name
+    flags = [c for c in command[1:] if c.startswith("--") and c not in DIAGNOSTIC_FLAGS]
+    return f"{tool} {flags[0].split('=')[0]}" if flags else tool
+
+
 def _run(command: list[str], stdin: str | None, timeout: float | None) -> str:
     try:
-        result = subprocess.run(
-            command, input=stdin, capture_output=True, text=True, timeout=timeout, check=False,
-            **tool_process_options(),
-        )
+        with timed(_stage(command)):
+            result = subprocess.run(
+                command, input=stdin, capture_output=True, text=True, timeout=timeout,
+                check=False, **tool_process_options(),
+            )
     except subprocess.TimeoutExpired as error:
         stderr = error.stderr.decode() if isinstance(error.stderr, bytes) else (error.stderr or "")
         raise NovaCompileError(command, -1, f"timed out after {timeout} s (the compile budget; "
@@ -83,10 +92,11 @@ def run_translate(
     command = [str(find_tool("nova-translate")), *DIAGNOSTIC_FLAGS, *flags, "-", "-o", "-"]
     timeout = _budget(timeout)
     try:
-        result = subprocess.run(
-            command, input=source.encode(), capture_output=True, timeout=timeout, check=False,
-            **tool_process_options(),
-        )
+        with timed(_stage(command)):
+            result = subprocess.run(
+                command, input=source.encode(), capture_output=True, timeout=timeout,
+                check=False, **tool_process_options(),
+            )
     except subprocess.TimeoutExpired:
         raise NovaCompileError(command, -1, f"timed out after {timeout} s (the compile budget; "
                                "NOVA_COMPILE_TIMEOUT_S sets it)") from None

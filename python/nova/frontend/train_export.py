@@ -43,6 +43,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from nova.compiler.stage_times import timed
 from nova.frontend.decompositions import decomposition_table
 from nova.frontend.dropout import RandomStream, random_stream
 from nova.frontend.errors import NovaExportError
@@ -317,7 +318,8 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
         args.insert(seed_index, torch.zeros((), dtype=torch.int64))
     if not layout.one:
         args.insert(one_index, torch.ones((), dtype=torch.float32))
-    module = trace_functional(fn, args)
+    with timed("trace the step (make_fx)"):
+        module = trace_functional(fn, args)
     # Values nothing reads (a layer-drop draw a comparison decided at trace
     # time) must not keep the seed an input.
     module.graph.eliminate_dead_code()
@@ -327,13 +329,15 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
     keep_one = layout.one or not _drop_unused_placeholder(module, one_index)
     keep_seed = layout.seed or not _drop_unused_placeholder(module, seed_index)
     layout = dataclasses.replace(layout, seed=keep_seed, one=keep_one)
-    constants = lift_constants(module)
-    _idioms(module)
-    _widen_constants(module, constants)
-    constants = _fold_empty_constants(module, constants)
-    _complex_as_pairs(module, constants)
-    mlir, ops = import_fx_graph(module.graph, func_name="forward",
-                                donated=donated_arguments(layout))
+    with timed("graph rewrites (idioms, constants)"):
+        constants = lift_constants(module)
+        _idioms(module)
+        _widen_constants(module, constants)
+        constants = _fold_empty_constants(module, constants)
+        _complex_as_pairs(module, constants)
+    with timed("import to linalg (torch-mlir)"):
+        mlir, ops = import_fx_graph(module.graph, func_name="forward",
+                                    donated=donated_arguments(layout))
     return ImportedTrainStep(mlir=mlir, layout=layout, ops=ops,
                              unused=tuple(dict.fromkeys(unused)), constants=tuple(constants))
 

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from nova.compiler.build import build_program
+from nova.compiler.stage_times import collecting
 from nova.compiler.errors import NovaModelCompileError
 from nova.compiler.options import TargetOptions
 from nova.frontend.random_bits import step_seed
@@ -145,21 +146,23 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
                                  capacity=hbm_capacity(target))
     check_fits(breakdown, target)
     example = step._arguments(list(batch), check=False)
-    with traced_with_plan(model, mesh, plan):
-        imported = import_train_step(model, loss_fn, layout, rule.update,
-                                     [torch.from_numpy(a) for a in example])
-    try:
-        if mesh is None:
-            program = build_program(imported.mlir, TargetOptions(name=target, chips=1),
-                                    dump_dir=dump_dir, double_buffer=double_buffer)
-        else:
-            program = compile_data_parallel(imported, example, mesh, target, zero=zero,
-                                            dump_dir=dump_dir, double_buffer=double_buffer,
-                                            bucket_mb=bucket_mb, plan=plan)
-    except NovaModelCompileError as error:
-        raise_for_compile_error(error, breakdown)
-        raise
+    with collecting() as times:
+        with traced_with_plan(model, mesh, plan):
+            imported = import_train_step(model, loss_fn, layout, rule.update,
+                                         [torch.from_numpy(a) for a in example])
+        try:
+            if mesh is None:
+                program = build_program(imported.mlir, TargetOptions(name=target, chips=1),
+                                        dump_dir=dump_dir, double_buffer=double_buffer)
+            else:
+                program = compile_data_parallel(imported, example, mesh, target, zero=zero,
+                                                dump_dir=dump_dir, double_buffer=double_buffer,
+                                                bucket_mb=bucket_mb, plan=plan)
+        except NovaModelCompileError as error:
+            raise_for_compile_error(error, breakdown)
+            raise
     step._attach(imported, program)
+    step.compile_times = tuple(times)
     return step
 
 
@@ -228,6 +231,9 @@ class TrainStep:
         self.program: CompiledProgram | None = None
         self.imported: ImportedTrainStep | None = None
         self.report = None
+        #: ``(stage, seconds)`` of the compile, in order
+        #: (:func:`nova.compiler.stage_times.format_times` prints them).
+        self.compile_times: tuple[tuple[str, float], ...] = ()
         self.grad_norm: torch.Tensor | None = None
         self._grads: dict[str, torch.Tensor] = {}
         state = {**dict(model.named_parameters()), **dict(model.named_buffers())}

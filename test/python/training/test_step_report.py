@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import nova
+from nova.compiler.stage_times import format_times
 from nova.models import GPT
 from nova.models.gpt import GPTConfig
 from nova.training import TrainStepError
@@ -45,6 +46,13 @@ def test_stats_fields_match_the_model_and_the_binary():
     step = nova.compile_train_step(model, torch.nn.functional.mse_loss, optimizer, x, y)
     with pytest.raises(TrainStepError, match="has not run yet"):
         step.stats
+    # The compile's stage breakdown, in order, each stage timed.
+    stages = [name for name, _ in step.compile_times]
+    assert stages == ["trace the step (make_fx)", "graph rewrites (idioms, constants)",
+                      "import to linalg (torch-mlir)", "nova-opt --nova-lower-to-tiles",
+                      "nova-opt --nova-tiles-to-isa", "nova-translate --nova-to-binary"]
+    assert all(seconds > 0 for _, seconds in step.compile_times)
+    assert "total of the stages" in format_times(list(step.compile_times))
     loss = step(x, y)
     expected = torch.nn.functional.mse_loss(reference(x), y)
     torch.testing.assert_close(loss, expected.detach(), rtol=1e-4, atol=1e-5)
