@@ -196,14 +196,40 @@ FailureOr<TilePlan> TilePass::planGeneric(linalg::LinalgOp op,
   plan.sizes.assign(ranges.size(), 0); // reductions stay whole
   for (unsigned d : parallel)
     plan.sizes[d] = 1;
-  int64_t cols = 1, rows = 1;
+  int64_t cols = 1, rows = 1, rowLimit = maxRows;
   if (!parallel.empty()) {
-    cols = divisorAtMost(ranges[parallel.back()], maxCols);
+    int64_t range = ranges[parallel.back()];
+    cols = divisorAtMost(range, maxCols);
+    // A last dimension with no good divisor up to max-cols (GPT-2's
+    // vocabulary, 50257 = 29 x 1733: 29-element DMA runs over the logits)
+    // takes a wider divisor if there is one, and fewer rows.
+    if (cols * 4 <= std::min(range, (int64_t)maxCols)) {
+      int64_t wide = divisorAtMost(range, 8 * maxCols);
+      if (wide >= 4 * cols) {
+        cols = wide;
+        rowLimit = std::max<int64_t>(1, maxRows * maxCols / cols);
+      }
+    }
     plan.sizes[parallel.back()] = cols;
   }
   if (parallel.size() >= 2) {
-    rows = divisorAtMost(ranges[parallel[parallel.size() - 2]], maxRows);
+    rows = divisorAtMost(ranges[parallel[parallel.size() - 2]], rowLimit);
     plan.sizes[parallel[parallel.size() - 2]] = rows;
+  }
+  // A transpose that moves the input's innermost dimension (a key gradient
+  // [b, h, d, t] back to [b, t, h, d]) reads that dimension at a stride:
+  // with a tile of 1 along it, every element is a DMA run of its own. Tile
+  // it like a row instead, so that the input's runs are `run` elements long
+  // (the vector unit's transpose reorders the tile in SRAM).
+  int64_t run = 1, runDim = -1;
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation())) {
+    AffineMap in = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+    if (auto d = dyn_cast<AffineDimExpr>(in.getResults().back());
+        d && plan.sizes[d.getPosition()] == 1) {
+      runDim = d.getPosition();
+      run = divisorAtMost(ranges[runDim], target.getVectorLanes());
+      plan.sizes[runDim] = run;
+    }
   }
   auto footprint = [&] {
     SmallVector<int64_t> eff = effectiveSizes(ranges, plan.sizes);
@@ -213,6 +239,11 @@ FailureOr<TilePlan> TilePass::planGeneric(linalg::LinalgOp op,
     return bytes;
   };
   int64_t bytes = footprint();
+  while (bytes > target.getSramBytes() && run > 1) {
+    run = divisorAtMost(ranges[runDim], run / 2);
+    plan.sizes[runDim] = run;
+    bytes = footprint();
+  }
   while (bytes > target.getSramBytes() && (rows > 1 || cols > 1)) {
     if (rows > 1) {
       rows = divisorAtMost(ranges[parallel[parallel.size() - 2]], rows / 2);

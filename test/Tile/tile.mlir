@@ -174,3 +174,51 @@ func.func @returned_producer_joins_its_consumer(%p: tensor<64xf32>, %m: tensor<6
   } -> tensor<64xf32>
   return %nm, %np : tensor<64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// A key gradient [b, h, d, t] put back as [b, t, h, d]: the input's
+// innermost dimension (t) moves, so a tile of 1 along it would make every
+// element its own DMA run. It is tiled by the vector lanes (128 on nova-t1)
+// like a row, besides the output's last two dimensions (h, d whole).
+// T1-LABEL: func.func @transpose_moving_the_innermost_dimension
+// T1: linalg.transpose ins(%{{.*}} : tensor<1x12x64x128xbf16>) outs(%{{.*}} : tensor<1x128x12x64xbf16>) permutation = [0, 3, 1, 2]
+// TINY-LABEL: func.func @transpose_moving_the_innermost_dimension
+func.func @transpose_moving_the_innermost_dimension(%x: tensor<2x12x64x256xbf16>) -> tensor<2x256x12x64xbf16> {
+  %e = tensor.empty() : tensor<2x256x12x64xbf16>
+  %t = linalg.transpose ins(%x : tensor<2x12x64x256xbf16>) outs(%e : tensor<2x256x12x64xbf16>) permutation = [0, 3, 1, 2]
+  return %t : tensor<2x256x12x64xbf16>
+}
+
+// -----
+
+// A transpose that keeps the innermost dimension ([b, t, h, d] -> [b, h, t, d],
+// the heads' split) reads whole rows already: tiled as before.
+// T1-LABEL: func.func @transpose_keeping_the_innermost_dimension
+// T1: linalg.transpose ins(%{{.*}} : tensor<1x256x1x64xbf16>) outs(%{{.*}} : tensor<1x1x256x64xbf16>) permutation = [0, 2, 1, 3]
+// TINY-LABEL: func.func @transpose_keeping_the_innermost_dimension
+func.func @transpose_keeping_the_innermost_dimension(%x: tensor<2x256x12x64xbf16>) -> tensor<2x12x256x64xbf16> {
+  %e = tensor.empty() : tensor<2x12x256x64xbf16>
+  %t = linalg.transpose ins(%x : tensor<2x256x12x64xbf16>) outs(%e : tensor<2x12x256x64xbf16>) permutation = [0, 2, 1, 3]
+  return %t : tensor<2x12x256x64xbf16>
+}
+
+// -----
+
+// An elementwise op over logits of GPT-2's vocabulary (50257 = 29 x 1733):
+// the best divisor up to max-cols (29) would make 29-element DMA runs; the
+// wider divisor 1733 is taken, with fewer rows.
+// T1-LABEL: func.func @logits_of_an_awkward_vocabulary
+// T1: linalg.generic {{.*}} ins(%{{.*}} : tensor<64x1733xf32>) outs(%{{.*}} : tensor<64x1733xf32>)
+// TINY-LABEL: func.func @logits_of_an_awkward_vocabulary
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @logits_of_an_awkward_vocabulary(%x: tensor<64x50257xf32>) -> tensor<64x50257xf32> {
+  %e = tensor.empty() : tensor<64x50257xf32>
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<64x50257xf32>) outs(%e : tensor<64x50257xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.exp %a : f32
+    linalg.yield %r : f32
+  } -> tensor<64x50257xf32>
+  return %g : tensor<64x50257xf32>
+}
