@@ -61,6 +61,19 @@ def traced_at(fn: Callable) -> Iterator[None]:
             meta["stack_trace"] = saved
 
 
+def located_loss(loss_fn: Callable) -> Callable:
+    """``loss_fn`` with its frames kept in the traced ops' stack traces.
+
+    make_fx records only frames named ``forward`` (and registered anchors): a
+    plain loss function's ops would carry no line, and the report would charge
+    them to the op before (the LM head). ``annotate_fn`` registers the
+    function as an anchor, so its ops (and through :func:`backward_locations`
+    their backward) carry the loss function's own lines."""
+    if getattr(loss_fn, "__code__", None) is None:
+        return loss_fn  # a loss module's forward is kept anyway
+    return fx_traceback.annotate_fn({"nova": "loss"})(loss_fn)
+
+
 def backward_locations(graph: torch.fx.Graph) -> None:
     """Each op without a stack trace takes that of the first op with its
     ``seq_nr`` that has one (its forward op, for a backward op)."""

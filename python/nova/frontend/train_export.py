@@ -49,7 +49,8 @@ from nova.frontend.dropout import RandomStream, random_stream
 from nova.frontend.errors import NovaExportError
 from nova.frontend.export import import_fx_graph
 from nova.frontend.recompute import Recompute, recomputation
-from nova.frontend.trace_locations import backward_locations, tag_backward, traced_at
+from nova.frontend.trace_locations import (backward_locations, located_loss, tag_backward,
+                                           traced_at)
 
 #: ``update(params, grads, slots, hypers) -> (new_params, new_slots)``: one
 #: parameter group's update as tensor ops. ``slots[s][i]`` is slot ``s`` of
@@ -285,7 +286,7 @@ def _loss(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] | None,
     kwargs = dict(zip(layout.keywords, batch[positional:]))
     output = model(*args, **kwargs)
     if loss_fn is not None:
-        loss = loss_fn(output, *targets)
+        loss = located_loss(loss_fn)(output, *targets)
     else:
         loss = getattr(output, "loss", output)
     if not isinstance(loss, torch.Tensor) or loss.dim() != 0:

@@ -177,3 +177,26 @@ def test_backward_and_optimizer_time_goes_to_their_own_lines():
     assert by_file["optimizers.py"]["vector_ops"] > 0
     assert by_file["train_export.py"]["vector_ops"] > 0  # clipping's norm and scale
     assert by_file["normalization.py"]["vector_ops"] > 0  # LayerNorm forward and backward
+
+
+def _cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.cross_entropy(logits, labels)
+
+
+def test_a_loss_functions_ops_go_to_its_line_not_the_last_layers():
+    """make_fx keeps only ``forward`` frames: a plain loss function's ops (and
+    their backward) used to carry no line and were charged to the LM head's.
+    They carry the loss function's line now, and the linear's line holds
+    matmul work and its bias only."""
+    model = torch.nn.Linear(32, 512)
+    x, labels = torch.randn(64, 32), torch.randint(0, 512, (64,))
+    step = nova.compile_train_step(model, _cross_entropy, torch.optim.SGD(model.parameters(), lr=0.1),
+                                   x, labels)
+    step.time_step()
+    line = f"{__file__}:{_cross_entropy.__code__.co_firstlineno + 1}"
+    loss_ops = sum(s.vector_ops for s in step.report.instr_stats if (s.location or "").startswith(line))
+    linear_ops = sum(s.vector_ops for s in step.report.instr_stats
+                     if "linear.py" in (s.location or "").split(" called from ")[0])
+    # The softmax over 64 x 512 logits and its gradient: several passes.
+    assert loss_ops > 4 * 64 * 512
+    assert linear_ops < loss_ops
