@@ -1,5 +1,6 @@
 """A GPT-2-small-shaped training step on one nova-t1 chip: simulated step time,
-MFU, HFU and the memory breakdown, in f32 and in bf16 mixed precision.
+MFU, HFU and the memory breakdown, in f32 and in bf16 mixed precision
+(``--target nova-t1-act``: the same chip with an activation engine).
 
 Shapes: 12 layers, d_model 768, 12 heads, seq 256, batch 8, vocab padded to
 50304 (GPT-2's 50257 rounded up to a multiple of 128), tied LM head, AdamW
@@ -11,7 +12,7 @@ simulator's wall time for that run is printed next to the simulated time.
 All figures come from this one run. Usage:
 
     python benchmarks/train_step.py [--layers 12] [--dtype f32 bf16] [--seq 256] [--batch 8] [--top 8]
-                                    [--no-trace]
+                                    [--no-trace] [--target nova-t1]
 
 After the timed run, a second, traced timing-only run (same simulated time)
 gives the step's overlap report: each engine's busy time and the part of it
@@ -92,7 +93,7 @@ def overlap_report(step, top: int) -> None:
 
 
 def run(dtype: str, layers: int, seq: int, batch: int, vocab: int, top: int,
-        trace: bool = True) -> None:
+        trace: bool = True, target: str = "nova-t1") -> None:
     torch.manual_seed(0)
     cfg = models.GPTConfig(d_model=768, n_heads=12, n_layers=layers, seq_len=seq,
                            vocab_size=vocab)
@@ -101,14 +102,14 @@ def run(dtype: str, layers: int, seq: int, batch: int, vocab: int, top: int,
     ids = torch.randint(0, vocab, (batch, seq))
     start = time.perf_counter()
     step = nova.compile_train_step(model, cross_entropy, optimizer, ids, ids,
-                                   max_grad_norm=1.0,
+                                   max_grad_norm=1.0, target=target,
                                    autocast=torch.bfloat16 if dtype == "bf16" else None)
     compiled = time.perf_counter() - start
     start = time.perf_counter()
     step.time_step()
     wall = time.perf_counter() - start
     stats = step.stats
-    print(f"\n== {dtype}: {layers} layers, d 768, seq {seq}, batch {batch}, vocab {vocab} ==")
+    print(f"\n== {dtype} on {target}: {layers} layers, d 768, seq {seq}, batch {batch}, vocab {vocab} ==")
     print(f"compile (trace + torch-mlir + nova-opt)   {compiled:8.1f} s")
     print(f"simulator wall time, timing-only step      {wall:8.1f} s")
     print(stats.summary())
@@ -138,9 +139,12 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=8, help="rows of the per-module profile (0: none)")
     parser.add_argument("--no-trace", dest="trace", action="store_false",
                         help="skip the traced run (engine overlap and critical path)")
+    parser.add_argument("--target", default="nova-t1",
+                        help="one-chip target: a name in targets/ or a .json path (nova-t1-act: with an "
+                             "activation engine)")
     args = parser.parse_args()
     for dtype in args.dtype:
-        run(dtype, args.layers, args.seq, args.batch, args.vocab, args.top, args.trace)
+        run(dtype, args.layers, args.seq, args.batch, args.vocab, args.top, args.trace, args.target)
 
 
 if __name__ == "__main__":
