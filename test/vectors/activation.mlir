@@ -27,7 +27,9 @@ module attributes {nova.target = #nova.target<name = "tiny-act", clock_mhz = 100
   }
 }
 
-// The readable encoding: version 3, engine byte 5.
+// The readable encoding: version 3, engine byte 5 (VUNARY 0x40 on 05, kind exp 03),
+// VSCALAR 0x42 on vector (01).
 // RUN: cd %S && nova-translate --nova-to-binary-text activation.mlir | FileCheck activation.mlir
 // CHECK: // target tiny-act, 1 chips, format 1, isa 3
-// CHECK: nova_isa.vunary exp {{.*}} on activation
+// CHECK: 7: 400503{{.*}} nova_isa.vunary
+// CHECK: 8: 420122{{.*}} nova_isa.vscalar

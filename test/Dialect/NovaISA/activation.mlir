@@ -50,3 +50,13 @@ module attributes {nova.target = #nova.target<name = "t-act", clock_mhz = 1400, 
 // expected-error @+1 {{target activation key 'lanes' must be >= 1, got 0}}
 module attributes {nova.target = #nova.target<name = "t-act", clock_mhz = 1400, matrix_rows = 128, matrix_cols = 64, vector_lanes = 128, sram_bytes = 65536, sram_gbps = 4000, acc_bytes = 16384, hbm_bytes = 1048576, hbm_gbps = 820, dma_engines = 4, chips = 1, topology = switch, link_gbps = 450, link_latency_ns = 1000, timing = {activation = {lanes = 0, overhead_cycles = 16, elementwise_factor = 1, transcendental_factor = 1}}>} {
 }
+
+// -----
+
+module attributes {nova.target = #nova.target<name = "t-act", clock_mhz = 1400, matrix_rows = 128, matrix_cols = 64, vector_lanes = 128, sram_bytes = 65536, sram_gbps = 4000, acc_bytes = 16384, hbm_bytes = 1048576, hbm_gbps = 820, dma_engines = 4, chips = 1, topology = switch, link_gbps = 450, link_latency_ns = 1000, timing = {activation = {lanes = 128, overhead_cycles = 16, elementwise_factor = 1, transcendental_factor = 1}}>} {
+func.func @negative_unary_on_scalar(%a: index, %b: index) {
+  // expected-error @+1 {{'nova_isa.vunary' op must run on vector or activation, got scalar}}
+  nova_isa.vunary exp %a : #nova_isa.tile<sram, f32, [8, 16], [16, 1]> -> %b : #nova_isa.tile<sram, f32, [8, 16], [16, 1]> on scalar
+  return
+}
+}

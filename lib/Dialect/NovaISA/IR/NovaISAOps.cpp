@@ -114,9 +114,13 @@ LogicalResult mlir::nova_isa::verifyInstruction(Operation *op) {
                  << "' has no activation engine";
     return success();
   }
+  // Name the activation engine only where the target has one.
+  SmallVector<Engine> named(allowed);
+  if (!nova::hasActivationEngine(nova::lookupTarget(op)))
+    llvm::erase(named, Engine::Activation);
   auto diag = op->emitOpError() << "must run on ";
   llvm::interleave(
-      allowed, [&](Engine e) { diag << stringifyEngine(e); },
+      named, [&](Engine e) { diag << stringifyEngine(e); },
       [&] { diag << " or "; });
   return diag << ", got " << stringifyEngine(engine);
 }
