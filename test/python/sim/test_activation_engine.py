@@ -61,6 +61,10 @@ def test_same_numbers_on_either_engine_and_concurrent_queues():
     # The two ran at once on the activation target: the step is shorter by about
     # the shorter instruction's time.
     assert rep_a.time_ns < rep_v.time_ns - 30
+    # The bound from the work prices each instruction on its engine: exp on vector
+    # (256 * 4 / 8 cycles), mul on activation (256 * 1 / 8).
+    assert (rep_a.bounds[0].vector_ns, rep_a.bounds[0].activation_ns) == (128, 32)
+    assert (rep_v.bounds[0].vector_ns, rep_v.bounds[0].activation_ns) == (160, 0)
 
 
 def test_transcendental_factor_and_semaphores_between_vector_and_activation():
