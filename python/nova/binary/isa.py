@@ -15,17 +15,19 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "ISA_VERSION", "ISA_VERSIONS", "NO_TILE", "NUM_REGISTERS", "NUM_SEMAPHORES", "MAX_LOOP_DEPTH",
+    "ISA_VERSION", "ISA_VERSION_ACTIVATION", "ISA_VERSIONS", "NO_TILE", "NUM_REGISTERS", "NUM_SEMAPHORES", "MAX_LOOP_DEPTH",
     "WORD_BYTES", "WORD_DTYPE", "TILE_DTYPE",
     "Opcode", "Engine", "Flag", "SaluKind", "ElementwiseKind", "ReductionKind",
     "MemorySpace", "DType", "Tile", "ReplicaGroups", "Instruction",
     "ALLOWED_ENGINES", "element_bytes",
 ]
 
-ISA_VERSION = 3
-#: Versions a decoder reads: 2, and 3 (= 2 plus the activation engine, engine code 5),
-#: which an encoder writes only for programs that use that engine (docs/isa.md 4).
-ISA_VERSIONS = (2, 3)
+#: The version an encoder writes for a program without the activation engine; 3 (=
+#: 2 plus the activation engine, engine code 5) only for one that uses it, so every
+#: other program encodes as before (docs/isa.md 4). A decoder reads both.
+ISA_VERSION = 2
+ISA_VERSION_ACTIVATION = 3
+ISA_VERSIONS = (ISA_VERSION, ISA_VERSION_ACTIVATION)
 WORD_BYTES = 64
 NO_TILE = 0xFFFF
 NUM_REGISTERS = 256
