@@ -1,5 +1,6 @@
 """A GPT-2-small-shaped training step on one nova-t1 chip: simulated step time,
-MFU, HFU and the memory breakdown, in f32 and in bf16 mixed precision.
+MFU, HFU and the memory breakdown, in f32 and in bf16 mixed precision
+(``--target nova-t1-act``: the same chip with an activation engine).
 
 Shapes: 12 layers, d_model 768, 12 heads, seq 256, batch 8, vocab padded to
 50304 (GPT-2's 50257 rounded up to a multiple of 128), tied LM head, AdamW
@@ -191,7 +192,6 @@ def run(kind: str, target: str, dtype: str, layers: int, seq: int, batch: int, v
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", nargs="+", choices=["nova", "external", "hf"], default=["nova"])
-    parser.add_argument("--target", default="nova-t1")
     parser.add_argument("--layers", type=int, default=12)
     parser.add_argument("--seq", type=int, default=256)
     parser.add_argument("--batch", type=int, default=8)
@@ -200,6 +200,9 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=8, help="rows of the per-module profile (0: none)")
     parser.add_argument("--no-trace", dest="trace", action="store_false",
                         help="skip the traced run (engine overlap and critical path)")
+    parser.add_argument("--target", default="nova-t1",
+                        help="one-chip target: a name in targets/ or a .json path (nova-t1-act: with an "
+                             "activation engine)")
     args = parser.parse_args()
     for kind in args.model:
         for dtype in args.dtype:

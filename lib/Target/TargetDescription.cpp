@@ -1,5 +1,6 @@
 //===- TargetDescription.cpp - load #nova.target from json ------*- C++ -*-===//
 #include "nova/Target/TargetDescription.h"
+#include "nova/Dialect/Nova/IR/ActivationEngine.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -66,7 +67,7 @@ llvm::Expected<TargetAttr> mlir::nova::loadTarget(MLIRContext *context,
       "acc_bytes",   "hbm_bytes",   "hbm_gbps",   "dma_engines",
       "chips",       "topology",    "link_gbps",  "link_latency_ns",
       "chips_per_node", "nics_per_node", "nic_gbps", "nic_latency_ns",
-      "timing"};
+      "activation", "timing"};
   llvm::ArrayRef<llvm::StringLiteral> kKeys(kKeyList);
   for (const auto &entry : *object)
     if (!llvm::is_contained(kKeys, llvm::StringRef(entry.first).str()))
@@ -182,6 +183,32 @@ llvm::Expected<TargetAttr> mlir::nova::loadTarget(MLIRContext *context,
     }
   } else {
     fail("key 'timing' must be an object, got " + kindName(*timingValue));
+  }
+  // The activation engine (optional): carried as the dictionary `activation`
+  // inside the timing dictionary (nova/Dialect/Nova/IR/ActivationEngine.h);
+  // the attribute's verifier checks its keys.
+  if (const llvm::json::Value *activationValue = object->get(kActivationKey)) {
+    const llvm::json::Object *entries = activationValue->getAsObject();
+    if (!entries) {
+      fail("key 'activation' must be an object, got " + kindName(*activationValue));
+    } else {
+      SmallVector<NamedAttribute> block;
+      for (const auto &entry : *entries) {
+        llvm::StringRef key = entry.first;
+        const llvm::json::Value &value = entry.second;
+        if (value.kind() == llvm::json::Value::Number && value.getAsInteger())
+          block.push_back(builder.getNamedAttr(
+              key, builder.getI64IntegerAttr(*value.getAsInteger())));
+        else if (std::optional<double> d = value.getAsNumber();
+                 d && value.kind() == llvm::json::Value::Number)
+          block.push_back(builder.getNamedAttr(key, builder.getF64FloatAttr(*d)));
+        else
+          fail("activation key '" + key + "' must be a number, got " +
+               kindName(value));
+      }
+      timing.push_back(builder.getNamedAttr(kActivationKey,
+                                            builder.getDictionaryAttr(block)));
+    }
   }
   if (error)
     return std::move(error);

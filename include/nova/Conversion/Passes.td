@@ -89,8 +89,28 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
       (copy); reduce / transpose / fill -> `vreduce` / `vtranspose` /
       `vfill` on vector; collectives -> the collective instructions.
 
-    Synchronisation. Engines: matrix, vector, collective, each DMA queue, and
-    the sequencer (waiter only). Every instruction's accesses are byte ranges
+    Engine placement (option `activation-engine`, on by default). On a target
+    whose `#nova.target` describes an activation engine (the `activation`
+    block, docs/isa.md 2.7), before synchronisation: every transcendental
+    `vunary` / `vscalar` (exp, log, sqrt, rsqrt, recip, tanh, erf, sigmoid,
+    pow, div, sin, cos, log1p, rem, floordiv) moves to `on activation`; every
+    other `vunary`, `vscalar` and `vcopy` moves there when, in program order,
+    the activation engine's load so far plus its cost there ends lower than
+    the vector engine's load plus its cost on vector (costs from the target's
+    vector and activation constants; instructions inside loops with
+    immediate bounds weighted by their trip counts). Tensor-tensor ops,
+    reductions, transposes, fills and asserts stay on vector. A target
+    without an activation engine is left exactly as before.
+
+    ```mlir
+    // before (a target with an activation block)
+    nova.elementwise exp ins(%x) outs(%y)
+    // after
+    nova_isa.vunary exp %a : #nova_isa.tile<...> -> %b : #nova_isa.tile<...> on activation
+    ```
+
+    Synchronisation. Engines: matrix, vector, collective, each DMA queue, the
+    activation engine, and the sequencer (waiter only). Every instruction's accesses are byte ranges
     of its root buffers (the exact range for static views, the whole root
     buffer for views with dynamic offsets), so buffers that plan-memory
     placed at the same address are ordered too. In program order, an
@@ -154,9 +174,13 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
     Option<"dmaQueues", "dma-queues", "int64_t", /*default=*/"4",
            "DMA queues used round-robin by straight-line DMAs (1..5, at most "
            "the target's dma_engines)">,
+    Option<"activationEngine", "activation-engine", "bool", /*default=*/"true",
+           "place single-input elementwise work on the target's activation "
+           "engine when it has one">,
   ];
   let statistics = [
     Statistic<"numInstructions", "instructions", "nova_isa instructions emitted">,
+    Statistic<"numActivation", "activation", "instructions placed on the activation engine">,
     Statistic<"numSemaphores", "semaphores", "semaphores used">,
     Statistic<"numWaits", "waits", "semaphore waits inserted">,
   ];

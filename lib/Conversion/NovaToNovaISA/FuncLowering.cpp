@@ -1,6 +1,7 @@
 //===- FuncLowering.cpp - driver of the nova -> nova_isa lowering ---------===//
 #include "nova/Dialect/Nova/IR/ElementTypes.h"
 #include "FuncLowering.h"
+#include "EnginePlacement.h"
 #include "Synchronization.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -435,6 +436,11 @@ LogicalResult FuncLowering::run(NovaToNovaISAStats &stats) {
   if (failed(lowerBlock(func.getBody().front())))
     return failure();
   popScope();
+  // Engine placement, before the engines are ordered (EnginePlacement.h).
+  if (TargetAttr target = lookupTarget(func); target && options.activationEngine)
+    if (std::optional<ActivationEngine> activation = getActivationEngine(target))
+      stats.activation += placeOnActivationEngine(
+          *newBody, vectorCostsOf(target), *activation);
   if (failed(synchronize(*newBody, func.getLoc(), options.dmaQueues, accesses,
                          strictWaits, stats)))
     return failure();

@@ -24,6 +24,7 @@ struct ConvertNovaToISAPass
       return;
     NovaToNovaISAOptions options;
     options.dmaQueues = dmaQueues;
+    options.activationEngine = activationEngine;
     if (dmaQueues < 1 || dmaQueues > 5) {
       func.emitError() << "dma-queues must be in 1..5, got " << dmaQueues;
       return signalPassFailure();
@@ -37,6 +38,7 @@ struct ConvertNovaToISAPass
     if (failed(convertFuncToNovaISA(func, patterns, options, stats)))
       return signalPassFailure();
     numInstructions += stats.instructions;
+    numActivation += stats.activation;
     numSemaphores += stats.semaphores;
     numWaits += stats.waits;
   }

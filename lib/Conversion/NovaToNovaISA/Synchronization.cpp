@@ -2,8 +2,8 @@
 //
 // Hazard tracking over the lowered body, in program (= dispatch) order.
 //
-// * Engines: matrix, vector, collective, one per DMA queue, and the
-//   sequencer (only ever a waiter). Each queue runs in order, so an engine
+// * Engines: matrix, vector, collective, one per DMA queue, the
+//   sequencer (only ever a waiter) and the activation engine. Each queue runs in order, so an engine
 //   observes everything earlier in its own queue.
 // * Every instruction has a sequence number in program order; the state
 //   keeps, per range of bytes, the instructions that last wrote / read it,
@@ -108,8 +108,9 @@ public:
                const DenseMap<Operation *, Operation *> &strictWaits)
       : ctx(ctx), loc(loc), dmaQueues(dmaQueues), accesses(accesses),
         strictWaits(strictWaits) {
-    numEngines = 4 + dmaQueues;
+    numEngines = 5 + dmaQueues;
     seqEngine = 3 + dmaQueues;
+    actEngine = 4 + dmaQueues;
   }
 
   LogicalResult run(Block &body, NovaToNovaISAStats &stats);
@@ -122,6 +123,7 @@ private:
     case Engine::Vector: return 1;
     case Engine::Collective: return 2;
     case Engine::Scalar: return seqEngine;
+    case Engine::Activation: return actEngine;
     case Engine::DMA:
       if (auto dma = dyn_cast<nova_isa::DmaCopyOp>(op))
         return 3 + dma.getQueue();
@@ -136,6 +138,7 @@ private:
     if (e == 1) return Engine::Vector;
     if (e == 2) return Engine::Collective;
     if (e == seqEngine) return Engine::Scalar;
+    if (e == actEngine) return Engine::Activation;
     return Engine::DMA;
   }
 
@@ -159,7 +162,7 @@ private:
   LogicalResult materialize(Handle &h) {
     if (h.op)
       return success();
-    if (h.engine > 3 && h.engine != seqEngine)
+    if (h.engine > 3 && h.engine != seqEngine && h.engine != actEngine)
       return emitError(h.anchor->getLoc())
              << "internal error: a nop is needed on dma queue "
              << h.engine - 3 << ", but `nop on dma` reaches queue 0 only";
@@ -237,7 +240,9 @@ private:
   MLIRContext *ctx;
   Location loc;
   int64_t dmaQueues;
-  int numEngines, seqEngine;
+  /// Engine indices: matrix 0, vector 1, collective 2, dma queue q 3 + q,
+  /// the sequencer, the activation engine (unused without one).
+  int numEngines, seqEngine, actEngine;
   const DenseMap<Operation *, SmallVector<Access>> &accesses;
   const DenseMap<Operation *, Operation *> &strictWaits;
   std::vector<Handle> handles;
@@ -551,7 +556,7 @@ LogicalResult Synchronizer::run(Block &body, NovaToNovaISAStats &stats) {
     if (failed(sem))
       return failure();
     Operation *signaller = nullptr;
-    if (e <= 3) {
+    if (e <= 3 || e == actEngine) {
       signaller = nova_isa::NopOp::create(
           b, loc, nova_isa::EngineAttr::get(ctx, engineKind(e)), nullptr,
           nullptr);

@@ -145,10 +145,12 @@ for _op in (Opcode.LOOP, Opcode.ENDLOOP, Opcode.IF, Opcode.ELSE, Opcode.ENDIF):
 
 
 def check_code(w: np.ndarray, where: str, tiles: tuple[Tile, ...],
-               groups: tuple[ReplicaGroups, ...], dma_engines: int) -> None:
+               groups: tuple[ReplicaGroups, ...], dma_engines: int,
+               activation: bool = False) -> None:
     """Checks a code section's words (docs/isa.md 3; binary-format 7) against its
     tile and group tables; raises :class:`BinaryFormatError` naming the first
-    broken rule and its instruction index."""
+    broken rule and its instruction index. ``activation``: the binary may use the
+    activation engine (ISA version 3 and a target with one)."""
     n = len(w)
 
     def first(bad: np.ndarray, message) -> None:
@@ -160,7 +162,9 @@ def check_code(w: np.ndarray, where: str, tiles: tuple[Tile, ...],
     engine = w["engine"]
     first(~_KNOWN[op], lambda i: f"unknown opcode 0x{op[i]:02x}")
     opn = lambda i: Opcode(int(op[i])).name  # noqa: E731
-    first(engine > 4, lambda i: f"unknown engine {engine[i]}")
+    first(engine > (Engine.ACTIVATION if activation else Engine.COLLECTIVE),
+          lambda i: f"unknown engine {engine[i]}" if engine[i] > Engine.ACTIVATION else
+          "engine activation needs ISA version 3 and a target with an activation engine")
     first(~_ENGINE_OK[op, engine],
           lambda i: f"{opn(i)} cannot run on engine {Engine(int(engine[i])).name.lower()}")
     flags = w["flags"]

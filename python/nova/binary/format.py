@@ -37,7 +37,7 @@ from nova.binary.disassembly import disassemble
 from nova.binary.errors import BinaryFormatError, TargetError
 from nova.binary.target_schema import FIELDS as SCHEMA_FIELDS, TOPOLOGIES, validate_target
 from nova.binary.isa import (
-    ISA_VERSION, NO_TILE, TILE_DTYPE, WORD_BYTES, WORD_DTYPE, DType, Instruction,
+    ISA_VERSION, ISA_VERSION_ACTIVATION, ISA_VERSIONS, NO_TILE, TILE_DTYPE, WORD_BYTES, WORD_DTYPE, DType, Instruction,
     MemorySpace, ReplicaGroups, Tile,
 )
 
@@ -273,9 +273,10 @@ class _Reader:
         if fmt != FORMAT_VERSION:
             raise self.fail(f"unsupported format version {fmt} (this loader "
                             f"reads version {FORMAT_VERSION})")
-        if isa != ISA_VERSION:
+        if isa not in ISA_VERSIONS:
             raise self.fail(f"unsupported ISA version {isa} (this loader "
-                            f"reads version {ISA_VERSION})")
+                            f"reads version {ISA_VERSION}), and version "
+                            f"{ISA_VERSION_ACTIVATION}: {ISA_VERSION} plus the activation engine")
         if file_size > len(data):
             raise self.fail(f"truncated file: header says {file_size} bytes, "
                             f"file has {len(data)}")
@@ -553,7 +554,8 @@ class _Reader:
                             f"multiple of {WORD_BYTES}")
         n = s.size // WORD_BYTES
         w = np.frombuffer(self.data, WORD_DTYPE, count=n, offset=s.offset)
-        check_code(w, where, tiles, groups, self.target["dma_engines"])
+        check_code(w, where, tiles, groups, self.target["dma_engines"],
+                   self.header.isa_version >= ISA_VERSION_ACTIVATION and "activation" in self.target)
         return w
 
     def check_operands(self, w: np.ndarray, where: str, chips: tuple[int, ...],

@@ -15,14 +15,19 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "ISA_VERSION", "NO_TILE", "NUM_REGISTERS", "NUM_SEMAPHORES", "MAX_LOOP_DEPTH",
+    "ISA_VERSION", "ISA_VERSION_ACTIVATION", "ISA_VERSIONS", "NO_TILE", "NUM_REGISTERS", "NUM_SEMAPHORES", "MAX_LOOP_DEPTH",
     "WORD_BYTES", "WORD_DTYPE", "TILE_DTYPE",
     "Opcode", "Engine", "Flag", "SaluKind", "ElementwiseKind", "ReductionKind",
     "MemorySpace", "DType", "Tile", "ReplicaGroups", "Instruction",
     "ALLOWED_ENGINES", "element_bytes",
 ]
 
+#: The version an encoder writes for a program without the activation engine; 3 (=
+#: 2 plus the activation engine, engine code 5) only for one that uses it, so every
+#: other program encodes as before (docs/isa.md 4). A decoder reads both.
 ISA_VERSION = 2
+ISA_VERSION_ACTIVATION = 3
+ISA_VERSIONS = (ISA_VERSION, ISA_VERSION_ACTIVATION)
 WORD_BYTES = 64
 NO_TILE = 0xFFFF
 NUM_REGISTERS = 256
@@ -74,6 +79,7 @@ class Engine(enum.IntEnum):
     SCALAR = 2
     DMA = 3
     COLLECTIVE = 4
+    ACTIVATION = 5
 
 
 class Flag(enum.IntFlag):
@@ -202,6 +208,7 @@ _D = frozenset({Engine.DMA})
 _M = frozenset({Engine.MATRIX})
 _V = frozenset({Engine.VECTOR})
 _C = frozenset({Engine.COLLECTIVE})
+_VA = frozenset({Engine.VECTOR, Engine.ACTIVATION})
 
 #: The engines each opcode may run on (docs/isa.md 3.2).
 ALLOWED_ENGINES: dict[Opcode, frozenset[Engine]] = {
@@ -211,10 +218,9 @@ ALLOWED_ENGINES: dict[Opcode, frozenset[Engine]] = {
                          Opcode.ENDLOOP, Opcode.IF, Opcode.ELSE, Opcode.ENDIF)},
     **{op: _D for op in (Opcode.DMA_COPY, Opcode.DMA_GATHER, Opcode.DMA_SCATTER)},
     Opcode.MATMUL: _M,
-    **{op: _V for op in (Opcode.VUNARY, Opcode.VBINARY, Opcode.VSCALAR,
-                         Opcode.VSELECT, Opcode.VREDUCE, Opcode.VTRANSPOSE,
-                         Opcode.VFILL, Opcode.VCOPY, Opcode.VIOTA, Opcode.VASSERT,
-                         Opcode.VSCAN, Opcode.VSORT)},
+    **{op: _V for op in (Opcode.VBINARY, Opcode.VSELECT, Opcode.VREDUCE, Opcode.VTRANSPOSE,
+                         Opcode.VFILL, Opcode.VIOTA, Opcode.VASSERT, Opcode.VSCAN, Opcode.VSORT)},
+    **{op: _VA for op in (Opcode.VUNARY, Opcode.VSCALAR, Opcode.VCOPY)},
     **{op: _C for op in (Opcode.ALL_REDUCE, Opcode.ALL_GATHER,
                          Opcode.REDUCE_SCATTER, Opcode.ALL_TO_ALL, Opcode.SEND,
                          Opcode.RECV, Opcode.BARRIER)},

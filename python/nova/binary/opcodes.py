@@ -27,13 +27,15 @@ NAMES = {
     ALL_TO_ALL: "all_to_all", SEND: "send", RECV: "recv", BARRIER: "barrier",
 }
 
-# Engines (byte 1).
-MATRIX, VECTOR, SCALAR, DMA, COLLECTIVE = range(5)
-ENGINE_NAMES = ("matrix", "vector", "scalar", "dma", "collective")
+# Engines (byte 1); ACTIVATION only on targets with an activation engine (ISA v3).
+MATRIX, VECTOR, SCALAR, DMA, COLLECTIVE, ACTIVATION = range(6)
+ENGINE_NAMES = ("matrix", "vector", "scalar", "dma", "collective", "activation")
 
 COLLECTIVE_OPS = frozenset({ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, SEND, RECV, BARRIER})
 VECTOR_OPS = frozenset({VUNARY, VBINARY, VSCALAR, VSELECT, VREDUCE, VTRANSPOSE, VFILL, VCOPY,
                         VIOTA, VASSERT, VSCAN, VSORT})
+#: The single-input elementwise instructions the activation engine may run (docs/isa.md 2.7).
+ACTIVATION_OPS = frozenset({VUNARY, VSCALAR, VCOPY})
 DMA_OPS = frozenset({DMA_COPY, DMA_GATHER, DMA_SCATTER})
 SCALAR_OPS = frozenset({HALT, LI, SALU, CHIP_ID, SEM_WAIT, SEM_SIGNAL, LOOP, ENDLOOP, IF, ELSE, ENDIF})
 

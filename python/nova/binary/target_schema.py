@@ -89,6 +89,16 @@ FIELDS: dict[str, Key] = {
     "timing": Key(dict, "", "the timing constants below (an object; every key required but launch_cycles)"),
 }
 
+#: The activation engine (``"activation"`` object; docs/isa.md 2.7): the single-input
+#: elementwise instructions (vunary, vscalar, vcopy) may run on it, on its own queue. An
+#: instruction costs ``overhead_cycles + ceil(E / lanes) * factor`` cycles there.
+ACTIVATION: dict[str, Key] = {
+    "lanes": Key(int, "lanes", "activation-engine elements per cycle", 1, 65_536),
+    "overhead_cycles": Key(float, "cycles", "fixed cost of every activation-engine instruction", 0, 1e6),
+    "elementwise_factor": Key(float, "cycles", "cycles per lanes elements, plain kinds and conversions", 0, 1e4),
+    "transcendental_factor": Key(float, "cycles", "cycles per lanes elements, transcendental kinds", 0, 1e4),
+}
+
 #: Timing constants (``"timing"`` object; docs/isa.md "Timing constants").
 TIMING: dict[str, Key] = {
     "sequencer_cycles": Key(int, "cycles", "sequencer cost of one instruction (scalar or dispatch)", 1, 1024),
@@ -181,10 +191,24 @@ def validate_timing(d: Any, where: str = "target timing") -> dict[str, Any]:
     return _validate(d, TIMING, where)
 
 
+#: The optional activation block: a key of the target beside :data:`FIELDS` (the
+#: fields every target states), checked against :data:`ACTIVATION`.
+ACTIVATION_FIELD = Key(dict, "", "an activation engine beside the vector engine (optional; an object of the "
+                       "activation.* keys below, every one required; absent: no activation engine)",
+                       optional=True, fittable=False)
+
+
 def validate_target(d: Any, where: str = "target") -> dict[str, Any]:
-    """A whole target object checked against :data:`FIELDS` and :data:`TIMING`."""
+    """A whole target object checked against :data:`FIELDS` and :data:`TIMING`, and
+    its optional ``activation`` block against :data:`ACTIVATION`."""
+    activation = None
+    if isinstance(d, Mapping) and "activation" in d:
+        d = dict(d)
+        activation = _check(where, "activation", ACTIVATION_FIELD, d.pop("activation"))
     out = _validate(d, FIELDS, where)
     out["timing"] = validate_timing(out["timing"], f"{where} timing")
+    if activation is not None:
+        out["activation"] = _validate(activation, ACTIVATION, f"{where} activation")
     out.setdefault("description", "")
     if out["acc_bytes"] > out["sram_bytes"]:
         raise TargetError(f"{where} key 'acc_bytes' must be <= sram_bytes ({out['sram_bytes']}), "
@@ -226,7 +250,8 @@ def _check_nodes(out: Mapping[str, Any], where: str) -> None:
 def schema_table() -> str:
     """The schema as a Markdown table (docs/isa.md quotes it)."""
     rows = ["| key | type | allowed | unit | meaning |", "|---|---|---|---|---|"]
-    for prefix, schema in (("", FIELDS), ("timing.", TIMING)):
+    for prefix, schema in (("", {**FIELDS, "activation": ACTIVATION_FIELD}), ("timing.", TIMING),
+                           ("activation.", ACTIVATION)):
         for k, s in schema.items():
             rows.append(f"| `{prefix}{k}` | {s.type.__name__ if s.type is not dict else 'object'} | "
                         f"{s.rule() if s.type is not dict else ''} | {s.unit} | {s.doc} |")

@@ -17,7 +17,7 @@ from .overlap import union
 from .trace import TraceRecorder
 
 #: Engine kinds, in the order the table prints them.
-KINDS = ("matrix", "vector", "dma", "collective")
+KINDS = ("matrix", "vector", "activation", "dma", "collective")
 
 
 def kind_of(track: str) -> str:

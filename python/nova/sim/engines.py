@@ -44,7 +44,7 @@ from .deadlock import check_end
 from .errors import EngineFaultError, MemoryFaultError, ScalarFaultError
 from .interconnect import Interconnect
 from .layers import chip_layers
-from .machine import _RW, Q_COLLECTIVE, Q_DMA0, Q_MATRIX, U32_MAX, Chip, Dec, Op, Queue
+from .machine import _RW, Q_COLLECTIVE, Q_DMA0, Q_MATRIX, Q_VECTOR, U32_MAX, Chip, Dec, Op, Queue
 from .memory import ChipMemory, TileAccess
 from .precheck import precheck
 from .program import Program
@@ -67,7 +67,8 @@ class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         self._t_max = self.budget.max_time_ns
         tg = self.target = program.target
         self.functional = memories is not None
-        self.chips = [Chip(i, c, memories[i] if memories else None, tg.dma_engines)
+        queues = (tg.dma_engines, tg.has_activation)
+        self.chips = [Chip(i, c, memories[i] if memories else None, queues)
                       for i, c in enumerate(program.chips)]
         self.cost = CostModel(tg)
         # One sequencer instruction (timing.sequencer_cycles clock cycles).
@@ -103,10 +104,10 @@ class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         for ch, code in zip(self.chips, program.chips):
             # The sequencer's stream, walked (scalar code only) before the run, so even
             # a program's one run can go on the compiled loop (functional ones decoupled).
-            ch.stream = cached_stream(code, ch.id, tg.dma_engines, self.budget)
+            ch.stream = cached_stream(code, ch.id, queues, self.budget)
             if ch.stream is None:
                 ch.stream = walk_stream(code, ch.code, ch.id, self.budget)
-                store_stream(code, ch.id, tg.dma_engines, self.budget, ch.stream)
+                store_stream(code, ch.id, queues, self.budget, ch.stream)
             ch.steps = ch.stream.steps
             if not self.functional and trace is None:  # traced runs check as they go
                 caps = (tg.capacity(oc.HBM), tg.capacity(oc.SRAM), tg.capacity(oc.ACC))
@@ -211,7 +212,9 @@ class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
                 key = (pc, layer[ch.pc_count[pc] - 1])
                 ch.layer_busy[key] = ch.layer_busy.get(key, 0.0) + dur
         if self.record_busy:
-            ch.busy_intervals[min(q.key, Q_DMA0)].append((o.start, now))
+            # the activation queue (after the dma queues) is compute, as vector
+            ch.busy_intervals[q.key if q.key < Q_DMA0 else
+                              Q_VECTOR if q.key == ch.act_key else Q_DMA0].append((o.start, now))
         if now > ch.t_end:
             ch.t_end = now
         instance = -1

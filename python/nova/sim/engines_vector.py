@@ -1,5 +1,7 @@
 """Vector-engine instructions (docs/isa.md 2.4, 2.6): elementwise, select, reduce, scan,
-sort, transpose, fill, iota, copy with conversion, assert.
+sort, transpose, fill, iota, copy with conversion, assert. The single-input elementwise
+ones (vunary, vscalar, vcopy) run with the same semantics on the activation engine of a
+target that has one (docs/isa.md 2.7), priced by its constants.
 
 :class:`VectorUnit` is mixed into :class:`nova.sim.engines.Machine`; each ``_x_*`` method
 runs one dispatched instruction at its start time and returns its cost in ns.
@@ -47,7 +49,11 @@ class VectorUnit:
         c = d.vcost
         if c is not None and c[0] is self.target and c[1] == elements:
             return c[2]
-        v = self.cost.vector(d.op, d.ins.kind, elements)
+        # The same instruction on the activation engine is priced by its constants.
+        if d.ins.engine == oc.ACTIVATION:
+            v = self.cost.activation(d.op, d.ins.kind, elements)
+        else:
+            v = self.cost.vector(d.op, d.ins.kind, elements)
         d.vcost = (self.target, elements, v)
         return v
 

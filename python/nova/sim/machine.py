@@ -50,7 +50,8 @@ class Dec:
     __slots__ = ("ins", "pc", "op", "qkey", "waits", "signals", "ta", "tb", "tc", "td", "name",
                  "scalar", "perm", "label", "perm_axis", "vcost", "work")
 
-    def __init__(self, ins: Instr, pc: int, tiles: list[TileAccess], dma_engines: int) -> None:
+    def __init__(self, ins: Instr, pc: int, tiles: list[TileAccess], queues: tuple[int, bool]) -> None:
+        dma_engines, activation = queues
         self.ins, self.pc, self.op = ins, pc, ins.opcode
         self.name = oc.NAMES[ins.opcode]
         self.label = f"instruction {pc} ({self.name})"  # for fault messages
@@ -72,6 +73,12 @@ class Dec:
             self.qkey = Q_DMA0 + ins.queue
         elif op == oc.MATMUL or (op == oc.NOP and ins.engine == oc.MATRIX):
             self.qkey = Q_MATRIX
+        elif ins.engine == oc.ACTIVATION:
+            # The activation engine's queue follows the dma queues (docs/isa.md 2.7).
+            if not activation:
+                raise ProgramError(f"instruction {pc} ({self.name}) runs on the activation engine but the "
+                                   f"target has none")
+            self.qkey = Q_DMA0 + dma_engines
         elif op in oc.VECTOR_OPS or (op == oc.NOP and ins.engine == oc.VECTOR):
             self.qkey = Q_VECTOR
         elif op in oc.COLLECTIVE_OPS or (op == oc.NOP and ins.engine == oc.COLLECTIVE):
@@ -137,17 +144,21 @@ class Queue:
 
 #: Decoded code of recently run programs, by ChipCode identity: a program run
 #: repeatedly (weights resident) decodes once. A few entries only.
-_DECODED: "OrderedDict[tuple[int, int], tuple[ChipCode, list[Dec]]]" = OrderedDict()
+_DECODED: "OrderedDict[tuple[int, tuple[int, bool]], tuple[ChipCode, list[Dec]]]" = OrderedDict()
 
 
-def _decoded(code: ChipCode, dma_engines: int) -> list[Dec]:
-    key = (id(code), dma_engines)
+def _decoded(code: ChipCode, queues: "tuple[int, bool] | int") -> list[Dec]:
+    """``queues``: the target's dma engines and whether it has an activation engine
+    (a bare int: dma engines, no activation engine)."""
+    if isinstance(queues, int):
+        queues = (queues, False)
+    key = (id(code), queues)
     hit = _DECODED.get(key)
     if hit is not None and hit[0] is code:
         _DECODED.move_to_end(key)
         return hit[1]
     tiles = [TileAccess(t) for t in code.tiles]
-    decoded = [Dec(ins, pc, tiles, dma_engines) for pc, ins in enumerate(code.code)]
+    decoded = [Dec(ins, pc, tiles, queues) for pc, ins in enumerate(code.code)]
     _DECODED[key] = (code, decoded)
     while len(_DECODED) > 8:
         _DECODED.popitem(last=False)
@@ -155,9 +166,11 @@ def _decoded(code: ChipCode, dma_engines: int) -> list[Dec]:
 
 
 class Chip:
-    def __init__(self, cid: int, code: ChipCode, mem: ChipMemory | None, dma_engines: int) -> None:
+    def __init__(self, cid: int, code: ChipCode, mem: ChipMemory | None, queues: tuple[int, bool]) -> None:
+        """``queues``: the target's dma engines and whether it has an activation engine."""
         self.id = cid
-        self.code = _decoded(code, dma_engines)
+        self.code = _decoded(code, queues)
+        dma_engines, activation = queues
         self.groups = code.groups
         self.debug = code.debug
         self.regs = [0] * oc.NUM_REGISTERS
@@ -176,6 +189,9 @@ class Chip:
         self.loops: list[tuple[int, int, int, int]] = []
         self.mem = mem
         names = ["matrix", "vector", "collective"] + [f"dma{q}" for q in range(dma_engines)]
+        if activation:
+            names.append("activation")
+        self.act_key = Q_DMA0 + dma_engines if activation else -1  # its queue's key
         self.queues = [Queue(self, k, n) for k, n in enumerate(names)]
         self.sem_blocked: dict[Queue, None] = {}
         self.coll_seq: dict[tuple[int, ...], int] = {}

@@ -48,7 +48,7 @@ class Instr:
     def __post_init__(self) -> None:
         if self.opcode not in oc.NAMES:
             raise ProgramError(f"unknown opcode 0x{self.opcode:02x}")
-        if not 0 <= self.engine <= 4:
+        if not 0 <= self.engine <= oc.ACTIVATION:
             raise ProgramError(f"unknown engine {self.engine}")
         for r in (self.rd, self.ra, self.rb, self.rc, self.rdst):
             if not 0 <= r <= 255:

@@ -17,7 +17,7 @@ exceeds the simulated time.
 
 Columns: busy time and its share of the total, completed instructions, FLOPs
 (matrix FLOPs + vector element-ops), bytes moved by DMAs and collectives, and the
-achieved fraction of the row's own bound: ``max(matrix_ns, vector_ns, hbm bytes /
+achieved fraction of the row's own bound: ``max(matrix_ns, vector_ns, activation_ns, hbm bytes /
 hbm bandwidth)`` of its work (:mod:`nova.sim.report_work`; the HBM term here is the
 row's actual HBM traffic) over the busy time of the row's busiest engine.
 """
@@ -96,20 +96,21 @@ def profile_rows(report: "Report", by: str = "line") -> list[ProfileRow]:
         a = acc.get(k)
         if a is None:
             a = acc[k] = {"busy": 0.0, "n": 0, "flops": 0.0, "bytes": 0.0, "mx": 0.0, "vec": 0.0,
-                          "hbm": 0.0, "eng": {}}
+                          "hbm": 0.0, "act": 0.0, "eng": {}}
         a["busy"] += s.busy_ns
         a["n"] += s.count
         a["flops"] += s.matrix_flops + s.vector_ops
         a["bytes"] += s.bytes
         a["mx"] += s.matrix_ns
         a["vec"] += s.vector_ns
+        a["act"] += s.activation_ns
         a["hbm"] += s.hbm_bytes
         eng = "dma" if s.engine.startswith("dma") else s.engine
         key = (s.chip, eng)
         a["eng"][key] = a["eng"].get(key, 0.0) + s.busy_ns
     rows = []
     for k, a in acc.items():
-        bound = max(a["mx"], a["vec"], a["hbm"] / hbm_gbps if hbm_gbps else 0.0)
+        bound = max(a["mx"], a["vec"], a["act"], a["hbm"] / hbm_gbps if hbm_gbps else 0.0)
         rows.append(ProfileRow(k, a["busy"], a["n"], a["flops"], a["bytes"], bound,
                                max(a["eng"].values(), default=0.0)))
     rows.sort(key=lambda r: (-r.busy_ns, r.key))

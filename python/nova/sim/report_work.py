@@ -46,6 +46,9 @@ class Work:
     vector_ns: float = 0.0
     bytes: float = 0.0
     hbm_bytes: float = 0.0
+    # An instruction on the activation engine (docs/isa.md 2.7): its element-ops at
+    # that engine's factor and lanes, in place of vector_ns.
+    activation_ns: float = 0.0
 
 
 NONE = Work()
@@ -77,6 +80,11 @@ def instruction_work(d: "Dec", target: "Target") -> Work:
         else:
             e = d.td.size
         axis = d.ta.shape[d.ins.imm0] if op == oc.VSORT else 1
+        if d.ins.engine == oc.ACTIVATION:
+            act = target.activation
+            trans = op in (oc.VUNARY, oc.VSCALAR) and d.ins.kind in oc.TRANSCENDENTAL
+            c = act["transcendental_factor"] if trans else act["elementwise_factor"]
+            return Work(vector_ops=float(e), activation_ns=e * c / act["lanes"] * target.cycle_ns)
         c = _cost_model(target).vector_factor(op, d.ins.kind, axis)
         return Work(vector_ops=float(e), vector_ns=e * c / target.vector_lanes * target.cycle_ns)
     if op == oc.DMA_COPY:

@@ -26,11 +26,14 @@ class EngineStats:
 class ChipBound:
     """The bound from the work of one chip: the time no schedule can beat.
 
-    ``bound_ns = max(matrix_ns, vector_ns, hbm_ns)``:
+    ``bound_ns = max(matrix_ns, vector_ns, activation_ns, hbm_ns)``:
     matrix_ns  matrix FLOPs (``2 M K N`` of every matmul executed, loop trip counts
                included) at the matrix peak of their dtype;
     vector_ns  vector element-ops at the ISA's per-kind cost (``E * c / lanes``
                cycles, see :class:`nova.sim.report_work.Work`);
+    activation_ns  the element-ops the compiler placed on the activation engine, at
+               its cost (0 on a target without one): with two elementwise engines the
+               bound holds for the placement the program has;
     hbm_ns     compulsory HBM bytes over HBM bandwidth: every input (parameters
                included), output and constant of the I/O table moved once.
     hbm_bytes is the HBM traffic the program actually made, for comparison.
@@ -44,15 +47,18 @@ class ChipBound:
     vector_ops: float
     compulsory_bytes: float
     hbm_bytes: float
+    activation_ns: float = 0.0
 
     @property
     def bound_ns(self) -> float:
-        return max(self.matrix_ns, self.vector_ns, self.hbm_ns)
+        return max(self.matrix_ns, self.vector_ns, self.activation_ns, self.hbm_ns)
 
     @property
     def limiter(self) -> str:
-        """The term that sets the bound: ``matrix``, ``vector`` or ``hbm``."""
+        """The term that sets the bound: ``matrix``, ``vector``, ``activation`` or ``hbm``."""
         terms = {"matrix": self.matrix_ns, "vector": self.vector_ns, "hbm": self.hbm_ns}
+        if self.activation_ns:
+            terms["activation"] = self.activation_ns
         return max(terms, key=terms.__getitem__)
 
 
@@ -80,6 +86,7 @@ class InstrStat:
     bytes: float
     hbm_bytes: float
     layer: int = -1
+    activation_ns: float = 0.0  # work on the activation engine (vector_ns is 0 then)
 
 
 @dataclass(frozen=True)
@@ -180,7 +187,9 @@ class Report:
                          f"({100 * h / c if c else 0:.1f}% behind matrix/vector)")
         for b in self.bounds:
             lines.append(f"chip {b.chip} bound     {b.bound_ns / 1e3:10.3f} us ({b.limiter}): matrix "
-                         f"{b.matrix_ns / 1e3:.3f} us, vector {b.vector_ns / 1e3:.3f} us, hbm "
+                         f"{b.matrix_ns / 1e3:.3f} us, vector {b.vector_ns / 1e3:.3f} us, "
+                         + (f"activation {b.activation_ns / 1e3:.3f} us, " if b.activation_ns else "") +
+                         f"hbm "
                          f"{b.hbm_ns / 1e3:.3f} us ({b.compulsory_bytes:.4g} B compulsory, "
                          f"{b.hbm_bytes:.4g} B moved)")
         for k, v in sorted(self.memory_bytes.items()):
@@ -205,9 +214,10 @@ def compulsory_bytes(program) -> float:
 _CHIP_WORK: "OrderedDict[tuple[int, int], tuple]" = OrderedDict()
 
 
-def _chip_work(ch, tg) -> tuple[list, float, float, float, float, list]:
-    """Chip ``ch``'s instruction statistics, matrix FLOPs and ns, vector ops and ns and
-    data-dependent instructions (cached while its busy times and counts repeat)."""
+def _chip_work(ch, tg) -> tuple[list, float, float, float, float, list, float]:
+    """Chip ``ch``'s instruction statistics, matrix FLOPs and ns, vector ops and ns,
+    data-dependent instructions and activation-engine ns (cached while its busy times
+    and counts repeat)."""
     key = (id(ch.code), ch.id)
     hit = _CHIP_WORK.get(key)
     if hit is not None and hit[0] is ch.code and hit[1] is tg and hit[2] == ch.pc_busy and hit[3] == ch.pc_count \
@@ -215,7 +225,7 @@ def _chip_work(ch, tg) -> tuple[list, float, float, float, float, list]:
         _CHIP_WORK.move_to_end(key)
         return hit[4]
     stats, dependent = [], []
-    mx = mx_ns = vo = vo_ns = 0.0
+    mx = mx_ns = vo = vo_ns = act_ns = 0.0
     for d, busy, count in zip(ch.code, ch.pc_busy, ch.pc_count):
         if d.qkey < 0:
             continue
@@ -236,19 +246,22 @@ def _chip_work(ch, tg) -> tuple[list, float, float, float, float, list]:
         mx_ns += w.matrix_ns * count
         vo += w.vector_ops * count
         vo_ns += w.vector_ns * count
+        act_ns += w.activation_ns * count
         engine, loc = ch.queues[d.qkey].name, ch.debug.get(d.pc)
         layers = ch.layers.executions.get(d.pc) if ch.layers is not None else None
         if layers is None or len(layers) != count:
             stats.append(InstrStat(ch.id, d.pc, d.name, engine, loc, count, busy,
                                    w.matrix_flops * count, w.matrix_ns * count, w.vector_ops * count,
-                                   w.vector_ns * count, w.bytes * count, w.hbm_bytes * count))
+                                   w.vector_ns * count, w.bytes * count, w.hbm_bytes * count,
+                                   activation_ns=w.activation_ns * count))
             continue
         # One entry per layer, with the busy time its own executions measured.
         for k, n in sorted(Counter(layers).items()):
             stats.append(InstrStat(ch.id, d.pc, d.name, engine, ch.layers.location(loc, k), n,
                                    ch.layer_busy.get((d.pc, k), 0.0), w.matrix_flops * n, w.matrix_ns * n,
-                                   w.vector_ops * n, w.vector_ns * n, w.bytes * n, w.hbm_bytes * n, k))
-    result = (stats, mx, mx_ns, vo, vo_ns, dependent)
+                                   w.vector_ops * n, w.vector_ns * n, w.bytes * n, w.hbm_bytes * n, k,
+                                   activation_ns=w.activation_ns * n))
+    result = (stats, mx, mx_ns, vo, vo_ns, dependent, act_ns)
     _CHIP_WORK[key] = (ch.code, tg, list(ch.pc_busy), list(ch.pc_count), result, dict(ch.layer_busy))
     while len(_CHIP_WORK) > 16:
         _CHIP_WORK.popitem(last=False)
@@ -272,11 +285,12 @@ def build_report(m: Machine, time_ns: float) -> Report:
         n_instr += ch.scalar_count
         for k, v in ch.mem_bytes.items():
             mem[k] = mem.get(k, 0.0) + v
-        chip_stats, mx, mx_ns, vo, vo_ns, chip_dependent = _chip_work(ch, tg)
+        chip_stats, mx, mx_ns, vo, vo_ns, chip_dependent, act_ns = _chip_work(ch, tg)
         stats += chip_stats
         dependent += chip_dependent
         hbm = ch.mem_bytes["hbm_read"] + ch.mem_bytes["hbm_write"]
-        bounds.append(ChipBound(ch.id, mx_ns, vo_ns, compulsory / tg.hbm_gbps, mx, vo, compulsory, hbm))
+        bounds.append(ChipBound(ch.id, mx_ns, vo_ns, compulsory / tg.hbm_gbps, mx, vo, compulsory, hbm,
+                                act_ns))
         flops += mx + vo
     links: dict[str, float] = {}
     busy: dict[str, float] = {}

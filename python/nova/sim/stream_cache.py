@@ -22,13 +22,13 @@ MAX_CACHED_STEPS = 4_000_000
 _STREAMS: "OrderedDict[tuple[Any, ...], tuple[weakref.ref, Stream]]" = OrderedDict()
 
 
-def _key(code: "ChipCode", cid: int, dma_engines: int, budget: Budget) -> tuple[Any, ...]:
-    return (id(code), cid, dma_engines, budget.max_instructions, budget.max_time_ns)
+def _key(code: "ChipCode", cid: int, queues: tuple[int, bool], budget: Budget) -> tuple[Any, ...]:
+    return (id(code), cid, queues, budget.max_instructions, budget.max_time_ns)
 
 
-def cached_stream(code: "ChipCode", cid: int, dma_engines: int, budget: Budget) -> Stream | None:
+def cached_stream(code: "ChipCode", cid: int, queues: tuple[int, bool], budget: Budget) -> Stream | None:
     """The stream an earlier run of chip ``cid`` on ``code`` walked, or None."""
-    key = _key(code, cid, dma_engines, budget)
+    key = _key(code, cid, queues, budget)
     hit = _STREAMS.get(key)
     if hit is not None and hit[0]() is code:
         _STREAMS.move_to_end(key)
@@ -36,9 +36,9 @@ def cached_stream(code: "ChipCode", cid: int, dma_engines: int, budget: Budget) 
     return None
 
 
-def store_stream(code: "ChipCode", cid: int, dma_engines: int, budget: Budget, stream: Stream) -> None:
+def store_stream(code: "ChipCode", cid: int, queues: tuple[int, bool], budget: Budget, stream: Stream) -> None:
     """Keeps the stream a run walked (:func:`nova.sim.stream.walk_stream`), for the next runs."""
-    key = _key(code, cid, dma_engines, budget)
+    key = _key(code, cid, queues, budget)
 
     def gone(_: object, key: tuple[Any, ...] = key) -> None:
         entry = _STREAMS.get(key)

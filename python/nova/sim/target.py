@@ -76,16 +76,28 @@ class Target:
     nics_per_node: int | None = None
     nic_gbps: int | None = None
     nic_latency_ns: int | None = None
+    # The activation engine (None: the target has none; docs/isa.md 2.7): lanes and
+    # cycle factors, a read-only mapping like ``timing``.
+    activation: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         d = validate_target(self.as_dict())
         object.__setattr__(self, "timing", Timing(d["timing"]))
+        if self.activation is not None:
+            object.__setattr__(self, "activation", Timing(d["activation"]))
 
     def as_dict(self) -> dict[str, Any]:
         """The target as its JSON object (absent optional keys left out)."""
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["timing"] = dict(self.timing)
+        if self.activation is not None:
+            d["activation"] = dict(self.activation)
         return {k: v for k, v in d.items() if v is not None}
+
+    @property
+    def has_activation(self) -> bool:
+        """Whether the target has an activation engine beside the vector engine."""
+        return self.activation is not None
 
     # Nodes -----------------------------------------------------------------------------
     @property

@@ -45,6 +45,12 @@ class CostModel:
         self.v_transpose = tm["vector_transpose_factor"]
         self.v_scan = tm["vector_scan_factor"]
         self.v_sort = tm["vector_sort_stage_factor"]
+        act = target.activation
+        if act is not None:  # the activation engine (docs/isa.md 2.7)
+            self.a_lanes = act["lanes"]
+            self.a_over = act["overhead_cycles"]
+            self.a_plain = act["elementwise_factor"]
+            self.a_trans = act["transcendental_factor"]
 
     def matmul_stream(self, m: int, n: int, dtype: int) -> float:
         """ns the M rows of the lhs take to stream through the array."""
@@ -73,6 +79,13 @@ class CostModel:
 
     def vector(self, opcode: int, kind: int, elements: int) -> float:
         return (self.v_over + -(-elements // self.lanes) * self.vector_factor(opcode, kind)) * self.cycle
+
+    def activation(self, opcode: int, kind: int, elements: int) -> float:
+        """An elementwise instruction on the activation engine (vunary, vscalar, vcopy):
+        ``overhead_cycles + ceil(E / lanes) * factor`` cycles, the transcendental
+        factor for the kinds the vector engine charges as transcendental."""
+        trans = opcode in (oc.VUNARY, oc.VSCALAR) and kind in oc.TRANSCENDENTAL
+        return (self.a_over + -(-elements // self.a_lanes) * (self.a_trans if trans else self.a_plain)) * self.cycle
 
     def sort(self, elements: int, n: int) -> float:
         """``vsort`` of ``elements`` with ``n`` along the axis: a bitonic network."""

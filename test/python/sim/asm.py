@@ -151,8 +151,9 @@ class Asm:
         self.emit(oc.MATMUL, oc.MATRIX, ra=ra, a=ta, rb=rb, b=tb, rdst=rd, d=td,
                   flags=oc.F_ACCUMULATE if accumulate else 0, wait=mask(wait), signal=mask(signal))
 
-    def vunary(self, kind: str, ra: int, ta: int, rd: int, td: int, **kw: Sequence[int]) -> None:
-        self.emit(oc.VUNARY, oc.VECTOR, kind=UNARY[kind], ra=ra, a=ta, rdst=rd, d=td, **self._sync(kw))
+    def vunary(self, kind: str, ra: int, ta: int, rd: int, td: int, engine: int = oc.VECTOR,
+               **kw: Sequence[int]) -> None:
+        self.emit(oc.VUNARY, engine, kind=UNARY[kind], ra=ra, a=ta, rdst=rd, d=td, **self._sync(kw))
 
     def vbinary(self, kind: str, ra: int, ta: int, rb: int, tb: int, rd: int, td: int, **kw: Sequence[int]) -> None:
         self.emit(oc.VBINARY, oc.VECTOR, kind=BINARY[kind], ra=ra, a=ta, rb=rb, b=tb, rdst=rd, d=td, **self._sync(kw))
@@ -166,9 +167,10 @@ class Asm:
             return 0, 0, f64bits(float(s))
         return 0, 0, int(s)
 
-    def vscalar(self, kind: str, ra: int, ta: int, s: float | int | str, rd: int, td: int, **kw: Sequence[int]) -> None:
+    def vscalar(self, kind: str, ra: int, ta: int, s: float | int | str, rd: int, td: int,
+                engine: int = oc.VECTOR, **kw: Sequence[int]) -> None:
         flags, reg, imm = self._scalar(ta, s)
-        self.emit(oc.VSCALAR, oc.VECTOR, kind=BINARY[kind], ra=ra, a=ta, rb=reg, flags=flags, imm0=imm, rdst=rd,
+        self.emit(oc.VSCALAR, engine, kind=BINARY[kind], ra=ra, a=ta, rb=reg, flags=flags, imm0=imm, rdst=rd,
                   d=td, **self._sync(kw))
 
     def vselect(self, rc_: int, tc_: int, rx: int, tx: int, rz: int, tz: int, rd: int, td: int, **kw: Sequence[int]) -> None:
@@ -185,8 +187,8 @@ class Asm:
         flags, reg, imm = self._scalar(td, value)
         self.emit(oc.VFILL, oc.VECTOR, imm0=imm, ra=reg, flags=flags, rdst=rd, d=td, **self._sync(kw))
 
-    def vcopy(self, ra: int, ta: int, rd: int, td: int, **kw: Sequence[int]) -> None:
-        self.emit(oc.VCOPY, oc.VECTOR, ra=ra, a=ta, rdst=rd, d=td, **self._sync(kw))
+    def vcopy(self, ra: int, ta: int, rd: int, td: int, engine: int = oc.VECTOR, **kw: Sequence[int]) -> None:
+        self.emit(oc.VCOPY, engine, ra=ra, a=ta, rdst=rd, d=td, **self._sync(kw))
 
     def viota(self, rd: int, td: int, axis: int, **kw: Sequence[int]) -> None:
         self.emit(oc.VIOTA, oc.VECTOR, rdst=rd, d=td, imm0=axis, **self._sync(kw))

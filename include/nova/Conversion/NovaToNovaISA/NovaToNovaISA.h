@@ -58,10 +58,13 @@ void populateNovaToNovaISAPatterns(NovaToNovaISAPatterns &patterns);
 struct NovaToNovaISAOptions {
   /// DMA queues used for straight-line DMAs (round robin); 1..5.
   int64_t dmaQueues = 4;
+  /// Place work on the target's activation engine, if it has one.
+  bool activationEngine = true;
 };
 
 struct NovaToNovaISAStats {
   int64_t instructions = 0;
+  int64_t activation = 0;
   int64_t semaphores = 0;
   int64_t waits = 0;
 };

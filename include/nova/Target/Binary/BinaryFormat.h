@@ -1,7 +1,7 @@
 //===- BinaryFormat.h - constants of the .nova file format ------*- C++ -*-===//
 //
 // The numbers of docs/binary-format.md (format version 1) and of the
-// instruction encoding of docs/isa.md section 3 (ISA version 1).
+// instruction encoding of docs/isa.md section 3 (ISA versions 2 and 3).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NOVA_TARGET_BINARY_BINARYFORMAT_H
@@ -14,7 +14,12 @@ namespace mlir::nova::binary {
 constexpr char kMagic[4] = {'N', 'O', 'V', 'A'};
 constexpr char kTrailerTag[4] = {'N', 'C', 'R', 'C'};
 constexpr uint16_t kFormatVersion = 1;
-constexpr uint16_t kIsaVersion = 2;
+/// ISA version 3 = version 2 plus the activation engine (engine code 5); an
+/// encoder writes 3 only for programs that use it, 2 otherwise.
+constexpr uint16_t kIsaVersion = 3;
+constexpr uint16_t kIsaVersionBase = 2;
+/// Engine byte of an instruction on the activation engine (docs/isa.md 3.1).
+constexpr uint8_t kEngineActivation = 5;
 constexpr uint64_t kHeaderBytes = 128;
 constexpr uint64_t kSectionEntryBytes = 64;
 constexpr uint64_t kTrailerBytes = 8;

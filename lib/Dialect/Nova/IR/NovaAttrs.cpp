@@ -1,5 +1,6 @@
 //===- NovaAttrs.cpp - nova dialect attributes ------------------*- C++ -*-===//
 #include "nova/Dialect/Nova/IR/NovaDialect.h"
+#include "nova/Dialect/Nova/IR/ActivationEngine.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -58,6 +59,32 @@ static LogicalResult verifyNodes(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+/// The activation engine's block (docs/isa.md 2.7; target_schema.py checks
+/// the same keys): exactly lanes >= 1 and three cycle numbers >= 0.
+static LogicalResult
+verifyActivation(function_ref<InFlightDiagnostic()> emitError, Attribute value) {
+  auto block = dyn_cast<DictionaryAttr>(value);
+  if (!block)
+    return emitError() << "target key 'activation' must be a dictionary, got "
+                       << value;
+  for (NamedAttribute entry : block)
+    if (!llvm::is_contained(kActivationKeys, entry.getName().strref()))
+      return emitError() << "target activation key '" << entry.getName().str()
+                         << "' is unknown (known: lanes, overhead_cycles, "
+                            "elementwise_factor, transcendental_factor)";
+  for (StringRef key : kActivationKeys) {
+    std::optional<double> number = activationNumber(block, key);
+    if (!number)
+      return emitError() << "target activation key '" << key
+                         << "' must be given as a number";
+    if (key == "lanes" ? *number < 1 : *number < 0)
+      return emitError() << "target activation key '" << key << "' must be "
+                         << (key == "lanes" ? ">= 1" : ">= 0") << ", got "
+                         << *number;
+  }
+  return success();
+}
+
 LogicalResult
 TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    StringRef name, int64_t clockMhz, int64_t matrixRows,
@@ -96,11 +123,17 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   // The simulator checks each timing constant's type and range against its
   // schema; here only that every value is a plain scalar.
   if (timing)
-    for (NamedAttribute entry : timing)
+    for (NamedAttribute entry : timing) {
+      if (entry.getName() == kActivationKey) {
+        if (failed(verifyActivation(emitError, entry.getValue())))
+          return failure();
+        continue;
+      }
       if (!isa<IntegerAttr, FloatAttr, StringAttr>(entry.getValue()))
         return emitError() << "target timing key '" << entry.getName().str()
                            << "' must be a number, bool or string, got "
                            << entry.getValue();
+    }
   return success();
 }
 

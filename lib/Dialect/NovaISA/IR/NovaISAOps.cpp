@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Dialect/NovaISA/IR/NovaISAOps.h"
+#include "nova/Dialect/Nova/IR/ActivationEngine.h"
 #include "nova/Dialect/Nova/IR/Immediates.h"
 #include "nova/Dialect/Nova/IR/ReplicaGroups.h"
 
@@ -103,11 +104,23 @@ LogicalResult mlir::nova_isa::verifyInstruction(Operation *op) {
   auto inst = cast<InstructionOpInterface>(op);
   Engine engine = inst.getEngine();
   ArrayRef<Engine> allowed = inst.getAllowedEngines();
-  if (llvm::is_contained(allowed, engine))
+  if (llvm::is_contained(allowed, engine)) {
+    // The activation engine exists only on targets that describe one.
+    if (engine == Engine::Activation)
+      if (nova::TargetAttr target = nova::lookupTarget(op))
+        if (!nova::hasActivationEngine(target))
+          return op->emitOpError()
+                 << "runs on activation, but target '" << target.getName()
+                 << "' has no activation engine";
     return success();
+  }
+  // Name the activation engine only where the target has one.
+  SmallVector<Engine> named(allowed);
+  if (!nova::hasActivationEngine(nova::lookupTarget(op)))
+    llvm::erase(named, Engine::Activation);
   auto diag = op->emitOpError() << "must run on ";
   llvm::interleave(
-      allowed, [&](Engine e) { diag << stringifyEngine(e); },
+      named, [&](Engine e) { diag << stringifyEngine(e); },
       [&] { diag << " or "; });
   return diag << ", got " << stringifyEngine(engine);
 }

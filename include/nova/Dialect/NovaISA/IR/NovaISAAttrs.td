@@ -15,7 +15,9 @@ def NovaISA_Engine : I32EnumAttr<"Engine", "engine that executes an instruction"
     I32EnumAttrCase<"Vector", 1, "vector">,
     I32EnumAttrCase<"Scalar", 2, "scalar">,
     I32EnumAttrCase<"DMA", 3, "dma">,
-    I32EnumAttrCase<"Collective", 4, "collective">]> {
+    I32EnumAttrCase<"Collective", 4, "collective">,
+    // The activation engine of a target with an `activation` block (ISA v3).
+    I32EnumAttrCase<"Activation", 5, "activation">]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::nova_isa";
 }

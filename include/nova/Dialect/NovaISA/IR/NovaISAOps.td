@@ -43,7 +43,7 @@ defvar NovaISA_ScalarFormat = " `on` custom<EnumKeyword>($engine) attr-dict";
 //===----------------------------------------------------------------------===//
 
 def NovaISA_NopOp : NovaISA_Inst<"nop",
-    ["Matrix", "Vector", "Scalar", "DMA", "Collective"]> {
+    ["Matrix", "Vector", "Scalar", "DMA", "Collective", "Activation"]> {
   let summary = "do nothing on an engine (NOP)";
   let description = [{
     Occupies one slot of `engine`'s queue; with `wait` and `signal` it is a
@@ -278,9 +278,13 @@ def NovaISA_MatmulOp : NovaISA_Inst<"matmul", ["Matrix"]> {
 // Vector
 //===----------------------------------------------------------------------===//
 
-def NovaISA_VUnaryOp : NovaISA_Inst<"vunary", ["Vector"]> {
+def NovaISA_VUnaryOp : NovaISA_Inst<"vunary", ["Vector", "Activation"]> {
   let summary = "unary elementwise operation (VUNARY)";
   let description = [{
+    Runs on the vector engine, or on the activation engine of a target that
+    has one (as do `vscalar` and `vcopy`: the single-input elementwise
+    instructions, docs/isa.md 2.7).
+
     ```mlir
     nova_isa.vunary exp %x : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>
         -> %y : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> on vector
@@ -318,7 +322,7 @@ def NovaISA_VBinaryOp : NovaISA_Inst<"vbinary", ["Vector"]> {
   let hasVerifier = 1;
 }
 
-def NovaISA_VScalarOp : NovaISA_Inst<"vscalar", ["Vector"]> {
+def NovaISA_VScalarOp : NovaISA_Inst<"vscalar", ["Vector", "Activation"]> {
   let summary = "binary elementwise operation with an immediate (VSCALAR)";
   let description = [{
     `output = kind(input, scalar)`; `scalar` is an f64 for a float input
@@ -425,7 +429,7 @@ def NovaISA_VFillOp : NovaISA_Inst<"vfill", ["Vector"]> {
   let hasVerifier = 1;
 }
 
-def NovaISA_VCopyOp : NovaISA_Inst<"vcopy", ["Vector"]> {
+def NovaISA_VCopyOp : NovaISA_Inst<"vcopy", ["Vector", "Activation"]> {
   let summary = "copy a tile, converting its element type (VCOPY)";
   let description = [{
     Drains the accumulator to SRAM or converts between float types.
