@@ -225,6 +225,14 @@ Value ownDestination(OpBuilder &b, Location loc, Value init) {
       .getResult(0);
 }
 
+/// The indexing maps of C[m, n] += A[m, k] * B[n, k] (B read transposed).
+SmallVector<AffineMap> transposedBMaps(MLIRContext *ctx) {
+  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+             k = getAffineDimExpr(2, ctx);
+  return {AffineMap::get(3, 0, {m, k}, ctx), AffineMap::get(3, 0, {n, k}, ctx),
+          AffineMap::get(3, 0, {m, n}, ctx)};
+}
+
 struct FormScatterPass
     : public nova::impl::NovaFormScatterBase<FormScatterPass> {
   using Base::Base;
@@ -234,9 +242,16 @@ struct FormScatterPass
     getOperation().walk([&](linalg::MatmulOp op) { candidates.push_back(op); });
     IRRewriter rewriter(&getContext());
     for (linalg::MatmulOp matmul : candidates) {
-      if (!matmul.hasPureTensorSemantics() ||
-          matmul.getIndexingMapsArray() != matmul.getDefaultIndexingMaps(&getContext()))
+      if (!matmul.hasPureTensorSemantics())
         continue;
+      // The values as [M, D], or as [D, M] with the matmul reading them
+      // transposed (nova-fold-transpose-into-matmul's form).
+      bool transposedValues = false;
+      if (matmul.getIndexingMapsArray() != matmul.getDefaultIndexingMaps(&getContext())) {
+        if (matmul.getIndexingMapsArray() != transposedBMaps(&getContext()))
+          continue;
+        transposedValues = true;
+      }
       Value a = matmul.getInputs()[0], v = matmul.getInputs()[1];
       Value init = matmul.getOutputs()[0];
       auto aType = cast<RankedTensorType>(a.getType());
@@ -247,12 +262,21 @@ struct FormScatterPass
           !(cType.getElementType().isF32() || cType.getElementType().isBF16()))
         continue;
       int64_t rows = aType.getDimSize(0), m = aType.getDimSize(1),
-              cols = vType.getDimSize(1);
+              cols = cType.getDimSize(1);
       std::optional<OneHot> oneHot = matchOneHot(a, rows);
       if (!oneHot)
         continue;
       rewriter.setInsertionPoint(matmul);
       Location loc = matmul.getLoc();
+      if (transposedValues) {
+        // The rows DMA'd must be rows in memory: [M, D] (a copy of M D
+        // elements, against the table's Q D).
+        Value empty = tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{m, cols},
+                                              vType.getElementType());
+        v = linalg::TransposeOp::create(rewriter, loc, v, empty,
+                                        ArrayRef<int64_t>{1, 0})
+                .getResult()[0];
+      }
       Value positions = buildPositions(rewriter, loc, *oneHot, m, cols);
       Value out = ownDestination(rewriter, loc, init);
       auto scatter = nova::ScatterAddOp::create(

@@ -231,3 +231,47 @@ func.func @negative_one_hot_on_the_right(%ids: tensor<3xi64>, %v: tensor<8x4xf32
   %c = linalg.matmul ins(%v, %a : tensor<8x4xf32>, tensor<4x3xf32>) outs(%base : tensor<8x3xf32>) -> tensor<8x3xf32>
   return %c : tensor<8x3xf32>
 }
+
+// -----
+
+// index_add along dim 1: the values reach the matmul transposed ([D, M],
+// read as B[n, k]); they are transposed back into rows for the DMA.
+// CHECK-LABEL: func.func @values_read_transposed
+// CHECK-SAME: (%[[RAW:.*]]: tensor<3xi64>, %[[VT:.*]]: tensor<8x3xf32>, %[[B:.*]]: tensor<4x8xf32>)
+// CHECK: %[[V:.*]] = linalg.transpose ins(%[[VT]] : tensor<8x3xf32>) outs(%{{.*}} : tensor<3x8xf32>) permutation = [1, 0]
+// CHECK: %[[POS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3x8xi64>)
+// CHECK: nova.scatter_add ins(%[[V]], %[[POS]] : tensor<3x8xf32>, tensor<3x8xi64>) outs(%[[B]] : tensor<4x8xf32>)
+// CHECK-NOT: linalg.matmul
+#map = affine_map<(d0) -> (d0)>
+#ids1 = affine_map<(d0, d1) -> (d1)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#ma = affine_map<(d0, d1, d2) -> (d0, d2)>
+#mbt = affine_map<(d0, d1, d2) -> (d1, d2)>
+#mc = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @values_read_transposed(%raw: tensor<3xi64>, %vt: tensor<8x3xf32>, %base: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e3 = tensor.empty() : tensor<3xi64>
+  %e4 = tensor.empty() : tensor<4xi64>
+  %iota = linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]} outs(%e4 : tensor<4xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    linalg.yield %c : i64
+  } -> tensor<4xi64>
+  %ids = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%raw : tensor<3xi64>) outs(%e3 : tensor<3xi64>) {
+  ^bb0(%in: i64, %out: i64):
+    %xi = arith.index_cast %in : i64 to index
+    %r = tensor.extract %iota[%xi] : tensor<4xi64>
+    linalg.yield %r : i64
+  } -> tensor<3xi64>
+  %e43 = tensor.empty() : tensor<4x3xf32>
+  %a = linalg.generic {indexing_maps = [#ids1, #id2], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<3xi64>) outs(%e43 : tensor<4x3xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %q = linalg.index 0 : index
+    %qi = arith.index_cast %q : index to i64
+    %eq = arith.cmpi eq, %in, %qi : i64
+    %f = arith.uitofp %eq : i1 to f32
+    linalg.yield %f : f32
+  } -> tensor<4x3xf32>
+  %c = linalg.matmul indexing_maps = [#ma, #mbt, #mc] ins(%a, %vt : tensor<4x3xf32>, tensor<8x3xf32>) outs(%base : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %c : tensor<4x8xf32>
+}
