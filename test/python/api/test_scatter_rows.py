@@ -91,3 +91,15 @@ def test_two_index_tensors_keep_the_one_hot() -> None:
     program = _compiled(lambda b, r, c, v: torch.index_put(b, (r, c), v, accumulate=True),
                         base, rows, cols, values)
     assert _scatters(program) == 0
+
+
+def test_rows_in_several_blocks_add_up_across_blocks() -> None:
+    """200 rows of 4096 positions (32 KiB each) exceed one block of the
+    lowering (an eighth of SRAM): a loop of blocks and a tail, all adding into
+    the same table rows."""
+    torch.manual_seed(4)
+    base, values = torch.randn(64, 4096), torch.randn(200, 4096)
+    ids = torch.arange(200) % 7 * 9  # every id repeated in every block
+    program = _compiled(lambda b, i, v: torch.index_put(b, (i,), v, accumulate=True),
+                        base, ids, values)
+    assert _scatters(program) >= 2
