@@ -60,7 +60,9 @@ def NovaFormScatter : Pass<"nova-form-scatter", "::mlir::func::FuncOp"> {
     `uitofp(ids[m] == q)` (q an iota of Q, or `linalg.index 0`) and replaces
     it by `nova.scatter_add` of the values at the flat positions
     `ids[m] * D + j` into the matmul's destination, which
-    `convert-linalg-to-nova` lowers to accumulating indexed DMAs.
+    `convert-linalg-to-nova` lowers to accumulating indexed DMAs. Values the
+    matmul reads transposed (`[D, M]`, an `index_add` along dim 1) are
+    transposed back into rows first.
 
     It fires only when the ids are read out of that same iota (the
     frontend's bounds-checked gather), which proves them inside [0, Q): a
