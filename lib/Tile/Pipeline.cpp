@@ -13,6 +13,9 @@ void nova::buildTilePassPipeline(OpPassManager &pm, const NovaTileOptions &tile,
   // score matrix into tiles that go through HBM.
   if (fuseAttention)
     pm.addNestedPass<func::FuncOp>(createNovaFuseAttention());
+  // Rows added by a one-hot matmul (the embedding's backward) as indexed
+  // DMAs, before tiling cuts the matmul.
+  pm.addNestedPass<func::FuncOp>(createNovaFormScatter());
   // Donated arguments (a training step's parameters and optimizer state)
   // are updated in their own buffers.
   pm.addNestedPass<func::FuncOp>(createNovaAliasOutputs());

@@ -25,6 +25,7 @@ namespace mlir::nova {
 
 /// Adds the tile phase to `pm`, which must be anchored on builtin.module and
 /// follow the normalize phase: fuse-attention (with `fuseAttention`),
+/// form-scatter,
 /// alias-outputs and nova-tile (with `tile`'s limits) in every function,
 /// then nova-bufferize, convert-linalg-to-nova and nova-forward-copies, with
 /// canonicalize and cse in between.

@@ -50,6 +50,46 @@ def NovaFuseAttention : Pass<"nova-fuse-attention", "::mlir::func::FuncOp"> {
   ];
 }
 
+def NovaFormScatter : Pass<"nova-form-scatter", "::mlir::func::FuncOp"> {
+  let summary = "turn one-hot matmuls that add rows into nova.scatter_add";
+  let description = [{
+    The frontend writes an accumulating `index_put` of whole rows (the
+    embedding's backward, `index_add`) as `one_hot(ids) @ values + base`,
+    a [Q, M] x [M, D] matmul: 2 Q M D FLOPs for M row additions. This pass
+    finds a `linalg.matmul` whose left operand is the one-hot generic
+    `uitofp(ids[m] == q)` (q an iota of Q, or `linalg.index 0`) and replaces
+    it by `nova.scatter_add` of the values at the flat positions
+    `ids[m] * D + j` into the matmul's destination, which
+    `convert-linalg-to-nova` lowers to accumulating indexed DMAs. Values the
+    matmul reads transposed (`[D, M]`, an `index_add` along dim 1) are
+    transposed back into rows first.
+
+    It fires only when the ids are read out of that same iota (the
+    frontend's bounds-checked gather), which proves them inside [0, Q): a
+    one-hot row that matches nothing (a write left out on purpose) would
+    otherwise reach the DMA's bounds check. Every other matmul is left as it
+    is.
+
+    Before:
+    ```mlir
+    %iota = linalg.generic ... outs(%e : tensor<10xi64>) { linalg.index 0 }
+    %ids = linalg.generic ... ins(%raw) { tensor.extract %iota[...] } -> tensor<6xi64>
+    %a = linalg.generic ... ins(%ids_1x6, %iota_10x1) { uitofp(cmpi eq) } -> tensor<10x6xf32>
+    %c = linalg.matmul ins(%a, %v : tensor<10x6xf32>, tensor<6x16xf32>) outs(%base : tensor<10x16xf32>)
+    ```
+    After:
+    ```mlir
+    %pos = linalg.generic ... ins(%ids_1x6) { ids * 16 + linalg.index 1 } -> tensor<6x16xi64>
+    %c = nova.scatter_add ins(%v, %pos : tensor<6x16xf32>, tensor<6x16xi64>) outs(%base : tensor<10x16xf32>) -> tensor<10x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::nova::NovaDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect", "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numFormed", "formed-scatters", "One-hot matmuls turned into nova.scatter_add">,
+  ];
+}
+
 def NovaAliasOutputs : Pass<"nova-alias-outputs", "::mlir::func::FuncOp"> {
   let summary = "write a donated argument's result in place, in its buffer";
   let description = [{

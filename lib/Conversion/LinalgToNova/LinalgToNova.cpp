@@ -23,6 +23,7 @@ void mlir::nova::populateLinalgToNovaPatterns(RewritePatternSet &patterns,
                                               TargetAttr target) {
   lowering::populateAttentionToNovaPatterns(patterns, target);
   lowering::populateAttentionBackwardToNovaPatterns(patterns, target);
+  lowering::populateScatterToNovaPatterns(patterns, target);
   lowering::populateMatmulToNovaPatterns(patterns, target);
   lowering::populateGenericToNovaPatterns(patterns);
   lowering::populateNamedOpsToNovaPatterns(patterns);
@@ -85,7 +86,7 @@ struct ConvertLinalgToNovaPass
     bool failedAny = false;
     func.walk([&](Operation *op) {
       if (!isa<linalg::LinalgOp, memref::CopyOp, AttentionOp, AttentionLseOp,
-             AttentionBackwardOp>(op))
+               AttentionBackwardOp, ScatterAddOp>(op))
         return;
       std::string why = whyNotLowerableToNova(op);
       if (!why.empty()) {

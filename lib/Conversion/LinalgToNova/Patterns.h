@@ -11,6 +11,8 @@ void populateAttentionToNovaPatterns(RewritePatternSet &patterns,
                                      TargetAttr target);
 void populateAttentionBackwardToNovaPatterns(RewritePatternSet &patterns,
                                              TargetAttr target);
+void populateScatterToNovaPatterns(RewritePatternSet &patterns,
+                                   TargetAttr target);
 void populateMatmulToNovaPatterns(RewritePatternSet &patterns,
                                   TargetAttr target);
 void populateGenericToNovaPatterns(RewritePatternSet &patterns);

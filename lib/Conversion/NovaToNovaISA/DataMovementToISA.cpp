@@ -72,6 +72,28 @@ static LogicalResult lowerGather(nova::GatherOp op, FuncLowering &l) {
   return success();
 }
 
+static LogicalResult lowerScatter(nova::ScatterOp op, FuncLowering &l) {
+  FailureOr<TileOperand> src = l.tile(op.getSource(), op);
+  if (failed(src))
+    return failure();
+  FailureOr<TileOperand> idx = l.tile(op.getIndices(), op);
+  if (failed(idx))
+    return failure();
+  FailureOr<TileOperand> dst = l.tile(op.getTarget(), op);
+  if (failed(dst))
+    return failure();
+  OpBuilder &b = l.builder();
+  auto dma = nova_isa::DmaScatterOp::create(
+      b, op.getLoc(), src->addr, src->tile, idx->addr, idx->tile, dst->addr,
+      dst->tile, b.getI64IntegerAttr(l.nextDmaQueue()), b.getUnitAttr(),
+      engine(l, Engine::DMA), nullptr, nullptr);
+  // A write orders the read-modify-write after every earlier access.
+  l.instruction(dma, {Access{src->range, false}, Access{idx->range, false},
+                      Access{dst->range, true}});
+  l.setToken(op.getToken(), dma, /*strict=*/false);
+  return success();
+}
+
 static LogicalResult lowerCopy(memref::CopyOp op, FuncLowering &l) {
   auto srcSpace = getMemorySpace(cast<MemRefType>(op.getSource().getType()));
   auto dstSpace = getMemorySpace(cast<MemRefType>(op.getTarget().getType()));
@@ -125,6 +147,7 @@ void mlir::nova::isa_lowering::populateDataMovementPatterns(
     NovaToNovaISAPatterns &patterns) {
   patterns.add<nova::DmaStartOp>(lowerDmaStart);
   patterns.add<nova::GatherOp>(lowerGather);
+  patterns.add<nova::ScatterOp>(lowerScatter);
   patterns.add<memref::CopyOp>(lowerCopy);
   patterns.add<nova::WaitOp>(lowerWait);
 

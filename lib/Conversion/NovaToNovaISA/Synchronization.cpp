@@ -129,6 +129,8 @@ private:
         return 3 + dma.getQueue();
       if (auto dma = dyn_cast<nova_isa::DmaGatherOp>(op))
         return 3 + dma.getQueue();
+      if (auto dma = dyn_cast<nova_isa::DmaScatterOp>(op))
+        return 3 + dma.getQueue();
       return 3;
     }
     return seqEngine;

@@ -549,6 +549,17 @@ private:
               setSync(word, dma);
               return success();
             })
+            .Case<DmaScatterOp>([&](DmaScatterOp dma) {
+              opcode(Opcode::DmaScatter);
+              word.queue = uint8_t(dma.getQueue());
+              if (dma.getAccumulate())
+                word.flags |= kFlagAccumulate;
+              setTile(word, 0, dma.getSource(), dma.getSourceTile());
+              setTile(word, 1, dma.getIndices(), dma.getIndicesTile());
+              setTile(word, 3, dma.getTarget(), dma.getTargetTile());
+              setSync(word, dma);
+              return success();
+            })
             .Case<VCopyOp>([&](VCopyOp v) {
               opcode(Opcode::VCopy);
               setTile(word, 0, v.getInput(), v.getInputTile());

@@ -11,8 +11,8 @@ zeros) or, for ``cumsum``/``cumprod``, reduce the same elements as torch in
 another order.
 
 Costs, for ``n`` elements along the op's dim and ``r`` elements across the
-others (the vector unit does all of it; a DMA-scatter and a sorting network
-are future work):
+others (the vector unit does all of it but the accumulating row scatters
+below; a sorting network is future work):
 
 - ``cumsum``/``cumprod``/``logcumsumexp``/``cummax``/``cummin``: an
   ``n x n`` triangular mask, ``r * n^2`` (twice for cummax/cummin);
@@ -25,7 +25,10 @@ are future work):
 - ``scatter_add``/``scatter``/``index_add``/``index_put``: a one-hot over the
   ``P`` output positions for each of the ``M`` written elements, ``r * M * P``,
   plus one gather of the ``M`` indices that checks their range (``index out of
-  range`` in torch; the indexed DMA's bounds check on Nova).
+  range`` in torch; the indexed DMA's bounds check on Nova). A float
+  ``index_add`` or accumulating ``index_put`` with one index tensor is a
+  one-hot matmul that ``nova-form-scatter`` turns into a DMA scatter-add of
+  ``M`` slices, ``2 * M * r`` bytes moved.
 
 NaN: argmax/argmin and ``max.dim``/``min.dim`` return the first NaN as torch
 does; ``sort``/``topk`` order NaN above every number (last ascending, first
@@ -573,6 +576,13 @@ def _index_add(x: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Ten
         # A 0-d tensor indexes as one element along dim 0.
         return _index_add(x.reshape(1), 0, index, source.reshape(-1), alpha=alpha).reshape(())
     dim = dim % x.dim()
+    if x.dtype.is_floating_point:
+        # Whole slices of source added at positions along dim: an accumulating
+        # index_put (a one-hot matmul, which nova-form-scatter turns into a
+        # DMA scatter-add of rows).
+        if alpha != 1:
+            source = source * alpha
+        return _int_put(x, [None] * dim + [index.reshape(-1)], source, True)
     size = x.shape[dim]
     index = _checked(index.reshape(-1), size)
     # onehot[.., p, i, ..]: source's dim i matches output position p.
@@ -643,10 +653,12 @@ def _int_put(x: torch.Tensor, indices: Sequence[torch.Tensor | None], values: to
     xp = xp.reshape([q] + rest_shape)
     ndp = xp.dim() + 1
     if accumulate and x.dtype.is_floating_point:
-        # A one-hot [q, m] times the values [m, rest] on the matrix unit: the
-        # embedding backward (q = vocabulary) costs 2·q·m·rest FLOPs there
-        # instead of q·m·rest element-ops on the vector unit. Exact up to the
-        # order of the float sums (torch's kernel has its own order too).
+        # A one-hot [q, m] times the values [m, rest]: with one index tensor
+        # (its ids read out of the iota the one-hot compares against, which
+        # bounds-checks them), nova-form-scatter makes it a DMA scatter-add of
+        # the m rows (the embedding backward: 2·m·rest bytes moved instead of
+        # 2·q·m·rest FLOPs); otherwise it runs on the matrix unit. Exact up to
+        # the order of the float sums (torch's kernel has its own order too).
         weights = (position.unsqueeze(0) == _iota(q, 0, 2, x.device)).to(x.dtype)
         added = weights @ values.reshape(m, -1)
         out = (xp + added.reshape([q] + rest_shape))

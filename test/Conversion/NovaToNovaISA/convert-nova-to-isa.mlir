@@ -178,6 +178,28 @@ func.func @iota_assert_gather(%table: memref<128x8xf32, #nova.memory_space<hbm>>
 
 // -----
 
+// The accumulating scatter: its destination is a write, so a later read of
+// the table (the DMA copy out) waits for it.
+// CHECK-LABEL: func.func @scatter_accumulate
+// CHECK: nova_isa.dma_copy {{.*}} -> %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> queue {{[0-9]+}} on dma
+// CHECK: nova_isa.dma_scatter %{{.*}} : #nova_isa.tile<hbm, f32, [4, 8], [8, 1]>, %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> -> %{{.*}} : #nova_isa.tile<hbm, f32, [16, 8], [8, 1]> queue {{[0-9]+}} accumulate on dma wait [{{[0-9]+}}] signal {{\[}}[[S:[0-9]+]]
+// CHECK: nova_isa.dma_copy %{{.*}} : #nova_isa.tile<hbm, f32, [16, 8], [8, 1]> {{.*}} wait {{\[}}[[S]]]
+func.func @scatter_accumulate(%rows: memref<4x8xf32, #nova.memory_space<hbm>> {nova.address = 0 : i64},
+                              %ids: memref<4x8xi64, #nova.memory_space<hbm>> {nova.address = 128 : i64},
+                              %table: memref<16x8xf32, #nova.memory_space<hbm>> {nova.address = 512 : i64},
+                              %out: memref<16x8xf32, #nova.memory_space<hbm>> {nova.address = 1024 : i64}) {
+  %pos = memref.alloc() {nova.address = 0 : i64} : memref<4x8xi64, #nova.memory_space<sram>>
+  %d = nova.dma_start %ids, %pos : memref<4x8xi64, #nova.memory_space<hbm>> -> memref<4x8xi64, #nova.memory_space<sram>>
+  nova.wait %d
+  %t = nova.scatter %rows[%pos] into %table accumulate : memref<4x8xf32, #nova.memory_space<hbm>>, memref<4x8xi64, #nova.memory_space<sram>> -> memref<16x8xf32, #nova.memory_space<hbm>>
+  nova.wait %t
+  %u = nova.dma_start %table, %out : memref<16x8xf32, #nova.memory_space<hbm>> -> memref<16x8xf32, #nova.memory_space<hbm>>
+  nova.wait %u
+  return
+}
+
+// -----
+
 // Integer immediates pass to vfill / vscalar as the same exact i64; float
 // ones stay f64.
 // CHECK-LABEL: func.func @exact_immediates

@@ -69,3 +69,75 @@ func.func @negative_iota_dim(%a: memref<4x8xi64, #nova.memory_space<sram>>) {
   nova.iota outs(%a : memref<4x8xi64, #nova.memory_space<sram>>) dim 2
   return
 }
+
+// -----
+
+func.func @negative_scatter_indices_shape(%rows: memref<4x8xf32, #nova.memory_space<hbm>>, %pos: memref<4x4xi64, #nova.memory_space<sram>>, %table: memref<128x8xf32, #nova.memory_space<hbm>>) {
+  // expected-error @+1 {{'nova.scatter' op indices shape must be 4x8, got 4x4}}
+  %t = nova.scatter %rows[%pos] into %table accumulate : memref<4x8xf32, #nova.memory_space<hbm>>, memref<4x4xi64, #nova.memory_space<sram>> -> memref<128x8xf32, #nova.memory_space<hbm>>
+  return
+}
+
+// -----
+
+func.func @negative_scatter_indices_in_hbm(%rows: memref<4x8xf32, #nova.memory_space<hbm>>, %pos: memref<4x8xi64, #nova.memory_space<hbm>>, %table: memref<128x8xf32, #nova.memory_space<hbm>>) {
+  // expected-error @+1 {{'nova.scatter' op indices must live in sram, got hbm}}
+  %t = nova.scatter %rows[%pos] into %table accumulate : memref<4x8xf32, #nova.memory_space<hbm>>, memref<4x8xi64, #nova.memory_space<hbm>> -> memref<128x8xf32, #nova.memory_space<hbm>>
+  return
+}
+
+// -----
+
+func.func @negative_scatter_element_type(%rows: memref<4x8xf32, #nova.memory_space<hbm>>, %pos: memref<4x8xi64, #nova.memory_space<sram>>, %table: memref<128x8xbf16, #nova.memory_space<hbm>>) {
+  // expected-error @+1 {{'nova.scatter' op source and target element types must match, got 'f32' and 'bf16'}}
+  %t = nova.scatter %rows[%pos] into %table accumulate : memref<4x8xf32, #nova.memory_space<hbm>>, memref<4x8xi64, #nova.memory_space<sram>> -> memref<128x8xbf16, #nova.memory_space<hbm>>
+  return
+}
+
+// -----
+
+func.func @negative_scatter_integers(%rows: memref<4x8xi32, #nova.memory_space<hbm>>, %pos: memref<4x8xi64, #nova.memory_space<sram>>, %table: memref<128x8xi32, #nova.memory_space<hbm>>) {
+  // expected-error @+1 {{'nova.scatter' op accumulates floats only, got 'i32'}}
+  %t = nova.scatter %rows[%pos] into %table accumulate : memref<4x8xi32, #nova.memory_space<hbm>>, memref<4x8xi64, #nova.memory_space<sram>> -> memref<128x8xi32, #nova.memory_space<hbm>>
+  return
+}
+
+// -----
+
+func.func @negative_scatter_add_positions_shape(%v: tensor<6x16xf32>, %pos: tensor<6x8xi64>, %base: tensor<10x16xf32>) -> tensor<10x16xf32> {
+  // expected-error @+1 {{'nova.scatter_add' op positions must have the values' shape, got 'tensor<6x8xi64>' for 'tensor<6x16xf32>'}}
+  %r = nova.scatter_add ins(%v, %pos : tensor<6x16xf32>, tensor<6x8xi64>) outs(%base : tensor<10x16xf32>) -> tensor<10x16xf32>
+  return %r : tensor<10x16xf32>
+}
+
+// -----
+
+func.func @negative_scatter_add_rank(%v: tensor<96xf32>, %pos: tensor<96xi64>, %base: tensor<10x16xf32>) -> tensor<10x16xf32> {
+  // expected-error @+1 {{'nova.scatter_add' op values must have rank 2 (rows of a table), got 'tensor<96xf32>'}}
+  %r = nova.scatter_add ins(%v, %pos : tensor<96xf32>, tensor<96xi64>) outs(%base : tensor<10x16xf32>) -> tensor<10x16xf32>
+  return %r : tensor<10x16xf32>
+}
+
+// -----
+
+func.func @negative_scatter_add_element_type(%v: tensor<6x16xbf16>, %pos: tensor<6x16xi64>, %base: tensor<10x16xf32>) -> tensor<10x16xf32> {
+  // expected-error @+1 {{'nova.scatter_add' op values and out must have one element type, got 'bf16' and 'f32'}}
+  %r = nova.scatter_add ins(%v, %pos : tensor<6x16xbf16>, tensor<6x16xi64>) outs(%base : tensor<10x16xf32>) -> tensor<10x16xf32>
+  return %r : tensor<10x16xf32>
+}
+
+// -----
+
+func.func @negative_scatter_add_mixed(%v: memref<6x16xf32>, %pos: tensor<6x16xi64>, %base: tensor<10x16xf32>) -> tensor<10x16xf32> {
+  // expected-error @+1 {{'nova.scatter_add' op operands must be all tensors or all buffers}}
+  %r = nova.scatter_add ins(%v, %pos : memref<6x16xf32>, tensor<6x16xi64>) outs(%base : tensor<10x16xf32>) -> tensor<10x16xf32>
+  return %r : tensor<10x16xf32>
+}
+
+// -----
+
+func.func @negative_scatter_add_buffers_result(%v: memref<6x16xf32>, %pos: memref<6x16xi64>, %base: memref<10x16xf32>) {
+  // expected-error @+1 {{'nova.scatter_add' op on buffers has no result}}
+  %r = nova.scatter_add ins(%v, %pos : memref<6x16xf32>, memref<6x16xi64>) outs(%base : memref<10x16xf32>) -> tensor<10x16xf32>
+  return
+}

@@ -2,7 +2,8 @@
 // RUN: nova-opt %s -mlir-print-op-generic | nova-opt | FileCheck %s
 
 // Round trip of the integer and indexing ops: iota, fill from a register,
-// integer elementwise kinds, argmax, assert and the indexed DMA gather.
+// integer elementwise kinds, argmax, assert, the indexed DMAs (gather and
+// the accumulating scatter) and the row scatter-add on tensors and buffers.
 
 !ids = memref<4x8xi64, #nova.memory_space<sram>>
 
@@ -34,6 +35,31 @@ func.func @integer_tiles(%i: index, %x: memref<4x8xf32, #nova.memory_space<sram>
 func.func @gather_rows(%table: memref<128x8xf32, #nova.memory_space<hbm>>, %pos: !ids, %rows: memref<4x8xf32, #nova.memory_space<sram>>) {
   %t = nova.gather %table[%pos] into %rows : memref<128x8xf32, #nova.memory_space<hbm>>, !ids -> memref<4x8xf32, #nova.memory_space<sram>>
   nova.wait %t
+  return
+}
+
+// CHECK-LABEL: func.func @scatter_rows
+// CHECK: %[[T:.*]] = nova.scatter %{{.*}}[%{{.*}}] into %{{.*}} accumulate : memref<4x8xf32, #nova.memory_space<hbm>>, memref<4x8xi64, #nova.memory_space<sram>> -> memref<128x8xf32, #nova.memory_space<hbm>>
+// CHECK: nova.wait %[[T]]
+func.func @scatter_rows(%rows: memref<4x8xf32, #nova.memory_space<hbm>>, %pos: !ids, %table: memref<128x8xf32, #nova.memory_space<hbm>>) {
+  %t = nova.scatter %rows[%pos] into %table accumulate : memref<4x8xf32, #nova.memory_space<hbm>>, !ids -> memref<128x8xf32, #nova.memory_space<hbm>>
+  nova.wait %t
+  return
+}
+
+// CHECK-LABEL: func.func @scatter_add_tensors
+// CHECK: %[[R:.*]] = nova.scatter_add ins(%{{.*}}, %{{.*}} : tensor<6x16xf32>, tensor<6x16xi64>) outs(%{{.*}} : tensor<10x16xf32>) -> tensor<10x16xf32>
+// CHECK: return %[[R]]
+func.func @scatter_add_tensors(%v: tensor<6x16xf32>, %pos: tensor<6x16xi64>, %base: tensor<10x16xf32>) -> tensor<10x16xf32> {
+  %r = nova.scatter_add ins(%v, %pos : tensor<6x16xf32>, tensor<6x16xi64>) outs(%base : tensor<10x16xf32>) -> tensor<10x16xf32>
+  return %r : tensor<10x16xf32>
+}
+
+// CHECK-LABEL: func.func @scatter_add_buffers
+// CHECK: nova.scatter_add ins(%{{.*}}, %{{.*}} : memref<6x16xbf16>, memref<6x16xi32>) outs(%{{.*}} : memref<10x16xbf16>)
+// CHECK-NOT: ->
+func.func @scatter_add_buffers(%v: memref<6x16xbf16>, %pos: memref<6x16xi32>, %base: memref<10x16xbf16>) {
+  nova.scatter_add ins(%v, %pos : memref<6x16xbf16>, memref<6x16xi32>) outs(%base : memref<10x16xbf16>)
   return
 }
 

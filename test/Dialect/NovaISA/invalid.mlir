@@ -671,6 +671,30 @@ func.func @gather_float_indices(%a: index, %b: index, %c: index) {
 
 // -----
 
+func.func @scatter_float_indices(%a: index, %b: index, %c: index) {
+  // expected-error @+1 {{indices must be an i64 or i32 tile, got 'f32'}}
+  nova_isa.dma_scatter %a : #nova_isa.tile<sram, f32, [4, 8], [8, 1]>, %b : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> -> %c : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]> queue 0 accumulate on dma
+  return
+}
+
+// -----
+
+func.func @scatter_indices_shape(%a: index, %b: index, %c: index) {
+  // expected-error @+1 {{indices shape must be}}
+  nova_isa.dma_scatter %a : #nova_isa.tile<sram, f32, [4, 8], [8, 1]>, %b : #nova_isa.tile<sram, i64, [4, 4], [4, 1]> -> %c : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]> queue 0 accumulate on dma
+  return
+}
+
+// -----
+
+func.func @scatter_element_types(%a: index, %b: index, %c: index) {
+  // expected-error @+1 {{element types must match}}
+  nova_isa.dma_scatter %a : #nova_isa.tile<sram, bf16, [4, 8], [8, 1]>, %b : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> -> %c : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]> queue 0 accumulate on dma
+  return
+}
+
+// -----
+
 func.func @viota_axis(%a: index) {
   // expected-error @+1 {{axis 2 is out of range for rank 2}}
   nova_isa.viota -> %a : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> axis 2 on vector

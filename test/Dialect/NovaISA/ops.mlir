@@ -192,12 +192,16 @@ func.func @collectives(%x: index, %y: index, %p: index) {
 // CHECK: nova_isa.vscalar cmp_lt %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]>, 3 -> %{{.*}} : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> on vector
 // CHECK: nova_isa.vassert %{{.*}} : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> "in range" on vector
 // CHECK: nova_isa.dma_gather %{{.*}} : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]>, %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> queue 1 on dma
+// CHECK: nova_isa.dma_scatter %{{.*}} : #nova_isa.tile<sram, f32, [4, 8], [8, 1]>, %{{.*}} : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> -> %{{.*}} : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]> queue 2 accumulate on dma
+// CHECK: nova_isa.dma_scatter %{{.*}} : #nova_isa.tile<sram, f32, [4, 8], [8, 1]>, %{{.*}} : #nova_isa.tile<sram, i32, [4, 8], [8, 1]> -> %{{.*}} : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]> queue 0 on dma
 func.func @integer_and_indexed_instructions(%a: index, %b: index, %c: index, %d: index) {
   nova_isa.viota -> %a : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> axis 1 on vector
   nova_isa.vfill 0 value(%b) -> %c : #nova_isa.tile<sram, i64, [1, 1], [1, 1]> on vector
   nova_isa.vscalar cmp_lt %a : #nova_isa.tile<sram, i64, [4, 8], [8, 1]>, 3 -> %d : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> on vector
   nova_isa.vassert %d : #nova_isa.tile<sram, i1, [4, 8], [8, 1]> "in range" on vector
   nova_isa.dma_gather %b : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]>, %a : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> -> %c : #nova_isa.tile<sram, f32, [4, 8], [8, 1]> queue 1 on dma
+  nova_isa.dma_scatter %c : #nova_isa.tile<sram, f32, [4, 8], [8, 1]>, %a : #nova_isa.tile<sram, i64, [4, 8], [8, 1]> -> %b : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]> queue 2 accumulate on dma
+  nova_isa.dma_scatter %c : #nova_isa.tile<sram, f32, [4, 8], [8, 1]>, %a : #nova_isa.tile<sram, i32, [4, 8], [8, 1]> -> %b : #nova_isa.tile<hbm, f32, [128, 8], [8, 1]> queue 0 on dma
   return
 }
 

@@ -342,6 +342,21 @@ LogicalResult GatherOp::verify() {
                     getTarget().getType().getShape());
 }
 
+LogicalResult ScatterOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkSpace(op, "source", getSource(), kHbmOrSram)) ||
+      failed(checkSpace(op, "target", getTarget(), kHbmOrSram)) ||
+      failed(checkSpace(op, "indices", getIndices(), kSram)) ||
+      failed(checkSameElementType(op, getSource(), "source", getTarget(),
+                                  "target")))
+    return failure();
+  if (!isa<FloatType>(getSource().getType().getElementType()))
+    return emitOpError() << "accumulates floats only, got "
+                         << getSource().getType().getElementType();
+  return checkShape(op, "indices", getIndices(),
+                    getSource().getType().getShape());
+}
+
 LogicalResult TransposeOp::verify() {
   Operation *op = getOperation();
   ArrayRef<int64_t> perm = getPermutation();

@@ -590,6 +590,28 @@ LogicalResult DmaGatherOp::verify() {
   return success();
 }
 
+LogicalResult DmaScatterOp::verify() {
+  Operation *op = getOperation();
+  TileAttr source = getSourceTile(), indices = getIndicesTile(),
+           target = getTargetTile();
+  if (failed(checkTile(op, "source", source, kHbmOrSram)) ||
+      failed(checkTile(op, "indices", indices, kSram)) ||
+      failed(checkTile(op, "target", target, kHbmOrSram, /*isOutput=*/true)) ||
+      failed(checkSameElementType(op, "source", source, "target", target)))
+    return failure();
+  Type it = indices.getElementType();
+  if (!it.isSignlessInteger(64) && !it.isSignlessInteger(32))
+    return emitOpError() << "indices must be an i64 or i32 tile, got " << it;
+  if (failed(checkShape(op, "indices", indices, source.getShape())))
+    return failure();
+  if (nova::TargetAttr targetDesc = nova::lookupTarget(op))
+    if (getQueue() >= targetDesc.getDmaEngines())
+      return emitOpError() << "queue " << getQueue()
+                           << " is out of range for a target with "
+                           << targetDesc.getDmaEngines() << " dma engines";
+  return success();
+}
+
 LogicalResult VTransposeOp::verify() {
   Operation *op = getOperation();
   TileAttr input = getInputTile(), output = getOutputTile();

@@ -291,6 +291,37 @@ def Nova_GatherOp : Nova_Op<"gather"> {
   let hasVerifier = 1;
 }
 
+def Nova_ScatterOp : Nova_Op<"scatter"> {
+  let summary = "indexed DMA: add elements into a buffer at computed positions";
+  let description = [{
+    `target.flat[indices[e]] += source[e]` for every element `e` of `source`
+    in row-major order, where `target.flat` numbers the elements of `target`
+    row-major: repeated positions add up. A position outside
+    `[0, numel(target))` is a run-time fault. `indices` is an integer SRAM
+    tile of `source`'s shape; `source` and `target` have one element type and
+    live in `hbm` or `sram`. Each run of consecutive positions (a whole row of
+    a table) moves as one burst. Returns a token like `nova.dma_start`.
+
+    ```mlir
+    %t = nova.scatter %rows[%pos] into %table accumulate : memref<16x64xf32, #nova.memory_space<hbm>>, memref<16x64xi64, #nova.memory_space<sram>> -> memref<128x64xf32, #nova.memory_space<hbm>>
+    ```
+  }];
+  let arguments = (ins Arg<Nova_AnyBuffer, "scattered buffer", [MemRead]>:$source,
+                       Arg<Nova_IndexBuffer, "positions", [MemRead]>:$indices,
+                       Arg<Nova_AnyBuffer, "destination", [MemRead, MemWrite]>:$target);
+  let results = (outs Nova_TokenType:$token);
+  let assemblyFormat = [{
+    $source `[` $indices `]` `into` $target `accumulate` attr-dict `:` type($source) `,` type($indices) `->` type($target)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$source, "::mlir::Value":$indices,
+                   "::mlir::Value":$target), [{
+      build($_builder, $_state, TokenType::get($_builder.getContext()),
+            source, indices, target);
+    }]>];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Fused operations
 //===----------------------------------------------------------------------===//
@@ -341,6 +372,49 @@ def Nova_AttentionOp : Nova_Op<"attention", [
   let assemblyFormat = [{
     `ins` `(` $query `,` $keys `,` $value `:` type($query) `,` type($keys) `,` type($value) `)`
     `outs` `(` $out `:` type($out) `)` `scale` $scale (`key_rows` $key_rows^)? (`causal` $causal^)? attr-dict (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getOutMutable(); }
+  }];
+}
+
+def Nova_ScatterAddOp : Nova_Op<"scatter_add", [
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "getAliasingValues", "bufferize"]>]> {
+  let summary = "add rows (or elements) into a table at computed positions";
+  let description = [{
+    `out.flat[positions[e]] += values[e]` for every element `e` of `values`,
+    starting from `out`'s own contents: `index_put(base, [ids], values,
+    accumulate=True)` of whole rows when `positions[m, j] = ids[m] * D + j`
+    (the embedding's backward). Repeated positions add up, as torch's
+    accumulating index_put does; a position outside `out` is a run-time
+    fault. `values` and `positions` have one shape, of rank 2 (a block of
+    rows); `values` and `out` one float element type.
+
+    `nova-form-scatter` forms this op from the one-hot matmul the frontend
+    writes an accumulating index_put as (`one_hot(ids) @ values + base`), and
+    `convert-linalg-to-nova` lowers it to accumulating indexed DMAs
+    (`nova.scatter`), a block of rows at a time: no matmul, no one-hot.
+
+    Destination style: on tensors it returns the updated `out`; on buffers it
+    updates `out` and has no result.
+
+    ```mlir
+    %g = nova.scatter_add ins(%v, %pos : tensor<6x16xf32>, tensor<6x16xi64>)
+                          outs(%base : tensor<10x16xf32>) -> tensor<10x16xf32>
+    ```
+  }];
+  let arguments = (ins Nova_ShapedF32OrBF16:$values,
+                       AnyTypeOf<[StaticShapeMemRefOf<[I64, I32]>,
+                                  StaticShapeTensorOf<[I64, I32]>]>:$positions,
+                       Arg<Nova_ShapedF32OrBF16, "", [MemRead, MemWrite]>:$out);
+  let results = (outs Variadic<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    `ins` `(` $values `,` $positions `:` type($values) `,` type($positions) `)`
+    `outs` `(` $out `:` type($out) `)` attr-dict (`->` type($result)^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

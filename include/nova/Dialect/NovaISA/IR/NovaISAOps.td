@@ -503,6 +503,32 @@ def NovaISA_DmaGatherOp : NovaISA_Inst<"dma_gather", ["DMA"]> {
   let hasVerifier = 1;
 }
 
+def NovaISA_DmaScatterOp : NovaISA_Inst<"dma_scatter", ["DMA"]> {
+  let summary = "scatter elements to computed positions (DMA_SCATTER)";
+  let description = [{
+    `dst.flat[idx[e]] = src[e]` for the elements `e` of `src` in row-major
+    order (a later `e` wins), or with `accumulate` `dst.flat[idx[e]] +=
+    src[e]` (repeated positions add up); a position outside the destination
+    is a fault. Runs of consecutive positions move as one burst each.
+
+    ```mlir
+    nova_isa.dma_scatter %src : #nova_isa.tile<hbm, f32, [16, 64], [64, 1]>,
+                         %idx : #nova_isa.tile<sram, i64, [16, 64], [64, 1]>
+        -> %dst : #nova_isa.tile<hbm, f32, [128, 64], [64, 1]> queue 0 accumulate on dma
+    ```
+  }];
+  let arguments = !con((ins Index:$source, NovaISA_TileAttr:$source_tile,
+                            Index:$indices, NovaISA_TileAttr:$indices_tile,
+                            Index:$target, NovaISA_TileAttr:$target_tile,
+                            ConfinedAttr<I64Attr, [IntNonNegative, IntMaxValue<255>]>:$queue,
+                            UnitAttr:$accumulate),
+                       NovaISA_SyncArgs);
+  let assemblyFormat = !strconcat("custom<Tile>($source, $source_tile) `,` custom<Tile>($indices, $indices_tile)"
+      " `->` custom<Tile>($target, $target_tile) `queue` $queue (`accumulate` $accumulate^)?",
+      NovaISA_SyncFormat);
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
