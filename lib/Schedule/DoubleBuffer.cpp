@@ -489,7 +489,11 @@ struct DoubleBufferPass
     // lowering can see that the prefetch and the compute touch different
     // halves and let them overlap. (An odd trip count leaves a one-iteration
     // epilogue that computes its slot.)
-    Operation *scope = newLoop->getParentOp();
+    // What unrolling makes (the main loop, an epilogue loop or its body
+    // promoted into the block) stays between newLoop's neighbours: the
+    // marker is cleared there, not by walking the whole function per loop.
+    Block *block = newLoop->getBlock();
+    Operation *before = newLoop->getPrevNode(), *after = newLoop->getNextNode();
     slot.getDefiningOp()->setAttr(kSlotMarker, rewriter.getUnitAttr());
     FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(newLoop, 2);
     if (succeeded(unrolled) && unrolled->mainLoopOp) {
@@ -505,7 +509,10 @@ struct DoubleBufferPass
       if (copy)
         ++numUnrolled;
     }
-    scope->walk([&](arith::RemUIOp rem) { rem->removeAttr(kSlotMarker); });
+    for (Operation &op : llvm::make_range(
+             before ? std::next(Block::iterator(before)) : block->begin(),
+             after ? Block::iterator(after) : block->end()))
+      op.walk([&](arith::RemUIOp rem) { rem->removeAttr(kSlotMarker); });
     ++numLoops;
     numDmas += prefetches.size();
     return success();
