@@ -231,6 +231,28 @@ FailureOr<TilePlan> TilePass::planGeneric(linalg::LinalgOp op,
       plan.sizes[runDim] = run;
     }
   }
+  // Two small innermost dims held whole (attention's heads, [b, t, 12, 64]
+  // to [b, 12, t, 64] and back) leave tiles of a few hundred elements: one
+  // DMA of a few runs and a loop iteration each. The outer parallel dims
+  // then grow, innermost first, up to `max-rows` x `max-cols` elements.
+  SmallVector<unsigned> grown;
+  if (runDim < 0 && parallel.size() >= 3 &&
+      rows == ranges[parallel[parallel.size() - 2]] &&
+      cols == ranges[parallel.back()]) {
+    int64_t elements = rows * cols;
+    for (int i = static_cast<int>(parallel.size()) - 3; i >= 0; --i) {
+      unsigned d = parallel[i];
+      int64_t size = divisorAtMost(
+          ranges[d], std::max<int64_t>(1, maxRows * maxCols / elements));
+      if (size <= 1)
+        break;
+      plan.sizes[d] = size;
+      grown.push_back(d);
+      elements *= size;
+      if (size < ranges[d])
+        break;
+    }
+  }
   auto footprint = [&] {
     SmallVector<int64_t> eff = effectiveSizes(ranges, plan.sizes);
     int64_t bytes = tileFootprint(op, eff);
@@ -239,6 +261,13 @@ FailureOr<TilePlan> TilePass::planGeneric(linalg::LinalgOp op,
     return bytes;
   };
   int64_t bytes = footprint();
+  // Grown dims give way first (outermost first), back to one.
+  for (unsigned d : llvm::reverse(grown)) {
+    if (bytes <= target.getSramBytes())
+      break;
+    plan.sizes[d] = 1;
+    bytes = footprint();
+  }
   while (bytes > target.getSramBytes() && run > 1) {
     run = divisorAtMost(ranges[runDim], run / 2);
     plan.sizes[runDim] = run;

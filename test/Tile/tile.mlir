@@ -193,14 +193,52 @@ func.func @transpose_moving_the_innermost_dimension(%x: tensor<2x12x64x256xbf16>
 // -----
 
 // A transpose that keeps the innermost dimension ([b, t, h, d] -> [b, h, t, d],
-// the heads' split) reads whole rows already: tiled as before.
+// the heads' split) reads whole rows already. Its last two dimensions are
+// held whole (256 x 64), so the outer ones grow up to max-rows x max-cols
+// elements: all 12 heads of a sequence in one tile, not one head.
 // T1-LABEL: func.func @transpose_keeping_the_innermost_dimension
-// T1: linalg.transpose ins(%{{.*}} : tensor<1x256x1x64xbf16>) outs(%{{.*}} : tensor<1x1x256x64xbf16>) permutation = [0, 2, 1, 3]
+// T1: linalg.transpose ins(%{{.*}} : tensor<1x256x12x64xbf16>) outs(%{{.*}} : tensor<1x12x256x64xbf16>) permutation = [0, 2, 1, 3]
 // TINY-LABEL: func.func @transpose_keeping_the_innermost_dimension
 func.func @transpose_keeping_the_innermost_dimension(%x: tensor<2x256x12x64xbf16>) -> tensor<2x12x256x64xbf16> {
   %e = tensor.empty() : tensor<2x12x256x64xbf16>
   %t = linalg.transpose ins(%x : tensor<2x256x12x64xbf16>) outs(%e : tensor<2x12x256x64xbf16>) permutation = [0, 2, 1, 3]
   return %t : tensor<2x12x256x64xbf16>
+}
+
+// -----
+
+// The heads merged back ([b, h, t, d] -> [b, t, h, d]): the output's last two
+// dimensions (12 x 64) are whole but small, so the tokens grow the tile: 256
+// of them (and 2 sequences would pass max-rows x max-cols, 262144 elements)
+// instead of one DMA of 12 runs per token.
+// T1-LABEL: func.func @heads_merged_back
+// T1: scf.for %{{.*}} = %c0{{.*}} to %c2 step %c1
+// T1: linalg.transpose ins(%{{.*}} : tensor<1x12x256x64xbf16>) outs(%{{.*}} : tensor<1x256x12x64xbf16>) permutation = [0, 2, 1, 3]
+// TINY-LABEL: func.func @heads_merged_back
+func.func @heads_merged_back(%x: tensor<2x12x256x64xbf16>) -> tensor<2x256x12x64xbf16> {
+  %e = tensor.empty() : tensor<2x256x12x64xbf16>
+  %t = linalg.transpose ins(%x : tensor<2x12x256x64xbf16>) outs(%e : tensor<2x256x12x64xbf16>) permutation = [0, 2, 1, 3]
+  return %t : tensor<2x256x12x64xbf16>
+}
+
+// -----
+
+// Outer dims grow only while they fit: a softmax's row reduction over
+// [8, 12, 256, 256] f32 would need 24 MiB for its input alone with all of b in one tile, so
+// the batch stays at one.
+// T1-LABEL: func.func @grown_tiles_fit_sram
+// T1: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x12x256x256xf32>) outs(%{{.*}} : tensor<1x12x256xf32>)
+// TINY-LABEL: func.func @grown_tiles_fit_sram
+#in4 = affine_map<(b, h, t, s) -> (b, h, t, s)>
+#out3 = affine_map<(b, h, t, s) -> (b, h, t)>
+func.func @grown_tiles_fit_sram(%x: tensor<8x12x256x256xf32>, %init: tensor<8x12x256xf32>) -> tensor<8x12x256xf32> {
+  %r = linalg.generic {indexing_maps = [#in4, #out3], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x : tensor<8x12x256x256xf32>) outs(%init : tensor<8x12x256xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.maximumf %a, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<8x12x256xf32>
+  return %r : tensor<8x12x256xf32>
 }
 
 // -----
