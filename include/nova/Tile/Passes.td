@@ -162,8 +162,11 @@ def NovaTile : Pass<"nova-tile", "::mlir::func::FuncOp"> {
       the contraction and its zero fill are fused into the consumer's loop
       (tile-and-fuse), so the epilogue (bias, GELU, residual) reads the
       contraction's tile from on-chip memory;
-    * other ops: outer parallel dims by 1, the two innermost parallel dims by
-      at most `max-rows` x `max-cols`; reduction dims stay whole unless even
+    * other ops: the two innermost parallel dims by at most `max-rows` x
+      `max-cols`, outer parallel dims by 1, or, when the two innermost are
+      whole and small (attention's heads, 12 x 64), by as many as keep the
+      tile within `max-rows` x `max-cols` elements and SRAM (one DMA per
+      sequence for the heads' merge, not one per token); reduction dims stay whole unless even
       a one-element output tile does not fit, then they are tiled too
       (outermost first) and each chunk is combined into the output the loop
       carries (a gradient norm's sum over an embedding table).
