@@ -269,10 +269,14 @@ struct InterleaveLoopsPass
           !acc.conflictsWith(between) &&
           operandsAvailableBefore(second, first, none)) {
         Work secondWork = workOf(second, target);
+        // Once, not twice: nova-double-buffer gives the fused body second
+        // slots only while they fit, and a fused loop that overlaps the
+        // matrix and vector units gains more than a prefetch (the GELU
+        // backward's epilogue beside the next weight gradient's matmul).
         bool fits =
             !target ||
-            (2 * (firstWork.sram + secondWork.sram) <= target.getSramBytes() &&
-             2 * (firstWork.acc + secondWork.acc) <= target.getAccBytes());
+            ((firstWork.sram + secondWork.sram) <= target.getSramBytes() &&
+             (firstWork.acc + secondWork.acc) <= target.getAccBytes());
         // Both on the DMA queue loops use (queue 0), a DMA-bound op only
         // queues behind the other's loads; and a fused loop of few
         // iterations dispatches each op's part whole, as before.

@@ -110,9 +110,9 @@ def NovaInterleaveLoops
       nova-overlap-collectives; an op with undeclared effects or a wait for
       a transfer started elsewhere ends the scan), and uses only values
       available before the first loop (lazy ops in between move in front);
-    * with a target, fits: twice the on-chip bytes both nests allocate (a
-      second slot each for double buffering) within `sram_bytes` and
-      `acc_bytes`.
+    * with a target, fits: the on-chip bytes both nests allocate within
+      `sram_bytes` and `acc_bytes` (once: nova-double-buffer then gives
+      second slots only to what still fits).
     Every reordering is between ops that touch disjoint buffers, so the
     program computes the same values; convert-nova-to-isa then orders the
     instructions of both bodies by their actual byte ranges. Runs before
