@@ -222,7 +222,92 @@ struct ForwardCopiesPass
     return true;
   }
 
+  /// dma %view -> %t2 after dma %view -> %t1 or dma %t1 -> %view (one
+  /// block, %view unchanged in between): %t2's readers read %t1.
+  bool forwardReload(DmaStartOp load) {
+    Value view = load.getSource(), t2 = load.getTarget();
+    Block *block = load->getBlock();
+    memref::AllocOp alloc = freshTile(t2, block);
+    if (load.getPeer() || !alloc ||
+        getMemorySpace(cast<MemRefType>(t2.getType())) != MemorySpace::SRAM ||
+        getMemorySpace(cast<MemRefType>(view.getType())) != MemorySpace::HBM)
+      return false;
+    // The load's token is only waited for; %t2 is only read, by ops after it.
+    SmallVector<Operation *> waits;
+    for (Operation *user : load.getToken().getUsers()) {
+      if (!isa<WaitOp>(user) || user->getBlock() != block)
+        return false;
+      waits.push_back(user);
+    }
+    SmallVector<Operation *> readers;
+    Operation *last = load;
+    for (OpOperand &use : t2.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == load)
+        continue;
+      auto store = dyn_cast<DmaStartOp>(user);
+      bool reads = onlyReadsOnVector(user, t2) ||
+                   (store && store.getSource() == t2 && store.getTarget() != t2);
+      if (user->getBlock() != block || !load->isBeforeInBlock(user) || !reads)
+        return false;
+      readers.push_back(user);
+      if (last->isBeforeInBlock(user))
+        last = user;
+    }
+    if (readers.empty())
+      return false;
+    // The nearest earlier DMA of the same view, nothing writing it between.
+    Value root = rootOf(view), t1;
+    Operation *earlier = nullptr;
+    for (Operation *op = load->getPrevNode(); op; op = op->getPrevNode()) {
+      if (auto dma = dyn_cast<DmaStartOp>(op); dma && !dma.getPeer()) {
+        if (dma.getSource() == view && dma.getTarget() != view)
+          t1 = dma.getTarget(); // loaded
+        else if (dma.getTarget() == view)
+          t1 = dma.getSource(); // stored
+        if (t1) {
+          earlier = op;
+          break;
+        }
+      }
+      if (mayTouch(op, root, /*reads=*/false))
+        return false;
+    }
+    if (!earlier || t1.getType() != t2.getType())
+      return false;
+    // %t1 holds the view's data from then until %t2's last reader: nothing
+    // writes it, and a loaded %t1 is waited for before the reload.
+    Value root1 = rootOf(t1);
+    if (rootOf(t1) == root || touchedBetween(earlier, last, root1, /*reads=*/false))
+      return false;
+    for (Operation *r : readers)
+      if (mayTouch(r, root1, /*reads=*/false))
+        return false;
+    if (cast<DmaStartOp>(earlier).getTarget() == t1) {
+      bool waited = llvm::any_of(cast<DmaStartOp>(earlier).getToken().getUsers(),
+                                 [&](Operation *w) {
+                                   return isa<WaitOp>(w) && w->getBlock() == block &&
+                                          w->isBeforeInBlock(load);
+                                 });
+      if (!waited)
+        return false;
+    }
+    for (Operation *r : readers)
+      r->replaceUsesOfWith(t2, t1);
+    for (Operation *w : waits)
+      w->erase();
+    load->erase();
+    if (alloc->use_empty())
+      alloc->erase();
+    ++numReloads;
+    return true;
+  }
+
   void runOnOperation() override {
+    SmallVector<DmaStartOp> loads;
+    getOperation().walk([&](DmaStartOp op) { loads.push_back(op); });
+    for (DmaStartOp load : loads)
+      forwardReload(load);
     DominanceInfo dom(getOperation());
     bool changed = true;
     while (changed) {

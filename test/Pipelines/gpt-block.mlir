@@ -12,9 +12,12 @@
 // TILES-NOT: tensor<
 
 // LayerNorm: row sums on the vector unit; the rows' last two dims (8 x 32)
-// are whole and small, so the batch joins them: one tile, no loop.
-// TILES: nova.reduce <sum> ins(%{{.*}} : memref<2x8x32xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<2x8x1xf32, #nova.memory_space<sram>>) dim 2
+// are whole and small, so the batch joins them: one tile, no loop. The
+// centred rows are stored once and read back from SRAM, not reloaded.
 // TILES: nova.dma_start %{{.*}}, %{{.*}} : memref<2x8x32xf32, #nova.memory_space<hbm>> -> memref<2x8x32xf32, #nova.memory_space<sram>>
+// TILES: nova.reduce <sum> ins(%{{.*}} : memref<2x8x32xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<2x8x1xf32, #nova.memory_space<sram>>) dim 2
+// TILES: nova.dma_start %{{.*}}, %{{.*}} : memref<2x8x32xf32, #nova.memory_space<sram>> -> memref<2x8x32xf32, #nova.memory_space<hbm>>
+// TILES-NOT: memref<2x8x32xf32, #nova.memory_space<hbm>> -> memref<2x8x32xf32, #nova.memory_space<sram>>
 // TILES: nova.elementwise <rsqrt> ins(%{{.*}} : memref<2x8x1xf32, #nova.memory_space<sram>>)
 
 // Q, K and V projections on the matrix unit, the weights read through

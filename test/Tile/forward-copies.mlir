@@ -190,3 +190,111 @@ func.func @negative_source_loaded_between(%x: !t, %in: !h, %y: !t) {
   nova.elementwise <exp> ins(%d : !t) outs(%y : !t)
   return
 }
+
+// -----
+
+!t = memref<64x128xf32, #nova.memory_space<sram>>
+!h = memref<256x128xf32, #nova.memory_space<hbm>>
+!v = memref<64x128xf32, strided<[128, 1], offset: ?>, #nova.memory_space<hbm>>
+
+// AdamW's joined loop: the new moment is stored and read back by the
+// parameter's update, and the gradient is loaded twice. Both reloads go:
+// the update reads the stored tile and the first gradient tile.
+// CHECK-LABEL: func.func @reloads_in_an_optimizer_loop
+// CHECK: scf.for
+// CHECK: %[[G:.*]] = memref.alloc() : memref<64x128xf32, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %[[G]]
+// CHECK: %[[M:.*]] = memref.alloc() : memref<64x128xf32, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %[[M]]
+// CHECK: nova.elementwise <add> ins(%[[M]], %[[G]] : {{.*}}) outs(%[[M]] : {{.*}})
+// CHECK: nova.dma_start %[[M]], %{{.*}} : memref<64x128xf32, #nova.memory_space<sram>> -> memref<64x128xf32, strided<[128, 1], offset: ?>, #nova.memory_space<hbm>>
+// CHECK-NOT: nova.dma_start %{{.*}}, %{{.*}} : memref<64x128xf32, strided<[128, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<64x128xf32, #nova.memory_space<sram>>
+// CHECK: nova.elementwise <mul> ins(%[[M]], %[[G]] : {{.*}})
+// CHECK: return
+func.func @reloads_in_an_optimizer_loop(%grad: !h, %moment: !h, %param: !h) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  scf.for %i = %c0 to %c256 step %c64 {
+    %gv = memref.subview %grad[%i, 0] [64, 128] [1, 1] : !h to !v
+    %mv = memref.subview %moment[%i, 0] [64, 128] [1, 1] : !h to !v
+    %pv = memref.subview %param[%i, 0] [64, 128] [1, 1] : !h to !v
+    %g = memref.alloc() : !t
+    %t0 = nova.dma_start %gv, %g : !v -> !t
+    nova.wait %t0
+    %m = memref.alloc() : !t
+    %t1 = nova.dma_start %mv, %m : !v -> !t
+    nova.wait %t1
+    nova.elementwise <add> ins(%m, %g : !t, !t) outs(%m : !t)
+    %t2 = nova.dma_start %m, %mv : !t -> !v
+    nova.wait %t2
+    %m2 = memref.alloc() : !t
+    %t3 = nova.dma_start %mv, %m2 : !v -> !t
+    nova.wait %t3
+    %g2 = memref.alloc() : !t
+    %t4 = nova.dma_start %gv, %g2 : !v -> !t
+    nova.wait %t4
+    %u = memref.alloc() : !t
+    nova.elementwise <mul> ins(%m2, %g2 : !t, !t) outs(%u : !t)
+    %t5 = nova.dma_start %u, %pv : !t -> !v
+    nova.wait %t5
+  }
+  return
+}
+
+// -----
+
+!t = memref<64x128xf32, #nova.memory_space<sram>>
+!h = memref<64x128xf32, #nova.memory_space<hbm>>
+
+// The buffer is written between the two loads (another view of it, a
+// store): the second load reads the new data and stays.
+// CHECK-LABEL: func.func @negative_reload_after_a_write
+// CHECK-COUNT-2: nova.dma_start %{{.*}}, %{{.*}} : memref<64x128xf32, #nova.memory_space<hbm>> -> memref<64x128xf32, #nova.memory_space<sram>>
+func.func @negative_reload_after_a_write(%x: !h, %y: !t, %out: !t) {
+  %a = memref.alloc() : !t
+  %t0 = nova.dma_start %x, %a : !h -> !t
+  nova.wait %t0
+  %c = memref.cast %x : !h to memref<64x128xf32, #nova.memory_space<hbm>>
+  %t1 = nova.dma_start %y, %c : !t -> memref<64x128xf32, #nova.memory_space<hbm>>
+  nova.wait %t1
+  %b = memref.alloc() : !t
+  %t2 = nova.dma_start %x, %b : !h -> !t
+  nova.wait %t2
+  nova.elementwise <add> ins(%a, %b : !t, !t) outs(%out : !t)
+  return
+}
+
+// -----
+
+!t = memref<64x128xf32, #nova.memory_space<sram>>
+!h = memref<64x128xf32, #nova.memory_space<hbm>>
+
+// The first tile is changed in place before the reloaded one is read: the
+// reload keeps the HBM data and stays. So does a reload written in place.
+// CHECK-LABEL: func.func @negative_first_tile_changed
+// CHECK-COUNT-2: nova.dma_start %{{.*}}, %{{.*}} : memref<64x128xf32, #nova.memory_space<hbm>> -> memref<64x128xf32, #nova.memory_space<sram>>
+// CHECK-LABEL: func.func @negative_reload_written_in_place
+// CHECK-COUNT-2: nova.dma_start %{{.*}}, %{{.*}} : memref<64x128xf32, #nova.memory_space<hbm>> -> memref<64x128xf32, #nova.memory_space<sram>>
+func.func @negative_first_tile_changed(%x: !h, %out: !t) {
+  %a = memref.alloc() : !t
+  %t0 = nova.dma_start %x, %a : !h -> !t
+  nova.wait %t0
+  nova.elementwise <exp> ins(%a : !t) outs(%a : !t)
+  %b = memref.alloc() : !t
+  %t1 = nova.dma_start %x, %b : !h -> !t
+  nova.wait %t1
+  nova.elementwise <add> ins(%a, %b : !t, !t) outs(%out : !t)
+  return
+}
+func.func @negative_reload_written_in_place(%x: !h, %out: !t) {
+  %a = memref.alloc() : !t
+  %t0 = nova.dma_start %x, %a : !h -> !t
+  nova.wait %t0
+  %b = memref.alloc() : !t
+  %t1 = nova.dma_start %x, %b : !h -> !t
+  nova.wait %t1
+  nova.elementwise <exp> ins(%b : !t) outs(%b : !t)
+  nova.elementwise <add> ins(%a, %b : !t, !t) outs(%out : !t)
+  return
+}

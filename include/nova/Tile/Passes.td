@@ -272,6 +272,19 @@ def NovaForwardCopies : Pass<"nova-forward-copies", "::mlir::func::FuncOp"> {
 
     Copies that change the element type (a rounding to bf16) stay.
 
+    A third shape moves no data on the vector unit but on the DMA engines: a
+    loop body that loads a tile of HBM which the same body already loaded,
+    or stored from a tile (an optimizer's new moment, stored and read back
+    by the parameter's update when nova-tile joins the two into one loop):
+
+    * reload: `dma_start %view -> %t2`, `%t2` a fresh SRAM tile that only
+      the load writes and that only vector ops (and stores) read, after an
+      earlier `dma_start %view -> %t1` (waited for before it) or
+      `dma_start %t1 -> %view` of the same view value and type in the block:
+      the readers read `%t1`, and the load and its wait go, when nothing
+      between writes the view's buffer and nothing writes `%t1` from the
+      earlier DMA to the last reader.
+
     Before:
     ```mlir
     nova.matmul ins(%a, %b : ...) outs(%acc : memref<128x128xf32, #nova.memory_space<acc>>)
@@ -292,6 +305,7 @@ def NovaForwardCopies : Pass<"nova-forward-copies", "::mlir::func::FuncOp"> {
   let statistics = [
     Statistic<"numForwarded", "forwarded-copies", "Copies whose readers now read the copied tile">,
     Statistic<"numRetargeted", "retargeted-copies", "Copies whose producer now writes the copy's destination">,
+    Statistic<"numReloads", "forwarded-reloads", "HBM reloads of a tile already on chip, dropped">,
   ];
 }
 
