@@ -162,3 +162,22 @@ def test_bf16_autocast_every_gradient_matches_eager_autocast():
     for name, value in reference.named_parameters():
         drift = (grads[name] - value.grad).norm() / value.grad.norm()
         assert drift < 2e-2, (name, float(drift))
+
+
+def test_adamw_moves_each_tensor_once():
+    """AdamW's one pass (nova-tile joins the moments' loop into the update's,
+    nova-forward-copies drops the reloads): each parameter, gradient and
+    moment crosses HBM once in, and the parameter and moments once out, 28
+    bytes per f32 parameter (the hyperparameters' scalars aside)."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(256, 512)
+    x, y = torch.randn(64, 256), torch.randn(64, 512)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
+    step = nova.compile_train_step(model, torch.nn.functional.mse_loss, optimizer, x, y)
+    report = step.time_step()
+    from nova.sim.report_profile import profile_rows
+
+    rows = [r for r in profile_rows(report, by="op") if "training/optimizers.py" in r.key]
+    assert len(rows) == 1, [r.key for r in profile_rows(report, by="op")]
+    params = sum(p.numel() for p in model.parameters())
+    assert 28 * params <= rows[0].bytes <= 28 * params + 4096, rows[0].bytes / params
