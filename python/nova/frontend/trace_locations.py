@@ -76,8 +76,10 @@ def located_loss(loss_fn: Callable) -> Callable:
 
 def backward_locations(graph: torch.fx.Graph) -> None:
     """Each op without a stack trace takes that of the first op with its
-    ``seq_nr`` that has one (its forward op, for a backward op)."""
+    ``seq_nr`` that has one (its forward op, for a backward op), but for the
+    sums of a tensor's gradients (see :func:`_accumulated_from`)."""
     first: dict[int, str] = {}
+    sums: set[torch.fx.Node] = set()
     for node in graph.nodes:
         number = node.meta.get("seq_nr")
         if number is None:
@@ -85,4 +87,22 @@ def backward_locations(graph: torch.fx.Graph) -> None:
         if node.stack_trace:
             first.setdefault(number, node.stack_trace)
         elif number in first:
-            node.stack_trace = first[number]
+            line = _accumulated_from(node, number, sums)
+            if line:
+                sums.add(node)
+            node.stack_trace = line or first[number]
+
+
+def _accumulated_from(node: torch.fx.Node, number: int,
+                      sums: set[torch.fx.Node]) -> str | None:
+    """autograd's engine sums the gradients of a tensor used twice (a residual
+    stream) while a later node's sequence number is still set (the loss's): an
+    add of two gradients made by other nodes (or by such sums, in ``sums``)
+    takes its first gradient's line."""
+    if node.target != torch.ops.aten.add.Tensor:
+        return None
+    grads = [a for a in node.args[:2] if isinstance(a, torch.fx.Node)]
+    if len(grads) != 2 or any(g not in sums and g.meta.get("seq_nr") in (None, number)
+                              for g in grads):
+        return None
+    return grads[0].stack_trace or None

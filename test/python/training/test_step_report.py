@@ -200,3 +200,44 @@ def test_a_loss_functions_ops_go_to_its_line_not_the_last_layers():
     # The softmax over 64 x 512 logits and its gradient: several passes.
     assert loss_ops > 4 * 64 * 512
     assert linear_ops < loss_ops
+
+
+class _Residual(torch.nn.Module):
+    """x + f(norm(x)), twice: x's gradient is a sum of two, at each block."""
+
+    def __init__(self, d: int = 32, vocab: int = 64) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, d)
+        self.norms = torch.nn.ModuleList(torch.nn.LayerNorm(d) for _ in range(2))
+        self.fcs = torch.nn.ModuleList(torch.nn.Linear(d, d) for _ in range(2))
+        self.head = torch.nn.Linear(d, vocab)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.emb(ids)
+        for norm, fc in zip(self.norms, self.fcs):
+            x = x + fc(norm(x))
+        return self.head(x)
+
+
+def test_residual_gradient_sums_are_not_the_loss_functions():
+    """autograd sums a residual stream's two gradients while the loss's
+    sequence number is still set: those [batch, d] sums take the line of the
+    gradient they add to (a layer's). No [batch, d] op is the loss line's."""
+    import re
+
+    torch.manual_seed(0)
+    model = _Residual()
+    ids, labels = torch.randint(0, 64, (16,)), torch.randint(0, 64, (16,))
+    step = nova.compile_train_step(model, _cross_entropy, torch.optim.SGD(model.parameters(), lr=0.1),
+                                   ids, labels)
+    loss = step(ids, labels)
+    torch.testing.assert_close(loss, _cross_entropy(model(ids), labels).detach(), rtol=1e-4, atol=1e-5)
+    text = step.imported.mlir
+    line = _cross_entropy.__code__.co_firstlineno + 1
+    loss_locs = {m.group(1) for m in re.finditer(rf'^(#loc\d+) = loc\("[^"]*test_step_report.py":{line}:',
+                                                 text, re.M)}
+    assert loss_locs, "the loss function's ops carry its line"
+    d_sized = [l for l in text.splitlines() if "-> tensor<16x32xf32>" in l
+               and re.search(r"loc\((#loc\d+)\)\s*$", l)
+               and re.search(r"loc\((#loc\d+)\)\s*$", l).group(1) in loss_locs]
+    assert not d_sized, d_sized
