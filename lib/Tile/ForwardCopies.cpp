@@ -139,6 +139,9 @@ void setOutput(Operation *op, Value v) {
     cast<ReduceOp>(op).getOutputMutable().assign(v);
 }
 
+/// Ops scanned back from a load for an earlier DMA of its view.
+constexpr unsigned kReloadWindow = 256;
+
 struct ForwardCopiesPass
     : public nova::impl::NovaForwardCopiesBase<ForwardCopiesPass> {
   using Base::Base;
@@ -256,10 +259,14 @@ struct ForwardCopiesPass
     }
     if (readers.empty())
       return false;
-    // The nearest earlier DMA of the same view, nothing writing it between.
+    // The nearest earlier DMA of the same view, nothing writing it between,
+    // within a window (a loop body's ops: the scan stays linear in the
+    // function's straight-line code).
     Value root = rootOf(view), t1;
     Operation *earlier = nullptr;
-    for (Operation *op = load->getPrevNode(); op; op = op->getPrevNode()) {
+    unsigned scanned = 0;
+    for (Operation *op = load->getPrevNode(); op && scanned < kReloadWindow;
+         op = op->getPrevNode(), ++scanned) {
       if (auto dma = dyn_cast<DmaStartOp>(op); dma && !dma.getPeer()) {
         if (dma.getSource() == view && dma.getTarget() != view)
           t1 = dma.getTarget(); // loaded
