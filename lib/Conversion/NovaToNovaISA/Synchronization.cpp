@@ -36,7 +36,8 @@
 //   (`nop on B wait` after it). Exit: the body's accesses become records of a `nop on A` right
 //   after the loop; the clocks are those before the loop (the body may run
 //   zero times).
-// * DMA queues: `nop on dma` reaches queue 0 only, so loops use queue 0.
+// * DMA queues are engines like the others: `nop queue q on dma` reaches
+//   queue q (ISA version 4 for q > 0), so loops may use any queue.
 // * End: every engine used signals the sequencer, which waits, then halt.
 //   Every semaphore is back at 0 then.
 //
@@ -105,9 +106,10 @@ class Synchronizer {
 public:
   Synchronizer(MLIRContext *ctx, Location loc, int64_t dmaQueues,
                const DenseMap<Operation *, SmallVector<Access>> &accesses,
-               const DenseMap<Operation *, Operation *> &strictWaits)
+               const DenseMap<Operation *, Operation *> &strictWaits,
+               bool *outOfSemaphores)
       : ctx(ctx), loc(loc), dmaQueues(dmaQueues), accesses(accesses),
-        strictWaits(strictWaits) {
+        strictWaits(strictWaits), outOfSemaphores(outOfSemaphores) {
     numEngines = 5 + dmaQueues;
     seqEngine = 3 + dmaQueues;
     actEngine = 4 + dmaQueues;
@@ -155,20 +157,23 @@ private:
       b.setInsertionPoint(anchor);
     else
       b.setInsertionPointAfter(anchor);
-    auto nop = nova_isa::NopOp::create(
-        b, anchor->getLoc(), nova_isa::EngineAttr::get(ctx, engineKind(engine)),
-        nullptr, nullptr);
+    Operation *nop = createNop(b, anchor->getLoc(), engine);
     synthetic.insert(nop);
     return nop;
   }
+  /// A `nop` on engine index `engine` (`queue q on dma` for a queue q > 0,
+  /// so that queue-0 programs encode as before).
+  Operation *createNop(OpBuilder &b, Location at, int engine) {
+    IntegerAttr queue;
+    if (engineKind(engine) == Engine::DMA && engine > 3)
+      queue = b.getI64IntegerAttr(engine - 3);
+    return nova_isa::NopOp::create(
+        b, at, queue, nova_isa::EngineAttr::get(ctx, engineKind(engine)),
+        nullptr, nullptr);
+  }
   LogicalResult materialize(Handle &h) {
-    if (h.op)
-      return success();
-    if (h.engine > 3 && h.engine != seqEngine && h.engine != actEngine)
-      return emitError(h.anchor->getLoc())
-             << "internal error: a nop is needed on dma queue "
-             << h.engine - 3 << ", but `nop on dma` reaches queue 0 only";
-    h.op = createNop(h.engine, h.anchor, h.before);
+    if (!h.op)
+      h.op = createNop(h.engine, h.anchor, h.before);
     return success();
   }
   static void addToList(Operation *op, StringRef name, int64_t sem) {
@@ -204,9 +209,14 @@ private:
     if (it != sems.end())
       return it->second;
     int64_t id = semPair.size();
-    if (id >= 64)
+    if (id >= 64) {
+      if (outOfSemaphores) {
+        *outOfSemaphores = true;
+        return failure();
+      }
       return emitError(loc) << "needs more than 64 semaphores (lower "
                                "dma-queues)";
+    }
     sems[key] = id;
     semPair.push_back(key);
     return id;
@@ -247,6 +257,7 @@ private:
   int numEngines, seqEngine, actEngine;
   const DenseMap<Operation *, SmallVector<Access>> &accesses;
   const DenseMap<Operation *, Operation *> &strictWaits;
+  bool *outOfSemaphores;
   std::vector<Handle> handles;
   DenseMap<Operation *, unsigned> handleOf;
   std::map<std::pair<int, int>, int64_t> sems;
@@ -559,17 +570,18 @@ LogicalResult Synchronizer::run(Block &body, NovaToNovaISAStats &stats) {
       return failure();
     Operation *signaller = nullptr;
     if (e <= 3 || e == actEngine) {
-      signaller = nova_isa::NopOp::create(
-          b, loc, nova_isa::EngineAttr::get(ctx, engineKind(e)), nullptr,
-          nullptr);
+      signaller = createNop(b, loc, e);
     } else {
-      // DMA queues other than 0 only run straight-line code: their last
-      // instruction is at the top level.
+      // Other DMA queues: their last instruction signals when it can (no
+      // extra nop, so straight-line programs encode as before), else a nop.
       Handle &h = handles[lastHandleOnEngine[e]];
-      if (h.seq <= lastSignal[pair] || failed(materialize(h)))
-        return emitError(loc) << "internal error: cannot drain dma queue "
-                              << e - 3;
-      signaller = h.op;
+      if (h.seq > lastSignal[pair]) {
+        if (failed(materialize(h)))
+          return failure();
+        signaller = h.op;
+      } else {
+        signaller = createNop(b, loc, e);
+      }
     }
     addToList(signaller, "signal", *sem);
     drainSems.push_back(*sem);
@@ -591,7 +603,8 @@ LogicalResult mlir::nova::isa_lowering::synchronize(
     Block &body, Location loc, int64_t dmaQueues,
     const DenseMap<Operation *, SmallVector<Access>> &accesses,
     const DenseMap<Operation *, Operation *> &strictWaits,
-    NovaToNovaISAStats &stats) {
-  Synchronizer s(loc.getContext(), loc, dmaQueues, accesses, strictWaits);
+    NovaToNovaISAStats &stats, bool *outOfSemaphores) {
+  Synchronizer s(loc.getContext(), loc, dmaQueues, accesses, strictWaits,
+                 outOfSemaphores);
   return s.run(body, stats);
 }
