@@ -133,6 +133,8 @@ private:
         return 3 + dma.getQueue();
       if (auto dma = dyn_cast<nova_isa::DmaScatterOp>(op))
         return 3 + dma.getQueue();
+      if (auto nop = dyn_cast<nova_isa::NopOp>(op))
+        return 3 + nop.getQueue().value_or(0);
       return 3;
     }
     return seqEngine;
@@ -517,14 +519,28 @@ LogicalResult Synchronizer::loop(State &st, nova_isa::LoopOp loopOp) {
     if (failed(creditAndDrain(e.producer, e.consumer, e.sem)))
       return failure();
 
-  // Exit: the body's accesses are owned by a nop right after the loop.
+  // Exit: the body's accesses are owned by a nop right after the loop. They
+  // supersede the records from before the loop they cover (the entry fence
+  // ordered those first), never each other: the nops after the loop are not
+  // ordered among themselves, so one engine's last write in the body does not
+  // come after another engine's last read of it (a load's write must not hide
+  // the vector read of the same buffer in the last iteration).
+  std::vector<Record> exits;
   for (auto &[a, acc] : summary) {
     uint64_t seq = ++counter;
     unsigned h = newHandle(nullptr, loopOp, false, a, seq, st.obs[a]);
-    addRecords(st, acc, a, seq, h);
+    for (const Access &x : acc) {
+      int engine = a;
+      llvm::erase_if(st.records, [&](const Record &r) {
+        return x.range.contains(r.range) &&
+               (x.write || (!r.write && r.engine == engine));
+      });
+      exits.push_back(Record{x.range, x.write, a, seq, h});
+    }
     lastSeqOnEngine[a] = seq;
     lastHandleOnEngine[a] = h;
   }
+  st.records.insert(st.records.end(), exits.begin(), exits.end());
   return success();
 }
 

@@ -275,10 +275,10 @@ class _Reader:
                             f"reads version {FORMAT_VERSION})")
         if isa not in ISA_VERSIONS:
             raise self.fail(f"unsupported ISA version {isa} (this loader "
-                            f"reads version {ISA_VERSION}, version "
+                            f"reads version {ISA_VERSION}), version "
                             f"{ISA_VERSION_ACTIVATION}: {ISA_VERSION} plus the activation engine, "
                             f"and version {ISA_VERSION_QUEUED_NOP}: {ISA_VERSION_ACTIVATION} plus "
-                            f"a NOP's dma queue)")
+                            f"a NOP's dma queue")
         if file_size > len(data):
             raise self.fail(f"truncated file: header says {file_size} bytes, "
                             f"file has {len(data)}")
