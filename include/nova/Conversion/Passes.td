@@ -83,8 +83,13 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
       arith index ops -> li/salu, folded when constant (`select` as
       `b + c * (a - b)`, unsigned div/rem as signed ones).
     * dma_start / memref.copy -> `dma_copy` (straight-line DMAs round-robin
-      over the first `dma-queues` queues, DMAs inside loops on queue 0 since
-      `nop on dma` reaches queue 0 only); matmul -> `matmul on matrix`;
+      over the first `dma-queues` queues; a loop body's DMAs over its first
+      `loop-dma-queues` queues by `loop-dma-policy`: `split` puts loads
+      (into sram) round robin on the first half, stores (to hbm) on the
+      rest, so a store waiting for compute does not hold up the next tile's
+      loads; `round-robin` cycles every DMA over them. If the synchroniser
+      runs out of semaphores, the function is lowered again with one queue
+      fewer, down to queue 0 alone); matmul -> `matmul on matrix`;
       elementwise -> `vunary` / `vbinary` / `vscalar` / `vselect` / `vcopy`
       (copy); reduce / transpose / fill -> `vreduce` / `vtranspose` /
       `vfill` on vector; collectives -> the collective instructions.
@@ -174,6 +179,16 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
     Option<"dmaQueues", "dma-queues", "int64_t", /*default=*/"4",
            "DMA queues used round-robin by straight-line DMAs (1..5, at most "
            "the target's dma_engines)">,
+    Option<"loopDmaQueues", "loop-dma-queues", "int64_t", /*default=*/"2",
+           "DMA queues a loop body may use (1..dma-queues; 1 puts every loop "
+           "DMA on queue 0); fewer are used if semaphores run out">,
+    Option<"loopDmaPolicy", "loop-dma-policy", "std::string",
+           /*default=*/"\"split\"",
+           "how a loop body's DMAs share its queues: `split` (loads and "
+           "stores on separate queues) or `round-robin`">,
+    Option<"semaphores", "semaphores", "int64_t", /*default=*/"64",
+           "semaphores the synchroniser may use (1..64, the ISA's 64; fewer "
+           "to test the fallback to fewer loop queues)">,
     Option<"activationEngine", "activation-engine", "bool", /*default=*/"true",
            "place single-input elementwise work on the target's activation "
            "engine when it has one">,
@@ -183,6 +198,9 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
     Statistic<"numActivation", "activation", "instructions placed on the activation engine">,
     Statistic<"numSemaphores", "semaphores", "semaphores used">,
     Statistic<"numWaits", "waits", "semaphore waits inserted">,
+    Statistic<"numLoopQueueFallbacks", "loop-queue-fallbacks",
+              "times a function was lowered again with one loop DMA queue "
+              "fewer because semaphores ran out">,
   ];
 }
 

@@ -458,8 +458,9 @@ LogicalResult FuncLowering::run(NovaToNovaISAStats &stats,
     if (std::optional<ActivationEngine> activation = getActivationEngine(target))
       stats.activation += placeOnActivationEngine(
           *newBody, vectorCostsOf(target), *activation);
-  if (failed(synchronize(*newBody, func.getLoc(), options.dmaQueues, accesses,
-                         strictWaits, stats, outOfSemaphores)))
+  if (failed(synchronize(*newBody, func.getLoc(), options.dmaQueues,
+                         options.semaphores, accesses, strictWaits, stats,
+                         outOfSemaphores)))
     return failure();
   // Replace the body; the arguments (and their attributes) stay.
   Block &entry = func.getBody().front();
@@ -493,11 +494,13 @@ LogicalResult mlir::nova::convertFuncToNovaISA(
       stats.activation += local.activation;
       stats.semaphores += local.semaphores;
       stats.waits += local.waits;
+      stats.loopQueueFallbacks += local.loopQueueFallbacks;
       return success();
     }
     if (!outOfSemaphores)
       return failure();
     --attempt.loopDmaQueues;
+    ++stats.loopQueueFallbacks;
   }
 }
 

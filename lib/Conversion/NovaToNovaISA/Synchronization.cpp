@@ -53,9 +53,9 @@ using nova_isa::Engine;
 
 namespace {
 
-/// Carried semaphores are only allocated below this id (see
-/// Synchronizer::carriedSemaphore).
-constexpr int64_t kCarriedSemaphoreLimit = 48;
+/// Carried semaphores are only allocated below this fraction of the
+/// semaphores (see Synchronizer::carriedSemaphore): 48 of the ISA's 64.
+constexpr int64_t kCarriedSemaphoreShare = 4; // 3 of every 4
 
 struct Record {
   ByteRange range;
@@ -105,10 +105,12 @@ struct LoopCarry {
 class Synchronizer {
 public:
   Synchronizer(MLIRContext *ctx, Location loc, int64_t dmaQueues,
+               int64_t semaphoreLimit,
                const DenseMap<Operation *, SmallVector<Access>> &accesses,
                const DenseMap<Operation *, Operation *> &strictWaits,
                bool *outOfSemaphores)
-      : ctx(ctx), loc(loc), dmaQueues(dmaQueues), accesses(accesses),
+      : ctx(ctx), loc(loc), dmaQueues(dmaQueues),
+        semaphoreLimit(semaphoreLimit), accesses(accesses),
         strictWaits(strictWaits), outOfSemaphores(outOfSemaphores) {
     numEngines = 5 + dmaQueues;
     seqEngine = 3 + dmaQueues;
@@ -199,7 +201,8 @@ private:
     // always possible): leave a quarter of the semaphores to the engine
     // pairs, which have no such fallback.
     int64_t id = semPair.size();
-    if (id >= kCarriedSemaphoreLimit)
+    if (id >= semaphoreLimit * (kCarriedSemaphoreShare - 1) /
+                  kCarriedSemaphoreShare)
       return std::nullopt;
     carriedSems[key] = id;
     semPair.push_back({a, b});
@@ -211,13 +214,13 @@ private:
     if (it != sems.end())
       return it->second;
     int64_t id = semPair.size();
-    if (id >= 64) {
+    if (id >= semaphoreLimit) {
       if (outOfSemaphores) {
         *outOfSemaphores = true;
         return failure();
       }
-      return emitError(loc) << "needs more than 64 semaphores (lower "
-                               "dma-queues)";
+      return emitError(loc) << "needs more than " << semaphoreLimit
+                            << " semaphores (lower dma-queues)";
     }
     sems[key] = id;
     semPair.push_back(key);
@@ -254,6 +257,8 @@ private:
   MLIRContext *ctx;
   Location loc;
   int64_t dmaQueues;
+  /// Semaphores the program may use (the ISA has 64).
+  int64_t semaphoreLimit;
   /// Engine indices: matrix 0, vector 1, collective 2, dma queue q 3 + q,
   /// the sequencer, the activation engine (unused without one).
   int numEngines, seqEngine, actEngine;
@@ -616,11 +621,11 @@ LogicalResult Synchronizer::run(Block &body, NovaToNovaISAStats &stats) {
 }
 
 LogicalResult mlir::nova::isa_lowering::synchronize(
-    Block &body, Location loc, int64_t dmaQueues,
+    Block &body, Location loc, int64_t dmaQueues, int64_t semaphoreLimit,
     const DenseMap<Operation *, SmallVector<Access>> &accesses,
     const DenseMap<Operation *, Operation *> &strictWaits,
     NovaToNovaISAStats &stats, bool *outOfSemaphores) {
-  Synchronizer s(loc.getContext(), loc, dmaQueues, accesses, strictWaits,
-                 outOfSemaphores);
+  Synchronizer s(loc.getContext(), loc, dmaQueues, semaphoreLimit, accesses,
+                 strictWaits, outOfSemaphores);
   return s.run(body, stats);
 }

@@ -72,6 +72,8 @@ struct NovaToNovaISAOptions {
   /// again with fewer (a slower program, never a failure).
   int64_t loopDmaQueues = 2;
   LoopDmaPolicy loopDmaPolicy = LoopDmaPolicy::Split;
+  /// Semaphores the synchroniser may use: the ISA's 64 (fewer in tests).
+  int64_t semaphores = 64;
   /// Place work on the target's activation engine, if it has one.
   bool activationEngine = true;
 };
@@ -81,6 +83,8 @@ struct NovaToNovaISAStats {
   int64_t activation = 0;
   int64_t semaphores = 0;
   int64_t waits = 0;
+  /// Times a function was lowered again with one loop queue fewer.
+  int64_t loopQueueFallbacks = 0;
 };
 
 /// Replaces the body of `func` by nova_isa instructions. Emits a diagnostic
