@@ -123,7 +123,7 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
     access of engine A that B has not yet observed (a vector clock per
     engine, merged transitively) waits on semaphore s(A->B), which the
     latest such A instruction signals. Semaphores: one per ordered engine
-    pair, assigned on first use (at most (3 + dma-queues)^2 <= 64); its j-th
+    pair, assigned on first use (at most (5 + dma-queues)^2); its j-th
     wait is released by its j-th signal, since signals are only attached to
     instructions later in A's queue than the pair's previous signal (else a
     `nop on A` just before the waiter signals). Same-engine instructions are
@@ -142,7 +142,14 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
     Each loop-carried wait gets a credit (`nop on A signal` before the loop)
     and a drain (`nop on B wait` after it). After the loop,
     its accesses are owned by a `nop on A signal` right after it, and the
-    clocks are those from before the loop (it may run zero times).
+    clocks are those from before the loop (it may run zero times); those
+    nops are not ordered among themselves, so one engine's accesses in the
+    body never hide another's. Every DMA queue is an engine here: its nops
+    are `nop queue q on dma` (ISA version 4 for q > 0). Semaphores: ids
+    below the `semaphores` option (64); carried ones only below 3/4 of it.
+    If they run out, the function is lowered again with one loop DMA queue
+    fewer (statistic `loop-queue-fallbacks`); with queue 0 alone it is an
+    error.
 
     `nova.wait`: the tokens of local DMAs and collectives need no
     instruction, since every later access of their buffers is ordered as
