@@ -1,5 +1,6 @@
 // RUN: nova-opt %s "--convert-nova-to-isa=semaphores=6" | FileCheck %s
 // RUN: nova-opt %s "--convert-nova-to-isa=semaphores=6" --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: not nova-opt %s "--convert-nova-to-isa=semaphores=4" 2>&1 | FileCheck %s --check-prefix=OUT
 // RUN: nova-opt %s "--convert-nova-to-isa=semaphores=7" | FileCheck %s --check-prefix=ROOM
 // RUN: nova-opt %s "--convert-nova-to-isa=semaphores=7" --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROOMSTATS
 
@@ -11,6 +12,8 @@
 // CHECK: nova_isa.halt
 // STATS: 1 loop-queue-fallbacks
 // STATS: 5 semaphores
+// With 4, even queue 0 alone does not fit: a clear error.
+// OUT: error: needs more than 4 semaphores (lower dma-queues)
 // ROOM-LABEL: func.func @tile_loop_falls_back
 // ROOM: queue 1 on dma
 // ROOMSTATS: 0 loop-queue-fallbacks
