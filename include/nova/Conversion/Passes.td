@@ -83,8 +83,13 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
       arith index ops -> li/salu, folded when constant (`select` as
       `b + c * (a - b)`, unsigned div/rem as signed ones).
     * dma_start / memref.copy -> `dma_copy` (straight-line DMAs round-robin
-      over the first `dma-queues` queues, DMAs inside loops on queue 0 since
-      `nop on dma` reaches queue 0 only); matmul -> `matmul on matrix`;
+      over the first `dma-queues` queues; a loop body's DMAs over its first
+      `loop-dma-queues` queues by `loop-dma-policy`: `split` puts loads
+      (into sram) round robin on the first half, stores (to hbm) on the
+      rest, so a store waiting for compute does not hold up the next tile's
+      loads; `round-robin` cycles every DMA over them. If the synchroniser
+      runs out of semaphores, the function is lowered again with one queue
+      fewer, down to queue 0 alone); matmul -> `matmul on matrix`;
       elementwise -> `vunary` / `vbinary` / `vscalar` / `vselect` / `vcopy`
       (copy); reduce / transpose / fill -> `vreduce` / `vtranspose` /
       `vfill` on vector; collectives -> the collective instructions.
@@ -118,7 +123,7 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
     access of engine A that B has not yet observed (a vector clock per
     engine, merged transitively) waits on semaphore s(A->B), which the
     latest such A instruction signals. Semaphores: one per ordered engine
-    pair, assigned on first use (at most (3 + dma-queues)^2 <= 64); its j-th
+    pair, assigned on first use (at most (5 + dma-queues)^2); its j-th
     wait is released by its j-th signal, since signals are only attached to
     instructions later in A's queue than the pair's previous signal (else a
     `nop on A` just before the waiter signals). Same-engine instructions are
@@ -137,7 +142,14 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
     Each loop-carried wait gets a credit (`nop on A signal` before the loop)
     and a drain (`nop on B wait` after it). After the loop,
     its accesses are owned by a `nop on A signal` right after it, and the
-    clocks are those from before the loop (it may run zero times).
+    clocks are those from before the loop (it may run zero times); those
+    nops are not ordered among themselves, so one engine's accesses in the
+    body never hide another's. Every DMA queue is an engine here: its nops
+    are `nop queue q on dma` (ISA version 4 for q > 0). Semaphores: ids
+    below the `semaphores` option (64); carried ones only below 3/4 of it.
+    If they run out, the function is lowered again with one loop DMA queue
+    fewer (statistic `loop-queue-fallbacks`); with queue 0 alone it is an
+    error.
 
     `nova.wait`: the tokens of local DMAs and collectives need no
     instruction, since every later access of their buffers is ordered as
@@ -174,6 +186,16 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
     Option<"dmaQueues", "dma-queues", "int64_t", /*default=*/"4",
            "DMA queues used round-robin by straight-line DMAs (1..5, at most "
            "the target's dma_engines)">,
+    Option<"loopDmaQueues", "loop-dma-queues", "int64_t", /*default=*/"2",
+           "DMA queues a loop body may use (1..dma-queues; 1 puts every loop "
+           "DMA on queue 0); fewer are used if semaphores run out">,
+    Option<"loopDmaPolicy", "loop-dma-policy", "std::string",
+           /*default=*/"\"split\"",
+           "how a loop body's DMAs share its queues: `split` (loads and "
+           "stores on separate queues) or `round-robin`">,
+    Option<"semaphores", "semaphores", "int64_t", /*default=*/"64",
+           "semaphores the synchroniser may use (1..64, the ISA's 64; fewer "
+           "to test the fallback to fewer loop queues)">,
     Option<"activationEngine", "activation-engine", "bool", /*default=*/"true",
            "place single-input elementwise work on the target's activation "
            "engine when it has one">,
@@ -183,6 +205,9 @@ def ConvertNovaToISA : Pass<"convert-nova-to-isa", "::mlir::func::FuncOp"> {
     Statistic<"numActivation", "activation", "instructions placed on the activation engine">,
     Statistic<"numSemaphores", "semaphores", "semaphores used">,
     Statistic<"numWaits", "waits", "semaphore waits inserted">,
+    Statistic<"numLoopQueueFallbacks", "loop-queue-fallbacks",
+              "times a function was lowered again with one loop DMA queue "
+              "fewer because semaphores ran out">,
   ];
 }
 

@@ -100,9 +100,9 @@ def NovaInterleaveLoops
       the array, vector elements over the lanes, DMA bytes over HBM
       bandwidth plus a setup per DMA, a DMA whose operands do not depend on
       a loop counted once for it, as nova-hoist-invariant-loads will load
-      it). A DMA-bound op is left alone: loops put every DMA on queue 0,
-      where its transfers would only queue in front of the other op's
-      loads;
+      it). A DMA-bound op is left alone: loops put every load on the same
+      queue (queue 0 with convert-nova-to-isa's default split policy), where
+      its transfers would only queue in front of the other op's loads;
     * gives a fused loop of at least `min-trips` iterations (with fewer,
       each op's part is dispatched whole, as before);
     * neither writes a buffer the first loop or any op in between reads or

@@ -21,6 +21,11 @@ static nova_isa::EngineAttr engine(FuncLowering &l, Engine e) {
   return nova_isa::EngineAttr::get(l.builder().getContext(), e);
 }
 
+/// A DMA writing hbm is a store for the loop queue policy.
+static bool isHbm(const ByteRange &range) {
+  return range.space == MemorySpace::HBM;
+}
+
 static Operation *dmaCopy(Operation *op, Value source, Value target,
                           std::optional<int64_t> peer, FuncLowering &l) {
   FailureOr<TileOperand> src = l.tile(source, op, /*collapseWith=*/{target});
@@ -33,7 +38,7 @@ static Operation *dmaCopy(Operation *op, Value source, Value target,
   Value peerReg = peer ? l.li(op->getLoc(), *peer) : Value();
   auto dma = nova_isa::DmaCopyOp::create(
       b, op->getLoc(), src->addr, src->tile, dst->addr, dst->tile,
-      b.getI64IntegerAttr(l.nextDmaQueue()), peerReg, engine(l, Engine::DMA),
+      b.getI64IntegerAttr(l.nextDmaQueue(isHbm(dst->range))), peerReg, engine(l, Engine::DMA),
       nullptr, nullptr);
   SmallVector<Access> acc = {Access{src->range, false}};
   // A peer DMA writes another chip's HBM: nothing local to order.
@@ -64,7 +69,8 @@ static LogicalResult lowerGather(nova::GatherOp op, FuncLowering &l) {
   OpBuilder &b = l.builder();
   auto dma = nova_isa::DmaGatherOp::create(
       b, op.getLoc(), src->addr, src->tile, idx->addr, idx->tile, dst->addr,
-      dst->tile, b.getI64IntegerAttr(l.nextDmaQueue()), engine(l, Engine::DMA),
+      dst->tile, b.getI64IntegerAttr(l.nextDmaQueue(isHbm(dst->range))),
+      engine(l, Engine::DMA),
       nullptr, nullptr);
   l.instruction(dma, {Access{src->range, false}, Access{idx->range, false},
                       Access{dst->range, true}});
@@ -85,7 +91,8 @@ static LogicalResult lowerScatter(nova::ScatterOp op, FuncLowering &l) {
   OpBuilder &b = l.builder();
   auto dma = nova_isa::DmaScatterOp::create(
       b, op.getLoc(), src->addr, src->tile, idx->addr, idx->tile, dst->addr,
-      dst->tile, b.getI64IntegerAttr(l.nextDmaQueue()), b.getUnitAttr(),
+      dst->tile, b.getI64IntegerAttr(l.nextDmaQueue(isHbm(dst->range))),
+      b.getUnitAttr(),
       engine(l, Engine::DMA), nullptr, nullptr);
   // A write orders the read-modify-write after every earlier access.
   l.instruction(dma, {Access{src->range, false}, Access{idx->range, false},

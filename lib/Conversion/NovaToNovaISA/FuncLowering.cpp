@@ -275,11 +275,25 @@ void FuncLowering::instruction(Operation *instr, ArrayRef<Access> acc) {
   accesses[instr] = SmallVector<Access>(acc);
 }
 
-int64_t FuncLowering::nextDmaQueue() {
-  if (loopDepth > 0)
+int64_t FuncLowering::nextDmaQueue(bool toHbm) {
+  if (loopDmaCounters.empty()) {
+    int64_t queues = std::max<int64_t>(1, options.dmaQueues);
+    return dmaCounter++ % queues;
+  }
+  // Each body counts from 0, so a loop's queues do not depend on the code
+  // before it and the same body always gets the same assignment.
+  int64_t queues = std::clamp<int64_t>(options.loopDmaQueues, 1,
+                                       std::max<int64_t>(1, options.dmaQueues));
+  auto &[loads, stores] = loopDmaCounters.back();
+  if (queues == 1)
     return 0;
-  int64_t queues = std::max<int64_t>(1, options.dmaQueues);
-  return dmaCounter++ % queues;
+  if (options.loopDmaPolicy == LoopDmaPolicy::RoundRobin)
+    return (loads++ + stores) % queues;
+  // Split: a store waiting for compute never holds up the next tile's loads.
+  int64_t loadQueues = (queues + 1) / 2;
+  if (toHbm)
+    return loadQueues + stores++ % (queues - loadQueues);
+  return loads++ % loadQueues;
 }
 
 void FuncLowering::setToken(Value token, Operation *instr, bool strict) {
@@ -362,7 +376,9 @@ LogicalResult FuncLowering::lowerFor(Operation *op) {
   b.setInsertionPoint(body->getTerminator());
   pushScope();
   ++loopDepth;
+  loopDmaCounters.push_back({0, 0});
   LogicalResult result = lowerBlock(*forOp.getBody());
+  loopDmaCounters.pop_back();
   --loopDepth;
   popScope();
   return result;
@@ -424,7 +440,8 @@ LogicalResult FuncLowering::bindArguments() {
   return success();
 }
 
-LogicalResult FuncLowering::run(NovaToNovaISAStats &stats) {
+LogicalResult FuncLowering::run(NovaToNovaISAStats &stats,
+                                bool *outOfSemaphores) {
   if (!func.getBody().hasOneBlock())
     return func.emitOpError() << "must have a single-block body";
   if (failed(bindArguments()))
@@ -441,8 +458,9 @@ LogicalResult FuncLowering::run(NovaToNovaISAStats &stats) {
     if (std::optional<ActivationEngine> activation = getActivationEngine(target))
       stats.activation += placeOnActivationEngine(
           *newBody, vectorCostsOf(target), *activation);
-  if (failed(synchronize(*newBody, func.getLoc(), options.dmaQueues, accesses,
-                         strictWaits, stats)))
+  if (failed(synchronize(*newBody, func.getLoc(), options.dmaQueues,
+                         options.semaphores, accesses, strictWaits, stats,
+                         outOfSemaphores)))
     return failure();
   // Replace the body; the arguments (and their attributes) stay.
   Block &entry = func.getBody().front();
@@ -463,8 +481,27 @@ LogicalResult FuncLowering::run(NovaToNovaISAStats &stats) {
 LogicalResult mlir::nova::convertFuncToNovaISA(
     func::FuncOp func, const NovaToNovaISAPatterns &patterns,
     const NovaToNovaISAOptions &options, NovaToNovaISAStats &stats) {
-  FuncLowering lowering(func, patterns, options);
-  return lowering.run(stats);
+  // More queues in loops need more semaphores; when they run out, lower the
+  // function again with fewer (queue 0 alone needs no more than before).
+  NovaToNovaISAOptions attempt = options;
+  while (true) {
+    bool outOfSemaphores = false;
+    bool last = attempt.loopDmaQueues <= 1;
+    NovaToNovaISAStats local;
+    FuncLowering lowering(func, patterns, attempt);
+    if (succeeded(lowering.run(local, last ? nullptr : &outOfSemaphores))) {
+      stats.instructions += local.instructions;
+      stats.activation += local.activation;
+      stats.semaphores += local.semaphores;
+      stats.waits += local.waits;
+      stats.loopQueueFallbacks += local.loopQueueFallbacks;
+      return success();
+    }
+    if (!outOfSemaphores)
+      return failure();
+    --attempt.loopDmaQueues;
+    ++stats.loopQueueFallbacks;
+  }
 }
 
 void mlir::nova::populateNovaToNovaISAPatterns(

@@ -61,8 +61,11 @@ public:
   FuncLowering(func::FuncOp func, const NovaToNovaISAPatterns &patterns,
                const NovaToNovaISAOptions &options);
 
-  /// Lowers and synchronises the body, then replaces it.
-  LogicalResult run(NovaToNovaISAStats &stats);
+  /// Lowers and synchronises the body, then replaces it. With
+  /// `outOfSemaphores`, running out of semaphores sets it and fails quietly
+  /// (see synchronize()).
+  LogicalResult run(NovaToNovaISAStats &stats,
+                    bool *outOfSemaphores = nullptr);
 
   OpBuilder &builder() { return b; }
   nova::TargetAttr getTarget() const { return target; }
@@ -91,9 +94,10 @@ public:
   // Instructions ---------------------------------------------------------------
   /// Registers an emitted instruction and the ranges it reads and writes.
   void instruction(Operation *instr, ArrayRef<Access> accesses);
-  /// The DMA queue of the next DMA (round robin outside loops, 0 in loops,
-  /// where `nop on dma` must be able to reach the queue).
-  int64_t nextDmaQueue();
+  /// The DMA queue of the next DMA: round robin over `dma-queues` outside
+  /// loops; in a loop body, by the loop policy over `loopDmaQueues` queues
+  /// (`toHbm`: a store, which the split policy keeps off the loads' queues).
+  int64_t nextDmaQueue(bool toHbm);
   /// Tokens: `strict` ones (peer DMA, barrier) become a sequencer wait at
   /// their nova.wait, the others are ordered by the hazards on their buffers.
   void setToken(Value token, Operation *instr, bool strict);
@@ -124,6 +128,8 @@ private:
   int64_t emitted = 0;
   int64_t loopDepth = 0;
   int64_t dmaCounter = 0;
+  /// Per enclosing loop body, innermost last: the loads and stores so far.
+  SmallVector<std::pair<int64_t, int64_t>> loopDmaCounters;
   SmallVector<DenseMap<CacheKey, CacheEntry>> scopes;
   DenseMap<Value, int64_t> constants;
   DenseMap<Value, Value> registers;

@@ -26,12 +26,39 @@ struct ConvertNovaToISAPass
     options.dmaQueues = dmaQueues;
     options.activationEngine = activationEngine;
     if (dmaQueues < 1 || dmaQueues > 5) {
-      func.emitError() << "dma-queues must be in 1..5, got " << dmaQueues;
+      func.emitError() << "dma-queues must be in 1..5, got "
+                       << static_cast<int64_t>(dmaQueues);
       return signalPassFailure();
     }
-    if (TargetAttr target = lookupTarget(func))
+    if (loopDmaQueues < 1 || loopDmaQueues > dmaQueues) {
+      func.emitError() << "loop-dma-queues must be in 1..dma-queues ("
+                       << static_cast<int64_t>(dmaQueues) << "), got "
+                       << static_cast<int64_t>(loopDmaQueues);
+      return signalPassFailure();
+    }
+    options.loopDmaQueues = loopDmaQueues;
+    if (loopDmaPolicy == "split") {
+      options.loopDmaPolicy = LoopDmaPolicy::Split;
+    } else if (loopDmaPolicy == "round-robin") {
+      options.loopDmaPolicy = LoopDmaPolicy::RoundRobin;
+    } else {
+      func.emitError() << "loop-dma-policy must be `split` or `round-robin`, "
+                          "got `"
+                       << static_cast<std::string>(loopDmaPolicy) << "`";
+      return signalPassFailure();
+    }
+    if (semaphores < 1 || semaphores > 64) {
+      func.emitError() << "semaphores must be in 1..64, got "
+                       << static_cast<int64_t>(semaphores);
+      return signalPassFailure();
+    }
+    options.semaphores = semaphores;
+    if (TargetAttr target = lookupTarget(func)) {
       options.dmaQueues =
           std::min<int64_t>(options.dmaQueues, target.getDmaEngines());
+      options.loopDmaQueues =
+          std::min<int64_t>(options.loopDmaQueues, options.dmaQueues);
+    }
     NovaToNovaISAPatterns patterns;
     populateNovaToNovaISAPatterns(patterns);
     NovaToNovaISAStats stats;
@@ -41,6 +68,7 @@ struct ConvertNovaToISAPass
     numActivation += stats.activation;
     numSemaphores += stats.semaphores;
     numWaits += stats.waits;
+    numLoopQueueFallbacks += stats.loopQueueFallbacks;
   }
 };
 } // namespace

@@ -36,7 +36,8 @@
 //   (`nop on B wait` after it). Exit: the body's accesses become records of a `nop on A` right
 //   after the loop; the clocks are those before the loop (the body may run
 //   zero times).
-// * DMA queues: `nop on dma` reaches queue 0 only, so loops use queue 0.
+// * DMA queues are engines like the others: `nop queue q on dma` reaches
+//   queue q (ISA version 4 for q > 0), so loops may use any queue.
 // * End: every engine used signals the sequencer, which waits, then halt.
 //   Every semaphore is back at 0 then.
 //
@@ -52,9 +53,9 @@ using nova_isa::Engine;
 
 namespace {
 
-/// Carried semaphores are only allocated below this id (see
-/// Synchronizer::carriedSemaphore).
-constexpr int64_t kCarriedSemaphoreLimit = 48;
+/// Carried semaphores are only allocated below this fraction of the
+/// semaphores (see Synchronizer::carriedSemaphore): 48 of the ISA's 64.
+constexpr int64_t kCarriedSemaphoreShare = 4; // 3 of every 4
 
 struct Record {
   ByteRange range;
@@ -104,10 +105,13 @@ struct LoopCarry {
 class Synchronizer {
 public:
   Synchronizer(MLIRContext *ctx, Location loc, int64_t dmaQueues,
+               int64_t semaphoreLimit,
                const DenseMap<Operation *, SmallVector<Access>> &accesses,
-               const DenseMap<Operation *, Operation *> &strictWaits)
-      : ctx(ctx), loc(loc), dmaQueues(dmaQueues), accesses(accesses),
-        strictWaits(strictWaits) {
+               const DenseMap<Operation *, Operation *> &strictWaits,
+               bool *outOfSemaphores)
+      : ctx(ctx), loc(loc), dmaQueues(dmaQueues),
+        semaphoreLimit(semaphoreLimit), accesses(accesses),
+        strictWaits(strictWaits), outOfSemaphores(outOfSemaphores) {
     numEngines = 5 + dmaQueues;
     seqEngine = 3 + dmaQueues;
     actEngine = 4 + dmaQueues;
@@ -131,6 +135,8 @@ private:
         return 3 + dma.getQueue();
       if (auto dma = dyn_cast<nova_isa::DmaScatterOp>(op))
         return 3 + dma.getQueue();
+      if (auto nop = dyn_cast<nova_isa::NopOp>(op))
+        return 3 + nop.getQueue().value_or(0);
       return 3;
     }
     return seqEngine;
@@ -155,20 +161,23 @@ private:
       b.setInsertionPoint(anchor);
     else
       b.setInsertionPointAfter(anchor);
-    auto nop = nova_isa::NopOp::create(
-        b, anchor->getLoc(), nova_isa::EngineAttr::get(ctx, engineKind(engine)),
-        nullptr, nullptr);
+    Operation *nop = createNop(b, anchor->getLoc(), engine);
     synthetic.insert(nop);
     return nop;
   }
+  /// A `nop` on engine index `engine` (`queue q on dma` for a queue q > 0,
+  /// so that queue-0 programs encode as before).
+  Operation *createNop(OpBuilder &b, Location at, int engine) {
+    IntegerAttr queue;
+    if (engineKind(engine) == Engine::DMA && engine > 3)
+      queue = b.getI64IntegerAttr(engine - 3);
+    return nova_isa::NopOp::create(
+        b, at, queue, nova_isa::EngineAttr::get(ctx, engineKind(engine)),
+        nullptr, nullptr);
+  }
   LogicalResult materialize(Handle &h) {
-    if (h.op)
-      return success();
-    if (h.engine > 3 && h.engine != seqEngine && h.engine != actEngine)
-      return emitError(h.anchor->getLoc())
-             << "internal error: a nop is needed on dma queue "
-             << h.engine - 3 << ", but `nop on dma` reaches queue 0 only";
-    h.op = createNop(h.engine, h.anchor, h.before);
+    if (!h.op)
+      h.op = createNop(h.engine, h.anchor, h.before);
     return success();
   }
   static void addToList(Operation *op, StringRef name, int64_t sem) {
@@ -192,7 +201,8 @@ private:
     // always possible): leave a quarter of the semaphores to the engine
     // pairs, which have no such fallback.
     int64_t id = semPair.size();
-    if (id >= kCarriedSemaphoreLimit)
+    if (id >= semaphoreLimit * (kCarriedSemaphoreShare - 1) /
+                  kCarriedSemaphoreShare)
       return std::nullopt;
     carriedSems[key] = id;
     semPair.push_back({a, b});
@@ -204,9 +214,14 @@ private:
     if (it != sems.end())
       return it->second;
     int64_t id = semPair.size();
-    if (id >= 64)
-      return emitError(loc) << "needs more than 64 semaphores (lower "
-                               "dma-queues)";
+    if (id >= semaphoreLimit) {
+      if (outOfSemaphores) {
+        *outOfSemaphores = true;
+        return failure();
+      }
+      return emitError(loc) << "needs more than " << semaphoreLimit
+                            << " semaphores (lower dma-queues)";
+    }
     sems[key] = id;
     semPair.push_back(key);
     return id;
@@ -242,11 +257,14 @@ private:
   MLIRContext *ctx;
   Location loc;
   int64_t dmaQueues;
+  /// Semaphores the program may use (the ISA has 64).
+  int64_t semaphoreLimit;
   /// Engine indices: matrix 0, vector 1, collective 2, dma queue q 3 + q,
   /// the sequencer, the activation engine (unused without one).
   int numEngines, seqEngine, actEngine;
   const DenseMap<Operation *, SmallVector<Access>> &accesses;
   const DenseMap<Operation *, Operation *> &strictWaits;
+  bool *outOfSemaphores;
   std::vector<Handle> handles;
   DenseMap<Operation *, unsigned> handleOf;
   std::map<std::pair<int, int>, int64_t> sems;
@@ -506,14 +524,28 @@ LogicalResult Synchronizer::loop(State &st, nova_isa::LoopOp loopOp) {
     if (failed(creditAndDrain(e.producer, e.consumer, e.sem)))
       return failure();
 
-  // Exit: the body's accesses are owned by a nop right after the loop.
+  // Exit: the body's accesses are owned by a nop right after the loop. They
+  // supersede the records from before the loop they cover (the entry fence
+  // ordered those first), never each other: the nops after the loop are not
+  // ordered among themselves, so one engine's last write in the body does not
+  // come after another engine's last read of it (a load's write must not hide
+  // the vector read of the same buffer in the last iteration).
+  std::vector<Record> exits;
   for (auto &[a, acc] : summary) {
     uint64_t seq = ++counter;
     unsigned h = newHandle(nullptr, loopOp, false, a, seq, st.obs[a]);
-    addRecords(st, acc, a, seq, h);
+    for (const Access &x : acc) {
+      int engine = a;
+      llvm::erase_if(st.records, [&](const Record &r) {
+        return x.range.contains(r.range) &&
+               (x.write || (!r.write && r.engine == engine));
+      });
+      exits.push_back(Record{x.range, x.write, a, seq, h});
+    }
     lastSeqOnEngine[a] = seq;
     lastHandleOnEngine[a] = h;
   }
+  st.records.insert(st.records.end(), exits.begin(), exits.end());
   return success();
 }
 
@@ -559,17 +591,18 @@ LogicalResult Synchronizer::run(Block &body, NovaToNovaISAStats &stats) {
       return failure();
     Operation *signaller = nullptr;
     if (e <= 3 || e == actEngine) {
-      signaller = nova_isa::NopOp::create(
-          b, loc, nova_isa::EngineAttr::get(ctx, engineKind(e)), nullptr,
-          nullptr);
+      signaller = createNop(b, loc, e);
     } else {
-      // DMA queues other than 0 only run straight-line code: their last
-      // instruction is at the top level.
+      // Other DMA queues: their last instruction signals when it can (no
+      // extra nop, so straight-line programs encode as before), else a nop.
       Handle &h = handles[lastHandleOnEngine[e]];
-      if (h.seq <= lastSignal[pair] || failed(materialize(h)))
-        return emitError(loc) << "internal error: cannot drain dma queue "
-                              << e - 3;
-      signaller = h.op;
+      if (h.seq > lastSignal[pair]) {
+        if (failed(materialize(h)))
+          return failure();
+        signaller = h.op;
+      } else {
+        signaller = createNop(b, loc, e);
+      }
     }
     addToList(signaller, "signal", *sem);
     drainSems.push_back(*sem);
@@ -588,10 +621,11 @@ LogicalResult Synchronizer::run(Block &body, NovaToNovaISAStats &stats) {
 }
 
 LogicalResult mlir::nova::isa_lowering::synchronize(
-    Block &body, Location loc, int64_t dmaQueues,
+    Block &body, Location loc, int64_t dmaQueues, int64_t semaphoreLimit,
     const DenseMap<Operation *, SmallVector<Access>> &accesses,
     const DenseMap<Operation *, Operation *> &strictWaits,
-    NovaToNovaISAStats &stats) {
-  Synchronizer s(loc.getContext(), loc, dmaQueues, accesses, strictWaits);
+    NovaToNovaISAStats &stats, bool *outOfSemaphores) {
+  Synchronizer s(loc.getContext(), loc, dmaQueues, semaphoreLimit, accesses,
+                 strictWaits, outOfSemaphores);
   return s.run(body, stats);
 }

@@ -15,10 +15,16 @@ namespace mlir::nova::isa_lowering {
 /// Synchronises `body` (the lowered function body, without terminator) and
 /// appends the drain and `halt`. `strictWaits` maps each placeholder
 /// (`nop on scalar`) of a sequencer wait to the instruction it waits for.
+/// `semaphoreLimit`: semaphores ids below it may be used (the ISA has 64).
+/// With `outOfSemaphores`, running out of them sets it and fails
+/// without a diagnostic (the caller retries with fewer queues); without it,
+/// that is an error.
 LogicalResult synchronize(Block &body, Location loc, int64_t dmaQueues,
+                          int64_t semaphoreLimit,
                           const DenseMap<Operation *, SmallVector<Access>> &accesses,
                           const DenseMap<Operation *, Operation *> &strictWaits,
-                          NovaToNovaISAStats &stats);
+                          NovaToNovaISAStats &stats,
+                          bool *outOfSemaphores = nullptr);
 
 } // namespace mlir::nova::isa_lowering
 

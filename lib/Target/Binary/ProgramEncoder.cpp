@@ -370,6 +370,8 @@ private:
         llvm::TypeSwitch<Operation *, LogicalResult>(op)
             .Case<NopOp>([&](NopOp nop) {
               opcode(Opcode::Nop);
+              if (std::optional<uint64_t> queue = nop.getQueue())
+                word.queue = uint8_t(*queue);
               setSync(word, nop);
               return success();
             })

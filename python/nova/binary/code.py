@@ -146,11 +146,12 @@ for _op in (Opcode.LOOP, Opcode.ENDLOOP, Opcode.IF, Opcode.ELSE, Opcode.ENDIF):
 
 def check_code(w: np.ndarray, where: str, tiles: tuple[Tile, ...],
                groups: tuple[ReplicaGroups, ...], dma_engines: int,
-               activation: bool = False) -> None:
+               activation: bool = False, queued_nop: bool = False) -> None:
     """Checks a code section's words (docs/isa.md 3; binary-format 7) against its
     tile and group tables; raises :class:`BinaryFormatError` naming the first
     broken rule and its instruction index. ``activation``: the binary may use the
-    activation engine (ISA version 3 and a target with one)."""
+    activation engine (ISA version 3 and a target with one); ``queued_nop``: a NOP
+    on dma may name its queue (ISA version 4)."""
     n = len(w)
 
     def first(bad: np.ndarray, message) -> None:
@@ -184,13 +185,16 @@ def check_code(w: np.ndarray, where: str, tiles: tuple[Tile, ...],
                 unused = unused | cond
         if name == "rc":
             unused = unused | ((op == Opcode.DMA_COPY) & ((flags & Flag.PEER) == 0))
+        if name == "queue" and queued_nop:
+            unused = unused & ~((op == Opcode.NOP) & (engine == Engine.DMA))
         col = w[name]
         first(unused & (col != default),
               lambda i: f"nonzero reserved field '{name}' (= {int(col[i])}), "
                         f"not used by {opn(i)}")
     kind = w["kind"]
     first(~_KIND_OK[op, kind], lambda i: f"kind {kind[i]} is not valid for {opn(i)}")
-    dma = (op == Opcode.DMA_COPY) | (op == Opcode.DMA_GATHER) | (op == Opcode.DMA_SCATTER)
+    dma = (op == Opcode.DMA_COPY) | (op == Opcode.DMA_GATHER) | (op == Opcode.DMA_SCATTER) | \
+        ((op == Opcode.NOP) & (engine == Engine.DMA))
     first(dma & (w["queue"] >= dma_engines),
           lambda i: f"DMA queue {w['queue'][i]} is out of range "
                     f"[0, {dma_engines})")

@@ -50,7 +50,8 @@ def format_instruction(ins: Instruction, depth: int = 0,
     t = lambda slot, reg: f"{r(reg)}:t{ins.tiles[slot]}"  # noqa: E731
     a, b, c, d = t(0, ins.ra), t(1, ins.rb), t(2, ins.rc), t(3, ins.rdst)
     if op == Opcode.NOP:
-        text = "nop" + _sync(ins)
+        queue = f" queue {ins.queue}" if ins.queue else ""
+        text = "nop" + queue + _sync(ins)
     elif op == Opcode.HALT:
         text = "halt"
     elif op == Opcode.LI:

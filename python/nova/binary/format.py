@@ -37,7 +37,7 @@ from nova.binary.disassembly import disassemble
 from nova.binary.errors import BinaryFormatError, TargetError
 from nova.binary.target_schema import FIELDS as SCHEMA_FIELDS, TOPOLOGIES, validate_target
 from nova.binary.isa import (
-    ISA_VERSION, ISA_VERSION_ACTIVATION, ISA_VERSIONS, NO_TILE, TILE_DTYPE, WORD_BYTES, WORD_DTYPE, DType, Instruction,
+    ISA_VERSION, ISA_VERSION_ACTIVATION, ISA_VERSION_QUEUED_NOP, ISA_VERSIONS, NO_TILE, TILE_DTYPE, WORD_BYTES, WORD_DTYPE, DType, Instruction,
     MemorySpace, ReplicaGroups, Tile,
 )
 
@@ -275,8 +275,10 @@ class _Reader:
                             f"reads version {FORMAT_VERSION})")
         if isa not in ISA_VERSIONS:
             raise self.fail(f"unsupported ISA version {isa} (this loader "
-                            f"reads version {ISA_VERSION}), and version "
-                            f"{ISA_VERSION_ACTIVATION}: {ISA_VERSION} plus the activation engine")
+                            f"reads version {ISA_VERSION}), version "
+                            f"{ISA_VERSION_ACTIVATION}: {ISA_VERSION} plus the activation engine, "
+                            f"and version {ISA_VERSION_QUEUED_NOP}: {ISA_VERSION_ACTIVATION} plus "
+                            f"a NOP's dma queue")
         if file_size > len(data):
             raise self.fail(f"truncated file: header says {file_size} bytes, "
                             f"file has {len(data)}")
@@ -555,7 +557,8 @@ class _Reader:
         n = s.size // WORD_BYTES
         w = np.frombuffer(self.data, WORD_DTYPE, count=n, offset=s.offset)
         check_code(w, where, tiles, groups, self.target["dma_engines"],
-                   self.header.isa_version >= ISA_VERSION_ACTIVATION and "activation" in self.target)
+                   self.header.isa_version >= ISA_VERSION_ACTIVATION and "activation" in self.target,
+                   queued_nop=self.header.isa_version >= ISA_VERSION_QUEUED_NOP)
         return w
 
     def check_operands(self, w: np.ndarray, where: str, chips: tuple[int, ...],

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "ISA_VERSION", "ISA_VERSION_ACTIVATION", "ISA_VERSIONS", "NO_TILE", "NUM_REGISTERS", "NUM_SEMAPHORES", "MAX_LOOP_DEPTH",
+    "ISA_VERSION", "ISA_VERSION_ACTIVATION", "ISA_VERSION_QUEUED_NOP", "ISA_VERSIONS", "NO_TILE", "NUM_REGISTERS", "NUM_SEMAPHORES", "MAX_LOOP_DEPTH",
     "WORD_BYTES", "WORD_DTYPE", "TILE_DTYPE",
     "Opcode", "Engine", "Flag", "SaluKind", "ElementwiseKind", "ReductionKind",
     "MemorySpace", "DType", "Tile", "ReplicaGroups", "Instruction",
@@ -24,10 +24,13 @@ __all__ = [
 
 #: The version an encoder writes for a program without the activation engine; 3 (=
 #: 2 plus the activation engine, engine code 5) only for one that uses it, so every
-#: other program encodes as before (docs/isa.md 4). A decoder reads both.
+#: other program encodes as before (docs/isa.md 4); 4 (= 3 plus the ``queue`` byte of
+#: a NOP on dma) only for one with a NOP on a dma queue other than 0. A decoder reads
+#: all three.
 ISA_VERSION = 2
 ISA_VERSION_ACTIVATION = 3
-ISA_VERSIONS = (ISA_VERSION, ISA_VERSION_ACTIVATION)
+ISA_VERSION_QUEUED_NOP = 4
+ISA_VERSIONS = (ISA_VERSION, ISA_VERSION_ACTIVATION, ISA_VERSION_QUEUED_NOP)
 WORD_BYTES = 64
 NO_TILE = 0xFFFF
 NUM_REGISTERS = 256

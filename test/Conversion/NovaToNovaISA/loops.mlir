@@ -1,5 +1,7 @@
-// RUN: nova-opt %s --convert-nova-to-isa -split-input-file | FileCheck %s
-// RUN: nova-opt %s --convert-nova-to-isa -split-input-file | nova-opt -split-input-file | FileCheck %s
+// The queue-0 scheme (every loop DMA on queue 0, also the fallback when
+// semaphores run out); loop-dma-queues.mlir has the loops on several queues.
+// RUN: nova-opt %s --convert-nova-to-isa=loop-dma-queues=1 -split-input-file | FileCheck %s
+// RUN: nova-opt %s --convert-nova-to-isa=loop-dma-queues=1 -split-input-file | nova-opt -split-input-file | FileCheck %s
 
 // A tile loop: IV-dependent HBM views become salu address arithmetic; the
 // loop-carried WAR (next iteration's DMA into %s while the vector engine

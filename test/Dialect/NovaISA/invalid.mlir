@@ -751,3 +751,19 @@ func.func @vscalar_int_on_float_compare(%a: index, %b: index) {
   nova_isa.vscalar cmp_lt %a : #nova_isa.tile<sram, f32, [8], [1]>, 3 -> %b : #nova_isa.tile<sram, i1, [8], [1]> on vector
   return
 }
+
+// -----
+
+func.func @nop_queue_on_vector() {
+  // expected-error @+1 {{'nova_isa.nop' op names a dma queue but runs on vector; only a nop on dma has a queue}}
+  nova_isa.nop queue 1 on vector
+  return
+}
+
+// -----
+
+func.func @nop_queue_too_large() {
+  // expected-error @+1 {{'queue' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative whose maximum value is 255}}
+  nova_isa.nop queue 256 on dma
+  return
+}

@@ -50,6 +50,11 @@ func.func @nop_on_every_engine() {
   nova_isa.nop on scalar
   // CHECK: nova_isa.nop on dma signal [2, 3]
   nova_isa.nop on dma signal [2, 3]
+  // A nop on dma queue 3 (ISA version 4); queue 0 prints as before.
+  // CHECK: nova_isa.nop queue 3 on dma wait [0] signal [5]
+  nova_isa.nop queue 3 on dma wait [0] signal [5]
+  // CHECK: nova_isa.nop queue 0 on dma{{$}}
+  nova_isa.nop queue 0 on dma
   // CHECK: nova_isa.nop on collective wait [4]
   nova_isa.nop on collective wait [4]
   return

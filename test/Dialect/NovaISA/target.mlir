@@ -94,3 +94,13 @@ func.func @groups_miss_target_chip(%a: index, %b: index, %c: index) {
   return
 }
 }
+
+// -----
+
+module attributes {nova.target = #nova.target<name = "t", clock_mhz = 1400, matrix_rows = 128, matrix_cols = 64, vector_lanes = 128, sram_bytes = 65536, sram_gbps = 4000, acc_bytes = 16384, hbm_bytes = 1048576, hbm_gbps = 820, dma_engines = 4, chips = 4, topology = switch, link_gbps = 450, link_latency_ns = 1000>} {
+func.func @nop_queue_out_of_range() {
+  // expected-error @+1 {{'nova_isa.nop' op queue 4 is out of range for a target with 4 dma engines}}
+  nova_isa.nop queue 4 on dma wait [0]
+  return
+}
+}

@@ -55,9 +55,25 @@ private:
 /// waits and collectives.
 void populateNovaToNovaISAPatterns(NovaToNovaISAPatterns &patterns);
 
+/// How the DMAs of a loop body are spread over its DMA queues.
+enum class LoopDmaPolicy {
+  /// Loads (into sram) and stores (to hbm) on separate queues, each kind
+  /// round robin over its half of the queues (loads get the larger half).
+  Split,
+  /// Every DMA of the body round robin over the queues, in body order.
+  RoundRobin,
+};
+
 struct NovaToNovaISAOptions {
   /// DMA queues used for straight-line DMAs (round robin); 1..5.
   int64_t dmaQueues = 4;
+  /// DMA queues a loop body may use (1: all on queue 0); at most dmaQueues.
+  /// If the synchroniser runs out of semaphores, the function is lowered
+  /// again with fewer (a slower program, never a failure).
+  int64_t loopDmaQueues = 2;
+  LoopDmaPolicy loopDmaPolicy = LoopDmaPolicy::Split;
+  /// Semaphores the synchroniser may use: the ISA's 64 (fewer in tests).
+  int64_t semaphores = 64;
   /// Place work on the target's activation engine, if it has one.
   bool activationEngine = true;
 };
@@ -67,6 +83,8 @@ struct NovaToNovaISAStats {
   int64_t activation = 0;
   int64_t semaphores = 0;
   int64_t waits = 0;
+  /// Times a function was lowered again with one loop queue fewer.
+  int64_t loopQueueFallbacks = 0;
 };
 
 /// Replaces the body of `func` by nova_isa instructions. Emits a diagnostic

@@ -1,7 +1,7 @@
 //===- BinaryFormat.h - constants of the .nova file format ------*- C++ -*-===//
 //
 // The numbers of docs/binary-format.md (format version 1) and of the
-// instruction encoding of docs/isa.md section 3 (ISA versions 2 and 3).
+// instruction encoding of docs/isa.md section 3 (ISA versions 2, 3 and 4).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NOVA_TARGET_BINARY_BINARYFORMAT_H
@@ -14,12 +14,17 @@ namespace mlir::nova::binary {
 constexpr char kMagic[4] = {'N', 'O', 'V', 'A'};
 constexpr char kTrailerTag[4] = {'N', 'C', 'R', 'C'};
 constexpr uint16_t kFormatVersion = 1;
-/// ISA version 3 = version 2 plus the activation engine (engine code 5); an
-/// encoder writes 3 only for programs that use it, 2 otherwise.
-constexpr uint16_t kIsaVersion = 3;
+/// ISA version 3 = version 2 plus the activation engine (engine code 5);
+/// version 4 = version 3 plus the `queue` byte of a NOP on dma. An encoder
+/// writes the lowest version that expresses the program: 4 only for a NOP on
+/// a dma queue other than 0, else 3 only for the activation engine, else 2.
+constexpr uint16_t kIsaVersion = 4;
+constexpr uint16_t kIsaVersionActivation = 3;
 constexpr uint16_t kIsaVersionBase = 2;
 /// Engine byte of an instruction on the activation engine (docs/isa.md 3.1).
 constexpr uint8_t kEngineActivation = 5;
+/// Engine byte of a DMA instruction (docs/isa.md 3.1).
+constexpr uint8_t kEngineDma = 3;
 constexpr uint64_t kHeaderBytes = 128;
 constexpr uint64_t kSectionEntryBytes = 64;
 constexpr uint64_t kTrailerBytes = 8;

@@ -407,6 +407,22 @@ LogicalResult LoopOp::verify() {
 // DMA and matrix
 //===----------------------------------------------------------------------===//
 
+LogicalResult NopOp::verify() {
+  std::optional<uint64_t> queue = getQueue();
+  if (!queue)
+    return success();
+  if (getEngine() != Engine::DMA)
+    return emitOpError() << "names a dma queue but runs on "
+                         << stringifyEngine(getEngine())
+                         << "; only a nop on dma has a queue";
+  if (nova::TargetAttr targetDesc = nova::lookupTarget(getOperation()))
+    if (static_cast<int64_t>(*queue) >= targetDesc.getDmaEngines())
+      return emitOpError() << "queue " << *queue
+                           << " is out of range for a target with "
+                           << targetDesc.getDmaEngines() << " dma engines";
+  return success();
+}
+
 LogicalResult DmaCopyOp::verify() {
   Operation *op = getOperation();
   TileAttr source = getSourceTile(), target = getTargetTile();

@@ -47,14 +47,29 @@ def NovaISA_NopOp : NovaISA_Inst<"nop",
   let summary = "do nothing on an engine (NOP)";
   let description = [{
     Occupies one slot of `engine`'s queue; with `wait` and `signal` it is a
-    synchronisation point local to that queue.
+    synchronisation point local to that queue. On `dma`, `queue` selects the
+    DMA queue (default 0; ISA version 4 for a nonzero one, docs/isa.md 4), so
+    a loop can synchronise every DMA queue it uses.
 
     ```mlir
     nova_isa.nop on vector wait [0] signal [1]
+    nova_isa.nop queue 2 on dma wait [3]
     ```
   }];
-  let arguments = NovaISA_SyncArgs;
-  let assemblyFormat = NovaISA_SyncFormat;
+  let arguments = !con(
+      (ins OptionalAttr<ConfinedAttr<I64Attr,
+                                     [IntNonNegative, IntMaxValue<255>]>>:$queue),
+      NovaISA_SyncArgs);
+  let assemblyFormat = "(`queue` $queue^)? `on` custom<EnumKeyword>($engine) "
+                       "(`wait` $wait^)? (`signal` $signal^)? attr-dict";
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::nova_isa::EngineAttr":$engine,
+                   "::mlir::DenseI64ArrayAttr":$wait,
+                   "::mlir::DenseI64ArrayAttr":$signal), [{
+      build($_builder, $_state, /*queue=*/nullptr, engine, wait, signal);
+    }]>
+  ];
 }
 
 def NovaISA_HaltOp : NovaISA_Inst<"halt", ["Scalar"]> {
