@@ -26,7 +26,7 @@ model with --tp-heads heads (16: divisible by 8), a fixed batch of
 per row step time, efficiency T1 / (N x TN) against the same model and batch
 on one chip, MFU, per-chip HBM peak and optimizer state. With ``--dp-tp
 2x2`` (DP x TP shapes) the same batch on a 2-D mesh, the batch split over
-dp, ZeRO-1 over dp (``zero=1``). With ``--three-d 2x2x2`` (PPxDPxTP) a
+dp, ZeRO-1 over dp (``zero=1``; ``--zero 0``: none). With ``--three-d 2x2x2`` (PPxDPxTP) a
 3-D row: ``compile_pipeline_train_step(mesh=, plan=)``, the same batch in
 --pp-microbatches micro-batches, 1F1B, no clipping.
 
@@ -136,8 +136,11 @@ def main() -> None:
                         help="PP x DP x TP shapes such as 2x2x2 (1F1B, --pp-microbatches, "
                              "no clipping) for the TP section")
     parser.add_argument("--vocab-parallel", action="store_true",
-                        help="TP rows: split the tied embedding / LM head over tp too "
+                        help="TP, DP x TP and 3-D rows: split the tied embedding / LM head "
+                             "over tp too "
                              "(vocab-parallel head, parallel cross-entropy)")
+    parser.add_argument("--zero", type=int, choices=[0, 1], default=1,
+                        help="ZeRO stage over dp of the DP x TP and 3-D rows")
     parser.add_argument("--tp-heads", type=int, default=16)
     parser.add_argument("--tp-batch", type=int, default=8)
     parser.add_argument("--dtype", choices=sorted(AUTOCAST), default="f32",
@@ -145,6 +148,9 @@ def main() -> None:
     parser.add_argument("--weak", action="store_true",
                         help="DP x TP and 3-D rows: weak scaling, --tp-batch sequences per "
                              "data-parallel replica (efficiency in tokens/s/chip)")
+    parser.add_argument("--one-chip-ms", type=float, default=None,
+                        help="the one-chip step's time measured by an earlier run of the same "
+                             "tools and options (the 1-chip rows are then not run again)")
     parser.add_argument("--one-chip-target", default="nova-t1",
                         help="the 1-chip row of a ring target (a ring needs 2+ chips)")
     args = parser.parse_args()
@@ -155,10 +161,17 @@ def main() -> None:
     print(f"{'target':14s} {'chips':>5s} {'step ms':>9s} {'eff':>6s} {'MFU':>6s} {'HBM peak MB':>13s} "
           f"{'all-reduces':>11s} {'hidden':>7s} {'(mx/vec)':>8s} {'compile s':>9s} {'sim s':>6s}")
     base: dict[str, float] = {}
+    if args.one_chip_ms is not None:
+        for target in args.targets:
+            base[target] = args.one_chip_ms * 1e6
+        _ONE_CHIP[(args.one_chip_target, args.tp_heads, args.tp_batch, not args.no_clip)] = \
+            args.one_chip_ms * 1e6
     for target in args.targets:
         tg = load_target(TARGETS / f"{target}.json")
         peak = peak_flops(target, args.dtype)
         for chips in args.chips:
+            if chips == 1 and args.one_chip_ms is not None:
+                continue
             # A ring needs 2+ chips: its 1-chip row is the same chip on the switch target.
             single = args.one_chip_target if chips == 1 and tg.topology == "ring" else target
             step, r, n_params, tokens, t_compile, t_sim = run(cfg, chips, single, args.per_chip,
@@ -185,8 +198,6 @@ def main() -> None:
 
 def tensor_parallel_rows(args) -> None:
     """The TP and DP x TP sections (see the module docstring)."""
-    from nova.parallel.plan import megatron_transformer_plan
-
     cfg = GPTConfig(vocab_size=50304, seq_len=args.seq, d_model=768, n_heads=args.tp_heads,
                     n_layers=args.layers)
     clip = not args.no_clip
@@ -214,15 +225,10 @@ def tensor_parallel_rows(args) -> None:
             labels = torch.randint(0, cfg.vocab_size, (batch, cfg.seq_len))
             options = {}
             if chips > 1 and dp == 1:
-                plan = megatron_transformer_plan(model)
-                if args.vocab_parallel:
-                    from nova.parallel.placements import Shard
-                    from nova.parallel.plan import ParallelPlan
-                    plan = ParallelPlan({**plan.placements, "tok_emb.weight": {"tp": Shard(0)}})
-                options = dict(mesh=Mesh((tp,), ("tp",)), plan=plan)
+                options = dict(mesh=Mesh((tp,), ("tp",)), plan=tp_plan(model, args, None))
             elif chips > 1:
-                options = dict(mesh=Mesh((dp, tp), ("dp", "tp")), zero=1,
-                               plan=megatron_transformer_plan(model, batch_axis="dp"))
+                options = dict(mesh=Mesh((dp, tp), ("dp", "tp")), zero=args.zero,
+                               plan=tp_plan(model, args, "dp"))
             t0 = time.perf_counter()
             step = nova.compile_train_step(model, loss_fn, optimizer, ids, labels,
                                            target=single, max_grad_norm=1.0 if clip else None,
@@ -243,6 +249,19 @@ def tensor_parallel_rows(args) -> None:
             three_d_row(cfg, args, target, shape, _ONE_CHIP[key], peak)
 
 
+def tp_plan(model, args, batch_axis: str | None):
+    """Megatron's plan over "tp" (the batch over ``batch_axis``); with
+    --vocab-parallel the tied embedding / LM head split over tp too."""
+    from nova.parallel.placements import Shard
+    from nova.parallel.plan import ParallelPlan, megatron_transformer_plan
+
+    plan = megatron_transformer_plan(model, batch_axis=batch_axis)
+    if not args.vocab_parallel:
+        return plan
+    return ParallelPlan({**plan.placements, "tok_emb.weight": {"tp": Shard(0)}},
+                        batch_axis=batch_axis)
+
+
 def efficiency(args, one_ns: float, time_ns: float, batch: int, chips: int) -> float:
     """Tokens per second per chip against the one-chip step of --tp-batch
     sequences: T1 / (N x TN) at a fixed batch (strong), scaled by the batch
@@ -253,8 +272,8 @@ def efficiency(args, one_ns: float, time_ns: float, batch: int, chips: int) -> f
 def three_d_row(cfg: GPTConfig, args, target: str, shape: str, one: float, peak: float) -> None:
     """A PP x DP x TP row: ``shape`` is PPxDPxTP; --tp-batch sequences (per
     data-parallel replica under --weak) in --pp-microbatches micro-batches,
-    1F1B, no clipping (efficiency against the section's 1-chip row)."""
-    from nova.parallel.plan import megatron_transformer_plan
+    1F1B, ZeRO --zero over dp, no clipping (efficiency against the section's
+    1-chip row)."""
     from nova.training import compile_pipeline_train_step
 
     pp, dp, tp = (int(v) for v in shape.split("x"))
@@ -268,7 +287,7 @@ def three_d_row(cfg: GPTConfig, args, target: str, shape: str, one: float, peak:
     step = compile_pipeline_train_step(
         model, loss_fn, optimizer, ids, labels, stages=pp, microbatches=args.pp_microbatches,
         target=target, mesh=Mesh((dp, tp), ("dp", "tp")),
-        plan=megatron_transformer_plan(model, batch_axis="dp"), autocast=AUTOCAST[args.dtype])
+        plan=tp_plan(model, args, "dp"), zero=args.zero, autocast=AUTOCAST[args.dtype])
     t_compile = time.perf_counter() - t0
     r = step.time_step()
     chips = pp * dp * tp
