@@ -4,8 +4,9 @@
 //   linalg.batch_matmul on [B*H, M, K] x [B*H, K, N] (collapsed batch)
 // ->
 //   linalg.generic on [B, H, M, K] x [B, H, K, N] (one loop per batch dim),
-// so that sharding can split H alone. Its inverse, for the single-chip
-// pipeline, is nova-collapse-batch-dims (lib/Normalize).
+// so that sharding can split H alone (operands narrower than the result,
+// bf16 accumulated in f32, extended in the body). Its inverse, for the
+// single-chip pipeline, is nova-collapse-batch-dims (lib/Normalize).
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Partition/Passes.h"
@@ -100,11 +101,18 @@ struct ExpandBatchDimsPass
         continue;
       RankedTensorType lhsType = lhs.getSrcType(), rhsType = rhs.getSrcType();
       int64_t batchDims = lhsType.getRank() - 2;
+      // Mixed precision (bf16 operands accumulated in f32, as autocast's
+      // attention gives) is the same contraction with the operands extended
+      // in the body, as the named op's semantics extend them.
+      auto widens = [&](Type element) {
+        auto from = dyn_cast<FloatType>(element);
+        auto to = cast<FloatType>(resultType.getElementType());
+        return from && (from == to || from.getWidth() < to.getWidth());
+      };
       if (rhsType.getRank() != lhsType.getRank() ||
           lhsType.getShape().take_front(batchDims) !=
               rhsType.getShape().take_front(batchDims) ||
-          lhsType.getElementType() != resultType.getElementType() ||
-          rhsType.getElementType() != resultType.getElementType())
+          !widens(lhsType.getElementType()) || !widens(rhsType.getElementType()))
         continue;
 
       Location loc = op.getLoc();
@@ -123,7 +131,13 @@ struct ExpandBatchDimsPass
           ValueRange{lhs.getSrc(), rhs.getSrc()}, ValueRange{init},
           nova::contractionMaps(ctx, batchDims), iterators,
           [](OpBuilder &b, Location l, ValueRange args) {
-            Value product = arith::MulFOp::create(b, l, args[0], args[1]);
+            Type acc = args[2].getType();
+            auto extend = [&](Value v) -> Value {
+              if (v.getType() == acc)
+                return v;
+              return arith::ExtFOp::create(b, l, acc, v);
+            };
+            Value product = arith::MulFOp::create(b, l, extend(args[0]), extend(args[1]));
             Value sum = arith::AddFOp::create(b, l, args[2], product);
             linalg::YieldOp::create(b, l, sum);
           });

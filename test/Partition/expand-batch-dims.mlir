@@ -106,15 +106,37 @@ func.func @negative_batch_shapes_differ(%q: tensor<2x4x16x8xf32>, %k: tensor<4x2
 
 // -----
 
-// f16 inputs accumulated in f32: the generic body would need casts.
-// CHECK-LABEL: func.func @negative_mixed_precision
-// CHECK-NOT: linalg.generic
-// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<8x16x8xf16>, tensor<8x8x16xf16>) outs(%{{.*}} : tensor<8x16x16xf32>)
-func.func @negative_mixed_precision(%q: tensor<2x4x16x8xf16>, %k: tensor<2x4x8x16xf16>, %f: tensor<8x16x16xf32>) -> tensor<8x16x16xf32> {
-  %a = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x4x16x8xf16> into tensor<8x16x8xf16>
-  %b = tensor.collapse_shape %k [[0, 1], [2], [3]] : tensor<2x4x8x16xf16> into tensor<8x8x16xf16>
-  %m = linalg.batch_matmul ins(%a, %b : tensor<8x16x8xf16>, tensor<8x8x16xf16>) outs(%f : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+// bf16 inputs accumulated in f32 (autocast's attention): the same
+// contraction, each operand extended in the body as batch_matmul extends it.
+// CHECK-LABEL: func.func @batch_matmul_mixed_precision
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x16x8xbf16>, %[[K:.*]]: tensor<2x4x8x16xbf16>
+// CHECK: %[[G:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[Q]], %[[K]] : tensor<2x4x16x8xbf16>, tensor<2x4x8x16xbf16>) outs(%{{.*}} : tensor<2x4x16x16xf32>)
+// CHECK: ^bb0(%[[A:.*]]: bf16, %[[B:.*]]: bf16, %[[ACC:.*]]: f32):
+// CHECK-DAG: %[[EA:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK-DAG: %[[EB:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK: %[[P:.*]] = arith.mulf %[[EA]], %[[EB]] : f32
+// CHECK: %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : f32
+// CHECK: linalg.yield %[[S]] : f32
+// CHECK-NOT: linalg.batch_matmul
+func.func @batch_matmul_mixed_precision(%q: tensor<2x4x16x8xbf16>, %k: tensor<2x4x8x16xbf16>, %f: tensor<8x16x16xf32>) -> tensor<8x16x16xf32> {
+  %a = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x4x16x8xbf16> into tensor<8x16x8xbf16>
+  %b = tensor.collapse_shape %k [[0, 1], [2], [3]] : tensor<2x4x8x16xbf16> into tensor<8x8x16xbf16>
+  %m = linalg.batch_matmul ins(%a, %b : tensor<8x16x8xbf16>, tensor<8x8x16xbf16>) outs(%f : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
   return %m : tensor<8x16x16xf32>
+}
+
+// -----
+
+// f32 inputs into an f16 result would round the operands: left alone.
+// CHECK-LABEL: func.func @negative_narrowing
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<8x16x8xf32>, tensor<8x8x16xf32>) outs(%{{.*}} : tensor<8x16x16xf16>)
+func.func @negative_narrowing(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x8x16xf32>, %f: tensor<8x16x16xf16>) -> tensor<8x16x16xf16> {
+  %a = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x4x16x8xf32> into tensor<8x16x8xf32>
+  %b = tensor.collapse_shape %k [[0, 1], [2], [3]] : tensor<2x4x8x16xf32> into tensor<8x8x16xf32>
+  %m = linalg.batch_matmul ins(%a, %b : tensor<8x16x8xf32>, tensor<8x8x16xf32>) outs(%f : tensor<8x16x16xf16>) -> tensor<8x16x16xf16>
+  return %m : tensor<8x16x16xf16>
 }
 
 // -----

@@ -25,7 +25,11 @@ def NovaExpandBatchDims
     collapses into a `linalg.generic` contraction with one parallel loop per
     batch dimension; the result is collapsed back for the existing users
     (canonicalization folds that into their expand). `nova-collapse-batch-dims`
-    undoes it after partitioning.
+    undoes it after partitioning. Operands narrower than the result (bf16
+    accumulated in f32: attention under autocast) are extended in the
+    generic's body (`arith.extf`), as the named op's semantics extend them;
+    without that the heads of q, k and v are all-gathered under bf16 and
+    every tensor-parallel chip runs all of attention.
 
     Before:
     ```mlir
