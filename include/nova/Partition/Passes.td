@@ -325,7 +325,10 @@ def NovaBucketAllReduces : Pass<"nova-bucket-all-reduces", "::mlir::func::FuncOp
     backward runs) or just before the first use of one of its members'
     results, whichever comes first; an all-reduce whose result is used before
     another joins it (a tensor-parallel activation) stays alone. 0-d tensors
-    stay alone too.
+    stay alone too. Unary elementwise ops of the results (autocast rounds an
+    f32-accumulated weight gradient to bf16 and extends it back to f32 right
+    after it is reduced) are first moved down to just before their first
+    user, so that they do not issue every bucket with a single member.
 
     Before:
     ```mlir
