@@ -74,6 +74,42 @@ bool sinkCollapseBelowTranspose(IRRewriter &rewriter, linalg::TransposeOp op) {
   return true;
 }
 
+/// `elementwise(collapse(x))` -> `collapse(elementwise(x))` for a unary
+/// elementwise generic (identity maps, no linalg.index) reading a batch
+/// collapse: under autocast the f32 scores of q @ k^T are rounded to bf16
+/// on the collapsed [B*H, S, S] tensor before their view back to
+/// [B, H, S, S], and the collapse must reach that view to fold away (else
+/// sharding gathers the heads to form B*H).
+bool sinkCollapseBelowElementwise(IRRewriter &rewriter, linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumResults() != 1 || op.getNumLoops() != op.getNumParallelLoops() ||
+      !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
+      !op.getBody()->getOps<linalg::IndexOp>().empty())
+    return false;
+  tensor::CollapseShapeOp collapse = batchCollapse(op.getDpsInputs()[0]);
+  if (!collapse)
+    return false;
+  RankedTensorType srcType = collapse.getSrcType();
+  auto resultType = cast<RankedTensorType>(op.getResultTypes()[0]);
+  auto expandedType = RankedTensorType::get(srcType.getShape(), resultType.getElementType());
+  SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value init = tensor::ExpandShapeOp::create(rewriter, loc, expandedType, op.getDpsInits()[0],
+                                             groups);
+  int64_t rank = srcType.getRank();
+  SmallVector<AffineMap> maps(2, rewriter.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(rewriter, loc, TypeRange{expandedType},
+                                           ValueRange{collapse.getSrc()}, ValueRange{init}, maps,
+                                           iterators);
+  rewriter.inlineRegionBefore(op.getRegion(), generic.getRegion(), generic.getRegion().end());
+  Value collapsed =
+      tensor::CollapseShapeOp::create(rewriter, loc, resultType, generic.getResult(0), groups);
+  rewriter.replaceOp(op, collapsed);
+  return true;
+}
+
 struct ExpandBatchDimsPass
     : public nova::impl::NovaExpandBatchDimsBase<ExpandBatchDimsPass> {
   using Base::Base;
@@ -146,6 +182,12 @@ struct ExpandBatchDimsPass
       rewriter.replaceOp(op, collapsed);
       ++numExpanded;
     }
+    // Casts of the expanded results (autocast's), in program order so that
+    // a chain of them moves together.
+    SmallVector<linalg::GenericOp> elementwise;
+    getOperation().walk([&](linalg::GenericOp op) { elementwise.push_back(op); });
+    for (linalg::GenericOp op : elementwise)
+      sinkCollapseBelowElementwise(rewriter, op);
   }
 };
 
