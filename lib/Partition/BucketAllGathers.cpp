@@ -9,6 +9,9 @@
 // order; unflattened to [n, shard shape] and, for a gather along dim a > 0,
 // with the chip dimension moved next to dim a, its collapse is exactly what
 // the member's own all-gather gives (only copies: bitwise the same values).
+// Elementwise users of the gathered values (ZeRO's `decayed - update`) are
+// first moved down to their first user, so they do not issue every bucket
+// with a single member.
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Partition/Passes.h"
@@ -20,6 +23,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #define DEBUG_TYPE "nova-bucket-all-gathers"
 
@@ -66,8 +70,51 @@ struct BucketAllGathersPass
   void runOnOperation() override {
     if (bucketBytes <= 0)
       return;
-    for (Block &block : getOperation().getBody())
+    for (Block &block : getOperation().getBody()) {
+      sinkUsers(block);
       bucketBlock(block);
+    }
+  }
+
+  /// A pure elementwise linalg.generic on tensors.
+  static bool isElementwise(Operation *op) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    return generic && generic.hasPureTensorSemantics() && generic.getNumDpsInits() == 1 &&
+           generic.getNumLoops() == generic.getNumParallelLoops() && isMemoryEffectFree(op);
+  }
+
+  /// Elementwise ops of gathered values (and of those) moved down to just
+  /// before their first user: ZeRO gathers each parameter's update and
+  /// subtracts it from the decayed parameter right away, which would
+  /// otherwise issue every bucket with a single member. Moving a pure op
+  /// later within its block changes no value.
+  void sinkUsers(Block &block) {
+    DenseSet<Value> gathered;
+    SmallVector<Operation *> users;
+    for (Operation &op : block) {
+      if (auto gather = dyn_cast<shard::AllGatherOp>(&op)) {
+        if (candidate(gather))
+          gathered.insert(gather.getResult());
+      } else if (isElementwise(&op) &&
+                 llvm::any_of(cast<linalg::GenericOp>(op).getDpsInputs(),
+                              [&](Value v) { return gathered.contains(v); })) {
+        users.push_back(&op);
+        gathered.insert(op.getResult(0));
+      }
+    }
+    // Last first, so that a chain moves down together.
+    for (Operation *op : llvm::reverse(users)) {
+      Operation *first = nullptr;
+      bool inBlock = true;
+      for (Operation *user : op->getUsers()) {
+        Operation *ancestor = block.findAncestorOpInBlock(*user);
+        inBlock &= ancestor != nullptr;
+        if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+          first = ancestor;
+      }
+      if (inBlock && first && first != op->getNextNode())
+        op->moveBefore(first);
+    }
   }
 
   /// A candidate: statically shaped, ranked, non-scalar, gathering from

@@ -88,3 +88,36 @@ func.func @negative_kinds_apart(%x: tensor<2xf32>, %y: tensor<2xf32>, %z: tensor
   %c = shard.all_gather %z on @g grid_axes = [0] gather_axis = 0 : tensor<2xbf16> -> tensor<4xbf16>
   return %a, %b, %c : tensor<4xf32>, tensor<8xf32>, tensor<4xbf16>
 }
+
+// -----
+
+// ZeRO's update: each gathered step is subtracted from its decayed
+// parameter at once. The subtractions move down to their first user (the
+// return), so both gathers share one bucket.
+// CHECK-LABEL: func.func @updates_sunk
+// CHECK: %[[C:.*]] = tensor.concat dim(0)
+// CHECK: shard.all_gather %[[C]]
+// CHECK-NOT: shard.all_gather
+// CHECK: arith.subf
+// CHECK: arith.subf
+// CHECK: return
+#id = affine_map<(d0) -> (d0)>
+shard.grid @g(shape = 2)
+func.func @updates_sunk(%sa: tensor<2xf32>, %sb: tensor<2xf32>, %pa: tensor<4xf32>, %pb: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4xf32>
+  %a = shard.all_gather %sa on @g grid_axes = [0] gather_axis = 0 : tensor<2xf32> -> tensor<4xf32>
+  %na = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%pa, %a : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %d = arith.subf %x, %y : f32
+    linalg.yield %d : f32
+  } -> tensor<4xf32>
+  %b = shard.all_gather %sb on @g grid_axes = [0] gather_axis = 0 : tensor<2xf32> -> tensor<4xf32>
+  %nb = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%pb, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %d = arith.subf %x, %y : f32
+    linalg.yield %d : f32
+  } -> tensor<4xf32>
+  return %na, %nb : tensor<4xf32>, tensor<4xf32>
+}

@@ -375,6 +375,10 @@ def NovaBucketAllGathers : Pass<"nova-bucket-all-gathers", "::mlir::func::FuncOp
     issued where it fills up, just before the first use of one of its
     members' results, or at the end of its block, whichever comes first; an
     all-gather whose result is used before another joins it stays alone.
+    Pure elementwise ops of gathered values (ZeRO subtracts each gathered
+    update from its decayed parameter right away) are first moved down to
+    just before their first user, so that they do not issue every bucket
+    with a single member.
 
     Before:
     ```mlir
