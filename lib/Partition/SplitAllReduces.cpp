@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "llvm/ADT/MapVector.h"
@@ -40,6 +41,24 @@ bool isFusibleProducer(Operation *op) {
          op->getNumResults() == 1 && isa<TilingInterface>(op);
 }
 
+/// A matmul of a one-hot (`uitofp(cmpi eq)`), the embedding's backward as
+/// the frontend writes it: nova-form-scatter turns it into a DMA
+/// scatter-add later, which row chunks of it would hide from that pass
+/// (and a [vocab x tokens] matmul per chunk costs far more than reducing
+/// the scattered gradient whole).
+bool isOneHotMatmul(Operation *op) {
+  auto matmul = dyn_cast_if_present<linalg::MatmulOp>(op);
+  if (!matmul)
+    return false;
+  auto oneHot = matmul.getInputs()[0].getDefiningOp<linalg::GenericOp>();
+  if (!oneHot || oneHot.getNumResults() != 1)
+    return false;
+  auto yield = cast<linalg::YieldOp>(oneHot.getBody()->getTerminator());
+  auto toFloat = yield.getOperand(0).getDefiningOp<arith::UIToFPOp>();
+  auto cmp = toFloat ? toFloat.getIn().getDefiningOp<arith::CmpIOp>() : nullptr;
+  return cmp && cmp.getPredicate() == arith::CmpIPredicate::eq;
+}
+
 struct SplitAllReducesPass
     : public nova::impl::NovaSplitAllReducesBase<SplitAllReducesPass> {
   using Base::Base;
@@ -54,7 +73,8 @@ struct SplitAllReducesPass
           type == op.getResult().getType() && nova::tensorBytes(type) > chunkBytes &&
           type.getDimSize(0) > 1 && op.getInput().hasOneUse() &&
           op.getInput().getDefiningOp<TilingInterface>() &&
-          op.getInput().getDefiningOp()->getNumResults() == 1)
+          op.getInput().getDefiningOp()->getNumResults() == 1 &&
+          !isOneHotMatmul(op.getInput().getDefiningOp()))
         candidates.push_back(op);
     });
     for (shard::AllReduceOp op : candidates)

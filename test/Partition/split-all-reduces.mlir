@@ -134,3 +134,31 @@ func.func @negative_small_or_no_producer(%a: tensor<64x16xf32>, %big: tensor<512
   %s = shard.all_reduce %big on @g grid_axes = [0] : tensor<512x16xf32> -> tensor<512x16xf32>
   return %r, %s : tensor<64x16xf32>, tensor<512x16xf32>
 }
+
+// -----
+
+// The one-hot built in one body (`uitofp(cmpi eq)`, as partitioning leaves a
+// data-parallel embedding's backward) is what nova-form-scatter turns into a
+// DMA scatter-add: the matmul is not cut into row chunks (each a
+// [rows x tokens] matmul), and the gradient is reduced whole.
+// CHECK-LABEL: func.func @negative_one_hot_for_the_scatter
+// CHECK: linalg.matmul {{.*}} -> tensor<300x16xf32>
+// CHECK: shard.all_reduce {{.*}} : tensor<300x16xf32> -> tensor<300x16xf32>
+// CHECK-NOT: tensor.concat
+shard.grid @g(shape = 2)
+func.func @negative_one_hot_for_the_scatter(%ids: tensor<4xi64>, %rows: tensor<300xi64>, %g: tensor<4x16xf32>) -> tensor<300x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ef = tensor.empty() : tensor<300x4xf32>
+  %onehot = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%ids, %rows : tensor<4xi64>, tensor<300xi64>) outs(%ef : tensor<300x4xf32>) {
+  ^bb0(%i: i64, %row: i64, %o: f32):
+    %c = arith.cmpi eq, %i, %row : i64
+    %f = arith.uitofp %c : i1 to f32
+    linalg.yield %f : f32
+  } -> tensor<300x4xf32>
+  %eo = tensor.empty() : tensor<300x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%eo : tensor<300x16xf32>) -> tensor<300x16xf32>
+  %m = linalg.matmul ins(%onehot, %g : tensor<300x4xf32>, tensor<4x16xf32>) outs(%z : tensor<300x16xf32>) -> tensor<300x16xf32>
+  %r = shard.all_reduce %m on @g grid_axes = [0] : tensor<300x16xf32> -> tensor<300x16xf32>
+  return %r : tensor<300x16xf32>
+}
