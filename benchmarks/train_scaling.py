@@ -26,9 +26,23 @@ model with --tp-heads heads (16: divisible by 8), a fixed batch of
 per row step time, efficiency T1 / (N x TN) against the same model and batch
 on one chip, MFU, per-chip HBM peak and optimizer state. With ``--dp-tp
 2x2`` (DP x TP shapes) the same batch on a 2-D mesh, the batch split over
-dp, ZeRO-1 over dp (``zero=1``). With ``--three-d 2x2x2`` (PPxDPxTP) a
+dp, ZeRO-1 over dp (``zero=1``; ``--zero 0``: none). With ``--three-d 2x2x2`` (PPxDPxTP) a
 3-D row: ``compile_pipeline_train_step(mesh=, plan=)``, the same batch in
 --pp-microbatches micro-batches, 1F1B, no clipping.
+
+``--dtype bf16`` compiles every row under bf16 autocast (as
+``benchmarks/train_step.py --dtype bf16`` does: ``autocast=torch.bfloat16``;
+master weights, gradients and optimizer state float32); MFU is then against
+the bf16 matrix peak. ``--weak`` makes the DP x TP and 3-D rows weak scaling
+too: each data-parallel replica keeps --tp-batch sequences (a DPxTP row runs
+a global batch of dp x --tp-batch, a 3-D row the same in --pp-microbatches
+micro-batches), and efficiency is tokens per second per chip against the
+one-chip step of --tp-batch sequences. Issue 39's 8-chip rows (GPT-2 small's
+12 heads, batch 8 x seq 256 per replica, bf16, no clipping so that every row
+does the same work per token; the 1-chip row is shared by both sections):
+
+    python benchmarks/train_scaling.py --targets nova-t1 --dtype bf16 --seq 256 --no-clip \
+        --chips 1 8 --per-chip 8 --dp-tp 2x4 --three-d 2x2x2 --weak --tp-heads 12 --tp-batch 8
 
     python benchmarks/train_scaling.py [--chips 1 2 4 8] [--seq 128] [--per-chip 1]
     python benchmarks/train_scaling.py --chips 1 --targets nova-t1 --pp 2 4 [--pp-microbatches 8]
@@ -61,7 +75,24 @@ def loss_fn(logits, labels):
     return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
 
 
-def run(cfg: GPTConfig, chips: int, target: str, per_chip: int, clip: bool, bucket_mb: float):
+#: ``--dtype`` -> ``compile_train_step``'s ``autocast``.
+AUTOCAST = {"f32": None, "bf16": torch.bfloat16}
+
+#: One-chip step times already measured: (target, heads, batch, clip) -> ns.
+_ONE_CHIP: dict[tuple, float] = {}
+
+
+def peak_flops(target: str, dtype: str) -> float:
+    """The matrix peak of ``dtype`` on ``target`` (f32 rows take
+    matmul_f32_row_cycles, as the bound counts them)."""
+    tg = load_target(TARGETS / f"{target}.json")
+    if dtype == "bf16":
+        return tg.peak_flops
+    return tg.peak_flops * tg.timing["matmul_row_cycles"] / tg.timing["matmul_f32_row_cycles"]
+
+
+def run(cfg: GPTConfig, chips: int, target: str, per_chip: int, clip: bool, bucket_mb: float,
+        dtype: str = "f32"):
     torch.manual_seed(0)
     model = GPT(cfg)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)
@@ -72,7 +103,7 @@ def run(cfg: GPTConfig, chips: int, target: str, per_chip: int, clip: bool, buck
     step = nova.compile_train_step(model, loss_fn, optimizer, ids, labels, target=target,
                                    max_grad_norm=1.0 if clip else None,
                                    mesh=Mesh((chips,), ("dp",)) if chips > 1 else None,
-                                   bucket_mb=bucket_mb)
+                                   bucket_mb=bucket_mb, autocast=AUTOCAST[dtype])
     t_compile = time.perf_counter() - t0
     t0 = time.perf_counter()
     report = step.time_step()
@@ -105,31 +136,50 @@ def main() -> None:
                         help="PP x DP x TP shapes such as 2x2x2 (1F1B, --pp-microbatches, "
                              "no clipping) for the TP section")
     parser.add_argument("--vocab-parallel", action="store_true",
-                        help="TP rows: split the tied embedding / LM head over tp too "
+                        help="TP, DP x TP and 3-D rows: split the tied embedding / LM head "
+                             "over tp too "
                              "(vocab-parallel head, parallel cross-entropy)")
+    parser.add_argument("--zero", type=int, choices=[0, 1], default=1,
+                        help="ZeRO stage over dp of the DP x TP and 3-D rows")
     parser.add_argument("--tp-heads", type=int, default=16)
     parser.add_argument("--tp-batch", type=int, default=8)
+    parser.add_argument("--dtype", choices=sorted(AUTOCAST), default="f32",
+                        help="bf16: every row under bf16 autocast (MFU against the bf16 peak)")
+    parser.add_argument("--weak", action="store_true",
+                        help="DP x TP and 3-D rows: weak scaling, --tp-batch sequences per "
+                             "data-parallel replica (efficiency in tokens/s/chip)")
+    parser.add_argument("--one-chip-ms", type=float, default=None,
+                        help="the one-chip step's time measured by an earlier run of the same "
+                             "tools and options (the 1-chip rows are then not run again)")
     parser.add_argument("--one-chip-target", default="nova-t1",
                         help="the 1-chip row of a ring target (a ring needs 2+ chips)")
     args = parser.parse_args()
     cfg = GPTConfig(vocab_size=50304, seq_len=args.seq, d_model=768, n_heads=12, n_layers=args.layers)
     print(f"GPT-2-small-shaped step: {args.layers} layers, d 768, 12 heads, vocab 50304, seq {args.seq}, "
           f"{args.per_chip} sequence(s) per chip, AdamW{'' if args.no_clip else ' + clipping'}, "
-          f"buckets {args.bucket_mb:g} MiB; timing-only")
+          f"buckets {args.bucket_mb:g} MiB, {args.dtype}; timing-only")
     print(f"{'target':14s} {'chips':>5s} {'step ms':>9s} {'eff':>6s} {'MFU':>6s} {'HBM peak MB':>13s} "
           f"{'all-reduces':>11s} {'hidden':>7s} {'(mx/vec)':>8s} {'compile s':>9s} {'sim s':>6s}")
     base: dict[str, float] = {}
+    if args.one_chip_ms is not None:
+        for target in args.targets:
+            base[target] = args.one_chip_ms * 1e6
+        _ONE_CHIP[(args.one_chip_target, args.tp_heads, args.tp_batch, not args.no_clip)] = \
+            args.one_chip_ms * 1e6
     for target in args.targets:
         tg = load_target(TARGETS / f"{target}.json")
-        # The f32 matrix peak (f32 rows take matmul_f32_row_cycles, as the bound counts them).
-        peak = tg.peak_flops * tg.timing["matmul_row_cycles"] / tg.timing["matmul_f32_row_cycles"]
+        peak = peak_flops(target, args.dtype)
         for chips in args.chips:
+            if chips == 1 and args.one_chip_ms is not None:
+                continue
             # A ring needs 2+ chips: its 1-chip row is the same chip on the switch target.
             single = args.one_chip_target if chips == 1 and tg.topology == "ring" else target
             step, r, n_params, tokens, t_compile, t_sim = run(cfg, chips, single, args.per_chip,
-                                                              not args.no_clip, args.bucket_mb)
+                                                              not args.no_clip, args.bucket_mb,
+                                                              args.dtype)
             if chips == 1:
                 base[target] = r.time_ns
+                _ONE_CHIP[(single, cfg.n_heads, args.per_chip, not args.no_clip)] = r.time_ns
             eff = base[target] / r.time_ns if target in base else float("nan")
             mfu = 6 * n_params * tokens / (r.time_s * chips * peak)
             memory = step.memory()
@@ -146,31 +196,28 @@ def main() -> None:
         tensor_parallel_rows(args)
 
 
-def _f32_peak(target: str) -> float:
-    tg = load_target(TARGETS / f"{target}.json")
-    return tg.peak_flops * tg.timing["matmul_row_cycles"] / tg.timing["matmul_f32_row_cycles"]
-
-
 def tensor_parallel_rows(args) -> None:
     """The TP and DP x TP sections (see the module docstring)."""
-    from nova.parallel.plan import megatron_transformer_plan
-
     cfg = GPTConfig(vocab_size=50304, seq_len=args.seq, d_model=768, n_heads=args.tp_heads,
                     n_layers=args.layers)
-    batch = args.tp_batch
-    print(f"\ntensor parallel (strong scaling): {args.tp_heads} heads, {batch} sequences per "
-          f"step, AdamW{'' if args.no_clip else ' + clipping'}"
-          f"{', vocab-parallel head' if args.vocab_parallel else ''}; timing-only")
+    clip = not args.no_clip
+    scaling = ("weak scaling: " if args.weak else "strong scaling: ")
+    print(f"\ntensor parallel ({scaling}{args.tp_heads} heads, {args.tp_batch} sequences per "
+          f"{'data-parallel replica' if args.weak else 'step'}, AdamW{' + clipping' if clip else ''}"
+          f"{', vocab-parallel head' if args.vocab_parallel else ''}, {args.dtype}); timing-only")
     print(f"{'target':14s} {'mesh':>8s} {'step ms':>9s} {'eff':>6s} {'MFU':>6s} "
           f"{'HBM peak MB':>12s} {'opt state MB':>12s} {'collectives':>11s} {'compile s':>9s}")
     shapes = [(1, n) for n in args.tp] + [tuple(int(v) for v in s.split("x"))
                                           for s in args.dp_tp]
     for target in args.targets:
-        peak = _f32_peak(target)
-        one = None
+        peak = peak_flops(target, args.dtype)
+        key = (args.one_chip_target, args.tp_heads, args.tp_batch, clip)
         for dp, tp in [(1, 1)] + shapes:
             chips = dp * tp
+            if chips == 1 and key in _ONE_CHIP:
+                continue  # measured by the DP section: the same model, batch and dtype
             single = args.one_chip_target if chips == 1 else target
+            batch = args.tp_batch * (dp if args.weak else 1)
             torch.manual_seed(0)
             model = GPT(cfg)
             optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)
@@ -178,62 +225,78 @@ def tensor_parallel_rows(args) -> None:
             labels = torch.randint(0, cfg.vocab_size, (batch, cfg.seq_len))
             options = {}
             if chips > 1 and dp == 1:
-                plan = megatron_transformer_plan(model)
-                if args.vocab_parallel:
-                    from nova.parallel.placements import Shard
-                    from nova.parallel.plan import ParallelPlan
-                    plan = ParallelPlan({**plan.placements, "tok_emb.weight": {"tp": Shard(0)}})
-                options = dict(mesh=Mesh((tp,), ("tp",)), plan=plan)
+                options = dict(mesh=Mesh((tp,), ("tp",)), plan=tp_plan(model, args, None))
             elif chips > 1:
-                options = dict(mesh=Mesh((dp, tp), ("dp", "tp")), zero=1,
-                               plan=megatron_transformer_plan(model, batch_axis="dp"))
+                options = dict(mesh=Mesh((dp, tp), ("dp", "tp")), zero=args.zero,
+                               plan=tp_plan(model, args, "dp"))
             t0 = time.perf_counter()
             step = nova.compile_train_step(model, loss_fn, optimizer, ids, labels,
-                                           target=single,
-                                           max_grad_norm=None if args.no_clip else 1.0,
-                                           **options)
+                                           target=single, max_grad_norm=1.0 if clip else None,
+                                           autocast=AUTOCAST[args.dtype], **options)
             t_compile = time.perf_counter() - t0
             r = step.time_step()
             if chips == 1:
-                one = r.time_ns
-            eff = one / (chips * r.time_ns)
+                _ONE_CHIP[key] = r.time_ns
             n_params = sum(p.numel() for p in model.parameters())
             mfu = 6 * n_params * batch * cfg.seq_len / (r.time_s * chips * peak)
             memory = step.memory()
             mesh = "1" if chips == 1 else (f"tp{tp}" if dp == 1 else f"dp{dp}xtp{tp}")
-            print(f"{target:14s} {mesh:>8s} {r.time_s * 1e3:9.3f} {eff:6.1%} {mfu:6.1%} "
+            print(f"{target:14s} {mesh:>8s} {r.time_s * 1e3:9.3f} "
+                  f"{efficiency(args, _ONE_CHIP[key], r.time_ns, batch, chips):6.1%} {mfu:6.1%} "
                   f"{(memory.total or 0) / 1e6:12.1f} {memory.optimizer_state / 1e6:12.1f} "
                   f"{len(r.collectives):11d} {t_compile:9.1f}", flush=True)
         for shape in args.three_d:
-            three_d_row(cfg, args, target, shape, one, peak)
+            three_d_row(cfg, args, target, shape, _ONE_CHIP[key], peak)
+
+
+def tp_plan(model, args, batch_axis: str | None):
+    """Megatron's plan over "tp" (the batch over ``batch_axis``); with
+    --vocab-parallel the tied embedding / LM head split over tp too."""
+    from nova.parallel.placements import Shard
+    from nova.parallel.plan import ParallelPlan, megatron_transformer_plan
+
+    plan = megatron_transformer_plan(model, batch_axis=batch_axis)
+    if not args.vocab_parallel:
+        return plan
+    return ParallelPlan({**plan.placements, "tok_emb.weight": {"tp": Shard(0)}},
+                        batch_axis=batch_axis)
+
+
+def efficiency(args, one_ns: float, time_ns: float, batch: int, chips: int) -> float:
+    """Tokens per second per chip against the one-chip step of --tp-batch
+    sequences: T1 / (N x TN) at a fixed batch (strong), scaled by the batch
+    ratio under --weak."""
+    return (batch / args.tp_batch) * one_ns / (chips * time_ns)
 
 
 def three_d_row(cfg: GPTConfig, args, target: str, shape: str, one: float, peak: float) -> None:
-    """A DP x TP x PP row: ``shape`` is PPxDPxTP; the same batch of
-    --tp-batch sequences in --pp-microbatches micro-batches, 1F1B, no
-    clipping (efficiency against the section's 1-chip row)."""
-    from nova.parallel.plan import megatron_transformer_plan
+    """A PP x DP x TP row: ``shape`` is PPxDPxTP; --tp-batch sequences (per
+    data-parallel replica under --weak) in --pp-microbatches micro-batches,
+    1F1B, ZeRO --zero over dp, no clipping (efficiency against the section's
+    1-chip row)."""
     from nova.training import compile_pipeline_train_step
 
     pp, dp, tp = (int(v) for v in shape.split("x"))
+    batch = args.tp_batch * (dp if args.weak else 1)
     torch.manual_seed(0)
     model = GPT(cfg)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)
-    ids = torch.randint(0, cfg.vocab_size, (args.tp_batch, cfg.seq_len))
-    labels = torch.randint(0, cfg.vocab_size, (args.tp_batch, cfg.seq_len))
+    ids = torch.randint(0, cfg.vocab_size, (batch, cfg.seq_len))
+    labels = torch.randint(0, cfg.vocab_size, (batch, cfg.seq_len))
     t0 = time.perf_counter()
     step = compile_pipeline_train_step(
         model, loss_fn, optimizer, ids, labels, stages=pp, microbatches=args.pp_microbatches,
         target=target, mesh=Mesh((dp, tp), ("dp", "tp")),
-        plan=megatron_transformer_plan(model, batch_axis="dp"))
+        plan=tp_plan(model, args, "dp"), zero=args.zero, autocast=AUTOCAST[args.dtype])
     t_compile = time.perf_counter() - t0
     r = step.time_step()
     chips = pp * dp * tp
     n_params = sum(p.numel() for p in model.parameters())
-    mfu = 6 * n_params * args.tp_batch * cfg.seq_len / (r.time_s * chips * peak)
+    mfu = 6 * n_params * batch * cfg.seq_len / (r.time_s * chips * peak)
     peaks = step.hbm_peaks()
     print(f"{target:14s} {f'pp{pp}dp{dp}tp{tp}':>8s} {r.time_s * 1e3:9.3f} "
-          f"{one / (chips * r.time_ns):6.1%} {mfu:6.1%} {max(peaks) / 1e6:12.1f} {'':>12s} "
+          f"{efficiency(args, one, r.time_ns, batch, chips):6.1%} {mfu:6.1%} "
+          f"{max(peaks) / 1e6:12.1f} {'':>12s} "
           f"{len(r.collectives):11d} {t_compile:9.1f}   (1F1B, m={args.pp_microbatches}, "
           f"no clipping)", flush=True)
 

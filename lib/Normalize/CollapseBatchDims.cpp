@@ -27,22 +27,38 @@ using namespace mlir;
 
 namespace {
 
-/// True when `body` is `yield out + in0 * in1` (float).
+/// `value`, or the source of an `arith.extf` of it to `type`.
+Value skipExtend(Value value, Type type) {
+  if (auto ext = value.getDefiningOp<arith::ExtFOp>())
+    if (ext.getType() == type)
+      return ext.getIn();
+  return value;
+}
+
+/// True when `body` is `yield out + in0 * in1` (float), each input
+/// optionally extended to the accumulator's type first (mixed precision:
+/// what nova-expand-batch-dims writes for bf16 operands and an f32 result,
+/// and what batch_matmul's own semantics do).
 bool isMulAddBody(Block &body) {
-  if (body.getOperations().size() != 3)
-    return false;
-  auto mul = dyn_cast<arith::MulFOp>(&body.front());
-  auto add = dyn_cast_if_present<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
-  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
-  if (!mul || !add || !yield || yield.getNumOperands() != 1 ||
-      yield.getOperand(0) != add.getResult())
-    return false;
   Value in0 = body.getArgument(0), in1 = body.getArgument(1), out = body.getArgument(2);
-  bool mulOk = (mul.getLhs() == in0 && mul.getRhs() == in1) ||
-               (mul.getLhs() == in1 && mul.getRhs() == in0);
-  bool addOk = (add.getLhs() == out && add.getRhs() == mul.getResult()) ||
-               (add.getRhs() == out && add.getLhs() == mul.getResult());
-  return mulOk && addOk;
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
+  if ((add.getLhs() == out) == (add.getRhs() == out))
+    return false;
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return false;
+  Type acc = out.getType();
+  Value lhs = skipExtend(mul.getLhs(), acc), rhs = skipExtend(mul.getRhs(), acc);
+  bool mulOk = (lhs == in0 && rhs == in1) || (lhs == in1 && rhs == in0);
+  // Nothing else in the body: the mul, the add and the extensions.
+  size_t extends = (lhs != mul.getLhs()) + (rhs != mul.getRhs());
+  return mulOk && body.getOperations().size() == 3 + extends;
 }
 
 struct CollapseBatchDimsPass

@@ -2,17 +2,21 @@
 //
 // Consecutive, independent all-reduces of one kind are merged into buckets
 // (flatten, concatenate, one all-reduce, slice back), issued as soon as a
-// bucket is full or one of its results is needed.
+// bucket is full or one of its results is needed; casts of the results
+// (autocast's) are first moved down to their first user, so they do not
+// count as a need.
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Partition/Passes.h"
 #include "nova/Utils/TensorBytes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::nova {
 #define GEN_PASS_DEF_NOVABUCKETALLREDUCES
@@ -40,8 +44,53 @@ struct BucketAllReducesPass
   void runOnOperation() override {
     if (bucketBytes <= 0)
       return;
-    for (Block &block : getOperation().getBody())
+    for (Block &block : getOperation().getBody()) {
+      sinkCasts(block);
       bucketBlock(block);
+    }
+  }
+
+  /// A unary elementwise linalg.generic on tensors (a cast: autocast rounds
+  /// an f32-accumulated weight gradient to bf16 and extends it back to f32).
+  static bool isUnaryElementwise(Operation *op) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    return generic && generic.hasPureTensorSemantics() && generic.getNumDpsInputs() == 1 &&
+           generic.getNumDpsInits() == 1 &&
+           generic.getNumLoops() == generic.getNumParallelLoops() &&
+           isMemoryEffectFree(generic.getOperation());
+  }
+
+  /// Casts of all-reduced values (and casts of those) moved down to just
+  /// before their first user: under autocast each weight gradient's
+  /// all-reduce is followed at once by its rounding to bf16 and extension
+  /// back to f32, which would otherwise issue every bucket with a single
+  /// member. Moving a pure op later within its block changes no value.
+  void sinkCasts(Block &block) {
+    DenseSet<Value> reduced;
+    SmallVector<Operation *> casts;
+    for (Operation &op : block) {
+      if (auto reduce = dyn_cast<shard::AllReduceOp>(&op)) {
+        if (candidate(reduce))
+          reduced.insert(reduce.getResult());
+      } else if (isUnaryElementwise(&op) &&
+                 reduced.contains(cast<linalg::GenericOp>(op).getDpsInputs()[0])) {
+        casts.push_back(&op);
+        reduced.insert(op.getResult(0));
+      }
+    }
+    // Last first, so that a chain of casts moves down together.
+    for (Operation *op : llvm::reverse(casts)) {
+      Operation *first = nullptr;
+      bool inBlock = true;
+      for (Operation *user : op->getUsers()) {
+        Operation *ancestor = block.findAncestorOpInBlock(*user);
+        inBlock &= ancestor != nullptr;
+        if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+          first = ancestor;
+      }
+      if (inBlock && first && first != op->getNextNode())
+        op->moveBefore(first);
+    }
   }
 
   /// A candidate: a statically shaped, ranked, non-scalar all-reduce.

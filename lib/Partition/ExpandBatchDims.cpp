@@ -4,8 +4,9 @@
 //   linalg.batch_matmul on [B*H, M, K] x [B*H, K, N] (collapsed batch)
 // ->
 //   linalg.generic on [B, H, M, K] x [B, H, K, N] (one loop per batch dim),
-// so that sharding can split H alone. Its inverse, for the single-chip
-// pipeline, is nova-collapse-batch-dims (lib/Normalize).
+// so that sharding can split H alone (operands narrower than the result,
+// bf16 accumulated in f32, extended in the body). Its inverse, for the
+// single-chip pipeline, is nova-collapse-batch-dims (lib/Normalize).
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Partition/Passes.h"
@@ -73,6 +74,42 @@ bool sinkCollapseBelowTranspose(IRRewriter &rewriter, linalg::TransposeOp op) {
   return true;
 }
 
+/// `elementwise(collapse(x))` -> `collapse(elementwise(x))` for a unary
+/// elementwise generic (identity maps, no linalg.index) reading a batch
+/// collapse: under autocast the f32 scores of q @ k^T are rounded to bf16
+/// on the collapsed [B*H, S, S] tensor before their view back to
+/// [B, H, S, S], and the collapse must reach that view to fold away (else
+/// sharding gathers the heads to form B*H).
+bool sinkCollapseBelowElementwise(IRRewriter &rewriter, linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumResults() != 1 || op.getNumLoops() != op.getNumParallelLoops() ||
+      !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
+      !op.getBody()->getOps<linalg::IndexOp>().empty())
+    return false;
+  tensor::CollapseShapeOp collapse = batchCollapse(op.getDpsInputs()[0]);
+  if (!collapse)
+    return false;
+  RankedTensorType srcType = collapse.getSrcType();
+  auto resultType = cast<RankedTensorType>(op.getResultTypes()[0]);
+  auto expandedType = RankedTensorType::get(srcType.getShape(), resultType.getElementType());
+  SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value init = tensor::ExpandShapeOp::create(rewriter, loc, expandedType, op.getDpsInits()[0],
+                                             groups);
+  int64_t rank = srcType.getRank();
+  SmallVector<AffineMap> maps(2, rewriter.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(rewriter, loc, TypeRange{expandedType},
+                                           ValueRange{collapse.getSrc()}, ValueRange{init}, maps,
+                                           iterators);
+  rewriter.inlineRegionBefore(op.getRegion(), generic.getRegion(), generic.getRegion().end());
+  Value collapsed =
+      tensor::CollapseShapeOp::create(rewriter, loc, resultType, generic.getResult(0), groups);
+  rewriter.replaceOp(op, collapsed);
+  return true;
+}
+
 struct ExpandBatchDimsPass
     : public nova::impl::NovaExpandBatchDimsBase<ExpandBatchDimsPass> {
   using Base::Base;
@@ -100,11 +137,18 @@ struct ExpandBatchDimsPass
         continue;
       RankedTensorType lhsType = lhs.getSrcType(), rhsType = rhs.getSrcType();
       int64_t batchDims = lhsType.getRank() - 2;
+      // Mixed precision (bf16 operands accumulated in f32, as autocast's
+      // attention gives) is the same contraction with the operands extended
+      // in the body, as the named op's semantics extend them.
+      auto widens = [&](Type element) {
+        auto from = dyn_cast<FloatType>(element);
+        auto to = cast<FloatType>(resultType.getElementType());
+        return from && (from == to || from.getWidth() < to.getWidth());
+      };
       if (rhsType.getRank() != lhsType.getRank() ||
           lhsType.getShape().take_front(batchDims) !=
               rhsType.getShape().take_front(batchDims) ||
-          lhsType.getElementType() != resultType.getElementType() ||
-          rhsType.getElementType() != resultType.getElementType())
+          !widens(lhsType.getElementType()) || !widens(rhsType.getElementType()))
         continue;
 
       Location loc = op.getLoc();
@@ -123,7 +167,13 @@ struct ExpandBatchDimsPass
           ValueRange{lhs.getSrc(), rhs.getSrc()}, ValueRange{init},
           nova::contractionMaps(ctx, batchDims), iterators,
           [](OpBuilder &b, Location l, ValueRange args) {
-            Value product = arith::MulFOp::create(b, l, args[0], args[1]);
+            Type acc = args[2].getType();
+            auto extend = [&](Value v) -> Value {
+              if (v.getType() == acc)
+                return v;
+              return arith::ExtFOp::create(b, l, acc, v);
+            };
+            Value product = arith::MulFOp::create(b, l, extend(args[0]), extend(args[1]));
             Value sum = arith::AddFOp::create(b, l, args[2], product);
             linalg::YieldOp::create(b, l, sum);
           });
@@ -132,6 +182,12 @@ struct ExpandBatchDimsPass
       rewriter.replaceOp(op, collapsed);
       ++numExpanded;
     }
+    // Casts of the expanded results (autocast's), in program order so that
+    // a chain of them moves together.
+    SmallVector<linalg::GenericOp> elementwise;
+    getOperation().walk([&](linalg::GenericOp op) { elementwise.push_back(op); });
+    for (linalg::GenericOp op : elementwise)
+      sinkCollapseBelowElementwise(rewriter, op);
   }
 };
 

@@ -59,6 +59,10 @@ void mlir::nova::buildPartitionPassPipeline(OpPassManager &pm,
   NovaBucketAllReducesOptions bucket;
   bucket.bucketBytes = options.bucketBytes;
   pm.addNestedPass<func::FuncOp>(createNovaBucketAllReduces(bucket));
+  // ZeRO's gathers of the updated parameter shards, likewise.
+  NovaBucketAllGathersOptions gathers;
+  gathers.bucketBytes = options.bucketBytes;
+  pm.addNestedPass<func::FuncOp>(createNovaBucketAllGathers(gathers));
   // An all-reduce larger than a bucket flies chunk by chunk behind its own
   // producer's remaining tiles.
   NovaSplitAllReducesOptions split;

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "llvm/ADT/MapVector.h"
@@ -40,6 +41,58 @@ bool isFusibleProducer(Operation *op) {
          op->getNumResults() == 1 && isa<TilingInterface>(op);
 }
 
+/// The `cmpi eq` of a one-hot's body: in the body itself, or (before
+/// elementwise fusion) in the generic producing its `uitofp`'s input.
+arith::CmpIOp oneHotCompare(linalg::GenericOp oneHot) {
+  auto yield = cast<linalg::YieldOp>(oneHot.getBody()->getTerminator());
+  auto toFloat = yield.getOperand(0).getDefiningOp<arith::UIToFPOp>();
+  if (!toFloat)
+    return nullptr;
+  if (auto cmp = toFloat.getIn().getDefiningOp<arith::CmpIOp>())
+    return cmp;
+  auto arg = dyn_cast<BlockArgument>(toFloat.getIn());
+  if (!arg || arg.getOwner() != oneHot.getBody() || oneHot.getNumDpsInputs() != 1)
+    return nullptr;
+  auto compare = oneHot.getDpsInputs()[0].getDefiningOp<linalg::GenericOp>();
+  if (!compare)
+    return nullptr;
+  auto inner = cast<linalg::YieldOp>(compare.getBody()->getTerminator());
+  return inner.getOperand(0).getDefiningOp<arith::CmpIOp>();
+}
+
+/// A matmul of a one-hot of ids read out of the rows' iota (the frontend's
+/// bounds-checked embedding backward): nova-form-scatter turns it into a DMA
+/// scatter-add after elementwise fusion, which row chunks of it would hide
+/// from that pass (each chunk a [rows x tokens] matmul: 13.8 ms per
+/// GPT-2-small data-parallel step, against reducing the scattered gradient
+/// whole).
+bool isOneHotMatmul(Operation *op) {
+  auto matmul = dyn_cast_if_present<linalg::MatmulOp>(op);
+  if (!matmul)
+    return false;
+  auto oneHot = matmul.getInputs()[0].getDefiningOp<linalg::GenericOp>();
+  if (!oneHot || oneHot.getNumResults() != 1)
+    return false;
+  arith::CmpIOp cmp = oneHotCompare(oneHot);
+  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+    return false;
+  auto compare = cmp->getParentOfType<linalg::GenericOp>();
+  if (!compare || compare.getNumDpsInputs() != 2)
+    return false;
+  // One input is read out of the other with tensor.extract: the checked ids.
+  Value a = compare.getDpsInputs()[0], b = compare.getDpsInputs()[1];
+  for (auto [ids, rows] : {std::pair(a, b), std::pair(b, a)}) {
+    auto read = ids.getDefiningOp<linalg::GenericOp>();
+    if (!read || read.getNumResults() != 1)
+      continue;
+    auto yield = cast<linalg::YieldOp>(read.getBody()->getTerminator());
+    auto extract = yield.getOperand(0).getDefiningOp<tensor::ExtractOp>();
+    if (extract && extract.getTensor() == rows)
+      return true;
+  }
+  return false;
+}
+
 struct SplitAllReducesPass
     : public nova::impl::NovaSplitAllReducesBase<SplitAllReducesPass> {
   using Base::Base;
@@ -54,7 +107,8 @@ struct SplitAllReducesPass
           type == op.getResult().getType() && nova::tensorBytes(type) > chunkBytes &&
           type.getDimSize(0) > 1 && op.getInput().hasOneUse() &&
           op.getInput().getDefiningOp<TilingInterface>() &&
-          op.getInput().getDefiningOp()->getNumResults() == 1)
+          op.getInput().getDefiningOp()->getNumResults() == 1 &&
+          !isOneHotMatmul(op.getInput().getDefiningOp()))
         candidates.push_back(op);
     });
     for (shard::AllReduceOp op : candidates)

@@ -28,6 +28,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/IR/PatternMatch.h"
 
 #define DEBUG_TYPE "nova-form-scatter"
@@ -98,9 +101,15 @@ bool isCheckedIndex(Value v, int64_t size) {
 
 /// The one-hot A[q, m] = (ids[m] == q) of a matmul's left operand, [Q, M]:
 /// the input that holds the ids and its indexing map (which reads d1 only).
+/// When the bounds-checked read of the ids out of the iota is fused into the
+/// one-hot's body (as after partitioning), `ids` holds the raw ids and
+/// `read` is that body's `tensor.extract` of the iota, with `readSlice` the
+/// body ops it depends on (in order): they are recomputed for the positions.
 struct OneHot {
   OpOperand *ids;
   AffineMap idsMap;
+  tensor::ExtractOp read = nullptr;
+  SmallVector<Operation *> readSlice;
 };
 
 /// Whether body value `v` of one-hot generic `gen` is `q`, the row index:
@@ -150,6 +159,45 @@ OpOperand *idsOperand(linalg::GenericOp gen, Value v) {
   return ones == 1 ? operand : nullptr;
 }
 
+/// The fused form of the bounds-checked read: body value `v` of `gen` is
+/// `tensor.extract iota[i]` of an iota of `rows` (captured), with `i`
+/// computed in the body from one integer input read through a map that uses
+/// d1 only (and from constants). Fills `oneHot` and returns true then.
+bool matchFusedRead(linalg::GenericOp gen, Value v, int64_t rows, OneHot &oneHot) {
+  auto extract = v.getDefiningOp<tensor::ExtractOp>();
+  if (!extract || extract->getBlock() != gen.getBody() || !isIota(extract.getTensor(), rows))
+    return false;
+  // The body ops the index depends on, and the one input they read.
+  SetVector<Operation *> slice;
+  OpOperand *raw = nullptr;
+  SmallVector<Value> work(extract.getIndices().begin(), extract.getIndices().end());
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getOwner() != gen.getBody())
+        return false;
+      OpOperand *operand = idsOperand(gen, arg);
+      if (!operand || (raw && raw != operand))
+        return false;
+      raw = operand;
+      continue;
+    }
+    Operation *def = x.getDefiningOp();
+    if (def->getBlock() != gen.getBody())
+      continue; // defined above the generic: a constant or a captured value
+    if (!isPure(def) || def->getNumRegions() || isa<linalg::IndexOp>(def))
+      return false;
+    if (slice.insert(def))
+      work.append(def->operand_begin(), def->operand_end());
+  }
+  if (!raw)
+    return false;
+  SmallVector<Operation *> ordered(slice.begin(), slice.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  oneHot = OneHot{raw, gen.getMatchingIndexingMap(raw), extract, ordered};
+  return true;
+}
+
 std::optional<OneHot> matchOneHot(Value a, int64_t rows) {
   auto gen = a.getDefiningOp<linalg::GenericOp>();
   if (!gen || gen.getNumResults() != 1 || gen.getNumLoops() != 2 ||
@@ -165,6 +213,21 @@ std::optional<OneHot> matchOneHot(Value a, int64_t rows) {
   auto cmp = toFloat->getOperand(0).getDefiningOp<arith::CmpIOp>();
   if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
     return std::nullopt;
+  for (auto [x, y] : {std::pair(cmp.getLhs(), cmp.getRhs()),
+                      std::pair(cmp.getRhs(), cmp.getLhs())}) {
+    // The bounds-checked read fused into the body: nothing else may be
+    // there but that read, the compare and the conversion.
+    OneHot fused;
+    if (isRowIndex(gen, y, rows) && matchFusedRead(gen, x, rows, fused)) {
+      DenseSet<Operation *> allowed(fused.readSlice.begin(), fused.readSlice.end());
+      allowed.insert(fused.read);
+      for (Operation &op : body->without_terminator())
+        if (!allowed.contains(&op) &&
+            !isa<arith::UIToFPOp, arith::CmpIOp, arith::IndexCastOp, linalg::IndexOp>(op))
+          return std::nullopt;
+      return fused;
+    }
+  }
   for (Operation &op : body->without_terminator())
     if (!isa<arith::UIToFPOp, arith::CmpIOp, arith::IndexCastOp,
              linalg::IndexOp>(op))
@@ -199,6 +262,15 @@ Value buildPositions(OpBuilder &b, Location loc, const OneHot &oneHot,
                                     utils::IteratorType::parallel},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value id = args[0];
+        if (oneHot.read) {
+          // The fused bounds-checked read, recomputed from the raw id.
+          IRMapping mapping;
+          auto owner = cast<linalg::GenericOp>(oneHot.ids->getOwner());
+          mapping.map(owner.getMatchingBlockArgument(oneHot.ids), args[0]);
+          for (Operation *op : oneHot.readSlice)
+            nb.clone(*op, mapping);
+          id = nb.clone(*oneHot.read, mapping)->getResult(0);
+        }
         if (id.getType() != i64)
           id = arith::ExtSIOp::create(nb, nloc, i64, id);
         Value stride = arith::ConstantIntOp::create(nb, nloc, i64, cols);

@@ -50,6 +50,52 @@ func.func @contraction_commuted_body(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x8x
 
 // -----
 
+#lhs = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#rhs = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#out = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+
+// Mixed precision as nova-expand-batch-dims writes it (bf16 operands
+// extended to the f32 accumulator): a batch_matmul of the bf16 operands.
+// CHECK-LABEL: func.func @contraction_mixed_precision
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<8x16x8xbf16>, tensor<8x8x16xbf16>) outs(%{{.*}} : tensor<8x16x16xf32>)
+func.func @contraction_mixed_precision(%q: tensor<2x4x16x8xbf16>, %k: tensor<2x4x8x16xbf16>, %f: tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> {
+  %r = linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x16x8xbf16>, tensor<2x4x8x16xbf16>) outs(%f : tensor<2x4x16x16xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %ex = arith.extf %x : bf16 to f32
+    %ey = arith.extf %y : bf16 to f32
+    %p = arith.mulf %ex, %ey : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x16x16xf32>
+  return %r : tensor<2x4x16x16xf32>
+}
+
+// -----
+
+#lhs = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#rhs = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#out = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+
+// The first operand extended and squared: not a contraction of both.
+// CHECK-LABEL: func.func @negative_mixed_squared
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.batch_matmul
+func.func @negative_mixed_squared(%q: tensor<2x4x16x8xbf16>, %k: tensor<2x4x8x16xbf16>, %f: tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> {
+  %r = linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x16x8xbf16>, tensor<2x4x8x16xbf16>) outs(%f : tensor<2x4x16x16xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %ex = arith.extf %x : bf16 to f32
+    %p = arith.mulf %ex, %ex : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x16x16xf32>
+  return %r : tensor<2x4x16x16xf32>
+}
+
+// -----
+
 // Three batch loops collapse into one batch dimension of 2*3*4.
 // CHECK-LABEL: func.func @contraction_three_batch_dims
 // CHECK-NOT: linalg.generic

@@ -66,3 +66,63 @@ func.func @kinds_apart(%x: tensor<4xf32>, %y: tensor<4xf32>, %n: tensor<4xi64>, 
   %s = shard.all_reduce %l on @g grid_axes = [0] : tensor<f32> -> tensor<f32>
   return %a, %c, %b, %s : tensor<4xf32>, tensor<4xi64>, tensor<4xf32>, tensor<f32>
 }
+
+// -----
+
+// Autocast's weight gradients: each f32 all-reduce is rounded to bf16 and
+// extended back to f32 at once. The casts move down to their first user
+// (the return), so both gradients still share one bucket.
+// CHECK-LABEL: func.func @autocast_casts_sunk
+// CHECK: %[[C:.*]] = tensor.concat dim(0)
+// CHECK: shard.all_reduce %[[C]] {{.*}} tensor<8xf32>
+// CHECK-NOT: shard.all_reduce
+// CHECK: arith.truncf
+// CHECK: arith.extf
+// CHECK: return
+// SMALL-LABEL: func.func @autocast_casts_sunk
+#id = affine_map<(d0) -> (d0)>
+shard.grid @g(shape = 4)
+func.func @autocast_casts_sunk(%ga: tensor<4xf32>, %gb: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = shard.all_reduce %ga on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  %eb16 = tensor.empty() : tensor<4xbf16>
+  %e32 = tensor.empty() : tensor<4xf32>
+  %a16 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf32>) outs(%eb16 : tensor<4xbf16>) {
+  ^bb0(%i: f32, %o: bf16):
+    %t = arith.truncf %i : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4xbf16>
+  %a32 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a16 : tensor<4xbf16>) outs(%e32 : tensor<4xf32>) {
+  ^bb0(%i: bf16, %o: f32):
+    %t = arith.extf %i : bf16 to f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %b = shard.all_reduce %gb on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  return %a32, %b : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// An elementwise op of two values is not a cast: it stays where it is and
+// issues the bucket of its all-reduced operand.
+// CHECK-LABEL: func.func @negative_binary_not_sunk
+// CHECK-NOT: tensor.concat
+// CHECK: shard.all_reduce %arg0
+// CHECK: arith.addf
+// CHECK: shard.all_reduce %arg1
+// SMALL-LABEL: func.func @negative_binary_not_sunk
+#id = affine_map<(d0) -> (d0)>
+shard.grid @g(shape = 4)
+func.func @negative_binary_not_sunk(%ga: tensor<4xf32>, %gb: tensor<4xf32>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = shard.all_reduce %ga on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%a, %x : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %t = arith.addf %i, %j : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %b = shard.all_reduce %gb on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  return %s, %b : tensor<4xf32>, tensor<4xf32>
+}

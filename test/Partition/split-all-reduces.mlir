@@ -134,3 +134,51 @@ func.func @negative_small_or_no_producer(%a: tensor<64x16xf32>, %big: tensor<512
   %s = shard.all_reduce %big on @g grid_axes = [0] : tensor<512x16xf32> -> tensor<512x16xf32>
   return %r, %s : tensor<64x16xf32>, tensor<512x16xf32>
 }
+
+// -----
+
+// The one-hot of ids read out of the rows' iota (the frontend's
+// bounds-checked embedding backward, before elementwise fusion): what
+// nova-form-scatter turns into a DMA scatter-add. The matmul is not cut into
+// row chunks (each a [rows x tokens] matmul); the gradient is reduced whole.
+// CHECK-LABEL: func.func @negative_one_hot_for_the_scatter
+// CHECK: linalg.matmul {{.*}} -> tensor<300x16xf32>
+// CHECK: shard.all_reduce {{.*}} : tensor<300x16xf32> -> tensor<300x16xf32>
+// CHECK-NOT: tensor.concat
+shard.grid @g(shape = 2)
+func.func @negative_one_hot_for_the_scatter(%raw: tensor<4xi64>, %g: tensor<4x16xf32>) -> tensor<300x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e300 = tensor.empty() : tensor<300xi64>
+  %rows = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e300 : tensor<300xi64>) {
+  ^bb0(%o: i64):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    linalg.yield %c : i64
+  } -> tensor<300xi64>
+  %e4 = tensor.empty() : tensor<4xi64>
+  %ids = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%raw : tensor<4xi64>) outs(%e4 : tensor<4xi64>) {
+  ^bb0(%in: i64, %o: i64):
+    %x = arith.index_cast %in : i64 to index
+    %r = tensor.extract %rows[%x] : tensor<300xi64>
+    linalg.yield %r : i64
+  } -> tensor<4xi64>
+  %e = tensor.empty() : tensor<300x4xi1>
+  %eq = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%ids, %rows : tensor<4xi64>, tensor<300xi64>) outs(%e : tensor<300x4xi1>) {
+  ^bb0(%i: i64, %row: i64, %o: i1):
+    %c = arith.cmpi eq, %i, %row : i64
+    linalg.yield %c : i1
+  } -> tensor<300x4xi1>
+  %ef = tensor.empty() : tensor<300x4xf32>
+  %onehot = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%eq : tensor<300x4xi1>) outs(%ef : tensor<300x4xf32>) {
+  ^bb0(%i: i1, %o: f32):
+    %f = arith.uitofp %i : i1 to f32
+    linalg.yield %f : f32
+  } -> tensor<300x4xf32>
+  %eo = tensor.empty() : tensor<300x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%eo : tensor<300x16xf32>) -> tensor<300x16xf32>
+  %m = linalg.matmul ins(%onehot, %g : tensor<300x4xf32>, tensor<4x16xf32>) outs(%z : tensor<300x16xf32>) -> tensor<300x16xf32>
+  %r = shard.all_reduce %m on @g grid_axes = [0] : tensor<300x16xf32> -> tensor<300x16xf32>
+  return %r : tensor<300x16xf32>
+}

@@ -275,3 +275,88 @@ func.func @values_read_transposed(%raw: tensor<3xi64>, %vt: tensor<8x3xf32>, %ba
   %c = linalg.matmul indexing_maps = [#ma, #mbt, #mc] ins(%a, %vt : tensor<4x3xf32>, tensor<8x3xf32>) outs(%base : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %c : tensor<4x8xf32>
 }
+
+// -----
+
+// After partitioning, elementwise fusion puts the bounds-checked read of
+// the ids out of the iota inside the one-hot's body. The read is the same
+// proof that the ids are in range: the positions recompute it from the raw
+// ids.
+// CHECK-LABEL: func.func @fused_checked_read
+// CHECK-SAME: (%[[RAW:.*]]: tensor<1x6xi64>, %[[V:.*]]: tensor<6x16xf32>)
+// CHECK: %[[IOTA:.*]] = linalg.generic
+// CHECK-NOT: uitofp
+// CHECK: %[[POS:.*]] = linalg.generic {{.*}} ins(%[[RAW]] : tensor<1x6xi64>) outs(%{{.*}} : tensor<6x16xi64>)
+// CHECK:   arith.select
+// CHECK:   %[[ID:.*]] = tensor.extract %[[IOTA]][%{{.*}}] : tensor<10xi64>
+// CHECK:   arith.muli %[[ID]], %{{.*}} : i64
+// CHECK: nova.scatter_add ins(%[[V]], %[[POS]] : tensor<6x16xf32>, tensor<6x16xi64>)
+// CHECK-NOT: linalg.matmul
+#map = affine_map<(d0) -> (d0)>
+#ids = affine_map<(d0, d1) -> (0, d1)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @fused_checked_read(%raw: tensor<1x6xi64>, %v: tensor<6x16xf32>) -> tensor<10x16xf32> {
+  %c10 = arith.constant 10 : i64
+  %c0 = arith.constant 0 : i64
+  %zero = arith.constant 0.000000e+00 : f32
+  %e10 = tensor.empty() : tensor<10xi64>
+  %iota = linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]} outs(%e10 : tensor<10xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    linalg.yield %c : i64
+  } -> tensor<10xi64>
+  %ea = tensor.empty() : tensor<10x6xf32>
+  %a = linalg.generic {indexing_maps = [#ids, #id2], iterator_types = ["parallel", "parallel"]} ins(%raw : tensor<1x6xi64>) outs(%ea : tensor<10x6xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %w = arith.addi %in, %c10 : i64
+    %n = arith.cmpi slt, %in, %c0 : i64
+    %s = arith.select %n, %w, %in : i64
+    %x = arith.index_cast %s : i64 to index
+    %r = tensor.extract %iota[%x] : tensor<10xi64>
+    %q = linalg.index 0 : index
+    %qi = arith.index_cast %q : index to i64
+    %eq = arith.cmpi eq, %r, %qi : i64
+    %f = arith.uitofp %eq : i1 to f32
+    linalg.yield %f : f32
+  } -> tensor<10x6xf32>
+  %ez = tensor.empty() : tensor<10x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%ez : tensor<10x16xf32>) -> tensor<10x16xf32>
+  %c = linalg.matmul ins(%a, %v : tensor<10x6xf32>, tensor<6x16xf32>) outs(%z : tensor<10x16xf32>) -> tensor<10x16xf32>
+  return %c : tensor<10x16xf32>
+}
+
+// -----
+
+// The fused read's index must come from the ids alone: one that also reads
+// the row index (linalg.index) is not a bounds check of the ids.
+// CHECK-LABEL: func.func @negative_fused_read_of_row
+// CHECK: uitofp
+// CHECK: linalg.matmul
+#map = affine_map<(d0) -> (d0)>
+#ids = affine_map<(d0, d1) -> (0, d1)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @negative_fused_read_of_row(%raw: tensor<1x6xi64>, %v: tensor<6x16xf32>) -> tensor<10x16xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %e10 = tensor.empty() : tensor<10xi64>
+  %iota = linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]} outs(%e10 : tensor<10xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    linalg.yield %c : i64
+  } -> tensor<10xi64>
+  %ea = tensor.empty() : tensor<10x6xf32>
+  %a = linalg.generic {indexing_maps = [#ids, #id2], iterator_types = ["parallel", "parallel"]} ins(%raw : tensor<1x6xi64>) outs(%ea : tensor<10x6xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %q = linalg.index 0 : index
+    %r = tensor.extract %iota[%q] : tensor<10xi64>
+    %qi = arith.index_cast %q : index to i64
+    %eq = arith.cmpi eq, %r, %in : i64
+    %f = arith.uitofp %eq : i1 to f32
+    linalg.yield %f : f32
+  } -> tensor<10x6xf32>
+  %ez = tensor.empty() : tensor<10x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%ez : tensor<10x16xf32>) -> tensor<10x16xf32>
+  %c = linalg.matmul ins(%a, %v : tensor<10x6xf32>, tensor<6x16xf32>) outs(%z : tensor<10x16xf32>) -> tensor<10x16xf32>
+  return %c : tensor<10x16xf32>
+}

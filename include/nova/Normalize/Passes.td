@@ -78,7 +78,9 @@ def NovaCollapseBatchDims
     `C[b..., m, n] += A[b..., m, k] * B[b..., k, n]` with two or more batch
     loops becomes collapses of its operands, a `linalg.batch_matmul` and an
     expand of the result, which is what tiling and `convert-linalg-to-nova`
-    take.
+    take. Operands extended to the accumulator's type in the body
+    (`arith.extf`: bf16 accumulated in f32) are the batch_matmul of the
+    narrow operands, which extends them itself.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];

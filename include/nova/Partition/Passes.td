@@ -25,7 +25,11 @@ def NovaExpandBatchDims
     collapses into a `linalg.generic` contraction with one parallel loop per
     batch dimension; the result is collapsed back for the existing users
     (canonicalization folds that into their expand). `nova-collapse-batch-dims`
-    undoes it after partitioning.
+    undoes it after partitioning. Operands narrower than the result (bf16
+    accumulated in f32: attention under autocast) are extended in the
+    generic's body (`arith.extf`), as the named op's semantics extend them;
+    without that the heads of q, k and v are all-gathered under bf16 and
+    every tensor-parallel chip runs all of attention.
 
     Before:
     ```mlir
@@ -321,7 +325,10 @@ def NovaBucketAllReduces : Pass<"nova-bucket-all-reduces", "::mlir::func::FuncOp
     backward runs) or just before the first use of one of its members'
     results, whichever comes first; an all-reduce whose result is used before
     another joins it (a tensor-parallel activation) stays alone. 0-d tensors
-    stay alone too.
+    stay alone too. Unary elementwise ops of the results (autocast rounds an
+    f32-accumulated weight gradient to bf16 and extends it back to f32 right
+    after it is reduced) are first moved down to just before their first
+    user, so that they do not issue every bucket with a single member.
 
     Before:
     ```mlir
@@ -347,6 +354,62 @@ def NovaBucketAllReduces : Pass<"nova-bucket-all-reduces", "::mlir::func::FuncOp
   let statistics = [
     Statistic<"numBuckets", "buckets", "all-reduces issued for two or more tensors">,
     Statistic<"numBucketed", "bucketed", "all-reduces merged into a bucket">,
+  ];
+}
+
+def NovaBucketAllGathers : Pass<"nova-bucket-all-gathers", "::mlir::func::FuncOp"> {
+  let summary = "all-gather small tensors together in buckets (ZeRO's parameter gathers)";
+  let description = [{
+    Under ZeRO each chip updates its shard of every parameter and the
+    updated shards are all-gathered: one collective per parameter (hundreds
+    in a GPT step), each paying the link latency of every ring step. This
+    pass gathers consecutive `shard.all_gather` ops of one grid, grid axes,
+    group size and element type into buckets of at most `bucket-bytes` (of
+    gathered data): the members' local shards are flattened and
+    concatenated, gathered by one all-gather along dim 0, and cut back out:
+    chip k's block of the result holds its shards in member order, so
+    member i's columns of the result seen as [chips, S] are the chips'
+    shards of it, which an expand_shape, a transpose (for a gather along a
+    dim a > 0: the chip dimension moved before dim a) and a collapse_shape
+    turn into exactly the member's own result (copies only). A bucket is
+    issued where it fills up, just before the first use of one of its
+    members' results, or at the end of its block, whichever comes first; an
+    all-gather whose result is used before another joins it stays alone.
+    Pure elementwise ops of gathered values (ZeRO subtracts each gathered
+    update from its decayed parameter right away) are first moved down to
+    just before their first user, so that they do not issue every bucket
+    with a single member.
+
+    Before:
+    ```mlir
+    %a = shard.all_gather %sa on @g grid_axes = [0] gather_axis = 0 : tensor<2x4xf32> -> tensor<4x4xf32>
+    %b = shard.all_gather %sb on @g grid_axes = [0] gather_axis = 1 : tensor<3x2xf32> -> tensor<3x4xf32>
+    ```
+    After:
+    ```mlir
+    %fa = tensor.collapse_shape %sa [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+    %fb = tensor.collapse_shape %sb [[0, 1]] : tensor<3x2xf32> into tensor<6xf32>
+    %c = tensor.concat dim(0) %fa, %fb : (tensor<8xf32>, tensor<6xf32>) -> tensor<14xf32>
+    %g = shard.all_gather %c on @g grid_axes = [0] gather_axis = 0 : tensor<14xf32> -> tensor<28xf32>
+    %r = tensor.expand_shape %g [[0, 1]] output_shape [2, 14] : tensor<28xf32> into tensor<2x14xf32>
+    %pa = tensor.extract_slice %r[0, 0] [2, 8] [1, 1] : tensor<2x14xf32> to tensor<2x8xf32>
+    %ea = tensor.expand_shape %pa [[0], [1, 2]] output_shape [2, 2, 4] : tensor<2x8xf32> into tensor<2x2x4xf32>
+    %a = tensor.collapse_shape %ea [[0, 1], [2]] : tensor<2x2x4xf32> into tensor<4x4xf32>
+    %pb = tensor.extract_slice %r[0, 8] [2, 6] [1, 1] : tensor<2x14xf32> to tensor<2x6xf32>
+    %eb = tensor.expand_shape %pb [[0], [1, 2]] output_shape [2, 3, 2] : tensor<2x6xf32> into tensor<2x3x2xf32>
+    %tb = linalg.transpose ins(%eb : tensor<2x3x2xf32>) outs(%e : tensor<3x2x2xf32>) permutation = [1, 0, 2]
+    %b = tensor.collapse_shape %tb [[0], [1, 2]] : tensor<3x2x2xf32> into tensor<3x4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"26214400",
+           "largest bucket, in bytes of gathered data (25 MiB); 0 turns bucketing off">,
+  ];
+  let statistics = [
+    Statistic<"numBuckets", "buckets", "all-gathers issued for two or more tensors">,
+    Statistic<"numBucketed", "bucketed", "all-gathers merged into a bucket">,
   ];
 }
 

@@ -17,11 +17,16 @@ for stage 0, the previous stage's activation otherwise):
   with ``P`` and the slots donated to their new values (written in place).
 
 Each body is traced with ``make_fx`` in fake mode with Nova's decomposition
-table, as the one-chip step is (:mod:`nova.frontend.train_export`).
+table, as the one-chip step is (:mod:`nova.frontend.train_export`). With
+``autocast`` (``torch.bfloat16`` / ``torch.float16``) the stage's forward and
+its loss are traced under ``torch.autocast("cpu", dtype=autocast)``, as the
+one-chip step's are: the parameters, their gradients and the loss stay
+float32 (mixed precision).
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -68,16 +73,27 @@ def _call(stage: nn.Module, state: dict, x: torch.Tensor) -> torch.Tensor:
         return stage(x)
 
 
+def autocast_context(dtype: torch.dtype | None):
+    """``torch.autocast`` on the CPU at ``dtype`` (mixed precision), or nothing."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    if dtype not in (torch.bfloat16, torch.float16):
+        raise PipelineError(f"autocast must be torch.bfloat16 or torch.float16, got {dtype}")
+    return torch.autocast("cpu", dtype=dtype)
+
+
 def forward_body(stage: nn.Module, names: StageState, state: list[torch.Tensor],
-                 x: torch.Tensor, loss_fn=None, labels=None, *, tag: str) -> Body:
+                 x: torch.Tensor, loss_fn=None, labels=None, *, tag: str,
+                 autocast: torch.dtype | None = None) -> Body:
     """``F``: the stage's output, or on the last stage (``loss_fn`` given) the loss."""
     n = len(state)
 
     def fn(*flat):
-        y = _call(stage, _state(stage, names, flat[:n]), flat[n])
-        if loss_fn is None:
-            return (y,)
-        return (_loss(loss_fn, y, flat[n + 1]),)
+        with autocast_context(autocast):
+            y = _call(stage, _state(stage, names, flat[:n]), flat[n])
+            if loss_fn is None:
+                return (y,)
+            return (_loss(loss_fn, y, flat[n + 1]),)
 
     args = list(state) + [x] + ([labels] if loss_fn is not None else [])
     return _trace(fn, args, f"F{tag}")
@@ -85,7 +101,8 @@ def forward_body(stage: nn.Module, names: StageState, state: list[torch.Tensor],
 
 def backward_body(stage: nn.Module, names: StageState, state: list[torch.Tensor],
                   x: torch.Tensor, dy_or_labels: torch.Tensor, *, first: bool,
-                  loss_fn=None, scale: float = 1.0, accumulate: bool, tag: str) -> Body:
+                  loss_fn=None, scale: float = 1.0, accumulate: bool, tag: str,
+                  autocast: torch.dtype | None = None) -> Body:
     """``B`` (``accumulate=False``) or ``B_acc``: ``dx`` (unless ``first``) and
     the trainable parameters' gradients, recomputing the stage's forward."""
     n_train, n = len(names.trainable), len(state)
@@ -98,16 +115,18 @@ def backward_body(stage: nn.Module, names: StageState, state: list[torch.Tensor]
         if not first:
             xin = xin.requires_grad_(True)
             wrt.append(xin)
-        y = _call(stage, _state(stage, names, values), xin)
+        with autocast_context(autocast):
+            y = _call(stage, _state(stage, names, values), xin)
+            loss = _loss(loss_fn, y, flat[n + 1]) if loss_fn is not None else None
         keep = []
         if loss_fn is not None:
-            loss = _loss(loss_fn, y, flat[n + 1])
             grads = torch.autograd.grad(loss * scale, wrt, allow_unused=True)
             # Returned (and not used): a dead loss would leave torch-mlir's index
             # checks (cf.assert) in a generic with no result, which Nova rejects.
             keep = [loss.detach()]
         else:
-            grads = torch.autograd.grad(y, wrt, grad_outputs=flat[n + 1], allow_unused=True)
+            grads = torch.autograd.grad(y, wrt, grad_outputs=flat[n + 1].to(y.dtype),
+                                        allow_unused=True)
         grads = [g if g is not None else torch.zeros_like(w) for g, w in zip(grads, wrt)]
         dparams = grads[:n_train]
         if accumulate:
@@ -172,7 +191,7 @@ def add_body(example: torch.Tensor, *, tag: str) -> Body:
 def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
                  x: torch.Tensor, dy_or_labels: torch.Tensor, *, first: bool, loss_fn=None,
                  scale: float = 1.0, accumulate: tuple[bool, ...] = (False, True),
-                 tag: str) -> dict[str, Body]:
+                 tag: str, autocast: torch.dtype | None = None) -> dict[str, Body]:
     """``F``, ``B`` (and ``B_acc``) with saved activations instead of
     recomputation: AOT autograd's partition of the stage's joint graph
     (``default_partition``) gives a forward that also returns what the
@@ -194,8 +213,9 @@ def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
         return compiler
 
     def fn(*flat):
-        y = _call(stage, _state(stage, names, flat[:n]), flat[n])
-        return (_loss(loss_fn, y, flat[n + 1]),) if last else (y,)
+        with autocast_context(autocast):
+            y = _call(stage, _state(stage, names, flat[:n]), flat[n])
+            return (_loss(loss_fn, y, flat[n + 1]),) if last else (y,)
 
     compiled = aot_function(fn, fw_compiler=capture("fw"), bw_compiler=capture("bw"),
                             partition_fn=default_partition,

@@ -48,9 +48,9 @@ from torch import nn
 from nova.compiler.build import Tiles, build_binary, build_program, stage_tiles
 from nova.compiler.options import TargetOptions
 from nova.parallel.errors import PipelineError
-from nova.parallel.pipeline_bodies import (StageState, add_body, backward_body, clip_body,
-                                           forward_body, norm_body, saved_bodies,
-                                           update_body)
+from nova.parallel.pipeline_bodies import (StageState, add_body, autocast_context,
+                                           backward_body, clip_body, forward_body, norm_body,
+                                           saved_bodies, update_body)
 from nova.parallel.pipeline_merge import parse_body
 from nova.parallel.pipeline_schedule import Schedule, check_virtual
 from nova.parallel.target_chips import check_chips
@@ -81,7 +81,8 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                                 max_grad_norm: float | None = None,
                                 double_buffer: bool = True, mesh: Any = None,
                                 plan: Any = None, zero: int = 0,
-                                virtual_stages: int = 1) -> "PipelineTrainStep":
+                                virtual_stages: int = 1,
+                                autocast: torch.dtype | None = None) -> "PipelineTrainStep":
     """Compiles a pipeline-parallel training step (see the module docstring).
 
     ``model`` is a ``nova.models.GPT`` (cut by :func:`gpt_stages` with
@@ -115,8 +116,14 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     is the chunks, ``len(model) / v`` stages) and chip ``s`` runs chunks
     ``s, s + p, s + 2p, ...``; ``microbatches`` must be a multiple of the
     stages. The bubble falls to ``(p - 1) / (v m + p - 1)`` for balanced
-    chunks, at ``v`` times the activations' and gradients' messages."""
+    chunks, at ``v`` times the activations' and gradients' messages.
+
+    ``autocast=torch.bfloat16`` (or ``torch.float16``) is mixed precision as
+    in :func:`nova.compile_train_step`: each stage's forward and the loss are
+    traced under ``torch.autocast("cpu", dtype=...)``; the parameters, their
+    gradients and the optimizer state stay float32."""
     check_virtual(virtual_stages)
+    autocast_context(autocast)  # rejects a dtype autocast does not take
     v = virtual_stages
     if isinstance(model, (list, tuple)):
         if split_points is not None or stages is not None:
@@ -180,7 +187,8 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     sched = Schedule.build(schedule, p, microbatches, tuple((w.a, w.b) for w in shared), clip,
                            virtual=v)
     return _compile(modules, infos, shared, loss_fn, optimizer, rule, sched, inputs, labels,
-                    target, double_buffer, bool(recompute), max_grad_norm, stage_mesh)
+                    target, double_buffer, bool(recompute), max_grad_norm, stage_mesh,
+                    autocast)
 
 
 def _stage_infos(modules: list[nn.Module], owner: nn.Module | None,
@@ -243,7 +251,8 @@ def _shared(infos, shared_stages) -> list[_Shared]:
 
 def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, inputs, labels,
              target: str, double_buffer: bool, recompute: bool,
-             max_grad_norm: float | None = None, stage_mesh=None) -> "PipelineTrainStep":
+             max_grad_norm: float | None = None, stage_mesh=None,
+             autocast: torch.dtype | None = None) -> "PipelineTrainStep":
     p, m = sched.stages, sched.microbatches
     per_stage = 1 if stage_mesh is None else stage_mesh.per_stage
     options = TargetOptions(name=target, chips=p * per_stage)
@@ -255,22 +264,23 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
     for s, (stage, info) in enumerate(zip(modules, infos)):  # model chunks
         state = [t.detach() for t in info.params + info.constants]
         last = s == len(modules) - 1
-        with torch.no_grad():
+        with torch.no_grad(), autocast_context(autocast):
             out = stage(x)
         dy = y_labels if last else torch.zeros_like(out)
         lf = loss_fn if last else None
         accumulate = (False, True) if m > 1 else (False,)
         if recompute:
             traced = {"F": forward_body(stage, info.state, state, x, lf, y_labels,
-                                        tag=str(s))}
+                                        tag=str(s), autocast=autocast)}
             for acc in accumulate:
                 key = "Bacc" if acc else "B"
                 traced[key] = backward_body(stage, info.state, state, x, dy, first=s == 0,
                                             loss_fn=lf, scale=1.0 / m, accumulate=acc,
-                                            tag=str(s))
+                                            tag=str(s), autocast=autocast)
         else:
             traced = saved_bodies(stage, info.state, state, x, dy, first=s == 0, loss_fn=lf,
-                                  scale=1.0 / m, accumulate=accumulate, tag=str(s))
+                                  scale=1.0 / m, accumulate=accumulate, tag=str(s),
+                                  autocast=autocast)
         slots = [[torch.zeros_like(t) for t in info.params] for _ in rule.slots]
         traced["U"] = update_body(rule.update, [t.detach() for t in info.params],
                                   [list(g) for g in info.groups], slots, hypers,

@@ -102,3 +102,40 @@ def test_tied_gpt_gradients_add_the_head_and_the_embedding() -> None:
     # The token and the position embeddings' backwards.
     assert step.program.stages["nova_isa"].count(" accumulate on dma") >= 2
     _grads_like_eager(step, reference, _lm_loss, (ids, targets))
+
+
+def test_data_parallel_embedding_backward_is_a_dma_scatter() -> None:
+    """Data parallel over 2 chips: after partitioning the bounds-checked read
+    of the ids is fused into the one-hot's body, and the embeddings'
+    backwards are still scatter-adds on each chip (then all-reduced), not
+    [vocab x tokens] matmuls. The loss and every parameter's gradient as
+    eager's over the whole batch, read as the update of SGD at lr 1
+    (``keep_grads=True`` with a mesh fails in sharding propagation, before
+    this change too)."""
+    from nova.parallel import Mesh
+
+    torch.manual_seed(2)
+    config = GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=8, vocab_size=40,
+                       tie_weights=True)
+    model = GPT(config)
+    reference = copy.deepcopy(model)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    generator = torch.Generator().manual_seed(3)
+    ids = torch.randint(0, 40, (4, 8), generator=generator)
+    ids[0, :4] = 7  # repeated ids
+    targets = torch.randint(0, 40, (4, 8), generator=generator)
+    step = nova.compile_train_step(model, _lm_loss_of_logits, torch.optim.SGD(model.parameters(), lr=1.0),
+                                   ids, targets, mesh=Mesh((2,), ("dp",)))
+    assert step.program.stages["nova_isa"].count(" accumulate on dma") >= 2
+    loss = step(ids, targets)
+    expected = _lm_loss(reference, ids, targets)
+    expected.backward()
+    torch.testing.assert_close(torch.as_tensor(loss), expected.detach(), rtol=RTOL, atol=ATOL)
+    after = step.parameters()
+    for name, parameter in reference.named_parameters():
+        torch.testing.assert_close(before[name] - after[name], parameter.grad, rtol=RTOL,
+                                   atol=ATOL, msg=name)
+
+
+def _lm_loss_of_logits(logits, targets):
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))

@@ -1,0 +1,77 @@
+"""Mixed precision in a pipeline (``compile_pipeline_train_step(...,
+autocast=torch.bfloat16)``): each stage's forward and loss traced under
+``torch.autocast("cpu", dtype=torch.bfloat16)``, master weights and
+gradients float32. One SGD step at lr 1 (so ``p - p'`` is the gradient the
+update used) of a 2-layer GPT, 2 stages, 4 micro-batches, against torch
+eager under autocast accumulating the same micro-batches: the loss and
+every parameter's gradient, on one chip per stage and on a 2 x 2 DP x TP
+mesh per stage (8 chips). bf16 rounds differently op by op (Nova's fused
+kernels, eager's ATen ones), hence bf16's tolerances."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from nova.models import GPT
+from nova.models.gpt import GPTConfig
+from nova.parallel import Mesh, PipelineError
+from nova.parallel.plan import megatron_transformer_plan
+from nova.training.pipeline_train import compile_pipeline_train_step
+
+from .lm_batches import lm_cross_entropy, token_batches
+
+CFG = GPTConfig(vocab_size=64, seq_len=16, d_model=32, n_heads=4, n_layers=2)
+MICRO = 4
+
+
+def _model():
+    torch.manual_seed(0)
+    return GPT(CFG)
+
+
+def _eager(ids, labels):
+    """The mean micro-batch loss and every parameter's gradient, eager under autocast."""
+    model = _model()
+    losses = []
+    for x, y in zip(ids.chunk(MICRO), labels.chunk(MICRO)):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = lm_cross_entropy(model(x), y).float()
+        (loss / MICRO).backward()
+        losses.append(loss.detach())
+    grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+    return torch.stack(losses).mean(), grads
+
+
+@pytest.mark.parametrize("mesh", [None, Mesh((2, 2), ("dp", "tp"))], ids=["pp2", "pp2dp2tp2"])
+def test_bf16_pipeline_matches_eager_autocast(mesh):
+    (ids, labels), = token_batches(CFG, 1, ignored=False)
+    model = _model()
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    plan = megatron_transformer_plan(model, batch_axis="dp") if mesh is not None else None
+    step = compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids, labels,
+                                       stages=2, microbatches=MICRO, mesh=mesh, plan=plan,
+                                       autocast=torch.bfloat16)
+    assert "bf16" in step.stages["nova"]  # the matmuls run in bf16
+    loss = step(ids, labels)
+    want_loss, want_grads = _eager(ids, labels)
+    torch.testing.assert_close(loss, want_loss, rtol=2e-2, atol=0)
+    after = step.parameters()
+    assert set(after) == set(want_grads)
+    for name, grad in want_grads.items():
+        ours = before[name] - after[name]
+        # bf16 operands: ~3 significant digits per matmul, relative to the
+        # gradient's scale (the key bias's is 0 up to rounding: softmax ignores it).
+        scale = max(grad.abs().max().item(), 5e-3)
+        torch.testing.assert_close(ours, grad, rtol=5e-2, atol=2e-2 * scale,
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
+def test_bad_autocast_dtype():
+    (ids, labels), = token_batches(CFG, 1, ignored=False)
+    model = _model()
+    with pytest.raises(PipelineError, match="autocast must be torch.bfloat16"):
+        compile_pipeline_train_step(model, lm_cross_entropy, torch.optim.SGD(model.parameters(),
+                                                                             lr=1.0),
+                                    ids, labels, autocast=torch.float64)
