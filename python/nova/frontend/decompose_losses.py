@@ -61,6 +61,9 @@ class _Parts:
     exps: torch.Tensor
     lse: torch.Tensor
     layout: tuple
+    #: The result's storage: an entry whose storage has died is stale, even
+    #: when a new storage (another trace's) reuses its address.
+    key: StorageWeakRef
 
 
 #: log_softmax's result, by storage (autograd saves an output as a new tensor
@@ -74,7 +77,9 @@ def _layout(t: torch.Tensor) -> tuple:
 
 def _parts_of(t: torch.Tensor) -> _Parts | None:
     parts = _log_softmax_parts.get(StorageWeakRef(t.untyped_storage()))
-    return parts if parts is not None and parts.layout == _layout(t) else None
+    if parts is None or parts.key.expired() or parts.layout != _layout(t):
+        return None
+    return parts
 
 
 def _log_softmax(x, dim, half_to_float):
@@ -89,8 +94,8 @@ def _log_softmax(x, dim, half_to_float):
     result = shifted - lse
     for key in [k for k in _log_softmax_parts if k.expired()]:
         del _log_softmax_parts[key]
-    _log_softmax_parts[StorageWeakRef(result.untyped_storage())] = _Parts(
-        x, x_max, exps, lse, _layout(result))
+    key = StorageWeakRef(result.untyped_storage())
+    _log_softmax_parts[key] = _Parts(x, x_max, exps, lse, _layout(result), key)
     return result
 
 
