@@ -76,8 +76,14 @@ def _layout(t: torch.Tensor) -> tuple:
 
 
 def _parts_of(t: torch.Tensor) -> _Parts | None:
+    """``t``'s parts if ``t`` is a log_softmax result of this trace: never an
+    entry of another trace (another fake mode), whose tensors would enter
+    this graph as constants (a wrong loss and gradients)."""
+    from torch._subclasses.fake_tensor import maybe_get_fake_mode
+
     parts = _log_softmax_parts.get(StorageWeakRef(t.untyped_storage()))
-    if parts is None or parts.key.expired() or parts.layout != _layout(t):
+    if parts is None or parts.key.expired() or parts.layout != _layout(t) or \
+            maybe_get_fake_mode(parts.x) is not maybe_get_fake_mode(t):
         return None
     return parts
 

@@ -35,9 +35,12 @@ def test_search_beats_or_keeps_the_defaults_and_matches_torch(cache) -> None:
     default = nova.compile(model, x)
     program(x)
     default(x)
-    # LayerNorm rows of 1024: whole rows (max-cols 1024) beat the default 512.
-    assert tuple(tile) != tile_search.DEFAULT
-    assert program.report.time_s < default.report.time_s
+    # The search keeps the default unless a candidate is faster (LayerNorm
+    # rows of 1024: whole rows beat max-cols 512 before nova-tile grew small
+    # tiles' outer dims; the default is as good now).
+    if tuple(tile) != tile_search.DEFAULT:
+        assert program.report.time_s < default.report.time_s
+    assert program.report.time_s <= default.report.time_s
     torch.testing.assert_close(program(x), model(x), rtol=1e-4, atol=1e-5)
 
 

@@ -86,16 +86,18 @@ def test_zero1_shards_the_optimizer_state_and_gives_the_one_chip_losses(one_chip
 
 
 def test_gradients_larger_than_a_bucket_fly_in_chunks(one_chip):
-    # 2 KiB buckets: the tied 64 x 32 embedding's gradients (8 KiB, a one-hot
-    # matmul each) are split into 16-row chunks by nova-split-all-reduces, each
-    # all-reduced as soon as its rows exist; the numbers do not change.
+    # 2 KiB buckets: the tied 64 x 32 weight's gradient from the LM head (8
+    # KiB) is split into 16-row chunks by nova-split-all-reduces, each
+    # all-reduced as soon as its rows exist; the embedding's own part (a
+    # one-hot matmul, which nova-form-scatter makes a DMA scatter-add that
+    # chunks would hide) is reduced whole, once; the numbers do not change.
     base, base_losses = one_chip
     step, losses = _train("nova-t1", Mesh((8,), ("dp",)), bucket_mb=2048 / 2**20)
     torch.testing.assert_close(losses, base_losses, rtol=1e-4, atol=0)
     reduced = [line.split("ins(")[1].split(" :")[1].split(",")[0].strip()
                for line in step.program.stages["nova"].splitlines() if "nova.all_reduce" in line]
     assert reduced.count("memref<16x32xf32") >= 4, reduced
-    assert "memref<64x32xf32" not in reduced, reduced
+    assert reduced.count("memref<64x32xf32") <= 1, reduced
 
 
 def test_uneven_batch_is_a_clear_error():

@@ -121,7 +121,9 @@ def test_gpt_step_timeline_has_no_unordered_conflicts(monkeypatch):
     from nova.models import GPT
     from nova.models.gpt import GPTConfig
 
-    cfg = GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=8, vocab_size=64)
+    # A vocabulary of 1024: the LM head's matmul is a loop over 8 column tiles
+    # (nova-tile gives smaller ops one tile, no loop).
+    cfg = GPTConfig(d_model=32, n_heads=2, n_layers=1, seq_len=8, vocab_size=1024)
     torch.manual_seed(0)
     model = GPT(cfg)
     ids = torch.randint(0, cfg.vocab_size, (2, cfg.seq_len))
