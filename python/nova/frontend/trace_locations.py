@@ -17,6 +17,7 @@ Only while ``torch.fx.traceback.preserve_node_meta()`` is on (see
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 from typing import Callable, Iterator
 
@@ -68,9 +69,21 @@ def located_loss(loss_fn: Callable) -> Callable:
     plain loss function's ops would carry no line, and the report would charge
     them to the op before (the LM head). ``annotate_fn`` registers the
     function as an anchor, so its ops (and through :func:`backward_locations`
-    their backward) carry the loss function's own lines."""
+    their backward) carry the loss function's own lines.
+
+    An anchor stays registered for the process: torch's own functions (a
+    ``torch.nn.functional.cross_entropy`` passed as the loss) are not made
+    anchors, or every later trace through them (a user's loss function that
+    calls them, a model's forward) would be charged to torch's file. Their
+    ops are traced at the function's definition instead."""
     if getattr(loss_fn, "__code__", None) is None:
         return loss_fn  # a loss module's forward is kept anyway
+    if (getattr(loss_fn, "__module__", None) or "").partition(".")[0] == "torch":
+        @functools.wraps(loss_fn)
+        def at_definition(*args, **kwargs):
+            with traced_at(loss_fn):
+                return loss_fn(*args, **kwargs)
+        return at_definition
     return fx_traceback.annotate_fn({"nova": "loss"})(loss_fn)
 
 
