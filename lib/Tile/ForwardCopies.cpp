@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "nova/Tile/Passes.h"
 
+#include "BufferEffects.h"
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 
 #include "mlir/IR/Dominance.h"
@@ -22,78 +23,9 @@ namespace mlir::nova {
 
 using namespace mlir;
 using namespace mlir::nova;
+using namespace mlir::nova::tile;
 
 namespace {
-
-/// The buffer a view is a view of (the value itself if it is no view).
-/// Effect-free ops from one memref to another (memref.transpose, which is
-/// not a ViewLikeOpInterface) are views too.
-Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      v = view.getViewSource();
-      continue;
-    }
-    if (!isMemoryEffectFree(def))
-      break;
-    auto memrefs = llvm::make_filter_range(def->getOperands(), [](Value o) {
-      return isa<MemRefType>(o.getType());
-    });
-    if (llvm::range_size(memrefs) != 1)
-      break; // no source, or two: not a view
-    v = *memrefs.begin();
-  }
-  return v;
-}
-
-/// True if `op` (or an op nested in it) may read (with `reads`) or write a
-/// view of `root`. Ops that do not describe their effects count as touching.
-bool mayTouch(Operation *op, Value root, bool reads) {
-  if (isMemoryEffectFree(op) && op->getNumRegions() == 0)
-    return false;
-  // A wait only completes DMAs; what they read and write is their
-  // nova.dma_start's, gather's or collective's effect, counted there. (The
-  // bias a matmul epilogue loads sits between the drain copy and its reader.)
-  if (isa<WaitOp>(op))
-    return false;
-  if (op->getNumRegions() != 0) {
-    WalkResult r = op->walk([&](Operation *inner) {
-      if (inner != op && mayTouch(inner, root, reads))
-        return WalkResult::interrupt();
-      return WalkResult::advance();
-    });
-    if (r.wasInterrupted())
-      return true;
-    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
-        isMemoryEffectFree(op))
-      return false;
-  }
-  auto iface = dyn_cast<MemoryEffectOpInterface>(op);
-  if (!iface)
-    return true;
-  SmallVector<MemoryEffects::EffectInstance> effects;
-  iface.getEffects(effects);
-  for (const MemoryEffects::EffectInstance &e : effects) {
-    bool relevant = isa<MemoryEffects::Write>(e.getEffect()) ||
-                    (reads && isa<MemoryEffects::Read>(e.getEffect()));
-    if (!relevant)
-      continue;
-    Value v = e.getValue();
-    if (!v || rootOf(v) == root)
-      return true;
-  }
-  return false;
-}
-
-/// True if an op strictly between `from` and `to` (one block) may touch
-/// `root` (reads too with `reads`).
-bool touchedBetween(Operation *from, Operation *to, Value root, bool reads) {
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode())
-    if (mayTouch(op, root, reads))
-      return true;
-  return false;
-}
 
 /// A same-typed copy between two on-chip tiles (memory spaces may differ).
 bool isPlainCopy(ElementwiseOp op) {

@@ -28,6 +28,8 @@ void nova::buildTilePassPipeline(OpPassManager &pm, const NovaTileOptions &tile,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToNova());
   // A value staged through a fresh tile costs a vector pass per copy.
   pm.addNestedPass<func::FuncOp>(createNovaForwardCopies());
+  // Two elementwise ops through a fresh tile: one vector pass (VFUSED).
+  pm.addNestedPass<func::FuncOp>(createNovaFuseVectorPairs());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

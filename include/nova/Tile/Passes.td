@@ -309,4 +309,44 @@ def NovaForwardCopies : Pass<"nova-forward-copies", "::mlir::func::FuncOp"> {
   ];
 }
 
+def NovaFuseVectorPairs : Pass<"nova-fuse-vector-pairs", "::mlir::func::FuncOp"> {
+  let summary = "two binary elementwise ops through a fresh tile as one vector pass";
+  let description = [{
+    `nova.elementwise <k0> ins(%x, %a) outs(%t)` followed, in the same block,
+    by `nova.elementwise <k1> ins(%t, %b) outs(%y)`, with `%t` a fresh tile
+    that only these two touch, become one
+    `nova.elementwise_pair <k0> then <k1> ins(%x, %a, %b) outs(%y)` at the
+    second op (docs/isa.md, VFUSED): the vector unit makes one pass over the
+    tile instead of two, and `%t` is gone. Either of `%a`, `%b` may be an
+    immediate (`scalar(...)`). An AdamW update (`m + h*(g - m)`, `v*b2 +
+    h*(g*g)`, `p*decay - step*(m/d)`) and a LayerNorm's `(x - mean) * rstd`
+    are such chains.
+
+    Fused when:
+    * both kinds are `add sub mul div max min`, and every buffer has one
+      float element type (the intermediate is rounded to it, as `%t` was);
+    * `%x` has `%t`'s shape and `%t` has `%y`'s (`%x` and `%t` may be the
+      second operand of a commutative kind: the operands swap);
+    * at most two of `%x`, `%a`, `%b` are read at the full rate;
+    * nothing between the two ops writes `%x` or `%a`, and `%y` is either
+      `%x` (or `%a`) itself or a buffer none of them is a view of.
+
+    Chains are fused pairwise in program order: `((x k0 a) k1 b) k2 c` gives a
+    pair and a single op.
+
+    ```mlir
+    %t = memref.alloc() : memref<64x128xf32, #nova.memory_space<sram>>
+    nova.elementwise <sub> ins(%g, %m : ...) outs(%t : ...)
+    nova.elementwise <mul> ins(%t, %h : ..., memref<1x1xf32, ...>) outs(%y : ...)
+    // becomes
+    nova.elementwise_pair <sub> then <mul> ins(%g, %m, %h : ...) outs(%y : ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::nova::NovaDialect"];
+  let statistics = [
+    Statistic<"numPairs", "fused-pairs", "Pairs of elementwise ops fused into one vector pass">,
+  ];
+}
+
 #endif // NOVA_TILE_PASSES_TD

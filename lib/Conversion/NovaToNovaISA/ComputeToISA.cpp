@@ -114,6 +114,40 @@ static LogicalResult lowerElementwise(nova::ElementwiseOp op, FuncLowering &l) {
   return success();
 }
 
+static LogicalResult lowerElementwisePair(nova::ElementwisePairOp op,
+                                          FuncLowering &l) {
+  SmallVector<Value> all(op.getInputs());
+  all.push_back(op.getOutput());
+  SmallVector<TileOperand> ins;
+  for (Value in : op.getInputs()) {
+    FailureOr<TileOperand> t = l.tile(in, op, all);
+    if (failed(t))
+      return failure();
+    ins.push_back(*t);
+  }
+  FailureOr<TileOperand> out = l.tile(op.getOutput(), op, all);
+  if (failed(out))
+    return failure();
+  OpBuilder &b = l.builder();
+  MLIRContext *ctx = b.getContext();
+  // Inputs are x, then a and b where they are not immediates.
+  const TileOperand *a = op.getA() ? &ins[1] : nullptr;
+  const TileOperand *bt = op.getB() ? &ins.back() : nullptr;
+  auto instr = nova_isa::VFusedOp::create(
+      b, op.getLoc(), ElementwiseKindAttr::get(ctx, op.getKind0()),
+      ElementwiseKindAttr::get(ctx, op.getKind1()), ins[0].addr, ins[0].tile,
+      a ? a->addr : Value(), a ? a->tile : nova_isa::TileAttr(),
+      op.getAScalarAttr(), bt ? bt->addr : Value(),
+      bt ? bt->tile : nova_isa::TileAttr(), op.getBScalarAttr(), out->addr,
+      out->tile, engine(l, Engine::Vector), nullptr, nullptr);
+  SmallVector<Access> acc;
+  for (const TileOperand &t : ins)
+    acc.push_back(read(t));
+  acc.push_back(write(*out));
+  l.instruction(instr, acc);
+  return success();
+}
+
 static LogicalResult lowerReduce(nova::ReduceOp op, FuncLowering &l) {
   FailureOr<TileOperand> in = l.tile(op.getInput(), op);
   if (failed(in))
@@ -194,6 +228,7 @@ void mlir::nova::isa_lowering::populateComputePatterns(
     NovaToNovaISAPatterns &patterns) {
   patterns.add<nova::MatmulOp>(lowerMatmul);
   patterns.add<nova::ElementwiseOp>(lowerElementwise);
+  patterns.add<nova::ElementwisePairOp>(lowerElementwisePair);
   patterns.add<nova::ReduceOp>(lowerReduce);
   patterns.add<nova::TransposeOp>(lowerTranspose);
   patterns.add<nova::FillOp>(lowerFill);

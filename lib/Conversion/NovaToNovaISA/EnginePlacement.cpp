@@ -77,6 +77,13 @@ double vectorCycles(Operation *op, const VectorCosts &c) {
                                            ? c.transcendental
                                            : c.elementwise);
       })
+      .Case([&](nova_isa::VFusedOp v) {
+        // Two pipelined stages: the rate of the slower one.
+        bool slow = isTranscendental(v.getKind0()) ||
+                    isTranscendental(v.getKind1());
+        return cost(v.getOutputTile(),
+                    slow ? c.transcendental : c.elementwise);
+      })
       .Case([&](nova_isa::VSelectOp v) {
         return cost(v.getOutputTile(), c.elementwise);
       })

@@ -619,19 +619,21 @@ FailureOr<ModuleImage> encodeModule(ModuleOp module) {
   return result;
 }
 
-/// The lowest ISA version that expresses the module: 4 only when a NOP names
-/// a dma queue other than 0, 3 only when some instruction runs on the
-/// activation engine, so programs without them encode exactly as before
-/// (docs/isa.md 4).
+/// The lowest ISA version that expresses the module: 5 only when it holds a
+/// VFUSED, 4 only when a NOP names a dma queue other than 0, 3 only when some
+/// instruction runs on the activation engine, so programs without them
+/// encode exactly as before (docs/isa.md 4).
 uint16_t isaVersionOf(const ModuleImage &image) {
   uint16_t version = kIsaVersionBase;
   for (const Program &program : image.programs)
     for (const auto &word : program.image.code) {
+      if (word.opcode == uint8_t(Opcode::VFused))
+        return kIsaVersion;
       if (word.opcode == uint8_t(Opcode::Nop) && word.engine == kEngineDma &&
           word.queue != 0)
-        return kIsaVersion;
+        version = kIsaVersionQueuedNop;
       if (word.engine == kEngineActivation)
-        version = kIsaVersionActivation;
+        version = std::max(version, kIsaVersionActivation);
     }
   return version;
 }

@@ -489,6 +489,24 @@ private:
               setSync(word, v);
               return success();
             })
+            .Case<VFusedOp>([&](VFusedOp v) {
+              opcode(Opcode::VFused);
+              word.kind = uint8_t(v.getKind0());
+              word.imm[2] = int64_t(v.getKind1());
+              setTile(word, 0, v.getInput(), v.getInputTile());
+              // An immediate operand leaves its tile slot unused (0xFFFF).
+              if (v.getA())
+                setTile(word, 1, v.getA(), *v.getATile());
+              else
+                word.imm[0] = immediateFor(*v.getAScalar());
+              if (v.getB())
+                setTile(word, 2, v.getB(), *v.getBTile());
+              else
+                word.imm[1] = immediateFor(*v.getBScalar());
+              setTile(word, 3, v.getOutput(), v.getOutputTile());
+              setSync(word, v);
+              return success();
+            })
             .Case<VSelectOp>([&](VSelectOp v) {
               opcode(Opcode::VSelect);
               setTile(word, 0, v.getCondition(), v.getConditionTile());

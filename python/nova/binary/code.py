@@ -85,6 +85,8 @@ _USES: dict[Opcode, tuple[str, ...]] = {
     Opcode.VASSERT: ("ra", "tile_a") + _SYNC,
     Opcode.VSCAN: ("kind", "ra", "tile_a", "rdst", "tile_d", "imm0") + _SYNC,
     Opcode.VSORT: ("ra", "tile_a", "rc", "tile_c", "rdst", "tile_d", "imm0") + _SYNC,
+    Opcode.VFUSED: ("kind", "ra", "tile_a", "rb", "tile_b", "rc", "tile_c", "rdst", "tile_d",
+                    "imm0", "imm1", "imm2") + _SYNC,
     Opcode.ALL_REDUCE: ("kind", "ra", "tile_a", "rdst", "tile_d", "group") + _SYNC,
     Opcode.ALL_GATHER: ("ra", "tile_a", "rdst", "tile_d", "group", "imm0") + _SYNC,
     Opcode.REDUCE_SCATTER: ("kind", "ra", "tile_a", "rdst", "tile_d", "group",
@@ -103,17 +105,23 @@ _ALLOWED_FLAGS = {Opcode.LOOP: Flag.LB_REG | Flag.UB_REG | Flag.STEP_REG,
 _REQUIRED_FLAGS = {Opcode.SEND: Flag.PEER, Opcode.RECV: Flag.PEER}
 _SCAN_KINDS = (ReductionKind.SUM, ReductionKind.MAX, ReductionKind.MIN, ReductionKind.PROD)
 _COLLECTIVE_KINDS = (ReductionKind.SUM, ReductionKind.MAX, ReductionKind.MIN, ReductionKind.AVG)
+_FUSED_KINDS = (ElementwiseKind.ADD, ElementwiseKind.SUB, ElementwiseKind.MUL, ElementwiseKind.DIV,
+                ElementwiseKind.MAX, ElementwiseKind.MIN)
 #: Which field an opcode's optional register replaces when a flag is set:
 #: (opcode, flag, register field, immediate field).
 _REG_OR_IMM = ((Opcode.LOOP, Flag.LB_REG, "ra", "imm0"), (Opcode.LOOP, Flag.UB_REG, "rb", "imm1"),
                (Opcode.LOOP, Flag.STEP_REG, "rc", "imm2"),
                (Opcode.VSCALAR, Flag.SCALAR_REG, "rb", "imm0"),
                (Opcode.VFILL, Flag.SCALAR_REG, "ra", "imm0"))
+#: Operands that are a tile or, when their slot holds NO_TILE, an immediate:
+#: (opcode, tile slot, register field, immediate field).
+_TILE_OR_IMM = ((Opcode.VFUSED, "tile_b", "rb", "imm0"), (Opcode.VFUSED, "tile_c", "rc", "imm1"))
 _KINDS = {
     Opcode.SALU: [int(k) for k in SaluKind],
     Opcode.VUNARY: [int(k) for k in ElementwiseKind if k.is_unary],
     Opcode.VBINARY: [int(k) for k in ElementwiseKind if not k.is_unary],
     Opcode.VSCALAR: [int(k) for k in ElementwiseKind if not k.is_unary],
+    Opcode.VFUSED: [int(k) for k in _FUSED_KINDS],
     Opcode.VREDUCE: [int(k) for k in ReductionKind],
     Opcode.VSCAN: [int(k) for k in _SCAN_KINDS],
     Opcode.ALL_REDUCE: [int(k) for k in _COLLECTIVE_KINDS],
@@ -146,12 +154,13 @@ for _op in (Opcode.LOOP, Opcode.ENDLOOP, Opcode.IF, Opcode.ELSE, Opcode.ENDIF):
 
 def check_code(w: np.ndarray, where: str, tiles: tuple[Tile, ...],
                groups: tuple[ReplicaGroups, ...], dma_engines: int,
-               activation: bool = False, queued_nop: bool = False) -> None:
+               activation: bool = False, queued_nop: bool = False, fused: bool = False) -> None:
     """Checks a code section's words (docs/isa.md 3; binary-format 7) against its
     tile and group tables; raises :class:`BinaryFormatError` naming the first
     broken rule and its instruction index. ``activation``: the binary may use the
     activation engine (ISA version 3 and a target with one); ``queued_nop``: a NOP
-    on dma may name its queue (ISA version 4)."""
+    on dma may name its queue (ISA version 4); ``fused``: it may hold VFUSED (ISA
+    version 5)."""
     n = len(w)
 
     def first(bad: np.ndarray, message) -> None:
@@ -163,6 +172,7 @@ def check_code(w: np.ndarray, where: str, tiles: tuple[Tile, ...],
     engine = w["engine"]
     first(~_KNOWN[op], lambda i: f"unknown opcode 0x{op[i]:02x}")
     opn = lambda i: Opcode(int(op[i])).name  # noqa: E731
+    first((op == Opcode.VFUSED) & (not fused), lambda i: "VFUSED needs ISA version 5")
     first(engine > (Engine.ACTIVATION if activation else Engine.COLLECTIVE),
           lambda i: f"unknown engine {engine[i]}" if engine[i] > Engine.ACTIVATION else
           "engine activation needs ISA version 3 and a target with an activation engine")
@@ -183,6 +193,11 @@ def check_code(w: np.ndarray, where: str, tiles: tuple[Tile, ...],
                 # the register is used with the flag, the immediate without it
                 cond = (op == opcode) & (((flags & flag) != 0) == (name == imm))
                 unused = unused | cond
+        for opcode, slot, reg, imm in _TILE_OR_IMM:
+            if name in (reg, imm):
+                # the register is used with a tile, the immediate without one
+                cond = (op == opcode) & ((w[slot] == NO_TILE) == (name == reg))
+                unused = unused | cond
         if name == "rc":
             unused = unused | ((op == Opcode.DMA_COPY) & ((flags & Flag.PEER) == 0))
         if name == "queue" and queued_nop:
@@ -193,6 +208,10 @@ def check_code(w: np.ndarray, where: str, tiles: tuple[Tile, ...],
                         f"not used by {opn(i)}")
     kind = w["kind"]
     first(~_KIND_OK[op, kind], lambda i: f"kind {kind[i]} is not valid for {opn(i)}")
+    imm2 = w["imm2"]
+    first((op == Opcode.VFUSED) & ~np.isin(imm2, [int(k) for k in _FUSED_KINDS]),
+          lambda i: f"VFUSED op1 kind {imm2[i]} (imm2) is not one of add(32) sub(33) mul(34) "
+                    f"div(35) max(36) min(37)")
     dma = (op == Opcode.DMA_COPY) | (op == Opcode.DMA_GATHER) | (op == Opcode.DMA_SCATTER) | \
         ((op == Opcode.NOP) & (engine == Engine.DMA))
     first(dma & (w["queue"] >= dma_engines),
@@ -205,7 +224,8 @@ def check_code(w: np.ndarray, where: str, tiles: tuple[Tile, ...],
     ntiles = len(tiles)
     for slot in _TILE_SLOTS:
         col = w[slot]
-        first(_USED[slot][op] & (col >= ntiles),
+        immediate = (col == NO_TILE) & np.isin(op, [int(o) for o, s, _, _ in _TILE_OR_IMM if s == slot])
+        first(_USED[slot][op] & (col >= ntiles) & ~immediate,
               lambda i: f"{slot} index {col[i]} is out of range "
                         f"({ntiles} tiles)")
     first(_USED["group"][op] & (w["group"] >= len(groups)),

@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Sequence
 
 from nova.binary.isa import (
-    ElementwiseKind, Flag, Instruction, Opcode, ReductionKind, SaluKind, Tile,
+    NO_TILE, ElementwiseKind, Flag, Instruction, Opcode, ReductionKind, SaluKind, Tile,
 )
 
 if TYPE_CHECKING:
@@ -36,6 +36,15 @@ def _scalar(ins: Instruction, tile: Tile | None, reg: int) -> str:
     if tile is not None and not tile.dtype.is_float:
         return str(ins.imm0)
     return repr(ins.imm0_f64)
+
+
+def _fused_operands(ins: Instruction, a: str, b: str, c: str) -> str:
+    """VFUSED's ``op0, op1 x, A, B``: A and B a tile, or the f64 immediate when
+    their slot holds no tile."""
+    first = b if ins.tiles[1] != NO_TILE else repr(ins.imm0_f64)
+    second = c if ins.tiles[2] != NO_TILE else repr(ins.imm1_f64)
+    kinds = ", ".join(ElementwiseKind(k).name.lower() for k in (ins.kind, ins.imm2))
+    return f"{kinds} {a}, {first}, {second}"
 
 
 def format_instruction(ins: Instruction, depth: int = 0,
@@ -91,6 +100,8 @@ def format_instruction(ins: Instruction, depth: int = 0,
         ins_text = {Opcode.VUNARY: a, Opcode.VBINARY: f"{a}, {b}",
                     Opcode.VSCALAR: f"{a}, {_scalar(ins, tile(0), ins.rb)}"}[op]
         text = f"{op.name.lower()} {kind} {ins_text} -> {d}" + _sync(ins)
+    elif op == Opcode.VFUSED:
+        text = f"vfused {_fused_operands(ins, a, b, c)} -> {d}" + _sync(ins)
     elif op == Opcode.VSELECT:
         text = f"vselect {a}, {b}, {c} -> {d}" + _sync(ins)
     elif op == Opcode.VREDUCE:

@@ -37,8 +37,8 @@ from nova.binary.disassembly import disassemble
 from nova.binary.errors import BinaryFormatError, TargetError
 from nova.binary.target_schema import FIELDS as SCHEMA_FIELDS, TOPOLOGIES, validate_target
 from nova.binary.isa import (
-    ISA_VERSION, ISA_VERSION_ACTIVATION, ISA_VERSION_QUEUED_NOP, ISA_VERSIONS, NO_TILE, TILE_DTYPE, WORD_BYTES, WORD_DTYPE, DType, Instruction,
-    MemorySpace, ReplicaGroups, Tile,
+    ISA_VERSION, ISA_VERSION_ACTIVATION, ISA_VERSION_QUEUED_NOP, ISA_VERSION_VFUSED, ISA_VERSIONS, NO_TILE,
+    TILE_DTYPE, WORD_BYTES, WORD_DTYPE, DType, Instruction, MemorySpace, ReplicaGroups, Tile,
 )
 
 __all__ = [
@@ -277,8 +277,9 @@ class _Reader:
             raise self.fail(f"unsupported ISA version {isa} (this loader "
                             f"reads version {ISA_VERSION}), version "
                             f"{ISA_VERSION_ACTIVATION}: {ISA_VERSION} plus the activation engine, "
-                            f"and version {ISA_VERSION_QUEUED_NOP}: {ISA_VERSION_ACTIVATION} plus "
-                            f"a NOP's dma queue")
+                            f"version {ISA_VERSION_QUEUED_NOP}: {ISA_VERSION_ACTIVATION} plus "
+                            f"a NOP's dma queue, and version {ISA_VERSION_VFUSED}: "
+                            f"{ISA_VERSION_QUEUED_NOP} plus VFUSED")
         if file_size > len(data):
             raise self.fail(f"truncated file: header says {file_size} bytes, "
                             f"file has {len(data)}")
@@ -558,7 +559,8 @@ class _Reader:
         w = np.frombuffer(self.data, WORD_DTYPE, count=n, offset=s.offset)
         check_code(w, where, tiles, groups, self.target["dma_engines"],
                    self.header.isa_version >= ISA_VERSION_ACTIVATION and "activation" in self.target,
-                   queued_nop=self.header.isa_version >= ISA_VERSION_QUEUED_NOP)
+                   queued_nop=self.header.isa_version >= ISA_VERSION_QUEUED_NOP,
+                   fused=self.header.isa_version >= ISA_VERSION_VFUSED)
         return w
 
     def check_operands(self, w: np.ndarray, where: str, chips: tuple[int, ...],

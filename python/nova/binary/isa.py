@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "ISA_VERSION", "ISA_VERSION_ACTIVATION", "ISA_VERSION_QUEUED_NOP", "ISA_VERSIONS", "NO_TILE", "NUM_REGISTERS", "NUM_SEMAPHORES", "MAX_LOOP_DEPTH",
+    "ISA_VERSION", "ISA_VERSION_ACTIVATION", "ISA_VERSION_QUEUED_NOP", "ISA_VERSION_VFUSED",
+    "ISA_VERSIONS", "NO_TILE", "NUM_REGISTERS", "NUM_SEMAPHORES", "MAX_LOOP_DEPTH",
     "WORD_BYTES", "WORD_DTYPE", "TILE_DTYPE",
     "Opcode", "Engine", "Flag", "SaluKind", "ElementwiseKind", "ReductionKind",
     "MemorySpace", "DType", "Tile", "ReplicaGroups", "Instruction",
@@ -25,12 +26,13 @@ __all__ = [
 #: The version an encoder writes for a program without the activation engine; 3 (=
 #: 2 plus the activation engine, engine code 5) only for one that uses it, so every
 #: other program encodes as before (docs/isa.md 4); 4 (= 3 plus the ``queue`` byte of
-#: a NOP on dma) only for one with a NOP on a dma queue other than 0. A decoder reads
-#: all three.
+#: a NOP on dma) only for one with a NOP on a dma queue other than 0; 5 (= 4 plus
+#: VFUSED) only for one that holds a VFUSED. A decoder reads all four.
 ISA_VERSION = 2
 ISA_VERSION_ACTIVATION = 3
 ISA_VERSION_QUEUED_NOP = 4
-ISA_VERSIONS = (ISA_VERSION, ISA_VERSION_ACTIVATION, ISA_VERSION_QUEUED_NOP)
+ISA_VERSION_VFUSED = 5
+ISA_VERSIONS = (ISA_VERSION, ISA_VERSION_ACTIVATION, ISA_VERSION_QUEUED_NOP, ISA_VERSION_VFUSED)
 WORD_BYTES = 64
 NO_TILE = 0xFFFF
 NUM_REGISTERS = 256
@@ -67,6 +69,7 @@ class Opcode(enum.IntEnum):
     VASSERT = 0x49
     VSCAN = 0x4A
     VSORT = 0x4B
+    VFUSED = 0x4C
     ALL_REDUCE = 0x50
     ALL_GATHER = 0x51
     REDUCE_SCATTER = 0x52
@@ -222,7 +225,8 @@ ALLOWED_ENGINES: dict[Opcode, frozenset[Engine]] = {
     **{op: _D for op in (Opcode.DMA_COPY, Opcode.DMA_GATHER, Opcode.DMA_SCATTER)},
     Opcode.MATMUL: _M,
     **{op: _V for op in (Opcode.VBINARY, Opcode.VSELECT, Opcode.VREDUCE, Opcode.VTRANSPOSE,
-                         Opcode.VFILL, Opcode.VIOTA, Opcode.VASSERT, Opcode.VSCAN, Opcode.VSORT)},
+                         Opcode.VFILL, Opcode.VIOTA, Opcode.VASSERT, Opcode.VSCAN, Opcode.VSORT,
+                         Opcode.VFUSED)},
     **{op: _VA for op in (Opcode.VUNARY, Opcode.VSCALAR, Opcode.VCOPY)},
     **{op: _C for op in (Opcode.ALL_REDUCE, Opcode.ALL_GATHER,
                          Opcode.REDUCE_SCATTER, Opcode.ALL_TO_ALL, Opcode.SEND,
@@ -324,8 +328,13 @@ class Instruction:
 
     @property
     def imm0_f64(self) -> float:
-        """``imm0`` read as an IEEE binary64 (VSCALAR, VFILL on float tiles)."""
+        """``imm0`` read as an IEEE binary64 (VSCALAR, VFILL on float tiles; VFUSED's A)."""
         return struct.unpack("<d", struct.pack("<q", self.imm0))[0]
+
+    @property
+    def imm1_f64(self) -> float:
+        """``imm1`` read as an IEEE binary64 (VFUSED's B)."""
+        return struct.unpack("<d", struct.pack("<q", self.imm1))[0]
 
     def has_flag(self, flag: Flag) -> bool:
         return bool(self.flags & flag)

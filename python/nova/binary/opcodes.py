@@ -12,7 +12,7 @@ LOOP, ENDLOOP, IF, ELSE, ENDIF = 0x18, 0x19, 0x1A, 0x1B, 0x1C
 DMA_COPY, DMA_GATHER, DMA_SCATTER = 0x20, 0x21, 0x22
 MATMUL = 0x30
 VUNARY, VBINARY, VSCALAR, VSELECT, VREDUCE, VTRANSPOSE, VFILL, VCOPY = range(0x40, 0x48)
-VIOTA, VASSERT, VSCAN, VSORT = range(0x48, 0x4C)
+VIOTA, VASSERT, VSCAN, VSORT, VFUSED = range(0x48, 0x4D)
 ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, SEND, RECV, BARRIER = range(0x50, 0x57)
 
 NAMES = {
@@ -22,7 +22,7 @@ NAMES = {
     DMA_SCATTER: "dma_scatter", MATMUL: "matmul",
     VUNARY: "vunary", VBINARY: "vbinary", VSCALAR: "vscalar", VSELECT: "vselect",
     VREDUCE: "vreduce", VTRANSPOSE: "vtranspose", VFILL: "vfill", VCOPY: "vcopy",
-    VIOTA: "viota", VASSERT: "vassert", VSCAN: "vscan", VSORT: "vsort",
+    VIOTA: "viota", VASSERT: "vassert", VSCAN: "vscan", VSORT: "vsort", VFUSED: "vfused",
     ALL_REDUCE: "all_reduce", ALL_GATHER: "all_gather", REDUCE_SCATTER: "reduce_scatter",
     ALL_TO_ALL: "all_to_all", SEND: "send", RECV: "recv", BARRIER: "barrier",
 }
@@ -33,7 +33,7 @@ ENGINE_NAMES = ("matrix", "vector", "scalar", "dma", "collective", "activation")
 
 COLLECTIVE_OPS = frozenset({ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, SEND, RECV, BARRIER})
 VECTOR_OPS = frozenset({VUNARY, VBINARY, VSCALAR, VSELECT, VREDUCE, VTRANSPOSE, VFILL, VCOPY,
-                        VIOTA, VASSERT, VSCAN, VSORT})
+                        VIOTA, VASSERT, VSCAN, VSORT, VFUSED})
 #: The single-input elementwise instructions the activation engine may run (docs/isa.md 2.7).
 ACTIVATION_OPS = frozenset({VUNARY, VSCALAR, VCOPY})
 DMA_OPS = frozenset({DMA_COPY, DMA_GATHER, DMA_SCATTER})
@@ -54,6 +54,8 @@ KIND_CODES = {**{v: k for k, v in UNARY_KINDS.items()}, **{v: k for k, v in BINA
 #: Kinds with cost factor c = 4 (docs/isa.md 2.4).
 TRANSCENDENTAL = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 16, 17, 18, 35, 38, 45, 46})
 COMPARISONS = frozenset(range(39, 45))
+#: The kinds of VFUSED's two stages, op0 (``kind``) and op1 (``imm2``): add sub mul div max min.
+FUSED_KINDS = frozenset(range(32, 38))
 #: Kinds defined on float tiles only, on integer (and i1) tiles only, and on i1 tiles.
 FLOAT_ONLY_KINDS = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 38})
 INTEGER_ONLY_KINDS = frozenset({19, 47, 48, 49, 50, 51, 52})

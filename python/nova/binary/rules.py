@@ -32,7 +32,7 @@ _COLLECTIVE = (Opcode.ALL_REDUCE, Opcode.ALL_GATHER, Opcode.REDUCE_SCATTER,
 TILE_OPS = frozenset(_ELEMENTWISE + _COLLECTIVE + (
     Opcode.DMA_COPY, Opcode.DMA_GATHER, Opcode.DMA_SCATTER, Opcode.MATMUL,
     Opcode.VREDUCE, Opcode.VTRANSPOSE, Opcode.VFILL, Opcode.VCOPY, Opcode.VIOTA,
-    Opcode.VASSERT, Opcode.VSCAN, Opcode.VSORT))
+    Opcode.VASSERT, Opcode.VSCAN, Opcode.VSORT, Opcode.VFUSED))
 _TILE_MASK = np.zeros(256, bool)
 _TILE_MASK[list(TILE_OPS)] = True
 #: Word fields a rule may depend on (besides the tiles' descriptors).
@@ -158,6 +158,28 @@ def _collective(op: Opcode, a: Tile | None, d: Tile | None, imm0: int, imm1: int
     return None
 
 
+def _full_rate(t: Tile | None, y: Tile) -> bool:
+    """A tile operand the vector engine streams at the full rate: its last dimension is
+    the output's and > 1 (a per-row [.., 1] or a broadcast [1, 1] tile, or an immediate,
+    is a scalar operand)."""
+    return t is not None and t.shape[-1] == y.shape[-1] > 1
+
+
+def _fused(x: Tile, a: Tile | None, b: Tile | None, y: Tile) -> str | None:
+    """docs/isa.md 2.4 VFUSED: X has Y's shape, A and B broadcast to it, and the
+    engine reads at most two operands at the full rate."""
+    if x.shape != y.shape:
+        return f"VFUSED input x {list(x.shape)} must have the output's shape {list(y.shape)}"
+    problem = _first(*(_broadcasts(t, y, f"VFUSED input {what}")
+                       for t, what in ((a, "a"), (b, "b")) if t is not None))
+    if problem:
+        return problem
+    if all(_full_rate(t, y) for t in (x, a, b)):
+        return (f"VFUSED reads x, a and b at the full rate (last dimension {y.shape[-1]}); "
+                f"at most two may be, the others a per-row [.., 1] or [1, 1] tile or an immediate")
+    return None
+
+
 def _vector(op: Opcode, kind: int, imm0: int, a: Tile | None, b: Tile | None,
             c: Tile | None, d: Tile | None) -> str | None:
     name = op.name
@@ -168,6 +190,8 @@ def _vector(op: Opcode, kind: int, imm0: int, a: Tile | None, b: Tile | None,
         return problem
     if op == Opcode.VSORT and (problem := _output(c, "VSORT indices", _VECTOR_SPACES)):
         return problem
+    if op == Opcode.VFUSED:
+        return _fused(a, b, c, d)
     if op in _ELEMENTWISE:
         ins = [t for t in (a, b, c) if t is not None]
         return _first(*(_broadcasts(t, d, f"{name} input") for t in ins))

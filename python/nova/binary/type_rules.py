@@ -43,6 +43,16 @@ def _elementwise(kind: int, ins: list[Any], out: Any) -> str | None:
     return None
 
 
+def _fused(ins: list[Any], out: Any) -> str | None:
+    """VFUSED: float tiles of one element type (the immediates are f64)."""
+    dts = [t.dtype for t in ins if t is not None] + [out.dtype]
+    if any(dt not in oc.FLOAT_DTYPES for dt in dts):
+        return f"vfused takes float tiles, got {', '.join(map(_name, dts))}"
+    if len(set(dts)) > 1:
+        return f"vfused operands and result must have one element type, got {', '.join(map(_name, dts))}"
+    return None
+
+
 def _reduction(what: str, kind: int, x: Any, y: Any, allowed: frozenset[int]) -> str | None:
     if kind not in allowed:
         return f"{what} kind {kind} is not one of {', '.join(oc.REDUCE_NAMES[k] for k in sorted(allowed))}"
@@ -67,6 +77,8 @@ def type_error(op: int, kind: int, ta: Any, tb: Any, tc: Any, td: Any) -> str | 
         return _elementwise(kind, [ta, tb], td)
     if op == oc.VSCALAR:
         return _elementwise(kind, [ta], td)
+    if op == oc.VFUSED:
+        return _fused([ta, tb, tc], td)
     if op == oc.VSELECT:
         if not (_same_class(tb.dtype, td.dtype) and _same_class(tc.dtype, td.dtype)):
             return (f"vselect values and result must have one element type, got "

@@ -1,7 +1,8 @@
-"""Vector-engine instructions (docs/isa.md 2.4, 2.6): elementwise, select, reduce, scan,
-sort, transpose, fill, iota, copy with conversion, assert. The single-input elementwise
-ones (vunary, vscalar, vcopy) run with the same semantics on the activation engine of a
-target that has one (docs/isa.md 2.7), priced by its constants.
+"""Vector-engine instructions (docs/isa.md 2.4, 2.6): elementwise (one stage, or two in
+``vfused``), select, reduce, scan, sort, transpose, fill, iota, copy with conversion,
+assert. The single-input elementwise ones (vunary, vscalar, vcopy) run with the same
+semantics on the activation engine of a target that has one (docs/isa.md 2.7), priced
+by its constants.
 
 :class:`VectorUnit` is mixed into :class:`nova.sim.engines.Machine`; each ``_x_*`` method
 runs one dispatched instruction at its start time and returns its cost in ns.
@@ -15,8 +16,8 @@ import numpy as np
 
 from nova.binary import opcodes as oc
 from .errors import AssertionFailedError
-from .numerics import (ValueFault, binary_fn, convert, reduce_axis, scalar_of, scan_axis, sort_axis,
-                       unary_fn)
+from .numerics import (ValueFault, binary_fn, convert, fused_fn, reduce_axis, scalar_of, scan_axis,
+                       sort_axis, unary_fn)
 
 if TYPE_CHECKING:
     from .machine import Op, Queue
@@ -27,9 +28,10 @@ class VectorUnit:
     """The vector engine's instruction semantics (a mixin of ``Machine``)."""
 
     def _vector(self, q: "Queue", o: "Op", ins: tuple["TileAccess", ...], fn: Callable[..., np.ndarray],
-                elements: int) -> float:
+                elements: int, addrs: tuple[int, ...] | None = None) -> float:
+        """``addrs``: the inputs' addresses, when they are not ``ra, rb, rc`` in order."""
         d, ch = o.d, q.chip
-        addrs = (o.ra, o.rb, o.rc)
+        addrs = addrs or (o.ra, o.rb, o.rc)
         if self.functional:
             xs = [self._read(ch, t, a, d) for t, a in zip(ins, addrs)]
             try:
@@ -52,8 +54,8 @@ class VectorUnit:
         # The same instruction on the activation engine is priced by its constants.
         if d.ins.engine == oc.ACTIVATION:
             v = self.cost.activation(d.op, d.ins.kind, elements)
-        else:
-            v = self.cost.vector(d.op, d.ins.kind, elements)
+        else:  # imm2: VFUSED's second kind (0 elsewhere)
+            v = self.cost.vector(d.op, d.ins.kind, elements, d.ins.imm2)
         d.vcost = (self.target, elements, v)
         return v
 
@@ -78,6 +80,13 @@ class VectorUnit:
         d = o.d
         fn, s = binary_fn(d.ins.kind, d.ta.dtype), self._scalar(o, o.rb, d.ta.dtype)
         return self._vector(q, o, (d.ta,), lambda x: fn(x, s), d.td.size)
+
+    def _x_vfused(self, q: "Queue", o: "Op") -> float:
+        d = o.d
+        # A and B are tiles in slots b and c, or immediates (not read from memory).
+        present = [(t, r) for t, r in ((d.ta, o.ra), (d.tb, o.rb), (d.tc, o.rc)) if t is not None]
+        fn = fused_fn(d.ins.kind, d.ins.imm2, d.td.dtype, *d.imms)
+        return self._vector(q, o, tuple(t for t, _ in present), fn, d.td.size, tuple(r for _, r in present))
 
     def _x_vselect(self, q: "Queue", o: "Op") -> float:
         d = o.d

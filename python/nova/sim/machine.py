@@ -44,11 +44,21 @@ def _f64(bits: int) -> float:
     return struct.unpack("<d", struct.pack("<q", bits if bits < S63 else bits - (1 << 64)))[0]
 
 
+def _fused_immediates(ins: Instr, pc: int) -> tuple[Any, Any]:
+    """VFUSED's A and B: None for a tile, else its f64 immediate rounded to f32 (as
+    VSCALAR's on a float tile: VFUSED is float only)."""
+    if ins.kind not in oc.FUSED_KINDS or ins.imm2 not in oc.FUSED_KINDS:
+        raise ProgramError(f"instruction {pc} (vfused) kinds {ins.kind}, {ins.imm2} are not both one of "
+                           f"add sub mul div max min")
+    return tuple(None if tile != oc.NO_TILE else scalar_of(_f64(imm), oc.F32, False)
+                 for tile, imm in ((ins.b, ins.imm0), (ins.c, ins.imm1)))
+
+
 class Dec:
     """An instruction prepared for execution (static parts resolved once)."""
 
     __slots__ = ("ins", "pc", "op", "qkey", "waits", "signals", "ta", "tb", "tc", "td", "name",
-                 "scalar", "perm", "label", "perm_axis", "vcost", "work")
+                 "scalar", "imms", "perm", "label", "perm_axis", "vcost", "work")
 
     def __init__(self, ins: Instr, pc: int, tiles: list[TileAccess], queues: tuple[int, bool]) -> None:
         dma_engines, activation = queues
@@ -60,6 +70,8 @@ class Dec:
         self.ta, self.tb, self.tc, self.td = t(ins.a), t(ins.b), t(ins.c), t(ins.d)
         self.waits, self.signals = _bits(ins.wait), _bits(ins.signal)
         self.scalar: np.ndarray | None = None
+        # VFUSED: A's and B's immediates in f32 (None where the operand is a tile).
+        self.imms: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
         self.perm: tuple[int, ...] = ()
         self.perm_axis = transpose_axis(self.ta, self.td) if op == oc.DMA_COPY and self.ta and self.td else -1
         # Static costs cached on first use, with the target they are for (engines_vector,
@@ -75,6 +87,8 @@ class Dec:
             self.qkey = Q_MATRIX
         elif ins.engine == oc.ACTIVATION:
             # The activation engine's queue follows the dma queues (docs/isa.md 2.7).
+            if op not in oc.ACTIVATION_OPS and op != oc.NOP:
+                raise ProgramError(f"instruction {pc} ({self.name}) cannot run on the activation engine")
             if not activation:
                 raise ProgramError(f"instruction {pc} ({self.name}) runs on the activation engine but the "
                                    f"target has none")
@@ -88,7 +102,7 @@ class Dec:
         need = {oc.DMA_COPY: "ad", oc.MATMUL: "abd", oc.VUNARY: "ad", oc.VBINARY: "abd",
                 oc.VSCALAR: "ad", oc.VSELECT: "abcd", oc.VREDUCE: "ad", oc.VTRANSPOSE: "ad",
                 oc.VFILL: "d", oc.VCOPY: "ad", oc.VIOTA: "d", oc.VASSERT: "a", oc.VSCAN: "ad",
-                oc.VSORT: "acd", oc.DMA_GATHER: "abd", oc.DMA_SCATTER: "abd", oc.ALL_REDUCE: "ad",
+                oc.VSORT: "acd", oc.VFUSED: "ad", oc.DMA_GATHER: "abd", oc.DMA_SCATTER: "abd", oc.ALL_REDUCE: "ad",
                 oc.ALL_GATHER: "ad", oc.REDUCE_SCATTER: "ad", oc.ALL_TO_ALL: "ad", oc.SEND: "a",
                 oc.RECV: "d"}.get(op, "")
         for s in need:
@@ -97,6 +111,8 @@ class Dec:
         if op == oc.VUNARY and ins.kind not in oc.UNARY_KINDS or \
                 op in (oc.VBINARY, oc.VSCALAR) and ins.kind not in oc.BINARY_KINDS:
             raise ProgramError(f"instruction {pc} ({self.name}) has unknown elementwise kind {ins.kind}")
+        if op == oc.VFUSED:
+            self.imms = _fused_immediates(ins, pc)
         if op in (oc.VREDUCE, oc.VSCAN, oc.VSORT, oc.VIOTA):
             rank = len((self.td if op == oc.VIOTA else self.ta).shape)
             if not 0 <= ins.imm0 < rank:

@@ -223,6 +223,23 @@ def binary_fn(kind: int, dtype: int) -> Callable[[np.ndarray, np.ndarray], np.nd
     return BINARY[kind] if dtype in oc.FLOAT_DTYPES else INT_BINARY[kind]
 
 
+def fused_fn(kind0: int, kind1: int, dtype: int, a: np.ndarray | None,
+             b: np.ndarray | None) -> Callable[..., np.ndarray]:
+    """VFUSED on float tiles of ``dtype``: ``T = kind0(X, A)`` rounded to ``dtype``, then
+    ``kind1(T, B)`` (the write rounds it), as VBINARY / VSCALAR twice through a tile of
+    ``dtype`` computes it. ``a`` / ``b``: an immediate, or None when that operand is a
+    tile, passed after X in the order A, B."""
+    f0, f1 = BINARY[kind0], BINARY[kind1]
+
+    def fn(x: np.ndarray, *tiles: np.ndarray) -> np.ndarray:
+        rest = iter(tiles)
+        av = next(rest) if a is None else a
+        bv = next(rest) if b is None else b
+        return f1(round_to(f0(x, av), dtype), bv)
+
+    return fn
+
+
 # ---------------------------------------------------------------------------------
 # Conversions (vcopy, copy, register scalars).
 

@@ -7,7 +7,8 @@ from nova.binary import opcodes as oc
 from .stream import CUT, DISPATCH, Stream
 
 #: Tiles each prechecked opcode reads (by slot and its address operand) and writes, in
-#: timing-only mode (as the ``_x_*`` methods check and count them).
+#: timing-only mode (as the ``_x_*`` methods check and count them); vfused's b and c
+#: only when they hold a tile (else an immediate).
 _SLOTS: dict[int, tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]] = {
     oc.MATMUL: ((("ta", 3), ("tb", 4)), (("td", 6),)),
     oc.DMA_COPY: ((("ta", 3),), (("td", 6),)),
@@ -17,6 +18,7 @@ _SLOTS: dict[int, tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]
     oc.VFILL: ((), (("td", 6),)), oc.VCOPY: ((("ta", 3),), (("td", 6),)), oc.VIOTA: ((), (("td", 6),)),
     oc.VASSERT: ((("ta", 3),), ()), oc.VSCAN: ((("ta", 3),), (("td", 6),)),
     oc.VSORT: ((("ta", 3),), (("td", 6), ("tc", 5))),
+    oc.VFUSED: ((("ta", 3), ("tb", 4), ("tc", 5)), (("td", 6),)),
 }
 _RW = (("hbm_read", "hbm_write"), ("sram_read", "sram_write"), ("acc_read", "acc_write"))
 
@@ -43,6 +45,8 @@ def precheck(stream: Stream, capacity: tuple[int, int, int]) -> dict[str, float]
         for w, group in enumerate(slots):
             for name, reg in group:
                 t = getattr(d, name)
+                if t is None:  # an immediate operand
+                    continue
                 addr = st[reg]
                 if addr < 0 or addr + t.extent > capacity[t.space]:
                     ok = False

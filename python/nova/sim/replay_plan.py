@@ -220,6 +220,12 @@ def _ufunc2(fn: np.ufunc, x: np.ndarray, y: Any, dst: np.ndarray) -> None:
     fn(x, y, out=dst)
 
 
+def _fused_f32(f0: np.ufunc, f1: np.ufunc, x: np.ndarray, a: Any, b: Any, dst: np.ndarray) -> None:
+    """VFUSED on f32 tiles: the intermediate needs no rounding; the second stage
+    computes into the destination."""
+    f1(f0(x, a), b, out=dst)
+
+
 def _select(ctype: int, c: np.ndarray, x: np.ndarray, z: np.ndarray, dst: np.ndarray) -> None:
     dst[...] = np.where(decode_values(ctype, c) != 0, x, z)
 
@@ -282,6 +288,11 @@ def _effect(m: "Machine", ch: "Chip", d: "Dec", st: tuple,
     if op == oc.MATMUL and f32:
         fn = _matmul_acc if d.ins.flags & oc.F_ACCUMULATE else _matmul_set
         return fn, (mem.view(d.ta, ra), mem.view(d.tb, rb), mem.view(d.td, rdst))
+    if f32 and op == oc.VFUSED:
+        a, b = (mem.view(t, r) if t is not None else imm
+                for t, r, imm in ((d.tb, rb, d.imms[0]), (d.tc, rc, d.imms[1])))
+        return _fused_f32, (BINARY[d.ins.kind], BINARY[d.ins.imm2], mem.view(d.ta, ra), a, b,
+                            mem.view(d.td, rdst))
     if f32 and op in (oc.VUNARY, oc.VBINARY, oc.VSCALAR, oc.VFILL, oc.VCOPY, oc.VTRANSPOSE):
         # As the vector semantics compute them for f32 tiles (reads are views,
         # writes assign the result; conversions f32 -> f32 are the identity).

@@ -32,9 +32,10 @@ class Work:
     matrix_flops: ``2 M K N`` of a matmul. matrix_ns: those FLOPs at the matrix
     peak of the input dtype (f32 at a quarter of the bf16/f16 rate).
     vector_ops: elements ``E`` of a vector instruction (output elements; input
-    elements of ``vreduce``, ``vassert`` and ``vsort``). vector_ns: ``E * c / lanes``
-    cycles, ``c`` the ISA's per-kind cost factor (no 16-cycle issue overhead, no
-    rounding up to whole lane groups).
+    elements of ``vreduce``, ``vassert`` and ``vsort``; ``2 E`` for ``vfused``, two
+    operations per element). vector_ns: ``E * c / lanes`` cycles, ``c`` the ISA's
+    per-kind cost factor (no 16-cycle issue overhead, no rounding up to whole lane
+    groups; ``vfused``'s is that of its slower stage).
     bytes: bytes a DMA, collective or send moves (its source tile; the gathered
     tile of ``dma_gather``; twice the source of an accumulating ``dma_scatter``).
     hbm_bytes: of those, bytes read from or written to this chip's HBM.
@@ -85,8 +86,9 @@ def instruction_work(d: "Dec", target: "Target") -> Work:
             trans = op in (oc.VUNARY, oc.VSCALAR) and d.ins.kind in oc.TRANSCENDENTAL
             c = act["transcendental_factor"] if trans else act["elementwise_factor"]
             return Work(vector_ops=float(e), activation_ns=e * c / act["lanes"] * target.cycle_ns)
-        c = _cost_model(target).vector_factor(op, d.ins.kind, axis)
-        return Work(vector_ops=float(e), vector_ns=e * c / target.vector_lanes * target.cycle_ns)
+        c = _cost_model(target).vector_factor(op, d.ins.kind, axis, d.ins.imm2)
+        ops = 2 * e if op == oc.VFUSED else e  # two ALU stages per element
+        return Work(vector_ops=float(ops), vector_ns=e * c / target.vector_lanes * target.cycle_ns)
     if op == oc.DMA_COPY:
         b = float(d.ta.nbytes)
         peer = bool(d.ins.flags & oc.F_PEER)

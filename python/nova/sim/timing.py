@@ -61,11 +61,14 @@ class CostModel:
         """One matmul alone on an idle array: load + stream + fill/drain (ns)."""
         return self.weight_load + self.matmul_stream(m, n, dtype) + self.fill_drain
 
-    def vector_factor(self, opcode: int, kind: int, axis_size: int = 1) -> float:
+    def vector_factor(self, opcode: int, kind: int, axis_size: int = 1, kind1: int = 0) -> float:
         """Cycles per ``vector_lanes`` elements (docs/isa.md 2.4, 2.6): ``c`` of the
         elementwise, transpose and scan costs; ``vector_sort_stage_factor`` times the
         ``s (s + 1) / 2`` bitonic stages of ``vsort`` (``s = max(1, ceil(log2 n))``,
-        ``n = axis_size``)."""
+        ``n = axis_size``); for ``vfused`` (second kind ``kind1``) the ``c`` of its
+        slower stage (a two-stage pipeline runs at that stage's rate)."""
+        if opcode == oc.VFUSED:
+            return max(self.vector_factor(oc.VBINARY, kind), self.vector_factor(oc.VBINARY, kind1))
         if opcode == oc.VSORT:
             s = max(1, (axis_size - 1).bit_length())
             return self.v_sort * (s * (s + 1) // 2)
@@ -77,8 +80,9 @@ class CostModel:
             return self.v_trans
         return self.v_plain
 
-    def vector(self, opcode: int, kind: int, elements: int) -> float:
-        return (self.v_over + -(-elements // self.lanes) * self.vector_factor(opcode, kind)) * self.cycle
+    def vector(self, opcode: int, kind: int, elements: int, kind1: int = 0) -> float:
+        """``kind1``: vfused's second kind."""
+        return (self.v_over + -(-elements // self.lanes) * self.vector_factor(opcode, kind, 1, kind1)) * self.cycle
 
     def activation(self, opcode: int, kind: int, elements: int) -> float:
         """An elementwise instruction on the activation engine (vunary, vscalar, vcopy):

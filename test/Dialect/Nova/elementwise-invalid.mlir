@@ -106,3 +106,52 @@ func.func @negative_elementwise_int_scalar_on_float(%a: memref<4x8xf32, #nova.me
   nova.elementwise <mul> scalar(2) ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
   return
 }
+
+// -----
+
+// nova.elementwise_pair: one case per rule.
+func.func @negative_pair_kind(%a: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise_pair' op kinds must be add, sub, mul, div, max or min, got cmp_lt}}
+  nova.elementwise_pair <cmp_lt> scalar(1.0) then <add> scalar(1.0) ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_pair_arity(%a: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise_pair' op takes 2 inputs, got 1}}
+  nova.elementwise_pair <mul> then <add> scalar(1.0) ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_pair_integer(%a: memref<4x8xi32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise_pair' op takes float buffers, got 'i32'}}
+  nova.elementwise_pair <mul> scalar(2) then <add> scalar(1) ins(%a : memref<4x8xi32, #nova.memory_space<sram>>) outs(%a : memref<4x8xi32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_pair_three_streams(%a: memref<4x8xf32, #nova.memory_space<sram>>, %r: memref<1x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise_pair' op reads 3 operands at the full rate, at most 2}}
+  nova.elementwise_pair <mul> then <add> ins(%a, %r, %a : memref<4x8xf32, #nova.memory_space<sram>>, memref<1x8xf32, #nova.memory_space<sram>>, memref<4x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_pair_main_broadcast(%r: memref<1x8xf32, #nova.memory_space<sram>>, %a: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise_pair' op input 0 must have the output's shape 4x8}}
+  nova.elementwise_pair <mul> scalar(2.0) then <add> scalar(1.0) ins(%r : memref<1x8xf32, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_pair_hbm(%a: memref<4x8xf32, #nova.memory_space<sram>>, %h: memref<4x8xf32, #nova.memory_space<hbm>>) {
+  // expected-error @+1 {{'nova.elementwise_pair' op output}}
+  nova.elementwise_pair <mul> scalar(2.0) then <add> scalar(1.0) ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%h : memref<4x8xf32, #nova.memory_space<hbm>>)
+  return
+}

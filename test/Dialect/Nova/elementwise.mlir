@@ -61,3 +61,14 @@ func.func @elementwise_all_kinds(%a: !sram, %b: !sram, %c: !sram, %o: !sram,
   nova.elementwise <copy> ins(%a : !sram) outs(%h : memref<64x128xbf16, #nova.memory_space<sram>>)
   return
 }
+
+// CHECK-LABEL: func.func @elementwise_pair
+// CHECK: nova.elementwise_pair <sub> then <mul> ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<64x128xf32, #nova.memory_space<sram>>, memref<64x1xf32, #nova.memory_space<sram>>, memref<1x1xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xf32, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise_pair <mul> scalar(5.000000e-01) then <add> ins(%{{.*}}, %{{.*}} : memref<64x128xf32, #nova.memory_space<sram>>, memref<64x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xf32, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise_pair <div> scalar(2.000000e+00) then <max> scalar(0.000000e+00) ins(%{{.*}} : memref<64x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xf32, #nova.memory_space<sram>>)
+func.func @elementwise_pair(%x: memref<64x128xf32, #nova.memory_space<sram>>, %r: memref<64x1xf32, #nova.memory_space<sram>>, %s: memref<1x1xf32, #nova.memory_space<sram>>, %y: memref<64x128xf32, #nova.memory_space<sram>>) {
+  nova.elementwise_pair <sub> then <mul> ins(%x, %r, %s : memref<64x128xf32, #nova.memory_space<sram>>, memref<64x1xf32, #nova.memory_space<sram>>, memref<1x1xf32, #nova.memory_space<sram>>) outs(%y : memref<64x128xf32, #nova.memory_space<sram>>)
+  nova.elementwise_pair <mul> scalar(0.5) then <add> ins(%x, %y : memref<64x128xf32, #nova.memory_space<sram>>, memref<64x128xf32, #nova.memory_space<sram>>) outs(%y : memref<64x128xf32, #nova.memory_space<sram>>)
+  nova.elementwise_pair <div> scalar(2.0) then <max> scalar(0.0) ins(%x : memref<64x128xf32, #nova.memory_space<sram>>) outs(%y : memref<64x128xf32, #nova.memory_space<sram>>)
+  return
+}

@@ -767,3 +767,49 @@ func.func @nop_queue_too_large() {
   nova_isa.nop queue 256 on dma
   return
 }
+
+// -----
+
+func.func @vfused_kind(%x: index, %y: index) {
+  // expected-error @+1 {{'nova_isa.vfused' op kinds must be add, sub, mul, div, max or min, got pow}}
+  nova_isa.vfused pow, add %x : #nova_isa.tile<sram, f32, [8, 16], [16, 1]>, 2.0, 1.0
+      -> %y : #nova_isa.tile<sram, f32, [8, 16], [16, 1]> on vector
+  return
+}
+
+// -----
+
+func.func @vfused_integer(%x: index, %y: index) {
+  // expected-error @+1 {{'nova_isa.vfused' op takes float tiles, got 'i32'}}
+  nova_isa.vfused mul, add %x : #nova_isa.tile<sram, i32, [8, 16], [16, 1]>, 2, 1
+      -> %y : #nova_isa.tile<sram, i32, [8, 16], [16, 1]> on vector
+  return
+}
+
+// -----
+
+func.func @vfused_three_streams(%x: index, %a: index, %b: index, %y: index) {
+  // expected-error @+1 {{'nova_isa.vfused' op reads 3 operands at the full rate, at most 2}}
+  nova_isa.vfused mul, add %x : #nova_isa.tile<sram, f32, [8, 16], [16, 1]>,
+      %a : #nova_isa.tile<sram, f32, [1, 16], [16, 1]>, %b : #nova_isa.tile<sram, f32, [8, 16], [16, 1]>
+      -> %y : #nova_isa.tile<sram, f32, [8, 16], [16, 1]> on vector
+  return
+}
+
+// -----
+
+func.func @vfused_input_broadcast(%x: index, %y: index) {
+  // expected-error @+1 {{'nova_isa.vfused' op input shape must be 8x16, got 1x16}}
+  nova_isa.vfused mul, add %x : #nova_isa.tile<sram, f32, [1, 16], [16, 1]>, 2.0, 1.0
+      -> %y : #nova_isa.tile<sram, f32, [8, 16], [16, 1]> on vector
+  return
+}
+
+// -----
+
+func.func @vfused_on_activation(%x: index, %y: index) {
+  // expected-error @+1 {{'nova_isa.vfused' op}}
+  nova_isa.vfused mul, add %x : #nova_isa.tile<sram, f32, [8, 16], [16, 1]>, 2.0, 1.0
+      -> %y : #nova_isa.tile<sram, f32, [8, 16], [16, 1]> on activation
+  return
+}

@@ -221,3 +221,20 @@ func.func @exact_integer_immediates(%a: index, %b: index) {
   nova_isa.vfill 0xFFF0000000000000 -> %b : #nova_isa.tile<sram, f32, [8], [1]> on vector
   return
 }
+
+// VFUSED (ISA version 5): tiles, a per-row operand and immediates.
+// CHECK-LABEL: func.func @vfused
+func.func @vfused(%x: index, %a: index, %b: index, %y: index) {
+  // CHECK: nova_isa.vfused mul, add %{{.*}} : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>, %{{.*}} : #nova_isa.tile<sram, f32, [1, 1], [1, 1]>, %{{.*}} : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> on vector
+  nova_isa.vfused mul, add %x : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>,
+      %a : #nova_isa.tile<sram, f32, [1, 1], [1, 1]>, %b : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>
+      -> %y : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> on vector
+  // CHECK: nova_isa.vfused sub, mul %{{.*}} : #nova_isa.tile<acc, bf16, [64, 128], [128, 1]>, %{{.*}} : #nova_isa.tile<sram, bf16, [64, 1], [1, 1]>, %{{.*}} : #nova_isa.tile<sram, bf16, [64, 1], [1, 1]> -> %{{.*}} : #nova_isa.tile<sram, bf16, [64, 128], [128, 1]> on vector wait [1]
+  nova_isa.vfused sub, mul %x : #nova_isa.tile<acc, bf16, [64, 128], [128, 1]>,
+      %a : #nova_isa.tile<sram, bf16, [64, 1], [1, 1]>, %b : #nova_isa.tile<sram, bf16, [64, 1], [1, 1]>
+      -> %y : #nova_isa.tile<sram, bf16, [64, 128], [128, 1]> on vector wait [1]
+  // CHECK: nova_isa.vfused div, max %{{.*}} : #nova_isa.tile<sram, f32, [8, 16], [16, 1]>, 2.500000e-01, -1.000000e+00 -> %{{.*}} : #nova_isa.tile<sram, f32, [8, 16], [16, 1]> on vector
+  nova_isa.vfused div, max %x : #nova_isa.tile<sram, f32, [8, 16], [16, 1]>, 0.25, -1.0
+      -> %y : #nova_isa.tile<sram, f32, [8, 16], [16, 1]> on vector
+  return
+}

@@ -30,7 +30,7 @@ def test_loads_in_version_3_with_an_activation_target():
 @pytest.mark.parametrize("version,tg,pattern", [
     (2, target(chips=1, activation=ACT), "engine activation needs ISA version 3"),
     (3, target(chips=1), "engine activation needs ISA version 3 and a target with an activation engine"),
-    (5, target(chips=1, activation=ACT), "unsupported ISA version 5"),
+    (6, target(chips=1, activation=ACT), "unsupported ISA version 6"),
 ])
 def test_rejected_without_version_3_and_an_activation_target(version, tg, pattern):
     with pytest.raises(BinaryFormatError, match=pattern):

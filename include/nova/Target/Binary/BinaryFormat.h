@@ -15,10 +15,12 @@ constexpr char kMagic[4] = {'N', 'O', 'V', 'A'};
 constexpr char kTrailerTag[4] = {'N', 'C', 'R', 'C'};
 constexpr uint16_t kFormatVersion = 1;
 /// ISA version 3 = version 2 plus the activation engine (engine code 5);
-/// version 4 = version 3 plus the `queue` byte of a NOP on dma. An encoder
-/// writes the lowest version that expresses the program: 4 only for a NOP on
-/// a dma queue other than 0, else 3 only for the activation engine, else 2.
-constexpr uint16_t kIsaVersion = 4;
+/// version 4 = version 3 plus the `queue` byte of a NOP on dma; version 5 =
+/// version 4 plus VFUSED. An encoder writes the lowest version that expresses
+/// the program: 5 only for a VFUSED, else 4 only for a NOP on a dma queue
+/// other than 0, else 3 only for the activation engine, else 2.
+constexpr uint16_t kIsaVersion = 5;
+constexpr uint16_t kIsaVersionQueuedNop = 4;
 constexpr uint16_t kIsaVersionActivation = 3;
 constexpr uint16_t kIsaVersionBase = 2;
 /// Engine byte of an instruction on the activation engine (docs/isa.md 3.1).
@@ -79,6 +81,7 @@ enum class Opcode : uint8_t {
   VAssert = 0x49,
   VScan = 0x4A,
   VSort = 0x4B,
+  VFused = 0x4C,
   AllReduce = 0x50,
   AllGather = 0x51,
   ReduceScatter = 0x52,

@@ -2,6 +2,7 @@
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 #include "nova/Dialect/Nova/IR/Immediates.h"
 #include "nova/Dialect/Nova/IR/ReplicaGroups.h"
+#include "nova/Dialect/Nova/IR/VectorPairs.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -289,6 +290,57 @@ LogicalResult ElementwiseOp::verify() {
           "input")))
     return failure();
   // The accumulator may be rescaled in place (flash attention's output).
+  return checkSpace(op, "output", getOutput(), kSramOrAcc);
+}
+
+LogicalResult ElementwisePairOp::verify() {
+  Operation *op = getOperation();
+  for (ElementwiseKind kind : {getKind0(), getKind1()})
+    if (!isPairStageKind(kind))
+      return emitOpError() << "kinds must be add, sub, mul, div, max or min, got "
+                           << stringifyElementwiseKind(kind);
+  size_t expected = 3 - (getAScalarAttr() ? 1 : 0) - (getBScalarAttr() ? 1 : 0);
+  if (getInputs().size() != expected)
+    return emitOpError() << "takes " << expected << " inputs, got "
+                         << getInputs().size();
+  MemRefType outType = getOutput().getType();
+  Type elt = outType.getElementType();
+  if (!isa<FloatType>(elt))
+    return emitOpError() << "takes float buffers, got " << elt;
+  if (cast<MemRefType>(getInputs()[0].getType()).getShape() != outType.getShape())
+    return emitOpError() << "input 0 must have the output's shape "
+                         << shapeStr(outType.getShape());
+  int fullRate = 0;
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    auto inType = cast<MemRefType>(input.getType());
+    if (inType.getElementType() != elt)
+      return emitOpError() << "input " << index << " element type "
+                           << inType.getElementType()
+                           << " differs from the output's " << elt;
+    if (inType.getRank() != outType.getRank())
+      return emitOpError() << "input " << index << " has rank "
+                           << inType.getRank() << " but the output has rank "
+                           << outType.getRank();
+    for (auto [inDim, outDim] :
+         llvm::zip_equal(inType.getShape(), outType.getShape()))
+      if (inDim != outDim && inDim != 1)
+        return emitOpError() << "input " << index << " of shape "
+                             << shapeStr(inType.getShape())
+                             << " does not broadcast to the output shape "
+                             << shapeStr(outType.getShape());
+    if (failed(checkSpace(op, ("input " + Twine(index)).str(), input,
+                          kSramOrAcc)))
+      return failure();
+    fullRate += isFullRate(inType.getShape(), outType.getShape());
+  }
+  if (fullRate > kPairFullRateOperands)
+    return emitOpError() << "reads " << fullRate
+                         << " operands at the full rate, at most "
+                         << kPairFullRateOperands;
+  for (auto [role, scalar] : {std::pair<StringRef, Attribute>{"a_scalar", getAScalarAttr()},
+                              {"b_scalar", getBScalarAttr()}})
+    if (scalar && failed(verifyImmediate(op, role, scalar, elt, "output")))
+      return failure();
   return checkSpace(op, "output", getOutput(), kSramOrAcc);
 }
 

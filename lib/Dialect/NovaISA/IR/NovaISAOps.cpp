@@ -7,6 +7,7 @@
 #include "nova/Dialect/Nova/IR/ActivationEngine.h"
 #include "nova/Dialect/Nova/IR/Immediates.h"
 #include "nova/Dialect/Nova/IR/ReplicaGroups.h"
+#include "nova/Dialect/Nova/IR/VectorPairs.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -94,6 +95,29 @@ static void printTile(OpAsmPrinter &printer, Operation *, Value address,
                       TileAttr tile) {
   printer << address << " : ";
   printer.printAttribute(tile);
+}
+
+/// A `vfused` operand: `%addr : #tile` or an immediate.
+static ParseResult
+parseTileOrImmediate(OpAsmParser &parser,
+                     std::optional<OpAsmParser::UnresolvedOperand> &address,
+                     TileAttr &tile, Attribute &scalar) {
+  OpAsmParser::UnresolvedOperand operand;
+  OptionalParseResult parsed = parser.parseOptionalOperand(operand);
+  if (!parsed.has_value())
+    return parseImmediate(parser, scalar);
+  if (failed(*parsed) || parser.parseColon() || parser.parseAttribute(tile))
+    return failure();
+  address = operand;
+  return success();
+}
+
+static void printTileOrImmediate(OpAsmPrinter &printer, Operation *op,
+                                 Value address, TileAttr tile,
+                                 Attribute scalar) {
+  if (address)
+    return printTile(printer, op, address, tile);
+  printImmediate(printer, op, scalar);
 }
 
 //===----------------------------------------------------------------------===//
@@ -528,6 +552,47 @@ LogicalResult VScalarOp::verify() {
     return failure();
   return checkBroadcast(op, "input", getInputTile(), getOutputTile(),
                         !typeExempt(getKind(), getOutputTile()));
+}
+
+LogicalResult VFusedOp::verify() {
+  Operation *op = getOperation();
+  TileAttr output = getOutputTile();
+  for (nova::ElementwiseKind kind : {getKind0(), getKind1()})
+    if (!nova::isPairStageKind(kind))
+      return emitOpError() << "kinds must be add, sub, mul, div, max or min, got "
+                           << nova::stringifyElementwiseKind(kind);
+  if (!isa<FloatType>(output.getElementType()))
+    return emitOpError() << "takes float tiles, got "
+                         << output.getElementType();
+  if (failed(checkTile(op, "input", getInputTile(), kSramOrAcc)) ||
+      failed(checkTile(op, "output", output, kSramOrAcc, /*isOutput=*/true)) ||
+      failed(checkShape(op, "input", getInputTile(), output.getShape())) ||
+      failed(checkSameElementType(op, "input", getInputTile(), "output",
+                                  output)))
+    return failure();
+  int fullRate = nova::isFullRate(getInputTile().getShape(), output.getShape());
+  for (auto [role, address, tile, scalar] :
+       {std::tuple<StringRef, Value, TileAttr, Attribute>{
+            "a", getA(), getATileAttr(), getAScalarAttr()},
+        {"b", getB(), getBTileAttr(), getBScalarAttr()}}) {
+    if (bool(address) != bool(tile) || bool(tile) == bool(scalar))
+      return emitOpError() << role << " must be a tile or an immediate";
+    if (scalar) {
+      if (failed(nova::verifyImmediate(op, role, scalar,
+                                       output.getElementType(), "output tile")))
+        return failure();
+      continue;
+    }
+    if (failed(checkTile(op, role, tile, kSramOrAcc)) ||
+        failed(checkBroadcast(op, role, tile, output)))
+      return failure();
+    fullRate += nova::isFullRate(tile.getShape(), output.getShape());
+  }
+  if (fullRate > nova::kPairFullRateOperands)
+    return emitOpError() << "reads " << fullRate
+                         << " operands at the full rate, at most "
+                         << nova::kPairFullRateOperands;
+  return success();
 }
 
 LogicalResult VSelectOp::verify() {

@@ -158,6 +158,46 @@ def Nova_ElementwiseOp : Nova_Op<"elementwise"> {
   }];
 }
 
+def Nova_ElementwisePairOp : Nova_Op<"elementwise_pair"> {
+  let summary = "two binary elementwise stages in one vector pass";
+  let description = [{
+    `output = kind1(kind0(x, a), b)`, with `x` the first input, and `a`, `b`
+    each the next input or an immediate (`scalar(...)` after its kind). The
+    intermediate is rounded to the output's type: the result is that of two
+    `nova.elementwise` ops through a buffer of the output's type. Float
+    buffers of one element type; kinds `add sub mul div max min`; `x` has the
+    output's shape, `a` and `b` broadcast; at most two operands are read at
+    the full rate (docs/isa.md, VFUSED). Formed by `nova-fuse-vector-pairs`.
+
+    ```mlir
+    nova.elementwise_pair <sub> then <mul> ins(%x, %mean, %rstd : memref<64x128xf32, #nova.memory_space<sram>>, memref<64x1xf32, #nova.memory_space<sram>>, memref<64x1xf32, #nova.memory_space<sram>>)
+                          outs(%y : memref<64x128xf32, #nova.memory_space<sram>>)
+    nova.elementwise_pair <mul> scalar(5.000000e-01) then <add> ins(%x, %z : memref<64x128xf32, #nova.memory_space<sram>>, memref<64x128xf32, #nova.memory_space<sram>>)
+                          outs(%y : memref<64x128xf32, #nova.memory_space<sram>>)
+    ```
+  }];
+  let arguments = (ins Nova_ElementwiseKindAttr:$kind0,
+                       Nova_ElementwiseKindAttr:$kind1,
+                       Arg<Variadic<Nova_TileBuffer>, "", [MemRead]>:$inputs,
+                       Arg<Nova_TileBuffer, "", [MemWrite]>:$output,
+                       OptionalAttr<Nova_ImmediateAttr>:$a_scalar,
+                       OptionalAttr<Nova_ImmediateAttr>:$b_scalar);
+  let assemblyFormat = [{
+    $kind0 (`scalar` `(` custom<Immediate>($a_scalar)^ `)`)? `then` $kind1
+    (`scalar` `(` custom<Immediate>($b_scalar)^ `)`)? `ins` `(` $inputs `:` type($inputs) `)`
+    `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The first stage's other operand: an input, or null with `a_scalar`.
+    ::mlir::Value getA() { return getAScalarAttr() ? ::mlir::Value() : getInputs()[1]; }
+    /// The second stage's other operand: an input, or null with `b_scalar`.
+    ::mlir::Value getB() {
+      return getBScalarAttr() ? ::mlir::Value() : getInputs().back();
+    }
+  }];
+}
+
 def Nova_ReduceOp : Nova_Op<"reduce"> {
   let summary = "reduce a tile along one dimension on the vector unit";
   let description = [{

@@ -359,6 +359,43 @@ def NovaISA_VScalarOp : NovaISA_Inst<"vscalar", ["Vector", "Activation"]> {
   let hasVerifier = 1;
 }
 
+def NovaISA_VFusedOp : NovaISA_Inst<"vfused", ["Vector"], [AttrSizedOperandSegments]> {
+  let summary = "two binary elementwise stages in one vector pass (VFUSED, ISA version 5)";
+  let description = [{
+    `output = kind1(kind0(input, a), b)`: `a` and `b` are each a tile or an
+    f64 immediate. The intermediate is rounded to the output's element type,
+    so the result is that of the two instructions through a tile of the
+    output's type. Float tiles of one element type; kinds `add sub mul div
+    max min`; `input` has the output's shape, `a` and `b` broadcast; at most
+    two of `input`, `a`, `b` are read at the full rate (a tile whose last
+    dimension is the output's and larger than 1): the third is a per-row
+    scalar, a broadcast element or an immediate (verified).
+
+    ```mlir
+    nova_isa.vfused mul, add %x : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>,
+                             %h : #nova_isa.tile<sram, f32, [1, 1], [1, 1]>,
+                             %m : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>
+        -> %y : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> on vector
+    nova_isa.vfused mul, add %x : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>, 5.000000e-01, 1.000000e+00
+        -> %y : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> on vector
+    ```
+  }];
+  let arguments = !con((ins NovaISA_ElementwiseKindAttr:$kind0,
+                            NovaISA_ElementwiseKindAttr:$kind1,
+                            Index:$input, NovaISA_TileAttr:$input_tile,
+                            Optional<Index>:$a, OptionalAttr<NovaISA_TileAttr>:$a_tile,
+                            OptionalAttr<NovaISA_ImmediateAttr>:$a_scalar,
+                            Optional<Index>:$b, OptionalAttr<NovaISA_TileAttr>:$b_tile,
+                            OptionalAttr<NovaISA_ImmediateAttr>:$b_scalar,
+                            Index:$output, NovaISA_TileAttr:$output_tile),
+                       NovaISA_SyncArgs);
+  let assemblyFormat = !strconcat("custom<EnumKeyword>($kind0) `,` custom<EnumKeyword>($kind1)"
+      " custom<Tile>($input, $input_tile) `,` custom<TileOrImmediate>($a, $a_tile, $a_scalar)"
+      " `,` custom<TileOrImmediate>($b, $b_tile, $b_scalar) `->` custom<Tile>($output, $output_tile)",
+      NovaISA_SyncFormat);
+  let hasVerifier = 1;
+}
+
 def NovaISA_VSelectOp : NovaISA_Inst<"vselect", ["Vector"]> {
   let summary = "elementwise select with broadcasting (VSELECT)";
   let description = [{
