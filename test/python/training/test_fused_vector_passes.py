@@ -68,6 +68,46 @@ def test_traced_cross_entropy_backward_has_no_row_sum():
     assert _sums_over_classes(graph, 10) == 1
 
 
+def _exps_over(graph: torch.fx.Graph, shape: tuple[int, ...]) -> int:
+    return sum(1 for n in graph.nodes if n.target == aten.exp.default
+               and tuple(n.meta["val"].shape) == shape)
+
+
+def test_traced_cross_entropy_takes_one_exp_per_logit():
+    """The backward reuses the forward's exps (times a per-row exp(-lse)):
+    one exp over the [rows, classes] logits in the joint graph, not two, and
+    no log-probabilities tensor is left (nll_loss picks x[target] - max - lse)."""
+    x, target = torch.randn(6, 10), torch.randint(0, 10, (6,))
+    graph = trace_functional(lambda a, t: _ce_grad(a, t), [x, target]).graph
+    graph.eliminate_dead_code()
+    assert _exps_over(graph, (6, 10)) == 1
+    assert not any(n.target == aten.sub.Tensor and tuple(n.meta["val"].shape) == (6, 10)
+                   and n.args[1].meta["val"].shape == (6, 1)
+                   and n.args[1].target == aten.log.default for n in graph.nodes)
+
+
+@pytest.mark.parametrize("options", [dict(), dict(reduction="sum"), dict(reduction="none"),
+                                     dict(ignore_index=3)], ids=["mean", "sum", "none", "ignore3"])
+def test_cross_entropy_from_kept_parts_matches_eager(options):
+    """The loss nll_loss takes from log_softmax's kept parts, and the gradient
+    from its exps, against eager on real tensors (ignored rows included)."""
+    torch.manual_seed(0)
+    x, target = torch.randn(7, 11) * 4, torch.randint(0, 11, (7,))
+    target[2] = options.get("ignore_index", -100)
+    table = loss_decompositions()
+    ignore = options.get("ignore_index", -100)
+    reduction = {"none": 0, "mean": 1, "sum": 2}[options.get("reduction", "mean")]
+    logsm = table[aten._log_softmax.default](x, 1, False)
+    loss, total = table[aten.nll_loss_forward.default](logsm, target, None, reduction, ignore)
+    expected = torch.nn.functional.cross_entropy(x, target, **options)
+    torch.testing.assert_close(loss, expected, rtol=1e-6, atol=1e-7)
+    go = torch.linspace(0.5, 1.5, 7) if reduction == 0 else torch.tensor(1.0)
+    g = table[aten.nll_loss_backward.default](go, logsm, target, None, reduction, ignore, total)
+    grad = table[aten._log_softmax_backward_data.default](g, logsm, 1, torch.float32)
+    expected_grad, = _ce_grad(x.clone(), target, **options)
+    torch.testing.assert_close(grad, expected_grad, rtol=1e-6, atol=1e-7)
+
+
 def test_class_weights_keep_torchs_decomposition():
     """With class weights (a gradient whose row sum is not one value) the
     backward stays torch's, sum included, and still matches eager."""
