@@ -182,3 +182,45 @@ func.func @zero_d_sum_then_pow(%x: tensor<f32>) -> tensor<f32> {
   } -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// fc1's rounded output, [2048, 3072], read as [8, 256, 3072] by two
+// elementwise consumers (GELU's parts) through one expand: each consumer is
+// collapsed onto the 2-D source, so that nova-tile can give the first of
+// them the contraction's loop. The expand stays for 3-D readers.
+// CHECK-LABEL: func.func @shared_expand_collapses_each_consumer
+// CHECK-SAME: (%[[X:.*]]: tensor<2048x3072xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<2048x3072xf32>)
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<2048x3072xf32>)
+// CHECK: math.erf
+// CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<2048x3072xf32>)
+// CHECK: math.tanh
+func.func @shared_expand_collapses_each_consumer(%x: tensor<2048x3072xf32>) -> (tensor<8x256x3072xf32>, tensor<8x256x3072xf32>, tensor<8x256x3072xf32>) {
+  %e2 = tensor.empty() : tensor<2048x3072xf32>
+  %s = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<2048x3072xf32>) outs(%e2 : tensor<2048x3072xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.exp %a : f32
+    linalg.yield %r : f32
+  } -> tensor<2048x3072xf32>
+  %v = tensor.expand_shape %s [[0, 1], [2]] output_shape [8, 256, 3072] : tensor<2048x3072xf32> into tensor<8x256x3072xf32>
+  %e3 = tensor.empty() : tensor<8x256x3072xf32>
+  %g1 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v : tensor<8x256x3072xf32>) outs(%e3 : tensor<8x256x3072xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.erf %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8x256x3072xf32>
+  %g2 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v : tensor<8x256x3072xf32>) outs(%e3 : tensor<8x256x3072xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.tanh %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8x256x3072xf32>
+  return %v, %g1, %g2 : tensor<8x256x3072xf32>, tensor<8x256x3072xf32>, tensor<8x256x3072xf32>
+}

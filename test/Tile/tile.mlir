@@ -44,6 +44,86 @@ func.func @matmul_bias_gelu_fused(%a: tensor<256x768xf32>, %b: tensor<768x512xf3
 
 // -----
 
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+
+// fc1's bias add has two readers (GELU and, later, GELU's backward): GELU,
+// its first reader, takes the matmul and the bias add into its loop, which
+// yields the bias add's tiles for the later reader.
+// T1-LABEL: func.func @shared_epilogue
+// T1: %[[L:.*]]:2 = scf.for
+// T1: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<256x768xf32>, tensor<768x128xf32>)
+// T1: arith.addf
+// T1: math.erf
+// T1: scf.yield
+// T1: scf.for
+// T1-NOT: linalg.matmul
+// T1: arith.mulf
+// T1: return
+// TINY-LABEL: func.func @shared_epilogue
+func.func @shared_epilogue(%a: tensor<256x768xf32>, %b: tensor<768x512xf32>, %bias: tensor<512xf32>) -> tensor<256x512xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x512xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<256x768xf32>, tensor<768x512xf32>) outs(%f : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %h = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %bias : tensor<256x512xf32>, tensor<512xf32>) outs(%e : tensor<256x512xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<256x512xf32>
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<256x512xf32>) outs(%e : tensor<256x512xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = math.erf %x : f32
+    linalg.yield %r : f32
+  } -> tensor<256x512xf32>
+  %later = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %g : tensor<256x512xf32>, tensor<256x512xf32>) outs(%e : tensor<256x512xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.mulf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<256x512xf32>
+  return %later : tensor<256x512xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+#row = affine_map<(d0, d1) -> (d1)>
+
+// The first reader reads the bias add transposed: it does not share the
+// matmul's tiles, so the bias add stays the matmul's epilogue alone.
+// T1-LABEL: func.func @negative_shared_epilogue_transposed
+// T1: scf.for
+// T1: linalg.matmul
+// T1-NOT: math.erf
+// T1: scf.yield
+// T1: math.erf
+// TINY-LABEL: func.func @negative_shared_epilogue_transposed
+func.func @negative_shared_epilogue_transposed(%a: tensor<256x768xf32>, %b: tensor<768x256xf32>, %bias: tensor<256xf32>) -> (tensor<256x256xf32>, tensor<256x256xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<256x768xf32>, tensor<768x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %h = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %bias : tensor<256x256xf32>, tensor<256xf32>) outs(%e : tensor<256x256xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<256x256xf32>
+  %g = linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<256x256xf32>) outs(%e : tensor<256x256xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = math.erf %x : f32
+    linalg.yield %r : f32
+  } -> tensor<256x256xf32>
+  return %h, %g : tensor<256x256xf32>, tensor<256x256xf32>
+}
+
+// -----
+
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #red3 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
 
