@@ -44,21 +44,41 @@ static LogicalResult lowerMatmul(nova::MatmulOp op, FuncLowering &l) {
   return success();
 }
 
-static LogicalResult lowerElementwise(nova::ElementwiseOp op, FuncLowering &l) {
-  // Operands of one shape pair up element by element: a rank > 4 op may
-  // collapse (not when one broadcasts; tile() checks the shapes).
-  SmallVector<Value> all(op.getInputs());
-  all.push_back(op.getOutput());
-  SmallVector<TileOperand> ins;
-  for (Value in : op.getInputs()) {
-    FailureOr<TileOperand> t = l.tile(in, op, all);
+/// The tiles of an elementwise op's inputs, then its output. Operands of one
+/// shape pair up element by element: a rank > 4 op may collapse (not when one
+/// broadcasts; tile() checks the shapes).
+static FailureOr<SmallVector<TileOperand>>
+elementwiseTiles(Operation *op, ValueRange inputs, Value output,
+                 FuncLowering &l) {
+  SmallVector<Value> all(inputs);
+  all.push_back(output);
+  SmallVector<TileOperand> tiles;
+  for (Value v : all) {
+    FailureOr<TileOperand> t = l.tile(v, op, all);
     if (failed(t))
       return failure();
-    ins.push_back(*t);
+    tiles.push_back(*t);
   }
-  FailureOr<TileOperand> out = l.tile(op.getOutput(), op, all);
-  if (failed(out))
+  return tiles;
+}
+
+/// What an elementwise instruction over `tiles` (inputs, then the output)
+/// reads and writes.
+static SmallVector<Access> elementwiseAccesses(ArrayRef<TileOperand> tiles) {
+  SmallVector<Access> acc;
+  for (const TileOperand &t : tiles.drop_back())
+    acc.push_back(read(t));
+  acc.push_back(write(tiles.back()));
+  return acc;
+}
+
+static LogicalResult lowerElementwise(nova::ElementwiseOp op, FuncLowering &l) {
+  FailureOr<SmallVector<TileOperand>> tiles =
+      elementwiseTiles(op, op.getInputs(), op.getOutput(), l);
+  if (failed(tiles))
     return failure();
+  TileOperand *out = &tiles->back();
+  ArrayRef<TileOperand> ins = ArrayRef(*tiles).drop_back();
   OpBuilder &b = l.builder();
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
@@ -106,28 +126,18 @@ static LogicalResult lowerElementwise(nova::ElementwiseOp op, FuncLowering &l) {
     return op.emitOpError() << "has no nova_isa lowering for "
                             << ins.size() << " inputs";
   }
-  SmallVector<Access> acc;
-  for (const TileOperand &t : ins)
-    acc.push_back(read(t));
-  acc.push_back(write(*out));
-  l.instruction(instr, acc);
+  l.instruction(instr, elementwiseAccesses(*tiles));
   return success();
 }
 
 static LogicalResult lowerElementwisePair(nova::ElementwisePairOp op,
                                           FuncLowering &l) {
-  SmallVector<Value> all(op.getInputs());
-  all.push_back(op.getOutput());
-  SmallVector<TileOperand> ins;
-  for (Value in : op.getInputs()) {
-    FailureOr<TileOperand> t = l.tile(in, op, all);
-    if (failed(t))
-      return failure();
-    ins.push_back(*t);
-  }
-  FailureOr<TileOperand> out = l.tile(op.getOutput(), op, all);
-  if (failed(out))
+  FailureOr<SmallVector<TileOperand>> tiles =
+      elementwiseTiles(op, op.getInputs(), op.getOutput(), l);
+  if (failed(tiles))
     return failure();
+  TileOperand *out = &tiles->back();
+  ArrayRef<TileOperand> ins = ArrayRef(*tiles).drop_back();
   OpBuilder &b = l.builder();
   MLIRContext *ctx = b.getContext();
   // Inputs are x, then a and b where they are not immediates.
@@ -140,11 +150,7 @@ static LogicalResult lowerElementwisePair(nova::ElementwisePairOp op,
       op.getAScalarAttr(), bt ? bt->addr : Value(),
       bt ? bt->tile : nova_isa::TileAttr(), op.getBScalarAttr(), out->addr,
       out->tile, engine(l, Engine::Vector), nullptr, nullptr);
-  SmallVector<Access> acc;
-  for (const TileOperand &t : ins)
-    acc.push_back(read(t));
-  acc.push_back(write(*out));
-  l.instruction(instr, acc);
+  l.instruction(instr, elementwiseAccesses(*tiles));
   return success();
 }
 

@@ -234,6 +234,26 @@ unsigned ElementwiseOp::getArity(ElementwiseKind kind) {
   return 3;
 }
 
+/// Checks that elementwise input `index` of `inType` broadcasts to `outType`
+/// (same rank, each size equal or 1).
+static LogicalResult checkInputBroadcasts(Operation *op, size_t index,
+                                          MemRefType inType,
+                                          MemRefType outType) {
+  if (inType.getRank() != outType.getRank())
+    return op->emitOpError() << "input " << index << " has rank "
+                             << inType.getRank()
+                             << " but the output has rank "
+                             << outType.getRank();
+  for (auto [inDim, outDim] :
+       llvm::zip_equal(inType.getShape(), outType.getShape()))
+    if (inDim != outDim && inDim != 1)
+      return op->emitOpError() << "input " << index << " of shape "
+                               << shapeStr(inType.getShape())
+                               << " does not broadcast to the output shape "
+                               << shapeStr(outType.getShape());
+  return success();
+}
+
 LogicalResult ElementwiseOp::verify() {
   Operation *op = getOperation();
   ElementwiseKind kind = getKind();
@@ -255,17 +275,8 @@ LogicalResult ElementwiseOp::verify() {
   MemRefType outType = getOutput().getType();
   for (auto [index, input] : llvm::enumerate(getInputs())) {
     auto inType = cast<MemRefType>(input.getType());
-    if (inType.getRank() != outType.getRank())
-      return emitOpError() << "input " << index << " has rank "
-                           << inType.getRank() << " but the output has rank "
-                           << outType.getRank();
-    for (auto [inDim, outDim] :
-         llvm::zip_equal(inType.getShape(), outType.getShape()))
-      if (inDim != outDim && inDim != 1)
-        return emitOpError() << "input " << index << " of shape "
-                             << shapeStr(inType.getShape())
-                             << " does not broadcast to the output shape "
-                             << shapeStr(outType.getShape());
+    if (failed(checkInputBroadcasts(op, index, inType, outType)))
+      return failure();
     bool isCmp = kind >= ElementwiseKind::CmpEq && kind <= ElementwiseKind::CmpGe;
     bool exempt = kind == ElementwiseKind::Copy ||
                   (isCmp && outType.getElementType().isInteger(1)) ||
@@ -317,17 +328,8 @@ LogicalResult ElementwisePairOp::verify() {
       return emitOpError() << "input " << index << " element type "
                            << inType.getElementType()
                            << " differs from the output's " << elt;
-    if (inType.getRank() != outType.getRank())
-      return emitOpError() << "input " << index << " has rank "
-                           << inType.getRank() << " but the output has rank "
-                           << outType.getRank();
-    for (auto [inDim, outDim] :
-         llvm::zip_equal(inType.getShape(), outType.getShape()))
-      if (inDim != outDim && inDim != 1)
-        return emitOpError() << "input " << index << " of shape "
-                             << shapeStr(inType.getShape())
-                             << " does not broadcast to the output shape "
-                             << shapeStr(outType.getShape());
+    if (failed(checkInputBroadcasts(op, index, inType, outType)))
+      return failure();
     if (failed(checkSpace(op, ("input " + Twine(index)).str(), input,
                           kSramOrAcc)))
       return failure();
