@@ -53,17 +53,10 @@ bool controlReshapeFolding(OpOperand *fused) {
     auto contraction = dyn_cast_or_null<linalg::LinalgOp>(source);
     bool fromContraction =
         contraction && linalg::isaContractionOpInterface(contraction);
-    // An elementwise source read through one expand by several consumers
-    // (fc1's rounded output, read by GELU's parts and kept for the
-    // backward): each elementwise consumer is collapsed onto it, so that
-    // nova-tile can share the contraction's loop with the first of them.
-    bool sharedElementwise = isElementwiseGeneric(source) &&
-                             isElementwiseGeneric(owner) &&
-                             source->getBlock() == owner->getBlock();
     return isa<linalg::GenericOp>(owner) &&
            (isElementwiseGeneric(source) ||
             (fromContraction && isElementwiseGeneric(owner))) &&
-           (expand->hasOneUse() || sharedElementwise);
+           expand->hasOneUse();
   }
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(owner))
     return isElementwiseGeneric(producer) && producer->hasOneUse() &&

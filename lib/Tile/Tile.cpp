@@ -334,35 +334,6 @@ bool isReturnedAndRead(linalg::GenericOp producer, linalg::LinalgOp consumer) {
              .isIdentity();
 }
 
-/// True if `epilogue` (an elementwise generic over its contraction's tile,
-/// identity maps) has other readers besides `consumer`, an elementwise
-/// generic of the same loops that reads it through the identity: the
-/// consumer may then share the contraction's loop, which yields the
-/// epilogue's tiles for the other readers.
-bool sharedEpilogue(linalg::LinalgOp epilogue, linalg::LinalgOp consumer) {
-  if (epilogue->getNumResults() != 1 || epilogue->getResult(0).hasOneUse() ||
-      !linalg::isElementwise(epilogue) ||
-      epilogue->getBlock() != consumer->getBlock() ||
-      epilogue.getNumLoops() != consumer.getNumLoops() ||
-      epilogue.getStaticLoopRanges() != consumer.getStaticLoopRanges() ||
-      !llvm::all_of(epilogue.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity() || m.isProjectedPermutation(); }) ||
-      !epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0)).isIdentity())
-    return false;
-  // The consumer is the first reader: the loop replaces the op there, and
-  // every other reader (tiled already, later in the block) reads its yield.
-  Block *block = consumer->getBlock();
-  for (OpOperand &use : epilogue->getResult(0).getUses()) {
-    Operation *user = block->findAncestorOpInBlock(*use.getOwner());
-    if (!user || user->isBeforeInBlock(consumer))
-      return false;
-    if (use.getOwner() == consumer.getOperation() &&
-        !consumer.getMatchingIndexingMap(&use).isIdentity())
-      return false;
-  }
-  return consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0)).isIdentity();
-}
-
 /// The single elementwise generic that consumes `op`'s only result, if any.
 linalg::LinalgOp elementwiseConsumer(linalg::LinalgOp op) {
   if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
@@ -427,38 +398,18 @@ void TilePass::runOnOperation() {
     }
 
     // A generic whose operand comes from a contraction: tile the pair.
-    linalg::LinalgOp root = op, contraction, shared;
+    linalg::LinalgOp root = op, contraction;
     FailureOr<linalg::ContractionDimensions> dims = failure();
     if (isa<linalg::GenericOp>(op) && linalg::isElementwise(op)) {
       for (Value in : op.getDpsInputs()) {
         auto producer = in.getDefiningOp<linalg::LinalgOp>();
-        if (!producer || done.contains(producer))
+        if (!producer || done.contains(producer) ||
+            elementwiseConsumer(producer) != op)
           continue;
-        // Or from a contraction's epilogue whose result has other readers
-        // too (fc1's bias add, read by GELU and kept for the backward): the
-        // three share the loop, which yields the epilogue's tiles as well,
-        // so GELU's vector work runs beside the next tile's matmul.
-        linalg::LinalgOp through;
-        if (elementwiseConsumer(producer) != op) {
-          if (!isa<linalg::GenericOp>(producer) || !sharedEpilogue(producer, op))
-            continue;
-          through = producer;
-          producer = through->getOperand(0).getDefiningOp<linalg::LinalgOp>();
-          for (Value pin : through.getDpsInputs())
-            if (auto c = pin.getDefiningOp<linalg::LinalgOp>();
-                c && elementwiseConsumer(c) == through) {
-              producer = c;
-              break;
-            }
-          if (!producer || done.contains(producer) ||
-              elementwiseConsumer(producer) != through)
-            continue;
-        }
         auto pdims = linalg::inferContractionDims(producer);
         if (succeeded(pdims) && !pdims->m.empty() && !pdims->n.empty() &&
             !pdims->k.empty()) {
           contraction = producer;
-          shared = through;
           dims = pdims;
           break;
         }
@@ -481,11 +432,9 @@ void TilePass::runOnOperation() {
       if (succeeded(plan) && plan->sizes[dims->k.back()] == 0) {
         AffineMap outMap =
             contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
-        // Through a shared epilogue every map is the identity (sharedEpilogue).
-        linalg::LinalgOp reader = shared ? shared : op;
-        AffineMap epiMap = reader.getMatchingIndexingMap(
-            reader->getOpOperands().begin() +
-            llvm::find(reader->getOperands(), contraction->getResult(0)).getIndex());
+        AffineMap epiMap = op.getMatchingIndexingMap(
+            op->getOpOperands().begin() +
+            llvm::find(op->getOperands(), contraction->getResult(0)).getIndex());
         rootSizes.assign(ranges.size(), 0);
         bool ok = outMap.isProjectedPermutation() && epiMap.isPermutation();
         for (auto [i, expr] : llvm::enumerate(outMap.getResults())) {
@@ -496,9 +445,9 @@ void TilePass::runOnOperation() {
           rootSizes[eDim] = plan->sizes[cDim];
         }
         if (!ok)
-          contraction = shared = {};
+          contraction = {};
       } else {
-        contraction = shared = {};
+        contraction = {};
       }
       if (!contraction) {
         plan = planGeneric(op, ranges);
@@ -572,11 +521,6 @@ void TilePass::runOnOperation() {
           // contraction.
           if (p == fusedContraction)
             return scf::SCFTileAndFuseOptions::ControlFnResult{};
-          if (shared && p == shared.getOperation()) {
-            ++numSharedEpilogues;
-            return scf::SCFTileAndFuseOptions::ControlFnResult{
-                /*yieldProducerReplacement=*/true};
-          }
           if (isa<linalg::FillOp>(p) && !tilesReduction)
             return scf::SCFTileAndFuseOptions::ControlFnResult{};
           // An elementwise producer that is also a result of the function

@@ -161,12 +161,7 @@ def NovaTile : Pass<"nova-tile", "::mlir::func::FuncOp"> {
     * an elementwise consumer of a contraction is tiled together with it:
       the contraction and its zero fill are fused into the consumer's loop
       (tile-and-fuse), so the epilogue (bias, GELU, residual) reads the
-      contraction's tile from on-chip memory; when the epilogue's result has
-      other readers too (fc1's bias add, read by GELU and kept for the
-      backward), its first elementwise consumer of the same loops takes the
-      contraction and the epilogue into its loop, which yields the
-      epilogue's tiles for the other readers: GELU's vector work runs beside
-      the next tile's matmul instead of in a pass of its own;
+      contraction's tile from on-chip memory;
     * other ops: the two innermost parallel dims by at most `max-rows` x
       `max-cols`, outer parallel dims by 1, or, when the two innermost are
       whole and small (attention's heads, 12 x 64), by as many as keep the
@@ -216,7 +211,6 @@ def NovaTile : Pass<"nova-tile", "::mlir::func::FuncOp"> {
     Statistic<"numSplitReductions", "split-reductions", "Reductions too large for sram whose reduction loops were tiled">,
     Statistic<"numFusedResults", "fused-results", "Elementwise producers that are also function results, fused into their consumer's loop (which yields their tiles)">,
     Statistic<"numFused", "fused-producers", "Number of producers fused into a consumer's tile loop">,
-    Statistic<"numSharedEpilogues", "shared-epilogues", "Contraction epilogues with other readers, fused with their contraction into a consumer's loop (which yields their tiles)">,
     Statistic<"peakTileBytes", "peak-tile-bytes", "Largest double-buffered SRAM footprint of one tile">,
   ];
 }
