@@ -32,3 +32,9 @@ module attributes {nova.target = #nova.target<name = "tiny", clock_mhz = 1000, m
   }
 }
 
+
+// The readable encoding: version 4, and the nop on dma (engine 03) carries
+// queue 1 in byte 4.
+// RUN: cd %S && nova-translate --nova-to-binary-text queued_nop.mlir | FileCheck queued_nop.mlir
+// CHECK: // target tiny, 1 chips, format 1, isa 4
+// CHECK: 1: 0003000001{{.*}} nova_isa.nop
