@@ -165,3 +165,42 @@ def test_hf_gpt2_gradient_checkpointing_is_bitwise_the_same():
 def test_unknown_module_is_a_clear_error():
     with pytest.raises(NovaExportError, match="recompute: the model has no submodule 'blocks.9'"):
         _train(steps=0, recompute=["blocks.9"])
+
+
+def test_hf_gpt2_default_config_with_checkpointing_matches_eager():
+    """GPT-2 as shipped (sdpa attention, ``use_cache`` on, which Hugging Face
+    itself turns off under checkpointing; dropout 0 so that eager is the
+    reference) with gradient checkpointing: the losses and every parameter's
+    gradient equal eager's."""
+    transformers = pytest.importorskip("transformers")
+    import hf_zoo
+
+    def make():
+        torch.manual_seed(0)
+        config = transformers.GPT2Config(vocab_size=64, n_embd=64, n_layer=2, n_head=2,
+                                         n_positions=32, resid_pdrop=0.0, embd_pdrop=0.0,
+                                         attn_pdrop=0.0)
+        model = transformers.GPT2LMHeadModel(config)
+        model.gradient_checkpointing_enable()
+        model.train()
+        return model
+
+    generator = torch.Generator().manual_seed(1)
+    data = []
+    for _ in range(2):
+        ids = torch.randint(0, 64, (4, 32), generator=generator)
+        data.append({"input_ids": ids, "labels": ids})
+    model = make()
+    assert model.config._attn_implementation == "sdpa"
+    step = nova.compile_train_step(model, None, torch.optim.AdamW(model.parameters(), lr=1e-3),
+                                   keep_grads=True, **data[0])
+    losses, grads = [], {}
+    for i, batch in enumerate(data):
+        losses.append(step(**batch))
+        if i == 0:
+            grads = step.grads()
+    eager_losses, eager_grads = hf_zoo.eager_steps(
+        make(), lambda params: torch.optim.AdamW(params, lr=1e-3), data)
+    assert step.layout.one, "the checkpointed blocks are recomputed"
+    torch.testing.assert_close(torch.stack(losses), torch.stack(eager_losses), rtol=1e-4, atol=0)
+    assert hf_zoo.gradient_mismatches(grads, eager_grads) == {}
