@@ -144,10 +144,13 @@ struct PrepareShardingPass
       }
     }
     // A result annotation (`shard.shard %r to ..` feeding func.return) sits
-    // right before the return. When %r has other users, propagation can
-    // route them through that annotation, above its definition (an IR that
-    // does not verify: "operand does not dominate this use"). It moves right
-    // after %r's definition.
+    // right before the return. When %r has other users (a gradient kept as a
+    // result and read by the optimizer), propagation can route them through
+    // that annotation, above its definition (an IR that does not verify:
+    // "operand does not dominate this use"), or annotate %r a second time
+    // (two result annotations, which partitioning cannot read). It moves
+    // right after %r's definition and the other users read it: %r is placed
+    // as the program returns it, and a user that wants it otherwise reshards.
     func::FuncOp fn = getOperation();
     Operation *ret = fn.getBody().front().getTerminator();
     for (Value v : ret->getOperands()) {
@@ -166,6 +169,12 @@ struct PrepareShardingPass
         annotation->moveAfter(sharding);
       else
         annotation->moveAfter(def);
+      Block *block = annotation->getBlock();
+      annotation.getSrc().replaceUsesWithIf(annotation.getResult(), [&](OpOperand &use) {
+        Operation *user = block->findAncestorOpInBlock(*use.getOwner());
+        return user && user != annotation.getOperation() &&
+               !isa<shard::ShardOp>(use.getOwner()) && annotation->isBeforeInBlock(user);
+      });
     }
 
     // An argument the program never reads (GPT-2's causal-mask buffer) lost

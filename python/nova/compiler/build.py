@@ -93,6 +93,7 @@ def partition(sharded: Sharded, dump_dir: str | Path | None = None) -> str:
 def build_program(linalg: str | Sharded, target: TargetOptions, *,
                   params: Sequence[np.ndarray] = (), binding: CallBinding | None = None,
                   splits: dict[int, Any] | None = None,
+                  output_splits: dict[int, Any] | None = None,
                   dump_dir: str | Path | None = None, double_buffer: bool = True,
                   tile_search: bool | None = None,
                   cache: MutableMapping[str, CompileResult] | None = None,
@@ -134,7 +135,7 @@ def build_program(linalg: str | Sharded, target: TargetOptions, *,
     if callable(layout):
         layout = layout(result.binary)
     return CompiledProgram(result.binary, params, stages=result.stages, binding=binding,
-                           splits=splits, grad_shards=grad_shards, zero=zero, layout=layout,
+                           splits=splits, output_splits=output_splits, grad_shards=grad_shards, zero=zero, layout=layout,
                            state_names=state_names, relayouts=relayouts)
 
 

@@ -81,7 +81,8 @@ class CompiledProgram:
 
     def __init__(self, binary: bytes, params: Sequence[np.ndarray] = (),
                  stages: dict | None = None, binding: CallBinding | None = None,
-                 splits: Mapping[int, int | ChipSplit] | None = None, *, zero: int = 0,
+                 splits: Mapping[int, int | ChipSplit] | None = None, *,
+                 output_splits: Mapping[int, int | ChipSplit] | None = None, zero: int = 0,
                  grad_shards: Sequence[str] = (), layout: MeshLayout | None = None,
                  chip_params: Sequence[Sequence[np.ndarray]] | None = None,
                  state_names: Sequence[str] | None = None,
@@ -113,13 +114,15 @@ class CompiledProgram:
                 f"{len(self.params)} parameters given but the binary has {len(inputs)} inputs")
         self.input_entries = inputs[len(self.params):]
         self.output_entries = sorted(self.binary.outputs, key=lambda e: e.index)
-        if layout is not None and splits:
-            raise ProgramInputError("a program with a layout splits its inputs by it: "
-                                    "give no splits")
+        if layout is not None and (splits or output_splits):
+            raise ProgramInputError("a program with a layout splits its inputs and outputs "
+                                    "by it: give no splits")
         self.splits = ({position: as_split(split, chips)
                         for position, split in (splits or {}).items()} if layout is None
                        else self._mesh_splits(layout.inputs))
-        self.output_splits = {} if layout is None else self._mesh_splits(layout.outputs)
+        self.output_splits = ({position: as_split(split, chips)
+                               for position, split in (output_splits or {}).items()}
+                              if layout is None else self._mesh_splits(layout.outputs))
         self.state_names = None if state_names is None else list(state_names)
         self.relayouts = dict(relayouts or {})
         self.zero = zero

@@ -118,7 +118,7 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
     elif zero:
         sharded_state = _shard_state_over(imported, example, mesh, mesh.axis(batch_axis),
                                           placements, results)
-    splits = _input_splits(mesh, placements)
+    splits = _splits(mesh, placements)
     if not isinstance(bucket_mb, (int, float)) or isinstance(bucket_mb, bool) or bucket_mb < 0:
         raise TrainStepError(f"bucket_mb must be a number of MiB >= 0, got {bucket_mb!r}")
     annotated = annotate(imported.mlir, mesh, placements, result_placements=results)
@@ -128,13 +128,15 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
     # What the memory report counts as sharded (nova.training.memory.step_memory).
     return build_program(Sharded(annotated, int(bucket_mb * 2**20), check_gathers_kept_whole),
                          TargetOptions(name=target, chips=mesh.size), splits=splits,
+                         output_splits=_splits(mesh, results),
                          dump_dir=dump_dir, double_buffer=double_buffer, zero=zero,
                          grad_shards=grad_names)
 
 
-def _input_splits(mesh, placements: list[dict]) -> dict:
-    """How the runtime splits each placed input over the chips: a dim on a
-    1-D mesh, a :class:`~nova.parallel.shards.MeshSplit` on an n-D one."""
+def _splits(mesh, placements: list[dict]) -> dict:
+    """How the runtime splits each placed input (joins each placed output)
+    over the chips: a dim on a 1-D mesh, a
+    :class:`~nova.parallel.shards.MeshSplit` on an n-D one."""
     from nova.runtime.mesh import Shard
     from nova.runtime.splits import MeshSplit
 
@@ -392,3 +394,5 @@ def _place_parameters(imported: ImportedTrainStep, example: list[np.ndarray], me
                 k = s * n_train + i
                 placements[n_train + n_const + k] = placed
                 results[1 + n_train + k] = placed
+            if layout.grads:  # a kept gradient is returned as its parameter is
+                results[1 + n_train * (1 + len(layout.slots)) + i] = placed

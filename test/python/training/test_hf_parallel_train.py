@@ -191,3 +191,41 @@ def test_hf_gpt2_dp8_tied_gradient_flies_in_chunks():
     # all-reduced in 16-row chunks (nova-split-all-reduces) but for the
     # embedding's own one-hot part (a DMA scatter-add, reduced whole once),
     # and the losses do not change.
+
+
+@pytest.mark.parametrize("parallel", ["dp2", "tp2"])
+def test_hf_gpt2_default_config_on_two_chips_matches_eager(parallel):
+    """GPT-2 as shipped (sdpa attention, ``use_cache`` on; dropout 0 so that
+    eager is the reference), data parallel or tensor parallel (the fused-qkv
+    plan, vocabulary split) on 2 chips: the losses and every parameter's
+    gradient equal eager's."""
+    transformers = pytest.importorskip("transformers")
+    import hf_zoo
+    from nova.parallel.hf_plans import gpt2_tp_plan
+
+    def make():
+        torch.manual_seed(0)
+        config = transformers.GPT2Config(vocab_size=64, n_embd=32, n_layer=2, n_head=4,
+                                         resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+        return transformers.GPT2LMHeadModel(config)
+
+    generator = torch.Generator().manual_seed(1)
+    data = []
+    for _ in range(2):
+        ids = torch.randint(0, 64, (8, 16), generator=generator)
+        labels = ids.clone()
+        labels[::3, :4] = -100
+        data.append({"input_ids": ids, "labels": labels})
+    model = make()
+    assert model.config._attn_implementation == "sdpa" and model.config.use_cache
+    mesh, plan = ((Mesh((2,), ("dp",)), None) if parallel == "dp2"
+                  else (Mesh((2,), ("tp",)), gpt2_tp_plan()))
+    step = nova.compile_train_step(model, None, torch.optim.AdamW(model.parameters(), lr=1e-3),
+                                   mesh=mesh, plan=plan, keep_grads=True, **data[0])
+    losses = [step(**data[0])]
+    grads = step.grads()
+    losses.append(step(**data[1]))
+    eager_losses, eager_grads = hf_zoo.eager_steps(
+        make(), lambda params: torch.optim.AdamW(params, lr=1e-3), data)
+    torch.testing.assert_close(torch.stack(losses), torch.stack(eager_losses), rtol=1e-4, atol=0)
+    assert hf_zoo.gradient_mismatches(grads, eager_grads) == {}
