@@ -66,8 +66,8 @@ def NovaPrepareSharding
     : Pass<"nova-prepare-sharding", "::mlir::func::FuncOp"> {
   let summary = "give every op its own destination and no tensor constants before sharding";
   let description = [{
-    Three things MLIR 22's `sharding-propagation` and `shard-partition` do
-    not handle, rewritten away before they run:
+    What MLIR 22's `sharding-propagation` and `shard-partition` do not
+    handle, rewritten away before they run:
 
     - One `tensor.empty` or `linalg.fill` shared as the destination of ops
       that end up sharded differently (a column-parallel matmul's init and a
@@ -83,6 +83,10 @@ def NovaPrepareSharding
     - A splat tensor `arith.constant` (torch's `ones(t, t)` for a causal
       mask): partitioning cannot split it. It becomes `linalg.fill` of a
       `tensor.empty`, which it can.
+    - A returned value with other users (a gradient kept as a result and
+      read by the optimizer): its result annotation sits before the return,
+      and propagation would annotate the value a second time. The annotation
+      moves next to the definition and the other users read it.
 
     Before:
     ```mlir
