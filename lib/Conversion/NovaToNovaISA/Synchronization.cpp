@@ -45,6 +45,7 @@
 #include "Synchronization.h"
 
 #include <map>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::nova;
@@ -67,8 +68,129 @@ struct Record {
 
 using Clock = std::vector<uint64_t>;
 
+static bool conflicts(const Record &r, ArrayRef<Access> acc) {
+  return llvm::any_of(acc, [&](const Access &a) {
+    return (a.write || r.write) && a.range.overlaps(r.range);
+  });
+}
+
+/// The live records, indexed for the two questions synchronisation asks
+/// (a body of GPT-2 keeps thousands of them, and scanning them all per
+/// instruction dominated the pass):
+/// * the latest record of engine A that engine B has not observed and that
+///   conflicts with an access: A's records newer than B's clock, newest
+///   first. A's records are added in sequence order, so their ids order
+///   them too.
+/// * the records an access supersedes, which lie inside its range: those
+///   starting in it, by (space, start).
+/// A loop body runs on its outer state and is undone after
+/// (checkpoint/rollback) rather than run on a copy of it.
+class RecordSet {
+public:
+  struct Checkpoint {
+    size_t added, killed;
+  };
+
+  explicit RecordSet(int numEngines) : byEngine(numEngines) {}
+
+  void add(const Record &r) {
+    assert(r.range.lo <= r.range.hi && "inverted byte range");
+    pool.push_back(r);
+    alive.push_back(true);
+    index(pool.size() - 1);
+  }
+
+  /// Drops the records `acc` of `engine` supersedes: everything it covers
+  /// if it writes (all of it is ordered before it now), else the reads of
+  /// its own engine it covers.
+  void supersede(const Access &acc, int engine) {
+    const ByteRange &range = acc.range;
+    // Ranges are never inverted (lo <= hi), so a covered record starts in
+    // [lo, hi]; empty ones may start at hi.
+    auto it = byStart.lower_bound({spaceKey(range), range.lo, 0});
+    while (it != byStart.end() && std::get<0>(*it) == spaceKey(range) &&
+           std::get<1>(*it) <= range.hi) {
+      uint32_t id = std::get<2>(*it);
+      const Record &r = pool[id];
+      if (!range.contains(r.range) ||
+          !(acc.write || (!r.write && r.engine == engine))) {
+        ++it;
+        continue;
+      }
+      it = byStart.erase(it);
+      byEngine[r.engine].erase(id);
+      alive[id] = false;
+      killed.push_back(id);
+    }
+  }
+
+  /// The latest record of another engine than `b` that `b` has not
+  /// observed (`seen` is b's clock) and that conflicts with `acc`. Records
+  /// with the same sequence number share their engine and handle.
+  const Record *latestConflict(int b, const Clock &seen,
+                               ArrayRef<Access> acc) const {
+    const Record *best = nullptr;
+    for (int a = 0, e = byEngine.size(); a < e; ++a) {
+      if (a == b)
+        continue;
+      for (uint32_t id : llvm::reverse(byEngine[a])) {
+        const Record &r = pool[id];
+        if (r.seq <= seen[a])
+          break;
+        if (!conflicts(r, acc))
+          continue;
+        if (!best || r.seq > best->seq)
+          best = &r;
+        break;
+      }
+    }
+    return best;
+  }
+
+  Checkpoint checkpoint() const { return {pool.size(), killed.size()}; }
+
+  /// Restores the records as they were at `cp`.
+  void rollback(Checkpoint cp) {
+    for (size_t id = cp.added; id < pool.size(); ++id)
+      if (alive[id])
+        unindex(id);
+    for (size_t i = killed.size(); i > cp.killed; --i) {
+      uint32_t id = killed[i - 1];
+      if (id >= cp.added)
+        continue;
+      alive[id] = true;
+      index(id);
+    }
+    pool.resize(cp.added);
+    alive.resize(cp.added);
+    killed.resize(cp.killed);
+  }
+
+private:
+  using StartKey = std::tuple<unsigned, int64_t, uint32_t>;
+  static unsigned spaceKey(const ByteRange &r) {
+    return static_cast<unsigned>(r.space);
+  }
+  void index(uint32_t id) {
+    const Record &r = pool[id];
+    byEngine[r.engine].insert(id);
+    byStart.insert({spaceKey(r.range), r.range.lo, id});
+  }
+  void unindex(uint32_t id) {
+    const Record &r = pool[id];
+    byEngine[r.engine].erase(id);
+    byStart.erase({spaceKey(r.range), r.range.lo, id});
+  }
+
+  std::vector<Record> pool; // by id, in the order added
+  std::vector<bool> alive;
+  std::vector<std::set<uint32_t>> byEngine; // live ids per engine
+  std::set<StartKey> byStart;               // live records by start
+  std::vector<uint32_t> killed;             // superseded ids, in order
+};
+
 struct State {
-  std::vector<Record> records;
+  RecordSet records;
   std::vector<Clock> obs; // obs[observer][producer]
 };
 
@@ -322,16 +444,7 @@ LogicalResult Synchronizer::sync(State &st, int b, ArrayRef<Access> acc,
                                  function_ref<LogicalResult(int64_t)> addWait,
                                  Operation *anchor) {
   while (true) {
-    const Record *best = nullptr;
-    for (const Record &r : st.records) {
-      if (r.engine == b || st.obs[b][r.engine] >= r.seq)
-        continue;
-      bool conflict = llvm::any_of(acc, [&](const Access &a) {
-        return (a.write || r.write) && a.range.overlaps(r.range);
-      });
-      if (conflict && (!best || r.seq > best->seq))
-        best = &r;
-    }
+    const Record *best = st.records.latestConflict(b, st.obs[b], acc);
     if (!best)
       return success();
     int a = best->engine;
@@ -363,13 +476,8 @@ LogicalResult Synchronizer::sync(State &st, int b, ArrayRef<Access> acc,
 void Synchronizer::addRecords(State &st, ArrayRef<Access> acc, int engine,
                               uint64_t seq, unsigned handle) {
   for (const Access &a : acc) {
-    // A write supersedes every record it covers (all of them are ordered
-    // before it now); a read supersedes older reads of its own engine.
-    llvm::erase_if(st.records, [&](const Record &r) {
-      return a.range.contains(r.range) &&
-             (a.write || (!r.write && r.engine == engine));
-    });
-    st.records.push_back(Record{a.range, a.write, engine, seq, handle});
+    st.records.supersede(a, engine);
+    st.records.add(Record{a.range, a.write, engine, seq, handle});
   }
 }
 
@@ -462,7 +570,10 @@ LogicalResult Synchronizer::loop(State &st, nova_isa::LoopOp loopOp) {
   // The previous iteration's accesses. Instructions directly in the body own
   // theirs (sequence numbers in body order); accesses in nested loops are
   // owned by a nop at the end of the body, which comes after all of them.
-  State inner = st;
+  // The body runs on `st` and is undone after it: the exit starts from the
+  // state before the loop.
+  RecordSet::Checkpoint before = st.records.checkpoint();
+  std::vector<Clock> obsBefore = st.obs;
   LoopCarry carry{loopOp, static_cast<int>(carries.size()), {}, {}};
   for (Operation &op : body) {
     if (synthetic.contains(&op) || op.getNumRegions() != 0)
@@ -477,7 +588,7 @@ LogicalResult Synchronizer::loop(State &st, nova_isa::LoopOp loopOp) {
     unsigned h = newHandle(&op, nullptr, true, a, seq, Clock(numEngines, 0));
     handles[h].carriedLoop = loopOp;
     for (const Access &x : it->second)
-      inner.records.push_back(Record{x.range, x.write, a, seq, h});
+      st.records.add(Record{x.range, x.write, a, seq, h});
   }
   std::map<int, unsigned> ends;
   for (auto &[a, acc] : summary) {
@@ -496,11 +607,13 @@ LogicalResult Synchronizer::loop(State &st, nova_isa::LoopOp loopOp) {
     int a = engineOf(op);
     unsigned h = ends[a];
     for (const Access &x : it->second)
-      inner.records.push_back(Record{x.range, x.write, a, handles[h].seq, h});
+      st.records.add(Record{x.range, x.write, a, handles[h].seq, h});
   });
   carries.push_back(&carry);
-  LogicalResult result = block(inner, body);
+  LogicalResult result = block(st, body);
   carries.pop_back();
+  st.records.rollback(before);
+  st.obs = std::move(obsBefore);
   if (failed(result))
     return failure();
 
@@ -535,17 +648,14 @@ LogicalResult Synchronizer::loop(State &st, nova_isa::LoopOp loopOp) {
     uint64_t seq = ++counter;
     unsigned h = newHandle(nullptr, loopOp, false, a, seq, st.obs[a]);
     for (const Access &x : acc) {
-      int engine = a;
-      llvm::erase_if(st.records, [&](const Record &r) {
-        return x.range.contains(r.range) &&
-               (x.write || (!r.write && r.engine == engine));
-      });
+      st.records.supersede(x, a);
       exits.push_back(Record{x.range, x.write, a, seq, h});
     }
     lastSeqOnEngine[a] = seq;
     lastHandleOnEngine[a] = h;
   }
-  st.records.insert(st.records.end(), exits.begin(), exits.end());
+  for (const Record &r : exits)
+    st.records.add(r);
   return success();
 }
 
@@ -573,8 +683,8 @@ LogicalResult Synchronizer::block(State &st, Block &blk) {
 }
 
 LogicalResult Synchronizer::run(Block &body, NovaToNovaISAStats &stats) {
-  State st;
-  st.obs.assign(numEngines, Clock(numEngines, 0));
+  State st{RecordSet(numEngines),
+           std::vector<Clock>(numEngines, Clock(numEngines, 0))};
   if (failed(block(st, body)))
     return failure();
 
