@@ -113,10 +113,11 @@ bool mlir::nova::isLazy(Operation *op) {
 }
 
 /// Calls `fn` on the op in `point`'s block that defines each value `op` uses
-/// from outside itself, when that op is not before `point`; stops at the
-/// first `fn` that returns false.
+/// from outside itself, when that op is not before `point` (`notBefore`);
+/// stops at the first `fn` that returns false.
 template <typename Fn>
-static bool forEachLaterDef(Operation *op, Operation *point, Fn fn) {
+static bool forEachLaterDef(Operation *op, Operation *point,
+                            function_ref<bool(Operation *)> notBefore, Fn fn) {
   Block *block = point->getBlock();
   WalkResult result = op->walk([&](Operation *nested) {
     for (Value operand : nested->getOperands()) {
@@ -124,7 +125,7 @@ static bool forEachLaterDef(Operation *op, Operation *point, Fn fn) {
       if (!def || op->isAncestor(def))
         continue;
       Operation *defInBlock = block->findAncestorOpInBlock(*def);
-      if (defInBlock && !defInBlock->isBeforeInBlock(point) && !fn(defInBlock))
+      if (defInBlock && notBefore(defInBlock) && !fn(defInBlock))
         return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -137,9 +138,18 @@ static bool forEachLaterDef(Operation *op, Operation *point, Fn fn) {
 /// it that can move along (their own operands available).
 bool mlir::nova::operandsAvailableBefore(Operation *op, Operation *point,
                              const DenseSet<Operation *> &moved) {
-  return forEachLaterDef(op, point, [&](Operation *def) {
+  return operandsAvailableBefore(op, point, moved, [&](Operation *def) {
+    return !def->isBeforeInBlock(point);
+  });
+}
+
+bool mlir::nova::operandsAvailableBefore(
+    Operation *op, Operation *point, const DenseSet<Operation *> &moved,
+    function_ref<bool(Operation *)> notBefore) {
+  return forEachLaterDef(op, point, notBefore, [&](Operation *def) {
     return moved.contains(def) ||
-           (isLazy(def) && operandsAvailableBefore(def, point, moved));
+           (isLazy(def) &&
+            operandsAvailableBefore(def, point, moved, notBefore));
   });
 }
 

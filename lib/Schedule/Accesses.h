@@ -12,6 +12,7 @@
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace mlir::nova {
@@ -44,6 +45,13 @@ bool isLazy(Operation *op);
 /// it that can move along (their own operands available).
 bool operandsAvailableBefore(Operation *op, Operation *point,
                              const llvm::DenseSet<Operation *> &moved);
+
+/// As above, where `notBefore` tells which ops of the block are not before
+/// `point`: a caller that knows spares the block a renumbering after each
+/// move (isBeforeInBlock renumbers the whole block).
+bool operandsAvailableBefore(Operation *op, Operation *point,
+                             const llvm::DenseSet<Operation *> &moved,
+                             llvm::function_ref<bool(Operation *)> notBefore);
 
 /// Appends to `out` the lazy ops after `point` (by `position`, the block's
 /// order before anything moves) that `op` uses and that are not `placed`

@@ -255,9 +255,13 @@ struct InterleaveLoopsPass
     if (between.unknown)
       return nullptr;
     DenseSet<Operation *> none;
+    // `first` and the ops scanned after it: what a later op uses from the
+    // block and is not before `first` (operands come before their user).
+    DenseSet<Operation *> span{first};
+    auto inSpan = [&](Operation *op) { return span.contains(op); };
     unsigned scanned = 0;
     for (Operation *op = first->getNextNode(); op && scanned < window;
-         op = op->getNextNode()) {
+         span.insert(op), op = op->getNextNode()) {
       if (op->hasTrait<OpTrait::IsTerminator>())
         return nullptr;
       if (isLazy(op))
@@ -267,7 +271,7 @@ struct InterleaveLoopsPass
       auto second = dyn_cast<scf::ForOp>(op);
       if (second && fusableTrips(second) && !fusedLoops.contains(second) &&
           !acc.conflictsWith(between) &&
-          operandsAvailableBefore(second, first, none)) {
+          operandsAvailableBefore(second, first, none, inSpan)) {
         Work secondWork = workOf(second, target);
         // Once, not twice: nova-double-buffer gives the fused body second
         // slots only while they fit, and a fused loop that overlaps the
@@ -303,10 +307,12 @@ struct InterleaveLoopsPass
   scf::ForOp fuse(scf::ForOp first, scf::ForOp second, const Work &firstWork,
                   const Work &secondWork) {
     // The later loop's lazy operands (allocs, views, constants defined
-    // between the two) move in front of the first loop.
+    // between the two) move in front of the first loop. Only the ops from
+    // `first` to `second` need a position: the others are before `first`
+    // (position 0, like `first`) or after the operands' user `second`.
     DenseMap<Operation *, unsigned> position;
-    for (Operation &op : *first->getBlock())
-      position[&op] = position.size();
+    for (Operation *op = first; op != second; op = op->getNextNode())
+      position[op] = position.size();
     DenseSet<Operation *> placed;
     SmallVector<Operation *> lazy;
     collectLazyOperands(second, first, position, placed, lazy);
