@@ -5,6 +5,7 @@
 // verifiers assert on malformed input rather than diagnosing it.
 //
 //===----------------------------------------------------------------------===//
+#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -181,7 +182,12 @@ int main(int argc, char **argv) {
     llvm::errs() << error << "\n";
     return EXIT_FAILURE;
   }
-  if (auto hazard = parserHazard(input->getBuffer())) {
+  // Bytecode (a stage one Nova tool hands the next) was written by the
+  // tools from IR that parsed; its bytes are not text to scan.
+  std::optional<std::pair<size_t, std::string>> hazard;
+  if (!isBytecode(*input))
+    hazard = parserHazard(input->getBuffer());
+  if (hazard) {
     llvm::SourceMgr sources;
     const char *at = input->getBufferStart() + hazard->first;
     sources.AddNewSourceBuffer(std::move(input), llvm::SMLoc());

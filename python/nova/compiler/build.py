@@ -27,6 +27,7 @@ import numpy as np
 
 from nova.compiler import pipeline
 from nova.compiler.compile import CompileResult, compile_linalg, tiles_to_binary
+from nova.compiler.stage_texts import StageTexts
 from nova.compiler.driver import run_opt
 from nova.compiler.options import TargetOptions
 from nova.runtime.binding import CallBinding
@@ -154,7 +155,8 @@ def build_binary(source: str | Sharded | Stages | Tiles, target: TargetOptions |
         else:
             tiles = source.text
         isa, double_buffered, binary = tiles_to_binary(tiles, double_buffer)
-        return CompileResult(binary, {"nova": tiles, "nova_isa": isa, "binary": binary},
+        return CompileResult(binary, StageTexts({"nova": tiles, "nova_isa": isa,
+                                                 "binary": binary}),
                              double_buffered=double_buffered)
     text = partition(source, dump_dir) if isinstance(source, Sharded) else source
     result = compile_linalg(text, target, dump_dir=dump_dir, double_buffer=double_buffer,

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from nova.compiler import pipeline
 from nova.compiler.diagnostics import user_frame
-from nova.compiler.driver import run_opt, run_translate
+from nova.compiler.driver import Bytecode, run_opt, run_translate
 from nova.compiler.errors import NovaCompileError
 from nova.compiler.options import TargetOptions
+from nova.compiler.stage_texts import StageTexts
 
 STAGES = ("linalg", "nova", "nova_isa", "binary")
 _ON_CHIP_OVERFLOW = re.compile(r"needs \d+ bytes of (sram|acc) but target")
@@ -25,7 +26,7 @@ class CompileResult:
     """The binary and the text of every stage (keys of :data:`STAGES`)."""
 
     binary: bytes
-    stages: dict[str, str | bytes] = field(default_factory=dict)
+    stages: StageTexts = field(default_factory=StageTexts)
     #: False when double buffering was asked for but the program did not fit
     #: the chip's SRAM / accumulator with it, and was compiled without.
     double_buffered: bool = True
@@ -45,41 +46,43 @@ def _dump(dump_dir: Path | None, index: int, name: str, content: str | bytes) ->
         path.write_text(content)
 
 
-def tiles_to_isa(tiles: str, double_buffer: bool = True) -> tuple[str, bool]:
-    """``nova-tiles-to-isa`` on tiled ``nova`` text: the ISA text, and whether
-    it is double-buffered. nova-double-buffer gives each double-buffered
-    loop's tiles two slots without knowing what else is live; when that
-    overflows the SRAM or the accumulator, single buffers may still fit, and
-    the program is compiled with them."""
+def tiles_to_isa(tiles: str | bytes, double_buffer: bool = True) -> tuple[Bytecode, bool]:
+    """``nova-tiles-to-isa`` on tiled ``nova`` IR (text or bytecode): the ISA
+    as bytecode, and whether it is double-buffered. nova-double-buffer gives
+    each double-buffered loop's tiles two slots without knowing what else is
+    live; when that overflows the SRAM or the accumulator, single buffers may
+    still fit, and the program is compiled with them."""
     try:
-        return run_opt(tiles, pipeline.tiles_to_isa(double_buffer)), double_buffer
+        return (run_opt(tiles, pipeline.tiles_to_isa(double_buffer), bytecode=True),
+                double_buffer)
     except NovaCompileError as error:
         if not double_buffer or not _ON_CHIP_OVERFLOW.search(error.stderr):
             raise
-    return run_opt(tiles, pipeline.tiles_to_isa(False)), False
+    return run_opt(tiles, pipeline.tiles_to_isa(False), bytecode=True), False
 
 
-def tiles_to_binary(tiles: str, double_buffer: bool = True) -> tuple[str, bool, bytes]:
-    """tiles -> ISA -> binary: the ISA's text, whether it is double-buffered,
-    and the binary."""
+def tiles_to_binary(tiles: str | bytes,
+                    double_buffer: bool = True) -> tuple[Bytecode, bool, bytes]:
+    """tiles -> ISA -> binary: the ISA (bytecode), whether it is
+    double-buffered, and the binary."""
     isa, double_buffered = tiles_to_isa(tiles, double_buffer)
     return isa, double_buffered, run_translate(isa, pipeline.isa_to_binary())
 
 
 def _lower(linalg: str, target: TargetOptions, double_buffer: bool,
            roll_layers: bool | None = None,
-           tile: tuple[int, int] | None = None) -> tuple[str, str, bool, bytes]:
-    """linalg -> tiles -> ISA -> binary: the tiles' and the ISA's text, whether
-    it is double-buffered, and the binary."""
+           tile: tuple[int, int] | None = None) -> tuple[Bytecode, Bytecode, bool, bytes]:
+    """linalg -> tiles -> ISA -> binary: the tiles and the ISA (bytecode),
+    whether it is double-buffered, and the binary."""
     tiles = run_opt(linalg, pipeline.lower_to_tiles(target, roll_layers=roll_layers,
-                                                    tile=tile))
+                                                    tile=tile), bytecode=True)
     return (tiles, *tiles_to_binary(tiles, double_buffer))
 
 
 def lower(linalg: str, target: TargetOptions, double_buffer: bool,
-          tile: tuple[int, int] | None = None) -> tuple[str, str, bool, bytes]:
+          tile: tuple[int, int] | None = None) -> tuple[Bytecode, Bytecode, bool, bytes]:
     """:func:`_lower` with layers rolled into a loop when that compiles and
-    pays: the tiles' and the ISA's text, whether double-buffered, the binary."""
+    pays: the tiles and the ISA (bytecode), whether double-buffered, the binary."""
     try:
         tiles, isa, double_buffered, binary = _lower(linalg, target, double_buffer, tile=tile)
     except NovaCompileError:
@@ -92,7 +95,7 @@ def lower(linalg: str, target: TargetOptions, double_buffer: bool,
         if not knobs().roll_layers:
             raise
         return _lower(linalg, target, double_buffer, roll_layers=False, tile=tile)
-    if double_buffer and not double_buffered and "nova.layers" in tiles:
+    if double_buffer and not double_buffered and "nova.layers" in run_opt(tiles):
         # The loop over layers fits only single-buffered: every layer
         # straight-line but double-buffered is the faster program
         # (Hugging Face GPT-2: 1.38x), at the binary size of before.
@@ -135,10 +138,11 @@ def compile_linalg(linalg: str, target: TargetOptions, *,
                           lambda t: lower(linalg, target, double_buffer, t)[3]).tile
         result.tile = tile
         tiles, isa, result.double_buffered, binary = lower(linalg, target, double_buffer, tile)
-        _dump(folder, 1, "nova", tiles)
         result.stages["nova"] = tiles
-        _dump(folder, 2, "nova_isa", isa)
         result.stages["nova_isa"] = isa
+        if folder is not None:  # printed as text only when asked for
+            _dump(folder, 1, "nova", result.stages["nova"])
+            _dump(folder, 2, "nova_isa", result.stages["nova_isa"])
     except NovaCompileError as error:
         raise NovaCompileError(error.command, error.returncode, error.stderr,
                                user_frame(error.stderr), model=True) from None

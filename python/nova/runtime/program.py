@@ -80,7 +80,7 @@ class CompiledProgram:
     """
 
     def __init__(self, binary: bytes, params: Sequence[np.ndarray] = (),
-                 stages: dict | None = None, binding: CallBinding | None = None,
+                 stages: Mapping[str, Any] | None = None, binding: CallBinding | None = None,
                  splits: Mapping[int, int | ChipSplit] | None = None, *,
                  output_splits: Mapping[int, int | ChipSplit] | None = None, zero: int = 0,
                  grad_shards: Sequence[str] = (), layout: MeshLayout | None = None,
@@ -107,7 +107,8 @@ class CompiledProgram:
                             [[contiguous(np.asarray(p)) for p in ps] for ps in chip_params])
         self._per_chip = chip_params is not None or layout is not None
         self.binding = binding
-        self.stages = dict(stages or {})
+        # As given: a compile's mapping prints a stage kept as bytecode on first read.
+        self.stages = stages if stages is not None else {}
         inputs = sorted(self.binary.inputs, key=lambda e: e.index)
         if len(self.params) > len(inputs):
             raise ProgramInputError(

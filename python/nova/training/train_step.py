@@ -238,7 +238,8 @@ class TrainStep:
         self._grads: dict[str, torch.Tensor] = {}
         state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
         self._values = {name: _array(state[name]) for name in layout.trainable + layout.constant}
-        self._slots = {slot: [np.zeros_like(self._values[n]) for n in layout.trainable]
+        # np.zeros, not zeros_like: calloc'd pages, not 1 GB of AdamW state written at once.
+        self._slots = {slot: [_zeros(self._values[n]) for n in layout.trainable]
                        for slot in layout.slots}
         self._steps = [0] * len(layout.groups)
         # Names whose device copies are stored re-laid-out (a plan's relayouts);
@@ -435,7 +436,7 @@ class TrainStep:
                 slots, steps = self.rule.read_state(entries.get(indices[name], {}))
                 for slot in self.layout.slots:
                     value = slots.get(slot)
-                    self._slots[slot][i] = (np.zeros_like(self._values[name]) if value is None
+                    self._slots[slot][i] = (_zeros(self._values[name]) if value is None
                                             else _array(value).reshape(self._values[name].shape))
                 counts.add(1 if steps is None else steps)
             if len(counts) > 1:
@@ -508,6 +509,10 @@ class TrainStep:
         from nova.training.saved import save_train_step
 
         save_train_step(self, path)
+
+
+def _zeros(like: np.ndarray) -> np.ndarray:
+    return np.zeros(like.shape, like.dtype)
 
 
 def _array(value: Any) -> np.ndarray:
