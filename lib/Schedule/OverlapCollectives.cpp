@@ -66,8 +66,13 @@ struct OverlapCollectivesPass
       if (isCollective(op))
         collectives.push_back(op);
     });
+    bool moved = false;
     for (Operation *collective : collectives)
-      overlap(collective);
+      moved |= overlap(collective);
+    // Unchanged IR needs no verifying again (most programs have no
+    // collective).
+    if (!moved)
+      markAllAnalysesPreserved();
   }
 
   /// Moves the ops after the collective's wait that neither touch its
@@ -78,11 +83,11 @@ struct OverlapCollectivesPass
   /// everything the collective overlaps (a DP step's loss all-reduce and
   /// the optimizer's loads of p, m and v once held the whole backward
   /// pass's tiles live). Those buffers are found by a dry run, repeated
-  /// until no moved op writes one.
-  void overlap(Operation *collective) {
+  /// until no moved op writes one. Returns whether anything moved.
+  bool overlap(Operation *collective) {
     WaitOp wait = waitOf(collective);
     if (!wait)
-      return;
+      return false;
     SmallVector<Operation *> later;
     for (Operation *op = wait->getNextNode(); op; op = op->getNextNode())
       later.push_back(op);
@@ -102,7 +107,7 @@ struct OverlapCollectivesPass
         break;
     }
     if (order.empty())
-      return;
+      return false;
     DenseMap<Operation *, unsigned> position;
     for (Operation &op : *wait->getBlock())
       position[&op] = position.size();
@@ -116,6 +121,7 @@ struct OverlapCollectivesPass
     }
     for (Operation *op : moves)
       op->moveBefore(wait);
+    return true;
   }
 
   /// One dry run: which of `later` move (in `order`), given the scratchpad
