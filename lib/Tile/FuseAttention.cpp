@@ -688,6 +688,72 @@ Value swappedInput(Value v) {
   return t.getInput();
 }
 
+/// Whether `groups` collapse the leading `rank - 2` dimensions into one and
+/// keep the last two (a batch of matrices as a 3-D tensor).
+bool collapsesBatch(ArrayRef<ReassociationIndices> groups, int64_t rank) {
+  if (rank < 4 || (int64_t)groups.size() != 3 || groups[1] != ReassociationIndices{rank - 2} ||
+      groups[2] != ReassociationIndices{rank - 1})
+    return false;
+  return llvm::equal(groups[0], llvm::seq<int64_t>(0, rank - 2));
+}
+
+/// A 3-D batch of matrices as (source, permutation): `collapse(transpose(src,
+/// p))` over the batch is (src, p), `transpose(w, [0, 2, 1])` is w's with the
+/// last two entries swapped, anything else (v, identity).
+std::pair<Value, SmallVector<int64_t>> layoutOf(Value v) {
+  if (Value w = swappedInput(v)) {
+    auto layout = layoutOf(w);
+    std::swap(layout.second[layout.second.size() - 2], layout.second.back());
+    return layout;
+  }
+  auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
+  int64_t rank = collapse ? collapse.getSrcType().getRank() : 0;
+  if (collapse && collapsesBatch(collapse.getReassociationIndices(), rank)) {
+    if (auto t = collapse.getSrc().getDefiningOp<linalg::TransposeOp>())
+      return {t.getInput(), llvm::to_vector(t.getPermutation())};
+    return {collapse.getSrc(), llvm::to_vector(llvm::seq<int64_t>(0, rank))};
+  }
+  int64_t own = cast<ShapedType>(v.getType()).getRank();
+  return {v, llvm::to_vector(llvm::seq<int64_t>(0, own))};
+}
+
+/// Whether the 3-D `t` is `x` with its matrices transposed: directly, or as
+/// partitioning leaves it, both taken from one 4-D source by transposes that
+/// differ in the order of the last two dimensions (a head transpose and the
+/// matrix transpose composed into one).
+bool isSwapOf(Value t, Value x) {
+  if (swappedInput(t) == x)
+    return true;
+  auto [tSource, tPerm] = layoutOf(t);
+  auto [xSource, xPerm] = layoutOf(x);
+  if (tSource != xSource || tPerm.size() != xPerm.size() || xPerm.size() < 3)
+    return false;
+  std::swap(xPerm[xPerm.size() - 2], xPerm.back());
+  return tPerm == xPerm;
+}
+
+/// `t`, a transpose of P's matrices feeding the dV matmul: 3-D, or (a
+/// partitioned backward) 4-D swapping the last two dimensions, collapsed
+/// over the batch by its only user. The value the matmul reads, or null.
+Value transposedP(linalg::TransposeOp t, llvm::SetVector<Operation *> &ops) {
+  if (swappedInput(t.getResult()[0])) {
+    ops.insert(t);
+    return t.getResult()[0];
+  }
+  int64_t rank = cast<ShapedType>(t.getResult()[0].getType()).getRank();
+  SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (rank < 4 || !t->hasOneUse())
+    return {};
+  std::swap(swap[rank - 2], swap[rank - 1]);
+  auto collapse = dyn_cast<tensor::CollapseShapeOp>(*t->user_begin());
+  if (t.getPermutation() != ArrayRef<int64_t>(swap) || !collapse ||
+      !collapsesBatch(collapse.getReassociationIndices(), rank))
+    return {};
+  ops.insert(t);
+  ops.insert(collapse);
+  return collapse.getResult();
+}
+
 /// The uses of `v` past the reshapes that only regroup its leading
 /// dimensions (recorded in `reshapes`).
 void usesThroughReshapes(Value v, SmallVectorImpl<OpOperand *> &uses,
@@ -885,8 +951,21 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
     Chain probe;
     return pValues.contains(throughBatchReshapes(x, probe));
   };
-  SmallVector<OpOperand *> uses(pUses.begin(), pUses.end());
+  // P's uses, past the reshapes that regroup its batch (a partitioned
+  // backward transposes P as a 4-D tensor).
+  SmallVector<OpOperand *> uses;
   llvm::SetVector<Operation *> pReshapes;
+  for (OpOperand *use : pUses) {
+    Operation *user = use->getOwner();
+    Chain probe;
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user) &&
+        throughBatchReshapes(user->getResult(0), probe) == p) {
+      pReshapes.insert(user);
+      usesThroughReshapes(user->getResult(0), uses, pReshapes);
+      continue;
+    }
+    uses.push_back(use);
+  }
   for (size_t i = 0; i < uses.size(); ++i) {
     auto g = dyn_cast<linalg::GenericOp>(uses[i]->getOwner());
     if (!g || g.getNumDpsInputs() != 1 || !isWidening(g))
@@ -903,15 +982,17 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
       continue;
     Operation *user = use->getOwner();
     if (auto t = dyn_cast<linalg::TransposeOp>(user)) {
-      if (bw.dv || !swappedInput(t.getResult()[0]) || !t->hasOneUse())
+      llvm::SetVector<Operation *> transposeOps;
+      Value pt = bw.dv ? Value() : transposedP(t, transposeOps);
+      if (!pt || !pt.hasOneUse())
         return std::nullopt;
-      auto mm = dyn_cast<linalg::BatchMatmulOp>(*t->user_begin());
-      if (!mm || !matchBatchMatmul(mm.getResult(0)) ||
-          mm.getDpsInputs()[0] != t.getResult()[0])
+      auto mm = dyn_cast<linalg::BatchMatmulOp>(*pt.user_begin());
+      if (!mm || !matchBatchMatmul(mm.getResult(0)) || mm.getDpsInputs()[0] != pt)
         return std::nullopt;
       bw.dv = mm;
       bw.gradOut = mm.getDpsInputs()[1];
-      bw.ops.insert(t);
+      for (Operation *op : transposeOps)
+        bw.ops.insert(op);
       continue;
     }
     auto g = dyn_cast<linalg::GenericOp>(user);
@@ -935,7 +1016,7 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
   Chain probe;
   dpMatmul = matchBatchMatmul(throughBatchReshapes(dp, probe));
   if (!dpMatmul || dpMatmul.getDpsInputs()[0] != bw.gradOut ||
-      swappedInput(dpMatmul.getDpsInputs()[1]) != v3 ||
+      !isSwapOf(dpMatmul.getDpsInputs()[1], v3) ||
       !dpMatmul->hasOneUse() && !llvm::all_of(dpMatmul->getUsers(), [&](Operation *u) {
         return u == product || probe.ops.contains(u);
       }))
@@ -1030,9 +1111,9 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
     auto mm = dyn_cast<linalg::BatchMatmulOp>(use->getOwner());
     if (!mm || !matchBatchMatmul(mm.getResult(0)))
       return std::nullopt;
-    if (use->getOperandNumber() == 0 && swappedInput(mm.getDpsInputs()[1]) == kt3 && !bw.dq)
+    if (use->getOperandNumber() == 0 && isSwapOf(mm.getDpsInputs()[1], kt3) && !bw.dq)
       bw.dq = mm;
-    else if (use->getOperandNumber() == 1 && swappedInput(mm.getDpsInputs()[0]) == q3 && !bw.dk)
+    else if (use->getOperandNumber() == 1 && isSwapOf(mm.getDpsInputs()[0], q3) && !bw.dk)
       bw.dk = mm;
     else
       return std::nullopt;
@@ -1048,8 +1129,15 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
   }
   // The transposes the gradient matmuls read (of V, Kt and Q), when theirs alone.
   for (Value t : {dpMatmul.getDpsInputs()[1], bw.dq.getDpsInputs()[1],
-                  bw.dk.getDpsInputs()[0]})
-    bw.ops.insert(t.getDefiningOp());
+                  bw.dk.getDpsInputs()[0]}) {
+    Operation *def = t.getDefiningOp();
+    if (!def)
+      continue;
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+      if (Operation *transpose = collapse.getSrc().getDefiningOp<linalg::TransposeOp>())
+        bw.ops.insert(transpose);
+    bw.ops.insert(def);
+  }
   // grad_out as [B, Tq, Dv], f32 or the inputs' type.
   auto type = cast<ShapedType>(bw.gradOut.getType());
   Type element = cast<ShapedType>(q3.getType()).getElementType();
