@@ -14,6 +14,8 @@ void nova::buildInputPassPipeline(OpPassManager &fn, bool rollLayers) {
   if (rollLayers)
     fn.addPass(createNovaRollLayers());
   fn.addPass(createNovaDemoteF64());
+  // Half-precision sums accumulate in f32, as in PyTorch.
+  fn.addPass(createNovaWidenSums());
   // Hyperbolic functions and tan as exp/log/sqrt/sin/cos, which the vector
   // unit has (upstream's expansions; fma as a multiply and an add).
   {

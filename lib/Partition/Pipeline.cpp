@@ -51,6 +51,8 @@ void mlir::nova::buildPartitionPassPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // A bf16 sum widened after its all-reduce is reduced in f32, as DDP does.
+  pm.addNestedPass<func::FuncOp>(createNovaWidenAllReduces());
   // Sums of all-reduced partials (TP's backward) -> one all-reduce.
   pm.addNestedPass<func::FuncOp>(createNovaCombineAllReduces());
   // Sequence parallelism's all-reduce + local slice -> reduce-scatter.

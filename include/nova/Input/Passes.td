@@ -162,6 +162,35 @@ def NovaRollLayers : Pass<"nova-roll-layers", "::mlir::func::FuncOp"> {
   ];
 }
 
+def NovaWidenSums : Pass<"nova-widen-sums", "::mlir::func::FuncOp"> {
+  let summary = "accumulate bf16 and f16 sums in f32, as PyTorch does";
+  let description = [{
+    torch-mlir writes `aten.sum` of a bf16 (or f16) tensor as a reduction
+    whose accumulator is bf16: every addition rounds. PyTorch accumulates
+    half-precision sums in f32 and rounds the result once; under bf16
+    autocast a bias gradient is such a sum over every token of the batch,
+    and it was up to 1.8x further from float64 than eager's. A reduction
+    that only adds its one input into a fill of a constant, in bf16 or f16,
+    becomes the sum of the input extended to f32 into an f32 fill, and its
+    result is rounded to the narrow type once:
+
+    ```mlir
+    %s = linalg.generic {reduction} ins(%x : tensor<2048x768xbf16>) outs(%zero : tensor<768xbf16>) { addf }
+    ```
+    becomes
+    ```mlir
+    %w = linalg.generic {elementwise extf} ins(%x : tensor<2048x768xbf16>) outs(... tensor<2048x768xf32>)
+    %f = linalg.generic {reduction, the same maps} ins(%w ...) outs(%zero32 : tensor<768xf32>) { addf }
+    %s = linalg.generic {elementwise truncf} ins(%f : tensor<768xf32>) outs(... tensor<768xbf16>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numWidened", "widened", "half-precision sums accumulated in f32">,
+  ];
+}
+
 def NovaDemoteF64 : Pass<"nova-demote-f64", "::mlir::func::FuncOp"> {
   let summary = "demote f64 scalars, tensors and constants to f32";
   let description = [{

@@ -282,6 +282,37 @@ def NovaCombineAllReduces : Pass<"nova-combine-all-reduces", "::mlir::func::Func
   ];
 }
 
+def NovaWidenAllReduces : Pass<"nova-widen-all-reduces", "::mlir::func::FuncOp"> {
+  let summary = "all-reduce a narrow sum that is then widened in the wide type";
+  let description = [{
+    Under bf16 autocast a bias gradient is each chip's bf16 partial sum,
+    all-reduced, then extended to f32 for the optimizer: the all-reduce adds
+    the chips' partials in bf16, one more rounding than PyTorch's
+    DistributedDataParallel, which reduces the f32 `.grad` every rank holds.
+    A sum all-reduce of a reduction generic's result (a sum over the chip's
+    tokens; not a matmul's partial product, tensor parallelism's activations,
+    which PyTorch all-reduces in their own type) whose only user is an
+    elementwise `arith.extf` is widened first and reduced in the wide type:
+
+    ```mlir
+    %r = shard.all_reduce %p on @g grid_axes = [0] : tensor<768xbf16> -> tensor<768xbf16>
+    %w = linalg.generic {identity maps, extf} ins(%r : tensor<768xbf16>) outs(%e : tensor<768xf32>)
+    ```
+    becomes
+    ```mlir
+    %x = linalg.generic {identity maps, extf} ins(%p : tensor<768xbf16>) outs(%e : tensor<768xf32>)
+    %w = shard.all_reduce %x on @g grid_axes = [0] : tensor<768xf32> -> tensor<768xf32>
+    ```
+    (twice the bytes of a bias on the links; it then buckets with the f32
+    weight gradients).
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numWidened", "widened", "all-reduces moved after their widening">,
+  ];
+}
+
 def NovaFormReduceScatter : Pass<"nova-form-reduce-scatter", "::mlir::func::FuncOp"> {
   let summary = "turn an all-reduce whose result each chip slices into a reduce-scatter";
   let description = [{
