@@ -131,22 +131,32 @@ FailureOr<Value> FuncLowering::scalar(Location loc, Value v, Operation *user) {
             "supported)";
 }
 
-/// The least and greatest value of `sum(value_i * coef_i)` (inclusive), if
-/// every value has constant bounds (upstream value-bounds analysis: loop
-/// induction variables and arithmetic on them). No terms give {0, 0}.
-static std::optional<std::pair<int64_t, int64_t>>
-offsetSpan(ArrayRef<std::pair<Value, int64_t>> terms) {
+std::optional<std::pair<int64_t, int64_t>> FuncLowering::boundsOf(Value v) {
+  auto it = valueBounds.find(v);
+  if (it != valueBounds.end())
+    return it->second;
+  std::optional<std::pair<int64_t, int64_t>> bounds;
+  FailureOr<int64_t> min = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::LB, v);
+  FailureOr<int64_t> max = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::UB, v, /*stopCondition=*/nullptr,
+      /*closedUB=*/true);
+  if (succeeded(min) && succeeded(max))
+    bounds = std::make_pair(*min, *max);
+  valueBounds[v] = bounds;
+  return bounds;
+}
+
+std::optional<std::pair<int64_t, int64_t>>
+FuncLowering::offsetSpan(ArrayRef<std::pair<Value, int64_t>> terms) {
   int64_t lo = 0, hi = 0;
   for (auto [value, coef] : terms) {
-    FailureOr<int64_t> min = ValueBoundsConstraintSet::computeConstantBound(
-        presburger::BoundType::LB, value);
-    FailureOr<int64_t> max = ValueBoundsConstraintSet::computeConstantBound(
-        presburger::BoundType::UB, value, /*stopCondition=*/nullptr,
-        /*closedUB=*/true);
-    if (failed(min) || failed(max))
+    std::optional<std::pair<int64_t, int64_t>> bounds = boundsOf(value);
+    if (!bounds)
       return std::nullopt;
-    lo += coef * (coef >= 0 ? *min : *max);
-    hi += coef * (coef >= 0 ? *max : *min);
+    auto [min, max] = *bounds;
+    lo += coef * (coef >= 0 ? min : max);
+    hi += coef * (coef >= 0 ? max : min);
   }
   return std::make_pair(lo, hi);
 }

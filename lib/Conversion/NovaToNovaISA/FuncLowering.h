@@ -108,6 +108,15 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerFor(Operation *forOp);
   LogicalResult bindArguments();
+  /// The least and greatest value of source index value `v` (inclusive),
+  /// if constant (upstream value-bounds analysis: loop induction variables
+  /// and arithmetic on them). Cached: the source body does not change while
+  /// it is lowered, and each tile asks again for the same few values.
+  std::optional<std::pair<int64_t, int64_t>> boundsOf(Value v);
+  /// The least and greatest value of `sum(value_i * coef_i)` (inclusive), if
+  /// every value has constant bounds. No terms give {0, 0}.
+  std::optional<std::pair<int64_t, int64_t>>
+  offsetSpan(ArrayRef<std::pair<Value, int64_t>> terms);
   void pushScope() { scopes.emplace_back(); }
   void popScope() { scopes.pop_back(); }
 
@@ -135,6 +144,7 @@ private:
   DenseMap<Value, Value> registers;
   DenseMap<Value, int64_t> registerConstants;
   DenseMap<Value, BufferRef> buffers;
+  DenseMap<Value, std::optional<std::pair<int64_t, int64_t>>> valueBounds;
   struct TokenInfo {
     Operation *instr;
     bool strict;
