@@ -66,9 +66,7 @@ struct Record {
   unsigned handle;
 };
 
-/// One entry per engine (at most 10: 5 DMA queues); kept inline, as every
-/// instruction's handle snapshots one.
-using Clock = SmallVector<uint64_t, 10>;
+using Clock = std::vector<uint64_t>;
 
 static bool conflicts(const Record &r, ArrayRef<Access> acc) {
   return llvm::any_of(acc, [&](const Access &a) {
@@ -97,11 +95,9 @@ public:
 
   void add(const Record &r) {
     assert(r.range.lo <= r.range.hi && "inverted byte range");
-    uint32_t id = pool.size();
     pool.push_back(r);
     alive.push_back(true);
-    byEngine[r.engine].push_back(id);
-    byStart.insert(startKey(id));
+    index(pool.size() - 1);
   }
 
   /// Drops the records `acc` of `engine` supersedes: everything it covers
@@ -122,6 +118,7 @@ public:
         continue;
       }
       it = byStart.erase(it);
+      byEngine[r.engine].erase(id);
       alive[id] = false;
       killed.push_back(id);
     }
@@ -140,7 +137,7 @@ public:
         const Record &r = pool[id];
         if (r.seq <= seen[a])
           break;
-        if (!alive[id] || !conflicts(r, acc))
+        if (!conflicts(r, acc))
           continue;
         if (!best || r.seq > best->seq)
           best = &r;
@@ -156,16 +153,13 @@ public:
   void rollback(Checkpoint cp) {
     for (size_t id = cp.added; id < pool.size(); ++id)
       if (alive[id])
-        byStart.erase(startKey(id));
-    for (std::vector<uint32_t> &ids : byEngine)
-      while (!ids.empty() && ids.back() >= cp.added)
-        ids.pop_back();
+        unindex(id);
     for (size_t i = killed.size(); i > cp.killed; --i) {
       uint32_t id = killed[i - 1];
       if (id >= cp.added)
         continue;
       alive[id] = true;
-      byStart.insert(startKey(id));
+      index(id);
     }
     pool.resize(cp.added);
     alive.resize(cp.added);
@@ -177,17 +171,22 @@ private:
   static unsigned spaceKey(const ByteRange &r) {
     return static_cast<unsigned>(r.space);
   }
-  StartKey startKey(uint32_t id) const {
-    return {spaceKey(pool[id].range), pool[id].range.lo, id};
+  void index(uint32_t id) {
+    const Record &r = pool[id];
+    byEngine[r.engine].insert(id);
+    byStart.insert({spaceKey(r.range), r.range.lo, id});
+  }
+  void unindex(uint32_t id) {
+    const Record &r = pool[id];
+    byEngine[r.engine].erase(id);
+    byStart.erase({spaceKey(r.range), r.range.lo, id});
   }
 
   std::vector<Record> pool; // by id, in the order added
   std::vector<bool> alive;
-  /// Per engine, its records' ids in order (superseded ones too: they are
-  /// revived by a rollback; `alive` tells).
-  std::vector<std::vector<uint32_t>> byEngine;
-  std::set<StartKey> byStart;   // live records by start
-  std::vector<uint32_t> killed; // superseded ids, in order
+  std::vector<std::set<uint32_t>> byEngine; // live ids per engine
+  std::set<StartKey> byStart;               // live records by start
+  std::vector<uint32_t> killed;             // superseded ids, in order
 };
 
 struct State {
