@@ -66,7 +66,9 @@ struct Record {
   unsigned handle;
 };
 
-using Clock = std::vector<uint64_t>;
+/// One entry per engine (at most 10: 5 DMA queues); kept inline, as every
+/// instruction's handle snapshots one.
+using Clock = SmallVector<uint64_t, 10>;
 
 static bool conflicts(const Record &r, ArrayRef<Access> acc) {
   return llvm::any_of(acc, [&](const Access &a) {
@@ -95,9 +97,11 @@ public:
 
   void add(const Record &r) {
     assert(r.range.lo <= r.range.hi && "inverted byte range");
+    uint32_t id = pool.size();
     pool.push_back(r);
     alive.push_back(true);
-    index(pool.size() - 1);
+    byEngine[r.engine].push_back(id);
+    byStart.insert(startKey(id));
   }
 
   /// Drops the records `acc` of `engine` supersedes: everything it covers
@@ -118,7 +122,6 @@ public:
         continue;
       }
       it = byStart.erase(it);
-      byEngine[r.engine].erase(id);
       alive[id] = false;
       killed.push_back(id);
     }
@@ -137,7 +140,7 @@ public:
         const Record &r = pool[id];
         if (r.seq <= seen[a])
           break;
-        if (!conflicts(r, acc))
+        if (!alive[id] || !conflicts(r, acc))
           continue;
         if (!best || r.seq > best->seq)
           best = &r;
@@ -153,13 +156,16 @@ public:
   void rollback(Checkpoint cp) {
     for (size_t id = cp.added; id < pool.size(); ++id)
       if (alive[id])
-        unindex(id);
+        byStart.erase(startKey(id));
+    for (std::vector<uint32_t> &ids : byEngine)
+      while (!ids.empty() && ids.back() >= cp.added)
+        ids.pop_back();
     for (size_t i = killed.size(); i > cp.killed; --i) {
       uint32_t id = killed[i - 1];
       if (id >= cp.added)
         continue;
       alive[id] = true;
-      index(id);
+      byStart.insert(startKey(id));
     }
     pool.resize(cp.added);
     alive.resize(cp.added);
@@ -171,22 +177,17 @@ private:
   static unsigned spaceKey(const ByteRange &r) {
     return static_cast<unsigned>(r.space);
   }
-  void index(uint32_t id) {
-    const Record &r = pool[id];
-    byEngine[r.engine].insert(id);
-    byStart.insert({spaceKey(r.range), r.range.lo, id});
-  }
-  void unindex(uint32_t id) {
-    const Record &r = pool[id];
-    byEngine[r.engine].erase(id);
-    byStart.erase({spaceKey(r.range), r.range.lo, id});
+  StartKey startKey(uint32_t id) const {
+    return {spaceKey(pool[id].range), pool[id].range.lo, id};
   }
 
   std::vector<Record> pool; // by id, in the order added
   std::vector<bool> alive;
-  std::vector<std::set<uint32_t>> byEngine; // live ids per engine
-  std::set<StartKey> byStart;               // live records by start
-  std::vector<uint32_t> killed;             // superseded ids, in order
+  /// Per engine, its records' ids in order (superseded ones too: they are
+  /// revived by a rollback; `alive` tells).
+  std::vector<std::vector<uint32_t>> byEngine;
+  std::set<StartKey> byStart;   // live records by start
+  std::vector<uint32_t> killed; // superseded ids, in order
 };
 
 struct State {
