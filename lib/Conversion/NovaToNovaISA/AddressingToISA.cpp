@@ -87,10 +87,8 @@ viewOf(Operation *op, Value source, Value result, int64_t extraConst,
 
 static LogicalResult lowerSubView(memref::SubViewOp op, FuncLowering &l) {
   MemRefType srcType = op.getSourceType();
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(srcType.getStridesAndOffset(strides, offset)) ||
-      llvm::any_of(strides, ShapedType::isDynamic))
+  FailureOr<SmallVector<int64_t>> strides = l.stridesOf(srcType);
+  if (failed(strides) || llvm::any_of(*strides, ShapedType::isDynamic))
     return op.emitOpError() << "source must have static strides, got "
                             << srcType;
   int64_t eb = elementBytes(srcType.getElementType());
@@ -99,9 +97,9 @@ static LogicalResult lowerSubView(memref::SubViewOp op, FuncLowering &l) {
   unsigned dynIdx = 0;
   for (auto [i, off] : llvm::enumerate(op.getStaticOffsets())) {
     if (ShapedType::isDynamic(off))
-      terms.push_back({op.getOffsets()[dynIdx++], strides[i] * eb});
+      terms.push_back({op.getOffsets()[dynIdx++], (*strides)[i] * eb});
     else
-      constBytes += off * strides[i] * eb;
+      constBytes += off * (*strides)[i] * eb;
   }
   return viewOf(op, op.getSource(), op.getResult(), constBytes, terms, l);
 }

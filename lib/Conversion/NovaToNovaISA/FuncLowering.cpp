@@ -161,6 +161,21 @@ FuncLowering::offsetSpan(ArrayRef<std::pair<Value, int64_t>> terms) {
   return std::make_pair(lo, hi);
 }
 
+FailureOr<SmallVector<int64_t>> FuncLowering::stridesOf(MemRefType type) {
+  auto it = strideCache.find(type);
+  if (it == strideCache.end()) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    std::optional<SmallVector<int64_t>> entry;
+    if (succeeded(type.getStridesAndOffset(strides, offset)))
+      entry = std::move(strides);
+    it = strideCache.try_emplace(type, std::move(entry)).first;
+  }
+  if (!it->second)
+    return failure();
+  return *it->second;
+}
+
 FailureOr<TileOperand> FuncLowering::tile(Value memref, Operation *user,
                                           ArrayRef<Value> collapseWith) {
   auto type = dyn_cast<MemRefType>(memref.getType());
@@ -178,14 +193,13 @@ FailureOr<TileOperand> FuncLowering::tile(Value memref, Operation *user,
     return user->emitOpError() << "operand element type must be f32, bf16, "
                                   "f16, i64, i32, i8 or i1, got "
                                << elt;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)) ||
-      llvm::any_of(strides, [](int64_t s) {
+  FailureOr<SmallVector<int64_t>> typeStrides = stridesOf(type);
+  if (failed(typeStrides) || llvm::any_of(*typeStrides, [](int64_t s) {
         return ShapedType::isDynamic(s) || s < 0;
       }))
     return user->emitOpError()
            << "operand must have static non-negative strides, got " << type;
+  SmallVector<int64_t> strides = std::move(*typeStrides);
   SmallVector<int64_t> shape(type.getShape());
   if (shape.empty()) {
     shape.push_back(1);
@@ -226,13 +240,11 @@ FailureOr<TileOperand> FuncLowering::tile(Value memref, Operation *user,
   if (shape.size() > 4 && !collapseWith.empty()) {
     SmallVector<SmallVector<int64_t>> all;
     for (Value v : collapseWith) {
-      SmallVector<int64_t> st;
-      int64_t off;
       auto t = cast<MemRefType>(v.getType());
-      if (t.getShape() != type.getShape() ||
-          failed(t.getStridesAndOffset(st, off)))
+      FailureOr<SmallVector<int64_t>> st = stridesOf(t);
+      if (t.getShape() != type.getShape() || failed(st))
         break;
-      all.push_back(st);
+      all.push_back(std::move(*st));
     }
     if (all.size() == collapseWith.size()) {
       // Drop unit dimensions, then merge a dimension into the one before it

@@ -82,6 +82,10 @@ public:
   // Buffers ------------------------------------------------------------------
   void setBuffer(Value memref, BufferRef ref) { buffers[memref] = ref; }
   const BufferRef *lookupBuffer(Value memref) const;
+  /// The strides of `type` (MemRefType::getStridesAndOffset). Cached: that
+  /// simplifies the layout's affine map on every call, and the operands of
+  /// a function share a few hundred types.
+  FailureOr<SmallVector<int64_t>> stridesOf(MemRefType type);
   /// The register and descriptor of `memref` as an operand of `user`.
   /// `collapseWith`: when the instruction pairs its operands element by
   /// element in row-major order (a copy: `memref` and these, all of one
@@ -145,6 +149,7 @@ private:
   DenseMap<Value, int64_t> registerConstants;
   DenseMap<Value, BufferRef> buffers;
   DenseMap<Value, std::optional<std::pair<int64_t, int64_t>>> valueBounds;
+  DenseMap<Type, std::optional<SmallVector<int64_t>>> strideCache;
   struct TokenInfo {
     Operation *instr;
     bool strict;
