@@ -64,6 +64,46 @@ bool isGenerator(Operation *op) {
   return !walk.wasInterrupted();
 }
 
+/// A stack written as a join (torch's `stack` after canonicalization,
+/// timm's qkv gradients): `expand_shape(concat dim(d) of N tensors of size S
+/// along d)` splitting d into [N, S]. The concat joins d, which a
+/// data-parallel batch splits, so its model drops that split while the
+/// expand's users want S split: propagation asserts in
+/// `getSharding(OpResult)`. Stacked along a new unit dimension instead,
+/// `concat dim(d) of expand_shape(each -> [1, S])`, the join is over the
+/// unit dimension and S keeps its split.
+struct ConcatAsStack : OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
+                                PatternRewriter &rewriter) const override {
+    auto concat = expand.getSrc().getDefiningOp<tensor::ConcatOp>();
+    RankedTensorType resultType = expand.getResultType();
+    if (!concat || !resultType.hasStaticShape())
+      return failure();
+    int64_t d = concat.getDim();
+    SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+    ReassociationIndices group = groups[d];
+    int64_t n = concat.getInputs().size();
+    if (group.size() != 2 || resultType.getDimSize(group[0]) != n)
+      return failure();
+    int64_t size = resultType.getDimSize(group[1]);
+    for (Value input : concat.getInputs())
+      if (cast<RankedTensorType>(input.getType()).getDimSize(d) != size)
+        return failure();
+    // Each input expands as the join did, with [1, S] in place of [N, S].
+    SmallVector<int64_t> shape(resultType.getShape());
+    shape[group[0]] = 1;
+    auto pieceType = RankedTensorType::get(shape, resultType.getElementType());
+    SmallVector<Value> pieces;
+    for (Value input : concat.getInputs())
+      pieces.push_back(tensor::ExpandShapeOp::create(rewriter, expand.getLoc(), pieceType,
+                                                     input, groups));
+    rewriter.replaceOpWithNewOp<tensor::ConcatOp>(expand, group[0], pieces);
+    return success();
+  }
+};
+
 struct PrepareShardingPass
     : public nova::impl::NovaPrepareShardingBase<PrepareShardingPass> {
   using Base::Base;
@@ -91,9 +131,11 @@ struct PrepareShardingPass
     }
 
     // A reshape (or slice) of a tensor.empty is a tensor.empty: the reshape
-    // of a destination would otherwise need a resharding of no data.
+    // of a destination would otherwise need a resharding of no data. A join
+    // that a reshape makes a stack becomes a stack (ConcatAsStack).
     RewritePatternSet patterns(&getContext());
     tensor::populateFoldTensorEmptyPatterns(patterns);
+    patterns.add<ConcatAsStack>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
 

@@ -300,3 +300,44 @@ func.func @negative_generic_into_argument(%x: tensor<16xi64>) -> (tensor<16xi64>
   } -> tensor<16xi64>
   return %n, %n : tensor<16xi64>, tensor<16xi64>
 }
+
+// -----
+
+// A join that a reshape makes a stack (timm's qkv gradients: dq, dk and dv
+// joined along the batch, then split into [3, B]) becomes a stack along a
+// new unit dimension: the batch dimension is no longer joined.
+// CHECK-LABEL: func.func @join_reshaped_to_stack
+// CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<4x8xf32>)
+// CHECK: %[[EA:.*]] = tensor.expand_shape %[[A]] {{\[\[}}0, 1], [2]] output_shape [1, 4, 8] : tensor<4x8xf32> into tensor<1x4x8xf32>
+// CHECK: %[[EB:.*]] = tensor.expand_shape %[[B]] {{\[\[}}0, 1], [2]] output_shape [1, 4, 8] : tensor<4x8xf32> into tensor<1x4x8xf32>
+// CHECK: %[[S:.*]] = tensor.concat dim(0) %[[EA]], %[[EB]] : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK: return %[[S]]
+func.func @join_reshaped_to_stack(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
+  %j = tensor.concat dim(0) %a, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  %s = tensor.expand_shape %j [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
+  return %s : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Inputs of different sizes along the join: not a stack, left alone.
+// CHECK-LABEL: func.func @uneven_join_kept
+// CHECK: %[[J:.*]] = tensor.concat dim(0)
+// CHECK: tensor.expand_shape %[[J]]
+func.func @uneven_join_kept(%a: tensor<2x8xf32>, %b: tensor<6x8xf32>) -> tensor<2x4x8xf32> {
+  %j = tensor.concat dim(0) %a, %b : (tensor<2x8xf32>, tensor<6x8xf32>) -> tensor<8x8xf32>
+  %s = tensor.expand_shape %j [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
+  return %s : tensor<2x4x8xf32>
+}
+
+// -----
+
+// The join split into [S, N] (the stacked dimension inner): not a stack.
+// CHECK-LABEL: func.func @join_split_inner_kept
+// CHECK: %[[J:.*]] = tensor.concat dim(0)
+// CHECK: tensor.expand_shape %[[J]]
+func.func @join_split_inner_kept(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x2x8xf32> {
+  %j = tensor.concat dim(0) %a, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  %s = tensor.expand_shape %j [[0, 1], [2]] output_shape [4, 2, 8] : tensor<8x8xf32> into tensor<4x2x8xf32>
+  return %s : tensor<4x2x8xf32>
+}

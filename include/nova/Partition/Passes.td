@@ -87,6 +87,11 @@ def NovaPrepareSharding
       read by the optimizer): its result annotation sits before the return,
       and propagation would annotate the value a second time. The annotation
       moves next to the definition and the other users read it.
+    - A join that a reshape makes a stack (`expand_shape` splitting a
+      `tensor.concat`'s dimension into [inputs, size]: torch's `stack` after
+      canonicalization, timm's dq/dk/dv): the join is along a dimension a
+      data-parallel batch splits, and propagation asserts. It becomes a
+      `concat` of the inputs expanded by a unit dimension, joined along it.
 
     Before:
     ```mlir
