@@ -51,6 +51,10 @@ void mlir::nova::buildPartitionPassPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // A vocabulary-parallel embedding's one-hot products -> each chip's
+  // masked lookup of its own rows, forward and backward (after the
+  // canonicalization that folds the zero init of a partial-sum matmul).
+  pm.addNestedPass<func::FuncOp>(createNovaLocalizeOneHotLookups());
   // A bf16 sum widened after its all-reduce is reduced in f32, as DDP does.
   pm.addNestedPass<func::FuncOp>(createNovaWidenAllReduces());
   // Sums of all-reduced partials (TP's backward) -> one all-reduce.

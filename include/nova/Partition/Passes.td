@@ -255,6 +255,63 @@ def NovaOffsetSplitIndices : Pass<"nova-offset-split-indices", "::mlir::func::Fu
   ];
 }
 
+def NovaLocalizeOneHotLookups
+    : Pass<"nova-localize-one-hot-lookups", "::mlir::func::FuncOp"> {
+  let summary = "make a one-hot product over a split vocabulary each chip's masked lookup";
+  let description = [{
+    A vocabulary-parallel embedding (`one_hot(ids) @ weight` with the
+    table split by rows over a mesh axis, what
+    `nova.parallel.rewrites.OneHotEmbedding` exports) comes out of
+    `shard-partition` building the whole one-hot `[M, V]` on every chip and
+    multiplying: the forward slices its own columns and multiplies them by
+    the chip's rows, the backward multiplies the whole transposed one-hot by
+    the output's gradient, `[V, M] x [M, D]`, all-reduces that `[V, D]`
+    gradient over the data-parallel axes and keeps the chip's rows.
+
+    Run after `shard-partition`, this pass gives each chip Megatron's masked
+    lookup, with `off` the chip's first row (its coordinate on the slice's
+    axes, from `nova.chip_id`, times the `Q` rows it holds):
+
+    * forward: `matmul(all_slice(one_hot(ids)), W)` becomes a gather,
+      `out[m, j] = (0 <= ids[m] - off < Q) ? W[ids[m] - off, j] : 0`,
+      whose sum over the chips is the all-reduce that follows;
+    * backward: `all_slice(casts(all_reduce(matmul(transpose(one_hot(ids)),
+      dY))))` sliced by rows (the all-reduce over the data-parallel axes
+      there only with a batch axis) becomes the same chain on the chip's `[Q, D]`
+      rows: `one_hot(clamp(ids - off)) @ mask(dY)`, the ids read out of an
+      iota of `Q` (the bounds-checked form) and the gradient rows of tokens
+      outside the chip's range zeroed, which `nova-form-scatter` turns into
+      a DMA scatter-add. The all-reduce then moves a quarter of the bytes.
+
+    Before (forward):
+    ```mlir
+    %oh = linalg.generic ins(%ids, %iota : tensor<32xi64>, tensor<64xi64>) { uitofp(cmpi eq) } -> tensor<32x64xf32>
+    %s = shard.all_slice %oh on @g grid_axes = [0] slice_axis = 1 : tensor<32x64xf32> -> tensor<32x16xf32>
+    %y = linalg.matmul ins(%s, %w : tensor<32x16xf32>, tensor<16x8xf32>) outs(%zero : tensor<32x8xf32>)
+    ```
+    After:
+    ```mlir
+    %off = arith.muli (chip's coordinate on axis 0), %c16
+    %y = linalg.generic ins(%ids : tensor<32xi64>) outs(%e : tensor<32x8xf32>) {
+      l = ids - off; ok = 0 <= l < 16
+      x = tensor.extract %w[select(ok, l, 0), linalg.index 1]
+      linalg.yield select(ok, x, 0.0)
+    }
+    ```
+    Only products whose every input is recognised change: a one-hot is a
+    chain of integer/float casts of `cmpi eq(ids, iota)` (the iota as an
+    input or `linalg.index`) over the vocabulary's dimension, through a
+    collapse of the leading dimensions.
+  }];
+  let dependentDialects = ["::mlir::nova::NovaDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::shard::ShardDialect"];
+  let statistics = [
+    Statistic<"numLookups", "lookups", "one-hot forward products made masked gathers">,
+    Statistic<"numGradients", "gradients", "one-hot backward products made each chip's rows">,
+  ];
+}
+
 def NovaCombineAllReduces : Pass<"nova-combine-all-reduces", "::mlir::func::FuncOp"> {
   let summary = "add the partial sums before one all-reduce instead of after two";
   let description = [{
