@@ -29,11 +29,13 @@
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <cmath>
@@ -418,16 +420,25 @@ std::optional<Scores> matchScores(Value x, Chain &chain) {
     // A constant [Tq, Tk] read at the last two loop dimensions, with at
     // most two distinct values -- or an elementwise function of one (a
     // layer's mask conversion that elementwise fusion left unfused because
-    // every layer reads it).
+    // every layer reads it). Leading dimensions (Hugging Face's [B, 1, T, T]
+    // mask, broadcast over the heads) may index it too: every [Tq, Tk]
+    // slice is checked.
     AffineMap map = g.getMatchingIndexingMap(maskOperand);
     unsigned n = map.getNumDims();
+    unsigned r = map.getNumResults();
     DenseElementsAttr mask;
     linalg::GenericOp convert = maskConversion(maskOperand->get(), mask);
-    if (n < 2 || map.getNumResults() != 2 ||
-        map.getResult(0) != getAffineDimExpr(n - 2, map.getContext()) ||
-        map.getResult(1) != getAffineDimExpr(n - 1, map.getContext()) ||
+    if (n < 2 || r < 2 ||
+        map.getResult(r - 2) != getAffineDimExpr(n - 2, map.getContext()) ||
+        map.getResult(r - 1) != getAffineDimExpr(n - 1, map.getContext()) ||
         !mask || rows != cols)
       return std::nullopt;
+    for (AffineExpr lead : map.getResults().drop_back(2)) {
+      auto dim = dyn_cast<AffineDimExpr>(lead);
+      auto zero = dyn_cast<AffineConstantExpr>(lead);
+      if (!(dim && dim.getPosition() < n - 2) && !(zero && zero.getValue() == 0))
+        return std::nullopt;
+    }
     // The converted value of each distinct constant element.
     SmallVector<std::pair<double, double>, 4> converted;
     auto through = [&](double c) -> double {
@@ -448,7 +459,7 @@ std::optional<Scores> matchScores(Value x, Chain &chain) {
     int distinct = 0;
     int64_t at = 0;
     auto visit = [&](double c) {
-      int64_t query = at / cols, key = at % cols;
+      int64_t query = (at / cols) % rows, key = at % cols;
       ++at;
       if (!ok)
         return;
@@ -1178,6 +1189,68 @@ Value swapped(Value x, IRRewriter &rewriter, Location loc) {
       ->getResult(0);
 }
 
+/// A safe softmax's guard made false where no row is fully hidden: `g`
+/// computes `m == -inf` of a row maximum m of scores X that keep a key in
+/// every row (no mask, or a causal one: the diagonal is visible), and every
+/// user reads it through selects in all-parallel generics (torch's
+/// `_safe_softmax`, which SDPA's math path uses with a boolean mask, zeroes a
+/// fully hidden row before and after the softmax and in its backward). Each
+/// select then takes its false value, and the guard and its reduction go.
+/// Returns whether it rewrote; `touched` gets the ops left to clean up (the
+/// readers, the guard, its reshapes and its reduction).
+bool dropSafeSoftmaxGuard(linalg::GenericOp g, IRRewriter &rewriter,
+                          SmallVectorImpl<Operation *> &touched) {
+  if (g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 || !allParallel(g) ||
+      !llvm::all_of(g.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
+      !getElementTypeOrSelf(g.getResult(0).getType()).isInteger(1))
+    return false;
+  for (auto [x, want] : {std::pair{-INFINITY, 1.0}, {0.5, 0.0}, {INFINITY, 0.0}, {-3.0, 0.0}})
+    if (!close(evaluate(g, {x, 0.0}), want))
+      return false;
+  Chain chain;
+  Value m = throughBatchReshapes(g.getDpsInputs()[0], chain);
+  auto max = matchRowReduction(m, -INFINITY, [](double a, double b) { return std::max(a, b); });
+  Chain scores;
+  if (!max || !matchScores(throughBatchReshapes(max.getDpsInputs()[0], chain), scores))
+    return false;
+  SmallVector<Operation *> cleanup{g, max};
+  cleanup.append(chain.ops.begin(), chain.ops.end());
+  // Every use: an all-parallel generic whose body only selects on it.
+  SmallVector<std::pair<linalg::GenericOp, BlockArgument>> readers;
+  SmallVector<Value> values{g.getResult(0)};
+  while (!values.empty()) {
+    Value v = values.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user)) {
+        values.push_back(user->getResult(0));
+        cleanup.push_back(user);
+        continue;
+      }
+      auto reader = dyn_cast<linalg::GenericOp>(user);
+      if (!reader || !allParallel(reader) || !reader.isDpsInput(&use))
+        return false;
+      BlockArgument arg = reader.getMatchingBlockArgument(&use);
+      for (OpOperand &argUse : arg.getUses()) {
+        auto select = dyn_cast<arith::SelectOp>(argUse.getOwner());
+        if (!select || argUse.getOperandNumber() != 0)
+          return false;
+      }
+      readers.push_back({reader, arg});
+    }
+  }
+  for (auto [reader, arg] : readers) {
+    cleanup.push_back(reader);
+    SmallVector<arith::SelectOp> selects;
+    for (Operation *user : arg.getUsers())
+      selects.push_back(cast<arith::SelectOp>(user));
+    for (arith::SelectOp select : selects)
+      rewriter.replaceOp(select, select.getFalseValue());
+  }
+  touched.append(cleanup.begin(), cleanup.end());
+  return true;
+}
+
 struct FuseAttentionPass
     : public nova::impl::NovaFuseAttentionBase<FuseAttentionPass> {
   using Base::Base;
@@ -1421,6 +1494,24 @@ struct FuseAttentionPass
   void runOnOperation() override {
     erasedOps.clear();
     IRRewriter rewriter(&getContext());
+    // Safe softmaxes whose guard is always false become plain ones; the
+    // generics left reading the guard for nothing drop it (and an identity
+    // one goes).
+    SmallVector<linalg::GenericOp> guards;
+    getOperation().walk([&](linalg::GenericOp op) { guards.push_back(op); });
+    SmallVector<Operation *> unguarded;
+    for (linalg::GenericOp g : guards)
+      (void)dropSafeSoftmaxGuard(g, rewriter, unguarded);
+    if (!unguarded.empty()) {
+      RewritePatternSet patterns(&getContext());
+      linalg::GenericOp::getCanonicalizationPatterns(patterns, &getContext());
+      linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+      llvm::SetVector<Operation *> unique(unguarded.begin(), unguarded.end());
+      SmallVector<Operation *> ops = unique.takeVector();
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+      (void)applyOpPatternsGreedily(ops, std::move(patterns), config);
+    }
     SmallVector<linalg::BatchMatmulOp> candidates;
     getOperation().walk([&](linalg::BatchMatmulOp op) { candidates.push_back(op); });
     for (linalg::BatchMatmulOp pv : candidates)

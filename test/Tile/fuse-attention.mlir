@@ -583,3 +583,175 @@ func.func @shared_mask_conversion_not_causal(%q: tensor<2x4x8xf32>, %kt: tensor<
   %o2 = linalg.batch_matmul ins(%p2, %q : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%f3 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %o1, %o2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
 }
+
+// -----
+
+// Hugging Face's SDPA call under tracing: a [B, 1, T, T] causal mask (1 =
+// hide) broadcast over the heads, and torch's safe softmax, whose guard
+// (row maximum == -inf) zeroes fully hidden rows before and after it. A
+// causal mask keeps the diagonal, so the guard is false: its selects go and
+// the attention fuses.
+// CHECK-LABEL: func.func @hf_mask_safe_softmax
+// CHECK-SAME: (%[[Q:.*]]: tensor<4x4x8xf32>, %[[KT:.*]]: tensor<4x8x4xf32>, %[[V:.*]]: tensor<4x4x8xf32>)
+// CHECK: %[[O:.*]] = nova.attention ins(%[[Q]], %[[KT]], %[[V]] : tensor<4x4x8xf32>, tensor<4x8x4xf32>, tensor<4x4x8xf32>) outs(%{{.*}} : tensor<4x4x8xf32>) scale 1.000000e+00 causal -> tensor<4x4x8xf32>
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: return %[[O]]
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#bmask = affine_map<(d0, d1, d2, d3) -> (d0, 0, d2, d3)>
+#row4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#rowb = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+func.func @hf_mask_safe_softmax(%q: tensor<4x4x8xf32>, %kt: tensor<4x8x4xf32>, %v: tensor<4x4x8xf32>) -> tensor<4x4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %hide = arith.constant dense<[[[[0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]], [[[0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<2x1x4x4xf32>
+  %e0 = tensor.empty() : tensor<4x4x4xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x4x4xf32>) -> tensor<4x4x4xf32>
+  %s3 = linalg.batch_matmul ins(%q, %kt : tensor<4x4x8xf32>, tensor<4x8x4xf32>) outs(%f0 : tensor<4x4x4xf32>) -> tensor<4x4x4xf32>
+  %s = tensor.expand_shape %s3 [[0, 1], [2], [3]] output_shape [2, 2, 4, 4] : tensor<4x4x4xf32> into tensor<2x2x4x4xf32>
+  %e4 = tensor.empty() : tensor<2x2x4x4xf32>
+  %x = linalg.generic {indexing_maps = [#id4, #bmask, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %hide : tensor<2x2x4x4xf32>, tensor<2x1x4x4xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %h = arith.cmpf une, %c, %zero : f32
+    %b = arith.select %h, %ninf, %zero : f32
+    %r = arith.addf %in, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x4xf32>
+  %e1 = tensor.empty() : tensor<2x2x4xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
+  %m0 = linalg.generic {indexing_maps = [#id4, #row4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x : tensor<2x2x4x4xf32>) outs(%fm : tensor<2x2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4xf32>
+  %m0e = tensor.expand_shape %m0 [[0], [1], [2, 3]] output_shape [2, 2, 4, 1] : tensor<2x2x4xf32> into tensor<2x2x4x1xf32>
+  %eg = tensor.empty() : tensor<2x2x4x1xi1>
+  %g = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%m0e : tensor<2x2x4x1xf32>) outs(%eg : tensor<2x2x4x1xi1>) {
+  ^bb0(%in: f32, %out: i1):
+    %r = arith.cmpf oeq, %in, %ninf : f32
+    linalg.yield %r : i1
+  } -> tensor<2x2x4x1xi1>
+  %xs = linalg.generic {indexing_maps = [#rowb, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g, %x : tensor<2x2x4x1xi1>, tensor<2x2x4x4xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%gg: i1, %in: f32, %out: f32):
+    %r = arith.select %gg, %zero, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x4xf32>
+  %m = linalg.generic {indexing_maps = [#id4, #row4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%xs : tensor<2x2x4x4xf32>) outs(%fm : tensor<2x2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4xf32>
+  %me = tensor.expand_shape %m [[0], [1], [2, 3]] output_shape [2, 2, 4, 1] : tensor<2x2x4xf32> into tensor<2x2x4x1xf32>
+  %ex = linalg.generic {indexing_maps = [#id4, #rowb, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%xs, %me : tensor<2x2x4x4xf32>, tensor<2x2x4x1xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x4xf32>
+  %el = tensor.empty() : tensor<2x2x4x1xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%el : tensor<2x2x4x1xf32>) -> tensor<2x2x4x1xf32>
+  %l = linalg.generic {indexing_maps = [#id4, #rowb], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<2x2x4x4xf32>) outs(%fs : tensor<2x2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x1xf32>
+  %pn = linalg.generic {indexing_maps = [#id4, #rowb, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %l : tensor<2x2x4x4xf32>, tensor<2x2x4x1xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x4xf32>
+  %p = linalg.generic {indexing_maps = [#rowb, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g, %pn : tensor<2x2x4x1xi1>, tensor<2x2x4x4xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%gg: i1, %in: f32, %out: f32):
+    %r = arith.select %gg, %zero, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x4xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<2x2x4x4xf32> into tensor<4x4x4xf32>
+  %e3 = tensor.empty() : tensor<4x4x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  %o = linalg.batch_matmul ins(%p3, %v : tensor<4x4x4xf32>, tensor<4x4x8xf32>) outs(%f3 : tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  return %o : tensor<4x4x8xf32>
+}
+
+// -----
+
+// The same with query row 0 fully hidden: not causal, and the guard is
+// live (it zeroes that row). Nothing is fused or dropped.
+// CHECK-LABEL: func.func @hf_mask_fully_hidden_row
+// CHECK-NOT: nova.attention
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK: return
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#bmask = affine_map<(d0, d1, d2, d3) -> (d0, 0, d2, d3)>
+#row4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#rowb = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+func.func @hf_mask_fully_hidden_row(%q: tensor<4x4x8xf32>, %kt: tensor<4x8x4xf32>, %v: tensor<4x4x8xf32>) -> tensor<4x4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %hide = arith.constant dense<[[[[1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]], [[[1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<2x1x4x4xf32>
+  %e0 = tensor.empty() : tensor<4x4x4xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x4x4xf32>) -> tensor<4x4x4xf32>
+  %s3 = linalg.batch_matmul ins(%q, %kt : tensor<4x4x8xf32>, tensor<4x8x4xf32>) outs(%f0 : tensor<4x4x4xf32>) -> tensor<4x4x4xf32>
+  %s = tensor.expand_shape %s3 [[0, 1], [2], [3]] output_shape [2, 2, 4, 4] : tensor<4x4x4xf32> into tensor<2x2x4x4xf32>
+  %e4 = tensor.empty() : tensor<2x2x4x4xf32>
+  %x = linalg.generic {indexing_maps = [#id4, #bmask, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %hide : tensor<2x2x4x4xf32>, tensor<2x1x4x4xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %h = arith.cmpf une, %c, %zero : f32
+    %b = arith.select %h, %ninf, %zero : f32
+    %r = arith.addf %in, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x4xf32>
+  %e1 = tensor.empty() : tensor<2x2x4xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
+  %m0 = linalg.generic {indexing_maps = [#id4, #row4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x : tensor<2x2x4x4xf32>) outs(%fm : tensor<2x2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4xf32>
+  %m0e = tensor.expand_shape %m0 [[0], [1], [2, 3]] output_shape [2, 2, 4, 1] : tensor<2x2x4xf32> into tensor<2x2x4x1xf32>
+  %eg = tensor.empty() : tensor<2x2x4x1xi1>
+  %g = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%m0e : tensor<2x2x4x1xf32>) outs(%eg : tensor<2x2x4x1xi1>) {
+  ^bb0(%in: f32, %out: i1):
+    %r = arith.cmpf oeq, %in, %ninf : f32
+    linalg.yield %r : i1
+  } -> tensor<2x2x4x1xi1>
+  %xs = linalg.generic {indexing_maps = [#rowb, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g, %x : tensor<2x2x4x1xi1>, tensor<2x2x4x4xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%gg: i1, %in: f32, %out: f32):
+    %r = arith.select %gg, %zero, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x4xf32>
+  %m = linalg.generic {indexing_maps = [#id4, #row4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%xs : tensor<2x2x4x4xf32>) outs(%fm : tensor<2x2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4xf32>
+  %me = tensor.expand_shape %m [[0], [1], [2, 3]] output_shape [2, 2, 4, 1] : tensor<2x2x4xf32> into tensor<2x2x4x1xf32>
+  %ex = linalg.generic {indexing_maps = [#id4, #rowb, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%xs, %me : tensor<2x2x4x4xf32>, tensor<2x2x4x1xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x4xf32>
+  %el = tensor.empty() : tensor<2x2x4x1xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%el : tensor<2x2x4x1xf32>) -> tensor<2x2x4x1xf32>
+  %l = linalg.generic {indexing_maps = [#id4, #rowb], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<2x2x4x4xf32>) outs(%fs : tensor<2x2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x1xf32>
+  %pn = linalg.generic {indexing_maps = [#id4, #rowb, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %l : tensor<2x2x4x4xf32>, tensor<2x2x4x1xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x4xf32>
+  %p = linalg.generic {indexing_maps = [#rowb, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g, %pn : tensor<2x2x4x1xi1>, tensor<2x2x4x4xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%gg: i1, %in: f32, %out: f32):
+    %r = arith.select %gg, %zero, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x4xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<2x2x4x4xf32> into tensor<4x4x4xf32>
+  %e3 = tensor.empty() : tensor<4x4x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  %o = linalg.batch_matmul ins(%p3, %v : tensor<4x4x4xf32>, tensor<4x4x8xf32>) outs(%f3 : tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  return %o : tensor<4x4x8xf32>
+}

@@ -27,7 +27,12 @@ def NovaFuseAttention : Pass<"nova-fuse-attention", "::mlir::func::FuncOp"> {
     then the forward becomes `nova.attention_lse` (which also writes the
     log-sum-exp) and the backward `nova.attention_backward`, which
     recomputes P from it. What each generic computes is checked by folding
-    its body on probe values.
+    its body on probe values. The mask may be indexed by leading dimensions
+    too (Hugging Face's traced [B, 1, T, T] mask: every slice must be
+    causal). A safe softmax's guard (`rowmax(X) == -inf`, which torch's
+    `_safe_softmax` in SDPA's math path uses to zero fully hidden rows
+    before and after the softmax and in its backward) is dropped first when
+    X is unmasked or causally masked, since then no row is fully hidden.
 
     Before (reshapes of the batch dimensions elided):
     ```mlir

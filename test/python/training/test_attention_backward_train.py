@@ -201,3 +201,29 @@ def test_data_parallel_stacked_qkv_matches_eager() -> None:
     grads = step.grads()
     for name, param in model.named_parameters():
         torch.testing.assert_close(grads[name], param.grad, rtol=1e-4, atol=1e-5, msg=name)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama", "phi3"])
+def test_hugging_face_default_attention_fuses(name: str) -> None:
+    """Hugging Face causal LMs as shipped (sdpa; dropout off so that eager is
+    the reference: Llama's and Phi-3's defaults already are). Traced, HF
+    hands SDPA a [B, 1, T, T] boolean causal mask instead of ``is_causal``,
+    and SDPA's math path guards the softmax against fully hidden rows: every
+    attention still fuses (no T x T tensor in HBM), and the loss and every
+    parameter's gradient equal eager's."""
+    pytest.importorskip("transformers")
+    import hf_zoo
+
+    seq = 12  # not a head dimension of any of the three
+    model = hf_zoo.build(name, dropout=0.0)
+    assert model.config._attn_implementation == "sdpa"
+    data = hf_zoo.batches(name, 1, seq=seq)
+    step = nova.compile_train_step(model, None, torch.optim.SGD(model.parameters(), lr=0.1),
+                                   keep_grads=True, **data[0])
+    loss = step(**data[0])
+    square = rf"memref<(?:\d+x)*{seq}x{seq}x(?:f32|bf16)(?:, strided<[^>]*>)?, #nova\.memory_space<hbm>>"
+    assert re.search(square, step.program.stages["nova"]) is None
+    eager_losses, eager_grads = hf_zoo.eager_steps(
+        hf_zoo.build(name, dropout=0.0), lambda params: torch.optim.SGD(params, lr=0.1), data)
+    torch.testing.assert_close(loss, eager_losses[0], rtol=1e-4, atol=1e-5)
+    assert hf_zoo.gradient_mismatches(step.grads(), eager_grads) == {}
