@@ -19,6 +19,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #define DEBUG_TYPE "nova-localize-one-hot-lookups"
 
@@ -226,6 +227,80 @@ bool isDefaultMatmul(linalg::MatmulOp mm) {
          mm.getIndexingMapsArray() == mm.getDefaultIndexingMaps(mm.getContext());
 }
 
+/// The loop of elementwise generic `gen` that its result's dimension `dim`
+/// is, and whether each input is a projection (distinct loops, in order or
+/// not): the form whose slice along `dim` is the same generic on slices.
+bool isSliceableGeneric(linalg::GenericOp gen) {
+  if (gen.getNumResults() != 1 || gen.getNumLoops() != gen.getNumParallelLoops() ||
+      !gen.getIndexingMapsArray().back().isIdentity())
+    return false;
+  for (OpOperand *in : gen.getDpsInputOperands())
+    if (!gen.getMatchingIndexingMap(in).isProjectedPermutation())
+      return false;
+  // No lookups in the body (a gather's rows are not its loops').
+  for (Operation &op : gen.getBody()->without_terminator())
+    if (!isPure(&op) || op.getNumRegions() || isa<tensor::ExtractOp>(op))
+      return false;
+  return true;
+}
+
+/// The position of loop `loop` among `map`'s results, if it is one.
+std::optional<unsigned> resultOf(AffineMap map, unsigned loop) {
+  for (unsigned r = 0; r < map.getNumResults(); ++r)
+    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(r)); d && d.getPosition() == loop)
+      return r;
+  return std::nullopt;
+}
+
+/// Whether `v`'s dimension `dim` depends only on iotas: `v` is a sliceable
+/// generic whose inputs that index that loop are such values too, down to
+/// generics without inputs (an iota, `linalg.index` of the loop). A one-hot
+/// of labels over the vocabulary, and products of it with row factors.
+bool builtFromIotas(Value v, unsigned dim, int depth = 0) {
+  auto gen = v.getDefiningOp<linalg::GenericOp>();
+  if (!gen || depth > 8 || !isSliceableGeneric(gen))
+    return false;
+  for (OpOperand *in : gen.getDpsInputOperands())
+    if (std::optional<unsigned> r = resultOf(gen.getMatchingIndexingMap(in), dim))
+      if (!builtFromIotas(in->get(), *r, depth + 1))
+        return false;
+  return true;
+}
+
+/// `v` (builtFromIotas along `dim`) computed on this chip's `local`
+/// entries of `dim` only, from `off` on: each generic again on its inputs'
+/// slices, `linalg.index` of the sliced loop counting from `off`.
+Value buildSlice(OpBuilder &b, Location loc, Value v, unsigned dim, int64_t local,
+                 Value off) {
+  auto gen = v.getDefiningOp<linalg::GenericOp>();
+  SmallVector<Value> inputs;
+  for (OpOperand *in : gen.getDpsInputOperands()) {
+    std::optional<unsigned> r = resultOf(gen.getMatchingIndexingMap(in), dim);
+    inputs.push_back(r ? buildSlice(b, loc, in->get(), *r, local, off) : in->get());
+  }
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = local;
+  auto sliced = RankedTensorType::get(shape, type.getElementType());
+  Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+  auto clone = linalg::GenericOp::create(b, loc, TypeRange{sliced}, inputs, ValueRange{init},
+                                         gen.getIndexingMapsArray(),
+                                         gen.getIteratorTypesArray());
+  IRMapping mapping;
+  gen.getRegion().cloneInto(&clone.getRegion(), mapping);
+  SmallVector<linalg::IndexOp> indices;
+  clone.getBody()->walk([&](linalg::IndexOp index) {
+    if (index.getDim() == dim)
+      indices.push_back(index);
+  });
+  for (linalg::IndexOp index : indices) {
+    OpBuilder nb(index->getBlock(), std::next(index->getIterator()));
+    auto shifted = arith::AddIOp::create(nb, index.getLoc(), index.getResult(), off);
+    index.getResult().replaceAllUsesExcept(shifted, shifted);
+  }
+  return clone.getResult(0);
+}
+
 struct LocalizeOneHotLookupsPass
     : public nova::impl::NovaLocalizeOneHotLookupsBase<LocalizeOneHotLookupsPass> {
   using Base::Base;
@@ -428,6 +503,22 @@ struct LocalizeOneHotLookupsPass
     return success();
   }
 
+  /// all_slice(v) of a `v` built from iotas along the sliced dimension (a
+  /// one-hot of labels, times row factors) -> `v` built on the chip's slice.
+  LogicalResult fromIotas(shard::AllSliceOp slice, shard::GridOp grid, IRRewriter &rewriter) {
+    unsigned dim = slice.getSliceAxis().getZExtValue();
+    auto type = cast<RankedTensorType>(slice.getResult().getType());
+    if (!type.hasStaticShape() || !builtFromIotas(slice.getInput(), dim))
+      return failure();
+    rewriter.setInsertionPoint(slice);
+    Location loc = slice.getLoc();
+    int64_t local = type.getDimSize(dim);
+    Value off = firstRow(rewriter, loc, grid, slice.getGridAxes(), local);
+    rewriter.replaceOp(slice, buildSlice(rewriter, loc, slice.getInput(), dim, local, off));
+    ++numBuiltSlices;
+    return success();
+  }
+
   void runOnOperation() override {
     SmallVector<shard::AllSliceOp> slices;
     getOperation().walk([&](shard::AllSliceOp op) { slices.push_back(op); });
@@ -440,7 +531,8 @@ struct LocalizeOneHotLookupsPass
       if (!grid || grid.getShape().empty() || ShapedType::isDynamicShape(grid.getShape()))
         continue;
       changed |= succeeded(lookup(slice, grid, rewriter)) ||
-                 succeeded(gradient(slice, grid, rewriter));
+                 succeeded(gradient(slice, grid, rewriter)) ||
+                 succeeded(fromIotas(slice, grid, rewriter));
     }
     // The one-hots of the whole vocabulary, now unread.
     if (!changed)

@@ -232,3 +232,76 @@ func.func @gradient_split_vocab_tp_only(%ids: tensor<32xi64>, %dy: tensor<32x8xf
   %s = shard.all_slice %g on @g grid_axes = [0] slice_axis = 0 : tensor<64x8xf32> -> tensor<16x8xf32>
   return %s : tensor<16x8xf32>
 }
+
+// -----
+
+// The parallel cross-entropy's one-hot of the labels over the vocabulary,
+// and its product with a row factor, sliced to the chip's 16 classes: both
+// are built on those 16 columns only, the iota counting from the chip's
+// first class. Every chip built all 64 columns before.
+// CHECK-LABEL: func.func @labels_one_hot_built_on_the_slice
+// CHECK-SAME: (%[[LABELS:.*]]: tensor<32xi64>, %[[ROW:.*]]: tensor<32xf32>)
+// CHECK: %[[OFF:.*]] = arith.muli %{{.*}}, %c16
+// CHECK: %[[IOTA:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<16xi64>)
+// CHECK: %[[I:.*]] = linalg.index 0
+// CHECK: arith.addi %[[I]], %[[OFF]]
+// CHECK: %[[OH:.*]] = linalg.generic {{.*}} ins(%[[LABELS]], %[[IOTA]] : tensor<32xi64>, tensor<16xi64>) outs(%{{.*}} : tensor<32x16xf32>)
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[OH]], %[[ROW]] : tensor<32x16xf32>, tensor<32xf32>) outs(%{{.*}} : tensor<32x16xf32>)
+// CHECK: return %[[P]]
+// CHECK-NOT: tensor<32x64xf32>
+shard.grid @g(shape = 4)
+func.func @labels_one_hot_built_on_the_slice(%labels: tensor<32xi64>, %row: tensor<32xf32>) -> tensor<32x16xf32> {
+  %e64 = tensor.empty() : tensor<64xi64>
+  %iota = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e64 : tensor<64xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    linalg.yield %c : i64
+  } -> tensor<64xi64>
+  %e = tensor.empty() : tensor<32x64xf32>
+  %oh = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%labels, %iota : tensor<32xi64>, tensor<64xi64>) outs(%e : tensor<32x64xf32>) {
+  ^bb0(%a: i64, %b: i64, %out: f32):
+    %eq = arith.cmpi eq, %a, %b : i64
+    %f = arith.uitofp %eq : i1 to f32
+    linalg.yield %f : f32
+  } -> tensor<32x64xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%oh, %row : tensor<32x64xf32>, tensor<32xf32>) outs(%e : tensor<32x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<32x64xf32>
+  %s = shard.all_slice %p on @g grid_axes = [0] slice_axis = 1 : tensor<32x64xf32> -> tensor<32x16xf32>
+  return %s : tensor<32x16xf32>
+}
+
+// -----
+
+// A product with a tensor that indexes the sliced dimension and is not
+// built from iotas (logits): the slice stays where it is.
+// CHECK-LABEL: func.func @negative_product_with_data_along_the_slice
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<32x64xf32>)
+// CHECK: shard.all_slice
+shard.grid @g(shape = 4)
+func.func @negative_product_with_data_along_the_slice(%labels: tensor<32xi64>, %x: tensor<32x64xf32>) -> tensor<32x16xf32> {
+  %e64 = tensor.empty() : tensor<64xi64>
+  %iota = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e64 : tensor<64xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    linalg.yield %c : i64
+  } -> tensor<64xi64>
+  %e = tensor.empty() : tensor<32x64xf32>
+  %oh = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%labels, %iota : tensor<32xi64>, tensor<64xi64>) outs(%e : tensor<32x64xf32>) {
+  ^bb0(%a: i64, %b: i64, %out: f32):
+    %eq = arith.cmpi eq, %a, %b : i64
+    %f = arith.uitofp %eq : i1 to f32
+    linalg.yield %f : f32
+  } -> tensor<32x64xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%oh, %x : tensor<32x64xf32>, tensor<32x64xf32>) outs(%e : tensor<32x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<32x64xf32>
+  %s = shard.all_slice %p on @g grid_axes = [0] slice_axis = 1 : tensor<32x64xf32> -> tensor<32x16xf32>
+  return %s : tensor<32x16xf32>
+}

@@ -298,6 +298,14 @@ def NovaLocalizeOneHotLookups
       linalg.yield select(ok, x, 0.0)
     }
     ```
+    A slice of a value whose sliced dimension depends only on iotas (the
+    parallel cross-entropy's one-hot of the labels over the vocabulary, and
+    its product with a row factor in the backward), through elementwise
+    generics, is built on the chip's slice alone: each generic again on its
+    inputs' slices, `linalg.index` of the sliced loop counting from the
+    chip's offset. Every chip built the whole `[M, V]` before and kept a
+    quarter.
+
     Only products whose every input is recognised change: a one-hot is a
     chain of integer/float casts of `cmpi eq(ids, iota)` (the iota as an
     input or `linalg.index`) over the vocabulary's dimension, through a
@@ -309,6 +317,8 @@ def NovaLocalizeOneHotLookups
   let statistics = [
     Statistic<"numLookups", "lookups", "one-hot forward products made masked gathers">,
     Statistic<"numGradients", "gradients", "one-hot backward products made each chip's rows">,
+    Statistic<"numBuiltSlices", "built-slices",
+              "slices of one-hots (and their elementwise products) built on the chip's slice">,
   ];
 }
 
