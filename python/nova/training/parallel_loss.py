@@ -30,6 +30,11 @@ def dense_cross_entropy(input: torch.Tensor, target: torch.Tensor, weight=None,
     if (weight is not None or label_smoothing or size_average is not None or reduce is not None
             or target.is_floating_point()):
         return None  # not this form: the caller runs torch's own
+    if (input.dtype in (torch.bfloat16, torch.float16)
+            and torch.is_autocast_enabled(input.device.type)):
+        # Autocast runs F.cross_entropy in float32 (its fp32 cast policy),
+        # which this mode intercepts before autocast sees the call.
+        input = input.float()
     classes = 1 if input.dim() > 1 else 0
     logits = input.movedim(classes, -1)
     valid = target != ignore_index

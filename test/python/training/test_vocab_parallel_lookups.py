@@ -74,3 +74,21 @@ def test_dp2_tp2_vocab_parallel_lookups_match_eager(autocast):
             scale = max(p.grad.abs().max().item(), 5e-3)
             torch.testing.assert_close(got, p.grad, rtol=5e-2, atol=2e-2 * scale,
                                        msg=lambda m, name=name: f"gradient of {name}: {m}")
+
+
+def test_dense_cross_entropy_under_autocast_runs_in_float32():
+    # Autocast runs F.cross_entropy in float32; the parallel loss, which
+    # intercepts the call before autocast does, must too (bf16 logits).
+    from nova.training.parallel_loss import dense_cross_entropy
+
+    generator = torch.Generator().manual_seed(0)
+    logits = torch.randn(12, 50, generator=generator).to(torch.bfloat16).requires_grad_()
+    target = torch.randint(0, 50, (12,), generator=generator)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        ours = dense_cross_entropy(logits, target)
+        theirs = torch.nn.functional.cross_entropy(logits, target)
+    assert ours.dtype == theirs.dtype == torch.float32
+    torch.testing.assert_close(ours, theirs)
+    ours_grad, = torch.autograd.grad(ours, logits)
+    theirs_grad, = torch.autograd.grad(theirs, logits)
+    torch.testing.assert_close(ours_grad, theirs_grad)
