@@ -126,6 +126,7 @@ TilePass::planContraction(linalg::LinalgOp op,
   // once, so longer row tiles amortise them (docs/isa.md 2.3).
   int64_t m = divisorAtMost(
       ranges[mDim], std::max<int64_t>(1, target.getAccBytes() / 2 / (n * 4)));
+  int64_t mMax = m;
   plan.sizes[nDim] = n;
   for (unsigned d : ArrayRef(dims.k).drop_back())
     plan.sizes[d] = 1;
@@ -159,13 +160,22 @@ TilePass::planContraction(linalg::LinalgOp op,
   if (bytes > target.getSramBytes()) {
     if (epilogue)
       return failure(); // retry without fusing the epilogue
+    // K panels: whole multiples of the array's rows when K is one, so that
+    // every chunk the array takes is full height (GPT-2's 50304-word
+    // vocabulary halved to 6288-deep panels fed the array 48 rows at a time).
+    int64_t arrayRows = target.getMatrixRows();
+    auto smallerK = [&](int64_t k) {
+      if (ranges[kDim] % arrayRows == 0 && k / 2 >= arrayRows)
+        return arrayRows * divisorAtMost(ranges[kDim] / arrayRows, k / 2 / arrayRows);
+      return divisorAtMost(ranges[kDim], k / 2);
+    };
     int64_t k = ranges[kDim];
     while (true) {
       bytes = footprint(m, k);
       if (bytes <= target.getSramBytes())
         break;
-      if (k > 1 && k > std::min(ranges[kDim], target.getMatrixRows())) {
-        k = divisorAtMost(ranges[kDim], k / 2);
+      if (k > 1 && k > std::min(ranges[kDim], arrayRows)) {
+        k = smallerK(k);
         continue;
       }
       if (m <= 1)
@@ -176,6 +186,19 @@ TilePass::planContraction(linalg::LinalgOp op,
       tooBig(op, bytes);
       return failure();
     }
+    // With K split, rows grow back as far as the panels leave room: each
+    // tile pays the array's weight load once, so it should stream as many
+    // rows as the accumulator takes.
+    for (int64_t rows = divisorAtMost(ranges[mDim], mMax); rows > m;
+         rows = divisorAtMost(ranges[mDim], rows - 1)) {
+      int64_t grown = footprint(rows, k);
+      if (grown <= target.getSramBytes()) {
+        m = rows;
+        bytes = grown;
+        break;
+      }
+    }
+    footprint(m, k);
   }
   plan.bytes = bytes;
   return plan;

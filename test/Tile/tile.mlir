@@ -260,3 +260,25 @@ func.func @logits_of_an_awkward_vocabulary(%x: tensor<64x50257xf32>) -> tensor<6
   } -> tensor<64x50257xf32>
   return %g : tensor<64x50257xf32>
 }
+
+// -----
+
+// The LM head's input gradient dX = dY W over GPT-2's padded vocabulary
+// (K = 50304 = 128 x 393) does not fit SRAM whole: K is cut into panels
+// that are whole multiples of the array's rows (384 = 3 x 128, not 6288 =
+// 50304 / 8, which the array would take 48 rows at a time), and the rows
+// grow back to what the accumulator holds (2048, not one array height).
+// T1-LABEL: func.func @lm_head_input_gradient
+// T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[K:.*]] iter_args
+// T1: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2048x384xf32>, tensor<384x128xf32>) outs(%{{.*}} : tensor<2048x128xf32>)
+// TINY-LABEL: func.func @lm_head_input_gradient
+// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x96xf32>, tensor<96x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
+func.func @lm_head_input_gradient(%dy: tensor<2048x50304xf32>, %w: tensor<50304x768xf32>) -> tensor<2048x768xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2048x768xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<2048x768xf32>) -> tensor<2048x768xf32>
+  %m = linalg.matmul ins(%dy, %w : tensor<2048x50304xf32>, tensor<50304x768xf32>) outs(%f : tensor<2048x768xf32>) -> tensor<2048x768xf32>
+  return %m : tensor<2048x768xf32>
+}
