@@ -15,12 +15,30 @@
 //     on the vector unit: P = exp(S - lse_i) (the diagonal block first adds
 //     a -1e38 bias above the diagonal), dS = P (dP - delta_i), both rounded
 //     to bf16 when the inputs are bf16;
-//     dV_j^T += dO_i^T P, dK_j^T += Q_i^T dS and dQ_i^T += K_j^T dS^T: full-
-//     width matmuls (P or dS stationary, the D rows of the other operand
-//     streaming) accumulating in the accumulator, where dQ^T of the whole
-//     batch stays until its last key block;
-//   dK_j and dV_j written one pair after key block j's last matmuls, dQ
-//   (times scale: K is not scaled) when the batch is.
+//     dK_j^T += Q_i^T dS, dV_j^T += dO_i^T P and dQ_i^T += K_j^T dS^T:
+//     full-width matmuls (dS or P stationary, the D rows of the other
+//     operand streaming) accumulating in the accumulator, where dQ^T of the
+//     whole batch stays until its last key block;
+//   dK_j and dV_j (dQ, times scale: K is not scaled) transposed out and
+//   written kWriteDelay pairs after key block j's (the batch's) last
+//   matmuls.
+//
+// The batches of one loop iteration form one stream of pairs: the next
+// batch's loads are emitted after this batch's first pairs, its row terms
+// one vector instruction per pair, and its first scores among this batch's
+// last pairs, so the matrix unit does not drain between batches.
+//
+// Matrix-unit order. A matmul that waits on a semaphore loads its stationary
+// operand from the moment the instruction is ready (docs/isa.md 2.3), and
+// the simulator takes that moment from the semaphore's latest signal: a
+// vector instruction signalling the matrix unit just before a waiting matmul
+// reaches the queue costs that matmul up to W + F cycles (the load and the
+// previous matmul's drain) even when the signal it consumes is older. So each pair's
+// gradients wait once: dK^T first, on dS (the vector unit's last result for
+// the pair, which orders P too), then dV^T and dQ^T without waiting; with dV^T
+// first, dK^T waited on the multiply that had just signalled, 286 cycles a
+// pair. Likewise transposes that wait for matmuls are queued on the in-order
+// vector unit only where it reaches them after those matmuls.
 //
 // The score matrix and the probabilities never reach HBM; each operand is
 // read once and each gradient written once.
@@ -34,6 +52,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <deque>
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::nova;
 
@@ -45,13 +66,32 @@ struct Pair {
   bool firstOfKey, lastOfKey, diagonal;
 };
 
+/// A pair of batch `u` (of a loop iteration's batches) in the iteration's
+/// stream of pairs.
+struct Item {
+  int64_t u;
+  Pair pr;
+  bool firstOfBatch, lastOfBatch;
+  /// The key block's accumulator set of dK^T and dV^T.
+  int64_t keySet;
+};
+
 class BackwardEmitter {
 public:
   /// Accumulator slots for the scores and dP: pair n's go to slot n % kSlots,
   /// issued kAhead pairs before its vector work.
   static constexpr int64_t kSlots = 4;
   static constexpr int64_t kAhead = 3;
-  static constexpr int64_t kWriteDelay = 1;
+  /// Pairs between a key block's (a batch's) last gradient matmuls and the
+  /// vector unit's transposes of dK^T and dV^T (of dQ^T): the vector unit
+  /// runs about kAhead pairs ahead of the gradient matmuls, so a transpose
+  /// queued sooner would wait there for the matmuls and hold up the softmax
+  /// work behind it in the in-order vector queue.
+  static constexpr int64_t kWriteDelay = 5;
+  /// Pairs between the next batch's loads and its first row-term
+  /// instruction (the loads land meanwhile); one row-term instruction per
+  /// pair after that.
+  static constexpr int64_t kChoreDelay = 3;
   /// Pairs of straight-line code per loop iteration, at most (whole batches).
   static constexpr int64_t kPairsPerIteration = 1024;
 
@@ -79,18 +119,18 @@ public:
   }
 
   /// Bytes the kernel keeps in SRAM and in the accumulator with `sets`
-  /// sets of per-batch buffers.
-  int64_t sramBytes(int64_t sets = 1) const {
+  /// sets of per-batch buffers and `keys` sets of key-block gradients.
+  int64_t sramBytes(int64_t sets = 1, int64_t keys = 2) const {
     int64_t e = element.isF32() ? 4 : 2;
     int64_t operands = e * (tq * d + tk * d + tk * dv + tq * dv + 2 * (tq + tk) * extra);
     // out and grad_out as f32 (and their staging), lse, delta, dQ twice.
     int64_t rows = 4 * (3 * tq * dv + 2 * tq + 2 * tq * d);
     int64_t tiles = kSlots * (4 + 2 * e) * br * bc + 4 * br * bc +
-                    4 * 2 * bc * (d + dv);
+                    4 * keys * bc * (d + dv);
     return sets * (operands + rows) + tiles;
   }
-  int64_t accBytes(int64_t sets = 1) const {
-    return 4 * (sets * d * tq + 2 * bc * (d + dv) + kSlots * 2 * br * bc);
+  int64_t accBytes(int64_t sets = 1, int64_t keys = 2) const {
+    return 4 * (sets * d * tq + keys * bc * (d + dv) + kSlots * 2 * br * bc);
   }
 
   void emit() {
@@ -106,8 +146,9 @@ public:
     allocate();
     // Several batches per loop iteration (each iteration boundary
     // synchronises the engines: the matrix unit drains and restarts),
-    // alternating between the buffer sets: the next batch's loads and row
-    // terms do not wait for this one's last matmuls.
+    // alternating between the buffer sets, as one stream of pairs: the next
+    // batch's loads and row terms are emitted among this batch's first pairs
+    // and its first scores among this batch's last ones.
     int64_t perIteration = std::max<int64_t>(
         2, kPairsPerIteration / (int64_t)pairs().size());
     int64_t unroll = largestDivisorAtMost(batch, perIteration);
@@ -116,24 +157,20 @@ public:
       SmallVector<Value> batches = {first};
       for (int64_t u = 1; u < unroll; ++u)
         batches.push_back(arith::AddIOp::create(b, loc, first, index(u)));
-      prologue(batches[0], 0);
-      for (int64_t u = 0; u < unroll; ++u) {
-        // With one set a batch's loads wait for the previous one's body.
-        if (u > 0 && sets == 1)
-          prologue(batches[u], 0);
-        body(batches[u], u % sets, [&] {
-          if (u + 1 < unroll && sets == 2)
-            prologue(batches[u + 1], (u + 1) % sets);
-        });
-      }
+      iteration(batches);
     });
   }
 
-  /// Two sets of per-batch buffers when they fit (half of SRAM, the
-  /// accumulator).
-  int64_t sets = 1;
+  /// Two sets of per-batch buffers and four of key-block gradients when
+  /// they fit (half of SRAM, the accumulator), else fewer.
+  int64_t sets = 1, keySets = 2;
   void chooseSets(int64_t sramBudget, int64_t accBudget) {
-    sets = sramBytes(2) <= sramBudget && accBytes(2) <= accBudget ? 2 : 1;
+    for (auto [s, k] : {std::pair<int64_t, int64_t>{2, 4}, {2, 2}, {1, 4}, {1, 2}})
+      if (sramBytes(s, k) <= sramBudget && accBytes(s, k) <= accBudget) {
+        sets = s;
+        keySets = k;
+        return;
+      }
   }
 
 private:
@@ -180,40 +217,43 @@ private:
     return staging::reshapeTile(b, loc, tile, {s[1], s[2]});
   }
 
-  /// The on-chip buffers, allocated once and reused by every batch.
   /// Columns [c0, c0 + n) of an on-chip [1, R, C] tile.
   Value columns(Value tile3, int64_t c0, int64_t n) {
     return view(tile3, {attr(0), attr(0), attr(c0)}, {1, shape(tile3)[1], n});
   }
 
+  /// The buffers of one batch (`sets` of them), allocated once and reused
+  /// by every batch.
+  struct BatchBuffers {
+    Value q3, k3, v3, do3, do32, o32, lseRow, lse, delta, dqt, dqScaled, dq3;
+  };
+
   void allocate() {
-    for (int64_t set = 0; set < sets; ++set) {
-      allocateBatchBuffers();
-      perBatch[set] = BatchBuffers{q3, k3, v3, do3, do32, o32, lseRow,
-                                   lse, delta, dqt, dqScaled, dq3};
-    }
+    for (int64_t set = 0; set < sets; ++set)
+      perBatch[set] = allocateBatchBuffers();
     allocateShared();
   }
 
-  /// The buffers of one batch (`sets` of them).
-  void allocateBatchBuffers() {
-    q3 = alloc({1, tq, d + extra}, MemorySpace::SRAM, element);
-    k3 = alloc({1, tk, d + extra}, MemorySpace::SRAM, element);
-    v3 = alloc({1, tk, dv + extra}, MemorySpace::SRAM, element);
-    do3 = alloc({1, tq, dv + extra}, MemorySpace::SRAM, element);
-    do32 = element.isF32() ? columns(do3, 0, dv) : alloc({1, tq, dv});
+  BatchBuffers allocateBatchBuffers() {
+    BatchBuffers buf;
+    buf.q3 = alloc({1, tq, d + extra}, MemorySpace::SRAM, element);
+    buf.k3 = alloc({1, tk, d + extra}, MemorySpace::SRAM, element);
+    buf.v3 = alloc({1, tk, dv + extra}, MemorySpace::SRAM, element);
+    buf.do3 = alloc({1, tq, dv + extra}, MemorySpace::SRAM, element);
+    buf.do32 = element.isF32() ? columns(buf.do3, 0, dv) : alloc({1, tq, dv});
     if (extra) {
       // The keys' and values' columns of ones, once: loads write the others.
-      fill(1.0, columns(k3, d, extra));
-      fill(1.0, columns(v3, dv, extra));
+      fill(1.0, columns(buf.k3, d, extra));
+      fill(1.0, columns(buf.v3, dv, extra));
     }
-    o32 = alloc({1, tq, dv});
-    lseRow = alloc({1, tq});
-    lse = alloc({tq, 1});
-    delta = alloc({tq, 1});
-    dqt = alloc({d, tq}, MemorySpace::ACC);
-    dqScaled = alloc({d, tq});
-    dq3 = alloc({1, tq, d});
+    buf.o32 = alloc({1, tq, dv});
+    buf.lseRow = alloc({1, tq});
+    buf.lse = alloc({tq, 1});
+    buf.delta = alloc({tq, 1});
+    buf.dqt = alloc({d, tq}, MemorySpace::ACC);
+    buf.dqScaled = alloc({d, tq});
+    buf.dq3 = alloc({1, tq, d});
+    return buf;
   }
 
   /// The buffers every batch shares.
@@ -231,17 +271,21 @@ private:
       pIn[s] = narrow ? alloc({br, bc}, MemorySpace::SRAM, element) : p[s];
       dsIn[s] = narrow ? alloc({br, bc}, MemorySpace::SRAM, element) : ds[s];
     }
-    for (int s = 0; s < 2; ++s) {
-      dkt[s] = alloc({d, bc}, MemorySpace::ACC);
-      dvt[s] = alloc({dv, bc}, MemorySpace::ACC);
-      dkOut[s] = alloc({1, bc, d});
-      dvOut[s] = alloc({1, bc, dv});
+    for (int64_t s = 0; s < keySets; ++s) {
+      dkt.push_back(alloc({d, bc}, MemorySpace::ACC));
+      dvt.push_back(alloc({dv, bc}, MemorySpace::ACC));
+      dkOut.push_back(alloc({1, bc, d}));
+      dvOut.push_back(alloc({1, bc, dv}));
     }
   }
 
+  /// Vector-unit work queued for later emission.
+  using Chore = std::function<void()>;
+
   /// Batch `bi` of HBM `operand` [B, R, C] into SRAM `tile` [1, R, C] of
-  /// type `type`, through a staging copy when the types differ.
-  void load(Value operand, Value bi, Value tile) {
+  /// type `type`, through a staging copy (appended to `chores`) when the
+  /// types differ.
+  void load(Value operand, Value bi, Value tile, SmallVectorImpl<Chore> &chores) {
     ArrayRef<int64_t> s = shape(operand);
     if (shape(tile)[2] != s[2])
       tile = columns(tile, 0, s[2]);
@@ -253,7 +297,7 @@ private:
     }
     Value staged = alloc({1, s[1], s[2]}, MemorySpace::SRAM, from);
     staging::copy(b, loc, hbm, staged);
-    ew(ElementwiseKind::Copy, {staged}, tile);
+    chores.push_back([=, this] { ew(ElementwiseKind::Copy, {staged}, tile); });
   }
   void store(Value tile, Value operand, Value bi, OpFoldResult row0) {
     ArrayRef<int64_t> s = shape(tile);
@@ -274,129 +318,200 @@ private:
 
   /// -term into columns [col, col + extra) of the [R, C] tile: the term
   /// itself in f32; in bf16, its rounding and the remainder.
-  void writeNegated(Value term, Value tile, int64_t col) {
+  void writeNegated(Value term, Value tile, int64_t col,
+                    SmallVectorImpl<Chore> &chores) {
     int64_t rows = shape(term)[0];
     Value first = view(tile, {attr(0), attr(col)}, {rows, 1});
     if (element.isF32()) {
-      ew(ElementwiseKind::Mul, {term}, first, -1.0);
+      chores.push_back([=, this] { ew(ElementwiseKind::Mul, {term}, first, -1.0); });
       return;
     }
-    ew(ElementwiseKind::Mul, {term}, negated, -1.0);
-    ew(ElementwiseKind::Copy, {negated}, first);
-    ew(ElementwiseKind::Copy, {first}, rounded);
-    ew(ElementwiseKind::Sub, {negated, rounded}, rounded);
-    ew(ElementwiseKind::Copy, {rounded}, view(tile, {attr(0), attr(col + 1)}, {rows, 1}));
+    Value second = view(tile, {attr(0), attr(col + 1)}, {rows, 1});
+    chores.push_back([=, this] {
+      ew(ElementwiseKind::Mul, {term}, negated, -1.0);
+      ew(ElementwiseKind::Copy, {negated}, first);
+    });
+    chores.push_back([=, this] {
+      ew(ElementwiseKind::Copy, {first}, rounded);
+      ew(ElementwiseKind::Sub, {negated, rounded}, rounded);
+      ew(ElementwiseKind::Copy, {rounded}, second);
+    });
   }
 
-  /// Makes `set` the current batch buffers.
-  void useSet(int64_t set) {
+  /// Batch `bi`'s loads into `set` (emitted now) and its row terms (the
+  /// vector work on them, appended to `chores` in order).
+  void prologue(Value bi, int64_t set, SmallVectorImpl<Chore> &chores) {
     const BatchBuffers &buf = perBatch[set];
-    q3 = buf.q3;
-    k3 = buf.k3;
-    v3 = buf.v3;
-    do3 = buf.do3;
-    do32 = buf.do32;
-    o32 = buf.o32;
-    lseRow = buf.lseRow;
-    lse = buf.lse;
-    delta = buf.delta;
-    dqt = buf.dqt;
-    dqScaled = buf.dqScaled;
-    dq3 = buf.dq3;
-  }
-
-  /// Batch `bi`'s loads and row terms into `set`.
-  void prologue(Value bi, int64_t set) {
-    useSet(set);
-    load(op.getQuery(), bi, q3);
+    load(op.getQuery(), bi, buf.q3, chores);
     double scale = op.getScale().convertToDouble();
-    if (scale != 1.0)
-      ew(ElementwiseKind::Mul, {columns(q3, 0, d)}, columns(q3, 0, d), scale);
-    load(op.getKeys(), bi, k3);
-    load(op.getValue(), bi, v3);
+    if (scale != 1.0) {
+      Value qd = columns(buf.q3, 0, d);
+      chores.push_back([=, this] { ew(ElementwiseKind::Mul, {qd}, qd, scale); });
+    }
+    load(op.getKeys(), bi, buf.k3, chores);
+    load(op.getValue(), bi, buf.v3, chores);
     // grad_out once from HBM, widened or narrowed on chip.
     if (cast<MemRefType>(op.getGradOut().getType()).getElementType() == element) {
-      load(op.getGradOut(), bi, do3);
-      if (!element.isF32())
-        ew(ElementwiseKind::Copy, {columns(do3, 0, dv)}, do32);
+      load(op.getGradOut(), bi, buf.do3, chores);
+      if (!element.isF32()) {
+        Value narrow = columns(buf.do3, 0, dv);
+        chores.push_back([=, this] { ew(ElementwiseKind::Copy, {narrow}, buf.do32); });
+      }
     } else {
-      load(op.getGradOut(), bi, do32);
-      ew(ElementwiseKind::Copy, {do32}, columns(do3, 0, dv));
+      load(op.getGradOut(), bi, buf.do32, chores);
+      Value narrow = columns(buf.do3, 0, dv);
+      chores.push_back([=, this] { ew(ElementwiseKind::Copy, {buf.do32}, narrow); });
     }
-    load(op.getOut(), bi, o32);
+    load(op.getOut(), bi, buf.o32, chores);
+    staging::copy(b, loc, view(op.getLse(), {bi, attr(0)}, {1, tq}), buf.lseRow);
     // delta = rowsum(dO * O): the softmax backward's per-row term.
-    ew(ElementwiseKind::Mul, {do32, o32}, o32);
-    ReduceOp::create(b, loc, ReductionKind::Sum, flat(o32), delta, 1);
-    staging::copy(b, loc, view(op.getLse(), {bi, attr(0)}, {1, tq}), lseRow);
-    TransposeOp::create(b, loc, lseRow, lse, ArrayRef<int64_t>{1, 0});
-
+    chores.push_back([=, this] {
+      ew(ElementwiseKind::Mul, {buf.do32, buf.o32}, buf.o32);
+    });
+    chores.push_back([=, this] {
+      ReduceOp::create(b, loc, ReductionKind::Sum, flat(buf.o32), buf.delta, 1);
+    });
+    chores.push_back([=, this] {
+      TransposeOp::create(b, loc, buf.lseRow, buf.lse, ArrayRef<int64_t>{1, 0});
+    });
     if (extra) {
-      writeNegated(lse, flat(q3), d);
-      writeNegated(delta, flat(do3), dv);
+      writeNegated(buf.lse, flat(buf.q3), d, chores);
+      writeNegated(buf.delta, flat(buf.do3), dv, chores);
     }
   }
 
-  /// Batch `bi`'s pairs and gradients from `set` (its prologue emitted);
-  /// `early` runs after its first pairs' vector work (the next batch's
-  /// prologue: the vector unit, in order, does it before this batch's tail,
-  /// so the next batch's first scores do not wait for that tail).
-  void body(Value bi, int64_t set, function_ref<void()> early) {
-    useSet(set);
-    q = flat(q3);
-    k = flat(k3);
-    v = flat(v3);
-    dO = flat(do3);
-    SmallVector<Pair> all = pairs();
-    for (int64_t n = 0; n < std::min<int64_t>(kAhead, all.size()); ++n)
-      matrixScores(all[n], n % kSlots);
-    // A key block's dK and dV are written kWriteDelay pairs after its last
-    // gradient matmuls: the vector unit's transposes of them wait for those
-    // matmuls, and would hold up the softmax work queued behind them.
-    SmallVector<std::pair<int64_t, int64_t>> pending; // (due pair, key block)
-    for (int64_t n = 0; n < (int64_t)all.size(); ++n) {
-      if (n + kAhead < (int64_t)all.size())
-        matrixScores(all[n + kAhead], (n + kAhead) % kSlots);
-      vectorWork(all[n], n % kSlots);
-      if (n == std::min<int64_t>(kAhead, all.size() - 1)) {
-        early();
-        useSet(set); // the prologue switched the current buffers
+  /// One loop iteration: the batches `batches` (the u-th in set u % sets)
+  /// as one stream of pairs. Pair n's S and dP are issued kAhead pairs
+  /// before its vector work (across batches when the next batch's buffers
+  /// are loaded by then: two sets); the next batch's loads follow this
+  /// batch's first kAhead pairs and its row terms come one instruction per
+  /// pair; dK, dV and dQ are transposed out kWriteDelay pairs after their
+  /// last matmuls, or sooner when their accumulator is needed again.
+  void iteration(ArrayRef<Value> batches) {
+    int64_t unroll = batches.size();
+    SmallVector<Pair> batchPairs = pairs();
+    int64_t perBatch = batchPairs.size(), keyBlocks = tk / bc;
+    SmallVector<Item> all;
+    for (int64_t u = 0; u < unroll; ++u)
+      for (auto [n, pr] : llvm::enumerate(batchPairs))
+        all.push_back({u, pr, n == 0, n + 1 == batchPairs.size(),
+                       (u * keyBlocks + pr.j) % keySets});
+    int64_t total = all.size();
+
+    // Row-term chores of the batches whose loads are emitted, in order.
+    std::deque<std::pair<int64_t, Chore>> chores;
+    int64_t choresFrom = 0; // the pair from which chores are paced
+    SmallVector<bool> loaded(unroll, false);
+    auto startBatch = [&](int64_t u, int64_t n) {
+      SmallVector<Chore> work;
+      prologue(batches[u], u % sets, work);
+      for (Chore &c : work)
+        chores.push_back({u, std::move(c)});
+      loaded[u] = true;
+      choresFrom = n + kChoreDelay;
+    };
+    auto choresOf = [&](int64_t u) {
+      while (!chores.empty() && chores.front().first <= u) {
+        chores.front().second();
+        chores.pop_front();
       }
-      while (!pending.empty() && pending.front().first <= n) {
-        writeKeyBlock(pending.front().second, bi);
-        pending.erase(pending.begin());
+    };
+
+    // Transposes out of the accumulator, due after pair `due`.
+    struct Pending {
+      int64_t due, u, j, keySet;
+      bool dq;
+    };
+    SmallVector<Pending> pending;
+    auto emitPending = [&](const Pending &w) {
+      if (w.dq)
+        writeQueries(w.u % sets, batches[w.u]);
+      else
+        writeKeyBlock(w.keySet, w.j, batches[w.u]);
+    };
+    auto flushIf = [&](function_ref<bool(const Pending &)> pred) {
+      SmallVector<Pending> keep;
+      for (const Pending &w : pending) {
+        if (pred(w))
+          emitPending(w);
+        else
+          keep.push_back(w);
       }
-      gradients(all[n], n % kSlots);
-      if (all[n].lastOfKey)
-        pending.push_back({n + kWriteDelay, all[n].j});
+      pending = std::move(keep);
+    };
+
+    int64_t issued = 0;
+    auto issueScores = [&](int64_t upTo) {
+      while (issued < total && issued <= upTo && loaded[all[issued].u]) {
+        choresOf(all[issued].u);
+        matrixScores(all[issued], issued % kSlots);
+        ++issued;
+      }
+    };
+
+    startBatch(0, 0);
+    for (int64_t n = 0; n < total; ++n) {
+      const Item &it = all[n];
+      if (!loaded[it.u]) {
+        // One set: this batch's loads overwrite the previous one's buffers.
+        flushIf([](const Pending &) { return true; });
+        startBatch(it.u, n);
+      }
+      issueScores(n + kAhead);
+      vectorWork(it, n % kSlots);
+      if (sets == 2 && it.u + 1 < unroll && !loaded[it.u + 1] &&
+          (n - perBatch * it.u == kAhead || it.lastOfBatch))
+        startBatch(it.u + 1, n);
+      if (n >= choresFrom && !chores.empty()) {
+        chores.front().second();
+        chores.pop_front();
+      }
+      flushIf([&](const Pending &w) { return w.due <= n; });
+      // The gradients' accumulators are free again.
+      if (it.pr.firstOfKey)
+        flushIf([&](const Pending &w) { return !w.dq && w.keySet == it.keySet; });
+      if (it.firstOfBatch)
+        flushIf([&](const Pending &w) { return w.dq && w.u % sets == it.u % sets; });
+      gradients(it, n % kSlots);
+      if (it.pr.lastOfKey)
+        pending.push_back({n + kWriteDelay, it.u, it.pr.j, it.keySet, false});
+      if (it.lastOfBatch)
+        pending.push_back({n + kWriteDelay, it.u, 0, 0, true});
     }
-    for (auto [due, j] : pending)
-      writeKeyBlock(j, bi);
-    // dQ = scale * dS K (the queries' scale is not in K).
-    ew(ElementwiseKind::Mul, {dqt}, dqScaled, op.getScale().convertToDouble());
-    TransposeOp::create(b, loc, dqScaled, flat(dq3), ArrayRef<int64_t>{1, 0});
-    store(dq3, op.getGradQuery(), bi, attr(0));
+    choresOf(unroll);
+    flushIf([](const Pending &) { return true; });
   }
 
   /// Block rows of an on-chip [R, C] operand, its first `n` columns.
   Value rowsOf(Value tile, int64_t row0, int64_t rows, int64_t n) {
     return view(tile, {attr(row0), attr(0)}, {rows, n});
   }
-  Value queryRows(const Pair &pr, int64_t plus = 0) { return rowsOf(q, pr.i * br, br, d + plus); }
-  Value gradRows(const Pair &pr, int64_t plus = 0) { return rowsOf(dO, pr.i * br, br, dv + plus); }
-  Value keyRows(const Pair &pr, int64_t plus = 0) { return rowsOf(k, pr.j * bc, bc, d + plus); }
-  Value valueRows(const Pair &pr, int64_t plus = 0) { return rowsOf(v, pr.j * bc, bc, dv + plus); }
+  const BatchBuffers &of(const Item &it) { return perBatch[it.u % sets]; }
+  Value queryRows(const Item &it, int64_t plus = 0) {
+    return rowsOf(flat(of(it).q3), it.pr.i * br, br, d + plus);
+  }
+  Value gradRows(const Item &it, int64_t plus = 0) {
+    return rowsOf(flat(of(it).do3), it.pr.i * br, br, dv + plus);
+  }
+  Value keyRows(const Item &it, int64_t plus = 0) {
+    return rowsOf(flat(of(it).k3), it.pr.j * bc, bc, d + plus);
+  }
+  Value valueRows(const Item &it, int64_t plus = 0) {
+    return rowsOf(flat(of(it).v3), it.pr.j * bc, bc, dv + plus);
+  }
 
   /// S = Q_i K_j^T and dP = dO_i V_j^T (minus lse and delta, with the
   /// augmented columns).
-  void matrixScores(const Pair &pr, int64_t slot) {
-    MatmulOp::create(b, loc, queryRows(pr, extra), transposed(keyRows(pr, extra)),
+  void matrixScores(const Item &it, int64_t slot) {
+    MatmulOp::create(b, loc, queryRows(it, extra), transposed(keyRows(it, extra)),
                      scores[slot], /*accumulate=*/false);
-    MatmulOp::create(b, loc, gradRows(pr, extra), transposed(valueRows(pr, extra)),
+    MatmulOp::create(b, loc, gradRows(it, extra), transposed(valueRows(it, extra)),
                      dp[slot], /*accumulate=*/false);
   }
 
   /// P = exp(S - lse_i), dS = P (dP - delta_i).
-  void vectorWork(const Pair &pr, int64_t slot) {
+  void vectorWork(const Item &it, int64_t slot) {
+    const Pair &pr = it.pr;
     Value s = scores[slot];
     if (pr.diagonal) {
       ew(ElementwiseKind::Add, {s, bias}, p[slot]);
@@ -412,38 +527,45 @@ private:
         ew(ElementwiseKind::Copy, {ds[slot]}, dsIn[slot]);
       return;
     }
-    ew(ElementwiseKind::Sub, {s, view(lse, {attr(pr.i * br), attr(0)}, {br, 1})},
+    ew(ElementwiseKind::Sub, {s, view(of(it).lse, {attr(pr.i * br), attr(0)}, {br, 1})},
        p[slot]);
     ew(ElementwiseKind::Exp, {p[slot]}, p[slot]);
     if (pIn[slot] != p[slot])
       ew(ElementwiseKind::Copy, {p[slot]}, pIn[slot]);
     ew(ElementwiseKind::Sub,
-       {dp[slot], view(delta, {attr(pr.i * br), attr(0)}, {br, 1})}, ds[slot]);
+       {dp[slot], view(of(it).delta, {attr(pr.i * br), attr(0)}, {br, 1})}, ds[slot]);
     ew(ElementwiseKind::Mul, {ds[slot], p[slot]}, ds[slot]);
     if (dsIn[slot] != ds[slot])
       ew(ElementwiseKind::Copy, {ds[slot]}, dsIn[slot]);
   }
 
   /// dV_j^T += dO_i^T P, dK_j^T += Q_i^T dS, dQ_i^T += K_j^T dS^T.
-  void gradients(const Pair &pr, int64_t slot) {
-    int set = pr.j % 2;
-    MatmulOp::create(b, loc, transposed(gradRows(pr)), pIn[slot], dvt[set],
+  void gradients(const Item &it, int64_t slot) {
+    const Pair &pr = it.pr;
+    MatmulOp::create(b, loc, transposed(queryRows(it)), dsIn[slot], dkt[it.keySet],
                      /*accumulate=*/!pr.firstOfKey);
-    MatmulOp::create(b, loc, transposed(queryRows(pr)), dsIn[slot], dkt[set],
+    MatmulOp::create(b, loc, transposed(gradRows(it)), pIn[slot], dvt[it.keySet],
                      /*accumulate=*/!pr.firstOfKey);
     // Key block 0 is the first that every query block sees.
-    MatmulOp::create(b, loc, transposed(keyRows(pr)), transposed(dsIn[slot]),
-                     view(dqt, {attr(0), attr(pr.i * br)}, {d, br}),
+    MatmulOp::create(b, loc, transposed(keyRows(it)), transposed(dsIn[slot]),
+                     view(of(it).dqt, {attr(0), attr(pr.i * br)}, {d, br}),
                      /*accumulate=*/pr.j != 0);
   }
 
   /// dK_j and dV_j from their transposes in the accumulator to HBM.
-  void writeKeyBlock(int64_t j, Value bi) {
-    int set = j % 2;
+  void writeKeyBlock(int64_t set, int64_t j, Value bi) {
     TransposeOp::create(b, loc, dkt[set], flat(dkOut[set]), ArrayRef<int64_t>{1, 0});
     store(dkOut[set], op.getGradKeys(), bi, attr(j * bc));
     TransposeOp::create(b, loc, dvt[set], flat(dvOut[set]), ArrayRef<int64_t>{1, 0});
     store(dvOut[set], op.getGradValue(), bi, attr(j * bc));
+  }
+
+  /// dQ = scale * dS K (the queries' scale is not in K) to HBM.
+  void writeQueries(int64_t set, Value bi) {
+    const BatchBuffers &buf = perBatch[set];
+    ew(ElementwiseKind::Mul, {buf.dqt}, buf.dqScaled, op.getScale().convertToDouble());
+    TransposeOp::create(b, loc, buf.dqScaled, flat(buf.dq3), ArrayRef<int64_t>{1, 0});
+    store(buf.dq3, op.getGradQuery(), bi, attr(0));
   }
 
   PatternRewriter &b;
@@ -452,16 +574,10 @@ private:
   Type f32, element;
   int64_t batch, tq, d, tk, dv, br, bc;
   Value bias;
-  /// The current batch's buffers (one of perBatch).
-  Value q3, k3, v3, do3, do32, o32, lseRow, lse, delta, dqt, dqScaled, dq3;
-  struct BatchBuffers {
-    Value q3, k3, v3, do3, do32, o32, lseRow, lse, delta, dqt, dqScaled, dq3;
-  };
   BatchBuffers perBatch[2];
-  Value q, k, v, dO;
   Value scores[kSlots], dp[kSlots], p[kSlots], ds[kSlots], pIn[kSlots],
       dsIn[kSlots];
-  Value dkt[2], dvt[2], dkOut[2], dvOut[2];
+  SmallVector<Value> dkt, dvt, dkOut, dvOut;
   /// Augmented columns per operand (0: the row terms on the vector unit).
   int64_t extra = 0;
   /// bf16: -term in f32 and its bf16 rounding widened back.

@@ -4,12 +4,16 @@
 !l = memref<2x256xf32, #nova.memory_space<hbm>>
 
 // Causal f32, T = 256 (two blocks of 128): the causal bias once, then a loop
-// over batches that loads q (scaled), k, v and dO, computes delta =
-// rowsum(dO * out) and lse as a column, and runs the three (key block, query
-// block) pairs (0, 0), (0, 1), (1, 1) in straight-line code: the scores and
-// dP of a pair are issued ahead of its vector work; the diagonal pairs add the
-// bias; P = exp(S - lse), dS = P (dP - delta); dV^T, dK^T and dQ^T accumulate
-// in the accumulator (dQ^T of the whole batch, written once, times scale).
+// whose iterations take both batches as one stream of pairs: batch 0's loads
+// and row terms (q scaled, delta = rowsum(dO * out), lse as a column), then
+// its (key block, query block) pairs (0, 0), (0, 1), (1, 1) in straight-line
+// code: the scores and dP of a pair are issued ahead of its vector work; the
+// diagonal pairs add the bias; P = exp(S - lse), dS = P (dP - delta); dK^T
+// (first: it waits for dS, the vector unit's last result, which covers P),
+// dV^T and dQ^T accumulate in the accumulator. Batch 1's loads follow
+// batch 0's first pairs, its scores run ahead across the batch boundary, and
+// the gradients are transposed out of the accumulator some pairs after their
+// last matmuls (here, at the end of the iteration).
 // CHECK-LABEL: func.func @causal_f32
 // CHECK: nova.iota
 // CHECK: nova.elementwise <cmp_gt>
@@ -28,7 +32,7 @@
 // CHECK: nova.elementwise <exp>
 // CHECK: nova.elementwise <sub>
 // CHECK: nova.elementwise <mul>
-// dV^T and dK^T (64 rows streaming, P or dS stationary), dQ^T into its columns.
+// dK^T and dV^T (64 rows streaming, dS or P stationary), dQ^T into its columns.
 // CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<64x128xf32, strided<[1, 64]{{.*}}>, memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>){{$}}
 // CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<64x128xf32, strided<[1, 64]{{.*}}>, memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>){{$}}
 // CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<64x128xf32, strided<[1, 64]{{.*}}>, memref<128x128xf32, strided<[1, 128]>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xf32, strided<[256, 1]>, #nova.memory_space<acc>>){{$}}
@@ -38,17 +42,28 @@
 // CHECK: nova.elementwise <exp>
 // CHECK: nova.matmul {{.*}} accumulate
 // CHECK: nova.matmul {{.*}} accumulate
-// Pair (1, 1)'s vector work, then key block 0's dK and dV transposed out of
-// the accumulator (one pair after their last matmuls), then pair (1, 1)'s
-// gradients and key block 1's.
+// Pair (1, 1)'s vector work, batch 1's loads, pair (1, 1)'s gradients, then
+// batch 1's row terms and its first three pairs' S and dP.
+// CHECK: nova.elementwise <add>
+// CHECK: nova.elementwise <mul>
+// CHECK-NOT: nova.transpose
+// CHECK: nova.dma_start
+// CHECK: nova.matmul
+// CHECK-NOT: nova.transpose
+// CHECK: nova.elementwise <mul> scalar(1.250000e-01)
+// CHECK: nova.reduce <sum>
+// CHECK: nova.transpose ins(%{{.*}} : memref<1x256xf32, #nova.memory_space<sram>>)
+// CHECK-COUNT-6: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x64xf32, strided<[64, 1]{{.*}}>, memref<64x128xf32, strided<[1, 64]{{.*}}>) outs(%{{.*}} : memref<128x128xf32, #nova.memory_space<acc>>){{$}}
+// Batch 1's pairs, then (due after the last pair) batch 0's dK and dV per
+// key block and its dQ = scale * (dQ^T)^T, then batch 1's.
 // CHECK: nova.elementwise <add>
 // CHECK: nova.transpose ins(%{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>)
 // CHECK: nova.dma_start
 // CHECK: nova.transpose ins(%{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>)
 // CHECK: nova.dma_start
-// CHECK: nova.matmul
-// CHECK: nova.transpose ins(%{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>)
-// dQ = scale * (dQ^T)^T once per batch.
+// CHECK: nova.elementwise <mul> scalar(1.250000e-01) ins(%{{.*}} : memref<64x256xf32, #nova.memory_space<acc>>)
+// CHECK: nova.transpose
+// CHECK: nova.dma_start
 // CHECK: nova.elementwise <mul> scalar(1.250000e-01) ins(%{{.*}} : memref<64x256xf32, #nova.memory_space<acc>>)
 // CHECK: nova.transpose
 // CHECK: nova.dma_start
