@@ -949,6 +949,21 @@ bool isWidening(linalg::GenericOp g) {
   return true;
 }
 
+/// An f32 -> bf16 rounding: one input, identity maps, values that bf16
+/// holds unchanged.
+bool isNarrowing(linalg::GenericOp g) {
+  if (g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 || !allParallel(g) ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      !getElementTypeOrSelf(g.getDpsInputs()[0].getType()).isF32() ||
+      !getElementTypeOrSelf(g.getResult(0).getType()).isBF16())
+    return false;
+  for (double x : {0.75, -1.5, 3.0})
+    if (!close(evaluate(g, {x, std::nan("")}), x))
+      return false;
+  return true;
+}
+
 std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
                                       linalg::BatchMatmulOp qk, Value v3,
                                       const Scores &scores) {
@@ -1025,7 +1040,13 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
   // A = dP * P, dP = dO V^T.
   Value dp = product.getDpsInputs()[isP(product.getDpsInputs()[0]) ? 1 : 0];
   Chain probe;
-  dpMatmul = matchBatchMatmul(throughBatchReshapes(dp, probe));
+  // Autocast's rounding of dP to bf16 (the kernel keeps dP in f32).
+  Value dpValue = throughBatchReshapes(dp, probe);
+  if (auto round = dpValue.getDefiningOp<linalg::GenericOp>(); round && isNarrowing(round)) {
+    probe.ops.insert(round);
+    dpValue = throughBatchReshapes(round.getDpsInputs()[0], probe);
+  }
+  dpMatmul = matchBatchMatmul(dpValue);
   if (!dpMatmul || dpMatmul.getDpsInputs()[0] != bw.gradOut ||
       !isSwapOf(dpMatmul.getDpsInputs()[1], v3) ||
       !dpMatmul->hasOneUse() && !llvm::all_of(dpMatmul->getUsers(), [&](Operation *u) {
@@ -1318,10 +1339,26 @@ struct FuseAttentionPass
       return failure();
     if (guard && throughBatchReshapes(guard.getDpsInputs()[0], chain) != x)
       return failure();
-    std::optional<Scores> scores = matchScores(x, chain);
+    // Under autocast SDPA's math path widens the masked bf16 scores for an
+    // f32 softmax; with a safe softmax's guard dropped, the widening is a
+    // generic of its own.
+    Value masked = x;
+    if (auto widen = x.getDefiningOp<linalg::GenericOp>(); widen && isWidening(widen)) {
+      chain.ops.insert(widen);
+      masked = throughBatchReshapes(widen.getDpsInputs()[0], chain);
+    }
+    std::optional<Scores> scores = matchScores(masked, chain);
     if (!scores)
       return failure();
-    auto qk = matchBatchMatmul(throughBatchReshapes(scores->s, chain));
+    // Autocast rounds the score matmul's f32 result to bf16 (a generic of
+    // its own when the mask is added in bf16); the kernel keeps the f32
+    // scores, as it does where the rounding is fused with the mask.
+    Value sValue = throughBatchReshapes(scores->s, chain);
+    if (auto round = sValue.getDefiningOp<linalg::GenericOp>(); round && isNarrowing(round)) {
+      chain.ops.insert(round);
+      sValue = throughBatchReshapes(round.getDpsInputs()[0], chain);
+    }
+    auto qk = matchBatchMatmul(sValue);
     if (!qk)
       return failure();
     Value q3 = qk.getDpsInputs()[0], kt3 = qk.getDpsInputs()[1];

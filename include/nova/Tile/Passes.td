@@ -33,6 +33,9 @@ def NovaFuseAttention : Pass<"nova-fuse-attention", "::mlir::func::FuncOp"> {
     `_safe_softmax` in SDPA's math path uses to zero fully hidden rows
     before and after the softmax and in its backward) is dropped first when
     X is unmasked or causally masked, since then no row is fully hidden.
+    Under bf16 autocast, the roundings of the scores and of dP to bf16 and
+    the widening of the masked scores for an f32 softmax may be generics of
+    their own; the kernel keeps S and dP in f32.
 
     Before (reshapes of the batch dimensions elided):
     ```mlir
