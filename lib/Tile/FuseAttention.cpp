@@ -949,14 +949,20 @@ bool isWidening(linalg::GenericOp g) {
   return true;
 }
 
-/// An f32 -> bf16 rounding: one input, identity maps, values that bf16
-/// holds unchanged.
+/// An f32 -> bf16 rounding, or an f32 -> bf16 -> f32 round trip (one
+/// generic of a truncf and an extf): one input, identity maps, values that
+/// bf16 holds unchanged.
 bool isNarrowing(linalg::GenericOp g) {
   if (g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 || !allParallel(g) ||
       !llvm::all_of(g.getIndexingMapsArray(),
                     [](AffineMap m) { return m.isIdentity(); }) ||
-      !getElementTypeOrSelf(g.getDpsInputs()[0].getType()).isF32() ||
-      !getElementTypeOrSelf(g.getResult(0).getType()).isBF16())
+      !getElementTypeOrSelf(g.getDpsInputs()[0].getType()).isF32())
+    return false;
+  Type out = getElementTypeOrSelf(g.getResult(0).getType());
+  if (!out.isBF16() &&
+      !(out.isF32() && llvm::all_of(g.getBody()->without_terminator(), [](Operation &op) {
+          return isa<arith::TruncFOp, arith::ExtFOp>(op);
+        }) && !g.getBody()->without_terminator().empty()))
     return false;
   for (double x : {0.75, -1.5, 3.0})
     if (!close(evaluate(g, {x, std::nan("")}), x))
@@ -966,13 +972,17 @@ bool isNarrowing(linalg::GenericOp g) {
 
 std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
                                       linalg::BatchMatmulOp qk, Value v3,
-                                      const Scores &scores) {
+                                      const Scores &scores, Value pWide = {}) {
   Backward bw;
   linalg::GenericOp product, softmaxGrad;
   linalg::BatchMatmulOp dpMatmul;
   // P, or P widened to f32 (under bf16 autocast P is rounded to bf16 for
   // the matmuls and the softmax's backward reads it widened).
+  // Or, where autocast rounds an f32 softmax's output for the matmuls, the
+  // f32 P (`pWide`) that the softmax's backward reads.
   llvm::SmallPtrSet<Value, 2> pValues = {p};
+  if (pWide)
+    pValues.insert(pWide);
   auto isP = [&](Value x) {
     Chain probe;
     return pValues.contains(throughBatchReshapes(x, probe));
@@ -985,7 +995,7 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
     Operation *user = use->getOwner();
     Chain probe;
     if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user) &&
-        throughBatchReshapes(user->getResult(0), probe) == p) {
+        pValues.contains(throughBatchReshapes(user->getResult(0), probe))) {
       pReshapes.insert(user);
       usesThroughReshapes(user->getResult(0), uses, pReshapes);
       continue;
@@ -1281,6 +1291,16 @@ struct FuseAttentionPass
     Chain chain;
     Value v3 = pv.getDpsInputs()[1];
     Value p = throughBatchReshapes(pv.getDpsInputs()[0], chain);
+    // Under autocast P may be rounded to bf16 by a generic of its own (a
+    // safe softmax's guard dropped): then that rounding is the P the
+    // backward reads.
+    linalg::GenericOp rounding = p.getDefiningOp<linalg::GenericOp>();
+    if (rounding && isNarrowing(rounding)) {
+      chain.ops.insert(rounding);
+      p = throughBatchReshapes(rounding.getDpsInputs()[0], chain);
+    } else {
+      rounding = {};
+    }
     // P = E / l (and SDPA's guard, always false here).
     auto norm = p.getDefiningOp<linalg::GenericOp>();
     if (!norm || norm.getNumDpsInits() != 1 || !allParallel(norm))
@@ -1406,6 +1426,7 @@ struct FuseAttentionPass
     // probabilities, which a training step's backward may read: then that
     // backward is fused too (nova.attention_backward recomputes them from
     // the log-sum-exp the forward writes).
+    Value probs = rounding ? rounding.getResult(0) : norm.getResult(0);
     SmallVector<OpOperand *> pUses;
     for (Operation *op : chain.ops)
       for (OpOperand &use : op->getUses()) {
@@ -1413,13 +1434,15 @@ struct FuseAttentionPass
         if (user == pv || chain.ops.contains(user))
           continue;
         Chain probe;
-        if (throughBatchReshapes(use.get(), probe) != norm.getResult(0))
+        Value read = throughBatchReshapes(use.get(), probe);
+        if (read != probs && !(rounding && read == norm.getResult(0)))
           return failure();
         pUses.push_back(&use);
       }
     std::optional<Backward> backward;
     if (!pUses.empty()) {
-      backward = matchBackward(pUses, norm.getResult(0), qk, v3, *scores);
+      backward = matchBackward(pUses, probs, qk, v3, *scores,
+                               rounding ? norm.getResult(0) : Value());
       if (!backward)
         return failure();
       Block *block = pv->getBlock();

@@ -862,3 +862,108 @@ func.func @hf_mask_safe_softmax_bf16(%q: tensor<4x4x8xbf16>, %kt: tensor<4x8x4xb
   %o = linalg.batch_matmul ins(%p3, %v : tensor<4x4x4xbf16>, tensor<4x4x8xbf16>) outs(%f3 : tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
   return %o : tensor<4x4x8xf32>
 }
+
+// -----
+
+// As Llama's attention reaches it under autocast: the softmax's f32 output
+// rounded to bf16 for the P V matmul by a generic of its own (the guard's
+// select with it), the rest as above.
+// CHECK-LABEL: func.func @hf_mask_safe_softmax_bf16_rounded_p
+// CHECK-SAME: (%[[Q:.*]]: tensor<4x4x8xbf16>, %[[KT:.*]]: tensor<4x8x4xbf16>, %[[V:.*]]: tensor<4x4x8xbf16>)
+// CHECK: %[[O:.*]] = nova.attention ins(%[[Q]], %[[KT]], %[[V]] : tensor<4x4x8xbf16>, tensor<4x8x4xbf16>, tensor<4x4x8xbf16>) outs(%{{.*}} : tensor<4x4x8xf32>) scale 1.000000e+00 causal -> tensor<4x4x8xf32>
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: return %[[O]]
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#bmask = affine_map<(d0, d1, d2, d3) -> (d0, 0, d2, d3)>
+#row4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#rowb = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+func.func @hf_mask_safe_softmax_bf16_rounded_p(%q: tensor<4x4x8xbf16>, %kt: tensor<4x8x4xbf16>, %v: tensor<4x4x8xbf16>) -> tensor<4x4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %bzero = arith.constant 0.000000e+00 : bf16
+  %bninf = arith.constant 0xFF80 : bf16
+  %hide = arith.constant dense<[[[[0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]], [[[0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<2x1x4x4xf32>
+  %em = tensor.empty() : tensor<2x1x4x4xbf16>
+  %bias = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%hide : tensor<2x1x4x4xf32>) outs(%em : tensor<2x1x4x4xbf16>) {
+  ^bb0(%c: f32, %out: bf16):
+    %h = arith.cmpf une, %c, %zero : f32
+    %b = arith.select %h, %bninf, %bzero : bf16
+    linalg.yield %b : bf16
+  } -> tensor<2x1x4x4xbf16>
+  %e0 = tensor.empty() : tensor<4x4x4xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x4x4xf32>) -> tensor<4x4x4xf32>
+  %s32 = linalg.batch_matmul ins(%q, %kt : tensor<4x4x8xbf16>, tensor<4x8x4xbf16>) outs(%f0 : tensor<4x4x4xf32>) -> tensor<4x4x4xf32>
+  %eb = tensor.empty() : tensor<4x4x4xbf16>
+  %s3 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s32 : tensor<4x4x4xf32>) outs(%eb : tensor<4x4x4xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x4x4xbf16>
+  %s = tensor.expand_shape %s3 [[0, 1], [2], [3]] output_shape [2, 2, 4, 4] : tensor<4x4x4xbf16> into tensor<2x2x4x4xbf16>
+  %e4b = tensor.empty() : tensor<2x2x4x4xbf16>
+  %x = linalg.generic {indexing_maps = [#id4, #bmask, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %bias : tensor<2x2x4x4xbf16>, tensor<2x1x4x4xbf16>) outs(%e4b : tensor<2x2x4x4xbf16>) {
+  ^bb0(%in: bf16, %b: bf16, %out: bf16):
+    %r = arith.addf %in, %b : bf16
+    linalg.yield %r : bf16
+  } -> tensor<2x2x4x4xbf16>
+  %e1b = tensor.empty() : tensor<2x2x4xbf16>
+  %fmb = linalg.fill ins(%bninf : bf16) outs(%e1b : tensor<2x2x4xbf16>) -> tensor<2x2x4xbf16>
+  %m0 = linalg.generic {indexing_maps = [#id4, #row4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x : tensor<2x2x4x4xbf16>) outs(%fmb : tensor<2x2x4xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    %r = arith.maximumf %in, %out : bf16
+    linalg.yield %r : bf16
+  } -> tensor<2x2x4xbf16>
+  %m0e = tensor.expand_shape %m0 [[0], [1], [2, 3]] output_shape [2, 2, 4, 1] : tensor<2x2x4xbf16> into tensor<2x2x4x1xbf16>
+  %eg = tensor.empty() : tensor<2x2x4x1xi1>
+  %g = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%m0e : tensor<2x2x4x1xbf16>) outs(%eg : tensor<2x2x4x1xi1>) {
+  ^bb0(%in: bf16, %out: i1):
+    %w = arith.extf %in : bf16 to f32
+    %r = arith.cmpf oeq, %w, %ninf : f32
+    linalg.yield %r : i1
+  } -> tensor<2x2x4x1xi1>
+  %e4 = tensor.empty() : tensor<2x2x4x4xf32>
+  %xs = linalg.generic {indexing_maps = [#rowb, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g, %x : tensor<2x2x4x1xi1>, tensor<2x2x4x4xbf16>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%gg: i1, %in: bf16, %out: f32):
+    %r = arith.select %gg, %bzero, %in : bf16
+    %w = arith.extf %r : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<2x2x4x4xf32>
+  %e1 = tensor.empty() : tensor<2x2x4xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
+  %m = linalg.generic {indexing_maps = [#id4, #row4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%xs : tensor<2x2x4x4xf32>) outs(%fm : tensor<2x2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4xf32>
+  %me = tensor.expand_shape %m [[0], [1], [2, 3]] output_shape [2, 2, 4, 1] : tensor<2x2x4xf32> into tensor<2x2x4x1xf32>
+  %ex = linalg.generic {indexing_maps = [#id4, #rowb, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%xs, %me : tensor<2x2x4x4xf32>, tensor<2x2x4x1xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x4xf32>
+  %el = tensor.empty() : tensor<2x2x4x1xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%el : tensor<2x2x4x1xf32>) -> tensor<2x2x4x1xf32>
+  %l = linalg.generic {indexing_maps = [#id4, #rowb], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<2x2x4x4xf32>) outs(%fs : tensor<2x2x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x1xf32>
+  %pn = linalg.generic {indexing_maps = [#id4, #rowb, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %l : tensor<2x2x4x4xf32>, tensor<2x2x4x1xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %r = arith.divf %in, %sum : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x4x4xf32>
+  %p = linalg.generic {indexing_maps = [#rowb, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g, %pn : tensor<2x2x4x1xi1>, tensor<2x2x4x4xf32>) outs(%e4b : tensor<2x2x4x4xbf16>) {
+  ^bb0(%gg: i1, %in: f32, %out: bf16):
+    %r = arith.select %gg, %zero, %in : f32
+    %t = arith.truncf %r : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x2x4x4xbf16>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<2x2x4x4xbf16> into tensor<4x4x4xbf16>
+  %e3 = tensor.empty() : tensor<4x4x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  %o = linalg.batch_matmul ins(%p3, %v : tensor<4x4x4xbf16>, tensor<4x4x8xbf16>) outs(%f3 : tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  return %o : tensor<4x4x8xf32>
+}

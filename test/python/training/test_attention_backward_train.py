@@ -238,17 +238,19 @@ def _hf_grads(model: torch.nn.Module, batch: dict, autocast: bool) -> dict[str, 
             if p.grad is not None}
 
 
-def test_hugging_face_gpt2_bf16_attention_fuses() -> None:
-    """GPT-2 as shipped (dropout off) under bf16 autocast: the score and dP
-    roundings and the f32 softmax of SDPA's math path around the kernel, every
+@pytest.mark.parametrize("name", ["gpt2", "llama", "phi3"])
+def test_hugging_face_bf16_attention_fuses(name: str) -> None:
+    """The same models under bf16 autocast: autocast's roundings of the
+    scores, of dP and of the f32 softmax's output around the kernel (Llama's
+    softmax backward reads the f32 P, its matmuls the rounded one), every
     attention fused, every gradient as accurate as eager autocast's (within
     1.5x its distance from float64)."""
     pytest.importorskip("transformers")
     import hf_zoo
 
     seq = 12
-    model = hf_zoo.build("gpt2", dropout=0.0)
-    batch = hf_zoo.batches("gpt2", 1, seq=seq)[0]
+    model = hf_zoo.build(name, dropout=0.0)
+    batch = hf_zoo.batches(name, 1, seq=seq)[0]
     step = nova.compile_train_step(model, None, torch.optim.SGD(model.parameters(), lr=0.1),
                                    keep_grads=True, autocast=torch.bfloat16, **batch)
     step(**batch)
