@@ -57,11 +57,32 @@ class _Layers(torch.nn.Module):
         return x.square().mean()
 
 
-def _fused(step) -> bool:
-    """Both attention ops were formed and no T x T buffer is in HBM."""
+def _fused(step, t: int = T) -> bool:
+    """Both attention ops were formed and no t x t buffer is in HBM."""
     tiles = step.program.stages["nova"]
-    square = rf"memref<(?:\d+x)*{T}x{T}x(?:f32|bf16)(?:, strided<[^>]*>)?, #nova\.memory_space<hbm>>"
+    square = rf"memref<(?:\d+x)*{t}x{t}x(?:f32|bf16)(?:, strided<[^>]*>)?, #nova\.memory_space<hbm>>"
     return re.search(square, tiles) is None
+
+
+def _assert_equals_eager(step, model: torch.nn.Module, x: torch.Tensor, loss: torch.Tensor) -> None:
+    """The step's loss and every parameter's gradient equal eager's (f32)."""
+    expected = model(x)
+    expected.backward()
+    torch.testing.assert_close(loss, expected.detach(), rtol=1e-4, atol=1e-5)
+    grads = step.grads()
+    for name, param in model.named_parameters():
+        torch.testing.assert_close(grads[name], param.grad, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def _grads(model: torch.nn.Module, x, autocast: bool) -> dict[str, torch.Tensor]:
+    """Every parameter's gradient in float64 of ``model(x)`` (a loss), or of
+    a Hugging Face model's own loss when ``x`` is its keyword batch."""
+    model.zero_grad()
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+        loss = model(**x).loss if isinstance(x, dict) else model(x)
+    loss.float().backward()
+    return {n: p.grad.detach().double().clone() for n, p in model.named_parameters()
+            if p.grad is not None}
 
 
 @pytest.mark.parametrize("explicit", [False, True], ids=["sdpa", "explicit"])
@@ -74,20 +95,7 @@ def test_f32_step_gradients_equal_eager(causal: bool, explicit: bool) -> None:
                                    keep_grads=True)
     loss = step(x)
     assert _fused(step)
-    expected = model(x)
-    expected.backward()
-    torch.testing.assert_close(loss, expected.detach(), rtol=1e-4, atol=1e-5)
-    grads = step.grads()
-    for name, param in model.named_parameters():
-        torch.testing.assert_close(grads[name], param.grad, rtol=1e-4, atol=1e-5, msg=name)
-
-
-def _grads(model: torch.nn.Module, x: torch.Tensor, autocast: bool) -> dict[str, torch.Tensor]:
-    model.zero_grad()
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-        loss = model(x)
-    loss.float().backward()
-    return {n: p.grad.detach().double().clone() for n, p in model.named_parameters()}
+    _assert_equals_eager(step, model, x, loss)
 
 
 def _assert_as_accurate_as_eager(grads: dict[str, torch.Tensor], model: torch.nn.Module,
@@ -95,9 +103,11 @@ def _assert_as_accurate_as_eager(grads: dict[str, torch.Tensor], model: torch.nn
     """Every gradient no further from float64's than 1.5x eager autocast's
     (on ``chips`` data-parallel ranks: each rank's autocast gradients of its
     share of the batch, averaged in float64, as DDP reduces the f32 .grad)."""
-    shares = [_grads(model, part, autocast=True) for part in x.chunk(chips)]
+    parts = [x] if chips == 1 else x.chunk(chips)
+    shares = [_grads(model, part, autocast=True) for part in parts]
     eager = {name: sum(share[name] for share in shares) / chips for name in shares[0]}
-    exact = _grads(model.double(), x.double() if x.is_floating_point() else x, autocast=False)
+    wide = x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+    exact = _grads(model.double(), wide, autocast=False)
     for name, e in exact.items():
         eager_error = (eager[name] - e).abs().max().item()
         error = (grads[name].double() - e).abs().max().item()
@@ -195,12 +205,7 @@ def test_data_parallel_stacked_qkv_matches_eager() -> None:
                                    keep_grads=True, mesh=Mesh((2,), ("dp",)))
     loss = step(x)
     assert _fused(step)
-    expected = model(x)
-    expected.backward()
-    torch.testing.assert_close(loss, expected.detach(), rtol=1e-4, atol=1e-5)
-    grads = step.grads()
-    for name, param in model.named_parameters():
-        torch.testing.assert_close(grads[name], param.grad, rtol=1e-4, atol=1e-5, msg=name)
+    _assert_equals_eager(step, model, x, loss)
 
 
 @pytest.mark.parametrize("name", ["gpt2", "llama", "phi3"])
@@ -221,21 +226,11 @@ def test_hugging_face_default_attention_fuses(name: str) -> None:
     step = nova.compile_train_step(model, None, torch.optim.SGD(model.parameters(), lr=0.1),
                                    keep_grads=True, **data[0])
     loss = step(**data[0])
-    square = rf"memref<(?:\d+x)*{seq}x{seq}x(?:f32|bf16)(?:, strided<[^>]*>)?, #nova\.memory_space<hbm>>"
-    assert re.search(square, step.program.stages["nova"]) is None
+    assert _fused(step, seq)
     eager_losses, eager_grads = hf_zoo.eager_steps(
         hf_zoo.build(name, dropout=0.0), lambda params: torch.optim.SGD(params, lr=0.1), data)
     torch.testing.assert_close(loss, eager_losses[0], rtol=1e-4, atol=1e-5)
     assert hf_zoo.gradient_mismatches(step.grads(), eager_grads) == {}
-
-
-def _hf_grads(model: torch.nn.Module, batch: dict, autocast: bool) -> dict[str, torch.Tensor]:
-    model.zero_grad()
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-        loss = model(**batch).loss
-    loss.float().backward()
-    return {n: p.grad.detach().double().clone() for n, p in model.named_parameters()
-            if p.grad is not None}
 
 
 @pytest.mark.parametrize("name", ["gpt2", "llama", "phi3"])
@@ -254,12 +249,5 @@ def test_hugging_face_bf16_attention_fuses(name: str) -> None:
     step = nova.compile_train_step(model, None, torch.optim.SGD(model.parameters(), lr=0.1),
                                    keep_grads=True, autocast=torch.bfloat16, **batch)
     step(**batch)
-    square = rf"memref<(?:\d+x)*{seq}x{seq}x(?:f32|bf16)(?:, strided<[^>]*>)?, #nova\.memory_space<hbm>>"
-    assert re.search(square, step.program.stages["nova"]) is None
-    grads = step.grads()
-    eager = _hf_grads(model, batch, autocast=True)
-    exact = _hf_grads(model.double(), batch, autocast=False)
-    for name, e in exact.items():
-        eager_error = (eager[name] - e).abs().max().item()
-        error = (grads[name].double() - e).abs().max().item()
-        assert error <= 1.5 * eager_error, (name, error, eager_error)
+    assert _fused(step, seq)
+    _assert_as_accurate_as_eager(step.grads(), model, batch)
