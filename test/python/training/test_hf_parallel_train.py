@@ -20,8 +20,7 @@ def _hf_llama():
     transformers = pytest.importorskip("transformers")
     config = transformers.LlamaConfig(
         vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=16,
-        attn_implementation="eager", use_cache=False)
+        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=16)
     return transformers.LlamaForCausalLM(config)
 
 
@@ -53,8 +52,7 @@ def _hf_gpt2():
     transformers = pytest.importorskip("transformers")
     config = transformers.GPT2Config(
         vocab_size=64, n_embd=32, n_layer=2, n_head=2, n_positions=16,
-        attn_implementation="eager", resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-        use_cache=False)
+        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
     return transformers.GPT2LMHeadModel(config)
 
 
@@ -90,8 +88,7 @@ def _hf_gpt2_4_heads():
     transformers = pytest.importorskip("transformers")
     config = transformers.GPT2Config(
         vocab_size=64, n_embd=32, n_layer=2, n_head=4, n_positions=16,
-        attn_implementation="eager", resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-        use_cache=False)
+        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
     return transformers.GPT2LMHeadModel(config)
 
 
