@@ -55,6 +55,7 @@ from nova.parallel.pipeline_merge import parse_body
 from nova.parallel.pipeline_schedule import Schedule, check_virtual
 from nova.parallel.target_chips import check_chips
 from nova.training.optimizers import rule_for
+from nova.training.pipeline_plan import stages_with_plan
 from nova.training.pipeline_program import Layout, chip_module
 from nova.training.pipeline_stages import gpt_chunks, gpt_stages
 
@@ -186,9 +187,10 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     clip = max_grad_norm is not None
     sched = Schedule.build(schedule, p, microbatches, tuple((w.a, w.b) for w in shared), clip,
                            virtual=v)
-    return _compile(modules, infos, shared, loss_fn, optimizer, rule, sched, inputs, labels,
-                    target, double_buffer, bool(recompute), max_grad_norm, stage_mesh,
-                    autocast)
+    with stages_with_plan(owner, modules, None if stage_mesh is None else stage_mesh.plan):
+        return _compile(modules, infos, shared, loss_fn, optimizer, rule, sched, inputs,
+                        labels, target, double_buffer, bool(recompute), max_grad_norm,
+                        stage_mesh, autocast)
 
 
 def _stage_infos(modules: list[nn.Module], owner: nn.Module | None,

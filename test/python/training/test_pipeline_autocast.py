@@ -5,7 +5,8 @@ gradients float32. One SGD step at lr 1 (so ``p - p'`` is the gradient the
 update used) of a 2-layer GPT, 2 stages, 4 micro-batches, against torch
 eager under autocast accumulating the same micro-batches: the loss and
 every parameter's gradient, on one chip per stage and on a 2 x 2 DP x TP
-mesh per stage (8 chips). bf16 rounds differently op by op (Nova's fused
+mesh per stage (8 chips), there also with the tied embedding / LM head split
+over tp (vocabulary-parallel). bf16 rounds differently op by op (Nova's fused
 kernels, eager's ATen ones), hence bf16's tolerances."""
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import torch
 from nova.models import GPT
 from nova.models.gpt import GPTConfig
 from nova.parallel import Mesh, PipelineError
-from nova.parallel.plan import megatron_transformer_plan
+from nova.parallel.placements import Shard
+from nova.parallel.plan import ParallelPlan, megatron_transformer_plan
 from nova.training.pipeline_train import compile_pipeline_train_step
 
 from .lm_batches import lm_cross_entropy, token_batches
@@ -43,17 +45,33 @@ def _eager(ids, labels):
     return torch.stack(losses).mean(), grads
 
 
-@pytest.mark.parametrize("mesh", [None, Mesh((2, 2), ("dp", "tp"))], ids=["pp2", "pp2dp2tp2"])
-def test_bf16_pipeline_matches_eager_autocast(mesh):
+def _plan(model, vocab_parallel: bool):
+    """Megatron's plan over tp, the batch over dp; ``vocab_parallel``: the
+    tied embedding / LM head split by rows over tp too."""
+    plan = megatron_transformer_plan(model, batch_axis="dp")
+    if not vocab_parallel:
+        return plan
+    return ParallelPlan({**plan.placements, "tok_emb.weight": {"tp": Shard(0)}},
+                        batch_axis="dp")
+
+
+@pytest.mark.parametrize("mesh,vocab_parallel", [
+    (None, False), (Mesh((2, 2), ("dp", "tp")), False), (Mesh((2, 2), ("dp", "tp")), True)],
+    ids=["pp2", "pp2dp2tp2", "pp2dp2tp2-vocab-parallel"])
+def test_bf16_pipeline_matches_eager_autocast(mesh, vocab_parallel):
     (ids, labels), = token_batches(CFG, 1, ignored=False)
     model = _model()
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
-    plan = megatron_transformer_plan(model, batch_axis="dp") if mesh is not None else None
+    plan = _plan(model, vocab_parallel) if mesh is not None else None
     step = compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids, labels,
                                        stages=2, microbatches=MICRO, mesh=mesh, plan=plan,
                                        autocast=torch.bfloat16)
     assert "bf16" in step.stages["nova"]  # the matmuls run in bf16
+    if vocab_parallel:
+        # Each tp chip's rows looked up by gather, their gradient scattered
+        # (not a gather of the split table, which read out of range).
+        assert " accumulate on dma" in step.stages["nova_isa"]
     loss = step(ids, labels)
     want_loss, want_grads = _eager(ids, labels)
     torch.testing.assert_close(loss, want_loss, rtol=2e-2, atol=0)
