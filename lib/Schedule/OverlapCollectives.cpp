@@ -88,16 +88,13 @@ struct OverlapCollectivesPass
     WaitOp wait = waitOf(collective);
     if (!wait)
       return false;
-    SmallVector<Operation *> later;
-    for (Operation *op = wait->getNextNode(); op; op = op->getNextNode())
-      later.push_back(op);
     DenseSet<const void *> forbidden;
     SmallVector<Operation *> order;
     while (true) {
       DenseSet<Operation *> moved, stayed;
       DenseSet<const void *> stayedSramReads, movedWrites;
       order.clear();
-      classify(collective, wait, later, forbidden, moved, stayed, order,
+      classify(collective, wait, forbidden, moved, stayed, order,
                stayedSramReads, movedWrites);
       bool grew = false;
       for (const void *key : stayedSramReads)
@@ -108,9 +105,17 @@ struct OverlapCollectivesPass
     }
     if (order.empty())
       return false;
+    // Positions from the wait (1) to the last op that moves: every op a
+    // moved op uses is before it, and ops before the wait read as 0. Not
+    // the whole block: a pipeline stage's function holds hundreds of
+    // collectives and ~10^5 ops, and numbering them all per collective was
+    // most of the pass's time.
     DenseMap<Operation *, unsigned> position;
-    for (Operation &op : *wait->getBlock())
-      position[&op] = position.size();
+    for (Operation *op = wait; op; op = op->getNextNode()) {
+      position[op] = position.size() + 1;
+      if (op == order.back())
+        break;
+    }
     DenseSet<Operation *> placed(order.begin(), order.end());
     SmallVector<Operation *> moves;
     for (Operation *op : order) {
@@ -124,9 +129,9 @@ struct OverlapCollectivesPass
     return true;
   }
 
-  /// One dry run: which of `later` move (in `order`), given the scratchpad
+  /// One dry run: which ops after the wait move (in `order`), given the scratchpad
   /// buffers moved ops must not write.
-  void classify(Operation *collective, WaitOp wait, ArrayRef<Operation *> later,
+  void classify(Operation *collective, WaitOp wait,
                 const DenseSet<const void *> &forbidden,
                 DenseSet<Operation *> &moved, DenseSet<Operation *> &stayed,
                 SmallVector<Operation *> &order,
@@ -134,7 +139,9 @@ struct OverlapCollectivesPass
                 DenseSet<const void *> &movedWrites) {
     Accesses pinned = accessesOf(collective);
     pinned.unknown = false;
-    for (Operation *op : later) {
+    // The ops after the wait, walked in place (most scans stop long before
+    // the block's end: at a send, a receive or an op of unknown effects).
+    for (Operation *op = wait->getNextNode(); op; op = op->getNextNode()) {
       if (op->hasTrait<OpTrait::IsTerminator>())
         break;
       // A wait for transfers that all moved moves with them; one for

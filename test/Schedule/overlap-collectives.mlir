@@ -260,3 +260,44 @@ func.func @recv_does_not_pass_a_send(%p: !h, %r: !h, %in: !h) {
   nova.wait %s
   return
 }
+
+// -----
+
+!h = memref<8x8xf32, #nova.memory_space<hbm>>
+!v = memref<4x8xf32, strided<[8, 1]>, #nova.memory_space<hbm>>
+!w = memref<4x8xf32, strided<[8, 1], offset: 32>, #nova.memory_space<hbm>>
+!s = memref<4x8xf32, #nova.memory_space<sram>>
+
+// The pass numbers ops only from the wait to the last op that moves. A
+// moved load's view made after the wait moves with it, one made before the
+// all-reduce stays where it is; the scan stops at the send, so the view and
+// the load after it stay even though they are independent.
+// CHECK-LABEL: func.func @moved_views_and_the_scan_stops_at_a_send
+// CHECK: %[[V0:.*]] = memref.subview %{{.*}}[0, 0]
+// CHECK-NEXT: %[[T:.*]] = nova.all_reduce
+// CHECK-NEXT: %[[V1:.*]] = memref.subview %{{.*}}[4, 0]
+// CHECK-NEXT: %[[L1:.*]] = nova.dma_start %[[V1]]
+// CHECK-NEXT: nova.wait %[[L1]]
+// CHECK-NEXT: %[[L0:.*]] = nova.dma_start %[[V0]]
+// CHECK-NEXT: nova.wait %[[L0]]
+// CHECK-NEXT: nova.wait %[[T]]
+// CHECK-NEXT: nova.send
+// CHECK-NEXT: memref.subview %{{.*}}[4, 0]
+// CHECK-NEXT: nova.dma_start
+func.func @moved_views_and_the_scan_stops_at_a_send(%p: !h, %r: !h, %x: !h, %y: !h,
+                                                     %a: !s, %b: !s, %c: !s) {
+  %v0 = memref.subview %x[0, 0] [4, 8] [1, 1] : !h to !v
+  %t = nova.all_reduce <sum> ins(%p : !h) outs(%r : !h) groups [[0, 1], [2, 3]]
+  nova.wait %t
+  %v1 = memref.subview %x[4, 0] [4, 8] [1, 1] : !h to !w
+  %l1 = nova.dma_start %v1, %a : !w -> !s
+  nova.wait %l1
+  %l0 = nova.dma_start %v0, %b : !v -> !s
+  nova.wait %l0
+  %s = nova.send ins(%r : !h) to 2 channel 4
+  %v2 = memref.subview %y[4, 0] [4, 8] [1, 1] : !h to !w
+  %l2 = nova.dma_start %v2, %c : !w -> !s
+  nova.wait %l2
+  nova.wait %s
+  return
+}
