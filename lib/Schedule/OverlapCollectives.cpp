@@ -129,8 +129,8 @@ struct OverlapCollectivesPass
     return true;
   }
 
-  /// One dry run: which ops after the wait move (in `order`), given the scratchpad
-  /// buffers moved ops must not write.
+  /// One dry run: which ops after the wait move (in `order`), given the
+  /// scratchpad buffers moved ops must not write.
   void classify(Operation *collective, WaitOp wait,
                 const DenseSet<const void *> &forbidden,
                 DenseSet<Operation *> &moved, DenseSet<Operation *> &stayed,
