@@ -126,8 +126,8 @@ def main() -> None:
                         help="pipeline stages for the PP section (none: no PP rows)")
     parser.add_argument("--pp-microbatches", type=int, default=8)
     parser.add_argument("--pp-split", type=int, nargs="*", default=None,
-                        help="block indices where the PP stages are cut (balancing the "
-                             "embedding and LM-head stages; default: even cuts)")
+                        help="block indices where the PP and 3-D rows' stages are cut "
+                             "(balancing the embedding and LM-head stages; default: even cuts)")
     parser.add_argument("--tp", type=int, nargs="*", default=[],
                         help="tensor-parallel sizes for the TP section (none: no TP rows)")
     parser.add_argument("--dp-tp", nargs="*", default=[],
@@ -272,8 +272,8 @@ def efficiency(args, one_ns: float, time_ns: float, batch: int, chips: int) -> f
 def three_d_row(cfg: GPTConfig, args, target: str, shape: str, one: float, peak: float) -> None:
     """A PP x DP x TP row: ``shape`` is PPxDPxTP; --tp-batch sequences (per
     data-parallel replica under --weak) in --pp-microbatches micro-batches,
-    1F1B, ZeRO --zero over dp, no clipping (efficiency against the section's
-    1-chip row)."""
+    1F1B, ZeRO --zero over dp, no clipping, the stages cut at --pp-split
+    (efficiency against the section's 1-chip row)."""
     from nova.training import compile_pipeline_train_step
 
     pp, dp, tp = (int(v) for v in shape.split("x"))
@@ -285,7 +285,8 @@ def three_d_row(cfg: GPTConfig, args, target: str, shape: str, one: float, peak:
     labels = torch.randint(0, cfg.vocab_size, (batch, cfg.seq_len))
     t0 = time.perf_counter()
     step = compile_pipeline_train_step(
-        model, loss_fn, optimizer, ids, labels, stages=pp, microbatches=args.pp_microbatches,
+        model, loss_fn, optimizer, ids, labels, microbatches=args.pp_microbatches,
+        **(dict(split_points=args.pp_split) if args.pp_split else dict(stages=pp)),
         target=target, mesh=Mesh((dp, tp), ("dp", "tp")),
         plan=tp_plan(model, args, "dp"), zero=args.zero, autocast=AUTOCAST[args.dtype])
     t_compile = time.perf_counter() - t0
