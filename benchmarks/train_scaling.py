@@ -141,6 +141,15 @@ def main() -> None:
                              "(vocab-parallel head, parallel cross-entropy)")
     parser.add_argument("--zero", type=int, choices=[0, 1], default=1,
                         help="ZeRO stage over dp of the DP x TP and 3-D rows")
+    parser.add_argument("--sequence-parallel", action="store_true",
+                        help="TP and DP x TP rows: Megatron's sequence parallelism "
+                             "(megatron_transformer_plan(sequence_parallel=True))")
+    parser.add_argument("--trace", type=int, default=0, metavar="N",
+                        help="TP and DP x TP rows: a traced run, then the critical path's "
+                             "N largest entries by model line and by op")
+    parser.add_argument("--dump-dir", default=None,
+                        help="TP and DP x TP rows: compile_train_step's dump_dir (the IR of "
+                             "each stage)")
     parser.add_argument("--tp-heads", type=int, default=16)
     parser.add_argument("--tp-batch", type=int, default=8)
     parser.add_argument("--dtype", choices=sorted(AUTOCAST), default="f32",
@@ -230,11 +239,15 @@ def tensor_parallel_rows(args) -> None:
                 options = dict(mesh=Mesh((dp, tp), ("dp", "tp")), zero=args.zero,
                                plan=tp_plan(model, args, "dp"))
             t0 = time.perf_counter()
+            if args.dump_dir and chips > 1:
+                options["dump_dir"] = args.dump_dir
             step = nova.compile_train_step(model, loss_fn, optimizer, ids, labels,
                                            target=single, max_grad_norm=1.0 if clip else None,
                                            autocast=AUTOCAST[args.dtype], **options)
             t_compile = time.perf_counter() - t0
-            r = step.time_step()
+            r = step.time_step(trace=bool(args.trace) and chips > 1)
+            if args.trace and chips > 1:
+                print_critical_path(step.program, args.trace)
             if chips == 1:
                 _ONE_CHIP[key] = r.time_ns
             n_params = sum(p.numel() for p in model.parameters())
@@ -249,13 +262,33 @@ def tensor_parallel_rows(args) -> None:
             three_d_row(cfg, args, target, shape, _ONE_CHIP[key], peak)
 
 
+def print_critical_path(program, top: int) -> None:
+    """The traced run's critical path by engine, by model line, and by model
+    line and instruction."""
+    from nova.sim.critical_path import WAITING
+    from nova.sim.report_profile import source_line
+
+    for by in ("engine", "line"):
+        print(program.critical_path(by=by, top=top))
+    totals: dict[str, float] = {}
+    for seg in program._simulator.critical_path():
+        key = (WAITING if seg.engine == WAITING
+               else f"{source_line(seg.location)}  {seg.engine.rstrip('0123456789')} {seg.name}")
+        totals[key] = totals.get(key, 0.0) + seg.duration_ns
+    print("critical path by line, engine and instruction (ms):")
+    for key, ns in sorted(totals.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"  {ns / 1e6:8.3f}  {key}")
+    print(flush=True)
+
+
 def tp_plan(model, args, batch_axis: str | None):
     """Megatron's plan over "tp" (the batch over ``batch_axis``); with
     --vocab-parallel the tied embedding / LM head split over tp too."""
     from nova.parallel.placements import Shard
     from nova.parallel.plan import ParallelPlan, megatron_transformer_plan
 
-    plan = megatron_transformer_plan(model, batch_axis=batch_axis)
+    plan = megatron_transformer_plan(model, batch_axis=batch_axis,
+                                     sequence_parallel=args.sequence_parallel)
     if not args.vocab_parallel:
         return plan
     return ParallelPlan({**plan.placements, "tok_emb.weight": {"tp": Shard(0)}},
