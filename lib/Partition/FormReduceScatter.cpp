@@ -126,11 +126,16 @@ LogicalResult rewrite(Chain chain, IRRewriter &rewriter) {
   Location loc = slice.getLoc();
   rewriter.setInsertionPoint(slice);
   Value partial = chain.reduce.getInput();
+  // The reduced element type: the elementwise op may cast it (the f32
+  // partial of a bf16 matmul under autocast, rounded after the reduce).
+  Type reducedElement = getElementTypeOrSelf(partial.getType());
   if (tensor::ExpandShapeOp e = chain.expand)
-    partial = tensor::ExpandShapeOp::create(rewriter, e.getLoc(), e.getResultType(), partial,
+    partial = tensor::ExpandShapeOp::create(rewriter, e.getLoc(),
+                                            e.getResultType().clone(reducedElement), partial,
                                             e.getReassociationIndices());
   Value scattered = shard::ReduceScatterOp::create(
-      rewriter, chain.reduce.getLoc(), localType, chain.reduce.getGridAttr(),
+      rewriter, chain.reduce.getLoc(), localType.clone(reducedElement),
+      chain.reduce.getGridAttr(),
       chain.reduce.getGridAxesAttr(), partial, chain.reduce.getReductionAttr(),
       slice.getSliceAxisAttr());
   Value result = scattered;

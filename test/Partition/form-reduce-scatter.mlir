@@ -68,3 +68,28 @@ func.func @negative_cases(%p: tensor<16x8xf32>, %q: tensor<16x8xf32>, %c: tensor
   %s2 = shard.all_slice %g on @grid grid_axes = [0] slice_axis = 0 : tensor<16x8xf32> -> tensor<4x8xf32>
   return %s, %r, %s2 : tensor<4x8xf32>, tensor<16x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Under bf16 autocast the f32 partial is rounded after the reduce: the
+// reduce-scatter stays f32 and the rounding runs on the chip's slice.
+// CHECK-LABEL: func.func @reduce_round_expand_slice
+// CHECK: %[[E:.*]] = tensor.expand_shape %{{.*}} : tensor<32x64xf32> into tensor<2x16x64xf32>
+// CHECK: %[[RS:.*]] = shard.reduce_scatter %[[E]] on @grid grid_axes = [0] scatter_axis = 1 : tensor<2x16x64xf32> -> tensor<2x4x64xf32>
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[RS]] : tensor<2x4x64xf32>) outs(%{{.*}} : tensor<2x4x64xbf16>)
+// CHECK: arith.truncf
+// CHECK: return %[[Y]]
+// CHECK-NOT: shard.all_
+shard.grid @grid(shape = 4)
+func.func @reduce_round_expand_slice(%p: tensor<32x64xf32>) -> tensor<2x4x64xbf16> {
+  %r = shard.all_reduce %p on @grid grid_axes = [0] : tensor<32x64xf32> -> tensor<32x64xf32>
+  %e0 = tensor.empty() : tensor<32x64xbf16>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<32x64xf32>) outs(%e0 : tensor<32x64xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<32x64xbf16>
+  %x = tensor.expand_shape %g [[0, 1], [2]] output_shape [2, 16, 64] : tensor<32x64xbf16> into tensor<2x16x64xbf16>
+  %s = shard.all_slice %x on @grid grid_axes = [0] slice_axis = 1 : tensor<2x16x64xbf16> -> tensor<2x4x64xbf16>
+  return %s : tensor<2x4x64xbf16>
+}
