@@ -1,4 +1,12 @@
 //===- HoistInvariantLoads.cpp - load invariant tiles once ------*- C++ -*-===//
+//
+// A tile that no iteration of a loop changes is loaded once, in front of the
+// loop. A tile that every iteration loads, updates and stores back at the
+// same place (the output tile of a matmul whose K is split into panels)
+// stays in SRAM for the whole loop: its load moves in front of the loop and
+// its store behind it.
+//
+//===----------------------------------------------------------------------===//
 #include "nova/Schedule/Passes.h"
 #include "LoopWrites.h"
 #include "nova/Dialect/Nova/IR/NovaOps.h"
@@ -88,9 +96,82 @@ struct HoistInvariantLoadsPass
     }
   }
 
+  /// The op of `body` that is or contains `op`.
+  static Operation *inBody(Block *body, Operation *op) {
+    return body->findAncestorOpInBlock(*op);
+  }
+
+  /// The single-token wait in `body` that is the only use of `dma`'s token.
+  static WaitOp waitOf(Block *body, DmaStartOp dma) {
+    if (!dma.getToken().hasOneUse())
+      return {};
+    auto wait = dyn_cast<WaitOp>(*dma.getToken().user_begin());
+    if (!wait || wait->getBlock() != body || wait.getTokens().size() != 1)
+      return {};
+    return wait;
+  }
+
+  /// Keeps the tiles that `loop` loads, updates and stores back at one
+  /// loop-invariant place in SRAM across its iterations.
+  void promote(scf::ForOp loop) {
+    Block *body = loop.getBody();
+    SmallVector<DmaStartOp> dmas(body->getOps<DmaStartOp>());
+    for (DmaStartOp load : dmas) {
+      if (load.getPeer())
+        continue;
+      auto alloc = load.getTarget().getDefiningOp<memref::AllocOp>();
+      if (!alloc || alloc->getBlock() != body ||
+          !alloc.getDynamicSizes().empty() ||
+          !alloc.getSymbolOperands().empty())
+        continue;
+      Value place = load.getSource();
+      DmaStartOp store;
+      for (Operation *user : alloc->getUsers())
+        if (auto dma = dyn_cast<DmaStartOp>(user);
+            dma && dma != load && dma->getBlock() == body && !dma.getPeer() &&
+            dma.getSource() == alloc.getResult() && dma.getTarget() == place)
+          store = dma;
+      if (!store || !store->isBeforeInBlock(body->getTerminator()))
+        continue;
+      WaitOp loadWait = waitOf(body, load), storeWait = waitOf(body, store);
+      if (!loadWait || !storeWait || !load->isBeforeInBlock(store))
+        continue;
+      // The tile is only touched between its load and its store (through
+      // views too), and nothing else in the loop touches the place.
+      bool inside = true;
+      SmallVector<Value> worklist{alloc.getResult()};
+      while (!worklist.empty() && inside) {
+        Value v = worklist.pop_back_val();
+        for (Operation *user : v.getUsers()) {
+          Operation *op = inBody(body, user);
+          if (!op || (op != load && op != store &&
+                      (!load->isBeforeInBlock(op) || !op->isBeforeInBlock(store)))) {
+            inside = false;
+            break;
+          }
+          if (isa<ViewLikeOpInterface, memref::TransposeOp>(user))
+            llvm::append_range(worklist, user->getResults());
+        }
+      }
+      if (!inside || mayAccessInLoop(loop, rootOf(place), {load, store}))
+        continue;
+      if (!loop.isDefinedOutsideOfLoop(place) && !hoistComputation(loop, place))
+        continue;
+      alloc->moveBefore(loop);
+      load->moveBefore(loop);
+      loadWait->moveBefore(loop);
+      storeWait->moveAfter(loop);
+      store->moveAfter(loop);
+      ++numPromoted;
+    }
+  }
+
   void runOnOperation() override {
     // Inner loops first, so that a load can leave a loop nest level by level.
-    getOperation().walk<WalkOrder::PostOrder>([&](scf::ForOp loop) { hoist(loop); });
+    getOperation().walk<WalkOrder::PostOrder>([&](scf::ForOp loop) {
+      hoist(loop);
+      promote(loop);
+    });
   }
 };
 } // namespace

@@ -7,6 +7,7 @@
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 
 using namespace mlir;
+using namespace mlir::nova;
 
 Value mlir::nova::rootOf(Value v) {
   while (true) {
@@ -19,12 +20,15 @@ Value mlir::nova::rootOf(Value v) {
   }
 }
 
-bool mlir::nova::mayWriteInLoop(scf::ForOp loop, Value root,
-                                Operation *except) {
+/// Whether an op in `loop` other than those in `except` may touch `root`
+/// with an effect that `counts` accepts.
+template <typename Counts>
+static bool touchedInLoop(scf::ForOp loop, Value root,
+                          ArrayRef<Operation *> except, Counts counts) {
   auto global = root.getDefiningOp<memref::GetGlobalOp>();
   WalkResult result = loop.getBody()->walk([&](Operation *op) {
-    // A wait only orders; the DMA it waits for declares the write.
-    if (op == except || isa<WaitOp>(op) ||
+    // A wait only orders; the DMA it waits for declares the access.
+    if (llvm::is_contained(except, op) || isa<WaitOp>(op) ||
         op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
       return WalkResult::advance();
     auto iface = dyn_cast<MemoryEffectOpInterface>(op);
@@ -33,16 +37,34 @@ bool mlir::nova::mayWriteInLoop(scf::ForOp loop, Value root,
     SmallVector<MemoryEffects::EffectInstance> effects;
     iface.getEffects(effects);
     for (const MemoryEffects::EffectInstance &effect : effects) {
-      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect()))
+      if (!counts(effect.getEffect()))
         continue;
-      Value written = effect.getValue();
-      if (!written || rootOf(written) == root)
+      Value touched = effect.getValue();
+      if (!touched || rootOf(touched) == root)
         return WalkResult::interrupt();
-      auto other = rootOf(written).getDefiningOp<memref::GetGlobalOp>();
+      auto other = rootOf(touched).getDefiningOp<memref::GetGlobalOp>();
       if (global && other && other.getName() == global.getName())
         return WalkResult::interrupt();
     }
     return WalkResult::advance();
   });
   return result.wasInterrupted();
+}
+
+bool mlir::nova::mayWriteInLoop(scf::ForOp loop, Value root,
+                                Operation *except) {
+  SmallVector<Operation *, 1> skip;
+  if (except)
+    skip.push_back(except);
+  return touchedInLoop(loop, root, skip, [](MemoryEffects::Effect *e) {
+    return isa<MemoryEffects::Write, MemoryEffects::Free>(e);
+  });
+}
+
+bool mlir::nova::mayAccessInLoop(scf::ForOp loop, Value root,
+                                 ArrayRef<Operation *> except) {
+  return touchedInLoop(loop, root, except, [](MemoryEffects::Effect *e) {
+    return isa<MemoryEffects::Read, MemoryEffects::Write,
+               MemoryEffects::Free>(e);
+  });
 }

@@ -18,6 +18,9 @@ Value rootOf(Value v);
 /// (conservatively true for ops that declare no memory effects). Two
 /// get_global of one symbol are the same buffer.
 bool mayWriteInLoop(scf::ForOp loop, Value root, Operation *except = nullptr);
+/// Whether any op in `loop` other than those in `except` may read or write
+/// the buffer `root` (as conservative as mayWriteInLoop).
+bool mayAccessInLoop(scf::ForOp loop, Value root, ArrayRef<Operation *> except);
 
 } // namespace mlir::nova
 

@@ -31,6 +31,12 @@ int64_t elementBytes(Type type) {
   return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
 }
 
+/// A contraction plan's modeled time (the busiest engine's, ns) and its
+/// tile loops' HBM traffic (bytes).
+struct ContractionCost {
+  double ns = 0, traffic = 0;
+};
+
 /// A candidate tiling of one op: a tile size per loop (0 = whole loop).
 struct TilePlan {
   SmallVector<int64_t> sizes;
@@ -92,6 +98,18 @@ private:
                                       const linalg::ContractionDimensions &dims,
                                       ArrayRef<int64_t> ranges,
                                       linalg::LinalgOp epilogue);
+  /// The plan with output tiles `n` columns wide; `report` emits the
+  /// diagnostic when no tile fits.
+  FailureOr<TilePlan>
+  planContractionColumns(linalg::LinalgOp op,
+                         const linalg::ContractionDimensions &dims,
+                         ArrayRef<int64_t> ranges, linalg::LinalgOp epilogue,
+                         int64_t n, bool report);
+  /// A plan's modeled time: the slowest of its tile loops' HBM traffic, the
+  /// vector unit's accumulator drains and the matrix unit's work.
+  ContractionCost contractionCost(linalg::LinalgOp op,
+                         const linalg::ContractionDimensions &dims,
+                         ArrayRef<int64_t> ranges, ArrayRef<int64_t> sizes);
   FailureOr<TilePlan> planGeneric(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
                                   ArrayRef<linalg::LinalgOp> joining = {});
   InFlightDiagnostic tooBig(linalg::LinalgOp op, int64_t bytes);
@@ -110,6 +128,95 @@ FailureOr<TilePlan>
 TilePass::planContraction(linalg::LinalgOp op,
                           const linalg::ContractionDimensions &dims,
                           ArrayRef<int64_t> ranges, linalg::LinalgOp epilogue) {
+  unsigned mDim = dims.m.back(), nDim = dims.n.back();
+  // One array width of columns, the narrowest tile: the first candidate.
+  int64_t narrow = divisorAtMost(ranges[nDim], target.getMatrixCols());
+  FailureOr<TilePlan> best =
+      planContractionColumns(op, dims, ranges, epilogue, narrow, /*report=*/true);
+  if (failed(best))
+    return failure();
+  // Wider output blocks (whole multiples of the array's width, which
+  // MatmulToNova multiplies a column chunk at a time from the same staged
+  // operands) where they cut the tile loops' HBM traffic: an operand that a
+  // narrow tile re-reads once per column tile, such as the LM head's
+  // [tokens x vocabulary] gradient in dX = dY W, is then read once. A plan
+  // is scored by its modeled time, then by its traffic; a wider block must
+  // cut one of them by a margin without raising the other.
+  ContractionCost bestCost = contractionCost(op, dims, ranges, best->sizes);
+  int64_t cols = target.getMatrixCols();
+  int64_t rowsFloor = std::min<int64_t>(ranges[mDim], target.getMatrixRows());
+  bool chunked = isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation());
+  for (int64_t n = 2 * cols; chunked && narrow == cols && n <= ranges[nDim];
+       n += cols) {
+    if (ranges[nDim] % n != 0)
+      continue;
+    FailureOr<TilePlan> wide =
+        planContractionColumns(op, dims, ranges, epilogue, n, /*report=*/false);
+    if (failed(wide) || wide->sizes[mDim] < rowsFloor)
+      continue;
+    ContractionCost cost = contractionCost(op, dims, ranges, wide->sizes);
+    bool faster = cost.ns < 0.9 * bestCost.ns &&
+                  cost.traffic <= bestCost.traffic;
+    bool lighter = cost.ns <= bestCost.ns &&
+                   cost.traffic < 0.9 * bestCost.traffic;
+    if (faster || lighter) {
+      best = wide;
+      bestCost = cost;
+    }
+  }
+  return best;
+}
+
+ContractionCost TilePass::contractionCost(linalg::LinalgOp op,
+                                 const linalg::ContractionDimensions &dims,
+                                 ArrayRef<int64_t> ranges,
+                                 ArrayRef<int64_t> sizes) {
+  SmallVector<int64_t> eff = effectiveSizes(ranges, sizes);
+  auto product = [&](ArrayRef<unsigned> ds) {
+    int64_t p = 1;
+    for (unsigned d : ds)
+      p *= ranges[d];
+    return p;
+  };
+  auto tiles = [&](ArrayRef<unsigned> ds) {
+    int64_t p = 1;
+    for (unsigned d : ds)
+      p *= ranges[d] / eff[d];
+    return p;
+  };
+  auto bytesOf = [&](Value v) {
+    auto type = cast<ShapedType>(v.getType());
+    return double(type.getNumElements()) * elementBytes(type.getElementType());
+  };
+  double a = bytesOf(op.getDpsInputs()[0]), b = bytesOf(op.getDpsInputs()[1]),
+         c = bytesOf(op.getDpsInits()[0]);
+  int64_t mTiles = tiles(dims.m), nTiles = tiles(dims.n), kTiles = tiles(dims.k);
+  // The loops run M, N, K (innermost): A is re-read per column tile unless
+  // K is whole (the load of A then leaves the column loop,
+  // nova-hoist-invariant-loads) or there is one column tile; B per row tile
+  // unless it is one tile; C is loaded and stored once around a K loop
+  // (kept in SRAM across it, nova-hoist-invariant-loads).
+  double traffic = a * (kTiles == 1 ? 1 : nTiles) +
+                   b * (kTiles == 1 && nTiles == 1 ? 1 : mTiles) +
+                   c * (kTiles == 1 ? 1 : 2);
+  double ghz = double(target.getClockMhz()) * 1e-3;
+  double dmaNs = traffic / double(target.getHbmGbps());
+  double outputs = double(product(dims.batch)) * product(dims.m) * product(dims.n);
+  double vectorNs = double(kTiles) * outputs /
+                    (double(target.getVectorLanes()) * ghz);
+  // The matrix unit's time is the same for every plan: a floor under which
+  // the other engines' time is hidden (f32 runs at a quarter of the rate).
+  auto aType = cast<ShapedType>(op.getDpsInputs()[0].getType());
+  double macsPerNs = double(target.getMatrixRows()) * target.getMatrixCols() *
+                     ghz / (aType.getElementType().isF32() ? 4.0 : 1.0);
+  double matrixNs = outputs * product(dims.k) / macsPerNs;
+  return {std::max({dmaNs, vectorNs, matrixNs}), traffic};
+}
+
+FailureOr<TilePlan> TilePass::planContractionColumns(
+    linalg::LinalgOp op, const linalg::ContractionDimensions &dims,
+    ArrayRef<int64_t> ranges, linalg::LinalgOp epilogue, int64_t n,
+    bool report) {
   TilePlan plan;
   plan.sizes.assign(ranges.size(), 0);
   for (unsigned d : dims.batch)
@@ -120,12 +227,14 @@ TilePass::planContraction(linalg::LinalgOp op,
   for (unsigned d : ArrayRef(dims.n).drop_back())
     plan.sizes[d] = 1;
   unsigned mDim = dims.m.back(), nDim = dims.n.back();
-  int64_t n = divisorAtMost(ranges[nDim], target.getMatrixCols());
-  // Rows: as many as half the accumulator holds (f32, double buffered), not
-  // max-rows: every matmul tile pays the array's weight load, fill and drain
-  // once, so longer row tiles amortise them (docs/isa.md 2.3).
+  // Rows: as many as half the accumulator holds (f32, double buffered, one
+  // array-wide column chunk at a time), not max-rows: every matmul tile
+  // pays the array's weight load, fill and drain once, so longer row tiles
+  // amortise them (docs/isa.md 2.3).
+  int64_t chunkCols = std::min<int64_t>(n, target.getMatrixCols());
   int64_t m = divisorAtMost(
-      ranges[mDim], std::max<int64_t>(1, target.getAccBytes() / 2 / (n * 4)));
+      ranges[mDim],
+      std::max<int64_t>(1, target.getAccBytes() / 2 / (chunkCols * 4)));
   int64_t mMax = m;
   plan.sizes[nDim] = n;
   for (unsigned d : ArrayRef(dims.k).drop_back())
@@ -183,7 +292,8 @@ TilePass::planContraction(linalg::LinalgOp op,
       m = divisorAtMost(ranges[mDim], m / 2);
     }
     if (bytes > target.getSramBytes()) {
-      tooBig(op, bytes);
+      if (report)
+        tooBig(op, bytes);
       return failure();
     }
     // With K split, rows grow back as far as the panels leave room: each

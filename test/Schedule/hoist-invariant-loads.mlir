@@ -97,3 +97,92 @@ func.func @view_inside_the_loop(%x: memref<64x128xf32, #nova.memory_space<hbm>>,
   }
   return
 }
+
+// A matmul's output tile in its loop over K panels: each panel loads it,
+// adds its partial product and stores it back at the same place. It stays
+// in SRAM for the whole loop instead: loaded before, stored after.
+// CHECK-LABEL: func.func @output_tile_kept_across_k_panels
+// CHECK: %[[C:.*]] = memref.subview %{{.*}}[%{{.*}}, 0] [16, 64] [1, 1]
+// CHECK: %[[T:.*]] = memref.alloc() : memref<16x64xf32, #nova.memory_space<sram>>
+// CHECK: %[[L:.*]] = nova.dma_start %[[C]], %[[T]]
+// CHECK: nova.wait %[[L]]
+// CHECK: scf.for
+// CHECK-NOT: nova.dma_start %{{.*}}, %[[T]] :
+// CHECK: nova.elementwise <add> ins(%[[T]], %{{.*}}) outs(%[[T]] :
+// CHECK-NOT: nova.dma_start %[[T]],
+// CHECK: }
+// CHECK: %[[S:.*]] = nova.dma_start %[[T]], %[[C]]
+// CHECK: nova.wait %[[S]]
+func.func @output_tile_kept_across_k_panels(%x: memref<16x512xf32, #nova.memory_space<hbm>>, %y: memref<64x64xf32, #nova.memory_space<hbm>>,
+                                            %acc: memref<16x64xf32, #nova.memory_space<acc>>, %row: index) {
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %c512 = arith.constant 512 : index
+  scf.for %k = %c0 to %c512 step %c128 {
+    %xs = memref.subview %x[0, %k] [16, 128] [1, 1] : memref<16x512xf32, #nova.memory_space<hbm>> to memref<16x128xf32, strided<[512, 1], offset: ?>, #nova.memory_space<hbm>>
+    %a = memref.alloc() : memref<16x128xf32, #nova.memory_space<sram>>
+    %t0 = nova.dma_start %xs, %a : memref<16x128xf32, strided<[512, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<16x128xf32, #nova.memory_space<sram>>
+    nova.wait %t0
+    %cs = memref.subview %y[%row, 0] [16, 64] [1, 1] : memref<64x64xf32, #nova.memory_space<hbm>> to memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>>
+    %c = memref.alloc() : memref<16x64xf32, #nova.memory_space<sram>>
+    %t1 = nova.dma_start %cs, %c : memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<16x64xf32, #nova.memory_space<sram>>
+    nova.wait %t1
+    nova.elementwise <add> ins(%c, %acc : memref<16x64xf32, #nova.memory_space<sram>>, memref<16x64xf32, #nova.memory_space<acc>>) outs(%c : memref<16x64xf32, #nova.memory_space<sram>>)
+    %t2 = nova.dma_start %c, %cs : memref<16x64xf32, #nova.memory_space<sram>> -> memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>>
+    nova.wait %t2
+  }
+  return
+}
+
+// The loop also reads the place through another view: the tile in HBM must
+// stay current, so it is loaded and stored in every iteration.
+// CHECK-LABEL: func.func @negative_place_read_elsewhere_in_loop
+// CHECK: scf.for
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<16x64xf32, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<16x64xf32, #nova.memory_space<sram>> -> memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>>
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<64x64xf32, #nova.memory_space<hbm>> -> memref<64x64xf32, #nova.memory_space<sram>>
+// CHECK: }
+func.func @negative_place_read_elsewhere_in_loop(%y: memref<64x64xf32, #nova.memory_space<hbm>>,
+                                                 %acc: memref<16x64xf32, #nova.memory_space<acc>>, %row: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %k = %c0 to %c4 step %c1 {
+    %cs = memref.subview %y[%row, 0] [16, 64] [1, 1] : memref<64x64xf32, #nova.memory_space<hbm>> to memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>>
+    %c = memref.alloc() : memref<16x64xf32, #nova.memory_space<sram>>
+    %t1 = nova.dma_start %cs, %c : memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<16x64xf32, #nova.memory_space<sram>>
+    nova.wait %t1
+    nova.elementwise <add> ins(%c, %acc : memref<16x64xf32, #nova.memory_space<sram>>, memref<16x64xf32, #nova.memory_space<acc>>) outs(%c : memref<16x64xf32, #nova.memory_space<sram>>)
+    %t2 = nova.dma_start %c, %cs : memref<16x64xf32, #nova.memory_space<sram>> -> memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>>
+    nova.wait %t2
+    %all = memref.alloc() : memref<64x64xf32, #nova.memory_space<sram>>
+    %t3 = nova.dma_start %y, %all : memref<64x64xf32, #nova.memory_space<hbm>> -> memref<64x64xf32, #nova.memory_space<sram>>
+    nova.wait %t3
+  }
+  return
+}
+
+// Each iteration updates another tile (the place depends on the induction
+// variable): nothing to keep across iterations.
+// CHECK-LABEL: func.func @negative_place_moves_with_the_loop
+// CHECK: scf.for
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<16x64xf32, #nova.memory_space<sram>>
+// CHECK: nova.elementwise <add>
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<16x64xf32, #nova.memory_space<sram>> -> memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>>
+// CHECK: }
+func.func @negative_place_moves_with_the_loop(%y: memref<64x64xf32, #nova.memory_space<hbm>>,
+                                              %acc: memref<16x64xf32, #nova.memory_space<acc>>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  scf.for %r = %c0 to %c64 step %c16 {
+    %cs = memref.subview %y[%r, 0] [16, 64] [1, 1] : memref<64x64xf32, #nova.memory_space<hbm>> to memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>>
+    %c = memref.alloc() : memref<16x64xf32, #nova.memory_space<sram>>
+    %t1 = nova.dma_start %cs, %c : memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<16x64xf32, #nova.memory_space<sram>>
+    nova.wait %t1
+    nova.elementwise <add> ins(%c, %acc : memref<16x64xf32, #nova.memory_space<sram>>, memref<16x64xf32, #nova.memory_space<acc>>) outs(%c : memref<16x64xf32, #nova.memory_space<sram>>)
+    %t2 = nova.dma_start %c, %cs : memref<16x64xf32, #nova.memory_space<sram>> -> memref<16x64xf32, strided<[64, 1], offset: ?>, #nova.memory_space<hbm>>
+    nova.wait %t2
+  }
+  return
+}

@@ -23,7 +23,7 @@
 // TINY: scf.for
 // TINY: scf.for
 // TINY-NOT: linalg.fill
-// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x96xf32>, tensor<96x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
+// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x8xf32>, tensor<8x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
 // TINY: linalg.generic
 func.func @matmul_bias_gelu_fused(%a: tensor<256x768xf32>, %b: tensor<768x512xf32>, %bias: tensor<512xf32>) -> tensor<256x512xf32> {
   %c0 = arith.constant 0.0 : f32
@@ -268,17 +268,40 @@ func.func @logits_of_an_awkward_vocabulary(%x: tensor<64x50257xf32>) -> tensor<6
 // that are whole multiples of the array's rows (384 = 3 x 128, not 6288 =
 // 50304 / 8, which the array would take 48 rows at a time), and the rows
 // grow back to what the accumulator holds (2048, not one array height).
+// The output block is all 768 columns (six array widths): a 128-column
+// block would read dY's panels once per column block, six times in all.
 // T1-LABEL: func.func @lm_head_input_gradient
 // T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
 // T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
 // T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[K:.*]] iter_args
-// T1: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2048x384xf32>, tensor<384x128xf32>) outs(%{{.*}} : tensor<2048x128xf32>)
+// T1: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2048x384xf32>, tensor<384x768xf32>) outs(%{{.*}} : tensor<2048x768xf32>)
 // TINY-LABEL: func.func @lm_head_input_gradient
-// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x96xf32>, tensor<96x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
+// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x8xf32>, tensor<8x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
 func.func @lm_head_input_gradient(%dy: tensor<2048x50304xf32>, %w: tensor<50304x768xf32>) -> tensor<2048x768xf32> {
   %c0 = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2048x768xf32>
   %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<2048x768xf32>) -> tensor<2048x768xf32>
   %m = linalg.matmul ins(%dy, %w : tensor<2048x50304xf32>, tensor<50304x768xf32>) outs(%f : tensor<2048x768xf32>) -> tensor<2048x768xf32>
+  return %m : tensor<2048x768xf32>
+}
+
+// -----
+
+// The same in bf16 (autocast's dX): 128-column blocks would fit with
+// 16768-deep panels and re-read the [2048 x 50304] gradient six times and
+// W sixteen times; the plan keeps the whole [2048 x 768] output block and
+// streams 384-deep panels of both operands once.
+// T1-LABEL: func.func @lm_head_input_gradient_bf16
+// T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// T1: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2048x384xbf16>, tensor<384x768xbf16>) outs(%{{.*}} : tensor<2048x768xf32>)
+// TINY-LABEL: func.func @lm_head_input_gradient_bf16
+// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x24xbf16>, tensor<24x64xbf16>) outs(%{{.*}} : tensor<16x64xf32>)
+func.func @lm_head_input_gradient_bf16(%dy: tensor<2048x50304xbf16>, %w: tensor<50304x768xbf16>) -> tensor<2048x768xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2048x768xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<2048x768xf32>) -> tensor<2048x768xf32>
+  %m = linalg.matmul ins(%dy, %w : tensor<2048x50304xbf16>, tensor<50304x768xbf16>) outs(%f : tensor<2048x768xf32>) -> tensor<2048x768xf32>
   return %m : tensor<2048x768xf32>
 }

@@ -176,10 +176,19 @@ def NovaHoistInvariantLoads
       nova.matmul ins(%a, ...) ...
     }
     ```
+
+    A tile that every iteration loads, updates and stores back at the same
+    loop-invariant place (a matmul's output tile in its loop over K panels,
+    which each panel's drain adds to) stays in SRAM for the whole loop: the
+    load moves in front of the loop and the store behind it, so the output
+    crosses HBM once instead of twice per panel. Nothing else in the loop may
+    touch the place, and the tile is touched only between its load and its
+    store.
   }];
   let dependentDialects = ["::mlir::nova::NovaDialect"];
   let statistics = [
     Statistic<"numHoisted", "hoisted-loads", "Loop-invariant DMA loads moved in front of their loop">,
+    Statistic<"numPromoted", "promoted-tiles", "Tiles kept in SRAM across a loop that loads, updates and stores them">,
   ];
 }
 

@@ -130,24 +130,43 @@ struct MatmulToNova : public OpInterfaceRewritePattern<linalg::LinalgOp> {
       rhs = conv;
     }
 
-    Value acc =
-        staging::allocTile(rewriter, loc, {m, n}, f32, MemorySpace::ACC);
+    // The matrix unit writes at most its columns per matmul: a wider tile
+    // (an output-stationary block, see nova-tile) is cut into column chunks
+    // that share the staged operands, each with its own accumulator. A
+    // chunk's drain is emitted after the next chunk's matmuls, so that the
+    // vector unit drains one accumulator while the matrix unit fills the
+    // other.
+    int64_t cols = largestDivisorAtMost(n, target.getMatrixCols());
     int64_t chunk = largestDivisorAtMost(k, target.getMatrixRows());
     OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
-    auto chunkAt = [&](OpBuilder &b, OpFoldResult at) {
-      Value lhsChunk = memref::SubViewOp::create(
-          b, loc, lhs, ArrayRef<OpFoldResult>{zero, at},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(m), b.getIndexAttr(chunk)},
+    auto columns = [&](Value tile, int64_t rows, int64_t at) -> Value {
+      if (cols == n)
+        return tile;
+      return memref::SubViewOp::create(
+          rewriter, loc, tile,
+          ArrayRef<OpFoldResult>{zero, rewriter.getIndexAttr(at)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows),
+                                 rewriter.getIndexAttr(cols)},
           ArrayRef<OpFoldResult>{one, one});
-      Value rhsChunk = memref::SubViewOp::create(
-          b, loc, rhs, ArrayRef<OpFoldResult>{at, zero},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(chunk), b.getIndexAttr(n)},
-          ArrayRef<OpFoldResult>{one, one});
-      return std::make_pair(lhsChunk, rhsChunk);
     };
-    if (chunk == k) {
-      MatmulOp::create(rewriter, loc, lhs, rhs, acc, /*accumulate=*/false);
-    } else {
+    auto multiply = [&](Value rhsCols) {
+      Value acc =
+          staging::allocTile(rewriter, loc, {m, cols}, f32, MemorySpace::ACC);
+      auto chunkAt = [&](OpBuilder &b, OpFoldResult at) {
+        Value lhsChunk = memref::SubViewOp::create(
+            b, loc, lhs, ArrayRef<OpFoldResult>{zero, at},
+            ArrayRef<OpFoldResult>{b.getIndexAttr(m), b.getIndexAttr(chunk)},
+            ArrayRef<OpFoldResult>{one, one});
+        Value rhsChunk = memref::SubViewOp::create(
+            b, loc, rhsCols, ArrayRef<OpFoldResult>{at, zero},
+            ArrayRef<OpFoldResult>{b.getIndexAttr(chunk), b.getIndexAttr(cols)},
+            ArrayRef<OpFoldResult>{one, one});
+        return std::make_pair(lhsChunk, rhsChunk);
+      };
+      if (chunk == k) {
+        MatmulOp::create(rewriter, loc, lhs, rhsCols, acc, /*accumulate=*/false);
+        return acc;
+      }
       // The first chunk overwrites the accumulator (no zero fill on the
       // vector unit for the matrix unit to wait for); the rest accumulate.
       auto [lhs0, rhs0] = chunkAt(rewriter, zero);
@@ -161,25 +180,35 @@ struct MatmulToNova : public OpInterfaceRewritePattern<linalg::LinalgOp> {
       auto [lhsChunk, rhsChunk] = chunkAt(rewriter, loop.getInductionVar());
       MatmulOp::create(rewriter, loc, lhsChunk, rhsChunk, acc,
                        /*accumulate=*/true);
-    }
-    rewriter.setInsertionPoint(op);
-    // Drain the accumulator into the destination.
+      return acc;
+    };
+    // Drain an accumulator into its columns of the destination.
     Type outType = cast<MemRefType>(outTile.getType()).getElementType();
-    if (overwrite) {
-      ElementwiseOp::create(rewriter, loc, ElementwiseKind::Copy,
-                            ValueRange{acc}, outTile, nullptr);
-    } else if (outType == f32) {
-      ElementwiseOp::create(rewriter, loc, ElementwiseKind::Add,
-                            ValueRange{outTile, acc}, outTile, nullptr);
-    } else {
-      Value wide = staging::allocTile(rewriter, loc, {m, n}, f32);
-      ElementwiseOp::create(rewriter, loc, ElementwiseKind::Copy,
-                            ValueRange{outTile}, wide, nullptr);
-      ElementwiseOp::create(rewriter, loc, ElementwiseKind::Add,
-                            ValueRange{wide, acc}, wide, nullptr);
-      ElementwiseOp::create(rewriter, loc, ElementwiseKind::Copy,
-                            ValueRange{wide}, outTile, nullptr);
+    auto drain = [&](Value acc, Value dest) {
+      if (overwrite) {
+        ElementwiseOp::create(rewriter, loc, ElementwiseKind::Copy,
+                              ValueRange{acc}, dest, nullptr);
+      } else if (outType == f32) {
+        ElementwiseOp::create(rewriter, loc, ElementwiseKind::Add,
+                              ValueRange{dest, acc}, dest, nullptr);
+      } else {
+        Value wide = staging::allocTile(rewriter, loc, {m, cols}, f32);
+        ElementwiseOp::create(rewriter, loc, ElementwiseKind::Copy,
+                              ValueRange{dest}, wide, nullptr);
+        ElementwiseOp::create(rewriter, loc, ElementwiseKind::Add,
+                              ValueRange{wide, acc}, wide, nullptr);
+        ElementwiseOp::create(rewriter, loc, ElementwiseKind::Copy,
+                              ValueRange{wide}, dest, nullptr);
+      }
+    };
+    std::optional<std::pair<Value, int64_t>> pending;
+    for (int64_t at = 0; at < n; at += cols) {
+      Value acc = multiply(columns(rhs, k, at));
+      if (pending)
+        drain(pending->first, columns(outTile, m, pending->second));
+      pending = std::make_pair(acc, at);
     }
+    drain(pending->first, columns(outTile, m, pending->second));
     out.finish(rewriter, loc);
     rewriter.eraseOp(op);
     return success();

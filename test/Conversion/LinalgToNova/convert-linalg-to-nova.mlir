@@ -214,3 +214,38 @@ func.func @matmul_transposed_lhs(%dy: memref<64x16xf32, #nova.memory_space<hbm>>
       outs(%y : memref<16x128xf32, #nova.memory_space<sram>>)
   return
 }
+
+// -----
+
+// An output block wider than the matrix unit's 128 columns (nova-tile's
+// output-stationary tiles) is multiplied a column chunk at a time from the
+// same staged operands, each chunk into its own accumulator; a chunk is
+// drained after the next chunk's matmul is issued, so that the vector unit
+// drains one accumulator while the matrix unit fills the other.
+// CHECK-LABEL: func.func @matmul_wide_block_column_chunks
+// CHECK: %[[SA:.*]] = memref.alloc() : memref<64x128xbf16, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %[[SA]]
+// CHECK: %[[SB:.*]] = memref.alloc() : memref<128x384xbf16, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %[[SB]]
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<64x384xf32, #nova.memory_space<hbm>> -> memref<64x384xf32, #nova.memory_space<sram>>
+// CHECK-NOT: nova.dma_start
+// CHECK: %[[B0:.*]] = memref.subview %[[SB]][0, 0] [128, 128] [1, 1]
+// CHECK: %[[ACC0:.*]] = memref.alloc() : memref<64x128xf32, #nova.memory_space<acc>>
+// CHECK: nova.matmul ins(%[[SA]], %[[B0]] : {{.*}}) outs(%[[ACC0]] : {{.*}}){{$}}
+// CHECK: %[[B1:.*]] = memref.subview %[[SB]][0, 128] [128, 128] [1, 1]
+// CHECK: %[[ACC1:.*]] = memref.alloc() : memref<64x128xf32, #nova.memory_space<acc>>
+// CHECK: nova.matmul ins(%[[SA]], %[[B1]] : {{.*}}) outs(%[[ACC1]] : {{.*}}){{$}}
+// CHECK: %[[C0:.*]] = memref.subview %{{.*}}[0, 0] [64, 128] [1, 1]
+// CHECK: nova.elementwise <add> ins(%[[C0]], %[[ACC0]] : {{.*}}) outs(%[[C0]]
+// CHECK: %[[B2:.*]] = memref.subview %[[SB]][0, 256] [128, 128] [1, 1]
+// CHECK: %[[ACC2:.*]] = memref.alloc() : memref<64x128xf32, #nova.memory_space<acc>>
+// CHECK: nova.matmul ins(%[[SA]], %[[B2]] : {{.*}}) outs(%[[ACC2]] : {{.*}}){{$}}
+// CHECK: %[[C1:.*]] = memref.subview %{{.*}}[0, 128] [64, 128] [1, 1]
+// CHECK: nova.elementwise <add> ins(%[[C1]], %[[ACC1]] : {{.*}}) outs(%[[C1]]
+// CHECK: %[[C2:.*]] = memref.subview %{{.*}}[0, 256] [64, 128] [1, 1]
+// CHECK: nova.elementwise <add> ins(%[[C2]], %[[ACC2]] : {{.*}}) outs(%[[C2]]
+// CHECK: nova.dma_start %{{.*}}, %{{.*}} : memref<64x384xf32, #nova.memory_space<sram>> -> memref<64x384xf32, #nova.memory_space<hbm>>
+func.func @matmul_wide_block_column_chunks(%a: memref<64x128xbf16, #nova.memory_space<hbm>>, %b: memref<128x384xbf16, #nova.memory_space<hbm>>, %c: memref<64x384xf32, #nova.memory_space<hbm>>) {
+  linalg.matmul ins(%a, %b : memref<64x128xbf16, #nova.memory_space<hbm>>, memref<128x384xbf16, #nova.memory_space<hbm>>) outs(%c : memref<64x384xf32, #nova.memory_space<hbm>>)
+  return
+}
