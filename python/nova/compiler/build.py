@@ -28,6 +28,7 @@ import numpy as np
 from nova.compiler import pipeline
 from nova.compiler.compile import CompileResult, compile_linalg, tiles_to_binary
 from nova.compiler.stage_texts import StageTexts
+from nova.compiler.stage_times import timed
 from nova.compiler.driver import run_opt
 from nova.compiler.options import TargetOptions
 from nova.runtime.binding import CallBinding
@@ -135,9 +136,11 @@ def build_program(linalg: str | Sharded, target: TargetOptions, *,
         return program(result)
     if callable(layout):
         layout = layout(result.binary)
-    return CompiledProgram(result.binary, params, stages=result.stages, binding=binding,
-                           splits=splits, output_splits=output_splits, grad_shards=grad_shards, zero=zero, layout=layout,
-                           state_names=state_names, relayouts=relayouts)
+    with timed("load the binary (read, validate)"):
+        return CompiledProgram(result.binary, params, stages=result.stages, binding=binding,
+                               splits=splits, output_splits=output_splits, grad_shards=grad_shards,
+                               zero=zero, layout=layout, state_names=state_names,
+                               relayouts=relayouts)
 
 
 def build_binary(source: str | Sharded | Stages | Tiles, target: TargetOptions | None, *,

@@ -321,16 +321,16 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
         args.insert(one_index, torch.ones((), dtype=torch.float32))
     with timed("trace the step (make_fx)"):
         module = trace_functional(fn, args)
-    # Values nothing reads (a layer-drop draw a comparison decided at trace
-    # time) must not keep the seed an input.
-    module.graph.eliminate_dead_code()
-    module.recompile()
-    # The seed and ``one`` stay inputs only if the trace used them (dropout,
-    # recomputation); the later one is dropped first.
-    keep_one = layout.one or not _drop_unused_placeholder(module, one_index)
-    keep_seed = layout.seed or not _drop_unused_placeholder(module, seed_index)
-    layout = dataclasses.replace(layout, seed=keep_seed, one=keep_one)
     with timed("graph rewrites (idioms, constants)"):
+        # Values nothing reads (a layer-drop draw a comparison decided at trace
+        # time) must not keep the seed an input.
+        module.graph.eliminate_dead_code()
+        module.recompile()
+        # The seed and ``one`` stay inputs only if the trace used them (dropout,
+        # recomputation); the later one is dropped first.
+        keep_one = layout.one or not _drop_unused_placeholder(module, one_index)
+        keep_seed = layout.seed or not _drop_unused_placeholder(module, seed_index)
+        layout = dataclasses.replace(layout, seed=keep_seed, one=keep_one)
         constants = lift_constants(module)
         _idioms(module)
         _widen_constants(module, constants)
@@ -483,8 +483,13 @@ def trace_functional(fn: Callable, args: Sequence[torch.Tensor]) -> torch.fx.Gra
     # Face skips its data-dependent checks: "pad token in input_ids", "is the
     # mask all ones"), which fake tensors cannot answer.
     from torch._export.utils import _compiling_state_context
+    # A lazy GraphModule generates its Python code only when something reads
+    # or calls it. Nothing does: the rewrites and torch-mlir's import walk the
+    # graph, and regenerating the code of a GPT-2 step's 8,000 nodes after each
+    # rewrite (make_fx's own, then recompile() after each) took 0.27 s a time.
+    from torch.fx._lazy_graph_module import _use_lazy_graph_module
 
-    with _compiling_state_context():
+    with _compiling_state_context(), _use_lazy_graph_module(True):
         return _trace(fn, args, table)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from nova.compiler.build import build_program
-from nova.compiler.stage_times import collecting
+from nova.compiler.stage_times import collecting, timed
 from nova.compiler.errors import NovaModelCompileError
 from nova.compiler.options import TargetOptions
 from nova.frontend.random_bits import step_seed
@@ -136,17 +136,19 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     layout = _layout(model, optimizer, rule, batch, model_inputs,
                      max_grad_norm is not None, accumulation_steps, keep_grads,
                      tuple(example_keywords), _autocast_name(autocast), tuple(recompute))
-    step = TrainStep(model, optimizer, rule, layout, max_grad_norm=max_grad_norm, seed=seed)
-    if plan is not None:
-        # Parameters the plan stores re-laid-out (a fused QKV grouped per chip):
-        # permuted when bound, put back when read (docs/training.md, "Tensor parallel").
-        step._stored = stored_layouts(plan, mesh)
-    # Parameters + gradients + optimizer state over the target's HBM: said before compiling.
-    breakdown = memory_breakdown(layout, step._values, step._slots,
-                                 capacity=hbm_capacity(target))
-    check_fits(breakdown, target)
-    example = step._arguments(list(batch), check=False)
     with collecting() as times:
+        with timed("host copies of the state, HBM check"):
+            step = TrainStep(model, optimizer, rule, layout, max_grad_norm=max_grad_norm,
+                             seed=seed)
+            if plan is not None:
+                # Parameters the plan stores re-laid-out (a fused QKV grouped per chip):
+                # permuted when bound, put back when read (docs/training.md, "Tensor parallel").
+                step._stored = stored_layouts(plan, mesh)
+            # Parameters + gradients + optimizer state over the target's HBM: said before compiling.
+            breakdown = memory_breakdown(layout, step._values, step._slots,
+                                         capacity=hbm_capacity(target))
+            check_fits(breakdown, target)
+            example = step._arguments(list(batch), check=False)
         with traced_with_plan(model, mesh, plan):
             imported = import_train_step(model, loss_fn, layout, rule.update,
                                          [torch.from_numpy(a) for a in example])

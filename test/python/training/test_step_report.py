@@ -49,9 +49,10 @@ def test_stats_fields_match_the_model_and_the_binary():
         step.stats
     # The compile's stage breakdown, in order, each stage timed.
     stages = [name for name, _ in step.compile_times]
-    assert stages == ["trace the step (make_fx)", "graph rewrites (idioms, constants)",
-                      "import to linalg (torch-mlir)", "nova-opt --nova-lower-to-tiles",
-                      "nova-opt --nova-tiles-to-isa", "nova-translate --nova-to-binary"]
+    assert stages == ["host copies of the state, HBM check", "trace the step (make_fx)",
+                      "graph rewrites (idioms, constants)", "import to linalg (torch-mlir)",
+                      "nova-opt --nova-lower-to-tiles", "nova-opt --nova-tiles-to-isa",
+                      "nova-translate --nova-to-binary", "load the binary (read, validate)"]
     assert all(seconds > 0 for _, seconds in step.compile_times)
     assert "total of the stages" in format_times(list(step.compile_times))
     loss = step(x, y)
