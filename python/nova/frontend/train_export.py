@@ -49,8 +49,8 @@ from nova.frontend.dropout import RandomStream, random_stream
 from nova.frontend.errors import NovaExportError
 from nova.frontend.export import import_fx_graph
 from nova.frontend.recompute import Recompute, recomputation
-from nova.frontend.trace_locations import (backward_locations, located_loss, tag_backward,
-                                           traced_at)
+from nova.frontend.trace_locations import (backward_locations, fast_stack_traces, located_loss,
+                                           tag_backward, traced_at)
 
 #: ``update(params, grads, slots, hypers) -> (new_params, new_slots)``: one
 #: parameter group's update as tensor ops. ``slots[s][i]`` is slot ``s`` of
@@ -489,7 +489,7 @@ def trace_functional(fn: Callable, args: Sequence[torch.Tensor]) -> torch.fx.Gra
     # rewrite (make_fx's own, then recompile() after each) took 0.27 s a time.
     from torch.fx._lazy_graph_module import _use_lazy_graph_module
 
-    with _compiling_state_context(), _use_lazy_graph_module(True):
+    with _compiling_state_context(), _use_lazy_graph_module(True), fast_stack_traces():
         return _trace(fn, args, table)
 
 
