@@ -315,7 +315,11 @@ class _Analysis:
             _, loop_end, pc, entry, lb, ub, step, ind = frame
             after = regs
             if pc in self.ranges:
-                after = [self.forget(v, pc) for v in after]
+                # Only the body's registers and the induction variable can hold
+                # it: the others kept their values from before the loop.
+                after = list(regs)
+                for r in (*self.body_writes(pc, loop_end), ind):
+                    after[r] = self.forget(after[r], pc)
                 del self.ranges[pc]
             may_skip = lb is None or ub is None or lb[1] >= ub[0]
             last = (None if ub is None or step is None or step[1] <= 0

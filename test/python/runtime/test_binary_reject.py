@@ -377,6 +377,36 @@ def test_debug_index_out_of_range() -> None:
     rejects(seal(data), "DEBUG section of chips \\[0, 1\\]: entry 0 names instruction 99")
 
 
+def test_debug_entries_broken_after_the_first() -> None:
+    """Each rule of a DEBUG entry names the first entry that breaks it, however
+    many good entries share its text (the entries are checked at once)."""
+    where = "DEBUG section of chips \\[0, 1\\]"
+    data = data_of("matmul_relu")
+    debug = section(data, SectionType.DEBUG)
+    count = struct.unpack_from("<I", data, debug.offset)[0]
+    assert count >= 3
+    entry = lambda k: debug.offset + 8 + 16 * k  # noqa: E731
+    index2 = struct.unpack_from("<I", data, entry(2))[0]
+
+    bad = bytearray(data)
+    struct.pack_into("<I", bad, entry(2) + 4, 1)  # reserved
+    rejects(seal(bad), f"{where}: entry 2 has nonzero reserved bytes")
+    bad = bytearray(data)
+    struct.pack_into("<I", bad, entry(2), index2 - 1)  # not increasing
+    rejects(seal(bad), f"{where}: entry 2 names instruction {index2 - 1}")
+    bad = bytearray(data)
+    struct.pack_into("<I", bad, entry(2) + 12, 10**6)  # text size
+    rejects(seal(bad), f"truncated section: {where} entry 2 text")
+    # A text of its own that is not UTF-8, read by entries 1 and 2: entry 1 is named.
+    off, size = struct.unpack_from("<II", data, entry(1) + 8)
+    text_at = debug.offset + debug.size - 2
+    bad = bytearray(data)
+    bad[text_at:text_at + 2] = b"\xff\xfe"
+    for k in (1, 2):
+        struct.pack_into("<II", bad, entry(k) + 8, debug.size - 2, 2)
+    rejects(seal(bad), f"{where} entry 1: text is not UTF-8")
+
+
 # -- scale --------------------------------------------------------------------
 
 def _with_code(data: bytes, words: np.ndarray) -> bytes:
