@@ -808,6 +808,194 @@ bool computes(linalg::GenericOp g, int64_t rowOperand,
   return true;
 }
 
+/// `v` past any expand/collapse_shape ops (recorded in `ops`): they keep
+/// the row-major order of the elements, which is all an elementwise
+/// factor of P needs.
+Value throughReshapes(Value v, llvm::SetVector<Operation *> &ops) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+      break;
+    ops.insert(def);
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// Whether `result` of a generic's body depends on its block arguments
+/// only through `bit` (constants aside).
+bool onlyThrough(Value result, Value bit, Block &body) {
+  SmallVector<Value> work = {result};
+  llvm::SmallPtrSet<Value, 8> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (v == bit || !seen.insert(v).second)
+      continue;
+    if (matchPattern(v, m_Constant()))
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != &body || def->getNumRegions() != 0)
+      return false;
+    for (Value o : def->getOperands())
+      work.push_back(o);
+  }
+  return true;
+}
+
+/// `result` folded with `bit` set to `value` (the ops that depend on
+/// nothing else).
+std::optional<double> foldWithBit(Block &body, Value bit, bool value, Value result) {
+  DenseMap<Value, Attribute> values;
+  values[bit] = IntegerAttr::get(bit.getType(), value ? 1 : 0);
+  auto lookup = [&](Value v) -> Attribute {
+    if (auto it = values.find(v); it != values.end())
+      return it->second;
+    Attribute a;
+    if (matchPattern(v, m_Constant(&a)))
+      return a;
+    return {};
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumResults() != 1 || op.getNumRegions() != 0 || op.getResult(0) == bit)
+      continue;
+    SmallVector<Attribute> operands;
+    for (Value o : op.getOperands())
+      operands.push_back(lookup(o));
+    if (llvm::any_of(operands, [](Attribute a) { return !a; }))
+      continue;
+    // arith.truncf folds only when exact (autocast's `truncf 0.9 : f32 to
+    // bf16` is not): round to nearest even, as the op does.
+    if (isa<arith::TruncFOp, arith::ExtFOp>(op)) {
+      auto in = dyn_cast<FloatAttr>(operands[0]);
+      auto type = dyn_cast<FloatType>(op.getResult(0).getType());
+      if (!in || !type)
+        continue;
+      APFloat value = in.getValue();
+      bool losesInfo = false;
+      value.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
+      values[op.getResult(0)] = FloatAttr::get(type, value);
+      continue;
+    }
+    SmallVector<OpFoldResult> folded;
+    if (failed(op.fold(operands, folded)) || folded.size() != 1)
+      continue;
+    Attribute a = isa<Attribute>(folded[0]) ? cast<Attribute>(folded[0])
+                                            : lookup(cast<Value>(folded[0]));
+    if (a)
+      values[op.getResult(0)] = a;
+  }
+  Attribute a = lookup(result);
+  if (!a)
+    return std::nullopt;
+  return valueOf(a);
+}
+
+/// Attention dropout, `Pd = P * D` before the P V matmul, with D = keep *
+/// scale computed by an elementwise generic of its own (Nova's dropout:
+/// `mask.to(dtype) / (1 - p)`, the keep bit an i1 value of its body).
+struct Dropout {
+  linalg::GenericOp product, keepGen;
+  /// The keep bit in keepGen's body, and the factor of a kept element.
+  Value bit;
+  double scale = 1.0;
+  /// P (the product's other operand) and D (the product's operand), and
+  /// the reshapes between D and the product.
+  Value p, d;
+  SmallVector<Operation *> dReshapes;
+};
+
+/// `g` yields `bit ? scale : 0` of an i1 value `bit` of its body
+/// (scale >= 1, finite): the bit and the scale.
+std::optional<std::pair<Value, double>> keepTimesScale(linalg::GenericOp g) {
+  if (!g || !allParallel(g) || g.getNumDpsInits() != 1 || g.getNumResults() != 1)
+    return std::nullopt;
+  Type out = getElementTypeOrSelf(g.getResult(0).getType());
+  if (!out.isF32() && !out.isBF16())
+    return std::nullopt;
+  Block &body = g.getRegion().front();
+  if (!g.getMatchingBlockArgument(g.getDpsInitOperand(0)).use_empty())
+    return std::nullopt;
+  Value yielded = body.getTerminator()->getOperand(0);
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumResults() != 1 || !op.getResult(0).getType().isInteger(1))
+      continue;
+    Value bit = op.getResult(0);
+    if (!onlyThrough(yielded, bit, body))
+      continue;
+    std::optional<double> dropped = foldWithBit(body, bit, false, yielded);
+    std::optional<double> kept = foldWithBit(body, bit, true, yielded);
+    if (dropped && *dropped == 0.0 && kept && std::isfinite(*kept) && *kept >= 1.0)
+      return std::pair{bit, *kept};
+  }
+  return std::nullopt;
+}
+
+/// `v` = P * D with D = keep * scale (through reshapes), in the product
+/// generic's element type.
+std::optional<Dropout> matchDropout(Value v) {
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 2 ||
+      !computes(g, -1, [](ArrayRef<double> x) {
+        return (double)((float)x[0] * (float)x[1]);
+      }))
+    return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    llvm::SetVector<Operation *> reshapes;
+    Value root = throughReshapes(g.getDpsInputs()[i], reshapes);
+    auto keepGen = root.getDefiningOp<linalg::GenericOp>();
+    std::optional<std::pair<Value, double>> keep = keepTimesScale(keepGen);
+    if (!keep)
+      continue;
+    Dropout d;
+    d.product = g;
+    d.keepGen = keepGen;
+    d.bit = keep->first;
+    d.scale = keep->second;
+    d.p = g.getDpsInputs()[1 - i];
+    d.d = root;
+    d.dReshapes.assign(reshapes.begin(), reshapes.end());
+    return d;
+  }
+  return std::nullopt;
+}
+
+/// The keep mask of `d` as i1 [batch, tq, tk]: keepGen's body yielding its
+/// keep bit, reshaped (row-major order is kept: the reshapes between D and
+/// the product only regroup it).
+Value buildKeepMask(Dropout &d, ArrayRef<int64_t> shape3, IRRewriter &rewriter,
+                    Location loc) {
+  linalg::GenericOp g = d.keepGen;
+  auto type = cast<RankedTensorType>(g.getResult(0).getType());
+  Type i1 = rewriter.getI1Type();
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), i1);
+  auto mask = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{init.getType()}, g.getDpsInputs(), ValueRange{init},
+      g.getIndexingMapsArray(), g.getIteratorTypesArray());
+  Block &old = g.getRegion().front();
+  unsigned at = std::distance(old.begin(), d.bit.getDefiningOp()->getIterator());
+  rewriter.cloneRegionBefore(g.getRegion(), mask.getRegion(), mask.getRegion().end());
+  Block &body = mask.getRegion().front();
+  body.getArguments().back().setType(i1);
+  Value bit = std::next(body.begin(), at)->getResult(0);
+  body.getTerminator()->setOperand(0, bit);
+  // The scale's ops go.
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (op->use_empty() && isMemoryEffectFree(op))
+      rewriter.eraseOp(op);
+  Value keep = mask.getResult(0);
+  int64_t rank = type.getRank();
+  if (rank > 2) {
+    SmallVector<ReassociationIndices> groups = {
+        llvm::to_vector(llvm::seq<int64_t>(0, rank - 1)), {rank - 1}};
+    keep = tensor::CollapseShapeOp::create(rewriter, loc, keep, groups);
+  }
+  return tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(shape3, i1), keep,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}});
+}
+
 /// The backward autograd derives for one attention from its probabilities
 /// P (the matmuls' operands as [B, T, .] tensors):
 ///
@@ -972,8 +1160,15 @@ bool isNarrowing(linalg::GenericOp g) {
 
 std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
                                       linalg::BatchMatmulOp qk, Value v3,
-                                      const Scores &scores, Value pWide = {}) {
+                                      const Scores &scores, Value pWide = {},
+                                      Dropout *drop = nullptr) {
   Backward bw;
+  // With dropout, dV reads the dropped P (Pd) and the softmax's backward P.
+  Value pDrop = drop ? drop->product.getResult(0) : Value();
+  auto readsDropped = [&](OpOperand *use) {
+    Chain probe;
+    return pDrop && throughBatchReshapes(use->get(), probe) == pDrop;
+  };
   linalg::GenericOp product, softmaxGrad;
   linalg::BatchMatmulOp dpMatmul;
   // P, or P widened to f32 (under bf16 autocast P is rounded to bf16 for
@@ -994,8 +1189,10 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
   for (OpOperand *use : pUses) {
     Operation *user = use->getOwner();
     Chain probe;
+    Value root;
     if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user) &&
-        pValues.contains(throughBatchReshapes(user->getResult(0), probe))) {
+        ((root = throughBatchReshapes(user->getResult(0), probe)),
+         pValues.contains(root) || (pDrop && root == pDrop))) {
       pReshapes.insert(user);
       usesThroughReshapes(user->getResult(0), uses, pReshapes);
       continue;
@@ -1018,6 +1215,8 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
       continue;
     Operation *user = use->getOwner();
     if (auto t = dyn_cast<linalg::TransposeOp>(user)) {
+      if (pDrop && !readsDropped(use))
+        return std::nullopt;
       llvm::SetVector<Operation *> transposeOps;
       Value pt = bw.dv ? Value() : transposedP(t, transposeOps);
       if (!pt || !pt.hasOneUse())
@@ -1032,9 +1231,20 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
       continue;
     }
     auto g = dyn_cast<linalg::GenericOp>(user);
+    if (readsDropped(use))
+      return std::nullopt;
     if (g && g.getNumDpsInputs() == 2 && !product &&
         computes(g, -1, [](ArrayRef<double> x) {
           return (double)((float)x[0] * (float)x[1]);
+        })) {
+      product = g;
+      continue;
+    }
+    // Under autocast the dropout's factor of dP is in the same generic:
+    // A = (dPd * D) * P.
+    if (g && drop && g.getNumDpsInputs() == 3 && !product &&
+        computes(g, -1, [](ArrayRef<double> x) {
+          return (double)((float)x[0] * (float)x[1] * (float)x[2]);
         })) {
       product = g;
       continue;
@@ -1047,9 +1257,46 @@ std::optional<Backward> matchBackward(ArrayRef<OpOperand *> pUses, Value p,
   }
   if (!bw.dv || !product || !softmaxGrad)
     return std::nullopt;
-  // A = dP * P, dP = dO V^T.
-  Value dp = product.getDpsInputs()[isP(product.getDpsInputs()[0]) ? 1 : 0];
+  // A = dP * P, dP = dO V^T (with dropout dP = dPd * D, dPd = dO V^T).
   Chain probe;
+  Value dp;
+  bool dropped = false, sawP = false;
+  for (Value in : product.getDpsInputs()) {
+    llvm::SetVector<Operation *> reshapes;
+    if (isP(in) && !sawP) {
+      sawP = true;
+    } else if (drop && !dropped && throughReshapes(in, reshapes) == drop->d) {
+      dropped = true;
+      for (Operation *op : reshapes)
+        probe.ops.insert(op);
+    } else if (!dp) {
+      dp = in;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!dp || !sawP)
+    return std::nullopt;
+  if (drop && !dropped) {
+    llvm::SetVector<Operation *> reshapes;
+    std::optional<Dropout> factor = matchDropout(throughReshapes(dp, reshapes));
+    if (!factor || factor->d != drop->d)
+      return std::nullopt;
+    for (Operation *op : reshapes)
+      probe.ops.insert(op);
+    probe.ops.insert(factor->product);
+    llvm::SetVector<Operation *> dReshapes;
+    for (Value in : factor->product.getDpsInputs())
+      if (in != factor->p)
+        throughReshapes(in, dReshapes);
+    for (Operation *op : dReshapes)
+      probe.ops.insert(op);
+    reshapes.clear();
+    dp = throughReshapes(factor->p, reshapes);
+    for (Operation *op : reshapes)
+      probe.ops.insert(op);
+    dropped = true;
+  }
   // Autocast's rounding of dP to bf16 (the kernel keeps dP in f32).
   Value dpValue = throughBatchReshapes(dp, probe);
   if (auto round = dpValue.getDefiningOp<linalg::GenericOp>(); round && isNarrowing(round)) {
@@ -1291,6 +1538,12 @@ struct FuseAttentionPass
     Chain chain;
     Value v3 = pv.getDpsInputs()[1];
     Value p = throughBatchReshapes(pv.getDpsInputs()[0], chain);
+    // Attention dropout: P V reads Pd = P * D, D = keep / (1 - p).
+    std::optional<Dropout> drop = matchDropout(p);
+    if (drop) {
+      chain.ops.insert(drop->product);
+      p = throughBatchReshapes(drop->p, chain);
+    }
     // Under autocast P may be rounded to bf16 by a generic of its own (a
     // safe softmax's guard dropped): then that rounding is the P the
     // backward reads.
@@ -1435,14 +1688,16 @@ struct FuseAttentionPass
           continue;
         Chain probe;
         Value read = throughBatchReshapes(use.get(), probe);
-        if (read != probs && !(rounding && read == norm.getResult(0)))
+        if (read != probs && !(rounding && read == norm.getResult(0)) &&
+            !(drop && read == drop->product.getResult(0)))
           return failure();
         pUses.push_back(&use);
       }
     std::optional<Backward> backward;
     if (!pUses.empty()) {
       backward = matchBackward(pUses, probs, qk, v3, *scores,
-                               rounding ? norm.getResult(0) : Value());
+                               rounding ? norm.getResult(0) : Value(),
+                               drop ? &*drop : nullptr);
       if (!backward)
         return failure();
       Block *block = pv->getBlock();
@@ -1466,6 +1721,16 @@ struct FuseAttentionPass
             sram > target.getSramBytes() / 2)
           return failure();
       }
+    }
+
+    // Dropout runs in the fused training step only (its mask feeds both
+    // kernels), with D laid out as P: [..., Tk] over B * H * Tq rows.
+    if (drop) {
+      auto dType = cast<ShapedType>(drop->d.getType());
+      int64_t bh = shape(q3)[0], tq = shape(q3)[1], tk = shape(kt3)[2];
+      if (!backward || dType.getRank() < 2 || dType.getShape().back() != tk ||
+          dType.getNumElements() != bh * tq * tk)
+        return failure();
     }
 
     rewriter.setInsertionPoint(pv);
@@ -1496,9 +1761,22 @@ struct FuseAttentionPass
       // The forward also writes the log-sum-exp the backward reads.
       Value lse = tensor::EmptyOp::create(rewriter, pv.getLoc(),
                                           outType.getShape().take_front(2), f32);
+      // Dropout: the keep bits as an i1 tensor both kernels read (one byte
+      // an element where D took four), its factor an attribute.
+      Value keep;
+      FloatAttr keepScale;
+      if (drop) {
+        keep = buildKeepMask(*drop, {shape(q3)[0], shape(q3)[1], shape(v3)[1]},
+                             rewriter, pv.getLoc());
+        keepScale = rewriter.getF64FloatAttr(drop->scale);
+        chain.ops.insert(drop->keepGen);
+        for (Operation *op : drop->dReshapes)
+          chain.ops.insert(op);
+      }
       auto fused = nova::AttentionLseOp::create(
           rewriter, pv.getLoc(), TypeRange{outType, lse.getType()}, q3, keys,
-          v3, init, lse, rewriter.getF64FloatAttr(scale), rows, causal);
+          v3, init, lse, rewriter.getF64FloatAttr(scale), rows, causal, keepScale,
+          keep);
       rewriter.replaceOp(pv, fused.getResult().front());
       // Before the first gradient matmul (after grad_out).
       Operation *first = backward->dv;
@@ -1518,7 +1796,7 @@ struct FuseAttentionPass
           rewriter, loc, TypeRange{dq0.getType(), dk0.getType(), dv0.getType()},
           q3, keys, v3, fused.getResult()[0], backward->gradOut,
           fused.getResult()[1], dq0, dk0, dv0, rewriter.getF64FloatAttr(scale),
-          causal);
+          causal, keepScale, keep);
       rewriter.replaceAllUsesWith(backward->dv.getResult(0), grads.getResult()[2]);
       rewriter.replaceAllUsesWith(
           backward->dq.getResult(0),

@@ -113,9 +113,14 @@ public:
     // term is two columns (its bf16 rounding and the remainder): one would
     // shift exp's argument by up to 2^-9 of lse.
     // Only bf16 takes them: in f32 the matrix unit is the busier engine.
+    // With dropout dP is masked before delta is subtracted: no dP column.
     int64_t columns = 2;
-    if (!element.isF32() && d + columns <= matrixRows && dv + columns <= matrixRows)
+    if (!element.isF32() && d + columns <= matrixRows && dv + columns <= matrixRows &&
+        !op.getKeep())
       extra = columns;
+    if (std::optional<APFloat> s = op.getKeepScale())
+      keepScale = s->convertToDouble();
+    hasKeep = bool(op.getKeep());
   }
 
   /// Bytes the kernel keeps in SRAM and in the accumulator with `sets`
@@ -127,6 +132,9 @@ public:
     int64_t rows = 4 * (3 * tq * dv + 2 * tq + 2 * tq * d);
     int64_t tiles = kSlots * (4 + 2 * e) * br * bc + 4 * br * bc +
                     4 * keys * bc * (d + dv);
+    // Dropout: per slot the keep mask and the dropped P.
+    if (hasKeep)
+      tiles += kSlots * (1 + 4 + e) * br * bc;
     return sets * (operands + rows) + tiles;
   }
   int64_t accBytes(int64_t sets = 1, int64_t keys = 2) const {
@@ -134,6 +142,10 @@ public:
   }
 
   void emit() {
+    if (op.getKeep()) {
+      zero = alloc({1, 1});
+      fill(0.0, zero);
+    }
     if (op.getCausal()) {
       // bias[r, c] = -1e38 where key c is after query r: exp gives 0 there.
       Value rows = alloc({br, bc}), cols = alloc({br, bc});
@@ -270,6 +282,12 @@ private:
       ds[s] = alloc({br, bc});
       pIn[s] = narrow ? alloc({br, bc}, MemorySpace::SRAM, element) : p[s];
       dsIn[s] = narrow ? alloc({br, bc}, MemorySpace::SRAM, element) : ds[s];
+      if (op.getKeep()) {
+        keep3[s] = alloc({1, br, bc}, MemorySpace::SRAM, b.getI1Type());
+        keep[s] = staging::reshapeTile(b, loc, keep3[s], {br, bc});
+        pDrop[s] = alloc({br, bc});
+        pDropIn[s] = narrow ? alloc({br, bc}, MemorySpace::SRAM, element) : pDrop[s];
+      }
     }
     for (int64_t s = 0; s < keySets; ++s) {
       dkt.push_back(alloc({d, bc}, MemorySpace::ACC));
@@ -350,6 +368,12 @@ private:
     }
     load(op.getKeys(), bi, buf.k3, chores);
     load(op.getValue(), bi, buf.v3, chores);
+    // Dropout: dP = keep * keepScale * dO V^T, the factor in V once.
+    if (op.getKeep() && keepScale != 1.0) {
+      Value vd = columns(buf.v3, 0, dv);
+      double k = keepScale;
+      chores.push_back([=, this] { ew(ElementwiseKind::Mul, {vd}, vd, k); });
+    }
     // grad_out once from HBM, widened or narrowed on chip.
     if (cast<MemRefType>(op.getGradOut().getType()).getElementType() == element) {
       load(op.getGradOut(), bi, buf.do3, chores);
@@ -389,6 +413,7 @@ private:
   /// last matmuls, or sooner when their accumulator is needed again.
   void iteration(ArrayRef<Value> batches) {
     int64_t unroll = batches.size();
+    iterationBatches.assign(batches.begin(), batches.end());
     SmallVector<Pair> batchPairs = pairs();
     int64_t perBatch = batchPairs.size(), keyBlocks = tk / bc;
     SmallVector<Item> all;
@@ -503,6 +528,13 @@ private:
   /// S = Q_i K_j^T and dP = dO_i V_j^T (minus lse and delta, with the
   /// augmented columns).
   void matrixScores(const Item &it, int64_t slot) {
+    if (op.getKeep()) {
+      // The pair's keep mask, loaded kAhead pairs before its vector work.
+      Value hbm = view(op.getKeep(),
+                       {iterationBatches[it.u], attr(it.pr.i * br), attr(it.pr.j * bc)},
+                       {1, br, bc});
+      staging::copy(b, loc, hbm, keep3[slot]);
+    }
     MatmulOp::create(b, loc, queryRows(it, extra), transposed(keyRows(it, extra)),
                      scores[slot], /*accumulate=*/false);
     MatmulOp::create(b, loc, gradRows(it, extra), transposed(valueRows(it, extra)),
@@ -532,8 +564,17 @@ private:
     ew(ElementwiseKind::Exp, {p[slot]}, p[slot]);
     if (pIn[slot] != p[slot])
       ew(ElementwiseKind::Copy, {p[slot]}, pIn[slot]);
+    Value dpKept = dp[slot];
+    if (op.getKeep()) {
+      // dV reads the dropped P; dS = P (keep dP - delta) (V carries the scale).
+      ew(ElementwiseKind::Select, {keep[slot], p[slot], zero}, pDrop[slot]);
+      if (pDropIn[slot] != pDrop[slot])
+        ew(ElementwiseKind::Copy, {pDrop[slot]}, pDropIn[slot]);
+      ew(ElementwiseKind::Select, {keep[slot], dp[slot], zero}, ds[slot]);
+      dpKept = ds[slot];
+    }
     ew(ElementwiseKind::Sub,
-       {dp[slot], view(of(it).delta, {attr(pr.i * br), attr(0)}, {br, 1})}, ds[slot]);
+       {dpKept, view(of(it).delta, {attr(pr.i * br), attr(0)}, {br, 1})}, ds[slot]);
     ew(ElementwiseKind::Mul, {ds[slot], p[slot]}, ds[slot]);
     if (dsIn[slot] != ds[slot])
       ew(ElementwiseKind::Copy, {ds[slot]}, dsIn[slot]);
@@ -544,7 +585,8 @@ private:
     const Pair &pr = it.pr;
     MatmulOp::create(b, loc, transposed(queryRows(it)), dsIn[slot], dkt[it.keySet],
                      /*accumulate=*/!pr.firstOfKey);
-    MatmulOp::create(b, loc, transposed(gradRows(it)), pIn[slot], dvt[it.keySet],
+    MatmulOp::create(b, loc, transposed(gradRows(it)),
+                     op.getKeep() ? pDropIn[slot] : pIn[slot], dvt[it.keySet],
                      /*accumulate=*/!pr.firstOfKey);
     // Key block 0 is the first that every query block sees.
     MatmulOp::create(b, loc, transposed(keyRows(it)), transposed(dsIn[slot]),
@@ -556,6 +598,9 @@ private:
   void writeKeyBlock(int64_t set, int64_t j, Value bi) {
     TransposeOp::create(b, loc, dkt[set], flat(dkOut[set]), ArrayRef<int64_t>{1, 0});
     store(dkOut[set], op.getGradKeys(), bi, attr(j * bc));
+    // Dropout: dV = keepScale dO^T (P keep).
+    if (op.getKeep() && keepScale != 1.0)
+      ew(ElementwiseKind::Mul, {dvt[set]}, dvt[set], keepScale);
     TransposeOp::create(b, loc, dvt[set], flat(dvOut[set]), ArrayRef<int64_t>{1, 0});
     store(dvOut[set], op.getGradValue(), bi, attr(j * bc));
   }
@@ -582,6 +627,14 @@ private:
   int64_t extra = 0;
   /// bf16: -term in f32 and its bf16 rounding widened back.
   Value negated, rounded;
+  /// Dropout: per slot the pair's keep mask ([1, Br, Bc] and [Br, Bc]) and
+  /// the dropped P (f32, and in the inputs' type); select's zero; the
+  /// factor of a kept probability; the batches of the current iteration.
+  Value keep3[kSlots], keep[kSlots], pDrop[kSlots], pDropIn[kSlots];
+  Value zero;
+  double keepScale = 1.0;
+  bool hasKeep = false;
+  SmallVector<Value> iterationBatches;
 };
 
 struct AttentionBackwardToNova : public OpRewritePattern<AttentionBackwardOp> {

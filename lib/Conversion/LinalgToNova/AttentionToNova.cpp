@@ -60,6 +60,10 @@ struct Attention {
   Value query, keys, value, out, lse;
   bool keyRows, causal;
   double scale;
+  /// Attention dropout: the i1 keep mask [B, Tq, Tk] and a kept
+  /// probability's factor (null: none).
+  Value keep;
+  double keepScale = 1.0;
 
   template <typename OpTy>
   static Attention of(OpTy op, Value lse) {
@@ -101,6 +105,11 @@ struct Buffers {
   Value inv, scaled, o3;
   /// The log-sum-exp m + log l as a row, and m as a row.
   Value lse, mRow;
+  /// Dropout: per slot the unit's keep mask ([1, Br, 2 Bc] as loaded, and
+  /// as [Br, 2 Bc]); the running row sum l of the undropped P (the ones
+  /// column of [V 1] sums the dropped one), a unit's row sum, l as a row.
+  Value keep3[3], keep[3];
+  Value l, unitSum, lRow;
 };
 
 /// A query block being emitted.
@@ -148,6 +157,11 @@ public:
   }
 
   void emit() {
+    if (op.keep) {
+      // select's false value for a dropped probability.
+      zero = alloc({1, 1});
+      fill(0.0, zero);
+    }
     if (op.getCausal()) {
       // bias[r, c] = -1e38 where key c is after query r (finite: 0 * bias
       // must be 0 below). With one block per sequence (the vector unit has
@@ -519,6 +533,15 @@ private:
       buf.lse = alloc({1, br});
       buf.mRow = alloc({1, br});
     }
+    if (op.keep) {
+      for (int i = 0; i < kSlots; ++i) {
+        buf.keep3[i] = alloc({1, br, 2 * bc}, MemorySpace::SRAM, b.getI1Type());
+        buf.keep[i] = staging::reshapeTile(b, loc, buf.keep3[i], {br, 2 * bc});
+      }
+      buf.l = alloc({br, 1});
+      buf.unitSum = alloc({br, 1});
+      buf.lRow = alloc({1, br});
+    }
     return buf;
   }
 
@@ -533,6 +556,15 @@ private:
   /// Scores of the `blocks` key blocks from `first` into slot `slot`; with
   /// `masked` the last one accumulates onto the causal bias.
   void scores(QueryBlock &qb, int slot, Value first, int64_t blocks, bool masked) {
+    if (op.keep) {
+      // The unit's keep mask, loaded as its scores are issued (kSlots units
+      // ahead of the softmax that reads it).
+      Value tile = view(qb.buf.keep3[slot], {attr(0), attr(0), attr(0)},
+                        {1, br, blocks * bc});
+      Value hbm = view(op.keep, {qb.spec.bi, qb.row0, times(first, bc)},
+                       {1, br, blocks * bc});
+      staging::copy(b, loc, hbm, tile);
+    }
     for (int64_t j = 0; j < blocks; ++j) {
       Value keys = view(qb.spec.kt, {attr(0), times(plus(first, j), bc)}, {d, bc});
       Value out = view(qb.buf.s[slot], {attr(0), attr(j * bc)}, {br, bc});
@@ -564,10 +596,17 @@ private:
     }
     Value ot = qb.buf.ot;
     Value mOld = qb.buf.m[(slot + kSlots - 1) % kSlots], mNew = qb.buf.m[slot];
+    Value keep;
+    if (op.keep)
+      keep = view(qb.buf.keep[slot], {attr(0), attr(0)}, {br, blocks * bc});
     if (first) {
       ReduceOp::create(b, loc, ReductionKind::Max, x, mNew, 1);
       ew(ElementwiseKind::Sub, {x, mNew}, t);
       ew(ElementwiseKind::Exp, {t}, p);
+      if (keep) {
+        ReduceOp::create(b, loc, ReductionKind::Sum, p, qb.buf.l, 1);
+        ew(ElementwiseKind::Select, {keep, p, zero}, p);
+      }
       return;
     }
     Value rowMax = qb.buf.rowMax[slot];
@@ -580,6 +619,13 @@ private:
     Value alpha = qb.buf.alpha[slot];
     ew(ElementwiseKind::Sub, {mOld, mNew}, alpha);
     ew(ElementwiseKind::Exp, {alpha}, alpha);
+    if (keep) {
+      // l = l alpha + rowsum(P) of the undropped P; then P is dropped.
+      ReduceOp::create(b, loc, ReductionKind::Sum, p, qb.buf.unitSum, 1);
+      ew(ElementwiseKind::Mul, {qb.buf.l, alpha}, qb.buf.l);
+      ew(ElementwiseKind::Add, {qb.buf.l, qb.buf.unitSum}, qb.buf.l);
+      ew(ElementwiseKind::Select, {keep, p, zero}, p);
+    }
     Value alphaRow = qb.buf.alphaRow[slot];
     TransposeOp::create(b, loc, alpha, alphaRow, ArrayRef<int64_t>{1, 0});
     ew(ElementwiseKind::Mul, {ot, alphaRow}, ot);
@@ -646,8 +692,15 @@ private:
   void writeOutput(QueryBlock &qb) {
     const Spec &spec = qb.spec;
     Value sums = view(qb.buf.ot, {attr(dv), attr(0)}, {1, br});
+    if (op.keep) {
+      TransposeOp::create(b, loc, qb.buf.l, qb.buf.lRow, ArrayRef<int64_t>{1, 0});
+      sums = qb.buf.lRow;
+    }
     Value inv = qb.buf.inv;
     ew(ElementwiseKind::Recip, {sums}, inv);
+    // A kept probability is P / (1 - p): the factor rides on 1 / l.
+    if (op.keep && op.keepScale != 1.0)
+      ew(ElementwiseKind::Mul, {inv}, inv, op.keepScale);
     Value scaled = qb.buf.scaled;
     ew(ElementwiseKind::Mul, {view(qb.buf.ot, {attr(0), attr(0)}, {dv, br}), inv},
        scaled);
@@ -674,7 +727,7 @@ private:
   Type element;
   int64_t batch, tq, d, tk, dv, br, bc;
   int64_t heads = 0;
-  Value eye, bias, addedBias, queries, kt, vt;
+  Value eye, bias, addedBias, queries, kt, vt, zero;
   Value q3, kt3, v3;
   bool allResident = false;
 
@@ -699,10 +752,14 @@ struct AttentionToNova : public OpRewritePattern<OpTy> {
                               << target.getMatrixRows() << " rows";
     rewriter.setInsertionPoint(op);
     int64_t block = std::min(target.getMatrixRows(), target.getMatrixCols());
-    Value lse;
-    if constexpr (std::is_same_v<OpTy, AttentionLseOp>)
-      lse = op.getLse();
-    Emitter emitter(rewriter, op.getLoc(), Attention::of(op, lse), block);
+    Attention attention = Attention::of(op, Value());
+    if constexpr (std::is_same_v<OpTy, AttentionLseOp>) {
+      attention.lse = op.getLse();
+      attention.keep = op.getKeep();
+      if (std::optional<APFloat> s = op.getKeepScale())
+        attention.keepScale = s->convertToDouble();
+    }
+    Emitter emitter(rewriter, op.getLoc(), attention, block);
     // nova-fuse-attention checked that one batch fits a quarter of SRAM.
     emitter.sramBudget = target.getSramBytes() / 4;
     emitter.emit();

@@ -251,3 +251,63 @@ def test_hugging_face_bf16_attention_fuses(name: str) -> None:
     step(**batch)
     assert _fused(step, seq)
     _assert_as_accurate_as_eager(step.grads(), model, batch)
+
+
+def _same_masks(model: torch.nn.Module, seed: int) -> torch.nn.Module:
+    """``model``, its forward run on Nova's random stream from ``seed`` fresh
+    on every call: eager draws the dropout masks a compiled step's first
+    call draws (in any dtype: the keep bits come from a counter hash)."""
+    from nova.frontend.dropout import RandomStream, random_stream
+    from nova.frontend.random_bits import step_seed
+
+    forward = model.forward
+
+    def run(*args, **kwargs):
+        with random_stream(RandomStream(torch.tensor(step_seed(seed, 0)))):
+            return forward(*args, **kwargs)
+
+    model.forward = run
+    return model
+
+
+def _hf_dropout_step(autocast):
+    """Hugging Face GPT-2 as shipped (sdpa, use_cache, attn_pdrop 0.1), its
+    first training step compiled, and a copy of the model to run eagerly."""
+    pytest.importorskip("transformers")
+    import hf_zoo
+
+    seq = 12
+    model = hf_zoo.build("gpt2")
+    assert model.config._attn_implementation == "sdpa" and model.config.use_cache
+    assert model.config.attn_pdrop == 0.1
+    batch = hf_zoo.batches("gpt2", 1, seq=seq)[0]
+    step = nova.compile_train_step(model, None, torch.optim.SGD(model.parameters(), lr=0.1),
+                                   keep_grads=True, seed=5, autocast=autocast, **batch)
+    loss = step(**batch)
+    assert _fused(step, seq)
+    # The dropout mask reaches the kernels as one byte per score.
+    mask = rf"memref<(?:\d+x)*{seq}x{seq}xi1(?:, strided<[^>]*>)?, #nova\.memory_space<hbm>>"
+    assert re.search(mask, step.program.stages["nova"])
+    return step, loss, _same_masks(hf_zoo.build("gpt2"), 5), batch
+
+
+def test_hugging_face_default_dropout_attention_fuses_f32() -> None:
+    """GPT-2 with attention dropout as shipped: forward and backward fuse with
+    the dropout mask as a kernel input, and the loss and every parameter's
+    gradient equal eager's run with the same masks (Nova's random stream)."""
+    import hf_zoo
+
+    step, loss, reference, batch = _hf_dropout_step(None)
+    expected = reference(**batch).loss
+    expected.backward()
+    torch.testing.assert_close(loss, expected.detach(), rtol=1e-4, atol=1e-5)
+    eager = {name: p.grad for name, p in reference.named_parameters() if p.grad is not None}
+    assert hf_zoo.gradient_mismatches(step.grads(), eager) == {}
+
+
+def test_hugging_face_default_dropout_attention_fuses_bf16() -> None:
+    """The same under bf16 autocast (the mask's scale is bf16's 1 / 0.9):
+    fused, and every parameter's gradient as accurate as eager autocast's
+    with the same masks (within 1.5x its distance from float64)."""
+    step, _, reference, batch = _hf_dropout_step(torch.bfloat16)
+    _assert_as_accurate_as_eager(step.grads(), reference, batch)

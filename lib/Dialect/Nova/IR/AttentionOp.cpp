@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::nova;
 
@@ -83,6 +85,28 @@ static LogicalResult verifyAttention(Operation *op, Value query, Value keys,
   if (getCausal() && tq != tk)
     return emitOpError("causal attention needs as many queries as keys, got ")
            << tq << " and " << tk;
+  return success();
+}
+
+/// A dropout mask `keep` (with `keepScale`), if any: [batch, Tq, Tk] i1 in
+/// the same kind (tensor or buffer) as `like`.
+static LogicalResult verifyKeep(Operation *op, Value keep,
+                                std::optional<APFloat> keepScale,
+                                ArrayRef<int64_t> want, Value like) {
+  if (!keep != !keepScale)
+    return op->emitOpError("keep and keep_scale go together");
+  if (!keep)
+    return success();
+  if (isa<RankedTensorType>(keep.getType()) != isa<RankedTensorType>(like.getType()))
+    return op->emitOpError("operands must be all tensors or all buffers");
+  if (cast<ShapedType>(keep.getType()).getShape() != want) {
+    InFlightDiagnostic diag = op->emitOpError("keep must be [");
+    llvm::interleaveComma(want, diag);
+    return diag << "], got " << keep.getType();
+  }
+  double s = keepScale->convertToDouble();
+  if (!(s >= 1.0) || !std::isfinite(s))
+    return op->emitOpError("keep_scale must be finite and at least 1, got ") << s;
   return success();
 }
 
@@ -159,24 +183,29 @@ LogicalResult AttentionLseOp::verify() {
   if (cast<ShapedType>(getLse().getType()).getShape() != ArrayRef<int64_t>(want))
     return emitOpError("lse must be [") << want[0] << ", " << want[1]
                                         << "], got " << getLse().getType();
-  return success();
+  ArrayRef<int64_t> k = cast<ShapedType>(getKeys().getType()).getShape();
+  int64_t tk = q.size() == 4 || getKeyRows() ? k[1] : k[2];
+  return verifyKeep(*this, getKeep(), getKeepScale(), {want[0], want[1], tk}, getOut());
 }
 
+// The keep mask comes after the inits: it is read, never written, and a
+// missed read lets bufferization reuse its buffer while a backward still
+// needs it.
 bool AttentionLseOp::bufferizesToMemoryRead(OpOperand &operand,
                                             const bufferization::AnalysisState &) {
-  return operand.getOperandNumber() < 3;
+  return !isDpsInit(&operand);
 }
 
 bool AttentionLseOp::bufferizesToMemoryWrite(
     OpOperand &operand, const bufferization::AnalysisState &) {
-  return operand.getOperandNumber() >= 3;
+  return isDpsInit(&operand);
 }
 
 bufferization::AliasingValueList
 AttentionLseOp::getAliasingValues(OpOperand &operand,
                                   const bufferization::AnalysisState &) {
   unsigned n = operand.getOperandNumber();
-  if (n < 3)
+  if (n < 3 || n > 4)
     return {};
   return {{getResult()[n - 3], bufferization::BufferRelation::Equivalent}};
 }
@@ -195,9 +224,10 @@ AttentionLseOp::bufferize(RewriterBase &rewriter,
   rewriter.setInsertionPoint(*this);
   AttentionLseOp::create(rewriter, getLoc(), TypeRange{}, buffers[0], buffers[1],
                          buffers[2], buffers[3], buffers[4], getScaleAttr(),
-                         getKeyRowsAttr(), getCausalAttr());
+                         getKeyRowsAttr(), getCausalAttr(), getKeepScaleAttr(),
+                         getKeep() ? buffers[5] : Value());
   bufferization::replaceOpWithBufferizedValues(
-      rewriter, *this, ArrayRef<Value>(buffers).drop_front(3));
+      rewriter, *this, ArrayRef<Value>(buffers).slice(3, 2));
   return success();
 }
 
@@ -262,19 +292,19 @@ LogicalResult AttentionBackwardOp::verify() {
 
 bool AttentionBackwardOp::bufferizesToMemoryRead(
     OpOperand &operand, const bufferization::AnalysisState &) {
-  return operand.getOperandNumber() < 6;
+  return !isDpsInit(&operand);
 }
 
 bool AttentionBackwardOp::bufferizesToMemoryWrite(
     OpOperand &operand, const bufferization::AnalysisState &) {
-  return operand.getOperandNumber() >= 6;
+  return isDpsInit(&operand);
 }
 
 bufferization::AliasingValueList
 AttentionBackwardOp::getAliasingValues(OpOperand &operand,
                                        const bufferization::AnalysisState &) {
   unsigned n = operand.getOperandNumber();
-  if (n < 6)
+  if (n < 6 || n > 8)
     return {};
   return {{getResult()[n - 6], bufferization::BufferRelation::Equivalent}};
 }
@@ -293,9 +323,10 @@ LogicalResult AttentionBackwardOp::bufferize(
   AttentionBackwardOp::create(rewriter, getLoc(), TypeRange{}, buffers[0],
                               buffers[1], buffers[2], buffers[3], buffers[4],
                               buffers[5], buffers[6], buffers[7], buffers[8],
-                              getScaleAttr(), getCausalAttr());
+                              getScaleAttr(), getCausalAttr(), getKeepScaleAttr(),
+                              getKeep() ? buffers[9] : Value());
   bufferization::replaceOpWithBufferizedValues(
-      rewriter, *this, ArrayRef<Value>(buffers).drop_front(6));
+      rewriter, *this, ArrayRef<Value>(buffers).slice(6, 3));
   return success();
 }
 

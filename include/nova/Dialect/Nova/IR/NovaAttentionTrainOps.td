@@ -11,6 +11,10 @@
 
 include "nova/Dialect/Nova/IR/NovaOps.td"
 
+// A dropout keep mask [B * H, Tq, Tk]: one byte per element, true = kept.
+def Nova_ShapedKeepMask : AnyTypeOf<[StaticShapeMemRefOf<[I1]>, StaticShapeTensorOf<[I1]>],
+                                    "i1 tensor or buffer">;
+
 def Nova_AttentionLseOp : Nova_Op<"attention_lse", [
     DestinationStyleOpInterface,
     DeclareOpInterfaceMethods<BufferizableOpInterface,
@@ -26,6 +30,12 @@ def Nova_AttentionLseOp : Nova_Op<"attention_lse", [
     (`nova.attention_backward`) recomputes the probabilities from `lse`, so
     that no score matrix is kept between them.
 
+    With `dropout(%keep)` (i1 `[B * H, Tq, Tk]`, true where a probability is
+    kept) the output is `(P * keep * keep_scale) V` (attention dropout,
+    `keep_scale = 1 / (1 - p)`); `lse` stays that of the undropped P, whose
+    row sums the kernel takes on the vector unit (the matrix unit's ones
+    column would sum the dropped P).
+
     ```mlir
     %o, %l = nova.attention_lse ins(%q, %k, %v : tensor<4x256x64xf32>, tensor<4x256x64xf32>, tensor<4x256x64xf32>)
                                 outs(%o0, %l0 : tensor<4x256x64xf32>, tensor<4x256xf32>) scale 1.250000e-01 key_rows causal
@@ -39,12 +49,15 @@ def Nova_AttentionLseOp : Nova_Op<"attention_lse", [
                        Arg<Nova_ShapedF32, "", [MemWrite]>:$lse,
                        F64Attr:$scale,
                        UnitAttr:$key_rows,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$keep_scale,
+                       Optional<Nova_ShapedKeepMask>:$keep);
   let results = (outs Variadic<AnyRankedTensor>:$result);
   let assemblyFormat = [{
     `ins` `(` $query `,` $keys `,` $value `:` type($query) `,` type($keys) `,` type($value) `)`
     `outs` `(` $out `,` $lse `:` type($out) `,` type($lse) `)` `scale` $scale
-    (`key_rows` $key_rows^)? (`causal` $causal^)? attr-dict (`->` type($result)^)?
+    (`key_rows` $key_rows^)? (`causal` $causal^)?
+    (`dropout` `(` $keep^ `:` type($keep) `)` `keep_scale` $keep_scale)? attr-dict (`->` type($result)^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -79,6 +92,11 @@ def Nova_AttentionBackwardOp : Nova_Op<"attention_backward", [
     `dQ_i += scale dS K_j` (with `dS = P (dO_i V_j^T - rowsum(dO_i out_i))`)
     in the accumulator.
 
+    With `dropout(%keep)` (the forward's mask and `keep_scale`) the forward
+    was `(P * keep * keep_scale) V`: `dV` accumulates the dropped P,
+    `dP` is `keep * keep_scale * dO V^T`, and `delta = rowsum(dO * out)`
+    still equals `rowsum(P * dP)`.
+
     Destination style: on tensors it returns the updated `grad_query`,
     `grad_keys` and `grad_value`; on buffers it writes them and has no
     result.
@@ -101,14 +119,17 @@ def Nova_AttentionBackwardOp : Nova_Op<"attention_backward", [
                        Arg<Nova_ShapedF32, "", [MemWrite]>:$grad_keys,
                        Arg<Nova_ShapedF32, "", [MemWrite]>:$grad_value,
                        F64Attr:$scale,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$keep_scale,
+                       Optional<Nova_ShapedKeepMask>:$keep);
   let results = (outs Variadic<AnyRankedTensor>:$result);
   let assemblyFormat = [{
     `ins` `(` $query `,` $keys `,` $value `,` $out `,` $grad_out `,` $lse `:`
       type($query) `,` type($keys) `,` type($value) `,` type($out) `,` type($grad_out) `,` type($lse) `)`
     `outs` `(` $grad_query `,` $grad_keys `,` $grad_value `:`
       type($grad_query) `,` type($grad_keys) `,` type($grad_value) `)`
-    `scale` $scale (`causal` $causal^)? attr-dict (`->` type($result)^)?
+    `scale` $scale (`causal` $causal^)?
+    (`dropout` `(` $keep^ `:` type($keep) `)` `keep_scale` $keep_scale)? attr-dict (`->` type($result)^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
