@@ -270,14 +270,14 @@ def _same_masks(model: torch.nn.Module, seed: int) -> torch.nn.Module:
     return model
 
 
-def _hf_dropout_step(autocast):
+def _hf_dropout_step(autocast, seq: int = 12):
     """Hugging Face GPT-2 as shipped (sdpa, use_cache, attn_pdrop 0.1), its
     first training step compiled, and a copy of the model to run eagerly."""
     pytest.importorskip("transformers")
     import hf_zoo
 
-    seq = 12
-    model = hf_zoo.build("gpt2")
+    # Room for sequences longer than one 128-row block of the kernels.
+    model = hf_zoo.build("gpt2", n_positions=256)
     assert model.config._attn_implementation == "sdpa" and model.config.use_cache
     assert model.config.attn_pdrop == 0.1
     batch = hf_zoo.batches("gpt2", 1, seq=seq)[0]
@@ -288,16 +288,18 @@ def _hf_dropout_step(autocast):
     # The dropout mask reaches the kernels as one byte per score.
     mask = rf"memref<(?:\d+x)*{seq}x{seq}xi1(?:, strided<[^>]*>)?, #nova\.memory_space<hbm>>"
     assert re.search(mask, step.program.stages["nova"])
-    return step, loss, _same_masks(hf_zoo.build("gpt2"), 5), batch
+    return step, loss, _same_masks(hf_zoo.build("gpt2", n_positions=256), 5), batch
 
 
-def test_hugging_face_default_dropout_attention_fuses_f32() -> None:
+@pytest.mark.parametrize("seq", [12, 200])
+def test_hugging_face_default_dropout_attention_fuses_f32(seq: int) -> None:
     """GPT-2 with attention dropout as shipped: forward and backward fuse with
     the dropout mask as a kernel input, and the loss and every parameter's
-    gradient equal eager's run with the same masks (Nova's random stream)."""
+    gradient equal eager's run with the same masks (Nova's random stream),
+    also over several query and key blocks with a ragged last one (200)."""
     import hf_zoo
 
-    step, loss, reference, batch = _hf_dropout_step(None)
+    step, loss, reference, batch = _hf_dropout_step(None, seq)
     expected = reference(**batch).loss
     expected.backward()
     torch.testing.assert_close(loss, expected.detach(), rtol=1e-4, atol=1e-5)
