@@ -6,8 +6,14 @@
 // stays in SRAM for the whole loop: its load moves in front of the loop and
 // its store behind it.
 //
+// Loads of one tile hoisted in front of neighbouring loops then share one
+// SRAM copy: the parts of a loop that nova-interleave-loops split (a fused
+// part and the rest), or two ops that read one operand whole (a linear's
+// input and weight gradients both read its output gradient).
+//
 //===----------------------------------------------------------------------===//
 #include "nova/Schedule/Passes.h"
+#include "Accesses.h"
 #include "LoopWrites.h"
 #include "nova/Dialect/Nova/IR/NovaOps.h"
 
@@ -166,12 +172,101 @@ struct HoistInvariantLoadsPass
     }
   }
 
+  /// A whole-tile load of `block`: an HBM -> SRAM copy into a static alloc
+  /// of the block, waited for alone.
+  struct Load {
+    DmaStartOp dma;
+    WaitOp wait;
+    memref::AllocOp tile;
+  };
+
+  static std::optional<Load> loadOf(Block *block, DmaStartOp dma) {
+    if (dma.getPeer())
+      return std::nullopt;
+    auto source = dyn_cast<MemRefType>(dma.getSource().getType());
+    auto target = dyn_cast<MemRefType>(dma.getTarget().getType());
+    if (!source || !target || getMemorySpace(source) != MemorySpace::HBM ||
+        getMemorySpace(target) != MemorySpace::SRAM)
+      return std::nullopt;
+    auto tile = dma.getTarget().getDefiningOp<memref::AllocOp>();
+    if (!tile || tile->getBlock() != block || !tile.getDynamicSizes().empty() ||
+        !tile.getSymbolOperands().empty())
+      return std::nullopt;
+    WaitOp wait = waitOf(block, dma);
+    if (!wait)
+      return std::nullopt;
+    return Load{dma, wait, tile};
+  }
+
+  /// Whether `op` or an op nested in it uses `tile` (through views too).
+  static bool usesTile(Operation *op, Value tile) {
+    SmallVector<Value> worklist{tile};
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (op->isAncestor(user))
+          return true;
+        if (isa<ViewLikeOpInterface, memref::TransposeOp>(user))
+          llvm::append_range(worklist, user->getResults());
+      }
+    }
+    return false;
+  }
+
+  /// A load of the tile an earlier load of `block` already holds (same
+  /// source value, same tile type) uses that copy instead. Between the two
+  /// only ops that use the copy, lazy ops, waits and other loads may run, so
+  /// that keeping the copy live adds no SRAM at any point (each op between
+  /// needed it, or its own tile, anyway); none of them may write the source's
+  /// buffer or the copy.
+  void share(Block &block) {
+    SmallVector<Load> kept;
+    for (Operation *op = &block.front(), *next; op; op = next) {
+      next = op->getNextNode();
+      if (auto dma = dyn_cast<DmaStartOp>(op)) {
+        if (std::optional<Load> load = loadOf(&block, dma)) {
+          auto same = llvm::find_if(kept, [&](Load &k) {
+            return k.dma.getSource() == dma.getSource() &&
+                   k.tile.getType() == load->tile.getType();
+          });
+          if (same == kept.end()) {
+            kept.push_back(*load);
+            continue;
+          }
+          if (next == load->wait.getOperation())
+            next = next->getNextNode();
+          load->wait->erase();
+          dma->erase();
+          load->tile.getResult().replaceAllUsesWith(same->tile.getResult());
+          load->tile->erase();
+          ++numShared;
+          continue;
+        }
+      }
+      if (isa<WaitOp>(op) || isLazy(op))
+        continue;
+      Accesses acc = accessesOf(op);
+      llvm::erase_if(kept, [&](Load &k) {
+        const void *source = bufferKey(k.dma.getSource());
+        return acc.unknown || !source || acc.writes.contains(source) ||
+               acc.writes.contains(bufferKey(k.tile.getResult())) ||
+               !usesTile(op, k.tile.getResult());
+      });
+    }
+  }
+
   void runOnOperation() override {
     // Inner loops first, so that a load can leave a loop nest level by level.
     getOperation().walk<WalkOrder::PostOrder>([&](scf::ForOp loop) {
       hoist(loop);
       promote(loop);
     });
+    // Then the loads hoisted in front of sibling loops share their copies.
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](Block *block) { blocks.push_back(block); });
+    for (Block *block : blocks)
+      if (!block->empty())
+        share(*block);
   }
 };
 } // namespace

@@ -186,3 +186,100 @@ func.func @negative_place_moves_with_the_loop(%y: memref<64x64xf32, #nova.memory
   }
   return
 }
+
+// Two loops reading one HBM operand whole (the parts of a loop that
+// nova-interleave-loops split, or a linear's input and weight gradients
+// reading its output gradient): the second hoisted load uses the first copy.
+// CHECK-LABEL: func.func @split_loop_shares_hoisted_load
+// CHECK: %[[A:.*]] = memref.alloc() : memref<256x128xbf16, #nova.memory_space<sram>>
+// CHECK: nova.dma_start %{{.*}}, %[[A]] :
+// CHECK: scf.for
+// CHECK: nova.matmul ins(%[[A]],
+// CHECK-NOT: nova.dma_start %arg0,
+// CHECK: scf.for
+// CHECK: nova.matmul ins(%[[A]],
+func.func @split_loop_shares_hoisted_load(%dy: memref<256x128xbf16, #nova.memory_space<hbm>>,
+                                          %w: memref<128x512xbf16, #nova.memory_space<hbm>>,
+                                          %acc: memref<256x128xf32, #nova.memory_space<acc>>) {
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %c512 = arith.constant 512 : index
+  scf.for %j = %c0 to %c256 step %c128 {
+    %a = memref.alloc() : memref<256x128xbf16, #nova.memory_space<sram>>
+    %t0 = nova.dma_start %dy, %a : memref<256x128xbf16, #nova.memory_space<hbm>> -> memref<256x128xbf16, #nova.memory_space<sram>>
+    nova.wait %t0
+    %wj = memref.subview %w[0, %j] [128, 128] [1, 1] : memref<128x512xbf16, #nova.memory_space<hbm>> to memref<128x128xbf16, strided<[512, 1], offset: ?>, #nova.memory_space<hbm>>
+    %b = memref.alloc() : memref<128x128xbf16, #nova.memory_space<sram>>
+    %t1 = nova.dma_start %wj, %b : memref<128x128xbf16, strided<[512, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<128x128xbf16, #nova.memory_space<sram>>
+    nova.wait %t1
+    nova.matmul ins(%a, %b : memref<256x128xbf16, #nova.memory_space<sram>>, memref<128x128xbf16, #nova.memory_space<sram>>) outs(%acc : memref<256x128xf32, #nova.memory_space<acc>>)
+  }
+  scf.for %j = %c256 to %c512 step %c128 {
+    %a = memref.alloc() : memref<256x128xbf16, #nova.memory_space<sram>>
+    %t0 = nova.dma_start %dy, %a : memref<256x128xbf16, #nova.memory_space<hbm>> -> memref<256x128xbf16, #nova.memory_space<sram>>
+    nova.wait %t0
+    %wj = memref.subview %w[0, %j] [128, 128] [1, 1] : memref<128x512xbf16, #nova.memory_space<hbm>> to memref<128x128xbf16, strided<[512, 1], offset: ?>, #nova.memory_space<hbm>>
+    %b = memref.alloc() : memref<128x128xbf16, #nova.memory_space<sram>>
+    %t1 = nova.dma_start %wj, %b : memref<128x128xbf16, strided<[512, 1], offset: ?>, #nova.memory_space<hbm>> -> memref<128x128xbf16, #nova.memory_space<sram>>
+    nova.wait %t1
+    nova.matmul ins(%a, %b : memref<256x128xbf16, #nova.memory_space<sram>>, memref<128x128xbf16, #nova.memory_space<sram>>) outs(%acc : memref<256x128xf32, #nova.memory_space<acc>>)
+  }
+  return
+}
+
+// An op between the two loops writes the operand's buffer: reloaded.
+// CHECK-LABEL: func.func @negative_source_written_between
+// CHECK-COUNT-2: nova.dma_start %arg0, %{{.*}} : memref<256x128xbf16, #nova.memory_space<hbm>> -> memref<256x128xbf16, #nova.memory_space<sram>>
+func.func @negative_source_written_between(%dy: memref<256x128xbf16, #nova.memory_space<hbm>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %o = memref.alloc() : memref<256x128xf32, #nova.memory_space<sram>>
+  scf.for %j = %c0 to %c2 step %c1 {
+    %a = memref.alloc() : memref<256x128xbf16, #nova.memory_space<sram>>
+    %t0 = nova.dma_start %dy, %a : memref<256x128xbf16, #nova.memory_space<hbm>> -> memref<256x128xbf16, #nova.memory_space<sram>>
+    nova.wait %t0
+    nova.elementwise <copy> ins(%a : memref<256x128xbf16, #nova.memory_space<sram>>) outs(%o : memref<256x128xf32, #nova.memory_space<sram>>)
+  }
+  %z = memref.alloc() : memref<256x128xbf16, #nova.memory_space<sram>>
+  nova.fill 0.000000e+00 outs(%z : memref<256x128xbf16, #nova.memory_space<sram>>)
+  %tz = nova.dma_start %z, %dy : memref<256x128xbf16, #nova.memory_space<sram>> -> memref<256x128xbf16, #nova.memory_space<hbm>>
+  nova.wait %tz
+  scf.for %j = %c0 to %c2 step %c1 {
+    %a = memref.alloc() : memref<256x128xbf16, #nova.memory_space<sram>>
+    %t0 = nova.dma_start %dy, %a : memref<256x128xbf16, #nova.memory_space<hbm>> -> memref<256x128xbf16, #nova.memory_space<sram>>
+    nova.wait %t0
+    nova.elementwise <copy> ins(%a : memref<256x128xbf16, #nova.memory_space<sram>>) outs(%o : memref<256x128xf32, #nova.memory_space<sram>>)
+  }
+  return
+}
+
+// An op between the two loops does not use the first copy (it may need the
+// SRAM the copy would keep): reloaded.
+// CHECK-LABEL: func.func @negative_unrelated_op_between
+// CHECK-COUNT-2: nova.dma_start %arg0, %{{.*}} : memref<256x128xbf16, #nova.memory_space<hbm>> -> memref<256x128xbf16, #nova.memory_space<sram>>
+func.func @negative_unrelated_op_between(%dy: memref<256x128xbf16, #nova.memory_space<hbm>>,
+                                         %x: memref<256x128xbf16, #nova.memory_space<hbm>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %o = memref.alloc() : memref<256x128xf32, #nova.memory_space<sram>>
+  scf.for %j = %c0 to %c2 step %c1 {
+    %a = memref.alloc() : memref<256x128xbf16, #nova.memory_space<sram>>
+    %t0 = nova.dma_start %dy, %a : memref<256x128xbf16, #nova.memory_space<hbm>> -> memref<256x128xbf16, #nova.memory_space<sram>>
+    nova.wait %t0
+    nova.elementwise <copy> ins(%a : memref<256x128xbf16, #nova.memory_space<sram>>) outs(%o : memref<256x128xf32, #nova.memory_space<sram>>)
+  }
+  %b = memref.alloc() : memref<256x128xbf16, #nova.memory_space<sram>>
+  %tb = nova.dma_start %x, %b : memref<256x128xbf16, #nova.memory_space<hbm>> -> memref<256x128xbf16, #nova.memory_space<sram>>
+  nova.wait %tb
+  nova.elementwise <copy> ins(%b : memref<256x128xbf16, #nova.memory_space<sram>>) outs(%o : memref<256x128xf32, #nova.memory_space<sram>>)
+  scf.for %j = %c0 to %c2 step %c1 {
+    %a = memref.alloc() : memref<256x128xbf16, #nova.memory_space<sram>>
+    %t0 = nova.dma_start %dy, %a : memref<256x128xbf16, #nova.memory_space<hbm>> -> memref<256x128xbf16, #nova.memory_space<sram>>
+    nova.wait %t0
+    nova.elementwise <copy> ins(%a : memref<256x128xbf16, #nova.memory_space<sram>>) outs(%o : memref<256x128xf32, #nova.memory_space<sram>>)
+  }
+  return
+}

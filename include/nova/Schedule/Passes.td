@@ -184,11 +184,21 @@ def NovaHoistInvariantLoads
     crosses HBM once instead of twice per panel. Nothing else in the loop may
     touch the place, and the tile is touched only between its load and its
     store.
+
+    Then a load of the tile an earlier load of the same block holds (the
+    same source value into the same SRAM type) uses that copy: the loads
+    hoisted in front of the two parts of a loop that nova-interleave-loops
+    split, or in front of two ops reading one operand whole (a linear's
+    input and weight gradients, both reading its output gradient). Only ops
+    that use the copy, lazy ops, waits and other loads may come between the
+    two, so the copy adds no SRAM where it was not needed anyway; none of them
+    may write the source's buffer or the copy.
   }];
   let dependentDialects = ["::mlir::nova::NovaDialect"];
   let statistics = [
     Statistic<"numHoisted", "hoisted-loads", "Loop-invariant DMA loads moved in front of their loop">,
     Statistic<"numPromoted", "promoted-tiles", "Tiles kept in SRAM across a loop that loads, updates and stores them">,
+    Statistic<"numShared", "shared-loads", "Hoisted loads of a tile that an earlier load of the block already holds in SRAM">,
   ];
 }
 
