@@ -29,6 +29,9 @@ void mlir::nova::buildPartitionPassPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createNovaDemoteF64());
   pm.addNestedPass<func::FuncOp>(createNovaEraseDeadGenericResults());
   pm.addPass(createCanonicalizerPass());
+  // Sequence parallelism with a vocabulary-parallel embedding: the one-hot
+  // product in Megatron's form (ids gathered, output split along the sequence).
+  pm.addNestedPass<func::FuncOp>(createNovaSequenceParallelEmbedding());
   pm.addNestedPass<func::FuncOp>(createNovaPrepareSharding());
   // Values whose users propagation would shard differently (a training
   // step's LayerNorm gradients under sequence parallelism) get a sharding of

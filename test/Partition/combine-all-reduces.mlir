@@ -143,3 +143,55 @@ func.func @negative_one_sliced(%a: tensor<2x8x32xf32>, %b: tensor<2x4x32xf32>) -
   } -> tensor<2x4x32xf32>
   return %ab : tensor<2x4x32xf32>
 }
+
+// -----
+
+// Under bf16 autocast each input gradient is rounded to bf16 after its
+// all-reduce and widened back before the sum: the partials are summed in
+// f32, reduced once, and the sum rounded once (Megatron's fused QKV).
+// CHECK-LABEL: func.func @combine_rounded
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x16x64xf32>, tensor<2x16x64xf32>)
+// CHECK: %[[R:.*]] = shard.all_reduce %[[S]] on @grid grid_axes = [0] : tensor<2x16x64xf32>
+// CHECK: %[[N:.*]] = linalg.generic {{.*}} ins(%[[R]] : tensor<2x16x64xf32>) outs(%{{.*}} : tensor<2x16x64xbf16>)
+// CHECK: arith.truncf
+// CHECK: %[[W:.*]] = linalg.generic {{.*}} ins(%[[N]] : tensor<2x16x64xbf16>) outs(%{{.*}} : tensor<2x16x64xf32>)
+// CHECK: arith.extf
+// CHECK: return %[[W]]
+// CHECK-NOT: shard.all_reduce
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+shard.grid @grid(shape = 4)
+func.func @combine_rounded(%a: tensor<32x64xf32>, %b: tensor<32x64xf32>) -> tensor<2x16x64xf32> {
+  %ra = shard.all_reduce %a on @grid grid_axes = [0] : tensor<32x64xf32> -> tensor<32x64xf32>
+  %rb = shard.all_reduce %b on @grid grid_axes = [0] : tensor<32x64xf32> -> tensor<32x64xf32>
+  %eh = tensor.empty() : tensor<32x64xbf16>
+  %na = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%ra : tensor<32x64xf32>) outs(%eh : tensor<32x64xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<32x64xbf16>
+  %nb = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%rb : tensor<32x64xf32>) outs(%eh : tensor<32x64xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<32x64xbf16>
+  %xa = tensor.expand_shape %na [[0, 1], [2]] output_shape [2, 16, 64] : tensor<32x64xbf16> into tensor<2x16x64xbf16>
+  %xb = tensor.expand_shape %nb [[0, 1], [2]] output_shape [2, 16, 64] : tensor<32x64xbf16> into tensor<2x16x64xbf16>
+  %ef = tensor.empty() : tensor<2x16x64xf32>
+  %wa = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%xa : tensor<2x16x64xbf16>) outs(%ef : tensor<2x16x64xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %t = arith.extf %x : bf16 to f32
+    linalg.yield %t : f32
+  } -> tensor<2x16x64xf32>
+  %wb = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%xb : tensor<2x16x64xbf16>) outs(%ef : tensor<2x16x64xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %t = arith.extf %x : bf16 to f32
+    linalg.yield %t : f32
+  } -> tensor<2x16x64xf32>
+  %sum = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%wa, %wb : tensor<2x16x64xf32>, tensor<2x16x64xf32>) outs(%ef : tensor<2x16x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %t = arith.addf %x, %y : f32
+    linalg.yield %t : f32
+  } -> tensor<2x16x64xf32>
+  return %sum : tensor<2x16x64xf32>
+}

@@ -255,6 +255,43 @@ def NovaOffsetSplitIndices : Pass<"nova-offset-split-indices", "::mlir::func::Fu
   ];
 }
 
+def NovaSequenceParallelEmbedding
+    : Pass<"nova-sequence-parallel-embedding", "::mlir::func::FuncOp"> {
+  let summary = "give a vocabulary-parallel embedding Megatron's sequence-parallel form";
+  let description = [{
+    Megatron's sequence parallelism with a vocabulary-parallel embedding:
+    the token ids split along the sequence (`input0` `Shard(1)` over `tp`)
+    and the table's rows over the same axis. Propagation cannot keep both
+    splits of `one_hot(ids) @ W` (its rows by the sequence, its contraction
+    by the vocabulary) and gathers the whole `[tokens, vocabulary]` one-hot,
+    after which the blocks run replicated. Run before propagation, this pass
+    gives the product Megatron's form: the one-hot reads the ids gathered
+    over the table's axes (`shard.shard` to the ids' sharding without them:
+    an all-gather of a few kB), so the product is a partial sum over the
+    vocabulary, and its output `[B, T, D]` (after casts and the expand back
+    from `[B * T, D]`) is annotated split as the ids are. Partitioning makes
+    that an all-reduce and a local slice, which `nova-form-reduce-scatter`
+    makes a reduce-scatter; the residual stream after it stays split along
+    the sequence (LayerNorms, residual adds on each chip's slice).
+
+    Before:
+    ```mlir
+    %ids = shard.shard %arg to %seq annotate_for_users : tensor<4x16xi64>   // [[0], [1]]
+    %oh = linalg.generic ins(%ids, %iota) { cmpi eq } -> tensor<4x16x64xi1>
+    ... casts, collapse -> tensor<64x64xf32>
+    %e = linalg.matmul ins(%c, %w) ...               // %w: rows split [[1], []]
+    %x = tensor.expand_shape %e ... into tensor<4x16x8xf32>
+    ```
+    After: the compare reads `shard.shard (shard.shard %ids to %seq) to
+    [[0], []] annotate_for_users`, and `%x` is annotated `[[0], [1], []]`
+    (as a result and for its users).
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+  let statistics = [
+    Statistic<"numEmbeddings", "embeddings", "one-hot embeddings given the sequence-parallel form">,
+  ];
+}
+
 def NovaLocalizeOneHotLookups
     : Pass<"nova-localize-one-hot-lookups", "::mlir::func::FuncOp"> {
   let summary = "make a one-hot product over a split vocabulary each chip's masked lookup";

@@ -6,7 +6,10 @@ all-reduce), the backward a DMA scatter-add into the chip's rows. No chip
 multiplies by a one-hot of the embedding any more. A DP2 x TP2 step of a
 1-layer GPT against torch eager: the loss and every parameter's gradient,
 read as its update (SGD at lr 1: ``p - p'`` is the gradient), in f32 and
-under bf16 autocast."""
+under bf16 autocast, without and with Megatron's sequence parallelism (the
+ids split along the sequence over tp: ``nova-sequence-parallel-embedding``
+gathers them for the lookup and reduce-scatters its output, so the blocks'
+LayerNorms and residual adds run on each chip's slice of the sequence)."""
 
 from __future__ import annotations
 
@@ -31,20 +34,22 @@ def _model():
     return GPT(CFG)
 
 
-def _vocab_parallel_plan(model):
-    plan = megatron_transformer_plan(model, batch_axis="dp")
+def _vocab_parallel_plan(model, sequence_parallel=False):
+    plan = megatron_transformer_plan(model, batch_axis="dp", sequence_parallel=sequence_parallel)
     return ParallelPlan({**plan.placements, "tok_emb.weight": {"tp": Shard(0)}},
                         batch_axis="dp")
 
 
+@pytest.mark.parametrize("sequence_parallel", [False, True], ids=["tp", "sp"])
 @pytest.mark.parametrize("autocast", [None, torch.bfloat16], ids=["f32", "bf16"])
-def test_dp2_tp2_vocab_parallel_lookups_match_eager(autocast):
+def test_dp2_tp2_vocab_parallel_lookups_match_eager(autocast, sequence_parallel):
     (ids, labels), = token_batches(CFG, 1, batch=4)
     model = _model()
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
     step = nova.compile_train_step(model, lm_cross_entropy, optimizer, ids, labels, mesh=MESH,
-                                   zero=1, autocast=autocast, plan=_vocab_parallel_plan(model))
+                                   zero=1, autocast=autocast,
+                                   plan=_vocab_parallel_plan(model, sequence_parallel))
     # Each chip reads its 32 rows by gather and adds into them by scatter;
     # the embedding's one-hot products (a [32, 32] x [32, 32] on each chip)
     # are gone: the only matmuls left with the chip's rows as an operand
@@ -52,6 +57,11 @@ def test_dp2_tp2_vocab_parallel_lookups_match_eager(autocast):
     assert " accumulate on dma" in step.program.stages["nova_isa"]
     linalg = step.program.stages["linalg"]
     assert "tensor<2x16x64xi1>" not in linalg  # no one-hot of the ids over the vocabulary
+    if sequence_parallel:
+        # The residual stream is each chip's half of the sequence, the
+        # embedding's output reduce-scattered into it.
+        assert "tensor<2x8x32xf32>" in linalg
+        assert "nova.reduce_scatter" in linalg
     loss = step(ids, labels)
 
     eager = _model()

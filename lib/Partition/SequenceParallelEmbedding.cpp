@@ -1,0 +1,176 @@
+//===- SequenceParallelEmbedding.cpp - nova-sequence-parallel-embedding ---===//
+//
+// Megatron's sequence parallelism with a vocabulary-parallel embedding: the
+// token ids split along the sequence over the axis that splits the table's
+// rows. Propagation cannot keep both splits of the one-hot product (its rows
+// by the sequence, its contraction by the vocabulary) and gathers the whole
+// [tokens, vocabulary] one-hot; the blocks then run replicated. This pass
+// gives the product Megatron's form before propagation: the ids gathered
+// over the vocabulary's axes (a few kB), the product a partial sum over them,
+// and its output (the embedding's [B, T, D]) annotated as the ids are split,
+// which partitioning makes a reduce-scatter; the residual stream after it
+// stays split along the sequence.
+//
+//===----------------------------------------------------------------------===//
+#include "nova/Partition/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::nova {
+#define GEN_PASS_DEF_NOVASEQUENCEPARALLELEMBEDDING
+#include "nova/Partition/Passes.h.inc"
+} // namespace mlir::nova
+
+using namespace mlir;
+
+namespace {
+
+/// A one-input, one-result elementwise generic whose body is one cast.
+bool isCast(linalg::GenericOp g) {
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumResults() != 1 ||
+      g.getNumLoops() != g.getNumParallelLoops() ||
+      !llvm::all_of(g.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Block *body = g.getBody();
+  if (!llvm::hasSingleElement(body->without_terminator()))
+    return false;
+  Operation &op = body->front();
+  return isa<arith::ExtUIOp, arith::ExtSIOp, arith::UIToFPOp, arith::SIToFPOp,
+             arith::TruncFOp, arith::ExtFOp>(op) &&
+         op.getOperand(0) == body->getArgument(0);
+}
+
+/// `v` through casts: the user annotation it reads, or null.
+shard::ShardOp annotationThroughCasts(Value v) {
+  while (auto g = v.getDefiningOp<linalg::GenericOp>()) {
+    if (!isCast(g))
+      return nullptr;
+    v = g.getDpsInputs()[0];
+  }
+  auto annotation = v.getDefiningOp<shard::ShardOp>();
+  return annotation && annotation.getAnnotateForUsers() ? annotation : nullptr;
+}
+
+/// The one-hot's compare: `cmpi eq(ids[leading dims], classes[last dim])`
+/// whose first input reads the ids over the leading loops. Null otherwise.
+linalg::GenericOp oneHotCompare(Value v) {
+  if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>())
+    v = collapse.getSrc();
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  while (isCast(g)) {
+    v = g.getDpsInputs()[0];
+    g = v.getDefiningOp<linalg::GenericOp>();
+  }
+  if (!g || g.getNumDpsInputs() != 2 || g.getNumResults() != 1 ||
+      g.getNumLoops() != g.getNumParallelLoops())
+    return nullptr;
+  Block *body = g.getBody();
+  auto cmp = dyn_cast<arith::CmpIOp>(body->front());
+  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq ||
+      cmp.getLhs() != body->getArgument(0))
+    return nullptr;
+  unsigned rank = g.getNumLoops();
+  AffineMap ids = g.getIndexingMapsArray()[0];
+  if (ids != AffineMap::getMinorIdentityMap(rank, rank - 1, g.getContext()) &&
+      ids != AffineMap::getMultiDimIdentityMap(rank, g.getContext()).getMajorSubMap(rank - 1))
+    return nullptr;
+  return g;
+}
+
+struct SequenceParallelEmbeddingPass
+    : public nova::impl::NovaSequenceParallelEmbeddingBase<SequenceParallelEmbeddingPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::MatmulOp> matmuls;
+    getOperation().walk([&](linalg::MatmulOp mm) { matmuls.push_back(mm); });
+    for (linalg::MatmulOp mm : matmuls) {
+      if (!mm.hasPureTensorSemantics())
+        continue;
+      shard::ShardOp table = annotationThroughCasts(mm.getInputs()[1]);
+      if (!table)
+        continue;
+      shard::Sharding tableSharding(table.getSharding());
+      ArrayRef<shard::GridAxesAttr> tableAxes = tableSharding.getSplitAxes();
+      if (tableAxes.empty() || tableAxes[0].empty())
+        continue;
+      ArrayRef<shard::GridAxis> vocab = tableAxes[0].asArrayRef();
+      linalg::GenericOp compare = oneHotCompare(mm.getInputs()[0]);
+      if (!compare)
+        continue;
+      auto ids = compare.getDpsInputs()[0].getDefiningOp<shard::ShardOp>();
+      if (!ids || !ids.getAnnotateForUsers())
+        continue;
+      shard::Sharding idsSharding(ids.getSharding());
+      if (idsSharding.getGridAttr() != tableSharding.getGridAttr())
+        continue;
+      auto idsType = cast<RankedTensorType>(ids.getType());
+      // The ids' splits without the vocabulary's axes.
+      MLIRContext *ctx = &getContext();
+      SmallVector<shard::GridAxesAttr> gathered, outAxes;
+      bool dropped = false;
+      for (shard::GridAxesAttr axes : idsSharding.getSplitAxes()) {
+        SmallVector<shard::GridAxis> kept;
+        for (shard::GridAxis axis : axes.asArrayRef()) {
+          if (llvm::is_contained(vocab, axis))
+            dropped = true;
+          else
+            kept.push_back(axis);
+        }
+        gathered.push_back(shard::GridAxesAttr::get(ctx, kept));
+        outAxes.push_back(axes);
+      }
+      if (!dropped)
+        continue;
+      // The product's output, through casts, expanded back to [ids..., D].
+      Value out = mm.getResult(0);
+      while (out.hasOneUse()) {
+        auto g = dyn_cast<linalg::GenericOp>(*out.user_begin());
+        if (!isCast(g))
+          break;
+        out = g.getResult(0);
+      }
+      if (!out.hasOneUse())
+        continue;
+      auto expand = dyn_cast<tensor::ExpandShapeOp>(*out.user_begin());
+      if (!expand)
+        continue;
+      ArrayRef<int64_t> outShape = expand.getResultType().getShape();
+      if (outShape.size() != static_cast<size_t>(idsType.getRank()) + 1 ||
+          outShape.drop_back() != idsType.getShape())
+        continue;
+      while (outAxes.size() < outShape.size())
+        outAxes.push_back(shard::GridAxesAttr::get(ctx, ArrayRef<shard::GridAxis>{}));
+
+      // The ids gathered over the vocabulary's axes for the one-hot.
+      OpBuilder b(compare);
+      Location loc = ids.getLoc();
+      auto whole = shard::ShardingOp::create(
+          b, loc, shard::Sharding::get(idsSharding.getGridAttr(), gathered));
+      auto asSplit = shard::ShardOp::create(b, loc, ids.getResult(), ids.getSharding(),
+                                            /*annotate_for_users=*/false);
+      auto forOneHot = shard::ShardOp::create(b, loc, asSplit.getResult(), whole,
+                                              /*annotate_for_users=*/true);
+      compare->setOperand(0, forOneHot.getResult());
+      // The embedding's output split as the ids are.
+      b.setInsertionPointAfter(expand);
+      loc = expand.getLoc();
+      auto split = shard::ShardingOp::create(
+          b, loc, shard::Sharding::get(idsSharding.getGridAttr(), outAxes));
+      auto made = shard::ShardOp::create(b, loc, expand.getResult(), split,
+                                         /*annotate_for_users=*/false);
+      auto read = shard::ShardOp::create(b, loc, made.getResult(), split,
+                                         /*annotate_for_users=*/true);
+      expand.getResult().replaceAllUsesExcept(read.getResult(), made);
+      ++numEmbeddings;
+    }
+  }
+};
+
+} // namespace
