@@ -35,7 +35,7 @@ from torch.overrides import TorchFunctionMode
 
 from nova.frontend.attention_math import sdpa_math
 from nova.frontend.errors import NovaExportError
-from nova.frontend.random_bits import keep_threshold, random_bits, top_bits, uniform
+from nova.frontend.random_bits import keep_threshold, random_top_bits, uniform
 
 F = torch.nn.functional
 
@@ -64,7 +64,7 @@ def keep_mask(stream: RandomStream, shape: torch.Size, p: float,
     numel = 1
     for size in shape:
         numel *= int(size)
-    bits = top_bits(random_bits(stream.seed, stream.take(numel), shape, device))
+    bits = random_top_bits(stream.seed, stream.take(numel), shape, device)
     return bits < keep_threshold(1.0 - p)
 
 

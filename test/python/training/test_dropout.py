@@ -41,6 +41,26 @@ def test_generator_on_nova_is_bit_exact_and_uniform():
     assert (other != bits).float().mean() > 0.99
 
 
+class _TopBits(torch.nn.Module):
+    def __init__(self, shape):
+        super().__init__()
+        self.shape = shape
+
+    def forward(self, seed):
+        return rb.random_top_bits(seed, 11, self.shape)
+
+
+@pytest.mark.parametrize("shape", [(16, 33), (3, 5, 7), (1,), ()])
+def test_top_bits_shortcut_is_the_full_hash(shape):
+    """Dropout's masks and uniforms take SplitMix64's top 24 bits from a
+    shorter program (row + column states, no last xorshift): the same bits
+    as the full hash, in eager and on Nova."""
+    seed = torch.tensor(rb.step_seed(99, 3))
+    want = rb.top_bits(rb.random_bits(seed, 11, shape))
+    assert torch.equal(rb.random_top_bits(seed, 11, shape), want)
+    assert torch.equal(nova.compile(_TopBits(shape), seed)(seed), want)
+
+
 def _mlp(p1=0.3, p2=0.5, seed=0):
     torch.manual_seed(seed)
     return torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Dropout(p1),
