@@ -19,22 +19,54 @@ using namespace mlir;
 
 namespace {
 
-/// Zero-pads dimension `dim` of `v` to `size`: a zero-filled tensor with `v`
-/// inserted (it lives in HBM like any function-level tensor; tensor.pad's own
-/// bufferization would not say where).
+SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
+  SmallVector<OpFoldResult> attrs;
+  for (int64_t v : values)
+    attrs.push_back(b.getIndexAttr(v));
+  return attrs;
+}
+
+/// Zero-pads dimension `dim` of `v` to `size`: `v` inserted into a tensor
+/// whose padding alone is zero-filled (it lives in HBM like any
+/// function-level tensor; tensor.pad's own bufferization would not say
+/// where). Filling the whole padded tensor first cost a vector pass and a DMA
+/// over every element that `v` then overwrites (the 50257-word LM head's
+/// [50304 x 768] weight: 77 MB of zeros for 47 rows).
 Value padDim(OpBuilder &b, Location loc, Value v, int64_t dim, int64_t size) {
   auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<int64_t> shape(type.getShape());
+  Type element = type.getElementType();
+  SmallVector<int64_t> shape(type.getShape()), strip(type.getShape());
   shape[dim] = size;
-  Value zero = arith::ConstantOp::create(
-      b, loc, b.getZeroAttr(type.getElementType()));
-  Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
-  Value filled = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
-  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
-  for (int64_t s : type.getShape())
-    sizes.push_back(b.getIndexAttr(s));
-  return tensor::InsertSliceOp::create(b, loc, v, filled, offsets, sizes, strides);
+  strip[dim] = size - type.getDimSize(dim);
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+  Value wide = tensor::EmptyOp::create(b, loc, shape, element);
+  Value stripEmpty = tensor::EmptyOp::create(b, loc, strip, element);
+  Value zeros = linalg::FillOp::create(b, loc, zero, stripEmpty).getResult(0);
+  SmallVector<int64_t> stripOffsets(type.getRank(), 0);
+  stripOffsets[dim] = type.getDimSize(dim);
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  wide = tensor::InsertSliceOp::create(b, loc, zeros, wide,
+                                       indexAttrs(b, stripOffsets),
+                                       indexAttrs(b, strip), strides);
+  return tensor::InsertSliceOp::create(
+      b, loc, v, wide, indexAttrs(b, SmallVector<int64_t>(type.getRank(), 0)),
+      indexAttrs(b, type.getShape()), strides);
+}
+
+/// The part [offset, offset + length) of `v` along the dimensions that `map`
+/// indexes by loop `loop`; the whole of every other dimension.
+Value sliceLoop(OpBuilder &b, Location loc, Value v, AffineMap map,
+                unsigned loop, int64_t offset, int64_t length) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape());
+  for (auto [i, e] : llvm::enumerate(map.getResults()))
+    if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == loop) {
+      offsets[i] = offset;
+      sizes[i] = length;
+    }
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, loc, v, indexAttrs(b, offsets),
+                                        indexAttrs(b, sizes), strides);
 }
 
 struct PadMatmulPass : public nova::impl::NovaPadMatmulBase<PadMatmulPass> {
@@ -88,9 +120,56 @@ struct PadMatmulPass : public nova::impl::NovaPadMatmulBase<PadMatmulPass> {
         continue;
       Location loc = op.getLoc();
       rewriter.setInsertionPoint(op);
+      if (padded[2] && !padded[0] && !padded[1] && k >= rows) {
+        // K alone: two matmuls over K = k0 + k1 (k0 a whole number of array
+        // rows, k1 < rows), the second accumulating into the first, each
+        // reading a slice of the unpadded operands. Padding K copied dY into
+        // a zero-filled [2048 x 50304] tensor (the LM head's dX = dY W at
+        // GPT-2's 50257 words: 206 MB of fill and 206 MB of copy a step).
+        int64_t k0 = k / rows * rows;
+        Value acc = op.getDpsInits()[0];
+        for (auto [offset, length] :
+             {std::pair<int64_t, int64_t>{0, k0}, {k0, k - k0}}) {
+          auto part = linalg::MatmulOp::create(
+              rewriter, loc, TypeRange{acc.getType()},
+              ValueRange{sliceLoop(rewriter, loc, op.getDpsInputs()[0], maps[0],
+                                   2, offset, length),
+                         sliceLoop(rewriter, loc, op.getDpsInputs()[1], maps[1],
+                                   2, offset, length)},
+              ValueRange{acc});
+          part->setAttrs(op->getAttrs());
+          acc = part.getResult(0);
+        }
+        rewriter.replaceOp(op, acc);
+        ++numPadded;
+        continue;
+      }
       // Zero rows of A, columns of B and lanes of K add nothing to C.
       SmallVector<Value> operands;
-      for (auto [value, map] : llvm::zip(op->getOperands(), maps)) {
+      for (auto [position, pair] :
+           llvm::enumerate(llvm::zip(op->getOperands(), maps))) {
+        auto [value, map] = pair;
+        auto type = cast<RankedTensorType>(value.getType());
+        SmallVector<int64_t> shape(type.getShape());
+        bool grows = false;
+        for (auto [i, e] : llvm::enumerate(map.getResults()))
+          if (auto d = dyn_cast<AffineDimExpr>(e); d && padded[d.getPosition()]) {
+            shape[i] = padded[d.getPosition()];
+            grows = true;
+          }
+        // A destination that is a fill (the forward's zero accumulator) is
+        // filled at the padded shape: padding the narrow fill copied a
+        // [2048 x 50257] f32 tensor of zeros into a [2048 x 50304] one that
+        // was zero-filled too (412 MB filled twice and copied once a step).
+        if (auto fill = value.getDefiningOp<linalg::FillOp>();
+            grows && position == 2 && fill) {
+          Value empty = tensor::EmptyOp::create(rewriter, loc, shape,
+                                                type.getElementType());
+          operands.push_back(
+              linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
+                  .getResult(0));
+          continue;
+        }
         Value v = value;
         for (auto [i, e] : llvm::enumerate(map.getResults()))
           if (auto d = dyn_cast<AffineDimExpr>(e); d && padded[d.getPosition()])

@@ -1,12 +1,15 @@
 // RUN: nova-opt %s --pass-pipeline='builtin.module(nova-attach-target{target=nova-t1},func.func(nova-pad-matmul))' -split-input-file | FileCheck %s
 
 // An LM head over a 257-token vocabulary (a prime: nova-tile would cut it in
-// 1-column tiles): B and the destination are zero-padded to 384 columns and
-// the result sliced back.
+// 1-column tiles): B is zero-padded to 384 columns (only its 127 padding rows
+// filled: the rest is B's own), the destination, a zero fill, is filled at
+// the padded width (no narrow fill copied into a wide one), and the result
+// sliced back.
 // CHECK-LABEL: func.func @lm_head_prime_width
-// CHECK: %[[BZ:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<384x64xf32>)
+// CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<127x64xf32>)
+// CHECK: %[[BZ:.*]] = tensor.insert_slice %[[Z]] into %{{.*}}[257, 0] [127, 64] [1, 1] : tensor<127x64xf32> into tensor<384x64xf32>
 // CHECK: %[[B:.*]] = tensor.insert_slice %{{.*}} into %[[BZ]][0, 0] [257, 64] [1, 1] : tensor<257x64xf32> into tensor<384x64xf32>
-// CHECK: %[[C:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [16, 257] [1, 1] : tensor<16x257xf32> into tensor<16x384xf32>
+// CHECK: %[[C:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<16x384xf32>)
 // CHECK: %[[W:.*]] = linalg.matmul indexing_maps = {{.*}} ins(%{{.*}}, %[[B]] : tensor<16x64xf32>, tensor<384x64xf32>) outs(%[[C]] : tensor<16x384xf32>)
 // CHECK: tensor.extract_slice %[[W]][0, 0] [16, 257] [1, 1] : tensor<16x384xf32> to tensor<16x257xf32>
 func.func @lm_head_prime_width(%x: tensor<16x64xf32>, %w: tensor<257x64xf32>) -> tensor<16x257xf32> {
@@ -32,13 +35,17 @@ func.func @negative_good_width(%x: tensor<16x64xf32>, %w: tensor<64x256xf32>, %c
 // -----
 
 // The LM head's backward dX = dY W over the same vocabulary: K = 257 would be
-// fed to the array in 1-row chunks. dY's columns and W's rows are zero-padded
-// to 384 (zero products add nothing); the result keeps its shape.
+// fed to the array in 1-row chunks. K alone is awkward: two matmuls over
+// K = 256 + 1 read slices of dY and W (no padded copy of dY), the second
+// accumulating into the first; the result keeps its shape.
 // CHECK-LABEL: func.func @backward_prime_contraction
-// CHECK: %[[A:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [16, 257] [1, 1] : tensor<16x257xf32> into tensor<16x384xf32>
-// CHECK: %[[B:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [257, 64] [1, 1] : tensor<257x64xf32> into tensor<384x64xf32>
-// CHECK: %[[R:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<16x384xf32>, tensor<384x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
-// CHECK-NOT: tensor.extract_slice
+// CHECK: %[[A0:.*]] = tensor.extract_slice %arg0[0, 0] [16, 256] [1, 1]
+// CHECK: %[[B0:.*]] = tensor.extract_slice %arg1[0, 0] [256, 64] [1, 1]
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[A0]], %[[B0]] : tensor<16x256xf32>, tensor<256x64xf32>) outs(%arg2 : tensor<16x64xf32>)
+// CHECK: %[[A1:.*]] = tensor.extract_slice %arg0[0, 256] [16, 1] [1, 1]
+// CHECK: %[[B1:.*]] = tensor.extract_slice %arg1[256, 0] [1, 64] [1, 1]
+// CHECK: %[[R:.*]] = linalg.matmul ins(%[[A1]], %[[B1]] : tensor<16x1xf32>, tensor<1x64xf32>) outs(%[[P]] : tensor<16x64xf32>)
+// CHECK-NOT: tensor.insert_slice
 // CHECK: return %[[R]]
 func.func @backward_prime_contraction(%dy: tensor<16x257xf32>, %w: tensor<257x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
   %r = linalg.matmul ins(%dy, %w : tensor<16x257xf32>, tensor<257x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
