@@ -1,7 +1,9 @@
 //===- FuseElementwise.cpp - controlled elementwise fusion ------*- C++ -*-===//
 #include "nova/Normalize/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -157,6 +159,37 @@ int64_t countGenerics(func::FuncOp func) {
   return count;
 }
 
+/// `(x >> k) & (2^(w-k) - 1)` with an arithmetic shift is the logical shift
+/// `x >>> k`: one ISA op (`shru`) instead of two. torch has no unsigned shift,
+/// so every logical shift it traces arrives in this form (the dropout
+/// generator's SplitMix64, nova.frontend.random_bits: three per element).
+struct MaskedArithmeticShiftIsLogical : OpRewritePattern<arith::AndIOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::AndIOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<IntegerType>(op.getType());
+    if (!type)
+      return failure();
+    unsigned width = type.getWidth();
+    for (auto [shifted, masked] : {std::pair{op.getLhs(), op.getRhs()},
+                                   std::pair{op.getRhs(), op.getLhs()}}) {
+      auto shift = shifted.getDefiningOp<arith::ShRSIOp>();
+      APInt amount, mask;
+      if (!shift || !matchPattern(shift.getRhs(), m_ConstantInt(&amount)) ||
+          !matchPattern(masked, m_ConstantInt(&mask)))
+        continue;
+      uint64_t k = amount.getZExtValue();
+      if (k == 0 || k >= width || mask != APInt::getLowBitsSet(width, width - k))
+        continue;
+      rewriter.replaceOpWithNewOp<arith::ShRUIOp>(op, shift.getLhs(),
+                                                  shift.getRhs());
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct FuseElementwisePass
     : public nova::impl::NovaFuseElementwiseBase<FuseElementwisePass> {
   using Base::Base;
@@ -167,6 +200,7 @@ struct FuseElementwisePass
     readZeroDimInitsAsInputs(func);
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, controlFusion);
+    patterns.add<MaskedArithmeticShiftIsLogical>(&getContext());
     if (foldReshapes)
       linalg::populateFoldReshapeOpsByCollapsingPatterns(patterns,
                                                         controlReshapeFolding);

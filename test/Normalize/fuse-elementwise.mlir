@@ -182,3 +182,50 @@ func.func @zero_d_sum_then_pow(%x: tensor<f32>) -> tensor<f32> {
   } -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// torch has no unsigned shift: a logical right shift traces as an arithmetic
+// shift masked to the low 64 - k bits (SplitMix64 in Nova's dropout). The
+// pair is one arith.shrui.
+// CHECK-LABEL: func.func @masked_arithmetic_shift_is_logical
+// CHECK: linalg.generic
+// CHECK: %[[S:.*]] = arith.shrui %{{.*}}, %{{.*}} : i64
+// CHECK-NOT: arith.andi
+// CHECK-NOT: arith.shrsi
+// CHECK: linalg.yield %[[S]]
+func.func @masked_arithmetic_shift_is_logical(%x: tensor<8xi64>) -> tensor<8xi64> {
+  %k = arith.constant 30 : i64
+  %m = arith.constant 17179869183 : i64
+  %e = tensor.empty() : tensor<8xi64>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xi64>) outs(%e : tensor<8xi64>) {
+  ^bb0(%a: i64, %o: i64):
+    %s = arith.shrsi %a, %k : i64
+    %l = arith.andi %s, %m : i64
+    linalg.yield %l : i64
+  } -> tensor<8xi64>
+  return %r : tensor<8xi64>
+}
+
+// -----
+
+// A mask that keeps a sign bit (2^35 - 1 after a shift by 30: 35 bits, one
+// too many) is not a logical shift: left alone.
+// CHECK-LABEL: func.func @negative_mask_keeps_a_sign_bit
+// CHECK: arith.shrsi
+// CHECK: arith.andi
+// CHECK-NOT: arith.shrui
+func.func @negative_mask_keeps_a_sign_bit(%x: tensor<8xi64>) -> tensor<8xi64> {
+  %k = arith.constant 30 : i64
+  %m = arith.constant 34359738367 : i64
+  %e = tensor.empty() : tensor<8xi64>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xi64>) outs(%e : tensor<8xi64>) {
+  ^bb0(%a: i64, %o: i64):
+    %s = arith.shrsi %a, %k : i64
+    %l = arith.andi %s, %m : i64
+    linalg.yield %l : i64
+  } -> tensor<8xi64>
+  return %r : tensor<8xi64>
+}
