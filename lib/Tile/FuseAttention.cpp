@@ -117,6 +117,17 @@ double valueOf(Attribute a) {
   return std::nan("");
 }
 
+/// `v`'s value as folding found it in `values`, or as a constant; null when
+/// neither knows it.
+Attribute knownValue(const DenseMap<Value, Attribute> &values, Value v) {
+  if (auto it = values.find(v); it != values.end())
+    return it->second;
+  Attribute a;
+  if (matchPattern(v, m_Constant(&a)))
+    return a;
+  return {};
+}
+
 /// Folds the scalar body of `g` on constant block arguments (inputs, then
 /// the output); nullopt when some op of the body does not fold.
 std::optional<double> evaluate(linalg::GenericOp g, ArrayRef<double> args) {
@@ -135,14 +146,7 @@ std::optional<double> evaluate(linalg::GenericOp g, ArrayRef<double> args) {
     else
       return std::nullopt;
   }
-  auto lookup = [&](Value v) -> Attribute {
-    if (auto it = values.find(v); it != values.end())
-      return it->second;
-    Attribute a;
-    if (matchPattern(v, m_Constant(&a)))
-      return a;
-    return {};
-  };
+  auto lookup = [&](Value v) { return knownValue(values, v); };
   for (Operation &op : body.without_terminator()) {
     if (op.getNumResults() != 1 || op.getNumRegions() != 0)
       return std::nullopt;
@@ -846,14 +850,7 @@ bool onlyThrough(Value result, Value bit, Block &body) {
 std::optional<double> foldWithBit(Block &body, Value bit, bool value, Value result) {
   DenseMap<Value, Attribute> values;
   values[bit] = IntegerAttr::get(bit.getType(), value ? 1 : 0);
-  auto lookup = [&](Value v) -> Attribute {
-    if (auto it = values.find(v); it != values.end())
-      return it->second;
-    Attribute a;
-    if (matchPattern(v, m_Constant(&a)))
-      return a;
-    return {};
-  };
+  auto lookup = [&](Value v) { return knownValue(values, v); };
   for (Operation &op : body.without_terminator()) {
     if (op.getNumResults() != 1 || op.getNumRegions() != 0 || op.getResult(0) == bit)
       continue;

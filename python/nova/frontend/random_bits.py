@@ -48,20 +48,25 @@ def mix64(z: torch.Tensor) -> torch.Tensor:
     return z ^ _shru(z, 31)
 
 
+def _rows_and_last(shape: Sequence[int]) -> tuple[int, int]:
+    """``shape`` as [rows, last]: its last dimension and the product of the rest."""
+    numel = 1
+    for size in shape:
+        numel *= int(size)
+    last = int(shape[-1]) if len(shape) else 1
+    return (numel // last if last else 0), last
+
+
 def random_bits(seed: torch.Tensor, offset: int, shape: Sequence[int],
                 device: torch.device | None = None) -> torch.Tensor:
     """64 random bits per element of ``shape`` (int64): counters ``offset ..
     offset + numel - 1`` of the stream ``seed`` (a 0-d int64 tensor, a program
     input when traced), on ``device`` (the seed's when None: a graph on nova
     tensors draws on the chip from a 0-d CPU seed)."""
-    numel = 1
-    for size in shape:
-        numel *= int(size)
     # Element i's counter, offset + i + 1 with i its row-major index, built as
     # [rows, last] (rows * last + column): the hash then runs on 2-D tiles,
     # not on 1-D ones of a few hundred elements.
-    last = int(shape[-1]) if len(shape) else 1
-    rows = numel // last if last else 0
+    rows, last = _rows_and_last(shape)
     device = device or seed.device
     counters = (torch.arange(rows, dtype=torch.int64, device=device).unsqueeze(-1) * last
                 + torch.arange(last, dtype=torch.int64, device=device) + (offset + 1))
@@ -89,11 +94,7 @@ def random_top_bits(seed: torch.Tensor, offset: int, shape: Sequence[int],
 
     An element then costs 12 int64 ops instead of 18 (HF GPT-2's attention
     dropout, [8, 12, 256, 256] a layer: 0.64 -> 0.43 ms of vector time)."""
-    numel = 1
-    for size in shape:
-        numel *= int(size)
-    last = int(shape[-1]) if len(shape) else 1
-    rows = numel // last if last else 0
+    rows, last = _rows_and_last(shape)
     device = device or seed.device
     gamma = signed64(GAMMA)
     # The counters first: a 0-d CPU seed then joins a device tensor as a scalar.
