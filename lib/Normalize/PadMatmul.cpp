@@ -120,7 +120,7 @@ struct PadMatmulPass : public nova::impl::NovaPadMatmulBase<PadMatmulPass> {
         continue;
       Location loc = op.getLoc();
       rewriter.setInsertionPoint(op);
-      if (padded[2] && !padded[0] && !padded[1] && k >= rows) {
+      if (padded[2] && !padded[0] && !padded[1]) {
         // K alone: two matmuls over K = k0 + k1 (k0 a whole number of array
         // rows, k1 < rows), the second accumulating into the first, each
         // reading a slice of the unpadded operands. Padding K copied dY into

@@ -65,43 +65,6 @@ struct HoistInvariantLoadsPass
     return true;
   }
 
-  /// Moves the invariant loads of `loop` in front of it.
-  void hoist(scf::ForOp loop) {
-    Block *body = loop.getBody();
-    SmallVector<DmaStartOp> dmas(body->getOps<DmaStartOp>());
-    for (DmaStartOp dma : dmas) {
-      if (dma.getPeer())
-        continue;
-      // Check the rest before moving the source's views (a failed check
-      // must leave the loop as it was).
-      auto target = dma.getTarget().getDefiningOp<memref::AllocOp>();
-      if (!target || target->getBlock() != body || !dma.getToken().hasOneUse())
-        continue;
-      if (!loop.isDefinedOutsideOfLoop(dma.getSource()) &&
-          (mayWriteInLoop(loop, rootOf(dma.getSource())) ||
-           !hoistComputation(loop, dma.getSource())))
-        continue;
-      auto alloc = dma.getTarget().getDefiningOp<memref::AllocOp>();
-      if (!alloc || alloc->getBlock() != body ||
-          !alloc.getDynamicSizes().empty() ||
-          !alloc.getSymbolOperands().empty())
-        continue;
-      if (!dma.getToken().hasOneUse())
-        continue;
-      auto wait = dyn_cast<WaitOp>(*dma.getToken().user_begin());
-      if (!wait || wait->getBlock() != body || wait.getTokens().size() != 1)
-        continue;
-      // Nothing in the loop writes the tile (but this DMA) or the source.
-      if (mayWriteInLoop(loop, alloc.getResult(), dma) ||
-          mayWriteInLoop(loop, rootOf(dma.getSource())))
-        continue;
-      alloc->moveBefore(loop);
-      dma->moveBefore(loop);
-      wait->moveBefore(loop);
-      ++numHoisted;
-    }
-  }
-
   /// The op of `body` that is or contains `op`.
   static Operation *inBody(Block *body, Operation *op) {
     return body->findAncestorOpInBlock(*op);
@@ -117,6 +80,40 @@ struct HoistInvariantLoadsPass
     return wait;
   }
 
+  /// `dma`'s target when it is a statically shaped alloc of `body`.
+  static memref::AllocOp staticTileOf(Block *body, DmaStartOp dma) {
+    auto alloc = dma.getTarget().getDefiningOp<memref::AllocOp>();
+    if (!alloc || alloc->getBlock() != body || !alloc.getDynamicSizes().empty() ||
+        !alloc.getSymbolOperands().empty())
+      return {};
+    return alloc;
+  }
+
+  /// Moves the invariant loads of `loop` in front of it.
+  void hoist(scf::ForOp loop) {
+    Block *body = loop.getBody();
+    SmallVector<DmaStartOp> dmas(body->getOps<DmaStartOp>());
+    for (DmaStartOp dma : dmas) {
+      if (dma.getPeer())
+        continue;
+      // Every check before moving the source's views (a failed check must
+      // leave the loop as it was): nothing in the loop writes the tile (but
+      // this DMA) or the source.
+      memref::AllocOp alloc = staticTileOf(body, dma);
+      WaitOp wait = alloc ? waitOf(body, dma) : WaitOp();
+      if (!wait || mayWriteInLoop(loop, alloc.getResult(), dma) ||
+          mayWriteInLoop(loop, rootOf(dma.getSource())))
+        continue;
+      if (!loop.isDefinedOutsideOfLoop(dma.getSource()) &&
+          !hoistComputation(loop, dma.getSource()))
+        continue;
+      alloc->moveBefore(loop);
+      dma->moveBefore(loop);
+      wait->moveBefore(loop);
+      ++numHoisted;
+    }
+  }
+
   /// Keeps the tiles that `loop` loads, updates and stores back at one
   /// loop-invariant place in SRAM across its iterations.
   void promote(scf::ForOp loop) {
@@ -125,10 +122,8 @@ struct HoistInvariantLoadsPass
     for (DmaStartOp load : dmas) {
       if (load.getPeer())
         continue;
-      auto alloc = load.getTarget().getDefiningOp<memref::AllocOp>();
-      if (!alloc || alloc->getBlock() != body ||
-          !alloc.getDynamicSizes().empty() ||
-          !alloc.getSymbolOperands().empty())
+      memref::AllocOp alloc = staticTileOf(body, load);
+      if (!alloc)
         continue;
       Value place = load.getSource();
       DmaStartOp store;
@@ -188,11 +183,8 @@ struct HoistInvariantLoadsPass
     if (!source || !target || getMemorySpace(source) != MemorySpace::HBM ||
         getMemorySpace(target) != MemorySpace::SRAM)
       return std::nullopt;
-    auto tile = dma.getTarget().getDefiningOp<memref::AllocOp>();
-    if (!tile || tile->getBlock() != block || !tile.getDynamicSizes().empty() ||
-        !tile.getSymbolOperands().empty())
-      return std::nullopt;
-    WaitOp wait = waitOf(block, dma);
+    memref::AllocOp tile = staticTileOf(block, dma);
+    WaitOp wait = tile ? waitOf(block, dma) : WaitOp();
     if (!wait)
       return std::nullopt;
     return Load{dma, wait, tile};
