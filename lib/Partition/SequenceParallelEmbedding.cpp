@@ -14,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 #include "nova/Partition/Passes.h"
 
+#include "OneHot.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -28,59 +30,20 @@ namespace mlir::nova {
 } // namespace mlir::nova
 
 using namespace mlir;
+using mlir::nova::isElementwiseCast;
+using mlir::nova::oneHotIdsOperand;
 
 namespace {
-
-/// A one-input, one-result elementwise generic whose body is one cast.
-bool isCast(linalg::GenericOp g) {
-  if (!g || g.getNumDpsInputs() != 1 || g.getNumResults() != 1 ||
-      g.getNumLoops() != g.getNumParallelLoops() ||
-      !llvm::all_of(g.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
-    return false;
-  Block *body = g.getBody();
-  if (!llvm::hasSingleElement(body->without_terminator()))
-    return false;
-  Operation &op = body->front();
-  return isa<arith::ExtUIOp, arith::ExtSIOp, arith::UIToFPOp, arith::SIToFPOp,
-             arith::TruncFOp, arith::ExtFOp>(op) &&
-         op.getOperand(0) == body->getArgument(0);
-}
 
 /// `v` through casts: the user annotation it reads, or null.
 shard::ShardOp annotationThroughCasts(Value v) {
   while (auto g = v.getDefiningOp<linalg::GenericOp>()) {
-    if (!isCast(g))
+    if (!isElementwiseCast(g))
       return nullptr;
     v = g.getDpsInputs()[0];
   }
   auto annotation = v.getDefiningOp<shard::ShardOp>();
   return annotation && annotation.getAnnotateForUsers() ? annotation : nullptr;
-}
-
-/// The one-hot's compare: `cmpi eq(ids[leading dims], classes[last dim])`
-/// whose first input reads the ids over the leading loops. Null otherwise.
-linalg::GenericOp oneHotCompare(Value v) {
-  if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>())
-    v = collapse.getSrc();
-  auto g = v.getDefiningOp<linalg::GenericOp>();
-  while (isCast(g)) {
-    v = g.getDpsInputs()[0];
-    g = v.getDefiningOp<linalg::GenericOp>();
-  }
-  if (!g || g.getNumDpsInputs() != 2 || g.getNumResults() != 1 ||
-      g.getNumLoops() != g.getNumParallelLoops())
-    return nullptr;
-  Block *body = g.getBody();
-  auto cmp = dyn_cast<arith::CmpIOp>(body->front());
-  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq ||
-      cmp.getLhs() != body->getArgument(0))
-    return nullptr;
-  unsigned rank = g.getNumLoops();
-  AffineMap ids = g.getIndexingMapsArray()[0];
-  if (ids != AffineMap::getMinorIdentityMap(rank, rank - 1, g.getContext()) &&
-      ids != AffineMap::getMultiDimIdentityMap(rank, g.getContext()).getMajorSubMap(rank - 1))
-    return nullptr;
-  return g;
 }
 
 struct SequenceParallelEmbeddingPass
@@ -101,10 +64,10 @@ struct SequenceParallelEmbeddingPass
       if (tableAxes.empty() || tableAxes[0].empty())
         continue;
       ArrayRef<shard::GridAxis> vocab = tableAxes[0].asArrayRef();
-      linalg::GenericOp compare = oneHotCompare(mm.getInputs()[0]);
-      if (!compare)
+      OpOperand *idsOperand = oneHotIdsOperand(mm.getInputs()[0]);
+      if (!idsOperand)
         continue;
-      auto ids = compare.getDpsInputs()[0].getDefiningOp<shard::ShardOp>();
+      auto ids = idsOperand->get().getDefiningOp<shard::ShardOp>();
       if (!ids || !ids.getAnnotateForUsers())
         continue;
       shard::Sharding idsSharding(ids.getSharding());
@@ -132,7 +95,7 @@ struct SequenceParallelEmbeddingPass
       Value out = mm.getResult(0);
       while (out.hasOneUse()) {
         auto g = dyn_cast<linalg::GenericOp>(*out.user_begin());
-        if (!isCast(g))
+        if (!isElementwiseCast(g))
           break;
         out = g.getResult(0);
       }
@@ -149,7 +112,7 @@ struct SequenceParallelEmbeddingPass
         outAxes.push_back(shard::GridAxesAttr::get(ctx, ArrayRef<shard::GridAxis>{}));
 
       // The ids gathered over the vocabulary's axes for the one-hot.
-      OpBuilder b(compare);
+      OpBuilder b(idsOperand->getOwner());
       Location loc = ids.getLoc();
       auto whole = shard::ShardingOp::create(
           b, loc, shard::Sharding::get(idsSharding.getGridAttr(), gathered));
@@ -157,7 +120,7 @@ struct SequenceParallelEmbeddingPass
                                             /*annotate_for_users=*/false);
       auto forOneHot = shard::ShardOp::create(b, loc, asSplit.getResult(), whole,
                                               /*annotate_for_users=*/true);
-      compare->setOperand(0, forOneHot.getResult());
+      idsOperand->set(forOneHot.getResult());
       // The embedding's output split as the ids are.
       b.setInsertionPointAfter(expand);
       loc = expand.getLoc();
