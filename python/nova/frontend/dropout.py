@@ -16,7 +16,8 @@ call is still ``F.dropout(x, p, training)``. The mask ops are plain aten ops,
 so the functionalized re-trace of a mutating graph replays them as they are.
 
 Semantics are torch's: keep with probability ``1 - p`` and scale kept values
-by ``1 / (1 - p)`` (the mask as float divided by ``1 - p``, times ``x``);
+by ``1 / (1 - p)`` (the mask as float times torch's ``1 / (1 - p)`` in its
+dtype, :func:`keep_scale`, times ``x``);
 ``p = 0`` or ``training=False`` returns ``x`` (no random ops emitted);
 ``p = 1`` gives ``x * 0``.
 
@@ -35,7 +36,7 @@ from torch.overrides import TorchFunctionMode
 
 from nova.frontend.attention_math import sdpa_math
 from nova.frontend.errors import NovaExportError
-from nova.frontend.random_bits import keep_threshold, random_top_bits, uniform
+from nova.frontend.random_bits import keep_threshold, random_keep, uniform
 
 F = torch.nn.functional
 
@@ -64,8 +65,33 @@ def keep_mask(stream: RandomStream, shape: torch.Size, p: float,
     numel = 1
     for size in shape:
         numel *= int(size)
-    bits = random_top_bits(stream.seed, stream.take(numel), shape, device)
-    return bits < keep_threshold(1.0 - p)
+    return random_keep(stream.seed, stream.take(numel), shape, keep_threshold(1.0 - p), device)
+
+
+def keep_scale(dtype: torch.dtype, p: float) -> float:
+    """torch's factor of a kept element, ``ones((), dtype) / (1 - p)`` (the
+    division in float32 for float32 and narrower types, rounded to ``dtype``),
+    as a Python float computed without tensor ops.
+
+    Dropout multiplies the float mask by it rather than dividing the mask by
+    ``1 - p``: the same values (``1 * scale``, ``0 * scale``), but a divide is
+    four times a multiply on the vector engine (docs/isa.md 2.4), on every
+    element of the mask."""
+    import struct
+
+    if dtype in (torch.float64, torch.complex128):
+        return 1.0 / (1.0 - p)
+    # A float32 quotient of float32 operands, computed in double and rounded
+    # once: exact (double has more than 2 * 24 + 2 bits).
+    q = struct.unpack("<f", struct.pack("<f", 1.0 - p))[0]
+    scale = struct.unpack("<f", struct.pack("<f", 1.0 / q))[0]
+    if dtype == torch.float16:
+        return struct.unpack("<e", struct.pack("<e", scale))[0]
+    if dtype == torch.bfloat16:  # round to nearest even on the top 16 bits
+        b = struct.unpack("<I", struct.pack("<f", scale))[0]
+        b = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000
+        return struct.unpack("<f", struct.pack("<I", b))[0]
+    return scale
 
 
 def native_dropout(stream: RandomStream, x: torch.Tensor, p: float,
@@ -77,7 +103,7 @@ def native_dropout(stream: RandomStream, x: torch.Tensor, p: float,
     if p == 1:
         return x * torch.zeros_like(x), torch.zeros_like(x, dtype=torch.bool)
     mask = keep_mask(stream, x.shape, p, x.device)
-    return x * (mask.to(x.dtype) / (1.0 - p)), mask
+    return x * (mask.to(x.dtype) * keep_scale(x.dtype, p)), mask
 
 
 def dropout(stream: RandomStream, x: torch.Tensor, p: float = 0.5, training: bool = True,
@@ -89,7 +115,7 @@ def dropout(stream: RandomStream, x: torch.Tensor, p: float = 0.5, training: boo
     if p == 1:
         zeros = torch.zeros_like(x)
         return x.mul_(zeros) if inplace else x * zeros
-    noise = keep_mask(stream, x.shape, p, x.device).to(x.dtype) / (1.0 - p)
+    noise = keep_mask(stream, x.shape, p, x.device).to(x.dtype) * keep_scale(x.dtype, p)
     return x.mul_(noise) if inplace else x * noise
 
 

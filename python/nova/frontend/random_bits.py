@@ -80,20 +80,16 @@ def top_bits(bits: torch.Tensor) -> torch.Tensor:
     return _shru(bits, 64 - UNIFORM_BITS)
 
 
-def random_top_bits(seed: torch.Tensor, offset: int, shape: Sequence[int],
-                    device: torch.device | None = None) -> torch.Tensor:
-    """``top_bits(random_bits(seed, offset, shape, device))``, bit for bit, in
-    about half the per-element ops (what a dropout mask or a uniform needs):
+def _premix(seed: torch.Tensor, offset: int, shape: Sequence[int],
+            device: torch.device | None) -> torch.Tensor:
+    """SplitMix64 without its last xorshift, as int64 [rows, last]:
 
     - element ``(r, c)``'s state ``(r * last + c + offset + 1) * GAMMA + seed``
       is ``R[r] + C[c]`` with ``R[r] = (r * last + offset + 1) * GAMMA + seed``
       and ``C[c] = c * GAMMA`` (wrapping multiplication distributes over
       addition): one broadcast add per element where the counters took four;
     - SplitMix64's last step ``z ^ (z >>> 31)`` leaves bits 33..63 as they
-      are, so the top 24 bits are the second multiply's own.
-
-    An element then costs 12 int64 ops instead of 18 (HF GPT-2's attention
-    dropout, [8, 12, 256, 256] a layer: 0.64 -> 0.43 ms of vector time)."""
+      are, so the top 24 bits are the second multiply's own."""
     rows, last = _rows_and_last(shape)
     device = device or seed.device
     gamma = signed64(GAMMA)
@@ -103,8 +99,33 @@ def random_top_bits(seed: torch.Tensor, offset: int, shape: Sequence[int],
     column = torch.arange(last, dtype=torch.int64, device=device) * gamma
     z = row.unsqueeze(-1) + column
     z = (z ^ _shru(z, 30)) * signed64(MIX1)
-    z = (z ^ _shru(z, 27)) * signed64(MIX2)
-    return top_bits(z).reshape(tuple(shape))
+    return (z ^ _shru(z, 27)) * signed64(MIX2)
+
+
+def random_top_bits(seed: torch.Tensor, offset: int, shape: Sequence[int],
+                    device: torch.device | None = None) -> torch.Tensor:
+    """``top_bits(random_bits(seed, offset, shape, device))``, bit for bit, in
+    about half the per-element ops (what a uniform needs; :func:`_premix`):
+    an element costs 12 int64 ops instead of 18."""
+    return top_bits(_premix(seed, offset, shape, device)).reshape(tuple(shape))
+
+
+def random_keep(seed: torch.Tensor, offset: int, shape: Sequence[int], threshold: int,
+                device: torch.device | None = None) -> torch.Tensor:
+    """A bool tensor of ``shape``: element ``i`` is True when ``b ^ 2**23 <
+    threshold``, ``b`` the top 24 bits of ``random_bits(...)``'s element ``i``
+    (the 24-bit uniform with its top bit flipped: as uniform as ``b``).
+
+    Why the flip: it is SplitMix64's output read as a signed int64 ``z``
+    (``b ^ 2**23`` is the top 24 bits of ``z + 2**63``), so the decision is
+    the one compare ``z < -2**63 + threshold * 2**40``, with no shift to the
+    top bits (8 int64 ops an element instead of 9: HF GPT-2's attention
+    dropout draws 6.3M a layer). :func:`reference_keep` is the same in Python
+    ints."""
+    if threshold >= 1 << UNIFORM_BITS:  # every element kept (the cut would overflow)
+        return torch.ones(tuple(shape), dtype=torch.bool, device=device or seed.device)
+    cut = -(1 << 63) + (max(0, threshold) << (64 - UNIFORM_BITS))
+    return (_premix(seed, offset, shape, device) < cut).reshape(tuple(shape))
 
 
 def uniform(seed: torch.Tensor, offset: int, shape: Sequence[int]) -> torch.Tensor:
@@ -130,6 +151,13 @@ def reference_bits(seed: int, offset: int, numel: int) -> list[int]:
         z = ((z ^ (z >> 27)) * MIX2) & MASK64
         out.append(z ^ (z >> 31))
     return out
+
+
+def reference_keep(seed: int, offset: int, numel: int, threshold: int) -> list[bool]:
+    """:func:`random_keep` in Python ints, from :func:`reference_bits`."""
+    flip = 1 << (UNIFORM_BITS - 1)
+    return [((bits >> (64 - UNIFORM_BITS)) ^ flip) < threshold
+            for bits in reference_bits(seed, offset, numel)]
 
 
 def step_seed(seed: int, call: int) -> int:

@@ -61,6 +61,55 @@ def test_top_bits_shortcut_is_the_full_hash(shape):
     assert torch.equal(nova.compile(_TopBits(shape), seed)(seed), want)
 
 
+class _Keep(torch.nn.Module):
+    def __init__(self, shape, threshold):
+        super().__init__()
+        self.shape, self.threshold = shape, threshold
+
+    def forward(self, seed):
+        return rb.random_keep(seed, 11, self.shape, self.threshold).to(torch.int64)
+
+
+@pytest.mark.parametrize("shape", [(16, 33), (3, 5, 7), (1,), ()])
+def test_keep_decisions_equal_the_reference_in_eager_and_on_nova(shape):
+    """Dropout's keep decisions (one signed compare of SplitMix64's output,
+    no shift to its top bits) are reference_keep's, in eager and on Nova."""
+    seed = torch.tensor(rb.step_seed(99, 3))
+    numel = 1
+    for size in shape:
+        numel *= size
+    threshold = rb.keep_threshold(0.7)
+    want = torch.tensor(rb.reference_keep(int(seed), 11, numel, threshold),
+                        dtype=torch.bool).reshape(shape)
+    assert torch.equal(rb.random_keep(seed, 11, shape, threshold), want)
+    got = nova.compile(_Keep(shape, threshold), seed)(seed)
+    assert torch.equal(got, want.to(torch.int64))
+
+
+@pytest.mark.parametrize("threshold", [0, 1 << rb.UNIFORM_BITS])
+def test_keep_decisions_at_the_ends(threshold):
+    # Nothing kept below 0, everything at 2**24 (where the compare's cut would overflow).
+    keep = rb.random_keep(torch.tensor(5), 0, (4, 8), threshold)
+    assert keep.shape == (4, 8) and bool(keep.all() if threshold else not keep.any())
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5])
+def test_keep_mask_is_statistically_sound(p):
+    """On a 1024 x 1024 mask: the kept fraction is 1 - p, and neighbouring
+    decisions (along a row, along a column, one row of counters apart) are
+    uncorrelated, each within 4 standard errors."""
+    rows = cols = 1024
+    keep = keep_mask(RandomStream(torch.tensor(rb.step_seed(21, 0))), (rows, cols), p).double()
+    n = rows * cols
+    q = 1 - p
+    assert abs(float(keep.mean()) - q) < 4 * (q * p / n) ** 0.5
+    for a, b in ((keep[:, 1:], keep[:, :-1]), (keep[1:], keep[:-1]),
+                 (keep[: rows // 2], keep[rows // 2:])):
+        a, b = a.flatten() - a.mean(), b.flatten() - b.mean()
+        correlation = float((a * b).mean() / (a.square().mean() * b.square().mean()).sqrt())
+        assert abs(correlation) < 4 / a.numel() ** 0.5, correlation
+
+
 def _mlp(p1=0.3, p2=0.5, seed=0):
     torch.manual_seed(seed)
     return torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Dropout(p1),
