@@ -51,9 +51,9 @@ def sdpa_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     ``dropout_p > 0``; ``stream`` (a :class:`nova.frontend.dropout.RandomStream`)
     draws that mask instead. One of them is required then."""
     if stream is not None:
-        from nova.frontend.dropout import dropout as stream_dropout
+        from nova.frontend.dropout import attention_dropout
 
-        dropout = lambda weights, p: stream_dropout(stream, weights, p)  # noqa: E731
+        dropout = lambda weights, p: attention_dropout(stream, weights, p)  # noqa: E731
     if is_causal and attn_mask is not None:
         raise ValueError("scaled_dot_product_attention: explicit attn_mask should not be set "
                          "when is_causal=True")

@@ -16,8 +16,8 @@ call is still ``F.dropout(x, p, training)``. The mask ops are plain aten ops,
 so the functionalized re-trace of a mutating graph replays them as they are.
 
 Semantics are torch's: keep with probability ``1 - p`` and scale kept values
-by ``1 / (1 - p)`` (the mask as float times torch's ``1 / (1 - p)`` in its
-dtype, :func:`keep_scale`, times ``x``);
+by ``1 / (1 - p)`` (``x * mask * s``, ``s`` torch's ``1 / (1 - p)`` in the
+dtype of ``x``: :func:`keep_scale`);
 ``p = 0`` or ``training=False`` returns ``x`` (no random ops emitted);
 ``p = 1`` gives ``x * 0``.
 
@@ -103,7 +103,7 @@ def native_dropout(stream: RandomStream, x: torch.Tensor, p: float,
     if p == 1:
         return x * torch.zeros_like(x), torch.zeros_like(x, dtype=torch.bool)
     mask = keep_mask(stream, x.shape, p, x.device)
-    return x * (mask.to(x.dtype) * keep_scale(x.dtype, p)), mask
+    return x * mask * keep_scale(x.dtype, p), mask
 
 
 def dropout(stream: RandomStream, x: torch.Tensor, p: float = 0.5, training: bool = True,
@@ -115,8 +115,28 @@ def dropout(stream: RandomStream, x: torch.Tensor, p: float = 0.5, training: boo
     if p == 1:
         zeros = torch.zeros_like(x)
         return x.mul_(zeros) if inplace else x * zeros
-    noise = keep_mask(stream, x.shape, p, x.device).to(x.dtype) * keep_scale(x.dtype, p)
-    return x.mul_(noise) if inplace else x * noise
+    mask = keep_mask(stream, x.shape, p, x.device)
+    if inplace:
+        return x.mul_(mask.to(x.dtype) * keep_scale(x.dtype, p))
+    # torch's x * (mask / (1 - p)) value for value (x * 1 * s, x * 0 * s), but
+    # no float mask: that tensor, read by the forward and by the backward, was
+    # written to HBM and read twice; the bool one is converted where each
+    # multiply reads it. (The backward is (g * s) * mask: a dropped element's
+    # gradient is NaN rather than 0 only if g * s overflows.)
+    return x * mask * keep_scale(x.dtype, p)
+
+
+def attention_dropout(stream: RandomStream, weights: torch.Tensor, p: float) -> torch.Tensor:
+    """SDPA's ``dropout_p`` on attention weights: ``weights * D`` with the
+    float mask ``D = mask * (1 / (1 - p))`` a tensor of its own, the form
+    nova-fuse-attention takes into its kernels (as an i1 mask operand)."""
+    _check_p(p)
+    if p == 0 or weights.numel() == 0:
+        return weights
+    if p == 1:
+        return weights * torch.zeros_like(weights)
+    mask = keep_mask(stream, weights.shape, p, weights.device)
+    return weights * (mask.to(weights.dtype) * keep_scale(weights.dtype, p))
 
 
 def _check_p(p: float) -> None:
@@ -225,7 +245,7 @@ class _DropoutMode(TorchFunctionMode):
             # Its math form, so that autograd derives the backward from plain
             # ops and dropout_p draws from this stream (nova.frontend.attention_math).
             return sdpa_math(*args, **kwargs,
-                             dropout=lambda w, p: dropout(self.stream, w, p))
+                             dropout=lambda w, p: attention_dropout(self.stream, w, p))
         return func(*args, **kwargs)
 
 
