@@ -71,6 +71,39 @@ void setOutput(Operation *op, Value v) {
     cast<ReduceOp>(op).getOutputMutable().assign(v);
 }
 
+/// bf16 or f16: a float type the vector unit computes in f32 and rounds to.
+bool isNarrowFloat(Type t) { return t.isBF16() || t.isF16(); }
+
+/// A converting copy from a tile of element type `from` to one of `to`, of
+/// one shape.
+bool isConversion(ElementwiseOp op, Type from, Type to) {
+  if (op.getKind() != ElementwiseKind::Copy || op.getScalarAttr() ||
+      op.getInputs().size() != 1)
+    return false;
+  auto in = cast<MemRefType>(op.getInputs()[0].getType());
+  auto out = cast<MemRefType>(op.getOutput().getType());
+  return in.getShape() == out.getShape() && in.getElementType() == from &&
+         out.getElementType() == to;
+}
+
+/// The one op writing fresh tile `v` (the others only read it on the
+/// vector unit), if it is an elementwise op before `before`.
+ElementwiseOp soleElementwiseWriter(Value v, Operation *before) {
+  ElementwiseOp writer;
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (onlyReadsOnVector(user, v))
+      continue;
+    auto e = dyn_cast<ElementwiseOp>(user);
+    if (writer || !e || e.getOutput() != v ||
+        llvm::is_contained(e.getInputs(), v) ||
+        user->getBlock() != before->getBlock() || !user->isBeforeInBlock(before))
+      return ElementwiseOp();
+    writer = e;
+  }
+  return writer;
+}
+
 /// Ops scanned back from a load for an earlier DMA of its view.
 constexpr unsigned kReloadWindow = 256;
 
@@ -154,6 +187,71 @@ struct ForwardCopiesPass
     if (alloc->use_empty())
       alloc->erase();
     ++numRetargeted;
+    return true;
+  }
+
+  /// copy %n -> %w (widen), P(%w, ...) -> %r (f32), copy %r -> %o (narrow,
+  /// %n's type): P reads %n and writes %o. The vector unit computes every
+  /// float op in f32 and rounds to its output's type, so P on the narrow
+  /// tiles stores what P in f32 and the rounding copy stored, bit for bit.
+  bool narrow(ElementwiseOp copy, DominanceInfo &dom) {
+    if (copy.getKind() != ElementwiseKind::Copy || copy.getScalarAttr() ||
+        copy.getInputs().size() != 1)
+      return false;
+    Value r = copy.getInputs()[0], o = copy.getOutput();
+    Type narrowType = cast<MemRefType>(o.getType()).getElementType();
+    Type f32 = Float32Type::get(copy.getContext());
+    Block *block = copy->getBlock();
+    memref::AllocOp alloc = freshTile(r, block);
+    if (!alloc || !isNarrowFloat(narrowType) ||
+        !isConversion(copy, f32, narrowType))
+      return false;
+    // P: the one writer of %r, which only the copy reads.
+    for (OpOperand &use : r.getUses())
+      if (use.getOwner() != copy &&
+          vectorWriterOf(use.getOwner(), r) != use.getOwner())
+        return false;
+    ElementwiseOp producer = soleElementwiseWriter(r, copy);
+    if (!producer || producer.getKind() == ElementwiseKind::Copy ||
+        producer.getKind() == ElementwiseKind::Select ||
+        producer.getInputs().empty())
+      return false;
+    // Each input: a fresh f32 tile widened from a narrow one that nothing
+    // writes between the widening and P.
+    SmallVector<Value> sources;
+    SmallVector<ElementwiseOp> widenings;
+    for (Value in : producer.getInputs()) {
+      ElementwiseOp widen;
+      if (freshTile(in, block))
+        widen = soleElementwiseWriter(in, producer);
+      if (!widen || !isConversion(widen, narrowType, f32))
+        return false;
+      Value src = widen.getInputs()[0];
+      if (touchedBetween(widen, producer, rootOf(src), /*reads=*/false) ||
+          rootOf(src) == rootOf(o))
+        return false;
+      sources.push_back(src);
+      widenings.push_back(widen);
+    }
+    // P writes %o earlier than the copy did.
+    if (!dom.properlyDominates(o, producer) ||
+        touchedBetween(producer, copy, rootOf(o), /*reads=*/true))
+      return false;
+    producer.getInputsMutable().assign(sources);
+    setOutput(producer, o);
+    copy->erase();
+    if (alloc->use_empty())
+      alloc->erase();
+    for (ElementwiseOp widen : widenings) {
+      Value w = widen.getOutput();
+      if (!llvm::all_of(w.getUsers(), [&](Operation *u) { return u == widen; }))
+        continue;
+      Operation *wAlloc = w.getDefiningOp();
+      widen->erase();
+      if (wAlloc && wAlloc->use_empty())
+        wAlloc->erase();
+    }
+    ++numNarrowed;
     return true;
   }
 
@@ -258,6 +356,17 @@ struct ForwardCopiesPass
       });
       for (ElementwiseOp copy : copies)
         if (forward(copy) || retarget(copy, dom))
+          changed = true;
+      copies.clear();
+      getOperation().walk([&](ElementwiseOp op) {
+        // Only the rounding copies: narrow() erases widenings.
+        if (op.getKind() == ElementwiseKind::Copy && op.getInputs().size() == 1 &&
+            cast<MemRefType>(op.getInputs()[0].getType()).getElementType().isF32() &&
+            isNarrowFloat(cast<MemRefType>(op.getOutput().getType()).getElementType()))
+          copies.push_back(op);
+      });
+      for (ElementwiseOp copy : copies)
+        if (narrow(copy, dom))
           changed = true;
     }
   }

@@ -298,3 +298,111 @@ func.func @negative_reload_written_in_place(%x: !h, %out: !t) {
   nova.elementwise <add> ins(%a, %b : !t, !t) outs(%out : !t)
   return
 }
+
+// -----
+
+!n = memref<64x128xbf16, #nova.memory_space<sram>>
+!w = memref<64x128xf32, #nova.memory_space<sram>>
+
+// One op between a widening of each bf16 input and a rounding of its result
+// (a generic of one bf16 op: convert-linalg-to-nova computes in f32): the
+// vector unit computes in f32 and rounds to the output's type whatever the
+// tiles' types, so the op on the bf16 tiles writes the same bits. Three
+// passes become one.
+// CHECK-LABEL: func.func @narrow_binary
+// CHECK-NOT: nova.elementwise <copy>
+// CHECK: nova.elementwise <mul> ins(%arg0, %arg1 : memref<64x128xbf16, #nova.memory_space<sram>>, memref<64x128xbf16, #nova.memory_space<sram>>) outs(%arg2 : memref<64x128xbf16, #nova.memory_space<sram>>)
+// CHECK-NOT: nova.elementwise
+func.func @narrow_binary(%x: !n, %y: !n, %out: !n) {
+  %wx = memref.alloc() : !w
+  nova.elementwise <copy> ins(%x : !n) outs(%wx : !w)
+  %wy = memref.alloc() : !w
+  nova.elementwise <copy> ins(%y : !n) outs(%wy : !w)
+  %r = memref.alloc() : !w
+  nova.elementwise <mul> ins(%wx, %wy : !w, !w) outs(%r : !w)
+  nova.elementwise <copy> ins(%r : !w) outs(%out : !n)
+  return
+}
+
+// -----
+
+!n = memref<64x128xbf16, #nova.memory_space<sram>>
+!w = memref<64x128xf32, #nova.memory_space<sram>>
+
+// A widening that other ops read stays; the scalar op reads the bf16 tile
+// (the immediate is rounded to f32 either way).
+// CHECK-LABEL: func.func @narrow_scalar_shared_widening
+// CHECK: nova.elementwise <copy> ins(%arg0 : {{.*}}) outs(%[[W:.*]] : memref<64x128xf32, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <mul> scalar(5.000000e-01) ins(%arg0 : memref<64x128xbf16, #nova.memory_space<sram>>) outs(%arg1 : memref<64x128xbf16, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <tanh> ins(%[[W]] :
+func.func @narrow_scalar_shared_widening(%x: !n, %half: !n, %t: !w) {
+  %wx = memref.alloc() : !w
+  nova.elementwise <copy> ins(%x : !n) outs(%wx : !w)
+  %r = memref.alloc() : !w
+  nova.elementwise <mul> scalar(5.000000e-01) ins(%wx : !w) outs(%r : !w)
+  nova.elementwise <copy> ins(%r : !w) outs(%half : !n)
+  nova.elementwise <tanh> ins(%wx : !w) outs(%t : !w)
+  return
+}
+
+// -----
+
+!n = memref<64x128xbf16, #nova.memory_space<sram>>
+!w = memref<64x128xf32, #nova.memory_space<sram>>
+
+// An f32 input that is no widening (the bf16 ops' inputs must all be bf16):
+// nothing changes.
+// CHECK-LABEL: func.func @negative_narrow_f32_input
+// CHECK: nova.elementwise <copy>
+// CHECK: nova.elementwise <add> ins(%{{.*}}, %arg1 : memref<64x128xf32, {{.*}}>, memref<64x128xf32, {{.*}}>)
+// CHECK: nova.elementwise <copy>
+func.func @negative_narrow_f32_input(%x: !n, %y: !w, %out: !n) {
+  %wx = memref.alloc() : !w
+  nova.elementwise <copy> ins(%x : !n) outs(%wx : !w)
+  %r = memref.alloc() : !w
+  nova.elementwise <add> ins(%wx, %y : !w, !w) outs(%r : !w)
+  nova.elementwise <copy> ins(%r : !w) outs(%out : !n)
+  return
+}
+
+// -----
+
+!n = memref<64x128xbf16, #nova.memory_space<sram>>
+!w = memref<64x128xf32, #nova.memory_space<sram>>
+
+// The bf16 source changes between its widening and the op: the op must
+// read the widened copy.
+// CHECK-LABEL: func.func @negative_narrow_source_written_between
+// CHECK: nova.elementwise <copy> ins(%arg0 : {{.*}}) outs(%[[W:.*]] :
+// CHECK: nova.fill
+// CHECK: nova.elementwise <exp> ins(%[[W]] :
+// CHECK: nova.elementwise <copy>
+func.func @negative_narrow_source_written_between(%x: !n, %out: !n) {
+  %wx = memref.alloc() : !w
+  nova.elementwise <copy> ins(%x : !n) outs(%wx : !w)
+  nova.fill 0.0 outs(%x : !n)
+  %r = memref.alloc() : !w
+  nova.elementwise <exp> ins(%wx : !w) outs(%r : !w)
+  nova.elementwise <copy> ins(%r : !w) outs(%out : !n)
+  return
+}
+
+// -----
+
+!n = memref<64x128xbf16, #nova.memory_space<sram>>
+!w = memref<64x128xf32, #nova.memory_space<sram>>
+
+// The f32 result is read in f32 too (unrounded): it stays.
+// CHECK-LABEL: func.func @negative_narrow_result_read_in_f32
+// CHECK: nova.elementwise <exp> ins(%{{.*}} : memref<64x128xf32
+// CHECK: nova.elementwise <copy>
+// CHECK: nova.elementwise <add>
+func.func @negative_narrow_result_read_in_f32(%x: !n, %out: !n, %sum: !w) {
+  %wx = memref.alloc() : !w
+  nova.elementwise <copy> ins(%x : !n) outs(%wx : !w)
+  %r = memref.alloc() : !w
+  nova.elementwise <exp> ins(%wx : !w) outs(%r : !w)
+  nova.elementwise <copy> ins(%r : !w) outs(%out : !n)
+  nova.elementwise <add> ins(%r, %r : !w, !w) outs(%sum : !w)
+  return
+}

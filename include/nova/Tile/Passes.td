@@ -278,7 +278,18 @@ def NovaForwardCopies : Pass<"nova-forward-copies", "::mlir::func::FuncOp"> {
       `P` writes and only the copy reads: `P` writes `%dst` directly when
       nothing between them touches `%dst` and `P` reads no other view of it.
 
-    Copies that change the element type (a rounding to bf16) stay.
+    Copies that change the element type (a rounding to bf16) stay, except
+    around one op:
+
+    * narrow: `copy %n -> %w` (bf16 or f16 to f32) for each input of one
+      elementwise op `P(%w, ...) -> %r` (f32), then `copy %r -> %o` (f32 to
+      `%n`'s type), `%w` and `%r` fresh tiles: `P` reads the `%n` and writes
+      `%o` when nothing writes an `%n` between its widening and `P` and
+      nothing touches `%o` between `P` and the copy. The vector unit computes
+      every float op in f32 and rounds once to its output's type
+      (docs/isa.md 2.4), so `P` on the narrow tiles stores the same bits; a
+      widening that other ops read stays. A generic of one bf16 op (`0.5 *
+      x`, `t + 1`, `a * u` of HF's tanh GELU) is one pass instead of three.
 
     A third shape moves no data on the vector unit but on the DMA engines: a
     loop body that loads a tile of HBM which the same body already loaded,
@@ -314,6 +325,7 @@ def NovaForwardCopies : Pass<"nova-forward-copies", "::mlir::func::FuncOp"> {
     Statistic<"numForwarded", "forwarded-copies", "Copies whose readers now read the copied tile">,
     Statistic<"numRetargeted", "retargeted-copies", "Copies whose producer now writes the copy's destination">,
     Statistic<"numReloads", "forwarded-reloads", "HBM reloads of a tile already on chip, dropped">,
+    Statistic<"numNarrowed", "narrowed-ops", "Ops computed on narrow tiles instead of between two converting copies">,
   ];
 }
 
