@@ -912,10 +912,17 @@ std::optional<std::pair<Value, double>> keepTimesScale(linalg::GenericOp g) {
   if (!g.getMatchingBlockArgument(g.getDpsInitOperand(0)).use_empty())
     return std::nullopt;
   Value yielded = body.getTerminator()->getOperand(0);
-  for (Operation &op : body.without_terminator()) {
-    if (op.getNumResults() != 1 || !op.getResult(0).getType().isInteger(1))
-      continue;
-    Value bit = op.getResult(0);
+  // The bit: an i1 value of the body, or an i1 input read element for
+  // element (a mask computed elsewhere, e.g. concatenated halves).
+  SmallVector<Value> bits;
+  for (OpOperand *in : g.getDpsInputOperands())
+    if (getElementTypeOrSelf(in->get().getType()).isInteger(1) &&
+        g.getMatchingIndexingMap(in).isIdentity())
+      bits.push_back(g.getMatchingBlockArgument(in));
+  for (Operation &op : body.without_terminator())
+    if (op.getNumResults() == 1 && op.getResult(0).getType().isInteger(1))
+      bits.push_back(op.getResult(0));
+  for (Value bit : bits) {
     if (!onlyThrough(yielded, bit, body))
       continue;
     std::optional<double> dropped = foldWithBit(body, bit, false, yielded);
@@ -963,6 +970,20 @@ Value buildKeepMask(Dropout &d, ArrayRef<int64_t> shape3, IRRewriter &rewriter,
   linalg::GenericOp g = d.keepGen;
   auto type = cast<RankedTensorType>(g.getResult(0).getType());
   Type i1 = rewriter.getI1Type();
+  int64_t rank = type.getRank();
+  auto toShape3 = [&](Value keep) -> Value {
+    if (rank > 2) {
+      SmallVector<ReassociationIndices> groups = {
+          llvm::to_vector(llvm::seq<int64_t>(0, rank - 1)), {rank - 1}};
+      keep = tensor::CollapseShapeOp::create(rewriter, loc, keep, groups);
+    }
+    return tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape3, i1), keep,
+        SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  };
+  // A bit read from an i1 input (identity map): that input is the mask.
+  if (auto arg = dyn_cast<BlockArgument>(d.bit))
+    return toShape3(g.getDpsInputs()[arg.getArgNumber()]);
   Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), i1);
   auto mask = linalg::GenericOp::create(
       rewriter, loc, TypeRange{init.getType()}, g.getDpsInputs(), ValueRange{init},
@@ -981,16 +1002,7 @@ Value buildKeepMask(Dropout &d, ArrayRef<int64_t> shape3, IRRewriter &rewriter,
   for (Operation *op : llvm::reverse(ops))
     if (op->use_empty() && isMemoryEffectFree(op))
       rewriter.eraseOp(op);
-  Value keep = mask.getResult(0);
-  int64_t rank = type.getRank();
-  if (rank > 2) {
-    SmallVector<ReassociationIndices> groups = {
-        llvm::to_vector(llvm::seq<int64_t>(0, rank - 1)), {rank - 1}};
-    keep = tensor::CollapseShapeOp::create(rewriter, loc, keep, groups);
-  }
-  return tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get(shape3, i1), keep,
-      SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  return toShape3(mask.getResult(0));
 }
 
 /// The backward autograd derives for one attention from its probabilities

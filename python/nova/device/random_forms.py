@@ -20,7 +20,7 @@ from nova.frontend.dropout import RandomStream, keep_mask, native_dropout
 from nova.frontend.random_bits import random_bits, uniform
 
 #: Part of a random program's cache key: change it when a form's numbers change.
-VERSION = "splitmix64-1"
+VERSION = "splitmix64-2"
 #: Counters a form may take per element of its largest tensor (normal: two uniforms).
 COUNTERS_PER_ELEMENT = 2
 

@@ -36,7 +36,7 @@ from torch.overrides import TorchFunctionMode
 
 from nova.frontend.attention_math import sdpa_math
 from nova.frontend.errors import NovaExportError
-from nova.frontend.random_bits import keep_threshold, random_keep, uniform
+from nova.frontend.random_bits import keep_threshold, random_keep, random_keep_pairs, uniform
 
 F = torch.nn.functional
 
@@ -59,13 +59,15 @@ class RandomStream:
 
 
 def keep_mask(stream: RandomStream, shape: torch.Size, p: float,
-              device: torch.device | None = None) -> torch.Tensor:
+              device: torch.device | None = None, pairs: bool = False) -> torch.Tensor:
     """A bool mask of ``shape``, True with probability ``1 - p``, from ``stream``
-    (on ``device``, the seed's when None)."""
+    (on ``device``, the seed's when None); ``pairs``: two decisions from each
+    hash (:func:`~nova.frontend.random_bits.random_keep_pairs`)."""
     numel = 1
     for size in shape:
         numel *= int(size)
-    return random_keep(stream.seed, stream.take(numel), shape, keep_threshold(1.0 - p), device)
+    keep = random_keep_pairs if pairs else random_keep
+    return keep(stream.seed, stream.take(numel), shape, keep_threshold(1.0 - p), device)
 
 
 def keep_scale(dtype: torch.dtype, p: float) -> float:
@@ -135,7 +137,9 @@ def attention_dropout(stream: RandomStream, weights: torch.Tensor, p: float) -> 
         return weights
     if p == 1:
         return weights * torch.zeros_like(weights)
-    mask = keep_mask(stream, weights.shape, p, weights.device)
+    # Two decisions a hash: the halves' concatenation is the i1 input of D's
+    # generic, which nova-fuse-attention passes to its kernels as it is.
+    mask = keep_mask(stream, weights.shape, p, weights.device, pairs=True)
     return weights * (mask.to(weights.dtype) * keep_scale(weights.dtype, p))
 
 

@@ -128,6 +128,31 @@ def random_keep(seed: torch.Tensor, offset: int, shape: Sequence[int], threshold
     return (_premix(seed, offset, shape, device) < cut).reshape(tuple(shape))
 
 
+def random_keep_pairs(seed: torch.Tensor, offset: int, shape: Sequence[int], threshold: int,
+                      device: torch.device | None = None) -> torch.Tensor:
+    """Keep decisions like :func:`random_keep`, two from each SplitMix64
+    output: ``shape`` as [rows, last], the first ``h = ceil(rows / 2)`` rows
+    compare the outputs' top 24 bits (as :func:`random_keep` does, at the
+    same counters), the other rows bits 16..39 of the outputs of rows
+    ``0 .. rows - h - 1`` (shifted to the top: ``z << 24``, then the same
+    compare). Half the hashes for 2 more ops a pair: 5 int64 ops an element
+    instead of 8. The two fields of one output and of neighbouring outputs are
+    independent to the precision of the tests (test_dropout).
+
+    The halves are concatenated, so the compare is not in the generic that
+    scales the mask: nova-fuse-attention takes the mask as an input of that
+    generic (HF GPT-2's attention dropout, 6.3M decisions a layer).
+    :func:`reference_keep_pairs` is the same in Python ints."""
+    rows, last = _rows_and_last(shape)
+    if rows < 2 or threshold >= 1 << UNIFORM_BITS:
+        return random_keep(seed, offset, shape, threshold, device)
+    half = (rows + 1) // 2
+    z = _premix(seed, offset, [half, last], device)
+    cut = -(1 << 63) + (max(0, threshold) << (64 - UNIFORM_BITS))
+    low = z if rows - half == half else z[: rows - half]
+    return torch.cat([z < cut, (low << UNIFORM_BITS) < cut]).reshape(tuple(shape))
+
+
 def uniform(seed: torch.Tensor, offset: int, shape: Sequence[int]) -> torch.Tensor:
     """float32 uniforms in [0, 1), multiples of 2**-24, from :func:`random_bits`."""
     return random_top_bits(seed, offset, shape).to(torch.float32) * 2.0 ** -UNIFORM_BITS
@@ -158,6 +183,26 @@ def reference_keep(seed: int, offset: int, numel: int, threshold: int) -> list[b
     flip = 1 << (UNIFORM_BITS - 1)
     return [((bits >> (64 - UNIFORM_BITS)) ^ flip) < threshold
             for bits in reference_bits(seed, offset, numel)]
+
+
+def reference_keep_pairs(seed: int, offset: int, shape: Sequence[int],
+                         threshold: int) -> list[bool]:
+    """:func:`random_keep_pairs` in Python ints (row-major), by the textbook
+    SplitMix64 without its last xorshift."""
+    rows, last = _rows_and_last(shape)
+    if rows < 2 or threshold >= 1 << UNIFORM_BITS:
+        return reference_keep(seed, offset, rows * last, threshold)
+    half = (rows + 1) // 2
+    flip, field = 1 << (UNIFORM_BITS - 1), (1 << UNIFORM_BITS) - 1
+    out = []
+    for r in range(rows):
+        source, shift = (r, 64 - UNIFORM_BITS) if r < half else (r - half, 64 - 2 * UNIFORM_BITS)
+        for c in range(last):
+            z = (seed + (offset + source * last + c + 1) * GAMMA) & MASK64
+            z = ((z ^ (z >> 30)) * MIX1) & MASK64
+            z = ((z ^ (z >> 27)) * MIX2) & MASK64
+            out.append((((z >> shift) & field) ^ flip) < threshold)
+    return out
 
 
 def step_seed(seed: int, call: int) -> int:

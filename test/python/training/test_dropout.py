@@ -86,6 +86,29 @@ def test_keep_decisions_equal_the_reference_in_eager_and_on_nova(shape):
     assert torch.equal(got, want.to(torch.int64))
 
 
+class _KeepPairs(torch.nn.Module):
+    def __init__(self, shape, threshold):
+        super().__init__()
+        self.shape, self.threshold = shape, threshold
+
+    def forward(self, seed):
+        return rb.random_keep_pairs(seed, 11, self.shape, self.threshold).to(torch.int64)
+
+
+@pytest.mark.parametrize("shape", [(16, 33), (3, 5, 7), (7,), ()])
+def test_paired_keep_decisions_equal_the_reference_in_eager_and_on_nova(shape):
+    """Two decisions from each hash (the top half of the rows from the top 24
+    bits, the bottom half from bits 16..39): reference_keep_pairs', in eager
+    and on Nova, odd row counts and single rows included."""
+    seed = torch.tensor(rb.step_seed(99, 3))
+    threshold = rb.keep_threshold(0.7)
+    want = torch.tensor(rb.reference_keep_pairs(int(seed), 11, shape, threshold),
+                        dtype=torch.bool).reshape(shape)
+    assert torch.equal(rb.random_keep_pairs(seed, 11, shape, threshold), want)
+    got = nova.compile(_KeepPairs(shape, threshold), seed)(seed)
+    assert torch.equal(got, want.to(torch.int64))
+
+
 @pytest.mark.parametrize("threshold", [0, 1 << rb.UNIFORM_BITS])
 def test_keep_decisions_at_the_ends(threshold):
     # Nothing kept below 0, everything at 2**24 (where the compare's cut would overflow).
@@ -93,13 +116,16 @@ def test_keep_decisions_at_the_ends(threshold):
     assert keep.shape == (4, 8) and bool(keep.all() if threshold else not keep.any())
 
 
+@pytest.mark.parametrize("pairs", [False, True], ids=["one", "pairs"])
 @pytest.mark.parametrize("p", [0.1, 0.5])
-def test_keep_mask_is_statistically_sound(p):
+def test_keep_mask_is_statistically_sound(p, pairs):
     """On a 1024 x 1024 mask: the kept fraction is 1 - p, and neighbouring
-    decisions (along a row, along a column, one row of counters apart) are
-    uncorrelated, each within 4 standard errors."""
+    decisions (along a row, along a column, half the rows apart: with
+    ``pairs`` the two decisions of one hash) are uncorrelated, each within 4
+    standard errors."""
     rows = cols = 1024
-    keep = keep_mask(RandomStream(torch.tensor(rb.step_seed(21, 0))), (rows, cols), p).double()
+    stream = RandomStream(torch.tensor(rb.step_seed(21, 0)))
+    keep = keep_mask(stream, (rows, cols), p, pairs=pairs).double()
     n = rows * cols
     q = 1 - p
     assert abs(float(keep.mean()) - q) < 4 * (q * p / n) ** 0.5
