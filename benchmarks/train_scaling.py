@@ -145,8 +145,10 @@ def main() -> None:
                         help="TP and DP x TP rows: Megatron's sequence parallelism "
                              "(megatron_transformer_plan(sequence_parallel=True))")
     parser.add_argument("--trace", type=int, default=0, metavar="N",
-                        help="TP and DP x TP rows: a traced run, then the critical path's "
-                             "N largest entries by model line and by op")
+                        help="TP, DP x TP and 3-D rows: a traced run, then the critical "
+                             "path's N largest entries by model line and by op (3-D rows: "
+                             "a stage's backward bodies carry the location of its last "
+                             "forward line, so their time shows under that line)")
     parser.add_argument("--dump-dir", default=None,
                         help="TP and DP x TP rows: compile_train_step's dump_dir (the IR of "
                              "each stage)")
@@ -262,16 +264,24 @@ def tensor_parallel_rows(args) -> None:
             three_d_row(cfg, args, target, shape, _ONE_CHIP[key], peak)
 
 
-def print_critical_path(program, top: int) -> None:
+def print_critical_path(program, top: int, simulator=None) -> None:
     """The traced run's critical path by engine, by model line, and by model
-    line and instruction."""
-    from nova.sim.critical_path import WAITING
+    line and instruction (``simulator``: a traced ``nova.sim.Simulator``
+    instead of ``program``'s last run)."""
+    from nova.sim.critical_path import WAITING, format_critical_path
     from nova.sim.report_profile import source_line
 
+    simulator = simulator or program._simulator
+    path = simulator.critical_path()
     for by in ("engine", "line"):
-        print(program.critical_path(by=by, top=top))
+        print(format_critical_path(path, by=by, top=top))
+    chips: dict[int, float] = {}
+    for seg in path:
+        chips[seg.chip] = chips.get(seg.chip, 0.0) + seg.duration_ns
+    print("critical path by chip (ms): "
+          + ", ".join(f"chip {c} {ns / 1e6:.3f}" for c, ns in sorted(chips.items())))
     totals: dict[str, float] = {}
-    for seg in program._simulator.critical_path():
+    for seg in path:
         key = (WAITING if seg.engine == WAITING
                else f"{source_line(seg.location)}  {seg.engine.rstrip('0123456789')} {seg.name}")
         totals[key] = totals.get(key, 0.0) + seg.duration_ns
@@ -323,7 +333,14 @@ def three_d_row(cfg: GPTConfig, args, target: str, shape: str, one: float, peak:
         target=target, mesh=Mesh((dp, tp), ("dp", "tp")),
         plan=tp_plan(model, args, "dp"), zero=args.zero, autocast=AUTOCAST[args.dtype])
     t_compile = time.perf_counter() - t0
-    r = step.time_step()
+    if args.trace:
+        from nova.sim import Simulator
+
+        simulator = Simulator(step.binary, functional=False, trace=True)
+        _, r = simulator.run({})
+        print_critical_path(None, args.trace, simulator)
+    else:
+        r = step.time_step()
     chips = pp * dp * tp
     n_params = sum(p.numel() for p in model.parameters())
     mfu = 6 * n_params * batch * cfg.seq_len / (r.time_s * chips * peak)

@@ -79,3 +79,28 @@ func.func @negative_good_rows_and_contraction(%a: tensor<50257x2048xbf16>, %b: t
   %r = linalg.matmul ins(%a, %b : tensor<50257x2048xbf16>, tensor<2048x64xbf16>) outs(%c : tensor<50257x64xf32>) -> tensor<50257x64xf32>
   return %r : tensor<50257x64xf32>
 }
+
+// -----
+
+// A tensor-parallel LM head's dX = dY W over its chip's 12576 words
+// (50304 / 4 = 131 x 96): the array would take K in 96-row chunks, 75 % of
+// its rows. K = 12544 + 32 instead: 98 whole chunks and a remainder.
+// CHECK-LABEL: func.func @backward_wide_awkward_contraction
+// CHECK: %[[P:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x12544xf32>, tensor<12544x64xf32>) outs(%arg2 : tensor<16x64xf32>)
+// CHECK: %[[R:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x32xf32>, tensor<32x64xf32>) outs(%[[P]] : tensor<16x64xf32>)
+// CHECK: return %[[R]]
+func.func @backward_wide_awkward_contraction(%dy: tensor<16x12576xf32>, %w: tensor<12576x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %r = linalg.matmul ins(%dy, %w : tensor<16x12576xf32>, tensor<12576x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
+
+// -----
+
+// Left alone: K = 192 = 2 x 96 takes two chunks either way.
+// CHECK-LABEL: func.func @negative_two_chunk_contraction
+// CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<16x192xf32>, tensor<192x64xf32>)
+// CHECK-NOT: linalg.matmul
+func.func @negative_two_chunk_contraction(%a: tensor<16x192xf32>, %b: tensor<192x64xf32>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<16x192xf32>, tensor<192x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}

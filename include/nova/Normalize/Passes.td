@@ -168,7 +168,11 @@ def NovaPadMatmul : Pass<"nova-pad-matmul", "::mlir::func::FuncOp"> {
     sliced back; zero rows, columns and contraction lanes add nothing. N is
     padded above the array width when its best divisor is under a quarter
     of it, K the same against the rows, M when no divisor between the
-    array's height and the row budget exists.
+    array's height and the row budget exists. A K whose best chunk is wide
+    but not whole (12576 = 131 x 96, a 50304-word vocabulary over 4 chips:
+    the tensor-parallel LM head's dX = dY W fed in 96-row chunks, 75 % of
+    the array) is split the same way when whole chunks and one remainder
+    take an eighth of the passes fewer (98 x 128 + 32).
 
     ```mlir
     // before: C[1024, 50257] = A[1024, 768] * B[768, 50257]

@@ -448,6 +448,20 @@ def NovaFormReduceScatter : Pass<"nova-form-reduce-scatter", "::mlir::func::Func
     The expand and the elementwise op are optional; each value in the chain
     must have that one use. The elementwise op's other operands must not
     index the sliced dimension, nor a dimension the expand splits.
+
+    Longer chains and several slices (sequence parallelism's row-parallel
+    output under autocast: a bias add, then the bf16 rounding; its LayerNorm
+    backward: a rounding, the expand, a widening, then products and row sums
+    on the whole sequence before the slices of several values) go first
+    through a hoisting step: an expand after a chain of elementwise ops from
+    an all-reduce moves up to the partial sums, and each group of alike
+    slices that are all of a generic's users moves above that generic (its
+    operands sliced where they index the sliced loop as a plain dimension,
+    taken whole where they do not index it; no `linalg.index` in the body),
+    until the slices reach the all-reduce, which becomes one reduce-scatter.
+    A sum along the sliced dimension beside the slices (the replicated
+    bias's gradient) becomes the sum of the chip's slice, all-reduced over
+    the slice's grid axes, as Megatron computes it.
   }];
   let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
