@@ -190,6 +190,67 @@ struct MaskedArithmeticShiftIsLogical : OpRewritePattern<arith::AndIOp> {
   }
 };
 
+/// An elementwise generic that reads only a leading slice of a tensor (a
+/// padded matmul's result cut back to its real width, nova-pad-matmul) runs
+/// over the whole tensor and its result is sliced instead. With the slice
+/// between them nova-tile could not fuse the generic into the matmul's tile
+/// loop as its epilogue: the LM head's `logits.float()` at GPT-2's 50257
+/// words wrote the [2048 x 50304] f32 product to HBM, read it back and copied
+/// it to a [2048 x 50257] tensor (1.2 GB a step). Only a slice that is the
+/// tensor's one use and covers all but at most an eighth of it: the padded
+/// lanes are computed and dropped, the others are computed as before.
+struct SliceAfterElementwise : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isElementwiseGeneric(op) || op.getNumDpsInputs() == 0 ||
+        op.getNumDpsInits() != 1 ||
+        !llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }))
+      return failure();
+    Value narrow = op.getDpsInputs()[0];
+    auto slice = narrow.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || !llvm::all_of(op.getDpsInputs(),
+                                [&](Value v) { return v == narrow; }) ||
+        !slice.getSource().hasOneUse() ||
+        op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+      return failure();
+    auto sliceType = cast<RankedTensorType>(slice.getType());
+    auto wideType = cast<RankedTensorType>(slice.getSource().getType());
+    if (!sliceType.hasStaticShape() || !wideType.hasStaticShape() ||
+        sliceType.getRank() != wideType.getRank() ||
+        !llvm::all_of(slice.getMixedOffsets(),
+                      [](OpFoldResult o) { return isZeroInteger(o); }) ||
+        !llvm::all_of(slice.getMixedStrides(),
+                      [](OpFoldResult s) { return isOneInteger(s); }) ||
+        8 * (wideType.getNumElements() - sliceType.getNumElements()) >
+            sliceType.getNumElements())
+      return failure();
+    // The dropped lanes are computed too: nothing there may trap (an
+    // integer division by a padded zero).
+    for (Operation &inner : op.getBody()->without_terminator())
+      if (!isMemoryEffectFree(&inner) ||
+          isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+              arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(inner))
+        return failure();
+    Location loc = op.getLoc();
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    Value empty = tensor::EmptyOp::create(rewriter, loc, wideType.getShape(),
+                                          outType.getElementType());
+    SmallVector<Value> inputs(op.getNumDpsInputs(), slice.getSource());
+    auto wide = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{empty.getType()}, inputs, ValueRange{empty},
+        op.getIndexingMapsArray(), op.getIteratorTypesArray());
+    rewriter.cloneRegionBefore(op.getRegion(), wide.getRegion(),
+                               wide.getRegion().end());
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, outType, wide.getResult(0), slice.getMixedOffsets(),
+        slice.getMixedSizes(), slice.getMixedStrides());
+    return success();
+  }
+};
+
 struct FuseElementwisePass
     : public nova::impl::NovaFuseElementwiseBase<FuseElementwisePass> {
   using Base::Base;
@@ -208,6 +269,14 @@ struct FuseElementwisePass
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
                                                          &getContext());
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+    // Slices move after the generics that read them once fusion has built
+    // those generics (a slice in the middle of a chain would stop it), then
+    // the moved generics fuse with any elementwise consumer of the result.
+    RewritePatternSet slices(&getContext());
+    slices.add<SliceAfterElementwise>(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(slices, controlFusion);
+    if (failed(applyPatternsGreedily(func, std::move(slices))))
       return signalPassFailure();
     eraseFusedCheckLeftovers(func);
     numGenericsAfter += countGenerics(func);

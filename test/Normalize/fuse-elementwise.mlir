@@ -229,3 +229,98 @@ func.func @negative_mask_keeps_a_sign_bit(%x: tensor<8xi64>) -> tensor<8xi64> {
   } -> tensor<8xi64>
   return %r : tensor<8xi64>
 }
+
+// -----
+
+// A padded matmul's result cut back to its real width (nova-pad-matmul),
+// then rounded to bf16 and widened again (logits.float() under autocast):
+// the two casts fuse into one generic, which then runs over the padded
+// result and is sliced instead, so that nova-tile can fuse it into the
+// matmul's tile loop as its epilogue.
+// CHECK-LABEL: func.func @slice_moves_after_elementwise
+// CHECK: %[[M:.*]] = linalg.matmul
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<16x128xf32>) outs(%{{.*}} : tensor<16x128xf32>)
+// CHECK: arith.truncf
+// CHECK: arith.extf
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[G]][0, 0] [16, 120] [1, 1] : tensor<16x128xf32> to tensor<16x120xf32>
+// CHECK: return %[[S]]
+func.func @slice_moves_after_elementwise(%a: tensor<16x64xbf16>, %b: tensor<64x128xbf16>) -> tensor<16x120xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x128xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<16x128xf32>) -> tensor<16x128xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<16x64xbf16>, tensor<64x128xbf16>) outs(%f : tensor<16x128xf32>) -> tensor<16x128xf32>
+  %s = tensor.extract_slice %m[0, 0] [16, 120] [1, 1] : tensor<16x128xf32> to tensor<16x120xf32>
+  %eb = tensor.empty() : tensor<16x120xbf16>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<16x120xf32>) outs(%eb : tensor<16x120xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %r = arith.truncf %x : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<16x120xbf16>
+  %ef = tensor.empty() : tensor<16x120xf32>
+  %w = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<16x120xbf16>) outs(%ef : tensor<16x120xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %r = arith.extf %x : bf16 to f32
+    linalg.yield %r : f32
+  } -> tensor<16x120xf32>
+  return %w : tensor<16x120xf32>
+}
+
+// -----
+
+// Negative: a slice that drops more than an eighth of its source (a quarter
+// here) keeps the generic on the slice: widening would compute too much.
+// CHECK-LABEL: func.func @negative_slice_too_narrow
+// CHECK: %[[S:.*]] = tensor.extract_slice
+// CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<16x96xf32>)
+func.func @negative_slice_too_narrow(%m: tensor<16x128xf32>) -> tensor<16x96xf32> {
+  %s = tensor.extract_slice %m[0, 0] [16, 96] [1, 1] : tensor<16x128xf32> to tensor<16x96xf32>
+  %e = tensor.empty() : tensor<16x96xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<16x96xf32>) outs(%e : tensor<16x96xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.exp %x : f32
+    linalg.yield %y : f32
+  } -> tensor<16x96xf32>
+  return %r : tensor<16x96xf32>
+}
+
+// -----
+
+// Negative: the sliced tensor has another use (returned whole), so the
+// generic would not be the slice's only reader: left alone.
+// CHECK-LABEL: func.func @negative_source_used_twice
+// CHECK: %[[S:.*]] = tensor.extract_slice
+// CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<16x120xf32>)
+func.func @negative_source_used_twice(%m: tensor<16x128xf32>) -> (tensor<16x120xf32>, tensor<16x128xf32>) {
+  %s = tensor.extract_slice %m[0, 0] [16, 120] [1, 1] : tensor<16x128xf32> to tensor<16x120xf32>
+  %e = tensor.empty() : tensor<16x120xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<16x120xf32>) outs(%e : tensor<16x120xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.exp %x : f32
+    linalg.yield %y : f32
+  } -> tensor<16x120xf32>
+  return %r, %m : tensor<16x120xf32>, tensor<16x128xf32>
+}
+
+// -----
+
+// Negative: an integer division would run on the dropped lanes too (a
+// padded zero divisor): left on the slice.
+// CHECK-LABEL: func.func @negative_slice_integer_division
+// CHECK: %[[S:.*]] = tensor.extract_slice
+// CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<16x120xi32>)
+func.func @negative_slice_integer_division(%m: tensor<16x128xi32>) -> tensor<16x120xi32> {
+  %s = tensor.extract_slice %m[0, 0] [16, 120] [1, 1] : tensor<16x128xi32> to tensor<16x120xi32>
+  %e = tensor.empty() : tensor<16x120xi32>
+  %c7 = arith.constant 7 : i32
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<16x120xi32>) outs(%e : tensor<16x120xi32>) {
+  ^bb0(%x: i32, %o: i32):
+    %y = arith.divsi %c7, %x : i32
+    linalg.yield %y : i32
+  } -> tensor<16x120xi32>
+  return %r : tensor<16x120xi32>
+}

@@ -305,3 +305,27 @@ func.func @lm_head_input_gradient_bf16(%dy: tensor<2048x50304xbf16>, %w: tensor<
   %m = linalg.matmul ins(%dy, %w : tensor<2048x50304xbf16>, tensor<50304x768xbf16>) outs(%f : tensor<2048x768xf32>) -> tensor<2048x768xf32>
   return %m : tensor<2048x768xf32>
 }
+
+// -----
+
+// An elementwise op over an embedding table of GPT-2's 50257 words (29 x
+// 1733, AdamW's update of wte): the rows' best divisor up to max-rows is 29,
+// so the rows take the wider divisor 1733 and the columns shrink to keep the
+// tile near max-rows x max-cols elements: [1733 x 128] tiles (29 x 6 of
+// them), not [29 x 384] (1733 x 2), each a DMA and a loop iteration.
+// T1-LABEL: func.func @wide_rows_for_a_vocabulary
+// T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// T1: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1733x128xf32>, tensor<1733x128xf32>) outs(%{{.*}} : tensor<1733x128xf32>)
+func.func @wide_rows_for_a_vocabulary(%p: tensor<50257x768xf32>, %g: tensor<50257x768xf32>) -> tensor<50257x768xf32> {
+  %lr = arith.constant 0.001 : f32
+  %e = tensor.empty() : tensor<50257x768xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %g : tensor<50257x768xf32>, tensor<50257x768xf32>) outs(%e : tensor<50257x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.mulf %b, %lr : f32
+    %t = arith.subf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<50257x768xf32>
+  return %r : tensor<50257x768xf32>
+}

@@ -168,11 +168,7 @@ def NovaPadMatmul : Pass<"nova-pad-matmul", "::mlir::func::FuncOp"> {
     sliced back; zero rows, columns and contraction lanes add nothing. N is
     padded above the array width when its best divisor is under a quarter
     of it, K the same against the rows, M when no divisor between the
-    array's height and the row budget exists. A K whose best chunk is wide
-    but not whole (12576 = 131 x 96, a 50304-word vocabulary over 4 chips:
-    the tensor-parallel LM head's dX = dY W fed in 96-row chunks, 75 % of
-    the array) is split the same way when whole chunks and one remainder
-    take an eighth of the passes fewer (98 x 128 + 32).
+    array's height and the row budget exists.
 
     ```mlir
     // before: C[1024, 50257] = A[1024, 768] * B[768, 50257]
@@ -238,6 +234,12 @@ def NovaFuseElementwise
     Named ops (matmul, batch_matmul, transpose, broadcast, fill) are never
     fused into or rewritten as generics: that would hide the contraction from
     the tiling pass (DESIGN.md, the `linalg-fuse-elementwise-ops` gotcha).
+
+    Then an all-parallel generic with identity maps whose inputs are all one
+    zero-offset `tensor.extract_slice` (its source's only use, at most an
+    eighth larger) runs over the source and its result is sliced instead:
+    nova-pad-matmul's padded LM head keeps its `logits.float()` epilogue,
+    which nova-tile fuses into the matmul's tile loop.
 
     Before:
     ```mlir

@@ -177,7 +177,11 @@ def NovaTile : Pass<"nova-tile", "::mlir::func::FuncOp"> {
       sequence for the heads' merge, not one per token); reduction dims stay whole unless even
       a one-element output tile does not fit, then they are tiled too
       (outermost first) and each chunk is combined into the output the loop
-      carries (a gradient norm's sum over an embedding table).
+      carries (a gradient norm's sum over an embedding table). An innermost
+      dim whose best divisor is under a quarter of `max-cols` takes a wider
+      divisor (up to 8 x `max-cols`) and fewer rows; rows likewise (an
+      embedding table of 50257 = 29 x 1733 words: 1733 rows, fewer columns),
+      back to the narrow plan if the wide one does not fit SRAM.
 
     Every tile's operands (and the body temporaries of a generic), double
     buffered, must fit `sram_bytes`; tiles shrink until they do, and an op
