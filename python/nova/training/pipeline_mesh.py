@@ -51,6 +51,14 @@ class StageMesh:
         batch_axis = 0
         if plan is not None:
             batch_axis = None if plan.batch_axis is None else mesh.axis(plan.batch_axis)
+            # The stage bodies place activations by the batch axis alone: a
+            # plan's input placement (sequence parallelism) would be ignored.
+            inputs = sorted(n for n in plan.placements if n.startswith("input"))
+            if inputs:
+                raise PipelineError(
+                    f"the plan places {', '.join(inputs)} (sequence parallelism): inside "
+                    "pipeline stages activations are split by the batch axis only; drop "
+                    "sequence_parallel=True for a pipeline")
         if zero not in (0, 1) or isinstance(zero, bool):
             raise PipelineError(f"zero must be 0 or 1 (optimizer state sharded over the "
                                 f"batch axis) for a pipeline, got {zero!r}")

@@ -101,6 +101,11 @@ def test_mesh_errors():
         compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids, labels,
                                     mesh=Mesh((2, 2), ("dp", "tp")), zero=1,
                                     plan=megatron_transformer_plan(model))
+    with pytest.raises(PipelineError, match="sequence parallelism"):
+        compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids, labels,
+                                    mesh=Mesh((2, 2), ("dp", "tp")),
+                                    plan=megatron_transformer_plan(model, batch_axis="dp",
+                                                                   sequence_parallel=True))
     with pytest.raises(PipelineError, match="does not split"):
         compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids[:6], labels[:6],
                                     microbatches=2, mesh=Mesh((2,), ("dp",)))
