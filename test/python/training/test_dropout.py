@@ -62,12 +62,14 @@ def test_top_bits_shortcut_is_the_full_hash(shape):
 
 
 class _Keep(torch.nn.Module):
-    def __init__(self, shape, threshold):
+    """``keep`` (random_keep or random_keep_pairs) at offset 11, as int64."""
+
+    def __init__(self, shape, threshold, keep=rb.random_keep):
         super().__init__()
-        self.shape, self.threshold = shape, threshold
+        self.shape, self.threshold, self.keep = shape, threshold, keep
 
     def forward(self, seed):
-        return rb.random_keep(seed, 11, self.shape, self.threshold).to(torch.int64)
+        return self.keep(seed, 11, self.shape, self.threshold).to(torch.int64)
 
 
 @pytest.mark.parametrize("shape", [(16, 33), (3, 5, 7), (1,), ()])
@@ -86,15 +88,6 @@ def test_keep_decisions_equal_the_reference_in_eager_and_on_nova(shape):
     assert torch.equal(got, want.to(torch.int64))
 
 
-class _KeepPairs(torch.nn.Module):
-    def __init__(self, shape, threshold):
-        super().__init__()
-        self.shape, self.threshold = shape, threshold
-
-    def forward(self, seed):
-        return rb.random_keep_pairs(seed, 11, self.shape, self.threshold).to(torch.int64)
-
-
 @pytest.mark.parametrize("shape", [(16, 33), (3, 5, 7), (7,), ()])
 def test_paired_keep_decisions_equal_the_reference_in_eager_and_on_nova(shape):
     """Two decisions from each hash (the top half of the rows from the top 24
@@ -105,7 +98,7 @@ def test_paired_keep_decisions_equal_the_reference_in_eager_and_on_nova(shape):
     want = torch.tensor(rb.reference_keep_pairs(int(seed), 11, shape, threshold),
                         dtype=torch.bool).reshape(shape)
     assert torch.equal(rb.random_keep_pairs(seed, 11, shape, threshold), want)
-    got = nova.compile(_KeepPairs(shape, threshold), seed)(seed)
+    got = nova.compile(_Keep(shape, threshold, rb.random_keep_pairs), seed)(seed)
     assert torch.equal(got, want.to(torch.int64))
 
 
