@@ -4,7 +4,9 @@
 // (flatten, concatenate, one all-reduce, slice back), issued as soon as a
 // bucket is full or one of its results is needed; casts of the results
 // (autocast's) are first moved down to their first user, so they do not
-// count as a need.
+// count as a need. Reduce-scatters along their leading dimension (ZeRO's
+// gradients) are bucketed the same way, chip-major: each chip's chunks of
+// the members side by side, so that its chunk of the bucket is its chunks.
 //
 //===----------------------------------------------------------------------===//
 #include "nova/Partition/Passes.h"
@@ -27,14 +29,33 @@ using namespace mlir;
 
 namespace {
 
-/// Which all-reduces may share a bucket: same grid, axes, reduction, type.
-bool sameKind(shard::AllReduceOp a, shard::AllReduceOp b) {
-  auto ta = cast<RankedTensorType>(a.getInput().getType());
-  auto tb = cast<RankedTensorType>(b.getInput().getType());
-  return a.getGridAttr() == b.getGridAttr() &&
-         a.getGridAxesAttr() == b.getGridAxesAttr() &&
-         a.getReduction() == b.getReduction() &&
-         ta.getElementType() == tb.getElementType();
+/// Which collectives may share a bucket: same op, grid, axes, reduction,
+/// element type.
+bool sameKind(Operation *a, Operation *b) {
+  if (a->getName() != b->getName())
+    return false;
+  auto ta = cast<RankedTensorType>(a->getOperand(0).getType());
+  auto tb = cast<RankedTensorType>(b->getOperand(0).getType());
+  if (ta.getElementType() != tb.getElementType())
+    return false;
+  if (auto ra = dyn_cast<shard::AllReduceOp>(a)) {
+    auto rb = cast<shard::AllReduceOp>(b);
+    return ra.getGridAttr() == rb.getGridAttr() &&
+           ra.getGridAxesAttr() == rb.getGridAxesAttr() &&
+           ra.getReduction() == rb.getReduction();
+  }
+  auto sa = cast<shard::ReduceScatterOp>(a), sb = cast<shard::ReduceScatterOp>(b);
+  return sa.getGridAttr() == sb.getGridAttr() &&
+         sa.getGridAxesAttr() == sb.getGridAxesAttr() &&
+         sa.getReduction() == sb.getReduction();
+}
+
+/// All of `type`'s dimensions in one group (to collapse to 1-D).
+SmallVector<ReassociationIndices> wholeGroup(RankedTensorType type) {
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all[0].push_back(d);
+  return all;
 }
 
 struct BucketAllReducesPass
@@ -69,9 +90,8 @@ struct BucketAllReducesPass
     DenseSet<Value> reduced;
     SmallVector<Operation *> casts;
     for (Operation &op : block) {
-      if (auto reduce = dyn_cast<shard::AllReduceOp>(&op)) {
-        if (candidate(reduce))
-          reduced.insert(reduce.getResult());
+      if (candidate(&op)) {
+        reduced.insert(op.getResult(0));
       } else if (isUnaryElementwise(&op) &&
                  reduced.contains(cast<linalg::GenericOp>(op).getDpsInputs()[0])) {
         casts.push_back(&op);
@@ -93,22 +113,32 @@ struct BucketAllReducesPass
     }
   }
 
-  /// A candidate: a statically shaped, ranked, non-scalar all-reduce.
-  static bool candidate(shard::AllReduceOp op) {
-    auto type = dyn_cast<RankedTensorType>(op.getInput().getType());
-    return type && type.hasStaticShape() && type.getRank() > 0 &&
-           type == op.getResult().getType();
+  /// A candidate: a statically shaped, ranked, non-scalar all-reduce, or a
+  /// reduce-scatter along its leading dimension.
+  static bool candidate(Operation *op) {
+    if (!isa<shard::AllReduceOp, shard::ReduceScatterOp>(op))
+      return false;
+    auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type || !result || !type.hasStaticShape() || !result.hasStaticShape() ||
+        type.getRank() == 0)
+      return false;
+    if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op))
+      return scatter.getScatterAxis().getSExtValue() == 0 &&
+             type.getShape().drop_front() == result.getShape().drop_front() &&
+             result.getDimSize(0) > 0 && type.getDimSize(0) % result.getDimSize(0) == 0;
+    return type == result;
   }
 
   /// An open bucket: all-reduces of one kind waiting to be issued together.
   struct Bucket {
-    SmallVector<shard::AllReduceOp> members;
+    SmallVector<Operation *> members;
     DenseSet<Value> pending; // their results
     int64_t bytes = 0;
   };
 
   void bucketBlock(Block &block) {
-    SmallVector<Bucket> open; // one per kind (grid, axes, reduction, type)
+    SmallVector<Bucket> open; // one per kind (op, grid, axes, reduction, type)
     auto flush = [&](unsigned i, Operation *before) {
       if (open[i].members.size() > 1)
         emit(open[i].members, before);
@@ -125,10 +155,10 @@ struct BucketAllReducesPass
         if (needed)
           flush(i, &op);
       }
-      auto reduce = dyn_cast<shard::AllReduceOp>(&op);
-      if (!reduce || !candidate(reduce))
+      if (!candidate(&op))
         continue;
-      int64_t size = nova::tensorBytes(cast<RankedTensorType>(reduce.getInput().getType()));
+      Operation *reduce = &op;
+      int64_t size = nova::tensorBytes(cast<RankedTensorType>(reduce->getOperand(0).getType()));
       auto it = llvm::find_if(open, [&](Bucket &bucket) {
         return sameKind(bucket.members.front(), reduce);
       });
@@ -141,51 +171,64 @@ struct BucketAllReducesPass
         it = std::prev(open.end());
       }
       it->members.push_back(reduce);
-      it->pending.insert(reduce.getResult());
+      it->pending.insert(reduce->getResult(0));
       it->bytes += size;
       if (it->bytes >= bucketBytes)
         flush(it - open.begin(), op.getNextNode()); // full: issued right away
     }
   }
 
-  /// Replaces `members` by one all-reduce of their concatenation, placed
+  /// Replaces `members` by one collective of their concatenation, placed
   /// before `before`.
-  void emit(SmallVector<shard::AllReduceOp> members, Operation *before) {
+  void emit(SmallVector<Operation *> members, Operation *before) {
     IRRewriter b(before->getContext());
     b.setInsertionPoint(before);
-    Location loc = members.back().getLoc();
+    Location loc = members.back()->getLoc();
+    // Reduce-scatters: each member [N] as [chips, N / chips], side by side.
+    auto scatter = dyn_cast<shard::ReduceScatterOp>(members.front());
+    int64_t chips = 1;
+    if (scatter)
+      chips = cast<RankedTensorType>(scatter.getInput().getType()).getDimSize(0) /
+              cast<RankedTensorType>(scatter.getResult().getType()).getDimSize(0);
     SmallVector<Value> flat;
-    SmallVector<int64_t> sizes;
-    for (shard::AllReduceOp member : members) {
-      auto type = cast<RankedTensorType>(member.getInput().getType());
-      Value value = member.getInput();
-      if (type.getRank() != 1) {
-        SmallVector<ReassociationIndices> all(1);
-        for (int64_t d = 0; d < type.getRank(); ++d)
-          all[0].push_back(d);
-        value = tensor::CollapseShapeOp::create(b, loc, value, all);
-      }
+    SmallVector<int64_t> sizes; // of each member's result
+    for (Operation *member : members) {
+      auto type = cast<RankedTensorType>(member->getOperand(0).getType());
+      Value value = member->getOperand(0);
+      if (type.getRank() != 1)
+        value = tensor::CollapseShapeOp::create(b, loc, value, wholeGroup(type));
+      int64_t n = type.getNumElements();
+      if (scatter)
+        value = tensor::ExpandShapeOp::create(
+            b, loc, RankedTensorType::get({chips, n / chips}, type.getElementType()), value,
+            SmallVector<ReassociationIndices>{{0, 1}});
       flat.push_back(value);
-      sizes.push_back(type.getNumElements());
+      sizes.push_back(n / chips);
     }
-    Value concat = tensor::ConcatOp::create(b, loc, /*dim=*/0, flat);
-    shard::AllReduceOp first = members.front();
-    auto reduced = shard::AllReduceOp::create(
-        b, loc, concat.getType(), first.getGridAttr(), first.getGridAxesAttr(),
-        concat, first.getReductionAttr());
+    Value concat = tensor::ConcatOp::create(b, loc, /*dim=*/scatter ? 1 : 0, flat);
+    Value reduced;
+    if (scatter) {
+      auto wide = cast<RankedTensorType>(concat.getType());
+      Value rows = tensor::CollapseShapeOp::create(b, loc, concat, wholeGroup(wide));
+      reduced = shard::ReduceScatterOp::create(
+          b, loc, RankedTensorType::get({wide.getDimSize(1)}, wide.getElementType()),
+          scatter.getGridAttr(), scatter.getGridAxesAttr(), rows, scatter.getReductionAttr(),
+          scatter.getScatterAxisAttr());
+    } else {
+      auto first = cast<shard::AllReduceOp>(members.front());
+      reduced = shard::AllReduceOp::create(b, loc, concat.getType(), first.getGridAttr(),
+                                           first.getGridAxesAttr(), concat,
+                                           first.getReductionAttr());
+    }
     int64_t offset = 0;
     for (auto [member, size] : llvm::zip_equal(members, sizes)) {
-      auto type = cast<RankedTensorType>(member.getResult().getType());
+      auto type = cast<RankedTensorType>(member->getResult(0).getType());
       Value piece = tensor::ExtractSliceOp::create(
-          b, loc, reduced.getResult(), ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+          b, loc, reduced, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
           ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
           ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-      if (type.getRank() != 1) {
-        SmallVector<ReassociationIndices> all(1);
-        for (int64_t d = 0; d < type.getRank(); ++d)
-          all[0].push_back(d);
-        piece = tensor::ExpandShapeOp::create(b, loc, type, piece, all);
-      }
+      if (type.getRank() != 1)
+        piece = tensor::ExpandShapeOp::create(b, loc, type, piece, wholeGroup(type));
       b.replaceOp(member, piece);
       offset += size;
     }

@@ -126,3 +126,46 @@ func.func @negative_binary_not_sunk(%ga: tensor<4xf32>, %gb: tensor<4xf32>, %x: 
   %b = shard.all_reduce %gb on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
   return %s, %b : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// ZeRO's gradients reduce-scattered over dp (2 chips): one bucket,
+// chip-major. Each [N] member is viewed as [2, N/2] and the views are
+// concatenated side by side, so chip c's half of the bucket holds its half
+// of every member.
+// CHECK-LABEL: func.func @two_reduce_scatters
+// CHECK-SAME: (%[[GA:.*]]: tensor<8x4xf32>, %[[GB:.*]]: tensor<6xf32>)
+// CHECK: %[[FA:.*]] = tensor.collapse_shape %[[GA]] {{\[}}[0, 1]] : tensor<8x4xf32> into tensor<32xf32>
+// CHECK: %[[VA:.*]] = tensor.expand_shape %[[FA]] {{\[}}[0, 1]] output_shape [2, 16] : tensor<32xf32> into tensor<2x16xf32>
+// CHECK: %[[VB:.*]] = tensor.expand_shape %[[GB]] {{\[}}[0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
+// CHECK: %[[C:.*]] = tensor.concat dim(1) %[[VA]], %[[VB]] : (tensor<2x16xf32>, tensor<2x3xf32>) -> tensor<2x19xf32>
+// CHECK: %[[F:.*]] = tensor.collapse_shape %[[C]] {{\[}}[0, 1]] : tensor<2x19xf32> into tensor<38xf32>
+// CHECK: %[[R:.*]] = shard.reduce_scatter %[[F]] on @g grid_axes = [0] scatter_axis = 0 : tensor<38xf32> -> tensor<19xf32>
+// CHECK-NOT: shard.reduce_scatter
+// CHECK: %[[SA:.*]] = tensor.extract_slice %[[R]][0] [16] [1]
+// CHECK: %[[A:.*]] = tensor.expand_shape %[[SA]] {{\[}}[0, 1]] output_shape [4, 4]
+// CHECK: %[[B:.*]] = tensor.extract_slice %[[R]][16] [3] [1]
+// CHECK: return %[[A]], %[[B]]
+shard.grid @g(shape = 2)
+func.func @two_reduce_scatters(%ga: tensor<8x4xf32>, %gb: tensor<6xf32>) -> (tensor<4x4xf32>, tensor<3xf32>) {
+  %a = shard.reduce_scatter %ga on @g grid_axes = [0] scatter_axis = 0 : tensor<8x4xf32> -> tensor<4x4xf32>
+  %b = shard.reduce_scatter %gb on @g grid_axes = [0] scatter_axis = 0 : tensor<6xf32> -> tensor<3xf32>
+  return %a, %b : tensor<4x4xf32>, tensor<3xf32>
+}
+
+// -----
+
+// A reduce-scatter along another dimension (its chunks are not contiguous)
+// and an all-reduce (another kind) are not bucketed with it.
+// CHECK-LABEL: func.func @scatter_kinds_apart
+// CHECK-NOT: tensor.concat
+// CHECK: shard.reduce_scatter %arg0 on @g grid_axes = [0] scatter_axis = 1
+// CHECK: shard.reduce_scatter %arg1 on @g grid_axes = [0] scatter_axis = 0
+// CHECK: shard.all_reduce %arg2
+shard.grid @g(shape = 2)
+func.func @scatter_kinds_apart(%x: tensor<4x8xf32>, %y: tensor<8xf32>, %z: tensor<8xf32>) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<8xf32>) {
+  %a = shard.reduce_scatter %x on @g grid_axes = [0] scatter_axis = 1 : tensor<4x8xf32> -> tensor<4x4xf32>
+  %b = shard.reduce_scatter %y on @g grid_axes = [0] scatter_axis = 0 : tensor<8xf32> -> tensor<4xf32>
+  %c = shard.all_reduce %z on @g grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
+  return %a, %b, %c : tensor<4x4xf32>, tensor<4xf32>, tensor<8xf32>
+}

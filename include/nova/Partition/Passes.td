@@ -488,6 +488,14 @@ def NovaBucketAllReduces : Pass<"nova-bucket-all-reduces", "::mlir::func::FuncOp
     after it is reduced) are first moved down to just before their first
     user, so that they do not issue every bucket with a single member.
 
+    `shard.reduce_scatter` ops along dimension 0 (ZeRO's gradients, once
+    `nova-form-reduce-scatter` has made them) are bucketed the same way,
+    chip-major: each member, flattened to `[N]`, is viewed as
+    `[chips, N / chips]`, the views are concatenated along dimension 1 and
+    flattened, and one reduce-scatter gives each chip its chunk of every
+    member side by side. Reduce-scatters along another dimension (chunks
+    that are not contiguous) stay alone.
+
     Before:
     ```mlir
     %a = shard.all_reduce %ga on @g grid_axes = [0] : tensor<8x4xf32> -> tensor<8x4xf32>
