@@ -124,8 +124,12 @@ def random_keep(seed: torch.Tensor, offset: int, shape: Sequence[int], threshold
     ints."""
     if threshold >= 1 << UNIFORM_BITS:  # every element kept (the cut would overflow)
         return torch.ones(tuple(shape), dtype=torch.bool, device=device or seed.device)
-    cut = -(1 << 63) + (max(0, threshold) << (64 - UNIFORM_BITS))
-    return (_premix(seed, offset, shape, device) < cut).reshape(tuple(shape))
+    return (_premix(seed, offset, shape, device) < _keep_cut(threshold)).reshape(tuple(shape))
+
+
+def _keep_cut(threshold: int) -> int:
+    """The signed int64 below which an output is kept (:func:`random_keep`)."""
+    return -(1 << 63) + (max(0, threshold) << (64 - UNIFORM_BITS))
 
 
 def random_keep_pairs(seed: torch.Tensor, offset: int, shape: Sequence[int], threshold: int,
@@ -148,7 +152,7 @@ def random_keep_pairs(seed: torch.Tensor, offset: int, shape: Sequence[int], thr
         return random_keep(seed, offset, shape, threshold, device)
     half = (rows + 1) // 2
     z = _premix(seed, offset, [half, last], device)
-    cut = -(1 << 63) + (max(0, threshold) << (64 - UNIFORM_BITS))
+    cut = _keep_cut(threshold)
     low = z if rows - half == half else z[: rows - half]
     return torch.cat([z < cut, (low << UNIFORM_BITS) < cut]).reshape(tuple(shape))
 
@@ -171,11 +175,16 @@ def reference_bits(seed: int, offset: int, numel: int) -> list[int]:
     """:func:`random_bits` as unsigned Python ints, by the textbook SplitMix64."""
     out = []
     for i in range(numel):
-        z = (seed + (offset + i + 1) * GAMMA) & MASK64
-        z = ((z ^ (z >> 30)) * MIX1) & MASK64
-        z = ((z ^ (z >> 27)) * MIX2) & MASK64
+        z = _reference_premix(seed, offset + i)
         out.append(z ^ (z >> 31))
     return out
+
+
+def _reference_premix(seed: int, counter: int) -> int:
+    """SplitMix64 of state ``counter + 1`` without its last xorshift."""
+    z = (seed + (counter + 1) * GAMMA) & MASK64
+    z = ((z ^ (z >> 30)) * MIX1) & MASK64
+    return ((z ^ (z >> 27)) * MIX2) & MASK64
 
 
 def reference_keep(seed: int, offset: int, numel: int, threshold: int) -> list[bool]:
@@ -198,9 +207,7 @@ def reference_keep_pairs(seed: int, offset: int, shape: Sequence[int],
     for r in range(rows):
         source, shift = (r, 64 - UNIFORM_BITS) if r < half else (r - half, 64 - 2 * UNIFORM_BITS)
         for c in range(last):
-            z = (seed + (offset + source * last + c + 1) * GAMMA) & MASK64
-            z = ((z ^ (z >> 30)) * MIX1) & MASK64
-            z = ((z ^ (z >> 27)) * MIX2) & MASK64
+            z = _reference_premix(seed, offset + source * last + c)
             out.append((((z >> shift) & field) ^ flip) < threshold)
     return out
 
