@@ -79,6 +79,20 @@ int64_t divisorAtMost(int64_t range, int64_t limit) {
   return 1;
 }
 
+/// A wider tile size for a dimension whose best divisor up to `limit`,
+/// `best`, is under a quarter of the limit (GPT-2's vocabulary, 50257 =
+/// 29 x 1733, gave 29-element tiles): a divisor at least 4 x `best` and up
+/// to 8 x `limit`, if there is one.
+std::optional<int64_t> widerDivisor(int64_t range, int64_t best,
+                                    int64_t limit) {
+  if (best * 4 > std::min(range, limit))
+    return std::nullopt;
+  int64_t wide = divisorAtMost(range, 8 * limit);
+  if (wide < 4 * best)
+    return std::nullopt;
+  return wide;
+}
+
 /// Effective size of each loop for a tile plan (0 means the whole loop).
 SmallVector<int64_t> effectiveSizes(ArrayRef<int64_t> ranges,
                                     ArrayRef<int64_t> sizes) {
@@ -333,15 +347,11 @@ FailureOr<TilePlan> TilePass::planGeneric(linalg::LinalgOp op,
   if (!parallel.empty()) {
     int64_t range = ranges[parallel.back()];
     cols = divisorAtMost(range, maxCols);
-    // A last dimension with no good divisor up to max-cols (GPT-2's
-    // vocabulary, 50257 = 29 x 1733: 29-element DMA runs over the logits)
-    // takes a wider divisor if there is one, and fewer rows.
-    if (cols * 4 <= std::min(range, (int64_t)maxCols)) {
-      int64_t wide = divisorAtMost(range, 8 * maxCols);
-      if (wide >= 4 * cols) {
-        cols = wide;
-        rowLimit = std::max<int64_t>(1, maxRows * maxCols / cols);
-      }
+    // A last dimension with no good divisor up to max-cols (29-element DMA
+    // runs over GPT-2's logits) takes a wider one, and fewer rows.
+    if (std::optional<int64_t> wide = widerDivisor(range, cols, maxCols)) {
+      cols = *wide;
+      rowLimit = std::max<int64_t>(1, maxRows * maxCols / cols);
     }
     plan.sizes[parallel.back()] = cols;
   }
@@ -354,15 +364,13 @@ FailureOr<TilePlan> TilePass::planGeneric(linalg::LinalgOp op,
   if (parallel.size() >= 2) {
     int64_t range = ranges[parallel[parallel.size() - 2]];
     rows = divisorAtMost(range, rowLimit);
-    if (rowLimit == maxRows && rows * 4 <= std::min(range, rowLimit)) {
-      int64_t wide = divisorAtMost(range, 8 * rowLimit);
-      if (wide >= 4 * rows) {
-        narrowRows = rows;
-        rows = wide;
-        cols = divisorAtMost(ranges[parallel.back()],
-                             std::max<int64_t>(1, maxRows * maxCols / wide));
-        plan.sizes[parallel.back()] = cols;
-      }
+    std::optional<int64_t> wide;
+    if (rowLimit == maxRows && (wide = widerDivisor(range, rows, rowLimit))) {
+      narrowRows = rows;
+      rows = *wide;
+      cols = divisorAtMost(ranges[parallel.back()],
+                           std::max<int64_t>(1, maxRows * maxCols / rows));
+      plan.sizes[parallel.back()] = cols;
     }
     plan.sizes[parallel[parallel.size() - 2]] = rows;
   }
