@@ -50,12 +50,34 @@ bool sameKind(Operation *a, Operation *b) {
          sa.getReduction() == sb.getReduction();
 }
 
-/// All of `type`'s dimensions in one group (to collapse to 1-D).
+/// All of `type`'s dimensions in one group (to collapse to 1-D); none for
+/// a 0-d tensor, which reshapes to [1] with an empty reassociation.
 SmallVector<ReassociationIndices> wholeGroup(RankedTensorType type) {
+  if (type.getRank() == 0)
+    return {};
   SmallVector<ReassociationIndices> all(1);
   for (int64_t d = 0; d < type.getRank(); ++d)
     all[0].push_back(d);
   return all;
+}
+
+/// `value`, of `type`, as a 1-D tensor.
+Value flatten(OpBuilder &b, Location loc, Value value, RankedTensorType type) {
+  if (type.getRank() == 1)
+    return value;
+  if (type.getRank() == 0)
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({1}, type.getElementType()), value, wholeGroup(type));
+  return tensor::CollapseShapeOp::create(b, loc, value, wholeGroup(type));
+}
+
+/// The 1-D `piece` back in `type`'s shape.
+Value unflatten(OpBuilder &b, Location loc, Value piece, RankedTensorType type) {
+  if (type.getRank() == 1)
+    return piece;
+  if (type.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, type, piece, wholeGroup(type));
+  return tensor::ExpandShapeOp::create(b, loc, type, piece, wholeGroup(type));
 }
 
 struct BucketAllReducesPass
@@ -113,18 +135,18 @@ struct BucketAllReducesPass
     }
   }
 
-  /// A candidate: a statically shaped, ranked, non-scalar all-reduce, or a
-  /// reduce-scatter along its leading dimension.
+  /// A candidate: a statically shaped, ranked all-reduce (0-d too: ZeRO's
+  /// gradient-norm partial sums, one a gradient), or a reduce-scatter along
+  /// its leading dimension.
   static bool candidate(Operation *op) {
     if (!isa<shard::AllReduceOp, shard::ReduceScatterOp>(op))
       return false;
     auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
     auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (!type || !result || !type.hasStaticShape() || !result.hasStaticShape() ||
-        type.getRank() == 0)
+    if (!type || !result || !type.hasStaticShape() || !result.hasStaticShape())
       return false;
     if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op))
-      return scatter.getScatterAxis().getSExtValue() == 0 &&
+      return type.getRank() > 0 && scatter.getScatterAxis().getSExtValue() == 0 &&
              type.getShape().drop_front() == result.getShape().drop_front() &&
              result.getDimSize(0) > 0 && type.getDimSize(0) % result.getDimSize(0) == 0;
     return type == result;
@@ -194,9 +216,7 @@ struct BucketAllReducesPass
     SmallVector<int64_t> sizes; // of each member's result
     for (Operation *member : members) {
       auto type = cast<RankedTensorType>(member->getOperand(0).getType());
-      Value value = member->getOperand(0);
-      if (type.getRank() != 1)
-        value = tensor::CollapseShapeOp::create(b, loc, value, wholeGroup(type));
+      Value value = flatten(b, loc, member->getOperand(0), type);
       int64_t n = type.getNumElements();
       if (scatter)
         value = tensor::ExpandShapeOp::create(
@@ -227,8 +247,7 @@ struct BucketAllReducesPass
           b, loc, reduced, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
           ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
           ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-      if (type.getRank() != 1)
-        piece = tensor::ExpandShapeOp::create(b, loc, type, piece, wholeGroup(type));
+      piece = unflatten(b, loc, piece, type);
       b.replaceOp(member, piece);
       offset += size;
     }

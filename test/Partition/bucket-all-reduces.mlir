@@ -50,13 +50,15 @@ func.func @used_before_the_next(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // Each kind has its own bucket: the f32 gradients share one across the i64
-// label count; scalars (the loss) stay alone.
+// label count, and the f32 scalar (the loss) joins them as [1].
 // CHECK-LABEL: func.func @kinds_apart
 // CHECK: shard.all_reduce %arg2 {{.*}} tensor<4xi64>
-// CHECK: shard.all_reduce %arg3 {{.*}} tensor<f32>
-// CHECK: %[[C:.*]] = tensor.concat dim(0) %arg0, %arg1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
-// CHECK: shard.all_reduce %[[C]] {{.*}} tensor<8xf32>
+// CHECK: %[[L:.*]] = tensor.expand_shape %arg3 [] output_shape [1] : tensor<f32> into tensor<1xf32>
+// CHECK: %[[C:.*]] = tensor.concat dim(0) %arg0, %arg1, %[[L]] : (tensor<4xf32>, tensor<4xf32>, tensor<1xf32>) -> tensor<9xf32>
+// CHECK: %[[R:.*]] = shard.all_reduce %[[C]] {{.*}} tensor<9xf32>
 // CHECK-NOT: shard.all_reduce
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[R]][8] [1] [1] : tensor<9xf32> to tensor<1xf32>
+// CHECK: tensor.collapse_shape %[[S]] [] : tensor<1xf32> into tensor<f32>
 shard.grid @g(shape = 4)
 func.func @kinds_apart(%x: tensor<4xf32>, %y: tensor<4xf32>, %n: tensor<4xi64>, %l: tensor<f32>)
     -> (tensor<4xf32>, tensor<4xi64>, tensor<4xf32>, tensor<f32>) {
@@ -168,4 +170,37 @@ func.func @scatter_kinds_apart(%x: tensor<4x8xf32>, %y: tensor<8xf32>, %z: tenso
   %b = shard.reduce_scatter %y on @g grid_axes = [0] scatter_axis = 0 : tensor<8xf32> -> tensor<4xf32>
   %c = shard.all_reduce %z on @g grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
   return %a, %b, %c : tensor<4x4xf32>, tensor<4xf32>, tensor<8xf32>
+}
+
+// -----
+
+// ZeRO's clipping: each gradient shard's sum of squares is a 0-d partial,
+// all-reduced, then square-rooted. The square roots move down to their
+// first user, so the partials share one bucket.
+// CHECK-LABEL: func.func @norm_partials_bucketed
+// CHECK: %[[A:.*]] = tensor.expand_shape %arg0 [] output_shape [1]
+// CHECK: %[[B:.*]] = tensor.expand_shape %arg1 [] output_shape [1]
+// CHECK: %[[C:.*]] = tensor.concat dim(0) %[[A]], %[[B]] : (tensor<1xf32>, tensor<1xf32>) -> tensor<2xf32>
+// CHECK: shard.all_reduce %[[C]] {{.*}} tensor<2xf32>
+// CHECK-NOT: shard.all_reduce
+// CHECK: math.sqrt
+// CHECK: math.sqrt
+shard.grid @g(shape = 4)
+func.func @norm_partials_bucketed(%x: tensor<f32>, %y: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  %e = tensor.empty() : tensor<f32>
+  %a = shard.all_reduce %x on @g grid_axes = [0] : tensor<f32> -> tensor<f32>
+  %sa = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+      ins(%a : tensor<f32>) outs(%e : tensor<f32>) {
+  ^bb0(%i: f32, %o: f32):
+    %r = math.sqrt %i : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  %b = shard.all_reduce %y on @g grid_axes = [0] : tensor<f32> -> tensor<f32>
+  %sb = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+      ins(%b : tensor<f32>) outs(%e : tensor<f32>) {
+  ^bb0(%i: f32, %o: f32):
+    %r = math.sqrt %i : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %sa, %sb : tensor<f32>, tensor<f32>
 }

@@ -482,8 +482,9 @@ def NovaBucketAllReduces : Pass<"nova-bucket-all-reduces", "::mlir::func::FuncOp
     (as soon as its last gradient exists, so it flies while the rest of the
     backward runs) or just before the first use of one of its members'
     results, whichever comes first; an all-reduce whose result is used before
-    another joins it (a tensor-parallel activation) stays alone. 0-d tensors
-    stay alone too. Unary elementwise ops of the results (autocast rounds an
+    another joins it (a tensor-parallel activation) stays alone. A 0-d
+    tensor (ZeRO's gradient-norm partial sums, one per gradient) joins as
+    a one-element member. Unary elementwise ops of the results (autocast rounds an
     f32-accumulated weight gradient to bf16 and extends it back to f32 right
     after it is reduced) are first moved down to just before their first
     user, so that they do not issue every bucket with a single member.

@@ -61,9 +61,10 @@ def test_zero2_gives_the_one_chip_losses_and_shards_the_gradients(one_chip, targ
     # bucket.
     assert text.count("nova.reduce_scatter") == 1
     # No gradient is all-reduced whole but the position embedding's (its
-    # lookup's backward needs the whole sum; it is sliced after), 16 x 32:
-    # the gradient-norm partial sums and the loss are scalars.
-    assert _non_scalar_all_reduces(text) == ["16x32xf32"]
+    # lookup's backward needs the whole sum; it is sliced after), 16 x 32.
+    # The 68 gradient-norm partial sums (each chip's sum of squares of its
+    # shards) share one bucket.
+    assert _non_scalar_all_reduces(text) == ["16x32xf32", "68xf32"]
     # The updated parameter shards are all-gathered in buckets
     # (nova-bucket-all-gathers): this model's fit one 25 MiB bucket.
     assert text.count("nova.all_gather") == 1
