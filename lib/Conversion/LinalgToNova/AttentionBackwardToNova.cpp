@@ -14,7 +14,9 @@
 //     V, so these matmuls subtract them;
 //     on the vector unit: P = exp(S - lse_i) (the diagonal block first adds
 //     a -1e38 bias above the diagonal), dS = P (dP - delta_i), both rounded
-//     to bf16 when the inputs are bf16;
+//     to bf16 when the inputs are bf16; with dropout (V scaled by
+//     keep_scale once), dV reads the dropped P (a select) and dS takes
+//     dP - delta_i where kept and -delta_i where dropped (one select);
 //     dK_j^T += Q_i^T dS, dV_j^T += dO_i^T P and dQ_i^T += K_j^T dS^T:
 //     full-width matmuls (dS or P stationary, the D rows of the other
 //     operand streaming) accumulating in the accumulator, where dQ^T of the
@@ -113,10 +115,10 @@ public:
     // term is two columns (its bf16 rounding and the remainder): one would
     // shift exp's argument by up to 2^-9 of lse.
     // Only bf16 takes them: in f32 the matrix unit is the busier engine.
-    // With dropout dP is masked before delta is subtracted: no dP column.
+    // With dropout the dP column gives keep-independent dP - delta, and a
+    // dropped entry's term is -delta alone (vectorWork's select).
     int64_t columns = 2;
-    if (!element.isF32() && d + columns <= matrixRows && dv + columns <= matrixRows &&
-        !op.getKeep())
+    if (!element.isF32() && d + columns <= matrixRows && dv + columns <= matrixRows)
       extra = columns;
     if (std::optional<APFloat> s = op.getKeepScale())
       keepScale = s->convertToDouble();
@@ -129,7 +131,7 @@ public:
     int64_t e = element.isF32() ? 4 : 2;
     int64_t operands = e * (tq * d + tk * d + tk * dv + tq * dv + 2 * (tq + tk) * extra);
     // out and grad_out as f32 (and their staging), lse, delta, dQ twice.
-    int64_t rows = 4 * (3 * tq * dv + 2 * tq + 2 * tq * d);
+    int64_t rows = 4 * (3 * tq * dv + 2 * tq + 2 * tq * d + (hasKeep && extra ? tq : 0));
     int64_t tiles = kSlots * (4 + 2 * e) * br * bc + 4 * br * bc +
                     4 * keys * bc * (d + dv);
     // Dropout: per slot the keep mask and the dropped P.
@@ -238,6 +240,9 @@ private:
   /// by every batch.
   struct BatchBuffers {
     Value q3, k3, v3, do3, do32, o32, lseRow, lse, delta, dqt, dqScaled, dq3;
+    /// Dropout with the row terms on the matrix unit: -delta (f32), a
+    /// dropped entry's dP - delta.
+    Value negDelta;
   };
 
   void allocate() {
@@ -262,6 +267,8 @@ private:
     buf.lseRow = alloc({1, tq});
     buf.lse = alloc({tq, 1});
     buf.delta = alloc({tq, 1});
+    if (hasKeep && extra)
+      buf.negDelta = alloc({tq, 1});
     buf.dqt = alloc({d, tq}, MemorySpace::ACC);
     buf.dqScaled = alloc({d, tq});
     buf.dq3 = alloc({1, tq, d});
@@ -280,7 +287,8 @@ private:
       dp[s] = alloc({br, bc}, MemorySpace::ACC);
       p[s] = alloc({br, bc});
       ds[s] = alloc({br, bc});
-      pIn[s] = narrow ? alloc({br, bc}, MemorySpace::SRAM, element) : p[s];
+      // With dropout dV reads the dropped P: no narrow copy of P.
+      pIn[s] = narrow && !op.getKeep() ? alloc({br, bc}, MemorySpace::SRAM, element) : p[s];
       dsIn[s] = narrow ? alloc({br, bc}, MemorySpace::SRAM, element) : ds[s];
       if (op.getKeep()) {
         keep3[s] = alloc({1, br, bc}, MemorySpace::SRAM, b.getI1Type());
@@ -335,9 +343,10 @@ private:
   }
 
   /// -term into columns [col, col + extra) of the [R, C] tile: the term
-  /// itself in f32; in bf16, its rounding and the remainder.
+  /// itself in f32; in bf16, its rounding and the remainder. `scratch`
+  /// (f32, the term's shape) keeps -term when given (else a shared buffer).
   void writeNegated(Value term, Value tile, int64_t col,
-                    SmallVectorImpl<Chore> &chores) {
+                    SmallVectorImpl<Chore> &chores, Value scratch = {}) {
     int64_t rows = shape(term)[0];
     Value first = view(tile, {attr(0), attr(col)}, {rows, 1});
     if (element.isF32()) {
@@ -345,13 +354,14 @@ private:
       return;
     }
     Value second = view(tile, {attr(0), attr(col + 1)}, {rows, 1});
+    Value neg = scratch ? scratch : negated;
     chores.push_back([=, this] {
-      ew(ElementwiseKind::Mul, {term}, negated, -1.0);
-      ew(ElementwiseKind::Copy, {negated}, first);
+      ew(ElementwiseKind::Mul, {term}, neg, -1.0);
+      ew(ElementwiseKind::Copy, {neg}, first);
     });
     chores.push_back([=, this] {
       ew(ElementwiseKind::Copy, {first}, rounded);
-      ew(ElementwiseKind::Sub, {negated, rounded}, rounded);
+      ew(ElementwiseKind::Sub, {neg, rounded}, rounded);
       ew(ElementwiseKind::Copy, {rounded}, second);
     });
   }
@@ -400,7 +410,7 @@ private:
     });
     if (extra) {
       writeNegated(buf.lse, flat(buf.q3), d, chores);
-      writeNegated(buf.delta, flat(buf.do3), dv, chores);
+      writeNegated(buf.delta, flat(buf.do3), dv, chores, buf.negDelta);
     }
   }
 
@@ -552,9 +562,18 @@ private:
     if (extra) {
       // S and dP came with lse and delta subtracted.
       ew(ElementwiseKind::Exp, {s}, p[slot]);
-      if (pIn[slot] != p[slot])
-        ew(ElementwiseKind::Copy, {p[slot]}, pIn[slot]);
-      ew(ElementwiseKind::Mul, {dp[slot], p[slot]}, ds[slot]);
+      if (op.getKeep()) {
+        // dV reads the dropped P; dS = P (keep dP - delta): dP - delta
+        // where kept (V carries the scale), -delta where dropped.
+        dropP(slot);
+        Value negDelta = view(of(it).negDelta, {attr(pr.i * br), attr(0)}, {br, 1});
+        ew(ElementwiseKind::Select, {keep[slot], dp[slot], negDelta}, ds[slot]);
+        ew(ElementwiseKind::Mul, {ds[slot], p[slot]}, ds[slot]);
+      } else {
+        if (pIn[slot] != p[slot])
+          ew(ElementwiseKind::Copy, {p[slot]}, pIn[slot]);
+        ew(ElementwiseKind::Mul, {dp[slot], p[slot]}, ds[slot]);
+      }
       if (dsIn[slot] != ds[slot])
         ew(ElementwiseKind::Copy, {ds[slot]}, dsIn[slot]);
       return;
@@ -562,14 +581,13 @@ private:
     ew(ElementwiseKind::Sub, {s, view(of(it).lse, {attr(pr.i * br), attr(0)}, {br, 1})},
        p[slot]);
     ew(ElementwiseKind::Exp, {p[slot]}, p[slot]);
-    if (pIn[slot] != p[slot])
+    // With dropout dV reads the dropped P only: no undropped copy.
+    if (pIn[slot] != p[slot] && !op.getKeep())
       ew(ElementwiseKind::Copy, {p[slot]}, pIn[slot]);
     Value dpKept = dp[slot];
     if (op.getKeep()) {
       // dV reads the dropped P; dS = P (keep dP - delta) (V carries the scale).
-      ew(ElementwiseKind::Select, {keep[slot], p[slot], zero}, pDrop[slot]);
-      if (pDropIn[slot] != pDrop[slot])
-        ew(ElementwiseKind::Copy, {pDrop[slot]}, pDropIn[slot]);
+      dropP(slot);
       ew(ElementwiseKind::Select, {keep[slot], dp[slot], zero}, ds[slot]);
       dpKept = ds[slot];
     }
@@ -578,6 +596,13 @@ private:
     ew(ElementwiseKind::Mul, {ds[slot], p[slot]}, ds[slot]);
     if (dsIn[slot] != ds[slot])
       ew(ElementwiseKind::Copy, {ds[slot]}, dsIn[slot]);
+  }
+
+  /// The dropped P (keep ? P : 0) in the inputs' type, what dV reads.
+  void dropP(int64_t slot) {
+    ew(ElementwiseKind::Select, {keep[slot], p[slot], zero}, pDrop[slot]);
+    if (pDropIn[slot] != pDrop[slot])
+      ew(ElementwiseKind::Copy, {pDrop[slot]}, pDropIn[slot]);
   }
 
   /// dV_j^T += dO_i^T P, dK_j^T += Q_i^T dS, dQ_i^T += K_j^T dS^T.

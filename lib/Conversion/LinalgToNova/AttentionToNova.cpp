@@ -106,10 +106,9 @@ struct Buffers {
   /// The log-sum-exp m + log l as a row, and m as a row.
   Value lse, mRow;
   /// Dropout: per slot the unit's keep mask ([1, Br, 2 Bc] as loaded, and
-  /// as [Br, 2 Bc]); the running row sum l of the undropped P (the ones
-  /// column of [V 1] sums the dropped one), a unit's row sum, l as a row.
-  Value keep3[3], keep[3];
-  Value l, unitSum, lRow;
+  /// as [Br, 2 Bc]) and the dropped P (V reads it; the ones row of
+  /// [V 1]^T reads the undropped P, whose row sums l are).
+  Value keep3[3], keep[3], dropped[3];
 };
 
 /// A query block being emitted.
@@ -538,9 +537,8 @@ private:
         buf.keep3[i] = alloc({1, br, 2 * bc}, MemorySpace::SRAM, b.getI1Type());
         buf.keep[i] = staging::reshapeTile(b, loc, buf.keep3[i], {br, 2 * bc});
       }
-      buf.l = alloc({br, 1});
-      buf.unitSum = alloc({br, 1});
-      buf.lRow = alloc({1, br});
+      for (int i = 0; i < kSlots; ++i)
+        buf.dropped[i] = alloc({br, 2 * bc});
     }
     return buf;
   }
@@ -596,17 +594,20 @@ private:
     }
     Value ot = qb.buf.ot;
     Value mOld = qb.buf.m[(slot + kSlots - 1) % kSlots], mNew = qb.buf.m[slot];
-    Value keep;
-    if (op.keep)
-      keep = view(qb.buf.keep[slot], {attr(0), attr(0)}, {br, blocks * bc});
+    // Dropout: the dropped P beside the undropped one (apply's matmuls
+    // read both).
+    auto drop = [&] {
+      if (!op.keep)
+        return;
+      Value keep = view(qb.buf.keep[slot], {attr(0), attr(0)}, {br, blocks * bc});
+      Value dropped = view(qb.buf.dropped[slot], {attr(0), attr(0)}, {br, blocks * bc});
+      ew(ElementwiseKind::Select, {keep, p, zero}, dropped);
+    };
     if (first) {
       ReduceOp::create(b, loc, ReductionKind::Max, x, mNew, 1);
       ew(ElementwiseKind::Sub, {x, mNew}, t);
       ew(ElementwiseKind::Exp, {t}, p);
-      if (keep) {
-        ReduceOp::create(b, loc, ReductionKind::Sum, p, qb.buf.l, 1);
-        ew(ElementwiseKind::Select, {keep, p, zero}, p);
-      }
+      drop();
       return;
     }
     Value rowMax = qb.buf.rowMax[slot];
@@ -619,24 +620,32 @@ private:
     Value alpha = qb.buf.alpha[slot];
     ew(ElementwiseKind::Sub, {mOld, mNew}, alpha);
     ew(ElementwiseKind::Exp, {alpha}, alpha);
-    if (keep) {
-      // l = l alpha + rowsum(P) of the undropped P; then P is dropped.
-      ReduceOp::create(b, loc, ReductionKind::Sum, p, qb.buf.unitSum, 1);
-      ew(ElementwiseKind::Mul, {qb.buf.l, alpha}, qb.buf.l);
-      ew(ElementwiseKind::Add, {qb.buf.l, qb.buf.unitSum}, qb.buf.l);
-      ew(ElementwiseKind::Select, {keep, p, zero}, p);
-    }
+    drop();
     Value alphaRow = qb.buf.alphaRow[slot];
     TransposeOp::create(b, loc, alpha, alphaRow, ArrayRef<int64_t>{1, 0});
     ew(ElementwiseKind::Mul, {ot, alphaRow}, ot);
   }
   void apply(QueryBlock &qb, int slot, Value first, int64_t blocks, bool start) {
     for (int64_t j = 0; j < blocks; ++j) {
-      Value values = view(qb.spec.vt, {attr(0), times(plus(first, j), bc)},
-                          {dv + 1, bc});
+      Value col = times(plus(first, j), bc);
       Value p = view(qb.buf.p[slot], {attr(0), attr(j * bc)}, {br, bc});
-      MatmulOp::create(b, loc, values, transposed(p), qb.buf.ot,
-                       /*accumulate=*/!(start && j == 0));
+      bool accumulate = !(start && j == 0);
+      if (!op.keep) {
+        Value values = view(qb.spec.vt, {attr(0), col}, {dv + 1, bc});
+        MatmulOp::create(b, loc, values, transposed(p), qb.buf.ot, accumulate);
+        continue;
+      }
+      // Dropout: the row sums l of the undropped P (the ones row, against
+      // P as soon as exp wrote it), then V against the dropped P. The
+      // matrix unit has room for the second stationary load; the vector
+      // unit then has no row sum to take.
+      Value ones = view(qb.spec.vt, {attr(dv), col}, {1, bc});
+      MatmulOp::create(b, loc, ones, transposed(p),
+                       view(qb.buf.ot, {attr(dv), attr(0)}, {1, br}), accumulate);
+      Value values = view(qb.spec.vt, {attr(0), col}, {dv, bc});
+      Value dropped = view(qb.buf.dropped[slot], {attr(0), attr(j * bc)}, {br, bc});
+      MatmulOp::create(b, loc, values, transposed(dropped),
+                       view(qb.buf.ot, {attr(0), attr(0)}, {dv, br}), accumulate);
     }
   }
   Value plus(Value k, int64_t n) {
@@ -692,10 +701,6 @@ private:
   void writeOutput(QueryBlock &qb) {
     const Spec &spec = qb.spec;
     Value sums = view(qb.buf.ot, {attr(dv), attr(0)}, {1, br});
-    if (op.keep) {
-      TransposeOp::create(b, loc, qb.buf.l, qb.buf.lRow, ArrayRef<int64_t>{1, 0});
-      sums = qb.buf.lRow;
-    }
     Value inv = qb.buf.inv;
     ew(ElementwiseKind::Recip, {sums}, inv);
     // A kept probability is P / (1 - p): the factor rides on 1 / l.

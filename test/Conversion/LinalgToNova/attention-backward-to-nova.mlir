@@ -118,3 +118,61 @@ func.func @too_long(%q: !x, %lse: !l) {
   nova.attention_backward ins(%q, %q, %q, %q, %q, %lse : !x, !x, !x, !x, !x, !l) outs(%q, %q, %q : !x, !x, !x) scale 1.250000e-01 causal
   return
 }
+
+// -----
+!x = memref<1x128x64xbf16, #nova.memory_space<hbm>>
+!f = memref<1x128x64xf32, #nova.memory_space<hbm>>
+!l = memref<1x128xf32, #nova.memory_space<hbm>>
+!m = memref<1x128x128xi1, #nova.memory_space<hbm>>
+
+// bf16 with dropout: -lse and -delta still ride on the score matmuls (dP -
+// delta does not depend on the mask: V carries keep_scale, its ones columns
+// do not), and -delta is kept as an f32 column: a dropped entry's term. The
+// vector unit exponentiates, drops P for dV (select, rounded to bf16: no
+// undropped copy of P), takes dP - delta where kept and -delta where
+// dropped (one select), multiplies by P and rounds dS.
+// CHECK-LABEL: func.func @bf16_dropout
+// CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<1x128x2xbf16, strided<[8448, 66, 1], offset: 64>, #nova.memory_space<sram>>)
+// CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<1x128x2xbf16, strided<[8448, 66, 1], offset: 64>, #nova.memory_space<sram>>)
+// CHECK: scf.for
+// CHECK: nova.elementwise <mul> scalar(1.1111111{{[0-9]*}}) ins(%{{.*}} : memref<1x128x64xbf16, strided<[8448, 66, 1]>, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <mul> scalar(-1.000000e+00)
+// CHECK: nova.elementwise <mul> scalar(-1.000000e+00) ins(%[[DELTA:.*]] : memref<128x1xf32, #nova.memory_space<sram>>) outs(%[[NEGDELTA:[^ ]*]] : memref<128x1xf32, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <copy> ins(%[[NEGDELTA]] : memref<128x1xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x1xbf16, strided<[66, 1], offset: 64>, #nova.memory_space<sram>>)
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x66xbf16, strided<[66, 1]>, #nova.memory_space<sram>>, memref<66x128xbf16, strided<[1, 66]>, #nova.memory_space<sram>>)
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x66xbf16, strided<[66, 1]>, #nova.memory_space<sram>>, memref<66x128xbf16, strided<[1, 66]>, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <exp> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<acc>>) outs(%[[P:[^ ]*]] : memref<128x128xf32, #nova.memory_space<sram>>)
+// CHECK-NEXT: nova.elementwise <select> ins(%[[KEEP:[^ ]*]], %[[P]], %{{.*}} : memref<128x128xi1, #nova.memory_space<sram>>, memref<128x128xf32, #nova.memory_space<sram>>, memref<1x1xf32, #nova.memory_space<sram>>)
+// CHECK-NEXT: nova.elementwise <copy> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xbf16, #nova.memory_space<sram>>)
+// CHECK-NEXT: memref.subview %[[NEGDELTA]][0, 0] [128, 1] [1, 1]
+// CHECK-NEXT: nova.elementwise <select> ins(%[[KEEP]], %{{.*}}, %{{.*}} : memref<128x128xi1, #nova.memory_space<sram>>, memref<128x128xf32, #nova.memory_space<acc>>, memref<128x1xf32, strided<[1, 1]>, #nova.memory_space<sram>>)
+// CHECK-NEXT: nova.elementwise <mul> ins(%{{.*}}, %[[P]] : memref<128x128xf32, #nova.memory_space<sram>>, memref<128x128xf32, #nova.memory_space<sram>>)
+// CHECK-NEXT: nova.elementwise <copy> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xbf16, #nova.memory_space<sram>>)
+// CHECK-NOT: nova.elementwise <sub> ins(%{{.*}} : memref<128x128xf32
+// CHECK: return
+func.func @bf16_dropout(%q: !x, %k: !x, %v: !x, %o: !x, %g: !x, %lse: !l, %keep: !m, %dq: !f, %dk: !f, %dv: !f) {
+  nova.attention_backward ins(%q, %k, %v, %o, %g, %lse : !x, !x, !x, !x, !x, !l) outs(%dq, %dk, %dv : !f, !f, !f) scale 1.250000e-01 dropout(%keep : !m) keep_scale 1.1111111111111112
+  return
+}
+
+// -----
+
+!x = memref<1x128x64xf32, #nova.memory_space<hbm>>
+!l = memref<1x128xf32, #nova.memory_space<hbm>>
+!m = memref<1x128x128xi1, #nova.memory_space<hbm>>
+
+// f32 with dropout: no augmented columns (the matrix unit is the busier
+// engine in f32): P = exp(S - lse) and keep dP - delta on the vector unit.
+// CHECK-LABEL: func.func @f32_dropout
+// CHECK-NOT: memref<128x66xf32
+// CHECK: nova.elementwise <sub> ins(%{{.*}}, %{{.*}} : memref<128x128xf32, #nova.memory_space<acc>>, memref<128x1xf32, strided<[1, 1]>, #nova.memory_space<sram>>)
+// CHECK-NEXT: nova.elementwise <exp>
+// CHECK-NEXT: nova.elementwise <select> ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<128x128xi1, #nova.memory_space<sram>>, memref<128x128xf32, #nova.memory_space<sram>>, memref<1x1xf32, #nova.memory_space<sram>>)
+// CHECK-NEXT: nova.elementwise <select> ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<128x128xi1, #nova.memory_space<sram>>, memref<128x128xf32, #nova.memory_space<acc>>, memref<1x1xf32, #nova.memory_space<sram>>)
+// CHECK-NEXT: memref.subview
+// CHECK-NEXT: nova.elementwise <sub>
+// CHECK: return
+func.func @f32_dropout(%q: !x, %k: !x, %v: !x, %o: !x, %g: !x, %lse: !l, %keep: !m) {
+  nova.attention_backward ins(%q, %k, %v, %o, %g, %lse : !x, !x, !x, !x, !x, !l) outs(%q, %k, %v : !x, !x, !x) scale 1.250000e-01 dropout(%keep : !m) keep_scale 1.1111111111111112
+  return
+}

@@ -126,3 +126,41 @@ func.func @bf16_inputs(%q: !bf, %k: !bf, %v: !bf, %o: !o32) {
   nova.attention ins(%q, %k, %v : !bf, !bf, !bf) outs(%o : !o32) scale 1.250000e-01 key_rows causal
   return
 }
+
+!dq = memref<1x256x64xf32, #nova.memory_space<hbm>>
+!dl = memref<1x256xf32, #nova.memory_space<hbm>>
+!dm = memref<1x256x256xi1, #nova.memory_space<hbm>>
+
+// Dropout: a unit's keep mask is loaded with its scores; after exp the
+// dropped P is selected beside P, and P V takes two matmuls per key block:
+// the ones row of [V 1]^T against the undropped P (the row sums l, which the
+// softmax normalises by and lse logs) and V against the dropped P. The
+// vector unit takes no row sum of P; 1 / l carries keep_scale.
+// CHECK-LABEL: func.func @causal_dropout
+// CHECK-NOT: nova.reduce <sum>
+// CHECK: nova.elementwise <exp> ins(%{{.*}} : memref<128x128xf32, strided<[256, 1]>, #nova.memory_space<sram>>) outs(%[[P:[^ ]*]] :
+// CHECK-NEXT: memref.subview
+// CHECK-NEXT: memref.subview
+// CHECK-NEXT: nova.elementwise <select> ins(%{{.*}}, %[[P]], %{{.*}} : memref<128x128xi1, strided<[256, 1]>, #nova.memory_space<sram>>, memref<128x128xf32, strided<[256, 1]>, #nova.memory_space<sram>>, memref<1x1xf32, #nova.memory_space<sram>>) outs(%[[D:[^ ]*]] :
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<1x128xf32, strided<[1, 65], offset: ?>, #nova.memory_space<sram>>, memref<128x128xf32, strided<[1, 256]>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<1x128xf32, strided<[128, 1], offset: 8192>, #nova.memory_space<acc>>)
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<64x128xf32, strided<[1, 65], offset: ?>, #nova.memory_space<sram>>, memref<128x128xf32, strided<[1, 256]>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xf32, strided<[128, 1]>, #nova.memory_space<acc>>)
+// CHECK-NOT: nova.reduce <sum>
+// CHECK: nova.elementwise <recip> ins(%{{.*}} : memref<1x128xf32, strided<[128, 1], offset: 8192>, #nova.memory_space<acc>>)
+// CHECK-NEXT: nova.elementwise <mul> scalar(1.1111111111111112)
+// CHECK: return
+func.func @causal_dropout(%q: !dq, %k: !dq, %v: !dq, %o: !dq, %lse: !dl, %keep: !dm) {
+  nova.attention_lse ins(%q, %k, %v : !dq, !dq, !dq) outs(%o, %lse : !dq, !dl) scale 1.250000e-01 key_rows causal dropout(%keep : !dm) keep_scale 1.1111111111111112
+  return
+}
+
+// Without dropout one matmul per key block, [V 1]^T against P: its ones
+// row sums P.
+// CHECK-LABEL: func.func @causal_no_dropout
+// CHECK-NOT: nova.elementwise <select>
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<65x128xf32, strided<[1, 65], offset: ?>, #nova.memory_space<sram>>, memref<128x128xf32, strided<[1, 256]>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<65x128xf32, #nova.memory_space<acc>>)
+// CHECK-NOT: nova.matmul ins(%{{.*}}, %{{.*}} : memref<1x128xf32
+// CHECK: return
+func.func @causal_no_dropout(%q: !dq, %k: !dq, %v: !dq, %o: !dq, %lse: !dl) {
+  nova.attention_lse ins(%q, %k, %v : !dq, !dq, !dq) outs(%o, %lse : !dq, !dl) scale 1.250000e-01 key_rows causal
+  return
+}

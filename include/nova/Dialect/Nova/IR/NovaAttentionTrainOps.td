@@ -33,8 +33,9 @@ def Nova_AttentionLseOp : Nova_Op<"attention_lse", [
     With `dropout(%keep)` (i1 `[B * H, Tq, Tk]`, true where a probability is
     kept) the output is `(P * keep * keep_scale) V` (attention dropout,
     `keep_scale = 1 / (1 - p)`); `lse` stays that of the undropped P, whose
-    row sums the kernel takes on the vector unit (the matrix unit's ones
-    column would sum the dropped P).
+    row sums the matrix unit takes (the ones row of `[V 1]^T` against the
+    undropped P, then `V^T` against the dropped P: two matmuls per key
+    block, no row sum on the vector unit).
 
     ```mlir
     %o, %l = nova.attention_lse ins(%q, %k, %v : tensor<4x256x64xf32>, tensor<4x256x64xf32>, tensor<4x256x64xf32>)
