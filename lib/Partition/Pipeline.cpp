@@ -42,6 +42,8 @@ void mlir::nova::buildPartitionPassPipeline(OpPassManager &pm,
   shard::ShardingPropagationOptions propagation;
   propagation.traversal = shard::TraversalOrder::ForwardBackward;
   pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation(propagation));
+  if (options.propagateOnly)
+    return;
   pm.addNestedPass<func::FuncOp>(createNovaVerifySharding());
   // Changes of sharding on n-D grids, which shard-partition cannot do.
   pm.addNestedPass<func::FuncOp>(createNovaMaterializeReshards());

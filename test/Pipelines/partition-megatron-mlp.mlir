@@ -4,6 +4,18 @@
 // gives per-chip weights, and exactly one collective: an all-reduce after the
 // second matmul, before its (replicated) bias.
 // RUN: nova-opt %s --nova-partition | FileCheck %s
+// RUN: nova-opt %s --pass-pipeline='builtin.module(nova-partition{propagate-only=true})' | FileCheck %s --check-prefix=PROP
+
+// propagate-only stops after sharding propagation: whole shapes, every value
+// annotated (the first matmul's result split over its columns, fc1's rows),
+// no collective yet.
+// PROP-LABEL: func.func @forward
+// PROP-SAME: (%arg0: tensor<32x16xf32>, %arg1: tensor<32xf32>, %arg2: tensor<16x32xf32>, %arg3: tensor<16xf32>, %arg4: tensor<8x16xf32>) -> tensor<8x16xf32>
+// PROP: shard.sharding @nova_mesh split_axes = {{\[}}[0], []]
+// PROP-NOT: nova.all_
+// PROP: linalg.matmul {{.*}} -> tensor<8x32xf32>
+// PROP-NOT: nova.all_
+// PROP: return
 
 // CHECK-NOT: shard.
 // CHECK-LABEL: func.func @forward

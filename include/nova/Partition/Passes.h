@@ -25,6 +25,12 @@ struct NovaPartitionOptions
                      "DDP's default 25 MiB; larger ones are split into chunks of it, "
                      "nova-split-all-reduces; 0: neither)"),
       llvm::cl::init(26214400)};
+  PassOptions::Option<bool> propagateOnly{
+      *this, "propagate-only",
+      llvm::cl::desc("stop after sharding propagation: the shardings the "
+                     "pipeline partitions by (a pipeline stage's forward reads "
+                     "its saved results' placements from them)"),
+      llvm::cl::init(false)};
 };
 
 /// Propagate `shard` annotations, partition into the per-chip SPMD program

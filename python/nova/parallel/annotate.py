@@ -31,7 +31,8 @@ def annotate(linalg: str, mesh: Mesh, arg_placements: Sequence[Mapping[int, Plac
              result_placements: Sequence[Mapping[int, Placement]] = ()) -> str:
     """Returns ``linalg`` with ``arg_placements[i]`` (mesh axis index ->
     placement) annotated on argument ``i`` of ``@func_name``, and
-    ``result_placements[i]`` on result ``i`` (replicated when not given)."""
+    ``result_placements[i]`` on result ``i`` (replicated when not given; not
+    annotated when ``None``: sharding propagation places it)."""
     import mlir.ir as ir
     from mlir.dialects import func as func_d
     from mlir.dialects import shard
@@ -78,6 +79,8 @@ def annotate(linalg: str, mesh: Mesh, arg_placements: Sequence[Mapping[int, Plac
             for i, value in enumerate(list(terminator.operands)):
                 rank = ir.RankedTensorType(value.type).rank
                 placements = result_placements[i] if i < len(result_placements) else {}
+                if placements is None:  # left to sharding propagation
+                    continue
                 if any(isinstance(p, Partial) for p in placements.values()):
                     raise PlanError(f"result {i}: Partial() cannot place a program output")
                 try:

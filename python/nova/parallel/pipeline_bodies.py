@@ -191,14 +191,18 @@ def add_body(example: torch.Tensor, *, tag: str) -> Body:
 def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
                  x: torch.Tensor, dy_or_labels: torch.Tensor, *, first: bool, loss_fn=None,
                  scale: float = 1.0, accumulate: tuple[bool, ...] = (False, True),
-                 tag: str, autocast: torch.dtype | None = None) -> dict[str, Body]:
+                 tag: str, autocast: torch.dtype | None = None,
+                 rematerialize: bool = False) -> dict[str, Body]:
     """``F``, ``B`` (and ``B_acc``) with saved activations instead of
     recomputation: AOT autograd's partition of the stage's joint graph
     (``default_partition``) gives a forward that also returns what the
     backward needs and a backward from those saved tensors and the output's
     gradient. ``F: (P, C, x[, labels]) -> (y or loss, saved...)``;
     ``B: (saved..., dy[, gacc...]) -> (dx, g...)``: on the last stage there is
-    no ``dy`` (the loss's gradient is ``scale``), on stage 0 no ``dx``."""
+    no ``dy`` (the loss's gradient is ``scale``), on stage 0 no ``dx``.
+    ``rematerialize``: AOT autograd's min-cut partition instead, every
+    tensor computed from integer inputs alone recomputed in B
+    (:func:`_index_derived_recomputed`)."""
     from torch._functorch.aot_autograd import aot_function
     from torch._functorch.partitioners import default_partition
 
@@ -218,7 +222,8 @@ def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
             return (_loss(loss_fn, y, flat[n + 1]),) if last else (y,)
 
     compiled = aot_function(fn, fw_compiler=capture("fw"), bw_compiler=capture("bw"),
-                            partition_fn=default_partition,
+                            partition_fn=(_index_derived_recomputed
+                                          if rematerialize else default_partition),
                             decompositions=decomposition_table())
     primals = [t.detach().clone().requires_grad_(i < n_train) for i, t in enumerate(state)]
     xin = x.detach().clone().requires_grad_(not first)
@@ -252,6 +257,29 @@ def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
             b_args += [torch.zeros_like(t) for t in state[:n_train]]
         bodies["Bacc" if acc else "B"] = _trace(bfn, b_args, f"B{'acc' if acc else ''}{tag}")
     return bodies
+
+
+def _index_derived_recomputed(joint, inputs, **options):
+    """The min-cut partition with every tensor computed from integer inputs
+    and constants alone (a vocabulary-parallel lookup's or loss's one-hot of
+    the ids or labels) recomputed in B from those inputs: saved, the one-hot
+    is a [tokens, V] matrix whole along the vocabulary on every chip of a
+    mesh, which B multiplies instead of scattering."""
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+    from torch.utils.checkpoint import CheckpointPolicy
+
+    floating: set = set()
+    for node in joint.graph.nodes:
+        value = node.meta.get("val")
+        if node.op == "placeholder":
+            if isinstance(value, torch.Tensor) and value.is_floating_point():
+                floating.add(node)
+        elif node.op == "call_function":
+            if any(a in floating for a in node.all_input_nodes):
+                floating.add(node)
+            elif isinstance(value, torch.Tensor) and value.dim() > 0:
+                node.meta["recompute"] = CheckpointPolicy.MUST_RECOMPUTE
+    return min_cut_rematerialization_partition(joint, inputs, **options)
 
 
 def norm_body(grads: Sequence[torch.Tensor], *, tag: str) -> Body:

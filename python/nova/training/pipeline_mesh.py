@@ -14,6 +14,9 @@ at the same stage-mesh coordinate of the next stage.
 The batch (each micro-batch's inputs, labels, activations and their
 gradients) is split over ``batch_axis``; each parameter, its gradient and
 its optimizer state take the plan's placement (replicated without one).
+The tensors a forward saves for its backward stay where sharding
+propagation puts them in the partitioned forward, and the backward takes
+them there (:func:`_saved_placements`).
 """
 
 from __future__ import annotations
@@ -153,23 +156,55 @@ class StageMesh:
         return assemble(pieces, self.mesh, placed)
 
 
+def _annotated(stage_mesh: StageMesh, body, args: list[dict], results: list) -> str:
+    """``body`` annotated for the stage grid (its lifted constants whole; a
+    ``None`` result left to sharding propagation)."""
+    from nova.parallel.annotate import annotate
+
+    args = args + [{}] * len(body.constants)
+    return annotate(body.mlir, stage_mesh.grid, [stage_mesh.on_grid(a) for a in args],
+                    result_placements=[None if r is None else stage_mesh.on_grid(r)
+                                       for r in results])
+
+
 def _partitioned(stage_mesh: StageMesh, body, args: list[dict], results: list[dict]):
     """``body`` partitioned over the stage grid (its lifted constants whole)."""
     from nova.compiler.build import Sharded, partition
-    from nova.parallel.annotate import annotate
     from nova.parallel.pipeline_bodies import Body
 
-    args = args + [{}] * len(body.constants)
-    grid = stage_mesh.grid
-    annotated = annotate(body.mlir, grid, [stage_mesh.on_grid(a) for a in args],
-                         result_placements=[stage_mesh.on_grid(r) for r in results])
+    annotated = _annotated(stage_mesh, body, args, results)
     return Body(body.name, partition(Sharded(annotated)), body.constants)
 
 
-def partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, rule
-                     ) -> list[dict]:
+def _saved_placements(stage_mesh: StageMesh, body, args: list[dict], results: list[dict]
+                      ) -> list[dict[int, Placement]]:
+    """Where a saved-activation forward ``body`` leaves its saved tensors
+    (its results after ``results``): as sharding propagation places them
+    (:mod:`nova.parallel.propagated`). A sharding a stage-mesh placement
+    cannot state (a partial sum, halos, over pp, axes out of mesh order) is
+    an error that names ``recompute=True``."""
+    from nova.parallel.propagated import propagated_result_axes
+
+    count = _signature(body)[1]
+    annotated = _annotated(stage_mesh, body, args,
+                           list(results) + [None] * (count - len(results)))
+    out = []
+    for i, axes in enumerate(propagated_result_axes(annotated)[len(results):]):
+        if axes is None or any(0 in group or group != sorted(group) for group in axes):
+            raise PipelineError(f"{body.name}: sharding propagation leaves saved tensor {i} "
+                                f"in a form a placement cannot state ({axes}); pass "
+                                "recompute=True")
+        out.append({grid_axis - 1: Shard(dim)
+                    for dim, group in enumerate(axes) for grid_axis in group})
+    return out
+
+
+def partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, rule,
+                     recompute: bool = True) -> list[dict]:
     """Every stage's bodies partitioned over the stage grid (see the module
-    docstring for the placements)."""
+    docstring for the placements). Without ``recompute`` the bodies are
+    :func:`~nova.parallel.pipeline_bodies.saved_bodies`: B takes F's saved
+    tensors where the partitioned F leaves them (:func:`_saved_placements`)."""
     out = []
     p = len(infos)
     batch = stage_mesh.batch()
@@ -178,11 +213,20 @@ def partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, r
         first, last = s == 0, s == p - 1
         params = [stage_mesh.param(n, tuple(t.shape)) for n, t in zip(info.names, info.params)]
         consts = [{} for _ in info.constants]
+        f_args = params + consts + [batch] + ([batch] if last else [])
+        f_results = [{}] if last else [batch]
+        saved = None
+        if not recompute:
+            saved = _saved_placements(stage_mesh, traced["F"], f_args, f_results)
         done = {}
         for key, body in traced.items():
             if key == "F":
-                args = params + consts + [batch] + ([batch] if last else [])
-                results = [{}] if last else [batch]
+                # The saved results are left to propagation, as _saved_placements
+                # read them (annotating them again trips propagation's dominance).
+                args, results = f_args, f_results + [None] * len(saved or [])
+            elif key in ("B", "Bacc") and saved is not None:
+                args = saved + ([] if last else [batch]) + (params if key == "Bacc" else [])
+                results = ([] if first else [batch]) + params
             elif key in ("B", "Bacc"):
                 args = params + consts + [batch, batch] + (params if key == "Bacc" else [])
                 results = ([] if first else [batch]) + params + ([{}] if last else [])
@@ -190,7 +234,7 @@ def partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, r
                 slots = [stage_mesh.slot(n, tuple(t.shape))
                          for n, t in zip(info.names, info.params)]
                 args = params + params + slots * len(rule.slots)
-                args += [{}] * (_arity(body) - len(body.constants) - len(args))
+                args += [{}] * (_signature(body)[0] - len(body.constants) - len(args))
                 results = params + slots * len(rule.slots)
             elif key.startswith("A"):
                 weight = shared[int(key[1:])]
@@ -199,12 +243,39 @@ def partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, r
             else:
                 raise PipelineError(f"body {key} cannot run on a mesh inside the stages yet")
             done[key] = _partitioned(stage_mesh, body, args, results)
+            if key == "F" and saved:
+                _check_saved(stage_mesh, body, done[key], len(f_results), saved)
         out.append(done)
     return out
 
 
-def _arity(body) -> int:
-    """How many arguments ``body``'s function takes."""
+def _check_saved(stage_mesh: StageMesh, body, partitioned, skip: int, saved) -> None:
+    """The partitioned F returns each saved tensor at the local shape of the
+    placement B is given (the full partition placed them as the propagation
+    alone did); anything else is an error, never a wrong B."""
+    whole = _result_shapes(body.mlir)[skip:]
+    local = _result_shapes(partitioned.mlir)[skip:]
+    for i, (shape, got, placed) in enumerate(zip(whole, local, saved)):
+        want = list(shape)
+        for axis, p in placed.items():
+            want[p.dim] //= stage_mesh.mesh.shape[axis]
+        if want != got:
+            raise PipelineError(f"{body.name}: saved tensor {i} of shape {shape} is "
+                                f"{got} on a chip, its placement {placed} makes it {want}")
+
+
+def _result_shapes(mlir: str) -> list[list[int]]:
+    """The result shapes of the text's ``@forward`` (its signature line)."""
+    import re
+
+    line = next(l for l in mlir.splitlines() if re.match(r"\s*func\.func (\w+ )?@forward\(", l))
+    results = line[line.index(") -> ") + 5:]
+    return [[int(d) for d in t.split("x")[:-1]]
+            for t in re.findall(r"tensor<([^>]*)>", results)]
+
+
+def _signature(body) -> tuple[int, int]:
+    """How many arguments and results ``body``'s function has."""
     from mlir import ir
 
     with ir.Context() as ctx:
@@ -212,5 +283,6 @@ def _arity(body) -> int:
         module = ir.Module.parse(body.mlir)
         for op in module.body.operations:
             if op.operation.name == "func.func":
-                return len(op.regions[0].blocks[0].arguments)
+                kind = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+                return len(kind.inputs), len(kind.results)
     raise PipelineError(f"body {body.name} has no function")

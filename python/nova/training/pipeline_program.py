@@ -318,7 +318,7 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
                 continue
             results.append(own.get(r, fn.arg(inverse[r])))
         functions.append(fn.text(results))
-    _check_types(layout, lowered, sched)
+    _check_types(layout, lowered, sched, recompute)
     return module_text(header, globals_, functions)
 
 
@@ -327,8 +327,17 @@ def _grad_type(B, first: bool, index: int) -> str:
     return B.result_types[(0 if first else 1) + index]
 
 
-def _check_types(layout: Layout, lowered, sched: Schedule) -> None:
-    """Chunk ``s``'s output must be chunk ``s + 1``'s input, buffer type and all."""
+def _check_types(layout: Layout, lowered, sched: Schedule, recompute: bool = True) -> None:
+    """Chunk ``s``'s output must be chunk ``s + 1``'s input, buffer type and all;
+    without ``recompute``, F's saved tensors B's first arguments."""
+    if not recompute:
+        for s in range(sched.chunks):
+            saved = lowered[s]["F"][1].result_types[1:]
+            for key in ("B", "Bacc"):
+                if key in lowered[s] and lowered[s][key][1].arg_types[:len(saved)] != saved:
+                    raise PipelineError(f"stage {s}: {key} takes its saved tensors as "
+                                        f"{lowered[s][key][1].arg_types[:len(saved)]}, F "
+                                        f"returns {saved}")
     for s in range(sched.chunks - 1):
         y = lowered[s]["F"][1].result_types[0]
         n_state = len(layout.params[s + 1]) + len(layout.constants[s + 1])

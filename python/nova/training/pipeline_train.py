@@ -105,11 +105,13 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     ``p * mesh.size`` chips, each micro-batch split over the plan's
     ``batch_axis`` (axis 0 without a plan), the parameters placed by
     ``plan`` (e.g. ``megatron_transformer_plan(model, batch_axis="dp")`` on
-    ``Mesh((2, 2), ("dp", "tp"))``). The backward then recomputes each
-    stage's forward (``recompute`` is implied); clipping is not supported
-    with a mesh yet. ``zero=1`` shards each stage's optimizer state over the
-    batch axis too (ZeRO-1: each chip updates its shard, the parameters are
-    all-gathered over the batch axis).
+    ``Mesh((2, 2), ("dp", "tp"))``). Each saved activation crosses from F
+    to B where the partitioned F leaves it, cheap ops recomputed in B
+    (AOT autograd's min-cut partition); ``recompute=True`` recomputes the
+    whole forward instead. Clipping is not supported with a mesh yet.
+    ``zero=1`` shards each stage's optimizer state over the batch axis too
+    (ZeRO-1: each chip updates its shard, the parameters are all-gathered
+    over the batch axis).
 
     ``virtual_stages=v > 1`` (Megatron's ``virtual_pipeline_model_parallel_size``)
     interleaves the 1F1B schedule: the model is cut into ``stages * v``
@@ -173,7 +175,6 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
             if (inputs.shape[0] // m) % dp:
                 raise PipelineError(f"a micro-batch of {inputs.shape[0] // m} does not split "
                                     f"over {dp} chips")
-        recompute = True
     elif plan is not None or zero:
         raise PipelineError("plan= and zero= need mesh=, the mesh inside each stage")
     chips = p * (1 if stage_mesh is None else stage_mesh.per_stage)
@@ -282,7 +283,7 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
         else:
             traced = saved_bodies(stage, info.state, state, x, dy, first=s == 0, loss_fn=lf,
                                   scale=1.0 / m, accumulate=accumulate, tag=str(s),
-                                  autocast=autocast)
+                                  autocast=autocast, rematerialize=stage_mesh is not None)
         slots = [[torch.zeros_like(t) for t in info.params] for _ in rule.slots]
         traced["U"] = update_body(rule.update, [t.detach() for t in info.params],
                                   [list(g) for g in info.groups], slots, hypers,
@@ -306,7 +307,7 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
             bodies[s]["C"] = clip_body(len(infos), grads, tag=str(s))
     if stage_mesh is not None:
         from nova.training.pipeline_mesh import partition_bodies
-        bodies = partition_bodies(stage_mesh, bodies, infos, shared, rule)
+        bodies = partition_bodies(stage_mesh, bodies, infos, shared, rule, recompute)
     lowered = [{k: (b, parse_body(stage_tiles(b.mlir, options))) for k, b in traced.items()}
                for traced in bodies]
     layout = Layout.build(infos, rule, hypers, m, lowered, counted)

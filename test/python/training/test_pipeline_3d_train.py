@@ -6,7 +6,9 @@ plan=megatron_transformer_plan(model, batch_axis="dp"))``, 8 chips:
 cross between the chips at the same (dp, tp) coordinate. A 4-layer GPT, 4
 micro-batches, 1F1B, 10 AdamW steps give the one-chip losses at every step
 (rtol 1e-4), on the switch and on the ring, with ZeRO-1 over dp too;
-DP2 x PP2 likewise."""
+DP2 x PP2 likewise. Each B takes its F's saved activations where the
+partitioned F leaves them (the default) or recomputes the forward
+(``recompute=True``): both give eager's losses and every parameter."""
 
 from __future__ import annotations
 
@@ -80,6 +82,47 @@ def test_dp2_tp2_pp2_gives_the_one_chip_losses(one_chip, target, zero):
     # Activations cross to the same (dp, tp) coordinate of the next stage.
     chip5 = nova_ir.split("func.func @chip5")[1].split("func.func @chip6")[0]
     assert "from 1 channel" in chip5 and "to 1 channel" in chip5
+
+
+@pytest.fixture(scope="module")
+def eager():
+    """torch itself, micro-batch by micro-batch (the loss: their mean), 3 steps."""
+    model, optimizer = _model_and_optimizer()
+    losses = []
+    for ids, labels in _batches(3):
+        optimizer.zero_grad()
+        total = 0
+        for i, l in zip(ids.chunk(4), labels.chunk(4)):
+            loss = lm_cross_entropy(model(i), l) / 4
+            loss.backward()
+            total = total + loss.detach()
+        optimizer.step()
+        losses.append(total)
+    return model, torch.stack(losses)
+
+
+@pytest.mark.parametrize("recompute", [False, True])
+def test_saved_or_recomputed_activations_give_eager(eager, recompute):
+    """Saved activations cross from F to B in the placements sharding
+    propagation gave F's results (parameters' shards, batch and head
+    splits): 3 steps give eager's losses and every parameter."""
+    model, optimizer = _model_and_optimizer()
+    batches = _batches(3)
+    step = compile_pipeline_train_step(model, lm_cross_entropy, optimizer, *batches[0],
+                                       stages=2, microbatches=4, recompute=recompute,
+                                       mesh=Mesh((2, 2), ("dp", "tp")),
+                                       plan=megatron_transformer_plan(model, batch_axis="dp"))
+    assert step.recompute == recompute
+    losses = torch.stack([step(*b) for b in batches])
+    torch.testing.assert_close(losses, eager[1], rtol=1e-4, atol=0)
+    ours, theirs = step.parameters(), dict(eager[0].named_parameters())
+    assert set(ours) == set(theirs)
+    for name, value in theirs.items():
+        torch.testing.assert_close(ours[name], value.detach(), rtol=1e-3, atol=1e-4)
+    if not recompute:
+        # Stage 0's B takes F's saved tensors, not the parameters and the input.
+        F, B = (step._lowered[0][k][1] for k in ("F", "B"))
+        assert B.arg_types[:len(F.result_types) - 1] == F.result_types[1:]
 
 
 def test_dp2_pp2_gives_the_one_chip_losses(one_chip):
