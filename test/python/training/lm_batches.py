@@ -22,3 +22,19 @@ def token_batches(cfg, n: int = 10, *, ignored: bool = True, batch: int = 8):
             labels[::3, :4] = -100
         batches.append((ids, labels))
     return batches
+
+
+def eager_microbatched(model, optimizer, batches, microbatches: int = 4) -> torch.Tensor:
+    """torch itself, micro-batch by micro-batch (gradients accumulated, the
+    loss their mean), one optimizer step a batch: each step's loss."""
+    losses = []
+    for ids, labels in batches:
+        optimizer.zero_grad()
+        total = 0
+        for i, l in zip(ids.chunk(microbatches), labels.chunk(microbatches)):
+            loss = lm_cross_entropy(model(i), l) / microbatches
+            loss.backward()
+            total = total + loss.detach()
+        optimizer.step()
+        losses.append(total)
+    return torch.stack(losses)

@@ -22,7 +22,7 @@ from nova.parallel import Mesh, PipelineError
 from nova.parallel.plan import megatron_transformer_plan
 from nova.training.pipeline_train import compile_pipeline_train_step
 
-from .lm_batches import lm_cross_entropy, token_batches
+from .lm_batches import eager_microbatched, lm_cross_entropy, token_batches
 
 CFG = GPTConfig(vocab_size=64, seq_len=16, d_model=32, n_heads=4, n_layers=4)
 
@@ -88,17 +88,7 @@ def test_dp2_tp2_pp2_gives_the_one_chip_losses(one_chip, target, zero):
 def eager():
     """torch itself, micro-batch by micro-batch (the loss: their mean), 3 steps."""
     model, optimizer = _model_and_optimizer()
-    losses = []
-    for ids, labels in _batches(3):
-        optimizer.zero_grad()
-        total = 0
-        for i, l in zip(ids.chunk(4), labels.chunk(4)):
-            loss = lm_cross_entropy(model(i), l) / 4
-            loss.backward()
-            total = total + loss.detach()
-        optimizer.step()
-        losses.append(total)
-    return model, torch.stack(losses)
+    return model, eager_microbatched(model, optimizer, _batches(3))
 
 
 @pytest.mark.parametrize("recompute", [False, True])

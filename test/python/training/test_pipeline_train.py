@@ -17,7 +17,7 @@ from nova.parallel import ChipCountError, PipelineError
 from nova.parallel.pipeline_schedule import Schedule
 from nova.training.pipeline_train import compile_pipeline_train_step, gpt_stages
 
-from .lm_batches import lm_cross_entropy, token_batches
+from .lm_batches import eager_microbatched, lm_cross_entropy, token_batches
 
 # The LM head is tied to the token embedding (GPT-2's form): stage 0 and stage 1
 # each hold a copy and swap their gradients of it before the update.
@@ -47,17 +47,7 @@ def one_chip():
 def eager():
     """torch itself, micro-batch by micro-batch (the loss: their mean)."""
     model, optimizer = _model_and_optimizer()
-    losses = []
-    for ids, labels in _batches():
-        optimizer.zero_grad()
-        total = 0
-        for i, l in zip(ids.chunk(4), labels.chunk(4)):
-            loss = _ce(model(i), l) / 4
-            loss.backward()
-            total = total + loss.detach()
-        optimizer.step()
-        losses.append(total)
-    return model, torch.stack(losses)
+    return model, eager_microbatched(model, optimizer, _batches())
 
 
 def _train(target: str, schedule: str, **options):
