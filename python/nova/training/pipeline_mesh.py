@@ -204,7 +204,26 @@ def partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, r
     """Every stage's bodies partitioned over the stage grid (see the module
     docstring for the placements). Without ``recompute`` the bodies are
     :func:`~nova.parallel.pipeline_bodies.saved_bodies`: B takes F's saved
-    tensors where the partitioned F leaves them (:func:`_saved_placements`)."""
+    tensors where the partitioned F leaves them (:func:`_saved_placements`).
+
+    With ZeRO-1 the gradients accumulate as the optimizer state's dp shards
+    (:meth:`StageMesh.slot`, all U reads of them): each B reduce-scatters its
+    micro-batch's gradients, and B_acc adds half as much. Where sharding
+    propagation cannot place a B that way (a weight gradient whose matmul
+    operand would be split over dp twice: f32 ``dy^T @ x`` without a cast
+    between), every stage keeps whole gradients, the parameters' placements."""
+    from nova.compiler.errors import NovaCompileError
+
+    if stage_mesh.zero:
+        try:
+            return _partition_bodies(stage_mesh, bodies, infos, shared, rule, recompute, True)
+        except NovaCompileError:
+            pass  # whole gradients below: the form before gradient shards
+    return _partition_bodies(stage_mesh, bodies, infos, shared, rule, recompute, False)
+
+
+def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, rule,
+                      recompute: bool, shard_grads: bool) -> list[dict]:
     out = []
     p = len(infos)
     batch = stage_mesh.batch()
@@ -212,6 +231,8 @@ def partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, r
         info = infos[s]
         first, last = s == 0, s == p - 1
         params = [stage_mesh.param(n, tuple(t.shape)) for n, t in zip(info.names, info.params)]
+        grads = [stage_mesh.slot(n, tuple(t.shape)) for n, t in zip(info.names, info.params)
+                 ] if shard_grads else params
         consts = [{} for _ in info.constants]
         f_args = params + consts + [batch] + ([batch] if last else [])
         f_results = [{}] if last else [batch]
@@ -225,20 +246,20 @@ def partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, r
                 # read them (annotating them again trips propagation's dominance).
                 args, results = f_args, f_results + [None] * len(saved or [])
             elif key in ("B", "Bacc") and saved is not None:
-                args = saved + ([] if last else [batch]) + (params if key == "Bacc" else [])
-                results = ([] if first else [batch]) + params
+                args = saved + ([] if last else [batch]) + (grads if key == "Bacc" else [])
+                results = ([] if first else [batch]) + grads
             elif key in ("B", "Bacc"):
-                args = params + consts + [batch, batch] + (params if key == "Bacc" else [])
-                results = ([] if first else [batch]) + params + ([{}] if last else [])
+                args = params + consts + [batch, batch] + (grads if key == "Bacc" else [])
+                results = ([] if first else [batch]) + grads + ([{}] if last else [])
             elif key == "U":
                 slots = [stage_mesh.slot(n, tuple(t.shape))
                          for n, t in zip(info.names, info.params)]
-                args = params + params + slots * len(rule.slots)
+                args = params + grads + slots * len(rule.slots)
                 args += [{}] * (_signature(body)[0] - len(body.constants) - len(args))
                 results = params + slots * len(rule.slots)
             elif key.startswith("A"):
                 weight = shared[int(key[1:])]
-                placed = params[weight.index_a]
+                placed = grads[weight.index_a]
                 args, results = [placed, placed], [placed]
             else:
                 raise PipelineError(f"body {key} cannot run on a mesh inside the stages yet")

@@ -111,7 +111,8 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     whole forward instead. Clipping is not supported with a mesh yet.
     ``zero=1`` shards each stage's optimizer state over the batch axis too
     (ZeRO-1: each chip updates its shard, the parameters are all-gathered
-    over the batch axis).
+    over the batch axis); the gradients then accumulate as those shards too,
+    each micro-batch's reduce-scattered over the batch axis.
 
     ``virtual_stages=v > 1`` (Megatron's ``virtual_pipeline_model_parallel_size``)
     interleaves the 1F1B schedule: the model is cut into ``stages * v``

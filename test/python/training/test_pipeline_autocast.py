@@ -6,7 +6,8 @@ update used) of a 2-layer GPT, 2 stages, 4 micro-batches, against torch
 eager under autocast accumulating the same micro-batches: the loss and
 every parameter's gradient, on one chip per stage and on a 2 x 2 DP x TP
 mesh per stage (8 chips), there also with the tied embedding / LM head split
-over tp (vocabulary-parallel). bf16 rounds differently op by op (Nova's fused
+over tp (vocabulary-parallel), with ZeRO-1 too (the gradients accumulated as
+dp shards). bf16 rounds differently op by op (Nova's fused
 kernels, eager's ATen ones), hence bf16's tolerances."""
 
 from __future__ import annotations
@@ -55,10 +56,11 @@ def _plan(model, vocab_parallel: bool):
                         batch_axis="dp")
 
 
-@pytest.mark.parametrize("mesh,vocab_parallel", [
-    (None, False), (Mesh((2, 2), ("dp", "tp")), False), (Mesh((2, 2), ("dp", "tp")), True)],
-    ids=["pp2", "pp2dp2tp2", "pp2dp2tp2-vocab-parallel"])
-def test_bf16_pipeline_matches_eager_autocast(mesh, vocab_parallel):
+@pytest.mark.parametrize("mesh,vocab_parallel,zero", [
+    (None, False, 0), (Mesh((2, 2), ("dp", "tp")), False, 0),
+    (Mesh((2, 2), ("dp", "tp")), True, 0), (Mesh((2, 2), ("dp", "tp")), True, 1)],
+    ids=["pp2", "pp2dp2tp2", "pp2dp2tp2-vocab-parallel", "pp2dp2tp2-vocab-parallel-zero1"])
+def test_bf16_pipeline_matches_eager_autocast(mesh, vocab_parallel, zero):
     (ids, labels), = token_batches(CFG, 1, ignored=False)
     model = _model()
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
@@ -66,8 +68,11 @@ def test_bf16_pipeline_matches_eager_autocast(mesh, vocab_parallel):
     plan = _plan(model, vocab_parallel) if mesh is not None else None
     step = compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids, labels,
                                        stages=2, microbatches=MICRO, mesh=mesh, plan=plan,
-                                       autocast=torch.bfloat16)
+                                       autocast=torch.bfloat16, zero=zero)
     assert "bf16" in step.stages["nova"]  # the matmuls run in bf16
+    # zero=1: each B reduce-scatters its gradients over dp and accumulates
+    # the optimizer state's dp shard, not the whole gradient.
+    assert ("nova.reduce_scatter" in step.stages["nova"]) == bool(zero)
     if vocab_parallel:
         # Each tp chip's rows looked up by gather, their gradient scattered
         # (not a gather of the split table, which read out of range).
