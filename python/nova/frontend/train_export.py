@@ -52,11 +52,13 @@ from nova.frontend.recompute import Recompute, recomputation
 from nova.frontend.trace_locations import (backward_locations, fast_stack_traces, located_loss,
                                            tag_backward, traced_at)
 
-#: ``update(params, grads, slots, hypers) -> (new_params, new_slots)``: one
-#: parameter group's update as tensor ops. ``slots[s][i]`` is slot ``s`` of
-#: the group's parameter ``i``; ``hypers`` maps the rule's names to 0-d tensors.
+#: ``update(params, grads, slots, hypers, scale) -> (new_params, new_slots)``:
+#: one parameter group's update as tensor ops. ``slots[s][i]`` is slot ``s`` of
+#: the group's parameter ``i``; ``hypers`` maps the rule's names to 0-d tensors;
+#: ``scale`` is the clip's 0-d factor of the gradients, or None.
 UpdateFn = Callable[[list[torch.Tensor], list[torch.Tensor], list[list[torch.Tensor]],
-                     dict[str, torch.Tensor]], tuple[list[torch.Tensor], list[list[torch.Tensor]]]]
+                     dict[str, torch.Tensor], torch.Tensor | None],
+                    tuple[list[torch.Tensor], list[list[torch.Tensor]]]]
 
 
 @dataclass(frozen=True)
@@ -196,10 +198,10 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
         if unused is not None:
             unused.extend(name for name, g in zip(layout.trainable, grads) if g is None)
         params = [p.detach() for p in params]
-        grad_norm = None
+        grad_norm = scale = None
         if layout.clip:
             with traced_at(clip_grad_norm):
-                grads, grad_norm = clip_grad_norm(grads, max_norm)
+                scale, grad_norm = clip_grad_norm(grads, max_norm)
 
         new_params = list(params)
         new_slots = [list(slot_values[s * n_train:(s + 1) * n_train])
@@ -214,14 +216,16 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
             with traced_at(update):
                 updated, updated_slots = update(
                     [params[i] for i in used], [grads[i] for i in used],
-                    [[new_slots[s][i] for i in used] for s in range(len(layout.slots))], hypers)
+                    [[new_slots[s][i] for i in used] for s in range(len(layout.slots))], hypers,
+                    scale)
             for j, i in enumerate(used):
                 new_params[i] = updated[j]
                 for s in range(len(layout.slots)):
                     new_slots[s][i] = updated_slots[s][j]
         results = [loss.detach()] + new_params + [t for slot in new_slots for t in slot]
         if layout.grads:
-            results += [g.detach() if g is not None else torch.zeros_like(p)
+            results += [torch.zeros_like(p) if g is None else
+                        (g if scale is None else g * scale).detach()
                         for g, p in zip(grads, params)]
         if grad_norm is not None:
             results.append(grad_norm.detach())
@@ -231,15 +235,16 @@ def step_function(model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor] |
 
 
 def clip_grad_norm(grads: list[torch.Tensor | None], max_norm: torch.Tensor
-                   ) -> tuple[list[torch.Tensor | None], torch.Tensor]:
-    """torch.nn.utils.clip_grad_norm_: the 2-norm of all gradients together,
-    and the gradients scaled down (never up) to ``max_norm``."""
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch.nn.utils.clip_grad_norm_'s factor and norm: the 2-norm of all
+    gradients together, and the 0-d factor that scales them down (never up)
+    to ``max_norm``. The update rule applies the factor (UpdateRule.update)."""
     squares = [(g * g).sum() for g in grads if g is not None]
     if not squares:
         raise ValueError("max_grad_norm: no parameter has a gradient")
     grad_norm = torch.sqrt(sum(squares[1:], squares[0]))
     scale = torch.clamp(max_norm / (grad_norm + 1e-6), max=1.0)
-    return [g * scale if g is not None else None for g in grads], grad_norm
+    return scale, grad_norm
 
 
 def tied_state(model: torch.nn.Module, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

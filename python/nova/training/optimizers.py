@@ -44,8 +44,13 @@ class UpdateRule:
         raise NotImplementedError
 
     def update(self, params: list[torch.Tensor], grads: list[torch.Tensor],
-               slots: list[list[torch.Tensor]], h: dict[str, torch.Tensor]
+               slots: list[list[torch.Tensor]], h: dict[str, torch.Tensor],
+               scale: torch.Tensor | None = None
                ) -> tuple[list[torch.Tensor], list[list[torch.Tensor]]]:
+        """New parameters and slots from ``grads`` times ``scale`` (a 0-d
+        tensor, gradient clipping's factor; None: 1). Passing the factor in,
+        instead of scaled gradients, lets a rule fold it into its own
+        arithmetic: the scaled gradients are never stored."""
         raise NotImplementedError
 
     def torch_state(self, slots: dict[str, torch.Tensor], steps: int) -> dict[str, Any]:
@@ -96,9 +101,11 @@ class SGDRule(UpdateRule):
                        1.0 if first else 1.0 - _scalar(group["dampening"])]
         return values
 
-    def update(self, params, grads, slots, h):
+    def update(self, params, grads, slots, h, scale=None):
         new_params, new_bufs = [], []
         for i, (p, g) in enumerate(zip(params, grads)):
+            if scale is not None:
+                g = g * scale
             g = g + h["weight_decay"] * p
             if self.has_momentum:
                 buf = slots[0][i] * h["buf_scale"] + h["grad_scale"] * g
@@ -132,7 +139,8 @@ class AdamWRule(UpdateRule):
     * m / (sqrt(v) + eps * bc2)``, the same value with the bias corrections
     folded into the host's float64 scalars: one division per element instead
     of two (a division costs the vector unit four times an add); the moments
-    are updated as torch's single-tensor kernel does. The folding moves the
+    are updated as torch's single-tensor kernel does, a clip factor folded
+    into them (the clipped gradients are not stored). The folding moves the
     result by a few ulps of f32 (torch's own foreach and fused kernels differ
     from its single-tensor one by as much)."""
 
@@ -156,11 +164,17 @@ class AdamWRule(UpdateRule):
         return [1.0 - lr * wd, 1.0 - beta1, beta2, 1.0 - beta2,
                 lr / (1.0 - beta1 ** t) * bc2, eps * bc2]
 
-    def update(self, params, grads, slots, h):
+    def update(self, params, grads, slots, h, scale=None):
         new_params, new_m, new_v = [], [], []
+        # Written so that each pair of operations is one two-stage vector
+        # instruction: 2 passes for m and 2 for v, the clip's factor included.
+        c2 = h["one_minus_beta2"] if scale is None else scale * scale * h["one_minus_beta2"]
         for p, g, m, v in zip(params, grads, slots[0], slots[1]):
-            m = m + h["one_minus_beta1"] * (g - m)  # torch's lerp for a weight < 0.5
-            v = v * h["beta2"] + h["one_minus_beta2"] * (g * g)
+            delta = g - m if scale is None else g * scale - m
+            m = m + delta * h["one_minus_beta1"]  # torch's lerp for a weight < 0.5
+            # torch's addcmul order, (value * g) * g; with a clip factor c,
+            # (c^2 value * g) * g is (value * cg) * cg to a few ulps.
+            v = v * h["beta2"] + (g * c2) * g
             update = h["step"] * (m / (torch.sqrt(v) + h["eps_bc2"]))
             new_params.append(p * h["decay"] - update)
             new_m.append(m)

@@ -13,6 +13,8 @@ import torch
 import nova
 from nova.frontend.decompose_losses import loss_decompositions
 from nova.frontend.train_export import trace_functional
+from nova.binary.targets import target_file
+from nova.sim.target import load_target
 
 aten = torch.ops.aten
 RTOL, ATOL = 1e-4, 1e-5
@@ -221,3 +223,33 @@ def test_adamw_moves_each_tensor_once():
     assert len(rows) == 1, [r.key for r in profile_rows(report, by="op")]
     params = sum(p.numel() for p in model.parameters())
     assert 28 * params <= rows[0].bytes <= 28 * params + 4096, rows[0].bytes / params
+
+
+def test_clip_factor_folds_into_adamw():
+    """With clipping, the clip's factor is folded into AdamW's moments: the
+    scaled gradients are never stored, so the clip and AdamW together move at
+    most 28 bytes per parameter (each gradient is read once), the clip costs
+    the vector unit two passes over the gradients (square, sum) and AdamW 14
+    (m and v in two two-stage instructions each, sqrt at 4, + eps, the
+    division at 4 with the step's factor, the decayed parameter minus the
+    update); 3 and 15 before the factor was folded."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(256, 512)
+    x, y = torch.randn(64, 256), torch.randn(64, 512)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
+    step = nova.compile_train_step(model, torch.nn.functional.mse_loss, optimizer, x, y,
+                                   max_grad_norm=1.0)
+    report = step.time_step()
+    params = sum(p.numel() for p in model.parameters())
+    target = load_target(target_file("nova-t1"))
+    pass_ns = params / target.vector_lanes * 1e3 / target.clock_mhz
+
+    def work(place: str) -> tuple[float, float]:
+        stats = [s for s in report.instr_stats if s.location and place in s.location]
+        return sum(s.vector_ns for s in stats) / pass_ns, sum(s.hbm_bytes for s in stats)
+
+    update_passes, update_bytes = work("training/optimizers.py")
+    clip_passes, clip_bytes = work("frontend/train_export.py")
+    assert 24 * params <= update_bytes + clip_bytes <= 28 * params + 4096
+    assert 14 <= update_passes < 14.5, update_passes  # instruction overheads: 16 cycles each
+    assert 2 <= clip_passes < 2.5, clip_passes
