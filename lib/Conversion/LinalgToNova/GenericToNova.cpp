@@ -198,7 +198,25 @@ public:
 
   /// The type a body op's result is computed in.
   Type resultType(Operation *bodyOp) {
+    if (Operation *cast = castOfCompare(bodyOp))
+      return resultType(cast);
     return computeType(bodyOp->getResult(0).getType());
+  }
+
+  /// The one reader of float comparison `bodyOp` when it converts the i1 to
+  /// the type compared in: the comparison then writes that type (1.0 / 0.0,
+  /// isa.md 2.4) and the conversion, a copy of a tile to its own type, is
+  /// no instruction. Saves a pass of i1 -> float copies (masks built from a
+  /// comparison and multiplied in).
+  Operation *castOfCompare(Operation *bodyOp) {
+    if (!isa<arith::CmpFOp>(bodyOp) || !bodyOp->getResult(0).hasOneUse())
+      return nullptr;
+    Operation *user = *bodyOp->getResult(0).user_begin();
+    if (!isa<arith::UIToFPOp>(user) ||
+        computeType(user->getResult(0).getType()) !=
+            computeType(bodyOp->getOperand(0).getType()))
+      return nullptr;
+    return user;
   }
 
   Operand lowerBinary(ElementwiseKind kind, Operand x, Operand y, Value dest,
@@ -555,14 +573,18 @@ public:
       if (combiners.contains(&bodyOp))
         continue;
       Value dest;
-      if (reductionDims.empty() && bodyOp.getNumResults() == 1 &&
-          bodyOp.getResult(0).hasOneUse() &&
-          isa<linalg::YieldOp>(*bodyOp.getResult(0).user_begin()) &&
+      // A comparison whose conversion is yielded writes the output itself.
+      Operation *last = castOfCompare(&bodyOp);
+      if (!last)
+        last = &bodyOp;
+      if (reductionDims.empty() && last->getNumResults() == 1 &&
+          last->getResult(0).hasOneUse() &&
+          isa<linalg::YieldOp>(*last->getResult(0).user_begin()) &&
           !isa<arith::ConstantOp>(bodyOp)) {
-        unsigned idx = bodyOp.getResult(0).use_begin()->getOperandNumber();
+        unsigned idx = last->getResult(0).use_begin()->getOperandNumber();
         Type outElt = cast<MemRefType>(outputs[idx].view.getType()).getElementType();
         if (!env.count(body->getArgument(op.getNumDpsInputs() + idx)) &&
-            outElt == resultType(&bodyOp))
+            outElt == resultType(last))
           dest = outputs[idx].view;
       }
       FailureOr<Operand> result = lowerOp(&bodyOp, dest);

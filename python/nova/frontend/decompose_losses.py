@@ -12,11 +12,13 @@ ignored row). At GPT-2's vocabulary these are passes over 2048 x 50304
 elements each, on the vector unit. ``G`` has exactly one non-zero per row
 (``-w`` at the target), so ``sum(G) = -w`` and
 
-    dx = where(target == iota, e w - w, e w),  e = exp(out)
+    dx = e w + (target == iota) (-w),  e = exp(out)
 
-(exp, mul, cmp, sub, select: no reduction and no ``G``), bit for bit what
-torch's formula gives: ``0 - e (-w) = e w`` off the target, ``-w - e (-w) =
-e w - w`` on it. ``nll_loss_backward`` records its row weights and targets
+(exp, mul, a compare writing 0.0 / 1.0, one multiply-add instruction: no
+reduction, no ``G`` and no select), bit for bit what torch's formula gives:
+``0 - e (-w) = e w`` off the target (``e w + -0``), ``-w - e (-w) = e w -
+w`` on it. The classes and targets are compared as f32 (exact below
+2^24 classes). ``nll_loss_backward`` records its row weights and targets
 for the tensor it returns; ``_log_softmax_backward_data`` takes this path
 only when its gradient is that very tensor (a tensor nothing else was added
 to), the input 2-D with the classes on dim 1 and no class weights; anything
@@ -145,8 +147,16 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     parts = _parts_of(output)
     scaled = (parts.exps * (torch.exp(-parts.lse) * rows) if parts is not None
               else torch.exp(output) * rows)
-    classes = torch.arange(output.shape[1], device=output.device).unsqueeze(0)
-    grad = torch.where(target == classes, scaled - rows, scaled)
+    # where(target == classes, scaled - rows, scaled), one pass fewer: see
+    # the module docstring.
+    if output.shape[1] > 2 ** 24:  # class indices no longer exact in f32
+        classes = torch.arange(output.shape[1], device=output.device).unsqueeze(0)
+        grad = torch.where(target == classes, scaled - rows, scaled)
+    else:
+        classes = torch.arange(output.shape[1], device=output.device,
+                               dtype=torch.float32).unsqueeze(0)
+        hit = (target.to(torch.float32) == classes).to(torch.float32)
+        grad = scaled + hit * -rows
     return grad if input_dtype == grad.dtype else grad.to(input_dtype)
 
 

@@ -249,3 +249,73 @@ func.func @matmul_wide_block_column_chunks(%a: memref<64x128xbf16, #nova.memory_
   linalg.matmul ins(%a, %b : memref<64x128xbf16, #nova.memory_space<hbm>>, memref<128x384xbf16, #nova.memory_space<hbm>>) outs(%c : memref<64x384xf32, #nova.memory_space<hbm>>)
   return
 }
+
+// -----
+
+// A float comparison converted to the type it compares in writes 0.0 / 1.0
+// of that type itself: no i1 tile and no conversion pass. When it yields the
+// conversion, the comparison writes the output.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @compare_as_float
+// CHECK: nova.elementwise <cmp_eq> ins(%{{.*}}, %{{.*}} : memref<4x8xf32, #nova.memory_space<sram>>, memref<4x1xf32, #nova.memory_space<sram>>) outs(%[[HIT:.*]] : memref<4x8xf32, #nova.memory_space<sram>>)
+// CHECK-NOT: <copy>
+// CHECK: nova.elementwise <mul> ins(%[[HIT]], %{{.*}}
+// CHECK-NOT: <copy>
+// CHECK: nova.elementwise <cmp_lt> ins(%{{.*}}, %{{.*}} : memref<4x8xf32, #nova.memory_space<sram>>, memref<4x1xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<4x8xf32, #nova.memory_space<sram>>)
+// CHECK-NOT: <copy>
+// CHECK: return
+func.func @compare_as_float(%a: memref<4x8xf32, #nova.memory_space<sram>>, %t: memref<4x1xf32, #nova.memory_space<sram>>, %o: memref<4x8xf32, #nova.memory_space<sram>>, %p: memref<4x8xf32, #nova.memory_space<sram>>) {
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %t : memref<4x8xf32, #nova.memory_space<sram>>, memref<4x1xf32, #nova.memory_space<sram>>)
+      outs(%o : memref<4x8xf32, #nova.memory_space<sram>>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %hit = arith.cmpf oeq, %x, %y : f32
+    %f = arith.uitofp %hit : i1 to f32
+    %m = arith.mulf %f, %x : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %t : memref<4x8xf32, #nova.memory_space<sram>>, memref<4x1xf32, #nova.memory_space<sram>>)
+      outs(%p : memref<4x8xf32, #nova.memory_space<sram>>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %lt = arith.cmpf olt, %x, %y : f32
+    %f = arith.uitofp %lt : i1 to f32
+    linalg.yield %f : f32
+  }
+  return
+}
+
+// -----
+
+// Not folded: a comparison with another reader keeps its i1 tile and the
+// conversion; an integer comparison compares in i64 and writes i1.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @compare_kept_i1
+// CHECK: nova.elementwise <cmp_lt> {{.*}}outs(%[[C:.*]] : memref<4x8xi1, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <copy> ins(%[[C]] : memref<4x8xi1, #nova.memory_space<sram>>) outs(%{{.*}} : memref<4x8xf32, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <select> ins(%[[C]]
+// CHECK: nova.elementwise <cmp_lt> {{.*}}outs(%[[D:.*]] : memref<4x8xi1, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <copy> ins(%[[D]] : memref<4x8xi1, #nova.memory_space<sram>>)
+func.func @compare_kept_i1(%a: memref<4x8xf32, #nova.memory_space<sram>>, %i: memref<4x8xi64, #nova.memory_space<sram>>, %o: memref<4x8xf32, #nova.memory_space<sram>>, %p: memref<4x8xf32, #nova.memory_space<sram>>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+      outs(%o : memref<4x8xf32, #nova.memory_space<sram>>) {
+  ^bb0(%x: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %lt = arith.cmpf olt, %x, %zero : f32
+    %f = arith.uitofp %lt : i1 to f32
+    %s = arith.select %lt, %x, %f : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%i : memref<4x8xi64, #nova.memory_space<sram>>)
+      outs(%p : memref<4x8xf32, #nova.memory_space<sram>>) {
+  ^bb0(%x: i64, %out: f32):
+    %zero = arith.constant 0 : i64
+    %lt = arith.cmpi slt, %x, %zero : i64
+    %f = arith.uitofp %lt : i1 to f32
+    linalg.yield %f : f32
+  }
+  return
+}
