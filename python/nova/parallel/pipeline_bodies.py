@@ -59,17 +59,61 @@ class StageState:
 def _trace(fn: Callable, args: Sequence[torch.Tensor], name: str,
            donated: dict[int, int] | None = None) -> Body:
     module = trace_functional(fn, [a.detach() for a in args])
+    _refuse_random(module.graph, name)
     constants = lift_constants(module)
     mlir, _ = import_fx_graph(module.graph, func_name="forward", donated=donated)
     return Body(name, mlir, tuple(constants))
+
+
+def _refuse_random(graph: torch.fx.Graph, name: str) -> None:
+    """A body drawing random numbers (dropout in training mode) is an error:
+    the bodies have no random stream yet (the one-chip step's seed), and
+    the op would otherwise fail deep in nova-opt."""
+    from nova.frontend.export import frame_of_node
+
+    for node in graph.nodes:
+        tags = getattr(node.target, "tags", ())
+        if node.op == "call_function" and torch.Tag.nondeterministic_seeded in tags:
+            frame = frame_of_node(node)
+            raise PipelineError(
+                f"{name}: {node.target} (dropout in training mode) is not supported in a "
+                f"pipeline yet: set the model's dropout probabilities to 0 or call "
+                f"model.eval()" + (f"\n{frame}" if frame is not None else ""))
 
 
 def _state(stage: nn.Module, names: StageState, values: Sequence[torch.Tensor]):
     return dict(zip(names.trainable + names.constant, values))
 
 
+class _SdpaMath(torch.overrides.TorchFunctionMode):
+    """``F.scaled_dot_product_attention`` as its math kernel (matmul,
+    softmax, matmul), as Nova's decomposition table has it. A body's
+    backward is traced under autograd, where the table does not apply: CPU's
+    flash kernel would be traced, and its backward op reaches no linalg
+    (Hugging Face's sdpa attention)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.nn.functional.scaled_dot_product_attention:
+            return _sdpa_math(*args, **(kwargs or {}))
+        return func(*args, **(kwargs or {}))
+
+
+def _sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+               scale=None, enable_gqa=False):
+    """The math kernel, as :func:`nova.frontend.decompositions._sdpa_math`
+    without its layout for exported views: AOT autograd traces the model's
+    own views on the strides this gives."""
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        attn_mask = torch.zeros_like(attn_mask, dtype=query.dtype).masked_fill(
+            attn_mask.logical_not(), float("-inf"))
+    return torch.ops.aten._scaled_dot_product_attention_math.default(
+        query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+        scale=scale, enable_gqa=enable_gqa)[0]
+
+
 def _call(stage: nn.Module, state: dict, x: torch.Tensor) -> torch.Tensor:
-    with torch.nn.utils.stateless._reparametrize_module(stage, state, tie_weights=True):
+    with torch.nn.utils.stateless._reparametrize_module(stage, state, tie_weights=True), \
+            _SdpaMath():
         return stage(x)
 
 

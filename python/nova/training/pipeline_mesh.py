@@ -274,8 +274,11 @@ def _check_saved(stage_mesh: StageMesh, body, partitioned, skip: int, saved) -> 
     """The partitioned F returns each saved tensor at the local shape of the
     placement B is given (the full partition placed them as the propagation
     alone did); anything else is an error, never a wrong B."""
-    whole = _result_shapes(body.mlir)[skip:]
-    local = _result_shapes(partitioned.mlir)[skip:]
+    whole = _forward_type(body.mlir)[1][skip:]
+    local = _forward_type(partitioned.mlir)[1][skip:]
+    if len(whole) != len(local):
+        raise PipelineError(f"{body.name}: the partitioned forward returns {len(local)} "
+                            f"saved tensors, not {len(whole)}")
     for i, (shape, got, placed) in enumerate(zip(whole, local, saved)):
         want = list(shape)
         for axis, p in placed.items():
@@ -285,25 +288,32 @@ def _check_saved(stage_mesh: StageMesh, body, partitioned, skip: int, saved) -> 
                                 f"{got} on a chip, its placement {placed} makes it {want}")
 
 
-def _result_shapes(mlir: str) -> list[list[int]]:
-    """The result shapes of the text's ``@forward`` (its signature line)."""
-    import re
-
-    line = next(l for l in mlir.splitlines() if re.match(r"\s*func\.func (\w+ )?@forward\(", l))
-    results = line[line.index(") -> ") + 5:]
-    return [[int(d) for d in t.split("x")[:-1]]
-            for t in re.findall(r"tensor<([^>]*)>", results)]
-
-
 def _signature(body) -> tuple[int, int]:
     """How many arguments and results ``body``'s function has."""
+    args, results = _forward_type(body.mlir)
+    return len(args), len(results)
+
+
+def _forward_type(mlir: str) -> tuple[list[list[int]], list[list[int]]]:
+    """``@forward``'s argument and result shapes, parsed by ``mlir.ir`` from
+    its signature alone (with the location aliases it may name): a
+    partitioned body holds ``nova`` attributes (memory spaces) that the
+    bindings cannot parse."""
+    import re
+
     from mlir import ir
 
+    lines = mlir.splitlines()
+    line = next((l for l in lines if re.match(r"\s*func\.func (\w+ )?@forward\(", l)), None)
+    if line is None:
+        raise PipelineError("a body has no @forward function")
+    declaration = re.sub(r"^\s*func\.func (\w+ )?@", "func.func private @",
+                         line.rstrip().removesuffix("{"))
+    aliases = [l for l in lines if l.startswith("#loc")]
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
-        module = ir.Module.parse(body.mlir)
-        for op in module.body.operations:
-            if op.operation.name == "func.func":
-                kind = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-                return len(kind.inputs), len(kind.results)
-    raise PipelineError(f"body {body.name} has no function")
+        module = ir.Module.parse("\n".join(aliases + [declaration]))
+        kind = ir.FunctionType(ir.TypeAttr(
+            module.body.operations[0].attributes["function_type"]).value)
+        return ([list(ir.ShapedType(t).shape) for t in kind.inputs],
+                [list(ir.ShapedType(t).shape) for t in kind.results])

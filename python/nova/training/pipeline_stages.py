@@ -1,5 +1,6 @@
-"""Pipeline stages of a ``nova.models.GPT``: runs of its blocks as
-``nn.Module``s sharing the model's parameters."""
+"""Pipeline stages of a ``nova.models.GPT`` or a Hugging Face
+``GPT2LMHeadModel``: runs of its blocks as ``nn.Module``s sharing the
+model's parameters."""
 
 from __future__ import annotations
 
@@ -31,8 +32,10 @@ def gpt_stages(model: nn.Module, split_points: Sequence[int] | None = None,
     (``[2]``: blocks ``[:2]`` | ``[2:]``), or into ``stages`` runs of blocks as
     even as they go. The embeddings go with the first stage, ``ln_f`` and the
     LM head with the last; the stages share the model's parameters (a tied LM
-    head is the first stage's token embedding, used by the last stage too)."""
-    blocks = list(model.blocks)
+    head is the first stage's token embedding, used by the last stage too).
+    A ``transformers.GPT2LMHeadModel`` is cut the same way at its blocks
+    (:mod:`nova.training.pipeline_hf_stages`)."""
+    embed, blocks, tail = _parts(model)
     if split_points is None:
         if stages < 2 or stages > len(blocks):
             raise PipelineError(f"cannot cut {len(blocks)} blocks into {stages} stages")
@@ -43,13 +46,26 @@ def gpt_stages(model: nn.Module, split_points: Sequence[int] | None = None,
                             f"(0, {len(blocks)})")
     bounds = [0] + points + [len(blocks)]
     runs = [blocks[a:b] for a, b in zip(bounds, bounds[1:])]
-    cfg = model.cfg
-    if cfg.vocab_size is not None:
-        runs[0] = [_Embed(model.tok_emb, model.pos_emb)] + runs[0]
-        runs[-1] = runs[-1] + [model.ln_f, model.lm_head]
-    else:
-        runs[-1] = runs[-1] + [model.ln_f]
+    if embed is not None:
+        runs[0] = [embed] + runs[0]
+    runs[-1] = runs[-1] + tail
     return [Stage(run) for run in runs]
+
+
+def _parts(model: nn.Module) -> tuple[nn.Module | None, list[nn.Module], list[nn.Module]]:
+    """The model's embeddings (or None), blocks and what follows them."""
+    from nova.training.pipeline_hf_stages import hf_gpt2_parts, is_hf_gpt2
+
+    if is_hf_gpt2(model):
+        return hf_gpt2_parts(model)
+    if not hasattr(model, "blocks") or not hasattr(model, "cfg"):
+        raise PipelineError(f"cannot cut a {type(model).__name__} into stages: give a "
+                            f"nova.models.GPT, a transformers GPT2LMHeadModel or a list of "
+                            f"stage modules")
+    if model.cfg.vocab_size is None:
+        return None, list(model.blocks), [model.ln_f]
+    return (_Embed(model.tok_emb, model.pos_emb), list(model.blocks),
+            [model.ln_f, model.lm_head])
 
 
 def gpt_chunks(model: nn.Module, split_points: Sequence[int] | None, stages: int,
@@ -61,7 +77,7 @@ def gpt_chunks(model: nn.Module, split_points: Sequence[int] | None, stages: int
     stages). ``virtual == 1``: the stages as :func:`gpt_stages` cuts them."""
     if virtual == 1 or split_points is not None:
         return gpt_stages(model, split_points, stages)
-    blocks, chunks = len(model.blocks), stages * virtual
+    blocks, chunks = len(_parts(model)[1]), stages * virtual
     if stages < 2 or blocks % chunks:
         raise PipelineError(f"cannot cut {blocks} blocks into {stages} stages x {virtual} "
                             f"virtual stages: interleaving needs {chunks} chunks of equal "

@@ -14,7 +14,7 @@ Design (docs/training.md, "Pipeline parallel"):
 
 1. The stages are ``nn.Module``s sharing the model's parameters
    (:func:`~nova.training.pipeline_stages.gpt_stages` cuts a
-   ``nova.models.GPT`` at block indices).
+   ``nova.models.GPT`` or a Hugging Face ``GPT2LMHeadModel`` at block indices).
 2. Per stage, four bodies are traced and lowered alone
    (:mod:`nova.parallel.pipeline_bodies`): ``F`` (forward; on the last stage
    forward + loss), ``B`` and ``B_acc`` (backward from the stage's input and
@@ -86,11 +86,12 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                                 autocast: torch.dtype | None = None) -> "PipelineTrainStep":
     """Compiles a pipeline-parallel training step (see the module docstring).
 
-    ``model`` is a ``nova.models.GPT`` (cut by :func:`gpt_stages` with
-    ``split_points`` or into ``stages`` stages, 2 by default) or a list of
-    stage modules applied in order. ``loss_fn(output, labels)`` is a mean loss
-    of one micro-batch. ``optimizer`` is ``torch.optim.AdamW`` or ``SGD`` over
-    the stages' parameters. ``inputs`` and ``labels`` fix the batch's shapes;
+    ``model`` is a ``nova.models.GPT`` or a ``transformers.GPT2LMHeadModel``
+    (cut by :func:`gpt_stages` with ``split_points`` or into ``stages``
+    stages, 2 by default) or a list of stage modules applied in order.
+    ``loss_fn(output, labels)`` is a mean loss of one micro-batch.
+    ``optimizer`` is ``torch.optim.AdamW`` or ``SGD`` over the stages'
+    parameters. ``inputs`` and ``labels`` fix the batch's shapes;
     both are split into ``microbatches`` along dim 0. ``recompute=True``
     keeps only each stage's input between a micro-batch's forward and its
     backward, which runs the forward again (activation recomputation);
@@ -138,6 +139,7 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
         modules, owner = gpt_chunks(model, split_points, stages or 2, v), model
     if len(modules) < 2 or not all(isinstance(s, nn.Module) for s in modules):
         raise PipelineError("a pipeline needs a list of at least 2 torch.nn.Module stages")
+    _refuse_dropout(owner, modules)
     if len(modules) % v:
         raise PipelineError(f"{len(modules)} chunks do not split into {v} virtual stages per "
                             f"chip")
@@ -193,6 +195,21 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
         return _compile(modules, infos, shared, loss_fn, optimizer, rule, sched, inputs,
                         labels, target, double_buffer, bool(recompute), max_grad_norm,
                         stage_mesh, autocast)
+
+
+def _refuse_dropout(owner: nn.Module | None, modules: list[nn.Module]) -> None:
+    """Dropout modules in training mode, named as the user's model names
+    them: the bodies have no random stream yet (a functional dropout is
+    caught when its body is traced)."""
+    named = (owner.named_modules() if owner is not None else
+             ((f"stage{s}.{n}", m) for s, stage in enumerate(modules)
+              for n, m in stage.named_modules()))
+    active = [n for n, m in named if isinstance(m, nn.modules.dropout._DropoutNd)
+              and m.training and m.p > 0]
+    if active:
+        raise PipelineError(f"dropout in training mode ({', '.join(active[:3])}"
+                            f"{', ...' if len(active) > 3 else ''}) is not supported in a "
+                            f"pipeline yet: set its probability to 0 or call model.eval()")
 
 
 def _stage_infos(modules: list[nn.Module], owner: nn.Module | None,
