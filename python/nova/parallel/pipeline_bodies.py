@@ -15,6 +15,10 @@ for stage 0, the previous stage's activation otherwise):
   returns ``gacc + g`` instead of ``g``.
 * ``U``: ``(P, gacc, slots, hypers) -> (P', slots')``, the optimizer's update,
   with ``P`` and the slots donated to their new values (written in place).
+* ``W`` (saved activations under ``autocast`` only): ``(P) -> (copies...)``,
+  the bf16 / f16 copies of the weights autocast casts (and views of them),
+  made once per step; F then takes them after its own arguments and no
+  longer casts (:func:`_hoist_weight_casts`).
 
 Each body is traced with ``make_fx`` in fake mode with Nova's decomposition
 table, as the one-chip step is (:mod:`nova.frontend.train_export`). With
@@ -41,11 +45,17 @@ from nova.parallel.errors import PipelineError
 
 @dataclass(frozen=True)
 class Body:
-    """One traced body: linalg text, its lifted constants' values."""
+    """One traced body: linalg text, its lifted constants' values. A ``W``
+    body (:func:`saved_bodies`) also says where B's saved tensors come from
+    (``saved``: per saved tensor the index of ``W``'s result, or -1 for F's
+    next saved result) and how to trace F without it (``unhoisted``: the
+    F body that casts for itself)."""
 
     name: str
     mlir: str
     constants: tuple[torch.Tensor, ...]
+    saved: tuple[int, ...] = ()
+    unhoisted: Callable[[], "Body"] | None = None
 
 
 @dataclass(frozen=True)
@@ -282,7 +292,11 @@ def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
     with torch.no_grad():
         saved = [t.detach() for t in fw(*plain)[1:]]
     k = len(saved)
-    bodies = {"F": _trace(lambda *a: tuple(fw(*a)), plain, f"F{tag}")}
+    hoisted = _hoist_weight_casts(fw, n_train, plain, tag) if autocast is not None else None
+    if hoisted is not None:
+        bodies = dict(zip(("F", "W"), hoisted))
+    else:
+        bodies = {"F": _trace(lambda *a: tuple(fw(*a)), plain, f"F{tag}")}
     wanted = list(range(n_train)) if first else [n] + list(range(n_train))
     for acc in accumulate:
         def bfn(*a, acc=acc):
@@ -301,6 +315,94 @@ def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
             b_args += [torch.zeros_like(t) for t in state[:n_train]]
         bodies["Bacc" if acc else "B"] = _trace(bfn, b_args, f"B{'acc' if acc else ''}{tag}")
     return bodies
+
+
+#: Views a weight's autocast copy may take on its way to a matmul.
+_VIEWS = ("permute", "t", "transpose", "view", "_unsafe_view", "reshape")
+
+
+def _narrowing(node) -> bool:
+    """A cast to bf16 / f16 (autocast's copy of a float32 weight)."""
+    return (node.op == "call_function"
+            and node.target is torch.ops.prims.convert_element_type.default
+            and node.args[1] in (torch.bfloat16, torch.float16))
+
+
+def _weight_op(node) -> bool:
+    """A narrowing cast or a view: never the cast back to float32 that
+    Nova's decompositions put before a matmul (F keeps those, so the matmul
+    still reads 16-bit operands)."""
+    if node.op != "call_function":
+        return False
+    return _narrowing(node) or getattr(node.target, "__name__", "").split(".")[0] in _VIEWS
+
+
+def _hoist_weight_casts(fw, n_train: int, plain: list[torch.Tensor], tag: str):
+    """``(F, W)``: the values of ``fw`` that are trainable parameters cast
+    (autocast's bf16 copies, and views of them) move to ``W: (P) -> (copies)``,
+    which runs once per step, and F takes them as arguments after its own:
+    ``F: (P, C, x[, labels], copies...) -> (y or loss, saved...)``, the copies
+    B saves among its arguments no longer F's results (``W.saved``). The
+    parameters change only in U, so every F and B of a step sees the same
+    copies as when each F cast them. ``None`` when F casts no parameter."""
+    import torch.fx as fx
+
+    nodes = list(fw.graph.nodes)
+    placeholders = [n for n in nodes if n.op == "placeholder"]
+    params = set(placeholders[:n_train])
+    cast: dict = {}  # parameter-only op -> whether a cast is among its inputs
+    for node in nodes:
+        ins = node.all_input_nodes
+        if _weight_op(node) and ins and all(i in params or i in cast for i in ins):
+            cast[node] = _narrowing(node) or any(cast.get(i, False) for i in ins)
+    copies = [n for n, c in cast.items() if c and any(u not in cast for u in n.users)]
+    if not copies:
+        return None
+    # W: the parameter-only ops the copies need, in graph order.
+    need, todo = set(), list(copies)
+    while todo:
+        n = todo.pop()
+        if n in cast and n not in need:
+            need.add(n)
+            todo += n.all_input_nodes
+    w_graph, env = fx.Graph(), {}
+    for ph in placeholders[:n_train]:
+        env[ph] = w_graph.placeholder(ph.name)
+    for node in nodes:
+        if node in need:
+            env[node] = w_graph.node_copy(node, lambda a: env[a])
+    w_graph.output(tuple(env[c] for c in copies))
+    w_module = fx.GraphModule(fw, w_graph)
+    # F: the copies are placeholders after the others; the saved ones leave its results.
+    # (An op with a cast among its inputs leaves F whole: its users are copies or such ops.)
+    f_graph, env = fx.Graph(), {}
+    for node in nodes:
+        if node.op == "output" or cast.get(node):
+            continue
+        env[node] = f_graph.node_copy(node, lambda a: env[a])
+        if node is placeholders[-1]:
+            for j, c in enumerate(copies):
+                env[c] = f_graph.placeholder(f"copy_{j}")
+    out = next(n for n in nodes if n.op == "output").args[0]
+    index = {c: j for j, c in enumerate(copies)}
+    results, saved_from = [env[out[0]]], []
+    for v in out[1:]:
+        saved_from.append(index.get(v, -1))
+        if v not in index:
+            results.append(env[v])
+    f_graph.output(tuple(results))
+    f_graph.eliminate_dead_code()
+    f_module = fx.GraphModule(fw, f_graph)
+    params_plain = plain[:n_train]
+    with torch.no_grad():
+        values = [t.detach() for t in w_module(*params_plain)]
+
+    def whole() -> Body:
+        return _trace(lambda *a: tuple(fw(*a)), plain, f"F{tag}")
+
+    f = _trace(lambda *a: tuple(f_module(*a)), plain + values, f"F{tag}")
+    w = _trace(lambda *a: tuple(w_module(*a)), params_plain, f"W{tag}")
+    return f, Body(w.name, w.mlir, w.constants, tuple(saved_from), whole)
 
 
 def _index_derived_recomputed(joint, inputs, **options):

@@ -16,11 +16,14 @@ gradients) is split over ``batch_axis``; each parameter, its gradient and
 its optimizer state take the plan's placement (replicated without one).
 The tensors a forward saves for its backward stay where sharding
 propagation puts them in the partitioned forward, and the backward takes
-them there (:func:`_saved_placements`).
+them there (:func:`_saved_placements`); so do the weight copies a ``W``
+body makes once per step under autocast, from the parameters' placements
+(:func:`_weight_copies`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -170,10 +173,9 @@ def _annotated(stage_mesh: StageMesh, body, args: list[dict], results: list) -> 
 def _partitioned(stage_mesh: StageMesh, body, args: list[dict], results: list[dict]):
     """``body`` partitioned over the stage grid (its lifted constants whole)."""
     from nova.compiler.build import Sharded, partition
-    from nova.parallel.pipeline_bodies import Body
 
     annotated = _annotated(stage_mesh, body, args, results)
-    return Body(body.name, partition(Sharded(annotated)), body.constants)
+    return dataclasses.replace(body, mlir=partition(Sharded(annotated)))
 
 
 def _saved_placements(stage_mesh: StageMesh, body, args: list[dict], results: list[dict]
@@ -236,21 +238,28 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
         consts = [{} for _ in info.constants]
         f_args = params + consts + [batch] + ([batch] if last else [])
         f_results = [{}] if last else [batch]
-        saved = None
+        traced, copies = _weight_copies(stage_mesh, traced, params)
+        f_args += copies
+        saved = f_saved = None
         if not recompute:
-            saved = _saved_placements(stage_mesh, traced["F"], f_args, f_results)
+            saved = f_saved = _saved_placements(stage_mesh, traced["F"], f_args, f_results)
+            if "W" in traced:  # B's saved tensors: F's, with W's copies among them
+                rest = iter(f_saved)
+                saved = [next(rest) if j < 0 else copies[j] for j in traced["W"].saved]
         done = {}
         for key, body in traced.items():
             if key == "F":
                 # The saved results are left to propagation, as _saved_placements
                 # read them (annotating them again trips propagation's dominance).
-                args, results = f_args, f_results + [None] * len(saved or [])
+                args, results = f_args, f_results + [None] * len(f_saved or [])
             elif key in ("B", "Bacc") and saved is not None:
                 args = saved + ([] if last else [batch]) + (grads if key == "Bacc" else [])
                 results = ([] if first else [batch]) + grads
             elif key in ("B", "Bacc"):
                 args = params + consts + [batch, batch] + (grads if key == "Bacc" else [])
                 results = ([] if first else [batch]) + grads + ([{}] if last else [])
+            elif key == "W":  # its results left to propagation, as read
+                args, results = params, [None] * len(copies)
             elif key == "U":
                 slots = [stage_mesh.slot(n, tuple(t.shape))
                          for n, t in zip(info.names, info.params)]
@@ -264,10 +273,27 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
             else:
                 raise PipelineError(f"body {key} cannot run on a mesh inside the stages yet")
             done[key] = _partitioned(stage_mesh, body, args, results)
-            if key == "F" and saved:
-                _check_saved(stage_mesh, body, done[key], len(f_results), saved)
+            if key == "F" and f_saved:
+                _check_saved(stage_mesh, body, done[key], len(f_results), f_saved)
+            if key == "W":
+                _check_saved(stage_mesh, body, done[key], 0, copies)
         out.append(done)
     return out
+
+
+def _weight_copies(stage_mesh: StageMesh, traced: dict, params: list[dict]):
+    """``(traced, placements)``: W's weight copies where sharding propagation
+    puts them from the parameters' placements (F and B take them there). A
+    copy a placement cannot state leaves the stage without W: F casts for
+    itself (:attr:`~nova.parallel.pipeline_bodies.Body.unhoisted`)."""
+    if "W" not in traced:
+        return traced, []
+    try:
+        return traced, _saved_placements(stage_mesh, traced["W"], params, [])
+    except PipelineError:
+        whole = {k: b for k, b in traced.items() if k != "W"}
+        whole["F"] = traced["W"].unhoisted()
+        return whole, []
 
 
 def _check_saved(stage_mesh: StageMesh, body, partitioned, skip: int, saved) -> None:

@@ -71,8 +71,9 @@ class Layout:
             return placed[key]
 
         for s, info in enumerate(infos):
-            f_types = lowered[s]["F"][1].arg_types
-            params.append([once((id(t), -1), ty) for t, ty in zip(info.params, f_types)])
+            # U's, not F's: F leaves a parameter W casts for it unused (unplaced).
+            u_types = lowered[s]["U"][1].arg_types
+            params.append([once((id(t), -1), ty) for t, ty in zip(info.params, u_types)])
         for s, info in enumerate(infos):
             f_types = lowered[s]["F"][1].arg_types
             n = len(info.params)
@@ -153,6 +154,7 @@ class _ChunkWriter:
         self.part: str | None = None    # its part of the squared gradient norm
         self.new: list[str] | None = None  # P' and the slots' new values
         self.norm: str | None = None
+        self.copies: list[str] = []  # W's weight copies, this step's
 
     def body(self, key: str):
         return self.bodies[key][1]
@@ -171,7 +173,12 @@ class _ChunkWriter:
     def dy_type(self) -> str:
         B = self.body("B")
         return (B.arg_types[self.n_state + 1] if self.recompute
-                else B.arg_types[len(self.body("F").result_types) - 1])
+                else B.arg_types[_saved_count(self.bodies)])
+
+    def cast(self) -> None:
+        """W (when the chunk has one): the step's weight copies, before any F."""
+        if "W" in self.bodies:
+            self.copies = self.inline("W", self.params)
 
     def grad_type(self, index: int) -> str:
         return _grad_type(self.body("B"), self.first, index)
@@ -179,11 +186,11 @@ class _ChunkWriter:
     def forward(self, i: int) -> None:
         x = self.fn.arg(self.layout.inputs[i]) if self.first else self.xs[i]
         label = [self.fn.arg(self.layout.labels[i])] if self.last else []
-        out = self.inline("F", self.params + self.consts + [x] + label)
+        out = self.inline("F", self.params + self.consts + [x] + label + self.copies)
         if self.first:
             self.xs[i] = x
         (self.losses if self.last else self.ys)[i] = out[0]
-        self.saved[i] = out[1:]
+        self.saved[i] = _saved(self.bodies, out[1:], self.copies)
 
     def backward(self, i: int) -> None:
         dy = self.fn.arg(self.layout.labels[i]) if self.last else self.dys[i]
@@ -223,10 +230,12 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
     ``update=False`` leaves the optimizer step out (the parameters unchanged).
     With ``recompute`` a B body takes ``(P, C, x, dy or labels[, gacc])``;
     without, ``(saved..., [dy][, gacc])``, the saved tensors being its F's
-    results after the first. ``lowered`` is per model chunk (per stage when
-    the schedule is not interleaved); chip ``s`` (stage ``s``, or chip
-    ``s * per_stage + l`` of a stage mesh) writes the bodies of
-    ``sched.chunks_of(s)``."""
+    results after the first, and a chunk's W copies where ``W.saved`` puts
+    them (W runs once, before the chip's first action: every F of the step
+    takes its copies after its own arguments). ``lowered`` is per model
+    chunk (per stage when the schedule is not interleaved); chip ``s``
+    (stage ``s``, or chip ``s * per_stage + l`` of a stage mesh) writes the
+    bodies of ``sched.chunks_of(s)``."""
     p, m, n = sched.stages, sched.microbatches, sched.chunks
     if len(lowered) != n:
         raise PipelineError(f"the schedule runs {n} chunks, given {len(lowered)}")
@@ -245,6 +254,8 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
 
         chunks = {c: _ChunkWriter(fn, layout, lowered, c, n, recompute)
                   for c in sched.chunks_of(s)}
+        for w in chunks.values():
+            w.cast()
         parts: dict[int, str] = {}   # every chunk's norm part, by chunk
         others: dict[int, str] = {}  # the peer's gradient of shared weight k
         for action in sched.chips[s]:
@@ -322,6 +333,22 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
     return module_text(header, globals_, functions)
 
 
+def _saved(bodies, from_f: list, copies: list) -> list:
+    """B's saved tensors: F's saved results, with W's copies where ``W.saved``
+    puts them (no W: F's alone)."""
+    if "W" not in bodies:
+        return list(from_f)
+    rest = iter(from_f)
+    return [next(rest) if j < 0 else copies[j] for j in bodies["W"][0].saved]
+
+
+def _saved_count(bodies) -> int:
+    """How many saved tensors B takes first."""
+    if "W" in bodies:
+        return len(bodies["W"][0].saved)
+    return len(bodies["F"][1].result_types) - 1
+
+
 def _grad_type(B, first: bool, index: int) -> str:
     """The buffer type of the gradient of parameter ``index`` a B body returns."""
     return B.result_types[(0 if first else 1) + index]
@@ -332,7 +359,8 @@ def _check_types(layout: Layout, lowered, sched: Schedule, recompute: bool = Tru
     without ``recompute``, F's saved tensors B's first arguments."""
     if not recompute:
         for s in range(sched.chunks):
-            saved = lowered[s]["F"][1].result_types[1:]
+            copies = lowered[s]["W"][1].result_types if "W" in lowered[s] else []
+            saved = _saved(lowered[s], lowered[s]["F"][1].result_types[1:], copies)
             for key in ("B", "Bacc"):
                 if key in lowered[s] and lowered[s][key][1].arg_types[:len(saved)] != saved:
                     raise PipelineError(f"stage {s}: {key} takes its saved tensors as "

@@ -126,7 +126,9 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     ``autocast=torch.bfloat16`` (or ``torch.float16``) is mixed precision as
     in :func:`nova.compile_train_step`: each stage's forward and the loss are
     traced under ``torch.autocast("cpu", dtype=...)``; the parameters, their
-    gradients and the optimizer state stay float32."""
+    gradients and the optimizer state stay float32. With saved activations
+    each stage casts its weights once per step (its ``W`` body, before the
+    step's first forward), not in every micro-batch's forward."""
     check_virtual(virtual_stages)
     autocast_context(autocast)  # rejects a dtype autocast does not take
     v = virtual_stages

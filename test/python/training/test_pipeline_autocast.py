@@ -12,6 +12,8 @@ kernels, eager's ATen ones), hence bf16's tolerances."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -88,6 +90,73 @@ def test_bf16_pipeline_matches_eager_autocast(mesh, vocab_parallel, zero):
         # gradient's scale (the key bias's is 0 up to rounding: softmax ignores it).
         scale = max(grad.abs().max().item(), 5e-3)
         torch.testing.assert_close(ours, grad, rtol=5e-2, atol=2e-2 * scale,
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
+def _eager_steps(ids, labels, lr: float, steps: int):
+    """Each step's mean micro-batch loss and the parameters after each step:
+    eager under autocast, SGD at ``lr`` on the same batch every step."""
+    model = _model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses, params = [], []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        step_losses = []
+        for x, y in zip(ids.chunk(MICRO), labels.chunk(MICRO)):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = lm_cross_entropy(model(x), y).float()
+            (loss / MICRO).backward()
+            step_losses.append(loss.detach())
+        optimizer.step()
+        losses.append(torch.stack(step_losses).mean())
+        params.append({n: p.detach().clone() for n, p in model.named_parameters()})
+    return losses, params
+
+
+def _casts_a_parameter(mlir: str, params: int) -> bool:
+    """Whether a truncf generic reads one of the first ``params`` arguments."""
+    lines = mlir.splitlines()
+    for i, line in enumerate(lines):
+        m = re.search(r"linalg.generic .*ins\(%arg(\d+) : tensor<[^>]*f32>\)", line)
+        if m and int(m.group(1)) < params and "arith.truncf" in "\n".join(lines[i:i + 3]):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("mesh", [None, Mesh((2, 2), ("dp", "tp"))],
+                         ids=["pp2", "pp2dp2tp2-vocab-parallel-zero1"])
+def test_weights_cast_once_per_step(mesh):
+    """Each stage's bf16 weight copies come from its W body, once per step
+    before the step's first F, and every F and B of the step takes them (F
+    casts no parameter itself). The second step casts the weights its first
+    updated: two SGD steps on one batch against eager, each step's loss and
+    the second step's parameter change (the gradient at the updated weights)."""
+    (ids, labels), = token_batches(CFG, 1, ignored=False)
+    model = _model()
+    lr = 0.5
+    plan = _plan(model, True) if mesh is not None else None
+    step = compile_pipeline_train_step(
+        model, lm_cross_entropy, torch.optim.SGD(model.parameters(), lr=lr), ids, labels,
+        stages=2, microbatches=MICRO, mesh=mesh, plan=plan, autocast=torch.bfloat16,
+        zero=1 if mesh is not None else 0)
+    for lowered in step._lowered:
+        assert "W" in lowered
+        params = len(lowered["W"][1].arg_types)
+        assert _casts_a_parameter(lowered["W"][0].mlir, params)
+        assert not _casts_a_parameter(lowered["F"][0].mlir, params)
+    ours = [step(ids, labels)]
+    middle = step.parameters()
+    ours.append(step(ids, labels))
+    after = step.parameters()
+    want, params = _eager_steps(ids, labels, lr, 2)
+    assert abs(want[1] - want[0]) > 0.1  # the second step sees the update
+    for got, loss in zip(ours, want):
+        torch.testing.assert_close(got, loss, rtol=2e-2, atol=0)
+    for name in params[0]:
+        ours_change = middle[name] - after[name]
+        want_change = params[0][name] - params[1][name]
+        scale = max(want_change.abs().max().item(), 5e-3 * lr)
+        torch.testing.assert_close(ours_change, want_change, rtol=5e-2, atol=2e-2 * scale,
                                    msg=lambda m, name=name: f"{name}: {m}")
 
 
