@@ -35,17 +35,23 @@ def _model():
     return GPT(CFG)
 
 
-def _eager(ids, labels):
-    """The mean micro-batch loss and every parameter's gradient, eager under autocast."""
-    model = _model()
+def _autocast_pass(model, ids, labels) -> torch.Tensor:
+    """One batch micro-batch by micro-batch under autocast, eagerly: the
+    gradients of the mean micro-batch loss accumulated; that mean."""
     losses = []
     for x, y in zip(ids.chunk(MICRO), labels.chunk(MICRO)):
         with torch.autocast("cpu", dtype=torch.bfloat16):
             loss = lm_cross_entropy(model(x), y).float()
         (loss / MICRO).backward()
         losses.append(loss.detach())
-    grads = {n: p.grad.clone() for n, p in model.named_parameters()}
-    return torch.stack(losses).mean(), grads
+    return torch.stack(losses).mean()
+
+
+def _eager(ids, labels):
+    """The mean micro-batch loss and every parameter's gradient, eager under autocast."""
+    model = _model()
+    loss = _autocast_pass(model, ids, labels)
+    return loss, {n: p.grad.clone() for n, p in model.named_parameters()}
 
 
 def _plan(model, vocab_parallel: bool):
@@ -101,14 +107,8 @@ def _eager_steps(ids, labels, lr: float, steps: int):
     losses, params = [], []
     for _ in range(steps):
         optimizer.zero_grad()
-        step_losses = []
-        for x, y in zip(ids.chunk(MICRO), labels.chunk(MICRO)):
-            with torch.autocast("cpu", dtype=torch.bfloat16):
-                loss = lm_cross_entropy(model(x), y).float()
-            (loss / MICRO).backward()
-            step_losses.append(loss.detach())
+        losses.append(_autocast_pass(model, ids, labels))
         optimizer.step()
-        losses.append(torch.stack(step_losses).mean())
         params.append({n: p.detach().clone() for n, p in model.named_parameters()})
     return losses, params
 
