@@ -62,6 +62,27 @@ def decomposition_table() -> dict[torch._ops.OperatorBase, Callable]:
     return table
 
 
+def additive_mask(attn_mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
+    """As torch's own SDPA does before its kernels: the math kernel adds the
+    mask to the scores, so a bool mask's True keeps and False becomes -inf."""
+    if attn_mask is None or attn_mask.dtype != torch.bool:
+        return attn_mask
+    return torch.zeros_like(attn_mask, dtype=dtype).masked_fill(attn_mask.logical_not(),
+                                                                 float("-inf"))
+
+
+def sdpa_math_kernel(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                     attn_mask: torch.Tensor | None = None, dropout_p: float = 0.0,
+                     is_causal: bool = False, scale: float | None = None,
+                     enable_gqa: bool = False) -> torch.Tensor:
+    """SDPA as PyTorch's math kernel (matmul, softmax, matmul), in the
+    kernel's own contiguous ``(N, H, L, E)`` layout."""
+    output, _ = aten._scaled_dot_product_attention_math.default(
+        query, key, value, attn_mask=additive_mask(attn_mask, query.dtype), dropout_p=dropout_p,
+        is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+    return output
+
+
 def _sdpa_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                attn_mask: torch.Tensor | None = None, dropout_p: float = 0.0,
                is_causal: bool = False, scale: float | None = None,
@@ -78,14 +99,9 @@ def _sdpa_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     tensor with shape [2, 16, 64] and strides (64, 128, 1)"). Here the result
     is laid out as the kernel CPU picks would have laid it out.
     """
-    if attn_mask is not None and attn_mask.dtype == torch.bool:
-        # As torch's own SDPA does before its kernels: the math kernel adds
-        # the mask to the scores, so True keeps and False becomes -inf.
-        attn_mask = torch.zeros_like(attn_mask, dtype=query.dtype).masked_fill(
-            attn_mask.logical_not(), float("-inf"))
-    output, _ = aten._scaled_dot_product_attention_math.default(
-        query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
-        is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+    attn_mask = additive_mask(attn_mask, query.dtype)
+    output = sdpa_math_kernel(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                              enable_gqa)
     return as_kernel_layout(output, query, key, value, attn_mask, dropout_p, is_causal,
                             scale, enable_gqa)
 

@@ -104,21 +104,12 @@ class _SdpaMath(torch.overrides.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if func is torch.nn.functional.scaled_dot_product_attention:
-            return _sdpa_math(*args, **(kwargs or {}))
+            # Without the decomposition's layout for exported views: AOT
+            # autograd traces the model's own views on these strides.
+            from nova.frontend.decompositions import sdpa_math_kernel
+
+            return sdpa_math_kernel(*args, **(kwargs or {}))
         return func(*args, **(kwargs or {}))
-
-
-def _sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
-               scale=None, enable_gqa=False):
-    """The math kernel, as :func:`nova.frontend.decompositions._sdpa_math`
-    without its layout for exported views: AOT autograd traces the model's
-    own views on the strides this gives."""
-    if attn_mask is not None and attn_mask.dtype == torch.bool:
-        attn_mask = torch.zeros_like(attn_mask, dtype=query.dtype).masked_fill(
-            attn_mask.logical_not(), float("-inf"))
-    return torch.ops.aten._scaled_dot_product_attention_math.default(
-        query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
-        scale=scale, enable_gqa=enable_gqa)[0]
 
 
 def _call(stage: nn.Module, state: dict, x: torch.Tensor) -> torch.Tensor:
