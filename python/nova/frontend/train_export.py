@@ -44,6 +44,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from nova.compiler.stage_times import timed
+from nova.frontend.activations import traced_as_functions
 from nova.frontend.decompositions import decomposition_table
 from nova.frontend.dropout import RandomStream, random_stream
 from nova.frontend.errors import NovaExportError
@@ -324,7 +325,7 @@ def import_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tenso
         args.insert(seed_index, torch.zeros((), dtype=torch.int64))
     if not layout.one:
         args.insert(one_index, torch.ones((), dtype=torch.float32))
-    with timed("trace the step (make_fx)"):
+    with timed("trace the step (make_fx)"), traced_as_functions(model):
         module = trace_functional(fn, args)
     with timed("graph rewrites (idioms, constants)"):
         # Values nothing reads (a layer-drop draw a comparison decided at trace
