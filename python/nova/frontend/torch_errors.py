@@ -13,6 +13,7 @@ import contextlib
 import io
 import linecache
 import logging
+import re
 import sys
 import traceback
 from typing import Iterator
@@ -118,15 +119,29 @@ def lowering_error(module, diagnostics: list[tuple[str, str]], error: Exception)
     ``diagnostics`` are the (location, message) pairs the pipeline emitted."""
     from torch_mlir import ir
 
+    # The op the conversion failed on, as its diagnostic names it ("failed to
+    # legalize operation 'torch.operator'") at its location; the first
+    # torch op left is only a fallback (a failed conversion leaves every op
+    # of the function in the torch dialect, the model's first line first).
+    failed = {m.group(1) for _, text in diagnostics
+              for m in [re.search(r"failed to legalize operation '([^']+)'", text)] if m}
+    failed_at = {loc for loc, text in diagnostics if "failed to legalize" in text}
     found: list = []
+    named: list = []
 
     def visit(op):
         name = op.name
-        if not found and name.startswith("torch.") and not name.startswith(_GLUE):
+        if name in failed and not found and str(op.location) in failed_at:
             found.append(op)
+        if name in failed and not named:
+            named.append(op)
+        if not named and not found and name.startswith("torch.") and \
+                not name.startswith(_GLUE) and not failed:
+            named.append(op)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    found = found or named
     detail = diagnostics[0][1].split(":", 1)[0] if diagnostics else ""
     if found:
         op = found[0]

@@ -116,6 +116,28 @@ def test_an_op_torch_mlir_cannot_lower_is_named_at_the_models_line():
     assert "torch.special.bessel_j0(x) * 2" in message
 
 
+class BesselAfterLayers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = torch.relu(self.lin(x)).permute(1, 0)
+        return torch.special.bessel_j0(y * 3.0)  # the line the error must show
+
+
+def test_the_op_torch_mlir_failed_on_is_named_not_the_models_first_op():
+    """A failed conversion leaves every op of the function in the torch
+    dialect: the error names the op the conversion's diagnostic names, at its
+    line, not the model's first op (it named ``torch.aten.permute`` at the
+    linear's line)."""
+    with pytest.raises(NovaUnsupportedOpError) as info:
+        nova.compile(BesselAfterLayers(), torch.randn(4, 8))
+    assert info.value.op_name == "torch.aten.special_bessel_j0"
+    assert info.value.frame.line == inspect.getsourcelines(BesselAfterLayers.forward)[1] + 2
+    assert "bessel_j0(y * 3.0)" in str(info.value)
+
+
 class FFT(nn.Module):
     def forward(self, x):
         return torch.fft.fft(x).real  # the line the error must show
