@@ -187,9 +187,12 @@ def backward_body(stage: nn.Module, names: StageState, state: list[torch.Tensor]
 
 def update_body(update, params: list[torch.Tensor], groups: list[list[int]],
                 slots: list[list[torch.Tensor]], hypers: list[list[torch.Tensor]],
-                hyper_names: Sequence[str], *, tag: str) -> Body:
+                hyper_names: Sequence[str], *, tag: str, frozen: frozenset[int] = frozenset()
+                ) -> Body:
     """``U``: ``(P, gacc, slots (slot-major), hypers (all groups)) -> (P', slots')``,
-    ``groups[g]`` the indices into ``params`` of group ``g``'s parameters."""
+    ``groups[g]`` the indices into ``params`` of group ``g``'s parameters.
+    The parameters in ``frozen`` (no gradient in their stage) keep their value
+    and state, as torch's optimizers skip a parameter whose ``.grad`` is None."""
     n, n_slots = len(params), len(slots)
     n_hyper = sum(len(h) for h in hypers)
 
@@ -204,6 +207,7 @@ def update_body(update, params: list[torch.Tensor], groups: list[list[int]],
             width = len(hypers[g_index])
             values = dict(zip(hyper_names, h[offset:offset + width]))
             offset += width
+            members = [i for i in members if i not in frozen]
             if not members:
                 continue
             up, ups = update([p[i] for i in members], [g[i] for i in members],
@@ -293,8 +297,11 @@ def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
         def bfn(*a, acc=acc):
             tangent = [torch.full((), scale, dtype=torch.float32)] if last else [a[k]]
             grads = bw(*a[:k], *tangent)
-            picked = [grads[i] if grads[i] is not None else torch.zeros_like(args[i])
-                      for i in wanted]
+            # A parameter with no gradient gets zeros made from its shape: a
+            # zeros_like of ``args[i]`` (a real tensor, not a traced input)
+            # would capture it as a constant of the body.
+            picked = [grads[i] if grads[i] is not None
+                      else torch.zeros(args[i].shape, dtype=args[i].dtype) for i in wanted]
             dx, dparams = ([], picked) if first else ([picked[0]], picked[1:])
             if acc:
                 rest = a[k + (0 if last else 1):]

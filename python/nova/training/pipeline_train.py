@@ -199,6 +199,20 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                         stage_mesh, autocast)
 
 
+def _without_gradient(stage: nn.Module, info, x: torch.Tensor, dy: torch.Tensor, loss_fn,
+                      autocast, shared: set[int]) -> frozenset[int]:
+    """The stage's trainable parameters its output (or loss) does not depend
+    on, by one eager backward at the example micro-batch: their gradient is
+    None in torch, and torch's optimizers leave them as they are. A weight
+    shared with another stage is never counted (its gradient is the sum)."""
+    with torch.enable_grad(), autocast_context(autocast):
+        out = stage(x)
+        target = loss_fn(out, dy) if loss_fn is not None else (out * dy).sum()
+    trainable = [(i, p) for i, p in enumerate(info.params) if p.requires_grad]
+    grads = torch.autograd.grad(target, [p for _, p in trainable], allow_unused=True)
+    return frozenset(i for (i, _), g in zip(trainable, grads) if g is None and i not in shared)
+
+
 def _refuse_dropout(owner: nn.Module | None, modules: list[nn.Module]) -> None:
     """Dropout modules in training mode, named as the user's model names
     them: the bodies have no random stream yet (a functional dropout is
@@ -307,7 +321,11 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
         slots = [[torch.zeros_like(t) for t in info.params] for _ in rule.slots]
         traced["U"] = update_body(rule.update, [t.detach() for t in info.params],
                                   [list(g) for g in info.groups], slots, hypers,
-                                  rule.hypers, tag=str(s))
+                                  rule.hypers, tag=str(s),
+                                  frozen=_without_gradient(stage, info, x, dy, lf, autocast,
+                                                           {i for w in shared for c, i in
+                                                            ((w.a, w.index_a), (w.b, w.index_b))
+                                                            if c == s}))
         bodies.append(traced)
         x = out
     for k, weight in enumerate(shared):

@@ -7,6 +7,8 @@ both ends, kept equal)."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 
@@ -96,6 +98,30 @@ def test_recomputed_activations_give_the_same_losses(one_chip):
     step, losses = _train("nova-t1", "1f1b", recompute=True)
     torch.testing.assert_close(losses, one_chip[1], rtol=1e-4, atol=0)
     assert step.recompute
+
+
+@pytest.mark.parametrize("recompute", [False, True], ids=["saved", "recomputed"])
+def test_a_parameter_without_gradient_is_left_as_torch_leaves_it(recompute):
+    """A trainable parameter its stage never reads: no gradient in torch, so
+    AdamW skips it (no weight decay either). The pipeline compiles (the saved
+    path traced a zeros_like of a real tensor: "read a parameter ... not the
+    traced model's") and leaves it unchanged; the losses and every other
+    parameter follow eager's."""
+    model, optimizer = _model_and_optimizer()
+    model.blocks[1].unused = torch.nn.Parameter(torch.ones(3))
+    reference = copy.deepcopy(model)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    batches = _batches(3)
+    step = compile_pipeline_train_step(model, _ce, optimizer, *batches[0], stages=2,
+                                       microbatches=4, recompute=recompute)
+    losses = torch.stack([step(*b) for b in batches])
+    expected = eager_microbatched(reference, torch.optim.AdamW(reference.parameters(), lr=1e-2),
+                                  batches)
+    torch.testing.assert_close(losses, expected, rtol=1e-4, atol=0)
+    ours = step.parameters()
+    assert torch.equal(ours["blocks.1.unused"], torch.ones(3))
+    for name, value in reference.named_parameters():
+        torch.testing.assert_close(ours[name], value.detach(), rtol=1e-3, atol=1e-4)
 
 
 def test_clipping_by_the_global_norm_gives_the_one_chip_losses():
