@@ -1,7 +1,7 @@
 """Activation modules traced as the PyTorch function they compute.
 
-Hugging Face's ``NewGELUActivation`` (GPT-2's ``gelu_new``) writes the tanh
-GELU as a chain of eight ops, ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715
+Hugging Face's ``NewGELUActivation`` (GPT-2's ``gelu_new``; ``gelu_fast`` and
+``gelu_accurate`` alike) writes the tanh GELU as a chain of eight ops, ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715
 x^3)))``. In a training step each op's result is saved for the backward and
 autograd differentiates the chain op by op; under bf16 autocast every op also
 rounds to bf16 and converts back for the next. On the vector unit that is 28
@@ -23,11 +23,28 @@ from typing import Callable, Iterator
 
 import torch
 
-#: (module, class name) -> the function its forward computes.
+def _gelu_tanh(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.gelu(x, approximate="tanh")
+
+
+def _gelu(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.gelu(x)
+
+
+#: (module, class name) -> the function its forward computes. Hugging Face's
+#: ``gelu_new`` (GPT-2, GPT-J, CodeGen, Phi, T5 v1.1), ``gelu_fast`` and
+#: ``gelu_accurate`` are the tanh GELU; ``gelu_python`` the exact one.
 _FUNCTIONAL: dict[tuple[str, str], Callable[[torch.Tensor], torch.Tensor]] = {
-    ("transformers.activations", "NewGELUActivation"):
-        lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+    ("transformers.activations", "NewGELUActivation"): _gelu_tanh,
+    ("transformers.activations", "FastGELUActivation"): _gelu_tanh,
+    ("transformers.activations", "AccurateGELUActivation"): _gelu_tanh,
+    ("transformers.activations", "GELUActivation"): _gelu,
 }
+
+#: How close to the function a module must be on the probe, relative: far
+#: below float32's resolution (``gelu_fast`` rounds sqrt(2 / pi) to ten
+#: digits, 4e-12 from it).
+_PROBE_RTOL = 1e-9
 
 
 def _function_of(module: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor] | None:
@@ -38,7 +55,7 @@ def _function_of(module: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tens
     probe = torch.linspace(-8.0, 8.0, 161, dtype=torch.float64)
     try:
         with torch.no_grad():
-            agrees = torch.allclose(module(probe), fn(probe), rtol=1e-12, atol=1e-12)
+            agrees = torch.allclose(module(probe), fn(probe), rtol=_PROBE_RTOL, atol=1e-12)
     except Exception:  # noqa: BLE001 - a module that cannot run the probe keeps its forward
         return None
     return fn if agrees else None

@@ -48,15 +48,20 @@ def _grads(model: torch.nn.Module, x: torch.Tensor, autocast: bool) -> dict[str,
 
 
 def test_only_listed_classes_that_agree_are_patched_and_restored() -> None:
-    gelu, other = activations.NewGELUActivation(), _QuickGelu()
-    model = torch.nn.Sequential(gelu, other)
+    listed = [activations.NewGELUActivation(), activations.FastGELUActivation(),
+              activations.AccurateGELUActivation(), activations.GELUActivation(),
+              activations.GELUActivation(use_gelu_python=True)]
+    others = [_QuickGelu(), activations.QuickGELUActivation(), _Chain()]
+    model = torch.nn.Sequential(*listed, *others)
     with traced_as_functions(model):
-        assert "forward" in gelu.__dict__ and "forward" not in other.__dict__
-    assert "forward" not in gelu.__dict__
+        assert all("forward" in m.__dict__ for m in listed)
+        assert not any("forward" in m.__dict__ for m in others)
+    assert not any("forward" in m.__dict__ for m in listed)
 
 
-@pytest.mark.parametrize("act", [activations.NewGELUActivation, _QuickGelu],
-                         ids=["gelu_new", "subclass"])
+@pytest.mark.parametrize("act", [activations.NewGELUActivation, activations.FastGELUActivation,
+                                 activations.AccurateGELUActivation, _QuickGelu],
+                         ids=["gelu_new", "gelu_fast", "gelu_accurate", "subclass"])
 def test_f32_step_gradients_equal_eager(act: type) -> None:
     model = _mlp(act())
     reference = copy.deepcopy(model)
