@@ -199,18 +199,25 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                         stage_mesh, autocast)
 
 
-def _without_gradient(stage: nn.Module, info, x: torch.Tensor, dy: torch.Tensor, loss_fn,
-                      autocast, shared: set[int]) -> frozenset[int]:
-    """The stage's trainable parameters its output (or loss) does not depend
-    on, by one eager backward at the example micro-batch: their gradient is
-    None in torch, and torch's optimizers leave them as they are. A weight
-    shared with another stage is never counted (its gradient is the sum)."""
+def _forward_and_unread(stage: nn.Module, info, x: torch.Tensor, labels: torch.Tensor,
+                        loss_fn, autocast, shared: set[int]
+                        ) -> tuple[torch.Tensor, frozenset[int]]:
+    """The stage's output at the example micro-batch (detached), and the
+    trainable parameters it (or the loss) does not depend on, from the
+    autograd graph of that one forward: their gradient is None in torch, and
+    torch's optimizers leave them as they are. A weight shared with another
+    stage is never counted (its gradient is the sum)."""
     with torch.enable_grad(), autocast_context(autocast):
         out = stage(x)
-        target = loss_fn(out, dy) if loss_fn is not None else (out * dy).sum()
+        target = loss_fn(out, labels) if loss_fn is not None else out.float().sum()
     trainable = [(i, p) for i, p in enumerate(info.params) if p.requires_grad]
+    if not trainable:
+        return out.detach(), frozenset()
+    if not target.requires_grad:
+        return out.detach(), frozenset(i for i, _ in trainable if i not in shared)
     grads = torch.autograd.grad(target, [p for _, p in trainable], allow_unused=True)
-    return frozenset(i for (i, _), g in zip(trainable, grads) if g is None and i not in shared)
+    return out.detach(), frozenset(i for (i, _), g in zip(trainable, grads)
+                                   if g is None and i not in shared)
 
 
 def _refuse_dropout(owner: nn.Module | None, modules: list[nn.Module]) -> None:
@@ -301,10 +308,11 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
     for s, (stage, info) in enumerate(zip(modules, infos)):  # model chunks
         state = [t.detach() for t in info.params + info.constants]
         last = s == len(modules) - 1
-        with torch.no_grad(), autocast_context(autocast):
-            out = stage(x)
-        dy = y_labels if last else torch.zeros_like(out)
         lf = loss_fn if last else None
+        shared_here = {i for w in shared for c, i in ((w.a, w.index_a), (w.b, w.index_b))
+                       if c == s}
+        out, frozen = _forward_and_unread(stage, info, x, y_labels, lf, autocast, shared_here)
+        dy = y_labels if last else torch.zeros_like(out)
         accumulate = (False, True) if m > 1 else (False,)
         if recompute:
             traced = {"F": forward_body(stage, info.state, state, x, lf, y_labels,
@@ -321,11 +329,7 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
         slots = [[torch.zeros_like(t) for t in info.params] for _ in rule.slots]
         traced["U"] = update_body(rule.update, [t.detach() for t in info.params],
                                   [list(g) for g in info.groups], slots, hypers,
-                                  rule.hypers, tag=str(s),
-                                  frozen=_without_gradient(stage, info, x, dy, lf, autocast,
-                                                           {i for w in shared for c, i in
-                                                            ((w.a, w.index_a), (w.b, w.index_b))
-                                                            if c == s}))
+                                  rule.hypers, tag=str(s), frozen=frozen)
         bodies.append(traced)
         x = out
     for k, weight in enumerate(shared):

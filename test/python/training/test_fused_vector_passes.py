@@ -102,12 +102,17 @@ def test_cross_entropy_from_kept_parts_matches_eager(options):
     logsm = table[aten._log_softmax.default](x, 1, False)
     loss, total = table[aten.nll_loss_forward.default](logsm, target, None, reduction, ignore)
     expected = torch.nn.functional.cross_entropy(x, target, **options)
-    torch.testing.assert_close(loss, expected, rtol=1e-6, atol=1e-7)
+    # Within two roundings at the logits' scale (the loss) and at 1 (the
+    # probabilities): eager's vectorized exp and log differ in the last bit
+    # between CPUs (AVX2, AVX-512), and a row whose target holds nearly all
+    # the mass has a loss of 6e-4 computed from logits near 10.
+    eps = torch.finfo(torch.float32).eps
+    torch.testing.assert_close(loss, expected, rtol=1e-6, atol=2 * eps * x.abs().max().item())
     go = torch.linspace(0.5, 1.5, 7) if reduction == 0 else torch.tensor(1.0)
     g = table[aten.nll_loss_backward.default](go, logsm, target, None, reduction, ignore, total)
     grad = table[aten._log_softmax_backward_data.default](g, logsm, 1, torch.float32)
     expected_grad, = _ce_grad(x.clone(), target, **options)
-    torch.testing.assert_close(grad, expected_grad, rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(grad, expected_grad, rtol=1e-6, atol=2 * eps)
 
 
 def test_class_weights_keep_torchs_decomposition():
