@@ -126,22 +126,17 @@ def lowering_error(module, diagnostics: list[tuple[str, str]], error: Exception)
     failed = {m.group(1) for _, text in diagnostics
               for m in [re.search(r"failed to legalize operation '([^']+)'", text)] if m}
     failed_at = {loc for loc, text in diagnostics if "failed to legalize" in text}
-    found: list = []
-    named: list = []
+    candidates: list = []
 
     def visit(op):
         name = op.name
-        if name in failed and not found and str(op.location) in failed_at:
-            found.append(op)
-        if name in failed and not named:
-            named.append(op)
-        if not named and not found and name.startswith("torch.") and \
-                not name.startswith(_GLUE) and not failed:
-            named.append(op)
+        if name in failed if failed else (name.startswith("torch.") and
+                                          not name.startswith(_GLUE)):
+            candidates.append(op)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    found = found or named
+    found = [op for op in candidates if str(op.location) in failed_at] or candidates
     detail = diagnostics[0][1].split(":", 1)[0] if diagnostics else ""
     if found:
         op = found[0]
