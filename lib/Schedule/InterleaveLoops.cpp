@@ -52,6 +52,16 @@ struct Work {
       return Engine::Matrix;
     return vector >= dma ? Engine::Vector : Engine::Dma;
   }
+
+  /// Matrix and vector work within 10% of each other (a matmul with an
+  /// epilogue of about its length, as the GELU backward's): the two units
+  /// take turns within an iteration, and a loop bound on either fills the
+  /// other's gaps.
+  bool balanced() const {
+    return matrix > 0 && vector > 0 && std::min(matrix, vector) >=
+                                           kBalanced * std::max(matrix, vector);
+  }
+  static constexpr double kBalanced = 0.9;
 };
 
 int64_t elements(Type type) {
@@ -284,9 +294,10 @@ struct InterleaveLoopsPass
         // Both on the DMA queue loops use (queue 0), a DMA-bound op only
         // queues behind the other's loads; and a fused loop of few
         // iterations dispatches each op's part whole, as before.
-        bool engines = firstWork.bound() != secondWork.bound() &&
-                       firstWork.bound() != Engine::Dma &&
-                       secondWork.bound() != Engine::Dma;
+        bool engines = firstWork.bound() != Engine::Dma &&
+                       secondWork.bound() != Engine::Dma &&
+                       (firstWork.bound() != secondWork.bound() ||
+                        firstWork.balanced() || secondWork.balanced());
         if (engines && fits &&
             planFusion(first, second, firstWork, secondWork).outer >=
                 int64_t(minTrips))

@@ -86,6 +86,20 @@ bool isConversion(ElementwiseOp op, Type from, Type to) {
          out.getElementType() == to;
 }
 
+/// An elementwise op whose result is an f32 computation on float values
+/// (not a conversion from integers, which a narrower output would round
+/// once instead of twice).
+bool computesOnFloats(Operation *op) {
+  auto e = dyn_cast<ElementwiseOp>(op);
+  if (!e)
+    return false;
+  for (auto [index, in] : llvm::enumerate(e.getInputs()))
+    if (!(e.getKind() == ElementwiseKind::Select && index == 0) &&
+        !isa<FloatType>(cast<MemRefType>(in.getType()).getElementType()))
+      return false;
+  return true;
+}
+
 /// The one op writing fresh tile `v` (the others only read it on the
 /// vector unit), if it is an elementwise op before `before`.
 ElementwiseOp soleElementwiseWriter(Value v, Operation *before) {
@@ -152,12 +166,21 @@ struct ForwardCopiesPass
     return true;
   }
 
-  /// P -> %tmp; copy %tmp -> %dst: P writes %dst instead.
+  /// P -> %tmp; copy %tmp -> %dst: P writes %dst instead. A copy rounding
+  /// an f32 %tmp to bf16 or f16 goes too when P is an elementwise op on
+  /// floats: the unit rounds P's f32 result to its output's type.
   bool retarget(ElementwiseOp copy, DominanceInfo &dom) {
     Value tmp = copy.getInputs()[0], dst = copy.getOutput();
     Block *block = copy->getBlock();
     memref::AllocOp alloc = freshTile(tmp, block);
-    if (!alloc || tmp.getType() != dst.getType())
+    if (!alloc)
+      return false;
+    auto tmpType = cast<MemRefType>(tmp.getType());
+    auto dstType = cast<MemRefType>(dst.getType());
+    bool rounds = tmpType.getElementType().isF32() &&
+                  isNarrowFloat(dstType.getElementType()) &&
+                  tmpType.clone(dstType.getElementType()) == dstType;
+    if (tmp.getType() != dst.getType() && !rounds)
       return false;
     Operation *producer = nullptr;
     for (OpOperand &use : tmp.getUses()) {
@@ -169,7 +192,8 @@ struct ForwardCopiesPass
         return false;
       producer = user;
     }
-    if (!producer || !dom.properlyDominates(dst, producer))
+    if (!producer || !dom.properlyDominates(dst, producer) ||
+        (rounds && !computesOnFloats(producer)))
       return false;
     Value root = rootOf(dst);
     if (touchedBetween(producer, copy, root, /*reads=*/true))
@@ -366,7 +390,7 @@ struct ForwardCopiesPass
           copies.push_back(op);
       });
       for (ElementwiseOp copy : copies)
-        if (narrow(copy, dom))
+        if (narrow(copy, dom) || retarget(copy, dom))
           changed = true;
     }
   }

@@ -85,9 +85,13 @@ Operation *fuse(ElementwiseOp first, ElementwiseOp second, Value tmp) {
   std::optional<Stage> s1 = stageOf(second, tmp);
   if (!s0 || !s0->main || !s1)
     return nullptr;
+  // The inputs and %t have one float type, %y any float type (the second
+  // stage's f32 result is rounded to it, as the second op rounded it).
   Value y = second.getOutput();
-  Type elt = cast<MemRefType>(y.getType()).getElementType();
-  if (!isa<FloatType>(elt) || shapeOf(tmp) != shapeOf(y))
+  Type elt = cast<MemRefType>(s0->main.getType()).getElementType();
+  if (!isa<FloatType>(elt) ||
+      !isa<FloatType>(cast<MemRefType>(y.getType()).getElementType()) ||
+      shapeOf(tmp) != shapeOf(y))
     return nullptr;
   SmallVector<Value> inputs = {s0->main};
   for (Value v : {s0->other, s1->other})

@@ -179,3 +179,80 @@ func.func @collective_not_fused(%p: memref<4x1024xf32, #hbm>, %r: memref<4x1024x
   }
   return
 }
+
+// -----
+
+#sram = #nova.memory_space<sram>
+#acc = #nova.memory_space<acc>
+
+// Both loops are bound on the matrix unit, but the second is balanced: its
+// exp epilogue takes as long as its matmul (128 cycles a tile each), so
+// the first loop's matmuls fill its matrix unit's gaps: fused (the first
+// loop's 4 x 320 cycles against 4 x 128: 2 of its iterations, each beside
+// 2 of the second's).
+// CHECK-LABEL: func.func @balanced_loop_fused
+// CHECK: scf.for
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x320xf32, #nova.memory_space<sram>>
+// CHECK: scf.for
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x128xf32, #nova.memory_space<sram>>
+// CHECK: nova.elementwise <exp>
+// CHECK: }
+// CHECK-NEXT: }
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c4
+// CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x320xf32, #nova.memory_space<sram>>
+func.func @balanced_loop_fused() -> (memref<4x128x128xf32, #acc>, memref<4x128x128xf32, #sram>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %xt = memref.alloc() : memref<128x320xf32, #sram>
+  %wt = memref.alloc() : memref<320x128xf32, #sram>
+  %y = memref.alloc() : memref<4x128x128xf32, #acc>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %ys = memref.subview %y[%i, 0, 0] [1, 128, 128] [1, 1, 1] : memref<4x128x128xf32, #acc> to memref<128x128xf32, strided<[128, 1], offset: ?>, #acc>
+    nova.matmul ins(%xt, %wt : memref<128x320xf32, #sram>, memref<320x128xf32, #sram>) outs(%ys : memref<128x128xf32, strided<[128, 1], offset: ?>, #acc>)
+  }
+  %a = memref.alloc() : memref<128x128xf32, #sram>
+  %e = memref.alloc() : memref<4x128x128xf32, #sram>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %acc = memref.alloc() : memref<128x128xf32, #acc>
+    nova.matmul ins(%a, %a : memref<128x128xf32, #sram>, memref<128x128xf32, #sram>) outs(%acc : memref<128x128xf32, #acc>)
+    %es = memref.subview %e[%k, 0, 0] [1, 128, 128] [1, 1, 1] : memref<4x128x128xf32, #sram> to memref<128x128xf32, strided<[128, 1], offset: ?>, #sram>
+    nova.elementwise <exp> ins(%acc : memref<128x128xf32, #acc>) outs(%es : memref<128x128xf32, strided<[128, 1], offset: ?>, #sram>)
+  }
+  return %y, %e : memref<4x128x128xf32, #acc>, memref<4x128x128xf32, #sram>
+}
+
+// -----
+
+#sram = #nova.memory_space<sram>
+#acc = #nova.memory_space<acc>
+
+// The same with an epilogue of half the matmul's length (64 x 128
+// elements): both loops are bound on the matrix unit, nothing to fill.
+// CHECK-LABEL: func.func @unbalanced_matmul_loops_not_fused
+// CHECK: scf.for
+// CHECK-NEXT: memref.subview
+// CHECK-NEXT: nova.matmul
+// CHECK-NEXT: }
+func.func @unbalanced_matmul_loops_not_fused() -> (memref<4x128x128xf32, #acc>, memref<4x64x128xf32, #sram>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %xt = memref.alloc() : memref<128x320xf32, #sram>
+  %wt = memref.alloc() : memref<320x128xf32, #sram>
+  %y = memref.alloc() : memref<4x128x128xf32, #acc>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %ys = memref.subview %y[%i, 0, 0] [1, 128, 128] [1, 1, 1] : memref<4x128x128xf32, #acc> to memref<128x128xf32, strided<[128, 1], offset: ?>, #acc>
+    nova.matmul ins(%xt, %wt : memref<128x320xf32, #sram>, memref<320x128xf32, #sram>) outs(%ys : memref<128x128xf32, strided<[128, 1], offset: ?>, #acc>)
+  }
+  %a = memref.alloc() : memref<128x128xf32, #sram>
+  %e = memref.alloc() : memref<4x64x128xf32, #sram>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %acc = memref.alloc() : memref<128x128xf32, #acc>
+    nova.matmul ins(%a, %a : memref<128x128xf32, #sram>, memref<128x128xf32, #sram>) outs(%acc : memref<128x128xf32, #acc>)
+    %half = memref.subview %acc[0, 0] [64, 128] [1, 1] : memref<128x128xf32, #acc> to memref<64x128xf32, strided<[128, 1]>, #acc>
+    %es = memref.subview %e[%k, 0, 0] [1, 64, 128] [1, 1, 1] : memref<4x64x128xf32, #sram> to memref<64x128xf32, strided<[128, 1], offset: ?>, #sram>
+    nova.elementwise <exp> ins(%half : memref<64x128xf32, strided<[128, 1]>, #acc>) outs(%es : memref<64x128xf32, strided<[128, 1], offset: ?>, #sram>)
+  }
+  return %y, %e : memref<4x128x128xf32, #acc>, memref<4x64x128xf32, #sram>
+}

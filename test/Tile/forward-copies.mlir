@@ -37,14 +37,45 @@ func.func @matmul_bias_epilogue(%a: !a, %b: !b, %bias: !row, %out: !h) {
 !t = memref<64x128xf32, #nova.memory_space<sram>>
 !tb = memref<64x128xbf16, #nova.memory_space<sram>>
 
-// A copy that rounds to bf16 is an instruction of its own: it stays.
-// CHECK-LABEL: func.func @negative_rounding_copy
-// CHECK: nova.elementwise <exp>
-// CHECK: nova.elementwise <copy> ins(%{{.*}} : memref<64x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xbf16, #nova.memory_space<sram>>)
-func.func @negative_rounding_copy(%x: !t, %y: !tb) {
+// A copy that rounds an f32 op's result to bf16: the op writes the bf16
+// tile (the unit rounds its f32 result to the output's type).
+// CHECK-LABEL: func.func @rounding_copy
+// CHECK-NOT: memref.alloc
+// CHECK: nova.elementwise <exp> ins(%arg0 : memref<64x128xf32, #nova.memory_space<sram>>) outs(%arg1 : memref<64x128xbf16, #nova.memory_space<sram>>)
+// CHECK-NOT: <copy>
+func.func @rounding_copy(%x: !t, %y: !tb) {
   %e = memref.alloc() : !t
   nova.elementwise <exp> ins(%x : !t) outs(%e : !t)
   nova.elementwise <copy> ins(%e : !t) outs(%y : !tb)
+  return
+}
+
+// -----
+
+!i = memref<64x128xi32, #nova.memory_space<sram>>
+!t = memref<64x128xf32, #nova.memory_space<sram>>
+!h = memref<64x128xf16, #nova.memory_space<sram>>
+!tb = memref<64x128xbf16, #nova.memory_space<sram>>
+!col = memref<64x1xf32, #nova.memory_space<sram>>
+!colb = memref<64x1xbf16, #nova.memory_space<sram>>
+
+// Roundings that stay: an integer converted to f32 then to bf16 is rounded
+// twice, which one conversion would not do; an f16 result rounded to bf16
+// is too; a reduction writes its input's type.
+// CHECK-LABEL: func.func @negative_rounding_copies
+// CHECK-COUNT-3: nova.elementwise <copy>
+// CHECK: nova.reduce
+// CHECK: nova.elementwise <copy>
+func.func @negative_rounding_copies(%n: !i, %x: !t, %a: !tb, %b: !tb, %c: !colb) {
+  %w = memref.alloc() : !t
+  nova.elementwise <copy> ins(%n : !i) outs(%w : !t)
+  nova.elementwise <copy> ins(%w : !t) outs(%a : !tb)
+  %e = memref.alloc() : !h
+  nova.elementwise <exp> ins(%x : !t) outs(%e : !h)
+  nova.elementwise <copy> ins(%e : !h) outs(%b : !tb)
+  %r = memref.alloc() : !col
+  nova.reduce <sum> ins(%x : !t) outs(%r : !col) dim 1
+  nova.elementwise <copy> ins(%r : !col) outs(%c : !colb)
   return
 }
 
@@ -149,14 +180,14 @@ func.func @in_place_update(%x: !s, %y: !s) {
 
 // The bias is loaded between the drain and the add (as convert-linalg-to-nova
 // stages it): its DMA and wait do not touch the accumulator, so the add
-// still reads it directly; the rounding copy to bf16 stays.
+// still reads it directly, and writes the bf16 result itself.
 // CHECK-LABEL: func.func @matmul_bias_loaded_between
 // CHECK: %[[ACC:.*]] = memref.alloc() : memref<64x128xf32, #nova.memory_space<acc>>
 // CHECK: nova.matmul
 // CHECK-NOT: <copy>
 // CHECK: nova.wait
-// CHECK: nova.elementwise <add> ins(%[[ACC]], %{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>, memref<1x128xf32, #nova.memory_space<sram>>) outs(%[[S:.*]] : memref<64x128xf32, #nova.memory_space<sram>>)
-// CHECK: nova.elementwise <copy> ins(%[[S]] : memref<64x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xbf16, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <add> ins(%[[ACC]], %{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>, memref<1x128xf32, #nova.memory_space<sram>>) outs(%arg3 : memref<64x128xbf16, #nova.memory_space<sram>>)
+// CHECK-NOT: <copy>
 func.func @matmul_bias_loaded_between(%a: !a, %b: !b, %hbias: !hrow, %y: !tb) {
   %acc = memref.alloc() : !acc
   nova.matmul ins(%a, %b : !a, !b) outs(%acc : !acc)
@@ -350,13 +381,13 @@ func.func @narrow_scalar_shared_widening(%x: !n, %half: !n, %t: !w) {
 !n = memref<64x128xbf16, #nova.memory_space<sram>>
 !w = memref<64x128xf32, #nova.memory_space<sram>>
 
-// An f32 input that is no widening (the bf16 ops' inputs must all be bf16):
-// nothing changes.
-// CHECK-LABEL: func.func @negative_narrow_f32_input
+// An f32 input that is no widening: the op keeps reading the widened copy
+// (narrow wants every input narrow) but writes the bf16 result itself.
+// CHECK-LABEL: func.func @narrow_f32_input
 // CHECK: nova.elementwise <copy>
-// CHECK: nova.elementwise <add> ins(%{{.*}}, %arg1 : memref<64x128xf32, {{.*}}>, memref<64x128xf32, {{.*}}>)
-// CHECK: nova.elementwise <copy>
-func.func @negative_narrow_f32_input(%x: !n, %y: !w, %out: !n) {
+// CHECK: nova.elementwise <add> ins(%{{.*}}, %arg1 : memref<64x128xf32, {{.*}}>, memref<64x128xf32, {{.*}}>) outs(%arg2 : memref<64x128xbf16, {{.*}}>)
+// CHECK-NOT: <copy>
+func.func @narrow_f32_input(%x: !n, %y: !w, %out: !n) {
   %wx = memref.alloc() : !w
   nova.elementwise <copy> ins(%x : !n) outs(%wx : !w)
   %r = memref.alloc() : !w
@@ -371,12 +402,12 @@ func.func @negative_narrow_f32_input(%x: !n, %y: !w, %out: !n) {
 !w = memref<64x128xf32, #nova.memory_space<sram>>
 
 // The bf16 source changes between its widening and the op: the op must
-// read the widened copy.
+// read the widened copy (it still writes the bf16 result itself).
 // CHECK-LABEL: func.func @negative_narrow_source_written_between
 // CHECK: nova.elementwise <copy> ins(%arg0 : {{.*}}) outs(%[[W:.*]] :
 // CHECK: nova.fill
-// CHECK: nova.elementwise <exp> ins(%[[W]] :
-// CHECK: nova.elementwise <copy>
+// CHECK: nova.elementwise <exp> ins(%[[W]] : {{.*}}) outs(%arg1 :
+// CHECK-NOT: <copy>
 func.func @negative_narrow_source_written_between(%x: !n, %out: !n) {
   %wx = memref.alloc() : !w
   nova.elementwise <copy> ins(%x : !n) outs(%wx : !w)

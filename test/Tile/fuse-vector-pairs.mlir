@@ -126,3 +126,27 @@ func.func @types_and_views(%x: !t, %xb: !tb, %big: memref<128x128xf32, #nova.mem
   nova.elementwise <add> scalar(1.000000e+00) ins(%t2 : !t) outs(%x : !t)
   return
 }
+
+// -----
+
+!t = memref<64x128xf32, #nova.memory_space<sram>>
+!tb = memref<64x128xbf16, #nova.memory_space<sram>>
+!col = memref<64x1xf32, #nova.memory_space<sram>>
+
+// The second op writes a narrower float than the inputs and %t: fused, the
+// intermediate rounded to f32 (the inputs' type) as %t was.
+// CHECK-LABEL: func.func @narrower_output
+// CHECK-NEXT: nova.elementwise_pair <sub> then <mul> scalar(2.000000e+00) ins(%arg0, %arg1 : memref<64x128xf32, {{.*}}>, memref<64x1xf32, {{.*}}>) outs(%arg2 : memref<64x128xbf16, {{.*}}>)
+// An intermediate of bf16 between f32 inputs would round where the pair
+// does not: left.
+// CHECK: nova.elementwise <sub>
+// CHECK-NEXT: nova.elementwise <mul>
+func.func @narrower_output(%x: !t, %m: !col, %y: !tb) {
+  %t0 = memref.alloc() : !t
+  nova.elementwise <sub> ins(%x, %m : !t, !col) outs(%t0 : !t)
+  nova.elementwise <mul> scalar(2.000000e+00) ins(%t0 : !t) outs(%y : !tb)
+  %t1 = memref.alloc() : !tb
+  nova.elementwise <sub> ins(%x, %m : !t, !col) outs(%t1 : !tb)
+  nova.elementwise <mul> scalar(2.000000e+00) ins(%t1 : !tb) outs(%y : !tb)
+  return
+}

@@ -96,7 +96,11 @@ def NovaInterleaveLoops
     * has static bounds, no iteration arguments and no results (as itself)
       and no collective (their order across chips is kept);
     * is bound on another engine, the matrix unit for one and the vector
-      unit for the other (rough engine cycles of the nest: matmul MACs over
+      unit for the other, or either nest is *balanced*, its matrix and
+      vector cycles within 10% of each other (a matmul with an epilogue of
+      about its length, as the GELU backward's: the units take turns within
+      an iteration, and the other op fills their gaps) (rough engine cycles
+      of the nest: matmul MACs over
       the array, vector elements over the lanes, DMA bytes over HBM
       bandwidth plus a setup per DMA, a DMA whose operands do not depend on
       a loop counted once for it, as nova-hoist-invariant-loads will load

@@ -44,12 +44,13 @@ def _elementwise(kind: int, ins: list[Any], out: Any) -> str | None:
 
 
 def _fused(ins: list[Any], out: Any) -> str | None:
-    """VFUSED: float tiles of one element type (the immediates are f64)."""
+    """VFUSED: float tiles; X, A and B of one element type (T is rounded to it), Y any
+    float type (the immediates are f64)."""
     dts = [t.dtype for t in ins if t is not None] + [out.dtype]
     if any(dt not in oc.FLOAT_DTYPES for dt in dts):
         return f"vfused takes float tiles, got {', '.join(map(_name, dts))}"
-    if len(set(dts)) > 1:
-        return f"vfused operands and result must have one element type, got {', '.join(map(_name, dts))}"
+    if len(set(dts[:-1])) > 1:
+        return f"vfused operands must have one element type, got {', '.join(map(_name, dts[:-1]))}"
     return None
 
 

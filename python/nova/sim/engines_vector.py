@@ -85,7 +85,7 @@ class VectorUnit:
         d = o.d
         # A and B are tiles in slots b and c, or immediates (not read from memory).
         present = [(t, r) for t, r in ((d.ta, o.ra), (d.tb, o.rb), (d.tc, o.rc)) if t is not None]
-        fn = fused_fn(d.ins.kind, d.ins.imm2, d.td.dtype, *d.imms)
+        fn = fused_fn(d.ins.kind, d.ins.imm2, d.ta.dtype, *d.imms)
         return self._vector(q, o, tuple(t for t, _ in present), fn, d.td.size, tuple(r for _, r in present))
 
     def _x_vselect(self, q: "Queue", o: "Op") -> float:

@@ -225,10 +225,10 @@ def binary_fn(kind: int, dtype: int) -> Callable[[np.ndarray, np.ndarray], np.nd
 
 def fused_fn(kind0: int, kind1: int, dtype: int, a: np.ndarray | None,
              b: np.ndarray | None) -> Callable[..., np.ndarray]:
-    """VFUSED on float tiles of ``dtype``: ``T = kind0(X, A)`` rounded to ``dtype``, then
-    ``kind1(T, B)`` (the write rounds it), as VBINARY / VSCALAR twice through a tile of
-    ``dtype`` computes it. ``a`` / ``b``: an immediate, or None when that operand is a
-    tile, passed after X in the order A, B."""
+    """VFUSED: ``T = kind0(X, A)`` rounded to ``dtype``, X's float type, then
+    ``kind1(T, B)`` (the write rounds it to Y's), as VBINARY / VSCALAR twice through a
+    tile of X's type computes it. ``a`` / ``b``: an immediate, or None when that operand
+    is a tile, passed after X in the order A, B."""
     f0, f1 = BINARY[kind0], BINARY[kind1]
 
     def fn(x: np.ndarray, *tiles: np.ndarray) -> np.ndarray:

@@ -58,9 +58,9 @@ func.func @negative_elementwise_broadcast(%a: memref<4x8xf32, #nova.memory_space
 
 // -----
 
-func.func @negative_elementwise_element_type(%a: memref<4x8xbf16, #nova.memory_space<sram>>, %o: memref<4x8xf32, #nova.memory_space<sram>>) {
-  // expected-error @+1 {{'nova.elementwise' op input 0 element type 'bf16' differs from the output's 'f32' (only copy converts; comparisons may write i1)}}
-  nova.elementwise <exp> ins(%a : memref<4x8xbf16, #nova.memory_space<sram>>) outs(%o : memref<4x8xf32, #nova.memory_space<sram>>)
+func.func @negative_elementwise_element_type(%a: memref<4x8xi32, #nova.memory_space<sram>>, %o: memref<4x8xf32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise' op input 0 element type 'i32' differs from the output's 'f32' (only copy converts; float types mix; comparisons may write i1)}}
+  nova.elementwise <add> ins(%a, %a : memref<4x8xi32, #nova.memory_space<sram>>, memref<4x8xi32, #nova.memory_space<sram>>) outs(%o : memref<4x8xf32, #nova.memory_space<sram>>)
   return
 }
 
@@ -153,5 +153,22 @@ func.func @negative_pair_main_broadcast(%r: memref<1x8xf32, #nova.memory_space<s
 func.func @negative_pair_hbm(%a: memref<4x8xf32, #nova.memory_space<sram>>, %h: memref<4x8xf32, #nova.memory_space<hbm>>) {
   // expected-error @+1 {{'nova.elementwise_pair' op output}}
   nova.elementwise_pair <mul> scalar(2.0) then <add> scalar(1.0) ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%h : memref<4x8xf32, #nova.memory_space<hbm>>)
+  return
+}
+
+// -----
+
+// The intermediate is rounded to the inputs' one type.
+func.func @negative_pair_input_types(%a: memref<4x8xf32, #nova.memory_space<sram>>, %r: memref<4x1xbf16, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise_pair' op input 1 element type 'bf16' differs from input 0's 'f32'}}
+  nova.elementwise_pair <sub> then <add> scalar(1.0) ins(%a, %r : memref<4x8xf32, #nova.memory_space<sram>>, memref<4x1xbf16, #nova.memory_space<sram>>) outs(%a : memref<4x8xf32, #nova.memory_space<sram>>)
+  return
+}
+
+// -----
+
+func.func @negative_pair_integer_output(%a: memref<4x8xf32, #nova.memory_space<sram>>, %o: memref<4x8xi32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.elementwise_pair' op takes float buffers, got 'i32'}}
+  nova.elementwise_pair <mul> scalar(2.0) then <add> scalar(1.0) ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%o : memref<4x8xi32, #nova.memory_space<sram>>)
   return
 }

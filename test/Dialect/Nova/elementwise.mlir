@@ -72,3 +72,17 @@ func.func @elementwise_pair(%x: memref<64x128xf32, #nova.memory_space<sram>>, %r
   nova.elementwise_pair <div> scalar(2.0) then <max> scalar(0.0) ins(%x : memref<64x128xf32, #nova.memory_space<sram>>) outs(%y : memref<64x128xf32, #nova.memory_space<sram>>)
   return
 }
+
+// Float types mix: an f32 op may write bf16 (the unit rounds its f32
+// result), a bf16 input may meet an f32 one, a pair may write a narrower
+// type than its inputs.
+// CHECK-LABEL: func.func @elementwise_float_types_mix
+// CHECK: nova.elementwise <exp> ins(%{{.*}} : memref<64x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xbf16, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <add> ins(%{{.*}}, %{{.*}} : memref<64x128xf32, #nova.memory_space<acc>>, memref<1x128xbf16, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xbf16, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise_pair <sub> then <mul> scalar(5.000000e-01) ins(%{{.*}}, %{{.*}} : memref<64x128xf32, #nova.memory_space<sram>>, memref<64x1xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<64x128xbf16, #nova.memory_space<sram>>)
+func.func @elementwise_float_types_mix(%x: memref<64x128xf32, #nova.memory_space<sram>>, %acc: memref<64x128xf32, #nova.memory_space<acc>>, %bias: memref<1x128xbf16, #nova.memory_space<sram>>, %r: memref<64x1xf32, #nova.memory_space<sram>>, %y: memref<64x128xbf16, #nova.memory_space<sram>>) {
+  nova.elementwise <exp> ins(%x : memref<64x128xf32, #nova.memory_space<sram>>) outs(%y : memref<64x128xbf16, #nova.memory_space<sram>>)
+  nova.elementwise <add> ins(%acc, %bias : memref<64x128xf32, #nova.memory_space<acc>>, memref<1x128xbf16, #nova.memory_space<sram>>) outs(%y : memref<64x128xbf16, #nova.memory_space<sram>>)
+  nova.elementwise_pair <sub> then <mul> scalar(0.5) ins(%x, %r : memref<64x128xf32, #nova.memory_space<sram>>, memref<64x1xf32, #nova.memory_space<sram>>) outs(%y : memref<64x128xbf16, #nova.memory_space<sram>>)
+  return
+}

@@ -376,8 +376,8 @@ func.func @vunary_output_in_hbm(%a: index, %b: index, %c: index, %d: index) {
 // -----
 
 func.func @vunary_element_type(%a: index, %b: index, %c: index, %d: index) {
-  // expected-error @+1 {{'nova_isa.vunary' op input and output element types must match, got 'f32' and 'bf16'}}
-  nova_isa.vunary exp %a : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> -> %b : #nova_isa.tile<sram, bf16, [64, 128], [128, 1]> on vector
+  // expected-error @+1 {{'nova_isa.vunary' op input and output element types must match, got 'i32' and 'f32'}}
+  nova_isa.vunary neg %a : #nova_isa.tile<sram, i32, [64, 128], [128, 1]> -> %b : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> on vector
   return
 }
 
@@ -811,5 +811,25 @@ func.func @vfused_on_activation(%x: index, %y: index) {
   // expected-error @+1 {{'nova_isa.vfused' op}}
   nova_isa.vfused mul, add %x : #nova_isa.tile<sram, f32, [8, 16], [16, 1]>, 2.0, 1.0
       -> %y : #nova_isa.tile<sram, f32, [8, 16], [16, 1]> on activation
+  return
+}
+
+// -----
+
+// VFUSED rounds T to X's type: A and B have it.
+func.func @vfused_operand_types(%x: index, %a: index, %y: index) {
+  // expected-error @+1 {{'nova_isa.vfused' op input and a element types must match, got 'f32' and 'bf16'}}
+  nova_isa.vfused sub, mul %x : #nova_isa.tile<sram, f32, [8, 16], [16, 1]>,
+      %a : #nova_isa.tile<sram, bf16, [8, 1], [1, 1]>, 2.0
+      -> %y : #nova_isa.tile<sram, bf16, [8, 16], [16, 1]> on vector
+  return
+}
+
+// -----
+
+func.func @vbinary_integer_and_float(%x: index, %a: index, %y: index) {
+  // expected-error @+1 {{'nova_isa.vbinary' op lhs and rhs element types must match, got 'i32' and 'f32'}}
+  nova_isa.vbinary add %x : #nova_isa.tile<sram, i32, [8, 16], [16, 1]>, %a : #nova_isa.tile<sram, f32, [8, 16], [16, 1]>
+      -> %y : #nova_isa.tile<sram, i32, [8, 16], [16, 1]> on vector
   return
 }

@@ -238,3 +238,23 @@ func.func @vfused(%x: index, %a: index, %b: index, %y: index) {
       -> %y : #nova_isa.tile<sram, f32, [8, 16], [16, 1]> on vector
   return
 }
+
+// Float tiles of an elementwise instruction mix (ISA 2.4): read as f32, the
+// f32 result rounded to the output's type; VFUSED rounds T to X's type.
+// CHECK-LABEL: func.func @float_types_mix
+func.func @float_types_mix(%x: index, %a: index, %y: index) {
+  // CHECK: nova_isa.vunary exp %{{.*}} : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> -> %{{.*}} : #nova_isa.tile<sram, bf16, [64, 128], [128, 1]> on vector
+  nova_isa.vunary exp %x : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>
+      -> %y : #nova_isa.tile<sram, bf16, [64, 128], [128, 1]> on vector
+  // CHECK: nova_isa.vbinary add %{{.*}} : #nova_isa.tile<acc, f32, [64, 128], [128, 1]>, %{{.*}} : #nova_isa.tile<sram, bf16, [1, 128], [128, 1]> -> %{{.*}} : #nova_isa.tile<sram, f16, [64, 128], [128, 1]> on vector
+  nova_isa.vbinary add %x : #nova_isa.tile<acc, f32, [64, 128], [128, 1]>, %a : #nova_isa.tile<sram, bf16, [1, 128], [128, 1]>
+      -> %y : #nova_isa.tile<sram, f16, [64, 128], [128, 1]> on vector
+  // CHECK: nova_isa.vscalar mul %{{.*}} : #nova_isa.tile<sram, bf16, [64, 128], [128, 1]>, 5.000000e-01 -> %{{.*}} : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> on vector
+  nova_isa.vscalar mul %x : #nova_isa.tile<sram, bf16, [64, 128], [128, 1]>, 0.5
+      -> %y : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> on vector
+  // CHECK: nova_isa.vfused sub, mul %{{.*}} : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>, %{{.*}} : #nova_isa.tile<sram, f32, [64, 1], [1, 1]>, 2.000000e+00 -> %{{.*}} : #nova_isa.tile<sram, bf16, [64, 128], [128, 1]> on vector
+  nova_isa.vfused sub, mul %x : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>,
+      %a : #nova_isa.tile<sram, f32, [64, 1], [1, 1]>, 2.0
+      -> %y : #nova_isa.tile<sram, bf16, [64, 128], [128, 1]> on vector
+  return
+}

@@ -1,6 +1,6 @@
 """ISA version 5: VFUSED, two binary elementwise stages in one vector pass (docs/isa.md
 2.4, 3.2, 4). Binaries are built word by word (novabin), loaded by the decoder and run:
-VFUSED equals VBINARY / VSCALAR twice through a tile of Y's type, bit for bit, costs
+VFUSED equals VBINARY / VSCALAR twice through a tile of X's type, bit for bit, costs
 ``overhead + ceil(E / L) * max(c(op0), c(op1))`` cycles and counts 2 E element-ops;
 the decoder rejects what the spec forbids."""
 
@@ -144,7 +144,7 @@ def stage(kind: int, ra: int, ta: int, operand: dict, slot: str, rdst: int, td: 
 
 
 def sequence_binary(dtype: int, fa: str, fb: str) -> bytes:
-    """The same, each as two instructions through a tile of Y's type (r14)."""
+    """The same, each as two instructions through a tile of X's type (r14, of the one dtype)."""
     b = Builder(dtype)
     a, c = operands(b, fa, fb)
     tx = b.tile(SRAM, SHAPE)
@@ -227,7 +227,7 @@ def test_equals_the_two_instruction_sequence(dtype, fa, fb, took):
     np.testing.assert_array_equal(bits(got), bits(reference(given, fa, fb, dtype)))
 
 
-def test_the_intermediate_is_rounded_to_ys_type():
+def test_the_intermediate_is_rounded_to_the_tiles_type():
     """bf16: x * a = 1 + 2^-5 + 3 * 2^-14 rounds to 1 + 2^-5 before b = -1 is added, so
     the result is 2^-5; unrounded it would be 2^-5 + 3 * 2^-14, which is 2^-5 (1 + 2^-7) in bf16."""
     given = {"x": np.full(SHAPE, 1 + 2 ** -7, np.float32), "a": np.full((1, 1), 1 + 3 * 2 ** -7, np.float32),
@@ -341,8 +341,9 @@ def test_full_rate_needs_a_last_dimension_above_1():
 
 @pytest.mark.parametrize("dtypes,pattern", [
     ((I32, I32, I32, I32), "vfused takes float tiles, got i32"),
-    ((F32, BF16, F32, F32), "vfused operands and result must have one element type, got f32, bf16, f32, f32"),
-    ((BF16, BF16, BF16, F32), "one element type"),
+    ((F32, BF16, F32, F32), "vfused operands must have one element type, got f32, bf16, f32"),
+    ((BF16, BF16, F16, BF16), "vfused operands must have one element type"),
+    ((F32, F32, F32, I32), "vfused takes float tiles"),
 ])
 def test_rejected_types(dtypes, pattern):
     tiles = [tile(SRAM, dt, SHAPE if k != 1 else (4, 1)) for k, dt in enumerate(dtypes)]

@@ -273,21 +273,24 @@ LogicalResult ElementwiseOp::verify() {
     return diag << ", got " << getInputs().size();
   }
   MemRefType outType = getOutput().getType();
+  Type outElt = outType.getElementType();
   for (auto [index, input] : llvm::enumerate(getInputs())) {
     auto inType = cast<MemRefType>(input.getType());
     if (failed(checkInputBroadcasts(op, index, inType, outType)))
       return failure();
+    Type inElt = inType.getElementType();
     bool isCmp = kind >= ElementwiseKind::CmpEq && kind <= ElementwiseKind::CmpGe;
+    // Float types mix: the unit reads each as f32 and rounds the f32 result
+    // to the output's type (docs/isa.md 2.4).
     bool exempt = kind == ElementwiseKind::Copy ||
-                  (isCmp && outType.getElementType().isInteger(1)) ||
+                  (isa<FloatType>(inElt) && isa<FloatType>(outElt)) ||
+                  (isCmp && outElt.isInteger(1)) ||
                   (kind == ElementwiseKind::Select && index == 0);
-    if (!exempt && inType.getElementType() != outType.getElementType())
-      return emitOpError() << "input " << index << " element type "
-                           << inType.getElementType()
-                           << " differs from the output's "
-                           << outType.getElementType()
-                           << " (only copy converts; comparisons may write "
-                              "i1)";
+    if (!exempt && inElt != outElt)
+      return emitOpError() << "input " << index << " element type " << inElt
+                           << " differs from the output's " << outElt
+                           << " (only copy converts; float types mix; "
+                              "comparisons may write i1)";
     if (failed(checkSpace(op, ("input " + Twine(index)).str(), input,
                           kSramOrAcc)))
       return failure();
@@ -315,9 +318,12 @@ LogicalResult ElementwisePairOp::verify() {
     return emitOpError() << "takes " << expected << " inputs, got "
                          << getInputs().size();
   MemRefType outType = getOutput().getType();
-  Type elt = outType.getElementType();
-  if (!isa<FloatType>(elt))
-    return emitOpError() << "takes float buffers, got " << elt;
+  // The intermediate is rounded to the inputs' type, the result to the
+  // output's (any float type).
+  Type elt = cast<MemRefType>(getInputs()[0].getType()).getElementType();
+  for (Type t : {elt, outType.getElementType()})
+    if (!isa<FloatType>(t))
+      return emitOpError() << "takes float buffers, got " << t;
   if (cast<MemRefType>(getInputs()[0].getType()).getShape() != outType.getShape())
     return emitOpError() << "input 0 must have the output's shape "
                          << shapeStr(outType.getShape());
@@ -327,7 +333,7 @@ LogicalResult ElementwisePairOp::verify() {
     if (inType.getElementType() != elt)
       return emitOpError() << "input " << index << " element type "
                            << inType.getElementType()
-                           << " differs from the output's " << elt;
+                           << " differs from input 0's " << elt;
     if (failed(checkInputBroadcasts(op, index, inType, outType)))
       return failure();
     if (failed(checkSpace(op, ("input " + Twine(index)).str(), input,
@@ -341,7 +347,7 @@ LogicalResult ElementwisePairOp::verify() {
                          << kPairFullRateOperands;
   for (auto [role, scalar] : {std::pair<StringRef, Attribute>{"a_scalar", getAScalarAttr()},
                               {"b_scalar", getBScalarAttr()}})
-    if (scalar && failed(verifyImmediate(op, role, scalar, elt, "output")))
+    if (scalar && failed(verifyImmediate(op, role, scalar, elt, "inputs")))
       return failure();
   return checkSpace(op, "output", getOutput(), kSramOrAcc);
 }

@@ -233,8 +233,16 @@ static LogicalResult checkDim(Operation *op, StringRef role, int64_t dim,
                            << " is out of range for rank " << tile.getRank();
 }
 
+/// Float tiles of an elementwise instruction may differ in float type: each
+/// is read as f32 and the f32 result is rounded to the output's type
+/// (docs/isa.md 2.4).
+static bool floatsMix(TileAttr a, TileAttr b) {
+  return isa<FloatType>(a.getElementType()) &&
+         isa<FloatType>(b.getElementType());
+}
+
 /// Checks that `input` broadcasts to `output` (same rank, each size equal or
-/// 1) and, with `sameType`, has its element type.
+/// 1) and, with `sameType`, has its element type or both are floats.
 static LogicalResult checkBroadcast(Operation *op, StringRef role,
                                     TileAttr input, TileAttr output,
                                     bool sameType = true) {
@@ -249,7 +257,7 @@ static LogicalResult checkBroadcast(Operation *op, StringRef role,
              << role << " of shape " << shapeStr(input.getShape())
              << " does not broadcast to the output shape "
              << shapeStr(output.getShape());
-  if (!sameType)
+  if (!sameType || floatsMix(input, output))
     return success();
   return checkSameElementType(op, role, input, "output", output);
 }
@@ -532,7 +540,8 @@ LogicalResult VBinaryOp::verify() {
       failed(checkBroadcast(op, "lhs", getLhsTile(), getOutputTile(),
                             !typeExempt(getKind(), getOutputTile()))))
     return failure();
-  if (getLhsTile().getElementType() != getRhsTile().getElementType())
+  if (getLhsTile().getElementType() != getRhsTile().getElementType() &&
+      !floatsMix(getLhsTile(), getRhsTile()))
     return emitOpError() << "lhs and rhs element types must match, got "
                          << getLhsTile().getElementType() << " and "
                          << getRhsTile().getElementType();
@@ -561,14 +570,14 @@ LogicalResult VFusedOp::verify() {
     if (!nova::isPairStageKind(kind))
       return emitOpError() << "kinds must be add, sub, mul, div, max or min, got "
                            << nova::stringifyElementwiseKind(kind);
-  if (!isa<FloatType>(output.getElementType()))
-    return emitOpError() << "takes float tiles, got "
-                         << output.getElementType();
+  // T is rounded to X's type, Y to its own: any float types.
+  for (TileAttr tile : {getInputTile(), output})
+    if (!isa<FloatType>(tile.getElementType()))
+      return emitOpError() << "takes float tiles, got "
+                           << tile.getElementType();
   if (failed(checkTile(op, "input", getInputTile(), kSramOrAcc)) ||
       failed(checkTile(op, "output", output, kSramOrAcc, /*isOutput=*/true)) ||
-      failed(checkShape(op, "input", getInputTile(), output.getShape())) ||
-      failed(checkSameElementType(op, "input", getInputTile(), "output",
-                                  output)))
+      failed(checkShape(op, "input", getInputTile(), output.getShape())))
     return failure();
   int fullRate = nova::isFullRate(getInputTile().getShape(), output.getShape());
   for (auto [role, address, tile, scalar] :
@@ -579,12 +588,14 @@ LogicalResult VFusedOp::verify() {
       return emitOpError() << role << " must be a tile or an immediate";
     if (scalar) {
       if (failed(nova::verifyImmediate(op, role, scalar,
-                                       output.getElementType(), "output tile")))
+                                       getInputTile().getElementType(),
+                                       "input tile")))
         return failure();
       continue;
     }
     if (failed(checkTile(op, role, tile, kSramOrAcc)) ||
-        failed(checkBroadcast(op, role, tile, output)))
+        failed(checkBroadcast(op, role, tile, output, /*sameType=*/false)) ||
+        failed(checkSameElementType(op, "input", getInputTile(), role, tile)))
       return failure();
     fullRate += nova::isFullRate(tile.getShape(), output.getShape());
   }

@@ -128,8 +128,11 @@ def Nova_ElementwiseOp : Nova_Op<"elementwise"> {
     (condition, true value, false value) where a non-zero condition selects
     the true value. Comparisons produce 1 or 0, in the inputs' type or as i1.
     Inputs have the output's rank and broadcast along dimensions of size 1.
-    All operands share one element type, except that `copy` converts, a
-    comparison may write i1 and `select`'s condition may have any type.
+    All operands share one element type, except that float types mix (each
+    read as f32, the f32 result rounded to the output's type: an f32 op
+    writing bf16 stores what the op and a rounding `copy` stored), `copy`
+    converts, a comparison may write i1 and `select`'s condition may have
+    any type.
     Integer tiles compute with the integer semantics of docs/isa.md 2.6; the
     scalar has the inputs' kind of type: an f64 for float inputs, the exact
     i64 for integer and i1 inputs (verified).
@@ -163,9 +166,9 @@ def Nova_ElementwisePairOp : Nova_Op<"elementwise_pair"> {
   let description = [{
     `output = kind1(kind0(x, a), b)`, with `x` the first input, and `a`, `b`
     each the next input or an immediate (`scalar(...)` after its kind). The
-    intermediate is rounded to the output's type: the result is that of two
-    `nova.elementwise` ops through a buffer of the output's type. Float
-    buffers of one element type; kinds `add sub mul div max min`; `x` has the
+    intermediate is rounded to the inputs' type: the result is that of two
+    `nova.elementwise` ops through a buffer of the inputs' type. Inputs are
+    float buffers of one element type, the output any float type; kinds `add sub mul div max min`; `x` has the
     output's shape, `a` and `b` broadcast; at most two operands are read at
     the full rate (docs/isa.md, VFUSED). Formed by `nova-fuse-vector-pairs`.
 
