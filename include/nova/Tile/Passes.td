@@ -282,8 +282,13 @@ def NovaForwardCopies : Pass<"nova-forward-copies", "::mlir::func::FuncOp"> {
       `P` writes and only the copy reads: `P` writes `%dst` directly when
       nothing between them touches `%dst` and `P` reads no other view of it.
 
-    Copies that change the element type (a rounding to bf16) stay, except
-    around one op:
+    A copy that rounds an f32 `%tmp` to bf16 or f16 goes backward too when
+    `P` is an elementwise op on float values (not a conversion from
+    integers): `P` writes the narrow `%dst` itself, its f32 result rounded
+    once to the output's type (float types mix, docs/isa.md 2.4): the
+    linears' epilogues (`add(acc, bias)` then the rounding) and the
+    cross-entropy's bf16 gradient of the logits. Other copies that change
+    the element type stay, except around one op:
 
     * narrow: `copy %n -> %w` (bf16 or f16 to f32) for each input of one
       elementwise op `P(%w, ...) -> %r` (f32), then `copy %r -> %o` (f32 to
@@ -347,8 +352,10 @@ def NovaFuseVectorPairs : Pass<"nova-fuse-vector-pairs", "::mlir::func::FuncOp">
     are such chains.
 
     Fused when:
-    * both kinds are `add sub mul div max min`, and every buffer has one
-      float element type (the intermediate is rounded to it, as `%t` was);
+    * both kinds are `add sub mul div max min`, `%x`, `%a`, `%b` and `%t`
+      have one float element type (the intermediate is rounded to it, as
+      `%t` was) and `%y` any float type (the second stage's f32 result is
+      rounded to it, as the second op rounded it);
     * `%x` has `%t`'s shape and `%t` has `%y`'s (`%x` and `%t` may be the
       second operand of a commutative kind: the operands swap);
     * at most two of `%x`, `%a`, `%b` are read at the full rate;
