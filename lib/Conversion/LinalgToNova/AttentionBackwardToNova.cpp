@@ -293,8 +293,8 @@ private:
       if (op.getKeep()) {
         keep3[s] = alloc({1, br, bc}, MemorySpace::SRAM, b.getI1Type());
         keep[s] = staging::reshapeTile(b, loc, keep3[s], {br, bc});
-        pDrop[s] = alloc({br, bc});
-        pDropIn[s] = narrow ? alloc({br, bc}, MemorySpace::SRAM, element) : pDrop[s];
+        // The select writes the inputs' type itself (float types mix).
+        pDropIn[s] = alloc({br, bc}, MemorySpace::SRAM, element);
       }
     }
     for (int64_t s = 0; s < keySets; ++s) {
@@ -568,14 +568,12 @@ private:
         dropP(slot);
         Value negDelta = view(of(it).negDelta, {attr(pr.i * br), attr(0)}, {br, 1});
         ew(ElementwiseKind::Select, {keep[slot], dp[slot], negDelta}, ds[slot]);
-        ew(ElementwiseKind::Mul, {ds[slot], p[slot]}, ds[slot]);
+        ew(ElementwiseKind::Mul, {ds[slot], p[slot]}, dsIn[slot]);
       } else {
         if (pIn[slot] != p[slot])
           ew(ElementwiseKind::Copy, {p[slot]}, pIn[slot]);
-        ew(ElementwiseKind::Mul, {dp[slot], p[slot]}, ds[slot]);
+        ew(ElementwiseKind::Mul, {dp[slot], p[slot]}, dsIn[slot]);
       }
-      if (dsIn[slot] != ds[slot])
-        ew(ElementwiseKind::Copy, {ds[slot]}, dsIn[slot]);
       return;
     }
     ew(ElementwiseKind::Sub, {s, view(of(it).lse, {attr(pr.i * br), attr(0)}, {br, 1})},
@@ -593,16 +591,12 @@ private:
     }
     ew(ElementwiseKind::Sub,
        {dpKept, view(of(it).delta, {attr(pr.i * br), attr(0)}, {br, 1})}, ds[slot]);
-    ew(ElementwiseKind::Mul, {ds[slot], p[slot]}, ds[slot]);
-    if (dsIn[slot] != ds[slot])
-      ew(ElementwiseKind::Copy, {ds[slot]}, dsIn[slot]);
+    ew(ElementwiseKind::Mul, {ds[slot], p[slot]}, dsIn[slot]);
   }
 
   /// The dropped P (keep ? P : 0) in the inputs' type, what dV reads.
   void dropP(int64_t slot) {
-    ew(ElementwiseKind::Select, {keep[slot], p[slot], zero}, pDrop[slot]);
-    if (pDropIn[slot] != pDrop[slot])
-      ew(ElementwiseKind::Copy, {pDrop[slot]}, pDropIn[slot]);
+    ew(ElementwiseKind::Select, {keep[slot], p[slot], zero}, pDropIn[slot]);
   }
 
   /// dV_j^T += dO_i^T P, dK_j^T += Q_i^T dS, dQ_i^T += K_j^T dS^T.
@@ -655,7 +649,7 @@ private:
   /// Dropout: per slot the pair's keep mask ([1, Br, Bc] and [Br, Bc]) and
   /// the dropped P (f32, and in the inputs' type); select's zero; the
   /// factor of a kept probability; the batches of the current iteration.
-  Value keep3[kSlots], keep[kSlots], pDrop[kSlots], pDropIn[kSlots];
+  Value keep3[kSlots], keep[kSlots], pDropIn[kSlots];
   Value zero;
   double keepScale = 1.0;
   bool hasKeep = false;

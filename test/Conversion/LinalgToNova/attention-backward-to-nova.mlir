@@ -82,8 +82,9 @@ func.func @causal_f32(%q: !x, %k: !x, %v: !x, %o: !x, %g: !x, %lse: !l, %dq: !x,
 
 // bf16: -lse and -delta ride on the score matmuls as two extra columns each
 // (the bf16 rounding and the remainder) against columns of ones in k and v,
-// so the vector unit only exponentiates, multiplies and rounds P and dS to
-// bf16; every matmul reads bf16.
+// so the vector unit only exponentiates, rounds P to bf16 for dV and
+// multiplies dS into bf16 (float types mix: no rounding copy of dS); every
+// matmul reads bf16.
 // CHECK-LABEL: func.func @bf16
 // CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<1x128x2xbf16, strided<[8448, 66, 1], offset: 64>, #nova.memory_space<sram>>)
 // CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<1x128x2xbf16, strided<[8448, 66, 1], offset: 64>, #nova.memory_space<sram>>)
@@ -97,8 +98,7 @@ func.func @causal_f32(%q: !x, %k: !x, %v: !x, %o: !x, %g: !x, %lse: !l, %dq: !x,
 // CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x66xbf16, strided<[66, 1]>, #nova.memory_space<sram>>, memref<66x128xbf16, strided<[1, 66]>, #nova.memory_space<sram>>)
 // CHECK: nova.elementwise <exp> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<acc>>)
 // CHECK: nova.elementwise <copy> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xbf16, #nova.memory_space<sram>>)
-// CHECK: nova.elementwise <mul>
-// CHECK: nova.elementwise <copy> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xbf16, #nova.memory_space<sram>>)
+// CHECK-NEXT: nova.elementwise <mul> ins(%{{.*}}, %{{.*}} : memref<128x128xf32, #nova.memory_space<acc>>, memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xbf16, #nova.memory_space<sram>>)
 // CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<64x128xbf16, strided<[1, 66]>, #nova.memory_space<sram>>, memref<128x128xbf16, #nova.memory_space<sram>>)
 // CHECK: return
 func.func @bf16(%q: !x, %k: !x, %v: !x, %o: !x, %g: !x, %lse: !l, %dq: !f, %dk: !f, %dv: !f) {
@@ -128,9 +128,9 @@ func.func @too_long(%q: !x, %lse: !l) {
 // bf16 with dropout: -lse and -delta still ride on the score matmuls (dP -
 // delta does not depend on the mask: V carries keep_scale, its ones columns
 // do not), and -delta is kept as an f32 column: a dropped entry's term. The
-// vector unit exponentiates, drops P for dV (select, rounded to bf16: no
-// undropped copy of P), takes dP - delta where kept and -delta where
-// dropped (one select), multiplies by P and rounds dS.
+// vector unit exponentiates, drops P for dV (a select writing bf16: no
+// undropped copy of P, no rounding copy), takes dP - delta where kept and
+// -delta where dropped (one select), multiplies by P into bf16 dS.
 // CHECK-LABEL: func.func @bf16_dropout
 // CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<1x128x2xbf16, strided<[8448, 66, 1], offset: 64>, #nova.memory_space<sram>>)
 // CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<1x128x2xbf16, strided<[8448, 66, 1], offset: 64>, #nova.memory_space<sram>>)
@@ -142,12 +142,11 @@ func.func @too_long(%q: !x, %lse: !l) {
 // CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x66xbf16, strided<[66, 1]>, #nova.memory_space<sram>>, memref<66x128xbf16, strided<[1, 66]>, #nova.memory_space<sram>>)
 // CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x66xbf16, strided<[66, 1]>, #nova.memory_space<sram>>, memref<66x128xbf16, strided<[1, 66]>, #nova.memory_space<sram>>)
 // CHECK: nova.elementwise <exp> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<acc>>) outs(%[[P:[^ ]*]] : memref<128x128xf32, #nova.memory_space<sram>>)
-// CHECK-NEXT: nova.elementwise <select> ins(%[[KEEP:[^ ]*]], %[[P]], %{{.*}} : memref<128x128xi1, #nova.memory_space<sram>>, memref<128x128xf32, #nova.memory_space<sram>>, memref<1x1xf32, #nova.memory_space<sram>>)
-// CHECK-NEXT: nova.elementwise <copy> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xbf16, #nova.memory_space<sram>>)
+// CHECK-NEXT: nova.elementwise <select> ins(%[[KEEP:[^ ]*]], %[[P]], %{{.*}} : memref<128x128xi1, #nova.memory_space<sram>>, memref<128x128xf32, #nova.memory_space<sram>>, memref<1x1xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xbf16, #nova.memory_space<sram>>)
 // CHECK-NEXT: memref.subview %[[NEGDELTA]][0, 0] [128, 1] [1, 1]
 // CHECK-NEXT: nova.elementwise <select> ins(%[[KEEP]], %{{.*}}, %{{.*}} : memref<128x128xi1, #nova.memory_space<sram>>, memref<128x128xf32, #nova.memory_space<acc>>, memref<128x1xf32, strided<[1, 1]>, #nova.memory_space<sram>>)
-// CHECK-NEXT: nova.elementwise <mul> ins(%{{.*}}, %[[P]] : memref<128x128xf32, #nova.memory_space<sram>>, memref<128x128xf32, #nova.memory_space<sram>>)
-// CHECK-NEXT: nova.elementwise <copy> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xbf16, #nova.memory_space<sram>>)
+// CHECK-NEXT: nova.elementwise <mul> ins(%{{.*}}, %[[P]] : memref<128x128xf32, #nova.memory_space<sram>>, memref<128x128xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x128xbf16, #nova.memory_space<sram>>)
+// CHECK-NOT: nova.elementwise <copy> ins(%{{.*}} : memref<128x128xf32
 // CHECK-NOT: nova.elementwise <sub> ins(%{{.*}} : memref<128x128xf32
 // CHECK: return
 func.func @bf16_dropout(%q: !x, %k: !x, %v: !x, %o: !x, %g: !x, %lse: !l, %keep: !m, %dq: !f, %dk: !f, %dv: !f) {
