@@ -257,7 +257,10 @@ private:
     buf.k3 = alloc({1, tk, d + extra}, MemorySpace::SRAM, element);
     buf.v3 = alloc({1, tk, dv + extra}, MemorySpace::SRAM, element);
     buf.do3 = alloc({1, tq, dv + extra}, MemorySpace::SRAM, element);
-    buf.do32 = element.isF32() ? columns(buf.do3, 0, dv) : alloc({1, tq, dv});
+    // grad_out in the inputs' type is read where it lies (float types mix);
+    // an f32 one is loaded in f32 and narrowed into do3.
+    bool gradIn = cast<MemRefType>(op.getGradOut().getType()).getElementType() == element;
+    buf.do32 = gradIn ? columns(buf.do3, 0, dv) : alloc({1, tq, dv});
     if (extra) {
       // The keys' and values' columns of ones, once: loads write the others.
       fill(1.0, columns(buf.k3, d, extra));
@@ -279,7 +282,6 @@ private:
   void allocateShared() {
     if (extra && !element.isF32()) {
       negated = alloc({tq, 1});
-      rounded = alloc({tq, 1});
     }
     bool narrow = !element.isF32();
     for (int64_t s = 0; s < kSlots; ++s) {
@@ -343,8 +345,10 @@ private:
   }
 
   /// -term into columns [col, col + extra) of the [R, C] tile: the term
-  /// itself in f32; in bf16, its rounding and the remainder. `scratch`
-  /// (f32, the term's shape) keeps -term when given (else a shared buffer).
+  /// itself in f32; in bf16, its rounding and the remainder (-term minus
+  /// the rounding, written as bf16 by the subtraction: float types mix).
+  /// `scratch` (f32, the term's shape) keeps -term when given (else a
+  /// shared buffer).
   void writeNegated(Value term, Value tile, int64_t col,
                     SmallVectorImpl<Chore> &chores, Value scratch = {}) {
     int64_t rows = shape(term)[0];
@@ -359,11 +363,7 @@ private:
       ew(ElementwiseKind::Mul, {term}, neg, -1.0);
       ew(ElementwiseKind::Copy, {neg}, first);
     });
-    chores.push_back([=, this] {
-      ew(ElementwiseKind::Copy, {first}, rounded);
-      ew(ElementwiseKind::Sub, {neg, rounded}, rounded);
-      ew(ElementwiseKind::Copy, {rounded}, second);
-    });
+    chores.push_back([=, this] { ew(ElementwiseKind::Sub, {neg, first}, second); });
   }
 
   /// Batch `bi`'s loads into `set` (emitted now) and its row terms (the
@@ -384,13 +384,10 @@ private:
       double k = keepScale;
       chores.push_back([=, this] { ew(ElementwiseKind::Mul, {vd}, vd, k); });
     }
-    // grad_out once from HBM, widened or narrowed on chip.
+    // grad_out once from HBM (narrowed on chip when it is f32 and the
+    // inputs are not).
     if (cast<MemRefType>(op.getGradOut().getType()).getElementType() == element) {
       load(op.getGradOut(), bi, buf.do3, chores);
-      if (!element.isF32()) {
-        Value narrow = columns(buf.do3, 0, dv);
-        chores.push_back([=, this] { ew(ElementwiseKind::Copy, {narrow}, buf.do32); });
-      }
     } else {
       load(op.getGradOut(), bi, buf.do32, chores);
       Value narrow = columns(buf.do3, 0, dv);
@@ -645,7 +642,7 @@ private:
   /// Augmented columns per operand (0: the row terms on the vector unit).
   int64_t extra = 0;
   /// bf16: -term in f32 and its bf16 rounding widened back.
-  Value negated, rounded;
+  Value negated;
   /// Dropout: per slot the pair's keep mask ([1, Br, Bc] and [Br, Bc]) and
   /// the dropped P (f32, and in the inputs' type); select's zero; the
   /// factor of a kept probability; the batches of the current iteration.

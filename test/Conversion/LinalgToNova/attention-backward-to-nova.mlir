@@ -83,17 +83,17 @@ func.func @causal_f32(%q: !x, %k: !x, %v: !x, %o: !x, %g: !x, %lse: !l, %dq: !x,
 // bf16: -lse and -delta ride on the score matmuls as two extra columns each
 // (the bf16 rounding and the remainder) against columns of ones in k and v,
 // so the vector unit only exponentiates, rounds P to bf16 for dV and
-// multiplies dS into bf16 (float types mix: no rounding copy of dS); every
-// matmul reads bf16.
+// multiplies dS into bf16 (float types mix: no rounding copy of dS, the
+// remainder's subtraction reads the bf16 rounding and writes bf16, dO * O
+// reads dO as loaded); every matmul reads bf16.
 // CHECK-LABEL: func.func @bf16
 // CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<1x128x2xbf16, strided<[8448, 66, 1], offset: 64>, #nova.memory_space<sram>>)
 // CHECK: nova.fill 1.000000e+00 outs(%{{.*}} : memref<1x128x2xbf16, strided<[8448, 66, 1], offset: 64>, #nova.memory_space<sram>>)
 // CHECK: scf.for
 // CHECK: nova.elementwise <mul> scalar(-1.000000e+00)
 // CHECK: nova.elementwise <copy> ins(%{{.*}} : memref<128x1xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x1xbf16, strided<[66, 1], offset: 64>, #nova.memory_space<sram>>)
-// CHECK: nova.elementwise <copy>
-// CHECK: nova.elementwise <sub>
-// CHECK: nova.elementwise <copy> ins(%{{.*}} : memref<128x1xf32, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x1xbf16, strided<[66, 1], offset: 65>, #nova.memory_space<sram>>)
+// CHECK: nova.elementwise <sub> ins(%{{.*}}, %{{.*}} : memref<128x1xf32, #nova.memory_space<sram>>, memref<128x1xbf16, strided<[66, 1], offset: 64>, #nova.memory_space<sram>>) outs(%{{.*}} : memref<128x1xbf16, strided<[66, 1], offset: 65>, #nova.memory_space<sram>>)
+// CHECK-NOT: nova.elementwise <copy> ins(%{{.*}} : memref<1x128x64xbf16
 // CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x66xbf16, strided<[66, 1]>, #nova.memory_space<sram>>, memref<66x128xbf16, strided<[1, 66]>, #nova.memory_space<sram>>)
 // CHECK: nova.matmul ins(%{{.*}}, %{{.*}} : memref<128x66xbf16, strided<[66, 1]>, #nova.memory_space<sram>>, memref<66x128xbf16, strided<[1, 66]>, #nova.memory_space<sram>>)
 // CHECK: nova.elementwise <exp> ins(%{{.*}} : memref<128x128xf32, #nova.memory_space<acc>>)
