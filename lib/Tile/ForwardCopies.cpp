@@ -86,6 +86,17 @@ bool isConversion(ElementwiseOp op, Type from, Type to) {
          out.getElementType() == to;
 }
 
+/// A copy widening bf16 or f16 to f32 (exact), of one shape.
+bool isWidening(ElementwiseOp op) {
+  if (op.getKind() != ElementwiseKind::Copy || op.getScalarAttr() ||
+      op.getInputs().size() != 1)
+    return false;
+  auto in = cast<MemRefType>(op.getInputs()[0].getType());
+  auto out = cast<MemRefType>(op.getOutput().getType());
+  return in.getShape() == out.getShape() && isNarrowFloat(in.getElementType()) &&
+         out.getElementType().isF32();
+}
+
 /// An elementwise op whose result is an f32 computation on float values
 /// (not a conversion from integers, which a narrower output would round
 /// once instead of twice).
@@ -125,7 +136,9 @@ struct ForwardCopiesPass
     : public nova::impl::NovaForwardCopiesBase<ForwardCopiesPass> {
   using Base::Base;
 
-  /// copy %src -> %tmp; readers of %tmp read %src instead.
+  /// copy %src -> %tmp; readers of %tmp read %src instead. A widening copy
+  /// (bf16 or f16 to f32, exact) goes when its readers are reductions,
+  /// which read any float type as f32.
   bool forward(ElementwiseOp copy) {
     Value src = copy.getInputs()[0], tmp = copy.getOutput();
     Block *block = copy->getBlock();
@@ -135,6 +148,7 @@ struct ForwardCopiesPass
     if (!alloc || cast<MemRefType>(src.getType()).getLayout() !=
                       cast<MemRefType>(tmp.getType()).getLayout())
       return false;
+    bool widens = !isPlainCopy(copy);
     SmallVector<Operation *> readers;
     Operation *last = copy;
     for (OpOperand &use : tmp.getUses()) {
@@ -142,7 +156,7 @@ struct ForwardCopiesPass
       if (user == copy)
         continue;
       if (user->getBlock() != block || !copy->isBeforeInBlock(user) ||
-          !onlyReadsOnVector(user, tmp))
+          !onlyReadsOnVector(user, tmp) || (widens && !isa<ReduceOp>(user)))
         return false;
       readers.push_back(user);
       if (last->isBeforeInBlock(user))
@@ -374,12 +388,18 @@ struct ForwardCopiesPass
     while (changed) {
       changed = false;
       SmallVector<ElementwiseOp> copies;
+      SmallVector<ElementwiseOp> widenings;
       getOperation().walk([&](ElementwiseOp op) {
         if (isPlainCopy(op))
           copies.push_back(op);
+        else if (isWidening(op))
+          widenings.push_back(op);
       });
       for (ElementwiseOp copy : copies)
         if (forward(copy) || retarget(copy, dom))
+          changed = true;
+      for (ElementwiseOp copy : widenings)
+        if (forward(copy))
           changed = true;
       copies.clear();
       getOperation().walk([&](ElementwiseOp op) {

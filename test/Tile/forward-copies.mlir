@@ -437,3 +437,40 @@ func.func @negative_narrow_result_read_in_f32(%x: !n, %out: !n, %sum: !w) {
   nova.elementwise <add> ins(%r, %r : !w, !w) outs(%sum : !w)
   return
 }
+
+// -----
+
+!n = memref<64x128xbf16, #nova.memory_space<sram>>
+!w = memref<64x128xf32, #nova.memory_space<sram>>
+!row = memref<1x128xf32, #nova.memory_space<sram>>
+
+// A bias gradient: dY loaded in bf16, widened, summed over rows in f32. The
+// reduction reads the bf16 tile itself (exactly the widened values).
+// CHECK-LABEL: func.func @widening_into_a_reduction
+// CHECK-NOT: <copy>
+// CHECK: nova.reduce <sum> ins(%arg0 : memref<64x128xbf16, #nova.memory_space<sram>>) outs(%arg1 : memref<1x128xf32, #nova.memory_space<sram>>) dim 0
+func.func @widening_into_a_reduction(%dy: !n, %db: !row) {
+  %w = memref.alloc() : !w
+  nova.elementwise <copy> ins(%dy : !n) outs(%w : !w)
+  nova.reduce <sum> ins(%w : !w) outs(%db : !row) dim 0
+  return
+}
+
+// -----
+
+!n = memref<64x128xbf16, #nova.memory_space<sram>>
+!w = memref<64x128xf32, #nova.memory_space<sram>>
+!row = memref<1x128xf32, #nova.memory_space<sram>>
+
+// A widening that an elementwise op reads too stays (narrow() or the
+// op's own pairs want the f32 tile).
+// CHECK-LABEL: func.func @negative_widening_read_by_elementwise
+// CHECK: nova.elementwise <copy>
+// CHECK: nova.reduce <sum> ins(%{{.*}} : memref<64x128xf32
+func.func @negative_widening_read_by_elementwise(%dy: !n, %db: !row, %o: !w) {
+  %w = memref.alloc() : !w
+  nova.elementwise <copy> ins(%dy : !n) outs(%w : !w)
+  nova.reduce <sum> ins(%w : !w) outs(%db : !row) dim 0
+  nova.elementwise <exp> ins(%w : !w) outs(%o : !w)
+  return
+}

@@ -274,7 +274,9 @@ def NovaForwardCopies : Pass<"nova-forward-copies", "::mlir::func::FuncOp"> {
     over the tile. This pass removes two shapes of them, within one block:
 
     * forward: `copy %src -> %tmp`, `%tmp` a fresh tile that nothing else
-      writes and only vector ops read: the readers read `%src` (SRAM or the
+      writes and only vector ops read (for a copy widening bf16 or f16 to
+      f32, only reductions, which read a narrow float as f32: a bias
+      gradient sums the bf16 dY itself): the readers read `%src` (SRAM or the
       accumulator, which the vector unit reads) when nothing writes `%src`
       before the last of them (a `nova.wait` writes nothing: the DMAs it
       completes declare their effects on their `nova.dma_start`);

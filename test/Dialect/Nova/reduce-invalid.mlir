@@ -18,9 +18,11 @@ func.func @negative_reduce_dropped_dim(%a: memref<4x8xf32, #nova.memory_space<sr
 
 // -----
 
-func.func @negative_reduce_element_type(%a: memref<4x8xf32, #nova.memory_space<sram>>, %o: memref<4x1xbf16, #nova.memory_space<sram>>) {
-  // expected-error @+1 {{'nova.reduce' op input and output element types must match, got 'f32' and 'bf16'}}
-  nova.reduce <max> ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%o : memref<4x1xbf16, #nova.memory_space<sram>>) dim 1
+// Float types mix (a bf16 input reduced into f32); a float and an integer
+// do not.
+func.func @negative_reduce_element_type(%a: memref<4x8xf32, #nova.memory_space<sram>>, %o: memref<4x1xi32, #nova.memory_space<sram>>) {
+  // expected-error @+1 {{'nova.reduce' op input and output element types must match, got 'f32' and 'i32'}}
+  nova.reduce <max> ins(%a : memref<4x8xf32, #nova.memory_space<sram>>) outs(%o : memref<4x1xi32, #nova.memory_space<sram>>) dim 1
   return
 }
 

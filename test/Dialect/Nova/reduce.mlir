@@ -20,3 +20,11 @@ func.func @softmax_row_reductions(%x: !sram, %m: memref<64x1xf32, #nova.memory_s
   nova.reduce <min> ins(%acc : memref<64x128xf32, #nova.memory_space<acc>>) outs(%col : memref<1x128xf32, #nova.memory_space<sram>>) dim 0
   return
 }
+
+// Float types mix: a bf16 tile reduced into f32 (read as f32, summed in f32).
+// CHECK-LABEL: func.func @reduce_bf16_into_f32
+// CHECK: nova.reduce <sum> ins(%{{.*}} : memref<64x128xbf16, #nova.memory_space<sram>>) outs(%{{.*}} : memref<1x128xf32, #nova.memory_space<sram>>) dim 0
+func.func @reduce_bf16_into_f32(%x: memref<64x128xbf16, #nova.memory_space<sram>>, %y: memref<1x128xf32, #nova.memory_space<sram>>) {
+  nova.reduce <sum> ins(%x : memref<64x128xbf16, #nova.memory_space<sram>>) outs(%y : memref<1x128xf32, #nova.memory_space<sram>>) dim 0
+  return
+}

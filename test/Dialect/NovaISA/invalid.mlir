@@ -456,8 +456,8 @@ func.func @vreduce_output_shape(%a: index, %b: index, %c: index, %d: index) {
 // -----
 
 func.func @vreduce_element_type(%a: index, %b: index, %c: index, %d: index) {
-  // expected-error @+1 {{'nova_isa.vreduce' op input and output element types must match, got 'f32' and 'f16'}}
-  nova_isa.vreduce sum %a : #nova_isa.tile<sram, f32, [64, 128], [128, 1]> -> %b : #nova_isa.tile<sram, f16, [64, 1], [1, 1]> axis 1 on vector
+  // expected-error @+1 {{'nova_isa.vreduce' op input and output element types must match, got 'i32' and 'f32'}}
+  nova_isa.vreduce sum %a : #nova_isa.tile<sram, i32, [64, 128], [128, 1]> -> %b : #nova_isa.tile<sram, f32, [64, 1], [1, 1]> axis 1 on vector
   return
 }
 

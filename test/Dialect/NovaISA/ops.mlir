@@ -256,5 +256,8 @@ func.func @float_types_mix(%x: index, %a: index, %y: index) {
   nova_isa.vfused sub, mul %x : #nova_isa.tile<sram, f32, [64, 128], [128, 1]>,
       %a : #nova_isa.tile<sram, f32, [64, 1], [1, 1]>, 2.0
       -> %y : #nova_isa.tile<sram, bf16, [64, 128], [128, 1]> on vector
+  // CHECK: nova_isa.vreduce sum %{{.*}} : #nova_isa.tile<sram, bf16, [64, 128], [128, 1]> -> %{{.*}} : #nova_isa.tile<sram, f32, [1, 128], [128, 1]> axis 0 on vector
+  nova_isa.vreduce sum %x : #nova_isa.tile<sram, bf16, [64, 128], [128, 1]>
+      -> %y : #nova_isa.tile<sram, f32, [1, 128], [128, 1]> axis 0 on vector
   return
 }

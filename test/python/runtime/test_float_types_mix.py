@@ -25,12 +25,13 @@ X_SRAM, A_SRAM, Y_SRAM, T_SRAM = 0, 256, 512, 1024
 X_HBM, A_HBM, Y_HBM = 0, 256, 512
 
 
-def program(out: int, a_dtype: int, instr: dict, through_f32: bool) -> bytes:
-    """x (f32) and a (``a_dtype``, one row) loaded, one vector instruction (``instr``'s
-    fields, ra = x, rb = a), y stored. ``through_f32``: the instruction writes an f32
-    tile and VCOPY rounds it into y."""
-    tiles = [tile(HBM, F32, SHAPE), tile(SRAM, F32, SHAPE), tile(HBM, a_dtype, ROW),
-             tile(SRAM, a_dtype, ROW), tile(SRAM, out, SHAPE), tile(HBM, out, SHAPE)]
+def program(out: int, a_dtype: int, instr: dict, through_f32: bool, x_dtype: int = F32,
+            out_shape: tuple[int, ...] = SHAPE) -> bytes:
+    """x (``x_dtype``) and a (``a_dtype``, one row) loaded, one vector instruction
+    (``instr``'s fields, ra = x, rb = a), y stored. ``through_f32``: the instruction
+    writes an f32 tile and VCOPY rounds it into y."""
+    tiles = [tile(HBM, x_dtype, SHAPE), tile(SRAM, x_dtype, SHAPE), tile(HBM, a_dtype, ROW),
+             tile(SRAM, a_dtype, ROW), tile(SRAM, out, out_shape), tile(HBM, out, out_shape)]
     li = lambda rd, v: word(opcode=Opcode.LI, engine=Engine.SCALAR, rd=rd, imm0=v)  # noqa: E731
     words = [li(1, X_SRAM), li(2, A_SRAM), li(3, Y_SRAM), li(4, T_SRAM), li(5, X_HBM), li(6, A_HBM),
              li(7, Y_HBM),
@@ -44,7 +45,8 @@ def program(out: int, a_dtype: int, instr: dict, through_f32: bool) -> bytes:
     words += [word(opcode=Opcode.DMA_COPY, engine=Engine.DMA, ra=3, tile_a=4, rdst=7, tile_d=5, wait=4,
                    signal=8),
               word(opcode=Opcode.SEM_WAIT, engine=Engine.SCALAR, wait=8), HALT]
-    io = [(0, 0, "x", F32, SHAPE, X_HBM), (1, 0, "a", a_dtype, ROW, A_HBM), (2, 1, "y", out, SHAPE, Y_HBM)]
+    io = [(0, 0, "x", x_dtype, SHAPE, X_HBM), (1, 0, "a", a_dtype, ROW, A_HBM),
+          (2, 1, "y", out, out_shape, Y_HBM)]
     return build(words, tiles, io=io, isa_version=5)
 
 
@@ -98,3 +100,15 @@ def test_vfused_rounds_its_intermediate_to_xs_type_not_ys():
     for trace in (True, False):
         got = Simulator(load_binary(program(BF16, F32, instr, False)), trace=trace).run(given)[0]["y"]
         np.testing.assert_array_equal(got, np.full(SHAPE, 1.0 + 2.0 ** -7, np.float32))
+
+
+def test_vreduce_of_a_bf16_tile_into_f32_sums_the_values_in_f32():
+    """A bias gradient's sum over rows reads the bf16 tile itself: the f32 sum of its
+    values, as the widened copy's sum was."""
+    instr = dict(opcode=Opcode.VREDUCE, kind=0, imm0=0)  # sum over axis 0
+    given = {"x": X, "a": A_ROW}
+    want = rounded(X, BF16).sum(axis=0, keepdims=True, dtype=np.float32)
+    for trace in (True, False):
+        got = Simulator(load_binary(program(F32, F32, instr, False, x_dtype=BF16, out_shape=ROW)),
+                        trace=trace).run(given)[0]["y"]
+        np.testing.assert_array_equal(bits(got), bits(want), err_msg=f"trace={trace}")

@@ -368,8 +368,11 @@ LogicalResult ReduceOp::verify() {
     if (!outElt.isSignlessInteger(64) && !outElt.isSignlessInteger(32))
       return emitOpError() << "'" << stringifyReductionKind(getKind())
                            << "' writes an i64 or i32 index, got " << outElt;
-  } else if (failed(checkSameElementType(op, getInput(), "input", getOutput(),
+  } else if (!(isa<FloatType>(elementTypeOf(getInput())) &&
+               isa<FloatType>(outElt)) &&
+             failed(checkSameElementType(op, getInput(), "input", getOutput(),
                                          "output"))) {
+    // Float types mix: read as f32, reduced in f32, rounded to the output's.
     return failure();
   }
   if (getKind() == ReductionKind::Avg &&

@@ -645,6 +645,8 @@ LogicalResult VReduceOp::verify() {
       isa<IntegerType>(input.getElementType()))
     return emitOpError() << "avg needs a float tile, got "
                          << input.getElementType();
+  if (floatsMix(input, output))
+    return success();
   return checkSameElementType(op, "input", input, "output", output);
 }
 

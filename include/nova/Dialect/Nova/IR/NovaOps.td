@@ -207,7 +207,9 @@ def Nova_ReduceOp : Nova_Op<"reduce"> {
     Combines the elements of `input` along `dim` with `kind` (`avg` is the
     mean; `argmax` / `argmin` write the position of the first maximum /
     minimum along `dim` into an i64 or i32 output). The output keeps the reduced dimension with size 1, so that it
-    broadcasts back in a following `nova.elementwise`.
+    broadcasts back in a following `nova.elementwise`. Input and output
+    share one element type, except that float types mix (a bf16 input is
+    read as f32, reduced in f32 and rounded to the output's type).
 
     ```mlir
     nova.reduce <max> ins(%x : memref<64x128xf32, #nova.memory_space<sram>>)
