@@ -38,6 +38,13 @@ Value padDim(OpBuilder &b, Location loc, Value v, int64_t dim, int64_t size) {
   SmallVector<int64_t> shape(type.getShape()), strip(type.getShape());
   shape[dim] = size;
   strip[dim] = size - type.getDimSize(dim);
+  // The zero-padded tensor is built before `v`'s producer, so that
+  // nova-bufferize can have the producer compute `v` in place in it.
+  OpBuilder::InsertionGuard guard(b);
+  OpBuilder::InsertPoint use = b.saveInsertionPoint();
+  if (Operation *producer = v.getDefiningOp();
+      producer && producer->getBlock() == use.getBlock())
+    b.setInsertionPoint(producer);
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
   Value wide = tensor::EmptyOp::create(b, loc, shape, element);
   Value stripEmpty = tensor::EmptyOp::create(b, loc, strip, element);
@@ -48,6 +55,7 @@ Value padDim(OpBuilder &b, Location loc, Value v, int64_t dim, int64_t size) {
   wide = tensor::InsertSliceOp::create(b, loc, zeros, wide,
                                        indexAttrs(b, stripOffsets),
                                        indexAttrs(b, strip), strides);
+  b.restoreInsertionPoint(use);
   return tensor::InsertSliceOp::create(
       b, loc, v, wide, indexAttrs(b, SmallVector<int64_t>(type.getRank(), 0)),
       indexAttrs(b, type.getShape()), strides);

@@ -313,14 +313,48 @@ FailureOr<TilePlan> TilePass::planContractionColumns(
     // With K split, rows grow back as far as the panels leave room: each
     // tile pays the array's weight load once, so it should stream as many
     // rows as the accumulator takes.
-    for (int64_t rows = divisorAtMost(ranges[mDim], mMax); rows > m;
-         rows = divisorAtMost(ranges[mDim], rows - 1)) {
-      int64_t grown = footprint(rows, k);
-      if (grown <= target.getSramBytes()) {
-        m = rows;
-        bytes = grown;
-        break;
+    int64_t topRows = divisorAtMost(ranges[mDim], mMax);
+    auto growRows = [&](int64_t panel) {
+      for (int64_t rows = topRows; rows > m;
+           rows = divisorAtMost(ranges[mDim], rows - 1))
+        if (footprint(rows, panel) <= target.getSramBytes())
+          return rows;
+      return m;
+    };
+    m = growRows(k);
+    bytes = footprint(m, k);
+    // Thinner panels where they let the rows grow further: the panel search
+    // above stops at the first depth that fits one array height of rows,
+    // and every row tile re-reads the other operand. K = 50176 (the first
+    // 392 array heights of GPT-2's 50257-word vocabulary, nova-pad-matmul)
+    // stopped at 6272-deep panels, which left 128 rows in a 768-column
+    // block: W read 16 times, 1.4 GB a step; 896-deep panels hold all 2048
+    // rows and read each operand once, as 50304 = 128 x 393 does by
+    // luck (its panels go 16768, 384). Scored as the column widths are.
+    auto thinner = [&](int64_t panel) {
+      int64_t unit = ranges[kDim] % arrayRows == 0 ? arrayRows : 1;
+      int64_t d = divisorAtMost(ranges[kDim] / unit, panel / unit - 1);
+      return d * unit < panel ? d * unit : int64_t(0);
+    };
+    if (m < topRows) {
+      ContractionCost cost = contractionCost(op, dims, ranges, plan.sizes);
+      int64_t floor = std::min(ranges[kDim], arrayRows);
+      for (int64_t panel = thinner(k); panel >= floor && m < topRows;
+           panel = thinner(panel)) {
+        int64_t rows = growRows(panel);
+        if (rows == m)
+          continue;
+        footprint(rows, panel);
+        ContractionCost c = contractionCost(op, dims, ranges, plan.sizes);
+        bool faster = c.ns < 0.9 * cost.ns && c.traffic <= cost.traffic;
+        bool lighter = c.ns <= cost.ns && c.traffic < 0.9 * cost.traffic;
+        if (faster || lighter) {
+          m = rows;
+          k = panel;
+          cost = c;
+        }
       }
+      bytes = footprint(m, k);
     }
     footprint(m, k);
   }

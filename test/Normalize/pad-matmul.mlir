@@ -104,3 +104,31 @@ func.func @negative_two_chunk_contraction(%a: tensor<16x192xf32>, %b: tensor<192
   %r = linalg.matmul ins(%a, %b : tensor<16x192xf32>, tensor<192x64xf32>) outs(%c : tensor<16x64xf32>) -> tensor<16x64xf32>
   return %r : tensor<16x64xf32>
 }
+
+// -----
+
+// B computed just before (autocast's bf16 copy of the weight): the padded
+// tensor and its zero strip are built before B's producer, so that
+// nova-bufferize can have the producer write its slice of the padded tensor
+// (no copy of B); B itself is inserted after it.
+// CHECK-LABEL: func.func @lm_head_padded_before_cast
+// CHECK: %[[BZ:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[257, 0] [127, 64] [1, 1] : tensor<127x64xbf16> into tensor<384x64xbf16>
+// CHECK: %[[CAST:.*]] = linalg.generic
+// CHECK: arith.truncf
+// CHECK: tensor.insert_slice %[[CAST]] into %[[BZ]][0, 0] [257, 64] [1, 1] : tensor<257x64xbf16> into tensor<384x64xbf16>
+// CHECK: linalg.matmul
+func.func @lm_head_padded_before_cast(%x: tensor<16x64xbf16>, %w: tensor<257x64xf32>) -> tensor<16x257xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<257x64xbf16>
+  %wb = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<257x64xf32>) outs(%e0 : tensor<257x64xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<257x64xbf16>
+  %e = tensor.empty() : tensor<16x257xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x257xf32>) -> tensor<16x257xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%x, %wb : tensor<16x64xbf16>, tensor<257x64xbf16>) outs(%f : tensor<16x257xf32>) -> tensor<16x257xf32>
+  return %r : tensor<16x257xf32>
+}

@@ -16,14 +16,15 @@
 // T1-NOT: linalg.matmul
 // On the tiny target (8x8 matrix unit, 16 KiB SRAM) K no longer fits, so
 // the matmul is tiled alone along K too (its zero fill stays outside the K
-// loop, which accumulates), and the epilogue separately.
+// loop, which accumulates), and the epilogue separately. Its 16-deep
+// panels let the rows grow to the accumulator's 32 (8-deep ones left 16).
 // TINY-LABEL: func.func @matmul_bias_gelu_fused
 // TINY: linalg.fill
 // TINY: scf.for
 // TINY: scf.for
 // TINY: scf.for
 // TINY-NOT: linalg.fill
-// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x8xf32>, tensor<8x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
+// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x32xf32>) outs(%{{.*}} : tensor<32x32xf32>)
 // TINY: linalg.generic
 func.func @matmul_bias_gelu_fused(%a: tensor<256x768xf32>, %b: tensor<768x512xf32>, %bias: tensor<512xf32>) -> tensor<256x512xf32> {
   %c0 = arith.constant 0.0 : f32
@@ -276,7 +277,7 @@ func.func @logits_of_an_awkward_vocabulary(%x: tensor<64x50257xf32>) -> tensor<6
 // T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[K:.*]] iter_args
 // T1: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2048x384xf32>, tensor<384x768xf32>) outs(%{{.*}} : tensor<2048x768xf32>)
 // TINY-LABEL: func.func @lm_head_input_gradient
-// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x8xf32>, tensor<8x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
+// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x32xf32>) outs(%{{.*}} : tensor<32x32xf32>)
 func.func @lm_head_input_gradient(%dy: tensor<2048x50304xf32>, %w: tensor<50304x768xf32>) -> tensor<2048x768xf32> {
   %c0 = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2048x768xf32>
@@ -297,12 +298,34 @@ func.func @lm_head_input_gradient(%dy: tensor<2048x50304xf32>, %w: tensor<50304x
 // T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
 // T1: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2048x384xbf16>, tensor<384x768xbf16>) outs(%{{.*}} : tensor<2048x768xf32>)
 // TINY-LABEL: func.func @lm_head_input_gradient_bf16
-// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x24xbf16>, tensor<24x64xbf16>) outs(%{{.*}} : tensor<16x64xf32>)
+// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<32x8xbf16>, tensor<8x48xbf16>) outs(%{{.*}} : tensor<32x48xf32>)
 func.func @lm_head_input_gradient_bf16(%dy: tensor<2048x50304xbf16>, %w: tensor<50304x768xbf16>) -> tensor<2048x768xf32> {
   %c0 = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2048x768xf32>
   %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<2048x768xf32>) -> tensor<2048x768xf32>
   %m = linalg.matmul ins(%dy, %w : tensor<2048x50304xbf16>, tensor<50304x768xbf16>) outs(%f : tensor<2048x768xf32>) -> tensor<2048x768xf32>
+  return %m : tensor<2048x768xf32>
+}
+
+// -----
+
+// The first 392 array heights of GPT-2's unpadded vocabulary (K = 50176, the
+// main part of nova-pad-matmul's 50176 + 81 split of dX = dY W at 50257
+// words): the first panel depth that fits one array height of rows, 6272,
+// leaves 128-row tiles of the 768-column block (W read 16 times); the
+// thinner 1024-deep panels hold all 2048 rows, so each operand is read once.
+// T1-LABEL: func.func @lm_head_input_gradient_split_vocabulary
+// T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// T1: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2048x1024xbf16>, tensor<1024x768xbf16>) outs(%{{.*}} : tensor<2048x768xf32>)
+// TINY-LABEL: func.func @lm_head_input_gradient_split_vocabulary
+// TINY: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<32x8xbf16>, tensor<8x48xbf16>) outs(%{{.*}} : tensor<32x48xf32>)
+func.func @lm_head_input_gradient_split_vocabulary(%dy: tensor<2048x50176xbf16>, %w: tensor<50176x768xbf16>) -> tensor<2048x768xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2048x768xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<2048x768xf32>) -> tensor<2048x768xf32>
+  %m = linalg.matmul ins(%dy, %w : tensor<2048x50176xbf16>, tensor<50176x768xbf16>) outs(%f : tensor<2048x768xf32>) -> tensor<2048x768xf32>
   return %m : tensor<2048x768xf32>
 }
 

@@ -236,7 +236,11 @@ def NovaBufferize : Pass<"nova-bufferize", "::mlir::ModuleOp"> {
     `extract_slice(tensor.empty)` into a tile-sized `tensor.empty`) become
     `bufferization.alloc_tensor` in `#nova.memory_space<sram>`; function
     arguments, results and everything else default to
-    `#nova.memory_space<hbm>`.
+    `#nova.memory_space<hbm>`. A tensor inserted at the origin of a wider one
+    outside any loop (an operand zero-padded by nova-pad-matmul) whose
+    computation starts from a function-level `tensor.empty` starts from that
+    slice of the wider tensor instead, and its later readers read the slice,
+    so that it is computed in place rather than copied over.
 
     Before:
     ```mlir
