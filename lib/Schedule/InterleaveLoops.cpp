@@ -291,13 +291,12 @@ struct InterleaveLoopsPass
             !target ||
             ((firstWork.sram + secondWork.sram) <= target.getSramBytes() &&
              (firstWork.acc + secondWork.acc) <= target.getAccBytes());
-        // Both on the DMA queue loops use (queue 0), a DMA-bound op only
-        // queues behind the other's loads; and a fused loop of few
+        // A DMA-bound op fuses too: beside a compute-bound loop its loads
+        // share queue 0 with few others, and its loop (a bias gradient's
+        // load and sum) would otherwise run alone. A fused loop of few
         // iterations dispatches each op's part whole, as before.
-        bool engines = firstWork.bound() != Engine::Dma &&
-                       secondWork.bound() != Engine::Dma &&
-                       (firstWork.bound() != secondWork.bound() ||
-                        firstWork.balanced() || secondWork.balanced());
+        bool engines = firstWork.bound() != secondWork.bound() ||
+                       firstWork.balanced() || secondWork.balanced();
         if (engines && fits &&
             planFusion(first, second, firstWork, secondWork).outer >=
                 int64_t(minTrips))

@@ -256,3 +256,45 @@ func.func @unbalanced_matmul_loops_not_fused() -> (memref<4x128x128xf32, #acc>, 
   }
   return %y, %e : memref<4x128x128xf32, #acc>, memref<4x64x128xf32, #sram>
 }
+
+// -----
+
+#hbm = #nova.memory_space<hbm>
+#sram = #nova.memory_space<sram>
+#acc = #nova.memory_space<acc>
+
+// A DMA-bound loop (a bias gradient: a tile loaded and summed over rows)
+// beside a matmul loop of about its length (4 x 320 cycles each): fused,
+// its loads beside the matmuls.
+// CHECK-LABEL: func.func @dma_bound_loop_fused
+// CHECK: scf.for
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: memref.subview
+// CHECK-NEXT: nova.matmul
+// CHECK: nova.dma_start
+// CHECK: nova.reduce <sum>
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @dma_bound_loop_fused(%dy: memref<4x32x128xf32, #hbm>) -> (memref<4x128x128xf32, #acc>, memref<4x1x128xf32, #sram>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %xt = memref.alloc() : memref<128x320xf32, #sram>
+  %wt = memref.alloc() : memref<320x128xf32, #sram>
+  %y = memref.alloc() : memref<4x128x128xf32, #acc>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %ys = memref.subview %y[%i, 0, 0] [1, 128, 128] [1, 1, 1] : memref<4x128x128xf32, #acc> to memref<128x128xf32, strided<[128, 1], offset: ?>, #acc>
+    nova.matmul ins(%xt, %wt : memref<128x320xf32, #sram>, memref<320x128xf32, #sram>) outs(%ys : memref<128x128xf32, strided<[128, 1], offset: ?>, #acc>)
+  }
+  %db = memref.alloc() : memref<4x1x128xf32, #sram>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %src = memref.subview %dy[%k, 0, 0] [1, 32, 128] [1, 1, 1] : memref<4x32x128xf32, #hbm> to memref<32x128xf32, strided<[128, 1], offset: ?>, #hbm>
+    %t = memref.alloc() : memref<32x128xf32, #sram>
+    %tok = nova.dma_start %src, %t : memref<32x128xf32, strided<[128, 1], offset: ?>, #hbm> -> memref<32x128xf32, #sram>
+    nova.wait %tok
+    %out = memref.subview %db[%k, 0, 0] [1, 1, 128] [1, 1, 1] : memref<4x1x128xf32, #sram> to memref<1x128xf32, strided<[128, 1], offset: ?>, #sram>
+    nova.reduce <sum> ins(%t : memref<32x128xf32, #sram>) outs(%out : memref<1x128xf32, strided<[128, 1], offset: ?>, #sram>) dim 0
+  }
+  return %y, %db : memref<4x128x128xf32, #acc>, memref<4x1x128xf32, #sram>
+}

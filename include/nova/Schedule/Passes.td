@@ -95,18 +95,19 @@ def NovaInterleaveLoops
     ops that are not lazy (allocations, views, constants), that
     * has static bounds, no iteration arguments and no results (as itself)
       and no collective (their order across chips is kept);
-    * is bound on another engine, the matrix unit for one and the vector
-      unit for the other, or either nest is *balanced*, its matrix and
-      vector cycles within 10% of each other (a matmul with an epilogue of
-      about its length, as the GELU backward's: the units take turns within
-      an iteration, and the other op fills their gaps) (rough engine cycles
-      of the nest: matmul MACs over
-      the array, vector elements over the lanes, DMA bytes over HBM
-      bandwidth plus a setup per DMA, a DMA whose operands do not depend on
-      a loop counted once for it, as nova-hoist-invariant-loads will load
-      it). A DMA-bound op is left alone: loops put every load on the same
-      queue (queue 0 with convert-nova-to-isa's default split policy), where
-      its transfers would only queue in front of the other op's loads;
+    * is bound on another engine than the first (rough engine cycles of
+      the nest: matmul MACs over the array, vector elements over the lanes,
+      DMA bytes over HBM bandwidth plus a setup per DMA, a DMA whose
+      operands do not depend on a loop counted once for it, as
+      nova-hoist-invariant-loads will load it), or either nest is
+      *balanced*, its matrix and vector cycles within 10% of each other (a
+      matmul with an epilogue of about its length, as the GELU backward's:
+      the units take turns within an iteration, and the other op fills
+      their gaps). A DMA-bound op fuses too (a bias gradient's load and sum
+      beside a matmul or an elementwise loop): its loads share queue 0 with
+      the other op's, which are few in a compute-bound loop; measured on the
+      GPT-2-small bf16 steps, Nova's GPT 74.114 -> 73.706 ms and HF's
+      82.779 -> 82.700 ms against leaving DMA-bound ops alone;
     * gives a fused loop of at least `min-trips` iterations (with fewer,
       each op's part is dispatched whole, as before);
     * neither writes a buffer the first loop or any op in between reads or
