@@ -27,15 +27,23 @@ using namespace mlir::nova::tile;
 
 namespace {
 
-/// A same-typed copy between two on-chip tiles (memory spaces may differ).
-bool isPlainCopy(ElementwiseOp op) {
+/// The element types (input, output) of a copy between two tiles of one
+/// shape, or null types for any other op.
+std::pair<Type, Type> copyTypes(ElementwiseOp op) {
   if (op.getKind() != ElementwiseKind::Copy || op.getScalarAttr() ||
       op.getInputs().size() != 1)
-    return false;
+    return {};
   auto in = cast<MemRefType>(op.getInputs()[0].getType());
   auto out = cast<MemRefType>(op.getOutput().getType());
-  return in.getShape() == out.getShape() &&
-         in.getElementType() == out.getElementType();
+  if (in.getShape() != out.getShape())
+    return {};
+  return {in.getElementType(), out.getElementType()};
+}
+
+/// A same-typed copy between two on-chip tiles (memory spaces may differ).
+bool isPlainCopy(ElementwiseOp op) {
+  auto [from, to] = copyTypes(op);
+  return from && from == to;
 }
 
 /// A fresh tile allocated in `block`.
@@ -77,24 +85,13 @@ bool isNarrowFloat(Type t) { return t.isBF16() || t.isF16(); }
 /// A converting copy from a tile of element type `from` to one of `to`, of
 /// one shape.
 bool isConversion(ElementwiseOp op, Type from, Type to) {
-  if (op.getKind() != ElementwiseKind::Copy || op.getScalarAttr() ||
-      op.getInputs().size() != 1)
-    return false;
-  auto in = cast<MemRefType>(op.getInputs()[0].getType());
-  auto out = cast<MemRefType>(op.getOutput().getType());
-  return in.getShape() == out.getShape() && in.getElementType() == from &&
-         out.getElementType() == to;
+  return copyTypes(op) == std::make_pair(from, to);
 }
 
 /// A copy widening bf16 or f16 to f32 (exact), of one shape.
 bool isWidening(ElementwiseOp op) {
-  if (op.getKind() != ElementwiseKind::Copy || op.getScalarAttr() ||
-      op.getInputs().size() != 1)
-    return false;
-  auto in = cast<MemRefType>(op.getInputs()[0].getType());
-  auto out = cast<MemRefType>(op.getOutput().getType());
-  return in.getShape() == out.getShape() && isNarrowFloat(in.getElementType()) &&
-         out.getElementType().isF32();
+  auto [from, to] = copyTypes(op);
+  return from && isNarrowFloat(from) && to.isF32();
 }
 
 /// An elementwise op whose result is an f32 computation on float values
@@ -404,9 +401,8 @@ struct ForwardCopiesPass
       copies.clear();
       getOperation().walk([&](ElementwiseOp op) {
         // Only the rounding copies: narrow() erases widenings.
-        if (op.getKind() == ElementwiseKind::Copy && op.getInputs().size() == 1 &&
-            cast<MemRefType>(op.getInputs()[0].getType()).getElementType().isF32() &&
-            isNarrowFloat(cast<MemRefType>(op.getOutput().getType()).getElementType()))
+        auto [from, to] = copyTypes(op);
+        if (from && from.isF32() && isNarrowFloat(to))
           copies.push_back(op);
       });
       for (ElementwiseOp copy : copies)
