@@ -327,10 +327,10 @@ FailureOr<TilePlan> TilePass::planContractionColumns(
     // above stops at the first depth that fits one array height of rows,
     // and every row tile re-reads the other operand. K = 50176 (the first
     // 392 array heights of GPT-2's 50257-word vocabulary, nova-pad-matmul)
-    // stopped at 6272-deep panels, which left 128 rows in a 768-column
-    // block: W read 16 times, 1.4 GB a step; 896-deep panels hold all 2048
-    // rows and read each operand once, as 50304 = 128 x 393 does by
-    // luck (its panels go 16768, 384). Scored as the column widths are.
+    // stopped at 6272-deep panels and row tiles that re-read the operands
+    // (the LM head moved 1.9 GB at one layer of HF GPT-2, 1.4 GB after);
+    // 1024-deep panels hold all 2048 rows and read each operand once, as 50304 = 128 x 393 does by luck (its panels go 16768,
+    // 384). Scored as the column widths are.
     auto thinner = [&](int64_t panel) {
       int64_t unit = ranges[kDim] % arrayRows == 0 ? arrayRows : 1;
       int64_t d = divisorAtMost(ranges[kDim] / unit, panel / unit - 1);

@@ -312,8 +312,8 @@ func.func @lm_head_input_gradient_bf16(%dy: tensor<2048x50304xbf16>, %w: tensor<
 // The first 392 array heights of GPT-2's unpadded vocabulary (K = 50176, the
 // main part of nova-pad-matmul's 50176 + 81 split of dX = dY W at 50257
 // words): the first panel depth that fits one array height of rows, 6272,
-// leaves 128-row tiles of the 768-column block (W read 16 times); the
-// thinner 1024-deep panels hold all 2048 rows, so each operand is read once.
+// leaves row tiles that re-read the operands; the thinner 1024-deep panels
+// hold all 2048 rows, so each operand is read once.
 // T1-LABEL: func.func @lm_head_input_gradient_split_vocabulary
 // T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
 // T1: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
