@@ -31,6 +31,7 @@ float32 (mixed precision).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -56,6 +57,13 @@ class Body:
     constants: tuple[torch.Tensor, ...]
     saved: tuple[int, ...] = ()
     unhoisted: Callable[[], "Body"] | None = None
+    #: ``G`` (:func:`saved_bodies`' ``defer``): per argument where it comes
+    #: from (:data:`nova.parallel.pipeline_wgrad.KINDS`), and ``B`` / ``B_acc``
+    #: instead; on ``F``, why the weights' gradients are not deferred.
+    #: On ``Bx``, ``saved`` is the saved tensors it reads (indices).
+    sources: tuple[tuple[str, int], ...] = ()
+    fallback: Callable[[], dict] | None = None
+    deferral: str = ""
 
 
 @dataclass(frozen=True)
@@ -241,7 +249,7 @@ def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
                  x: torch.Tensor, dy_or_labels: torch.Tensor, *, first: bool, loss_fn=None,
                  scale: float = 1.0, accumulate: tuple[bool, ...] = (False, True),
                  tag: str, autocast: torch.dtype | None = None,
-                 rematerialize: bool = False) -> dict[str, Body]:
+                 rematerialize: bool = False, defer: int = 0) -> dict[str, Body]:
     """``F``, ``B`` (and ``B_acc``) with saved activations instead of
     recomputation: AOT autograd's partition of the stage's joint graph
     (``default_partition``) gives a forward that also returns what the
@@ -251,7 +259,82 @@ def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
     no ``dy`` (the loss's gradient is ``scale``), on stage 0 no ``dx``.
     ``rematerialize``: AOT autograd's min-cut partition instead, every
     tensor computed from integer inputs alone recomputed in B
-    (:func:`_index_derived_recomputed`)."""
+    (:func:`_index_derived_recomputed`).
+
+    ``defer=m`` (the step's micro-batches): the weights' gradients once per
+    step where the backward allows it (:mod:`nova.parallel.pipeline_wgrad`):
+    ``Bx: (saved..., dy) -> (dx, boundary values...)`` per micro-batch and
+    ``G: (the m micro-batches' boundary values, concatenated) -> (g...)``,
+    ``G.sources`` saying where each argument comes from; ``G.fallback()``
+    gives ``B`` and ``B_acc`` instead (a mesh that cannot place G)."""
+    joint = dict(first=first, loss_fn=loss_fn, scale=scale, autocast=autocast,
+                 rematerialize=rematerialize)
+    fw, bw, args = _joint(stage, names, state, x, dy_or_labels, **joint)
+    n_train, n = len(names.trainable), len(state)
+    last = loss_fn is not None
+    plain = [a.detach() for a in args]
+    with torch.no_grad():
+        saved = [t.detach() for t in fw(*plain)[1:]]
+    k = len(saved)
+    hoisted = _hoist_weight_casts(fw, n_train, plain, tag) if autocast is not None else None
+    if hoisted is not None:
+        bodies = dict(zip(("F", "W"), hoisted))
+    else:
+        bodies = {"F": _trace(lambda *a: tuple(fw(*a)), plain, f"F{tag}")}
+    wanted = list(range(n_train)) if first else [n] + list(range(n_train))
+
+    def tangent(a):
+        return [torch.full((), scale, dtype=torch.float32)] if last else [a[k]]
+
+    def zeros(i):
+        # A parameter with no gradient gets zeros made from its shape: a
+        # zeros_like of ``args[i]`` (a real tensor, not a traced input)
+        # would capture it as a constant of the body.
+        return torch.zeros(args[i].shape, dtype=args[i].dtype)
+
+    b_args = saved + ([] if last else [dy_or_labels.detach()])
+
+    def per_microbatch() -> dict[str, Body]:
+        out = {}
+        for acc in accumulate:
+            def bfn(*a, acc=acc):
+                grads = bw(*a[:k], *tangent(a))
+                picked = [grads[i] if grads[i] is not None else zeros(i) for i in wanted]
+                dx, dparams = ([], picked) if first else ([picked[0]], picked[1:])
+                if acc:
+                    rest = a[k + (0 if last else 1):]
+                    dparams = [g + r for g, r in zip(dparams, rest)]
+                return tuple(dx + dparams)
+
+            extra = [torch.zeros_like(t) for t in state[:n_train]] if acc else []
+            out["Bacc" if acc else "B"] = _trace(bfn, b_args + extra,
+                                                 f"B{'acc' if acc else ''}{tag}")
+        return out
+
+    deferred = None
+    if defer > 1:
+        deferred = _deferred(stage, names, state, x, dy_or_labels, joint, fw, bw, k,
+                             defer, None if first else n, list(range(n_train)), tag)
+    if isinstance(deferred, tuple):
+        bx, reads, g = deferred
+        r = len(reads)
+        bx_args = [saved[j] for j in reads] + b_args[k:]
+        bx_tangent = [torch.full((), scale, dtype=torch.float32)] if last else None
+        body = _trace(lambda *a: tuple(bx(*a[:r], *(bx_tangent or [a[r]]))), bx_args,
+                      f"Bx{tag}")
+        bodies["Bx"] = dataclasses.replace(body, saved=reads)
+        bodies["G"] = dataclasses.replace(g, fallback=per_microbatch)
+    else:
+        bodies.update(per_microbatch())
+        if deferred is not None:
+            bodies["F"] = dataclasses.replace(bodies["F"], deferral=deferred)
+    return bodies
+
+
+def _joint(stage, names: StageState, state, x, dy_or_labels, *, first: bool, loss_fn,
+           scale: float, autocast, rematerialize: bool):
+    """AOT autograd's forward and backward graphs of the stage (and its
+    loss on the last stage), and the example arguments they were run on."""
     from torch._functorch.aot_autograd import aot_function
     from torch._functorch.partitioners import default_partition
 
@@ -270,10 +353,9 @@ def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
             y = _call(stage, _state(stage, names, flat[:n]), flat[n])
             return (_loss(loss_fn, y, flat[n + 1]),) if last else (y,)
 
+    partition = _index_derived_recomputed if rematerialize else default_partition
     compiled = aot_function(fn, fw_compiler=capture("fw"), bw_compiler=capture("bw"),
-                            partition_fn=(_index_derived_recomputed
-                                          if rematerialize else default_partition),
-                            decompositions=decomposition_table())
+                            partition_fn=partition, decompositions=decomposition_table())
     primals = [t.detach().clone().requires_grad_(i < n_train) for i, t in enumerate(state)]
     xin = x.detach().clone().requires_grad_(not first)
     args = primals + [xin] + ([dy_or_labels] if last else [])
@@ -282,37 +364,60 @@ def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
         warnings.filterwarnings("ignore", message=".*boxed arguments.*")
         out = compiled(*args)[0]
         out.backward(torch.full((), scale) if last else dy_or_labels)
-    fw, bw = graphs["fw"], graphs["bw"]
-    plain = [a.detach() for a in args]
-    with torch.no_grad():
-        saved = [t.detach() for t in fw(*plain)[1:]]
-    k = len(saved)
-    hoisted = _hoist_weight_casts(fw, n_train, plain, tag) if autocast is not None else None
-    if hoisted is not None:
-        bodies = dict(zip(("F", "W"), hoisted))
-    else:
-        bodies = {"F": _trace(lambda *a: tuple(fw(*a)), plain, f"F{tag}")}
-    wanted = list(range(n_train)) if first else [n] + list(range(n_train))
-    for acc in accumulate:
-        def bfn(*a, acc=acc):
-            tangent = [torch.full((), scale, dtype=torch.float32)] if last else [a[k]]
-            grads = bw(*a[:k], *tangent)
-            # A parameter with no gradient gets zeros made from its shape: a
-            # zeros_like of ``args[i]`` (a real tensor, not a traced input)
-            # would capture it as a constant of the body.
-            picked = [grads[i] if grads[i] is not None
-                      else torch.zeros(args[i].shape, dtype=args[i].dtype) for i in wanted]
-            dx, dparams = ([], picked) if first else ([picked[0]], picked[1:])
-            if acc:
-                rest = a[k + (0 if last else 1):]
-                dparams = [g + r for g, r in zip(dparams, rest)]
-            return tuple(dx + dparams)
+    return graphs["fw"], graphs["bw"], args
 
-        b_args = saved + ([] if last else [dy_or_labels.detach()])
-        if acc:
-            b_args += [torch.zeros_like(t) for t in state[:n_train]]
-        bodies["Bacc" if acc else "B"] = _trace(bfn, b_args, f"B{'acc' if acc else ''}{tag}")
-    return bodies
+
+def _deferred(stage, names, state, x, dy_or_labels, joint, fw, bw, k: int, m: int,
+              dx_out, grad_outs, tag: str):
+    """``(Bx graph, G body)`` for :func:`saved_bodies`' ``defer``, or the
+    reason there is none (a string)."""
+    from nova.parallel.pipeline_wgrad import split_backward, step_kinds, sums_match
+
+    repeat = [m] + [1] * (x.dim() - 1)
+    last = joint["loss_fn"] is not None
+    dy_step = dy_or_labels.repeat([m] + [1] * (dy_or_labels.dim() - 1))
+    _, bw_step, _ = _joint(stage, names, state, x.repeat(repeat), dy_step, **joint)
+    cut = split_backward(bw, bw_step, k, dx_out, grad_outs)
+    if isinstance(cut, str):
+        return cut
+    mb, step = cut
+    kinds = step_kinds(mb, step, m, _state_only(fw, len(state)))
+    if isinstance(kinds, str):
+        return kinds
+    if not sums_match(mb, step, kinds, m, joint["scale"]):
+        return "the step's weight gradients are not the micro-batches' summed"
+    sources = tuple(kj for kj in kinds if kj[0] != "scale")
+    g_args = [torch.zeros(tuple(e.shape), dtype=e.dtype)
+              for kj, e in zip(kinds, step.examples) if kj[0] != "scale"]
+    shapes = [tuple(t.shape) for t in state[:len(grad_outs)]]
+    dtypes = [t.dtype for t in state[:len(grad_outs)]]
+    scale = joint["scale"]
+
+    def gfn(*a):
+        it = iter(a)
+        full = [torch.full((), scale, dtype=torch.float32) if kind == "scale" else next(it)
+                for kind, _ in kinds]
+        grads = step.g(*full)
+        return tuple(g if g is not None else torch.zeros(s, dtype=d)
+                     for g, s, d in zip(grads, shapes, dtypes))
+
+    g = _trace(gfn, g_args, f"G{tag}")
+    return mb.bx, mb.reads, dataclasses.replace(g, sources=sources)
+
+
+def _state_only(fw: torch.fx.GraphModule, n: int) -> set[int]:
+    """The saved tensors (F's results after the first) computed from the
+    stage's state alone (weights, their casts): the same every micro-batch
+    of a step."""
+    nodes = list(fw.graph.nodes)
+    placeholders = [p for p in nodes if p.op == "placeholder"]
+    state = set(placeholders[:n])
+    from nova.parallel.pipeline_wgrad import ancestors
+
+    out = next(p for p in nodes if p.op == "output").args[0]
+    return {j for j, v in enumerate(out[1:])
+            if isinstance(v, torch.fx.Node)
+            and all(a in state for a in ancestors([v]) if a.op == "placeholder")}
 
 
 #: Views a weight's autocast copy may take on its way to a matmul.

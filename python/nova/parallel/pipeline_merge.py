@@ -173,6 +173,39 @@ class ChipFunction:
         self.lines.append(f"    {name} = memref.alloc() {{alignment = 64 : i64}} : {type_}")
         return name
 
+    def concat(self, values: list[str], type_: str) -> str:
+        """A new buffer of ``type_`` holding ``values`` (equal buffers of an
+        identity layout) one after the other along dimension 0: DMA copies
+        into its slices, started together."""
+        buffer = self.alloc(type_)
+        shape, element, space = _memref(type_)
+        if shape[0] % len(values):
+            raise PipelineError(f"{type_} does not split into {len(values)} along dimension 0")
+        rows = shape[0] // len(values)
+        strides = [1] * len(shape)
+        for d in range(len(shape) - 2, -1, -1):
+            strides[d] = strides[d + 1] * shape[d + 1]
+        part = "x".join(str(d) for d in [rows, *shape[1:]])
+        plain = f"memref<{part}x{element}, {space}>"
+        tokens = []
+        for i, value in enumerate(values):
+            self.uses += 1
+            view = f"%cat{self.uses}"
+            offsets = ", ".join([str(i * rows)] + ["0"] * (len(shape) - 1))
+            sizes = ", ".join(str(d) for d in [rows, *shape[1:]])
+            ones = ", ".join(["1"] * len(shape))
+            layout = (f"strided<[{', '.join(str(t) for t in strides)}], "
+                      f"offset: {i * rows * strides[0]}>")
+            sliced = f"memref<{part}x{element}, {layout}, {space}>"
+            self.lines.append(f"    {view} = memref.subview {buffer}[{offsets}] [{sizes}] "
+                              f"[{ones}] : {type_} to {sliced}")
+            token = f"%cp{self.uses}"
+            self.lines.append(f"    {token} = nova.dma_start {value}, {view} : {plain} -> "
+                              f"{sliced}")
+            tokens.append(token)
+        self.lines.append(f"    nova.wait {', '.join(tokens)}")
+        return buffer
+
     def send(self, value: str, type_: str, peer: int, channel: int) -> None:
         self.uses += 1
         token = f"%send{self.uses}"
@@ -208,6 +241,17 @@ class ChipFunction:
                 f"attributes {{nova.chips = array<i64: {self.chip}>}} {{")
         ret = f"    return {', '.join(results)} : {res}"
         return "\n".join([head, *self.lines, ret, "  }"])
+
+
+def _memref(type_: str) -> tuple[list[int], str, str]:
+    """``memref<4x8xbf16, #nova.memory_space<hbm>>`` -> ([4, 8], "bf16", "#nova...")."""
+    match = re.fullmatch(r"memref<((?:\d+x)*)(\w+), (#nova\.memory_space<\w+>)>", type_)
+    if match is None:
+        raise PipelineError(f"cannot concatenate buffers of type {type_}")
+    dims = [int(d) for d in match.group(1).split("x") if d]
+    if not dims:
+        raise PipelineError(f"cannot concatenate scalars ({type_})")
+    return dims, match.group(2), match.group(3)
 
 
 def module_text(header: str, globals_: list[str], functions: list[str]) -> str:

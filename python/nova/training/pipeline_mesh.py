@@ -246,7 +246,22 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
             if "W" in traced:  # B's saved tensors: F's, with W's copies among them
                 rest = iter(f_saved)
                 saved = [next(rest) if j < 0 else copies[j] for j in traced["W"].saved]
+        traced = dict(traced)
+        if shard_grads and "G" in traced:
+            # G sums a vector's gradient (norms, biases) in f32 over the
+            # tokens split over dp: propagation cannot split that sum's
+            # result over dp (no cast to reshard at, as for bf16 matmuls);
+            # those stay whole, all-reduced once a step, and U takes them so.
+            grads = [g if len(t.shape) > 1 else p
+                     for g, p, t in zip(grads, params, info.params)]
+        deferred = _deferred_bodies(stage_mesh, traced, saved, batch, grads, first, last)
         done = {}
+        if deferred is not None:
+            done.update(deferred)
+            traced = {k: b for k, b in traced.items() if k not in ("Bx", "G")}
+        elif "G" in traced:  # the mesh cannot place G: per micro-batch
+            traced.pop("Bx")
+            traced.update(traced.pop("G").fallback())
         for key, body in traced.items():
             if key == "F":
                 # The saved results are left to propagation, as _saved_placements
@@ -279,6 +294,45 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
                 _check_saved(stage_mesh, body, done[key], 0, copies)
         out.append(done)
     return out
+
+
+def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, batch, grads,
+                     first: bool, last: bool) -> dict | None:
+    """``Bx`` and ``G`` partitioned (the weights' gradients once per step),
+    or None where a mesh cannot run them so: G concatenates each chip's
+    pieces of the micro-batches' values along dimension 0, which is the
+    step's tensor split the same way only when every value G reads per
+    micro-batch is split over the batch axis along dimension 0 and over
+    nothing else there (its tokens then a permutation of the step's, the
+    same one for every value; G sums over them)."""
+    if "G" not in traced or saved is None:
+        return None
+    bx, g = traced["Bx"], traced["G"]
+    bx_args = [saved[j] for j in bx.saved] + ([] if last else [batch])
+    bx_results = [] if first else [batch]
+    try:
+        extras = _saved_placements(stage_mesh, bx, bx_args, bx_results)
+    except PipelineError:
+        return None
+    args = []
+    for kind, j in g.sources:
+        placed = (saved[j] if kind in ("saved", "once") else batch if kind == "dy"
+                  else extras[j])
+        if kind != "once" and not _split_as_batch(stage_mesh, placed):
+            return None
+        args.append(placed)
+    out = {"Bx": _partitioned(stage_mesh, bx, bx_args, bx_results + [None] * len(extras))}
+    _check_saved(stage_mesh, bx, out["Bx"], len(bx_results), extras)
+    out["G"] = _partitioned(stage_mesh, g, args, grads)
+    return out
+
+
+def _split_as_batch(stage_mesh: StageMesh, placed: Mapping[int, Placement]) -> bool:
+    on_first = {axis for axis, p in placed.items() if isinstance(p, Shard) and p.dim == 0}
+    batch = stage_mesh.batch_axis
+    elsewhere = any(axis == batch and isinstance(p, Shard) and p.dim != 0
+                    for axis, p in placed.items())
+    return on_first == ({batch} if batch is not None else set()) and not elsewhere
 
 
 def _weight_copies(stage_mesh: StageMesh, traced: dict, params: list[dict]):

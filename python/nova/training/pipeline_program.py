@@ -137,7 +137,7 @@ class _ChunkWriter:
     gradients per micro-batch, its accumulated parameter gradients)."""
 
     def __init__(self, fn: ChipFunction, layout: Layout, lowered, chunk: int, chunks: int,
-                 recompute: bool) -> None:
+                 recompute: bool, microbatches: int = 1) -> None:
         self.fn, self.layout, self.chunk = fn, layout, chunk
         self.bodies = lowered[chunk]
         self.first, self.last = chunk == 0, chunk == chunks - 1
@@ -155,6 +155,12 @@ class _ChunkWriter:
         self.new: list[str] | None = None  # P' and the slots' new values
         self.norm: str | None = None
         self.copies: list[str] = []  # W's weight copies, this step's
+        self.m = microbatches
+        #: With a G body (the weights' gradients once per step): per
+        #: micro-batch what G reads of it, kept until G runs.
+        self.deferred = "G" in self.bodies
+        self.extras: dict[int, list[str]] = {}
+        self.kept: dict[int, list[str]] = {}
 
     def body(self, key: str):
         return self.bodies[key][1]
@@ -171,6 +177,8 @@ class _ChunkWriter:
         return self.body("F").arg_types[self.n_state]
 
     def dy_type(self) -> str:
+        if self.deferred:
+            return self.body("Bx").arg_types[len(self.bodies["Bx"][0].saved)]
         B = self.body("B")
         return (B.arg_types[self.n_state + 1] if self.recompute
                 else B.arg_types[_saved_count(self.bodies)])
@@ -181,6 +189,8 @@ class _ChunkWriter:
             self.copies = self.inline("W", self.params)
 
     def grad_type(self, index: int) -> str:
+        if self.deferred:
+            return self.body("G").result_types[index]
         return _grad_type(self.body("B"), self.first, index)
 
     def forward(self, i: int) -> None:
@@ -194,6 +204,16 @@ class _ChunkWriter:
 
     def backward(self, i: int) -> None:
         dy = self.fn.arg(self.layout.labels[i]) if self.last else self.dys[i]
+        if self.deferred:
+            self.kept[i] = self.saved.pop(i)
+            reads = [self.kept[i][j] for j in self.bodies["Bx"][0].saved]
+            out = self.inline("Bx", reads + ([] if self.last else [dy]))
+            if not self.first:
+                self.dxs[i], out = out[0], out[1:]
+            self.extras[i] = out
+            if len(self.extras) == self.m:
+                self.weight_grads()
+            return
         key = "B" if self.gacc is None else "Bacc"
         if self.recompute:
             args = self.params + self.consts + [self.xs[i], dy] + (self.gacc or [])
@@ -204,6 +224,23 @@ class _ChunkWriter:
             self.dxs[i] = out[0]
             out = out[1:]
         self.gacc = out[:len(self.params)]  # the last chunk's B also returns its loss
+
+    def weight_grads(self) -> None:
+        """G over every micro-batch's boundary values, each kind of value
+        concatenated along dimension 0 (micro-batch order)."""
+        G = self.bodies["G"]
+        args = []
+        for (kind, j), type_ in zip(G[0].sources, G[1].arg_types):
+            if kind == "once":
+                args.append(self.kept[0][j])
+                continue
+            values = [self.kept[i][j] if kind == "saved" else
+                      self.dys[i] if kind == "dy" else self.extras[i][j]
+                      for i in range(self.m)]
+            args.append(self.fn.concat(values, type_))
+        self.gacc = self.inline("G", args)
+        self.kept.clear()
+        self.extras.clear()
 
     def norm_part(self) -> str:
         if self.part is None:
@@ -252,7 +289,7 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
         def peer(stage: int, local: int = local) -> int:
             return stage * per_stage + local
 
-        chunks = {c: _ChunkWriter(fn, layout, lowered, c, n, recompute)
+        chunks = {c: _ChunkWriter(fn, layout, lowered, c, n, recompute, m)
                   for c in sched.chunks_of(s)}
         for w in chunks.values():
             w.cast()
@@ -279,7 +316,8 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
                 fn.wait_sends(keep=2)
             elif kind == "send_grad":
                 if comm:
-                    fn.send(w.dxs[i], w.body("B").result_types[0], peer(action.peer),
+                    fn.send(w.dxs[i], w.body("Bx" if w.deferred else "B").result_types[0],
+                            peer(action.peer),
                             action.channel)
             elif kind.endswith("_shared"):
                 weight = shared[i]
@@ -343,7 +381,7 @@ def _saved(bodies, from_f: list, copies: list) -> list:
 
 
 def _saved_count(bodies) -> int:
-    """How many saved tensors B takes first."""
+    """How many saved tensors B (or Bx) takes first."""
     if "W" in bodies:
         return len(bodies["W"][0].saved)
     return len(bodies["F"][1].result_types) - 1
@@ -361,7 +399,10 @@ def _check_types(layout: Layout, lowered, sched: Schedule, recompute: bool = Tru
         for s in range(sched.chunks):
             copies = lowered[s]["W"][1].result_types if "W" in lowered[s] else []
             saved = _saved(lowered[s], lowered[s]["F"][1].result_types[1:], copies)
-            for key in ("B", "Bacc"):
+            if "Bx" in lowered[s]:
+                reads = lowered[s]["Bx"][0].saved
+                saved = [saved[j] for j in reads]
+            for key in ("B", "Bacc", "Bx"):
                 if key in lowered[s] and lowered[s][key][1].arg_types[:len(saved)] != saved:
                     raise PipelineError(f"stage {s}: {key} takes its saved tensors as "
                                         f"{lowered[s][key][1].arg_types[:len(saved)]}, F "

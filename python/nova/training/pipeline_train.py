@@ -83,7 +83,8 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
                                 double_buffer: bool = True, mesh: Any = None,
                                 plan: Any = None, zero: int = 0,
                                 virtual_stages: int = 1,
-                                autocast: torch.dtype | None = None) -> "PipelineTrainStep":
+                                autocast: torch.dtype | None = None,
+                                defer_weight_grads: bool = True) -> "PipelineTrainStep":
     """Compiles a pipeline-parallel training step (see the module docstring).
 
     ``model`` is a ``nova.models.GPT`` or a ``transformers.GPT2LMHeadModel``
@@ -196,7 +197,7 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     with stages_with_plan(owner, modules, None if stage_mesh is None else stage_mesh.plan):
         return _compile(modules, infos, shared, loss_fn, optimizer, rule, sched, inputs,
                         labels, target, double_buffer, bool(recompute), max_grad_norm,
-                        stage_mesh, autocast)
+                        stage_mesh, autocast, bool(defer_weight_grads))
 
 
 def _forward_and_unread(stage: nn.Module, info, x: torch.Tensor, labels: torch.Tensor,
@@ -296,7 +297,7 @@ def _shared(infos, shared_stages) -> list[_Shared]:
 def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, inputs, labels,
              target: str, double_buffer: bool, recompute: bool,
              max_grad_norm: float | None = None, stage_mesh=None,
-             autocast: torch.dtype | None = None) -> "PipelineTrainStep":
+             autocast: torch.dtype | None = None, defer: bool = True) -> "PipelineTrainStep":
     p, m = sched.stages, sched.microbatches
     per_stage = 1 if stage_mesh is None else stage_mesh.per_stage
     options = TargetOptions(name=target, chips=p * per_stage)
@@ -325,7 +326,8 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
         else:
             traced = saved_bodies(stage, info.state, state, x, dy, first=s == 0, loss_fn=lf,
                                   scale=1.0 / m, accumulate=accumulate, tag=str(s),
-                                  autocast=autocast, rematerialize=stage_mesh is not None)
+                                  autocast=autocast, rematerialize=stage_mesh is not None,
+                                  defer=m if defer else 0)
         slots = [[torch.zeros_like(t) for t in info.params] for _ in rule.slots]
         traced["U"] = update_body(rule.update, [t.detach() for t in info.params],
                                   [list(g) for g in info.groups], slots, hypers,
@@ -353,6 +355,10 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
     lowered = [{k: (b, parse_body(stage_tiles(b.mlir, options))) for k, b in traced.items()}
                for traced in bodies]
     layout = Layout.build(infos, rule, hypers, m, lowered, counted)
+    why = ("recompute=True" if recompute else "defer_weight_grads=False" if not defer
+           else "one micro-batch" if m == 1 else None)
+    deferred = ["" if "G" in traced else why or traced["F"][0].deferral
+                for traced in lowered]
     if stage_mesh is not None:
         stage_mesh.place_arguments(layout, infos)
     text = chip_module(layout, lowered, sched, comm=True, shared=shared, recompute=recompute,
@@ -363,7 +369,8 @@ def _compile(modules, infos, shared, loss_fn, optimizer, rule, sched: Schedule, 
                              stages=result.stages, lowered=lowered,
                              double_buffer=result.double_buffered,
                              example=(inputs, labels), recompute=recompute,
-                             max_grad_norm=max_grad_norm, stage_mesh=stage_mesh))
+                             max_grad_norm=max_grad_norm, stage_mesh=stage_mesh,
+                             deferred=deferred))
 
 
 class PipelineTrainStep:
@@ -377,7 +384,8 @@ class PipelineTrainStep:
     def __init__(self, infos, optimizer, rule, schedule: Schedule, layout: Layout,
                  binary: bytes, *, stages: dict, lowered, double_buffer: bool,
                  example, shared=(), recompute: bool = False,
-                 max_grad_norm: float | None = None, stage_mesh=None) -> None:
+                 max_grad_norm: float | None = None, stage_mesh=None,
+                 deferred: Sequence[str] = ()) -> None:
         from nova.binary.format import load_binary
 
         self.infos, self.optimizer, self.rule = infos, optimizer, rule
@@ -393,6 +401,9 @@ class PipelineTrainStep:
         #: The last call's global gradient norm before clipping (with clipping).
         self.grad_norm: torch.Tensor | None = None
         self._example = example
+        #: Per model chunk: "" when its weights' gradients run once per step
+        #: (``defer_weight_grads``), else why they run per micro-batch.
+        self.deferred = list(deferred)
         #: The mesh inside each stage (None: one chip per stage).
         self.stage_mesh = stage_mesh
         self._per_stage = 1 if stage_mesh is None else stage_mesh.per_stage

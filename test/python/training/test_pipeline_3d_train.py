@@ -110,9 +110,12 @@ def test_saved_or_recomputed_activations_give_eager(eager, recompute):
     for name, value in theirs.items():
         torch.testing.assert_close(ours[name], value.detach(), rtol=1e-3, atol=1e-4)
     if not recompute:
-        # Stage 0's B takes F's saved tensors, not the parameters and the input.
-        F, B = (step._lowered[0][k][1] for k in ("F", "B"))
-        assert B.arg_types[:len(F.result_types) - 1] == F.result_types[1:]
+        # Stage 0's Bx takes the saved tensors of F's it reads, not the
+        # parameters and the input; G the weights' gradients once per step.
+        assert step.deferred == ["", ""]
+        F, Bx = (step._lowered[0][k] for k in ("F", "Bx"))
+        saved = F[1].result_types[1:]
+        assert Bx[1].arg_types[:len(Bx[0].saved)] == [saved[j] for j in Bx[0].saved]
 
 
 def test_dp2_pp2_gives_the_one_chip_losses(one_chip):

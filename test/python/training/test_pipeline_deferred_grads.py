@@ -1,0 +1,142 @@
+"""The weights' gradients once per step in a pipeline (``defer_weight_grads``,
+the default with saved activations; :mod:`nova.parallel.pipeline_wgrad`):
+each micro-batch's backward computes what the input's gradient needs
+(``Bx``), and one ``G`` per stage computes every weight's gradient over all
+the micro-batches' tokens. Every parameter's gradient is compared with
+eager's (SGD with lr 1: a step moves each parameter by its gradient), on one
+chip per stage and on a DP x TP mesh per stage, where G reduces over dp
+once a step instead of once a micro-batch. A stage whose weights' gradients
+are not the micro-batches' summed (a statistic over the batch) keeps its
+per-micro-batch backward and says why."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from nova.models import GPT
+from nova.models.gpt import GPTConfig
+from nova.parallel import Mesh
+from nova.parallel.plan import megatron_transformer_plan
+from nova.training.pipeline_train import compile_pipeline_train_step
+
+from .lm_batches import lm_cross_entropy, token_batches
+
+CFG = GPTConfig(vocab_size=64, seq_len=16, d_model=32, n_heads=4, n_layers=4)
+M = 4
+
+
+def _eager_grads(model, ids, labels) -> dict[str, torch.Tensor]:
+    model.zero_grad()
+    for i, l in zip(ids.chunk(M), labels.chunk(M)):
+        (lm_cross_entropy(model(i), l) / M).backward()
+    return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+
+
+def _step_grads(autocast=None, **options):
+    torch.manual_seed(0)
+    model = GPT(CFG)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    ids, labels = token_batches(CFG, 1, ignored=False)[0]
+    if autocast is not None:
+        with torch.autocast("cpu", dtype=autocast):
+            expected = _eager_grads(model, ids, labels)
+    else:
+        expected = _eager_grads(model, ids, labels)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    step = compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids, labels,
+                                       stages=2, microbatches=M, autocast=autocast,
+                                       **options)
+    step(ids, labels)
+    after = step.parameters()
+    got = {n: before[n] - after[n] for n in before}
+    return step, got, expected
+
+
+@pytest.mark.parametrize("mesh", [False, True], ids=["pp2", "pp2xdp2xtp2"])
+def test_every_gradient_matches_eager(mesh):
+    options = {}
+    if mesh:
+        torch.manual_seed(0)
+        options = dict(mesh=Mesh((2, 2), ("dp", "tp")),
+                       plan=megatron_transformer_plan(GPT(CFG), batch_axis="dp"))
+    step, got, expected = _step_grads(**options)
+    assert step.deferred == ["", ""]
+    for name, g in expected.items():
+        torch.testing.assert_close(got[name], g, rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_bf16_gradients_match_eager_autocast():
+    """bf16 autocast on a DP x TP mesh per stage: each weight's gradient is
+    one bf16 matmul over the step's tokens (eager rounds each micro-batch's to
+    bf16 and sums in f32): within bf16's rounding of eager's."""
+    torch.manual_seed(0)
+    step, got, expected = _step_grads(
+        autocast=torch.bfloat16, mesh=Mesh((2, 2), ("dp", "tp")),
+        plan=megatron_transformer_plan(GPT(CFG), batch_axis="dp"))
+    assert step.deferred == ["", ""]
+    for name, g in expected.items():
+        # (+1e-6: the keys' bias has no gradient but rounding noise.)
+        scale = float(g.abs().max())
+        torch.testing.assert_close(got[name], g, rtol=0, atol=2e-2 * scale + 1e-6, msg=name)
+
+
+def test_dp_reduces_once_a_step():
+    """ZeRO-1 over dp: the weights' gradients are reduced over dp once a step
+    (in G), not once a micro-batch."""
+    counts = {}
+    for defer in (False, True):
+        torch.manual_seed(0)
+        model = GPT(CFG)
+        ids, labels = token_batches(CFG, 1, ignored=False)[0]
+        step = compile_pipeline_train_step(
+            model, lm_cross_entropy, torch.optim.AdamW(model.parameters()), ids, labels,
+            stages=2, microbatches=M, mesh=Mesh((2, 2), ("dp", "tp")), zero=1,
+            plan=megatron_transformer_plan(model, batch_axis="dp"), defer_weight_grads=defer)
+        chip0 = step.stages["nova"].split("func.func @chip1")[0].splitlines()
+        counts[defer] = sum(1 for line in chip0 if "groups [[0, 2], [1, 3], [4, 6], [5, 7]]" in line
+                            and ("nova.reduce_scatter" in line or "nova.all_reduce" in line))
+    assert counts[True] > 0
+    assert counts[False] >= M * counts[True]
+
+
+class _BatchStatistic(nn.Module):
+    """``x + w * mean over the batch of x``: the weight's gradient reads a
+    statistic of the micro-batch, which a step's batch would change."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.full((d,), 0.5))
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.lin(x + self.w * x.mean(dim=0, keepdim=True))
+
+
+def test_a_batch_statistic_keeps_the_per_microbatch_backward():
+    torch.manual_seed(0)
+    stages = [_BatchStatistic(8), _BatchStatistic(8)]
+    params = [p for s in stages for p in s.parameters()]
+    before = [p.detach().clone() for p in params]
+    x, y = torch.randn(8, 8), torch.randn(8, 8)
+
+    def loss_fn(out, t):
+        return ((out - t) ** 2).mean()
+
+    for p in params:
+        p.grad = None
+    for xi, yi in zip(x.chunk(M), y.chunk(M)):
+        (loss_fn(stages[1](stages[0](xi)), yi) / M).backward()
+    expected = [p.grad.clone() for p in params]
+    with torch.no_grad():
+        for p, b in zip(params, before):
+            p.copy_(b)
+    step = compile_pipeline_train_step(stages, loss_fn, torch.optim.SGD(params, lr=1.0), x, y,
+                                       microbatches=M)
+    assert all(step.deferred), step.deferred  # each stage says why not
+    step(x, y)
+    got = step.parameters()
+    names = [f"stage{s}.{n}" for s, stage in enumerate(stages) for n, _ in stage.named_parameters()]
+    for name, b, g in zip(names, before, expected):
+        torch.testing.assert_close(b - got[name], g, rtol=1e-4, atol=1e-6, msg=name)
