@@ -42,6 +42,8 @@ from nova.frontend.decompositions import decomposition_table
 from nova.frontend.export import import_fx_graph
 from nova.frontend.train_export import lift_constants, trace_functional
 from nova.parallel.errors import PipelineError
+from nova.parallel.pipeline_wgrad import (ancestors, index_derived, split_backward, step_kinds,
+                                          sums_match)
 
 
 @dataclass(frozen=True)
@@ -371,8 +373,6 @@ def _deferred(stage, names, state, x, dy_or_labels, joint, fw, bw, k: int, m: in
               dx_out, grad_outs, tag: str):
     """``(Bx graph, G body)`` for :func:`saved_bodies`' ``defer``, or the
     reason there is none (a string)."""
-    from nova.parallel.pipeline_wgrad import split_backward, step_kinds, sums_match
-
     repeat = [m] + [1] * (x.dim() - 1)
     last = joint["loss_fn"] is not None
     dy_step = dy_or_labels.repeat([m] + [1] * (dy_or_labels.dim() - 1))
@@ -412,8 +412,6 @@ def _state_only(fw: torch.fx.GraphModule, n: int) -> set[int]:
     nodes = list(fw.graph.nodes)
     placeholders = [p for p in nodes if p.op == "placeholder"]
     state = set(placeholders[:n])
-    from nova.parallel.pipeline_wgrad import ancestors
-
     out = next(p for p in nodes if p.op == "output").args[0]
     return {j for j, v in enumerate(out[1:])
             if isinstance(v, torch.fx.Node)
@@ -517,17 +515,10 @@ def _index_derived_recomputed(joint, inputs, **options):
     from torch._functorch.partitioners import min_cut_rematerialization_partition
     from torch.utils.checkpoint import CheckpointPolicy
 
-    floating: set = set()
-    for node in joint.graph.nodes:
+    for node in index_derived(joint.graph.nodes):
         value = node.meta.get("val")
-        if node.op == "placeholder":
-            if isinstance(value, torch.Tensor) and value.is_floating_point():
-                floating.add(node)
-        elif node.op == "call_function":
-            if any(a in floating for a in node.all_input_nodes):
-                floating.add(node)
-            elif isinstance(value, torch.Tensor) and value.dim() > 0:
-                node.meta["recompute"] = CheckpointPolicy.MUST_RECOMPUTE
+        if isinstance(value, torch.Tensor) and value.dim() > 0:
+            node.meta["recompute"] = CheckpointPolicy.MUST_RECOMPUTE
     return min_cut_rematerialization_partition(joint, inputs, **options)
 
 

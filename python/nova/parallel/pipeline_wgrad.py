@@ -112,7 +112,7 @@ def split_backward(mb: fx.GraphModule, step: fx.GraphModule, saved_count: int,
     # What G reads that no float tensor feeds (a constant, a one-hot of the
     # ids) is made again in G from the integers, not passed: a vocabulary's
     # one-hot is [V, tokens].
-    derived = _index_derived(a_nodes)
+    derived = index_derived(a_nodes)
     todo = [i for n in g_nodes for i in n.all_input_nodes]
     while todo:
         node = todo.pop()
@@ -138,7 +138,7 @@ def split_backward(mb: fx.GraphModule, step: fx.GraphModule, saved_count: int,
     return first, second
 
 
-def _index_derived(nodes: list) -> set:
+def index_derived(nodes) -> set:
     """The call_function nodes no float tensor flows into."""
     floating, derived = set(), set()
     for node in nodes:
