@@ -334,9 +334,10 @@ def saved_bodies(stage: nn.Module, names: StageState, state: list[torch.Tensor],
 
 
 def _joint(stage, names: StageState, state, x, dy_or_labels, *, first: bool, loss_fn,
-           scale: float, autocast, rematerialize: bool):
+           scale: float, autocast, rematerialize: bool, run: bool = True):
     """AOT autograd's forward and backward graphs of the stage (and its
-    loss on the last stage), and the example arguments they were run on."""
+    loss on the last stage), and the example arguments they were run on.
+    ``run=False``: the graphs only (their runs return zeros)."""
     from torch._functorch.aot_autograd import aot_function
     from torch._functorch.partitioners import default_partition
 
@@ -347,7 +348,7 @@ def _joint(stage, names: StageState, state, x, dy_or_labels, *, first: bool, los
     def capture(kind):
         def compiler(gm, example):
             graphs[kind] = gm
-            return gm
+            return gm if run else _zeros_of(gm)
         return compiler
 
     def fn(*flat):
@@ -369,6 +370,17 @@ def _joint(stage, names: StageState, state, x, dy_or_labels, *, first: bool, los
     return graphs["fw"], graphs["bw"], args
 
 
+def _zeros_of(gm: torch.fx.GraphModule):
+    """A stand-in for ``gm`` returning zeros of its outputs' traced shapes."""
+    out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    values = [None if o is None else o.meta["val"] for o in out]
+
+    def zeros(*args):
+        return tuple(None if v is None else torch.zeros(tuple(v.shape), dtype=v.dtype)
+                     for v in values)
+    return zeros
+
+
 def _deferred(stage, names, state, x, dy_or_labels, joint, fw, bw, k: int, m: int,
               dx_out, grad_outs, tag: str):
     """``(Bx graph, G body)`` for :func:`saved_bodies`' ``defer``, or the
@@ -376,7 +388,7 @@ def _deferred(stage, names, state, x, dy_or_labels, joint, fw, bw, k: int, m: in
     repeat = [m] + [1] * (x.dim() - 1)
     last = joint["loss_fn"] is not None
     dy_step = dy_or_labels.repeat([m] + [1] * (dy_or_labels.dim() - 1))
-    _, bw_step, _ = _joint(stage, names, state, x.repeat(repeat), dy_step, **joint)
+    _, bw_step, _ = _joint(stage, names, state, x.repeat(repeat), dy_step, **joint, run=False)
     cut = split_backward(bw, bw_step, k, dx_out, grad_outs)
     if isinstance(cut, str):
         return cut

@@ -216,10 +216,27 @@ def step_kinds(mb: Split, step: Split, m: int, invariant: set[int]) -> tuple | s
 def _random(example: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     shape, dtype = tuple(example.shape), example.dtype
     if dtype.is_floating_point:
-        return torch.randn(shape, generator=generator).to(dtype)
+        return torch.randn(shape, generator=generator)
     if dtype == torch.bool:
         return torch.randint(0, 2, shape, generator=generator).bool()
     return torch.randint(0, 2, shape, generator=generator).to(dtype)
+
+
+class _Float32(fx.Interpreter):
+    """Runs a graph with every bf16 / f16 dtype it names read as float32: the
+    check of :func:`sums_match` is of the graph's form, and CPU matmuls in
+    bf16 are slow (a GPT-2 LM head's dW at a step's batch took minutes)."""
+
+    def call_function(self, target, args, kwargs):
+        def wide(a):
+            return torch.float32 if a in (torch.bfloat16, torch.float16) else a
+        args = tuple(wide(a) for a in args)
+        kwargs = {k: wide(v) for k, v in kwargs.items()}
+        return super().call_function(target, args, kwargs)
+
+
+def _run(graph: fx.GraphModule, args) -> list:
+    return list(_Float32(graph).run(*args))
 
 
 def sums_match(mb: Split, step: Split, kinds: tuple, m: int, scale: float) -> bool:
@@ -236,12 +253,12 @@ def sums_match(mb: Split, step: Split, kinds: tuple, m: int, scale: float) -> bo
     with torch.no_grad():
         for values in per_mb:
             args = [s if v is None else v for v, s in zip(values, shared)]
-            out = [None if g is None else g.float() for g in mb.g(*args)]
+            out = [None if g is None else g.float() for g in _run(mb.g, args)]
             total = out if total is None else [
                 None if t is None else t + o for t, o in zip(total, out)]
         cat = [shared[k] if shared[k] is not None else
                torch.cat([values[k] for values in per_mb]) for k in range(len(kinds))]
-        whole = [None if g is None else g.float() for g in step.g(*cat)]
+        whole = [None if g is None else g.float() for g in _run(step.g, cat)]
     for a, b in zip(total, whole):
         if (a is None) != (b is None):
             return False
