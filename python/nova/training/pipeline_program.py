@@ -211,8 +211,6 @@ class _ChunkWriter:
             if not self.first:
                 self.dxs[i], out = out[0], out[1:]
             self.extras[i] = out
-            if len(self.extras) == self.m:
-                self.weight_grads()
             return
         key = "B" if self.gacc is None else "Bacc"
         if self.recompute:
@@ -227,7 +225,11 @@ class _ChunkWriter:
 
     def weight_grads(self) -> None:
         """G over every micro-batch's boundary values, each kind of value
-        concatenated along dimension 0 (micro-batch order)."""
+        concatenated along dimension 0 (micro-batch order), once the last
+        micro-batch's Bx has run (and its ``dx`` is sent: the previous stage
+        waits for that, not for G)."""
+        if not self.deferred or len(self.extras) < self.m:
+            return
         G = self.bodies["G"]
         args = []
         for (kind, j), type_ in zip(G[0].sources, G[1].arg_types):
@@ -252,6 +254,8 @@ class _ChunkWriter:
         self.gacc, self.norm = out[:-1], out[-1]
 
     def update(self, really: bool) -> None:
+        if self.gacc is None:
+            raise PipelineError(f"chunk {self.chunk}: the update comes before its gradients")
         slots = [self.fn.arg(a) for slot in self.layout.slots[self.chunk] for a in slot]
         if not really:
             self.new = self.params + slots
@@ -314,11 +318,13 @@ def chip_module(layout: Layout, lowered, sched: Schedule, comm: bool, update: bo
             elif kind == "B":
                 w.backward(i)
                 fn.wait_sends(keep=2)
+                if w.first:
+                    w.weight_grads()
             elif kind == "send_grad":
                 if comm:
                     fn.send(w.dxs[i], w.body("Bx" if w.deferred else "B").result_types[0],
-                            peer(action.peer),
-                            action.channel)
+                            peer(action.peer), action.channel)
+                w.weight_grads()
             elif kind.endswith("_shared"):
                 weight = shared[i]
                 mine = chunks.get(weight.a) or chunks[weight.b]
