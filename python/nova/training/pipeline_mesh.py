@@ -256,12 +256,13 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
                      for g, p, t in zip(grads, params, info.params)]
         deferred = _deferred_bodies(stage_mesh, traced, saved, batch, grads, first, last)
         done = {}
-        if deferred is not None:
+        if isinstance(deferred, dict):
             done.update(deferred)
             traced = {k: b for k, b in traced.items() if k not in ("Bx", "G")}
-        elif "G" in traced:  # the mesh cannot place G: per micro-batch
+        elif deferred:  # the mesh cannot place G: per micro-batch
             traced.pop("Bx")
             traced.update(traced.pop("G").fallback())
+            traced["F"] = dataclasses.replace(traced["F"], deferral=deferred)
         for key, body in traced.items():
             if key == "F":
                 # The saved results are left to propagation, as _saved_placements
@@ -297,29 +298,30 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
 
 
 def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, batch, grads,
-                     first: bool, last: bool) -> dict | None:
+                     first: bool, last: bool) -> dict | str:
     """``Bx`` and ``G`` partitioned (the weights' gradients once per step),
-    or None where a mesh cannot run them so: G concatenates each chip's
+    or why a mesh cannot run them so ("" without a G): G concatenates each chip's
     pieces of the micro-batches' values along dimension 0, which is the
     step's tensor split the same way only when every value G reads per
     micro-batch is split over the batch axis along dimension 0 and over
     nothing else there (its tokens then a permutation of the step's, the
     same one for every value; G sums over them)."""
-    if "G" not in traced or saved is None:
-        return None
+    if "G" not in traced:
+        return ""
     bx, g = traced["Bx"], traced["G"]
     bx_args = [saved[j] for j in bx.saved] + ([] if last else [batch])
     bx_results = [] if first else [batch]
     try:
         extras = _saved_placements(stage_mesh, bx, bx_args, bx_results)
-    except PipelineError:
-        return None
+    except PipelineError as error:
+        return f"sharding propagation leaves a value G reads unplaceable: {error}"
     args = []
     for kind, j in g.sources:
         placed = (saved[j] if kind in ("saved", "once") else batch if kind == "dy"
                   else extras[j])
         if kind != "once" and not _split_as_batch(stage_mesh, placed):
-            return None
+            return (f"a value G reads ({kind} {j}) is placed {placed}, not split over the "
+                    f"batch axis along dimension 0 alone")
         args.append(placed)
     out = {"Bx": _partitioned(stage_mesh, bx, bx_args, bx_results + [None] * len(extras))}
     _check_saved(stage_mesh, bx, out["Bx"], len(bx_results), extras)
