@@ -15,6 +15,11 @@ for stage 0, the previous stage's activation otherwise):
   returns ``gacc + g`` instead of ``g``.
 * ``U``: ``(P, gacc, slots, hypers) -> (P', slots')``, the optimizer's update,
   with ``P`` and the slots donated to their new values (written in place).
+* ``Bx`` and ``G`` (saved activations, ``defer``: the weights' gradients once
+  per step, :mod:`nova.parallel.pipeline_wgrad`): ``Bx`` is B without what
+  only the weights' gradients need, returning ``dx`` and the values those
+  read; ``G`` computes every weight's gradient from all the micro-batches'
+  values at once. They replace ``B`` and ``B_acc``.
 * ``W`` (saved activations under ``autocast`` only): ``(P) -> (copies...)``,
   the bf16 / f16 copies of the weights autocast casts (and views of them),
   made once per step; F then takes them after its own arguments and no

@@ -19,7 +19,9 @@ Design (docs/training.md, "Pipeline parallel"):
    (:mod:`nova.parallel.pipeline_bodies`): ``F`` (forward; on the last stage
    forward + loss), ``B`` and ``B_acc`` (backward from the stage's input and
    the output's gradient, recomputing the forward; ``B_acc`` adds to the
-   gradients so far), ``U`` (the optimizer's update, in place).
+   gradients so far), ``U`` (the optimizer's update, in place); with
+   saved activations ``Bx`` per micro-batch and ``G`` once per step instead
+   of ``B`` and ``B_acc`` (``defer_weight_grads``).
 3. The schedule (:mod:`nova.parallel.pipeline_schedule`, data) says in what
    order each chip runs its bodies per micro-batch and where the
    activations and their gradients cross (``nova.send`` / ``nova.recv``).
