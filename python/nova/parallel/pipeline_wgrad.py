@@ -9,17 +9,19 @@ written, reduced over the data-parallel chips and added to the sum so far
 ``m`` times a step. Once per step it is one matmul over all the step's
 tokens, one reduction and no accumulation.
 
-:func:`split_backward` cuts AOT autograd's backward graph: the nodes the
-input's gradient depends on go to ``Bx``, the others the parameters'
-gradients depend on go to ``G``, whose inputs (the boundary) are saved
-tensors, the output's gradient or values ``Bx`` computes (its results
-after ``dx``). :func:`step_graph` checks that the same cut of the backward
-traced at the step's batch is ``G`` over the micro-batches' boundary
-values concatenated along dimension 0: the same boundary, each value's
-first dimension ``m`` times as long (or the same tensor every micro-batch:
-a weight), and numerically (random boundary values) the sum of the
-micro-batches' ``G``. Anything else returns the reason, and the pipeline
-keeps its per-micro-batch backward.
+:func:`split_backward` cuts AOT autograd's backward graph. ``G`` takes
+the nodes that only the parameters' gradients read and whose value does
+not grow with the batch (the reductions over tokens), the views and casts
+only they read, and the index tensors they read (made again from the
+ids). ``Bx`` keeps the rest, and returns after ``dx`` the values ``G``
+reads that it computes. The cut is made on the backward traced at a
+micro-batch and at the step's batch, matched by node name.
+:func:`step_kinds` checks that each boundary value's first dimension is
+``m`` times as long at the step's batch (or the value is the same tensor
+every micro-batch: a weight), and :func:`sums_match` that, on random
+boundary values, the step's ``G`` equals the sum of the micro-batches'.
+Anything else returns the reason, and the pipeline keeps its
+per-micro-batch backward.
 """
 
 from __future__ import annotations
@@ -224,8 +226,10 @@ def _random(example: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
 
 class _Float32(fx.Interpreter):
     """Runs a graph with every bf16 / f16 dtype it names read as float32: the
-    check of :func:`sums_match` is of the graph's form, and CPU matmuls in
-    bf16 are slow (a GPT-2 LM head's dW at a step's batch took minutes)."""
+    check of :func:`sums_match` is of the graph's form, and bf16 matmuls are
+    slow on this CPU (the 12-layer 3-D row's compile ran past 20 minutes
+    with the check in bf16 and the step-batch trace run; not profiled
+    apart)."""
 
     def call_function(self, target, args, kwargs):
         def wide(a):
