@@ -65,10 +65,11 @@ class Body:
     saved: tuple[int, ...] = ()
     unhoisted: Callable[[], "Body"] | None = None
     #: ``G`` (:func:`saved_bodies`' ``defer``): per argument where it comes
-    #: from (:data:`nova.parallel.pipeline_wgrad.KINDS`), and ``B`` / ``B_acc``
+    #: from, ``(kind, j, dim)`` (:data:`nova.parallel.pipeline_wgrad.KINDS`;
+    #: the micro-batches' values concatenated along ``dim``), and ``B`` / ``B_acc``
     #: instead; on ``F``, why the weights' gradients are not deferred.
     #: On ``Bx``, ``saved`` is the saved tensors it reads (indices).
-    sources: tuple[tuple[str, int], ...] = ()
+    sources: tuple[tuple[str, int, int | None], ...] = ()
     fallback: Callable[[], dict] | None = None
     deferral: str = ""
 
@@ -413,7 +414,7 @@ def _deferred(stage, names, state, x, dy_or_labels, joint, fw, bw, k: int, m: in
     def gfn(*a):
         it = iter(a)
         full = [torch.full((), scale, dtype=torch.float32) if kind == "scale" else next(it)
-                for kind, _ in kinds]
+                for kind, _, _ in kinds]
         grads = step.g(*full)
         return tuple(g if g is not None else torch.zeros(s, dtype=d)
                      for g, s, d in zip(grads, shapes, dtypes))

@@ -173,29 +173,32 @@ class ChipFunction:
         self.lines.append(f"    {name} = memref.alloc() {{alignment = 64 : i64}} : {type_}")
         return name
 
-    def concat(self, values: list[str], type_: str) -> str:
+    def concat(self, values: list[str], type_: str, dim: int = 0) -> str:
         """A new buffer of ``type_`` holding ``values`` (equal buffers of an
-        identity layout) one after the other along dimension 0: DMA copies
-        into its slices, started together."""
+        identity layout) one after the other along dimension ``dim``: DMA
+        copies into its slices (strided views when ``dim`` is not the
+        outermost), started together."""
         buffer = self.alloc(type_)
         shape, element, space = _memref(type_)
-        if shape[0] % len(values):
-            raise PipelineError(f"{type_} does not split into {len(values)} along dimension 0")
-        rows = shape[0] // len(values)
+        if not 0 <= dim < len(shape) or shape[dim] % len(values):
+            raise PipelineError(f"{type_} does not split into {len(values)} along "
+                                f"dimension {dim}")
+        size = shape[dim] // len(values)
+        part_shape = [size if d == dim else n for d, n in enumerate(shape)]
         strides = [1] * len(shape)
         for d in range(len(shape) - 2, -1, -1):
             strides[d] = strides[d + 1] * shape[d + 1]
-        part = "x".join(str(d) for d in [rows, *shape[1:]])
+        part = "x".join(str(d) for d in part_shape)
         plain = f"memref<{part}x{element}, {space}>"
+        sizes = ", ".join(str(d) for d in part_shape)
+        ones = ", ".join(["1"] * len(shape))
         tokens = []
         for i, value in enumerate(values):
             self.uses += 1
             view = f"%cat{self.uses}"
-            offsets = ", ".join([str(i * rows)] + ["0"] * (len(shape) - 1))
-            sizes = ", ".join(str(d) for d in [rows, *shape[1:]])
-            ones = ", ".join(["1"] * len(shape))
+            offsets = ", ".join(str(i * size if d == dim else 0) for d in range(len(shape)))
             layout = (f"strided<[{', '.join(str(t) for t in strides)}], "
-                      f"offset: {i * rows * strides[0]}>")
+                      f"offset: {i * size * strides[dim]}>")
             sliced = f"memref<{part}x{element}, {layout}, {space}>"
             self.lines.append(f"    {view} = memref.subview {buffer}[{offsets}] [{sizes}] "
                               f"[{ones}] : {type_} to {sliced}")

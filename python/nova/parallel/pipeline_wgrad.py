@@ -16,12 +16,16 @@ only they read, and the index tensors they read (made again from the
 ids). ``Bx`` keeps the rest, and returns after ``dx`` the values ``G``
 reads that it computes. The cut is made on the backward traced at a
 micro-batch and at the step's batch, matched by node name.
-:func:`step_kinds` checks that each boundary value's first dimension is
-``m`` times as long at the step's batch (or the value is the same tensor
-every micro-batch: a weight), and :func:`sums_match` that, on random
-boundary values, the step's ``G`` equals the sum of the micro-batches'.
-Anything else returns the reason, and the pipeline keeps its
-per-micro-batch backward.
+:func:`step_kinds` checks that each boundary value is ``m`` times as long
+at the step's batch along one dimension ``k`` and the same along the
+others (or the value is the same tensor every micro-batch: a weight):
+``G`` takes the micro-batches' values concatenated along ``k``. That is
+dimension 0 for most values (``[tokens, d]``); a Hugging Face ``Conv1D``'s
+weight gradient ``x^T @ dy`` reads the transposed activation ``[d,
+tokens]``, which grows along dimension 1. :func:`sums_match` then checks
+that, on random boundary values so concatenated, the step's ``G`` equals
+the sum of the micro-batches'. Anything else returns the reason, and the
+pipeline keeps its per-micro-batch backward.
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ import torch.fx as fx
 #: tensor ``j``), ``dy`` (the output's gradient), ``extra`` (``Bx``'s result
 #: ``j`` after ``dx``); ``once``: B's saved tensor ``j``, the same tensor every
 #: micro-batch (a weight), passed once; ``scale``: the last stage's tangent,
-#: the constant loss scale.
+#: the constant loss scale. :func:`step_kinds` gives each argument
+#: ``(kind, j, dim)``: ``dim`` the dimension along which the micro-batches'
+#: values are concatenated (None for ``once`` and ``scale``).
 KINDS = ("saved", "dy", "extra", "once", "scale")
 
 
@@ -193,22 +199,34 @@ def _cut(bw: fx.GraphModule, nodes: list, g_nodes: set, grads: list, dx_out, out
                  tuple(boundary), reads)
 
 
+def concat_dim(a: tuple[int, ...], b: tuple[int, ...], m: int) -> int | None:
+    """The one dimension along which shape ``b`` is shape ``a`` ``m`` times
+    (the others equal), or None."""
+    if len(a) != len(b) or m < 2:
+        return None
+    grown = [k for k, (x, y) in enumerate(zip(a, b)) if x != y]
+    if len(grown) == 1 and b[grown[0]] == a[grown[0]] * m:
+        return grown[0]
+    return None
+
+
 def step_kinds(mb: Split, step: Split, m: int, invariant: set[int]) -> tuple | str:
-    """Per ``G`` argument its kind (:data:`KINDS`) and index, or why the
-    step's ``G`` is not over the micro-batches' boundary concatenated.
-    ``invariant``: saved tensors that are the same every micro-batch
-    (weights, their copies)."""
+    """Per ``G`` argument ``(kind, index, dim)`` (:data:`KINDS`; ``dim``
+    the dimension the micro-batches' values are concatenated along), or
+    why the step's ``G`` is not over the micro-batches' boundary
+    concatenated. ``invariant``: saved tensors that are the same every
+    micro-batch (weights, their copies)."""
     kinds = []
     for (kind, j), a, b in zip(mb.boundary, mb.examples, step.examples):  # mb's sources
         if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
             return "a boundary value is not a tensor"
+        dim = concat_dim(tuple(a.shape), tuple(b.shape), m)
         if tuple(a.shape) == tuple(b.shape) and kind == "saved" and j in invariant:
-            kinds.append(("once", j))
+            kinds.append(("once", j, None))
         elif tuple(a.shape) == tuple(b.shape) and kind == "dy" and a.dim() == 0:
-            kinds.append(("scale", 0))
-        elif (a.dim() and tuple(b.shape) == (a.shape[0] * m, *a.shape[1:])
-              and a.dtype == b.dtype):
-            kinds.append((kind, j))
+            kinds.append(("scale", 0, None))
+        elif dim is not None and a.dtype == b.dtype:
+            kinds.append((kind, j, dim))
         else:
             return (f"a boundary value ({kind} {j}) is {list(a.shape)} per micro-batch and "
                     f"{list(b.shape)} per step")
@@ -245,14 +263,15 @@ def _run(graph: fx.GraphModule, args) -> list:
 
 def sums_match(mb: Split, step: Split, kinds: tuple, m: int, scale: float) -> bool:
     """``step.g`` over the micro-batches' random boundary values concatenated
-    equals the sum of ``mb.g`` over each (float32 sums, relative 1e-2 of the
-    largest gradient: the check is of the form, not of rounding)."""
+    (each along its kind's dimension) equals the sum of ``mb.g`` over each
+    (float32 sums, relative 1e-2 of the largest gradient: the check is of
+    the form, not of rounding)."""
     gen = torch.Generator().manual_seed(0)
     per_mb = [[_random(e, gen) if kind not in ("once", "scale") else None
-               for (kind, _), e in zip(kinds, mb.examples)] for _ in range(m)]
+               for (kind, _, _), e in zip(kinds, mb.examples)] for _ in range(m)]
     shared = [_random(e, gen) if kind == "once" else
               (torch.full((), scale) if kind == "scale" else None)
-              for (kind, _), e in zip(kinds, mb.examples)]
+              for (kind, _, _), e in zip(kinds, mb.examples)]
     total = None
     with torch.no_grad():
         for values in per_mb:
@@ -261,7 +280,8 @@ def sums_match(mb: Split, step: Split, kinds: tuple, m: int, scale: float) -> bo
             total = out if total is None else [
                 None if t is None else t + o for t, o in zip(total, out)]
         cat = [shared[k] if shared[k] is not None else
-               torch.cat([values[k] for values in per_mb]) for k in range(len(kinds))]
+               torch.cat([values[k] for values in per_mb], dim=kinds[k][2])
+               for k in range(len(kinds))]
         whole = [None if g is None else g.float() for g in _run(step.g, cat)]
     for a, b in zip(total, whole):
         if (a is None) != (b is None):

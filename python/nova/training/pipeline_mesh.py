@@ -301,9 +301,10 @@ def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, batch, grads,
                      first: bool, last: bool) -> dict | str:
     """``Bx`` and ``G`` partitioned (the weights' gradients once per step),
     or why a mesh cannot run them so ("" without a G): G concatenates each chip's
-    pieces of the micro-batches' values along dimension 0, which is the
-    step's tensor split the same way only when every value G reads per
-    micro-batch is split over the batch axis along dimension 0 and over
+    pieces of the micro-batches' values along the value's dimension ``k``
+    (``G.sources``: 0, or 1 for a transposed ``[d, tokens]`` activation),
+    which is the step's tensor split the same way only when every value G
+    reads per micro-batch is split over the batch axis along ``k`` and over
     nothing else there (its tokens then a permutation of the step's, the
     same one for every value; G sums over them)."""
     if "G" not in traced:
@@ -316,12 +317,12 @@ def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, batch, grads,
     except PipelineError as error:
         return f"sharding propagation leaves a value G reads unplaceable: {error}"
     args = []
-    for kind, j in g.sources:
+    for kind, j, dim in g.sources:
         placed = (saved[j] if kind in ("saved", "once") else batch if kind == "dy"
                   else extras[j])
-        if kind != "once" and not _split_as_batch(stage_mesh, placed):
+        if kind != "once" and not _split_as_batch(stage_mesh, placed, dim):
             return (f"a value G reads ({kind} {j}) is placed {placed}, not split over the "
-                    f"batch axis along dimension 0 alone")
+                    f"batch axis along dimension {dim} alone")
         args.append(placed)
     out = {"Bx": _partitioned(stage_mesh, bx, bx_args, bx_results + [None] * len(extras))}
     _check_saved(stage_mesh, bx, out["Bx"], len(bx_results), extras)
@@ -329,12 +330,15 @@ def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, batch, grads,
     return out
 
 
-def _split_as_batch(stage_mesh: StageMesh, placed: Mapping[int, Placement]) -> bool:
-    on_first = {axis for axis, p in placed.items() if isinstance(p, Shard) and p.dim == 0}
+def _split_as_batch(stage_mesh: StageMesh, placed: Mapping[int, Placement],
+                    dim: int = 0) -> bool:
+    """``placed`` splits dimension ``dim`` over the batch axis alone (or
+    nothing without one) and the batch axis splits no other dimension."""
+    on_dim = {axis for axis, p in placed.items() if isinstance(p, Shard) and p.dim == dim}
     batch = stage_mesh.batch_axis
-    elsewhere = any(axis == batch and isinstance(p, Shard) and p.dim != 0
+    elsewhere = any(axis == batch and isinstance(p, Shard) and p.dim != dim
                     for axis, p in placed.items())
-    return on_first == ({batch} if batch is not None else set()) and not elsewhere
+    return on_dim == ({batch} if batch is not None else set()) and not elsewhere
 
 
 def _weight_copies(stage_mesh: StageMesh, traced: dict, params: list[dict]):

@@ -225,21 +225,21 @@ class _ChunkWriter:
 
     def weight_grads(self) -> None:
         """G over every micro-batch's boundary values, each kind of value
-        concatenated along dimension 0 (micro-batch order), once the last
+        concatenated along its dimension (``G.sources``; micro-batch order), once the last
         micro-batch's Bx has run (and its ``dx`` is sent: the previous stage
         waits for that, not for G)."""
         if not self.deferred or len(self.extras) < self.m:
             return
         G = self.bodies["G"]
         args = []
-        for (kind, j), type_ in zip(G[0].sources, G[1].arg_types):
+        for (kind, j, dim), type_ in zip(G[0].sources, G[1].arg_types):
             if kind == "once":
                 args.append(self.kept[0][j])
                 continue
             values = [self.kept[i][j] if kind == "saved" else
                       self.dys[i] if kind == "dy" else self.extras[i][j]
                       for i in range(self.m)]
-            args.append(self.fn.concat(values, type_))
+            args.append(self.fn.concat(values, type_, dim))
         self.gacc = self.inline("G", args)
         self.kept.clear()
         self.extras.clear()

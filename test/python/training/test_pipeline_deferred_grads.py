@@ -135,3 +135,36 @@ def test_a_batch_statistic_keeps_the_per_microbatch_backward():
     names = [f"stage{s}.{n}" for s, stage in enumerate(stages) for n, _ in stage.named_parameters()]
     for name, b, g in zip(names, before, expected):
         torch.testing.assert_close(b - got[name], g, rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_hf_gpt2_defers_conv1d_transposed_activations():
+    """Hugging Face GPT-2 (``hf_zoo``: its default configuration, the sizes
+    small, dropout 0). ``Conv1D``'s weight gradient is ``x^T @ dy``, and the
+    partition a mesh uses saves the transposed activation ``[d, tokens]``,
+    which grows along dimension 1 with the batch: G concatenates the
+    micro-batches' along it (strided copies), split over dp along it too.
+    PP2 x DP2, f32, every gradient against eager."""
+    pytest.importorskip("transformers")
+    import hf_zoo
+
+    generator = torch.Generator().manual_seed(1)
+    ids, labels = (torch.randint(0, hf_zoo.VOCAB, (2 * M, hf_zoo.SEQ), generator=generator)
+                   for _ in range(2))
+    model = hf_zoo.build("gpt2", dropout=0.0)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    for x, y in zip(ids.chunk(M), labels.chunk(M)):
+        (lm_cross_entropy(model(input_ids=x).logits, y) / M).backward()
+    expected = {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+    model = hf_zoo.build("gpt2", dropout=0.0)
+    step = compile_pipeline_train_step(model, lm_cross_entropy,
+                                       torch.optim.SGD(model.parameters(), lr=1.0), ids, labels,
+                                       stages=2, microbatches=M, mesh=Mesh((2,), ("dp",)))
+    assert step.deferred == ["", ""]
+    for bodies in step._lowered:
+        assert any(dim == 1 for _, _, dim in bodies["G"][0].sources)
+    step(ids, labels)
+    after = step.parameters()
+    assert set(after) == set(expected)
+    for name, g in expected.items():
+        torch.testing.assert_close(before[name] - after[name], g, rtol=1e-4, atol=1e-6,
+                                   msg=name)

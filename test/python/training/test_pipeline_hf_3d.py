@@ -86,21 +86,25 @@ def _compiled(optimizer_of, batches, autocast: bool, recompute: bool):
 
 
 def _check_path(step, recompute: bool, shards: bool) -> None:
-    """The path the test is about: 8 chips, each B taking its F's saved
-    tensors (or recomputing), and with ``shards`` the gradients accumulated
-    as ZeRO-1's dp shards (each B reduce-scatters them over dp); without,
-    whole (``partition_bodies``' f32 fallback)."""
+    """The path the test is about: 8 chips, each Bx taking the saved tensors
+    of its F's it reads and G the weights' gradients once per step (or B
+    recomputing), and with ``shards`` the gradients as ZeRO-1's dp shards
+    (reduce-scattered over dp); without, whole (``partition_bodies``' f32
+    fallback)."""
     assert step.recompute == recompute
     assert step.stages["nova"].count("func.func @chip") == 8
     assert ("nova.reduce_scatter" in step.stages["nova"]) == shards
     if not recompute:
-        F, B = (step._lowered[0][k][1] for k in ("F", "B"))
+        # Conv1D's saved x^T [d, tokens]: G concatenates it along dimension 1.
+        assert step.deferred == ["", ""]
+        F = step._lowered[0]["F"][1]
+        bx_body, Bx = step._lowered[0]["Bx"]
         saved = F.result_types[1:]
         if "W" in step._lowered[0]:  # autocast: the weights' copies come from W
             w_body, W = step._lowered[0]["W"]
             from_f = iter(saved)
             saved = [W.result_types[i] if i >= 0 else next(from_f) for i in w_body.saved]
-        assert B.arg_types[:len(saved)] == saved
+        assert Bx.arg_types[:len(bx_body.saved)] == [saved[j] for j in bx_body.saved]
 
 
 @pytest.mark.parametrize("recompute", [False, True], ids=["saved", "recompute"])
@@ -108,7 +112,7 @@ def test_f32_adamw_steps_match_eager(recompute):
     adamw = lambda model: torch.optim.AdamW(model.parameters(), lr=1e-2)  # noqa: E731
     batches = _batches(3)
     step, losses, _ = _compiled(adamw, batches, False, recompute)
-    # f32 saved: sharding propagation cannot place B's weight gradients as
+    # f32 saved: sharding propagation cannot place the weights' gradients as
     # dp shards, so every stage keeps whole gradients (the f32 fallback).
     _check_path(step, recompute, shards=recompute)
     want_losses, eager = _eager(adamw, batches, False)
