@@ -168,3 +168,26 @@ def test_hf_gpt2_defers_conv1d_transposed_activations():
     for name, g in expected.items():
         torch.testing.assert_close(before[name] - after[name], g, rtol=1e-4, atol=1e-6,
                                    msg=name)
+
+
+def test_concatenation_dimension_and_strided_copies():
+    """A boundary value grows along exactly one dimension, ``m`` times; the
+    chip's copies into the step's buffer are strided views along it."""
+    from nova.parallel import PipelineError
+    from nova.parallel.pipeline_merge import ChipFunction
+    from nova.parallel.pipeline_wgrad import concat_dim
+
+    assert concat_dim((16, 32), (64, 32), 4) == 0
+    assert concat_dim((128, 16), (128, 64), 4) == 1
+    assert concat_dim((4, 4), (16, 16), 4) is None      # grows along two
+    assert concat_dim((16, 32), (48, 32), 4) is None    # not m times
+    assert concat_dim((16, 32), (16, 32), 4) is None
+    fn = ChipFunction(0, [], [], {})
+    hbm = "#nova.memory_space<hbm>"
+    fn.concat(["%a", "%b"], f"memref<4x6xf32, {hbm}>", 1)
+    views = [l.strip() for l in fn.lines if "memref.subview" in l]
+    assert views[1].endswith(f"[0, 3] [4, 3] [1, 1] : memref<4x6xf32, {hbm}> to "
+                             f"memref<4x3xf32, strided<[6, 1], offset: 3>, {hbm}>")
+    assert sum("nova.dma_start" in l for l in fn.lines) == 2
+    with pytest.raises(PipelineError, match="along dimension 1"):
+        fn.concat(["%a", "%b", "%c", "%d"], f"memref<4x6xf32, {hbm}>", 1)
