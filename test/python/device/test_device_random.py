@@ -175,10 +175,10 @@ def test_ops_without_a_device_form_fall_back_or_raise() -> None:
     assert picked.is_nova and picked.shape == (3,)
 
 
-def _train_gpt2(seed: int, compile: bool = False) -> list[float]:
+def _train_gpt2(seed: int, compile: bool = False, steps: int = 3) -> list[float]:
     model = hf_zoo.build("gpt2")  # dropout as shipped (0.1)
     assert model.config.resid_pdrop == 0.1 and model.config.attn_pdrop == 0.1
-    data = hf_zoo.batches("gpt2", 1) * 3  # one batch: the loss falls step by step
+    data = hf_zoo.batches("gpt2", 1) * steps  # one batch: the loss falls step by step
     model.to("nova")
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     run = torch.compile(model, backend="nova") if compile else model
@@ -198,8 +198,10 @@ def test_hf_gpt2_with_dropout_trains_on_the_device_in_strict_mode() -> None:
     first = _train_gpt2(seed=0)
     assert torch.nova.fallback_report() == fallbacks  # strict: nothing ran on the CPU
     assert all(math.isfinite(x) for x in first) and first[-1] < first[0]
-    assert _train_gpt2(seed=0) == first  # the same seed: the same masks, the same losses
-    assert _train_gpt2(seed=1) != first
+    # The same seed: the same masks, the same losses (two steps: the second's
+    # masks come after the first's draws); another seed: another first loss.
+    assert _train_gpt2(seed=0, steps=2) == first[:2]
+    assert _train_gpt2(seed=1, steps=1)[0] != first[0]
 
 
 def test_torch_compile_of_hf_gpt2_with_dropout_on_the_device() -> None:
@@ -209,4 +211,4 @@ def test_torch_compile_of_hf_gpt2_with_dropout_on_the_device() -> None:
     first = _train_gpt2(seed=0, compile=True)
     assert torch.nova.fallback_report() == fallbacks
     assert all(math.isfinite(x) for x in first) and first[-1] < first[0]
-    assert _train_gpt2(seed=0, compile=True) == first
+    assert _train_gpt2(seed=0, compile=True, steps=2) == first[:2]

@@ -10,7 +10,7 @@ def lm_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor
                                              labels.reshape(-1))
 
 
-def token_batches(cfg, n: int = 10, *, ignored: bool = True, batch: int = 8):
+def token_batches(cfg, n: int = 5, *, ignored: bool = True, batch: int = 8):
     """``n`` (ids, labels) pairs of ``batch`` x ``cfg.seq_len`` tokens; with
     ``ignored`` some labels are -100 (the label count becomes an i64 sum)."""
     generator = torch.Generator().manual_seed(1)

@@ -1,5 +1,5 @@
 """Data-parallel training steps (``compile_train_step(..., mesh=Mesh((8,), ("dp",)))``):
-10 AdamW steps of a 4-layer GPT on 8 chips give the one-chip losses at every
+5 AdamW steps of a 4-layer GPT on 8 chips give the one-chip losses at every
 step (rtol 1e-4), on the switch and on the ring; the gradients are
 all-reduced in buckets, the parameters stay replicated and resident on
 every chip."""
@@ -21,7 +21,7 @@ CFG = GPTConfig(vocab_size=64, seq_len=16, d_model=32, n_heads=2, n_layers=4)
 _ce = lm_cross_entropy
 
 
-def _batches(n: int = 10):
+def _batches(n: int = 5):
     return token_batches(CFG, n)
 
 

@@ -2,7 +2,7 @@
 the batch split over "dp", and ZeRO-1 over the "dp" axis (each optimizer
 state split over dp along a dimension the plan leaves whole). Its
 resharding on the 2-D grid, which MLIR 22's shard-partition cannot do, goes
-through nova.reshard (nova-materialize-reshards). 10 AdamW steps of a
+through nova.reshard (nova-materialize-reshards). 5 AdamW steps of a
 4-layer GPT give the one-chip losses at every step (rtol 1e-4), on the
 switch and on the ring."""
 
@@ -28,7 +28,7 @@ def _train(target: str, mesh: Mesh | None, **options):
     torch.manual_seed(0)
     model = GPT(CFG)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    batches = token_batches(CFG, 10)
+    batches = token_batches(CFG, 5)
     plan = None if mesh is None else megatron_transformer_plan(model, batch_axis="dp")
     step = nova.compile_train_step(model, lm_cross_entropy, optimizer, *batches[0],
                                    target=target, max_grad_norm=1.0, mesh=mesh, plan=plan,

@@ -4,7 +4,7 @@ plan=megatron_transformer_plan(model, batch_axis="dp"))``, 8 chips:
 2 stages x 2 x 2). Each stage's bodies are partitioned over the
 (pp, dp, tp) grid, so their collectives stay inside the stage; activations
 cross between the chips at the same (dp, tp) coordinate. A 4-layer GPT, 4
-micro-batches, 1F1B, 10 AdamW steps give the one-chip losses at every step
+micro-batches, 1F1B, 5 AdamW steps give the one-chip losses at every step
 (rtol 1e-4), on the switch and on the ring, with ZeRO-1 over dp too;
 DP2 x PP2 likewise. Each B takes its F's saved activations where the
 partitioned F leaves them (the default) or recomputes the forward
@@ -27,7 +27,7 @@ from .lm_batches import eager_microbatched, lm_cross_entropy, token_batches
 CFG = GPTConfig(vocab_size=64, seq_len=16, d_model=32, n_heads=4, n_layers=4)
 
 
-def _batches(n: int = 10):
+def _batches(n: int = 5):
     # No ignored labels: the mean of the micro-batches' losses is the batch's.
     return token_batches(CFG, n, ignored=False)
 

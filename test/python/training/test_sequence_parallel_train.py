@@ -5,7 +5,7 @@ sequence over tp, the LayerNorms, residual adds and their backward run on each
 chip's slice of the sequence, and the collectives are SP's: an all-gather of
 the sequence before each column-parallel layer (and its input gradient
 reduce-scattered), a reduce-scatter after each row-parallel layer (and its
-output gradient all-gathered). 10 AdamW steps of a 4-layer GPT give the
+output gradient all-gathered). 5 AdamW steps of a 4-layer GPT give the
 one-chip losses (rtol 1e-4), on the switch and on the ring, and on a 2 x 2
 DP x TP mesh with ZeRO-1."""
 
@@ -34,7 +34,7 @@ def _train(target: str, mesh: Mesh | None = None, *, batch: int = 2, batch_axis=
     torch.manual_seed(0)
     model = GPT(CFG)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    batches = token_batches(CFG, 10, batch=batch)
+    batches = token_batches(CFG, 5, batch=batch)
     plan = None
     if mesh is not None:
         plan = megatron_transformer_plan(model, batch_axis=batch_axis, sequence_parallel=True)

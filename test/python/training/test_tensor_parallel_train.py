@@ -1,6 +1,6 @@
 """Tensor-parallel training steps (``compile_train_step(..., mesh=Mesh((n,), ("tp",)),
 plan=...)``): the plan places the parameters, sharding propagation carries it
-through the backward and the update, and 10 AdamW steps of a 4-layer GPT give
+through the backward and the update, and 5 AdamW steps of a 4-layer GPT give
 the one-chip losses at every step (rtol 1e-4), on the switch and on the ring;
 with the tied embedding / LM head split along the vocabulary (vocab-parallel
 head, parallel cross-entropy) too."""
@@ -25,7 +25,7 @@ CFG = GPTConfig(vocab_size=64, seq_len=16, d_model=32, n_heads=4, n_layers=4)
 _ce = lm_cross_entropy
 
 
-def _batches(n: int = 10):
+def _batches(n: int = 5):
     return token_batches(CFG, n)
 
 

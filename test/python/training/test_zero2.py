@@ -1,5 +1,5 @@
 """ZeRO stage 2 (``compile_train_step(..., mesh=Mesh((8,), ("dp",)), zero=2)``):
-10 AdamW steps of a 4-layer GPT on 8 chips give the one-chip losses at every
+5 AdamW steps of a 4-layer GPT on 8 chips give the one-chip losses at every
 step (rtol 1e-4), on the switch and on the ring; the gradients are
 reduce-scattered (not all-reduced) and each chip holds 1/8 of them and of
 the optimizer state."""
