@@ -9,7 +9,11 @@ over the 3-D grid ``(pp, *mesh.axes)``, every placement replicated over
 (``[[0, 2], [1, 3], [4, 6], [5, 7]]`` for dp on a 2 x 2 x 2 grid) and each
 chip's coordinates come from its global id, so the same partitioned body
 is right on every stage's chips. A chip sends its activations to the chip
-at the same stage-mesh coordinate of the next stage.
+at the same stage-mesh coordinate of the next stage. Interleaved
+(``virtual_stages=v``), everything here that is per stage is per model
+chunk (bodies, parameters, optimizer state), chunks ``s, s + p, ...`` on
+stage ``s``'s chips: the grid's ``pp`` extent stays ``p``, the physical
+stages, so any chunk's partitioned bodies run on any stage's chips.
 
 The batch (each micro-batch's inputs, labels, activations and their
 gradients) is split over ``batch_axis``; each parameter, its gradient and

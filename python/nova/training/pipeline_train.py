@@ -124,7 +124,9 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     is the chunks, ``len(model) / v`` stages) and chip ``s`` runs chunks
     ``s, s + p, s + 2p, ...``; ``microbatches`` must be a multiple of the
     stages. The bubble falls to ``(p - 1) / (v m + p - 1)`` for balanced
-    chunks, at ``v`` times the activations' and gradients' messages.
+    chunks, at ``v`` times the activations' and gradients' messages. With a
+    ``mesh`` chunks ``s, s + p, ...`` share stage ``s``'s chips, each
+    chunk's bodies partitioned over the stage grid as a stage's are.
 
     ``autocast=torch.bfloat16`` (or ``torch.float16``) is mixed precision as
     in :func:`nova.compile_train_step`: each stage's forward and the loss are
@@ -163,10 +165,6 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
     stage_mesh = None
     if mesh is not None:
         from nova.training.pipeline_mesh import StageMesh
-
-        if v > 1:
-            raise PipelineError("virtual_stages with a mesh inside the stages is not "
-                                "supported yet")
 
         if max_grad_norm is not None:
             raise PipelineError("max_grad_norm with a mesh inside the stages is not "
