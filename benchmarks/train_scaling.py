@@ -28,7 +28,8 @@ on one chip, MFU, per-chip HBM peak and optimizer state. With ``--dp-tp
 2x2`` (DP x TP shapes) the same batch on a 2-D mesh, the batch split over
 dp, ZeRO-1 over dp (``zero=1``; ``--zero 0``: none). With ``--three-d 2x2x2`` (PPxDPxTP) a
 3-D row: ``compile_pipeline_train_step(mesh=, plan=)``, the same batch in
---pp-microbatches micro-batches, 1F1B, no clipping.
+--pp-microbatches micro-batches, 1F1B (``--pp-virtual 2``: interleaved, two model
+chunks per chip, --pp-split cutting PP x 2 chunks), no clipping.
 
 ``--dtype bf16`` compiles every row under bf16 autocast (as
 ``benchmarks/train_step.py --dtype bf16`` does: ``autocast=torch.bfloat16``;
@@ -128,6 +129,9 @@ def main() -> None:
     parser.add_argument("--pp-split", type=int, nargs="*", default=None,
                         help="block indices where the PP and 3-D rows' stages are cut "
                              "(balancing the embedding and LM-head stages; default: even cuts)")
+    parser.add_argument("--pp-virtual", type=int, default=1, metavar="V",
+                        help="3-D rows: interleaved 1F1B with V model chunks per chip "
+                             "(virtual_stages; --pp-split then cuts PP x V chunks)")
     parser.add_argument("--tp", type=int, nargs="*", default=[],
                         help="tensor-parallel sizes for the TP section (none: no TP rows)")
     parser.add_argument("--dp-tp", nargs="*", default=[],
@@ -316,11 +320,16 @@ def efficiency(args, one_ns: float, time_ns: float, batch: int, chips: int) -> f
 def three_d_row(cfg: GPTConfig, args, target: str, shape: str, one: float, peak: float) -> None:
     """A PP x DP x TP row: ``shape`` is PPxDPxTP; --tp-batch sequences (per
     data-parallel replica under --weak) in --pp-microbatches micro-batches,
-    1F1B, ZeRO --zero over dp, no clipping, the stages cut at --pp-split
-    (efficiency against the section's 1-chip row)."""
+    1F1B (interleaved with --pp-virtual V > 1: PP x V chunks), ZeRO --zero
+    over dp, no clipping, the stages (chunks) cut at --pp-split (efficiency
+    against the section's 1-chip row)."""
     from nova.training import compile_pipeline_train_step
 
     pp, dp, tp = (int(v) for v in shape.split("x"))
+    if args.pp_split and len(args.pp_split) + 1 != pp * args.pp_virtual:
+        raise SystemExit(f"--three-d {shape} with --pp-virtual {args.pp_virtual} needs "
+                         f"{pp * args.pp_virtual} chunks, --pp-split {args.pp_split} cuts "
+                         f"{len(args.pp_split) + 1}")
     batch = args.tp_batch * (dp if args.weak else 1)
     torch.manual_seed(0)
     model = GPT(cfg)
@@ -331,7 +340,7 @@ def three_d_row(cfg: GPTConfig, args, target: str, shape: str, one: float, peak:
     step = compile_pipeline_train_step(
         model, loss_fn, optimizer, ids, labels, microbatches=args.pp_microbatches,
         **(dict(split_points=args.pp_split) if args.pp_split else dict(stages=pp)),
-        target=target, mesh=Mesh((dp, tp), ("dp", "tp")),
+        virtual_stages=args.pp_virtual, target=target, mesh=Mesh((dp, tp), ("dp", "tp")),
         plan=tp_plan(model, args, "dp"), zero=args.zero, autocast=AUTOCAST[args.dtype])
     t_compile = time.perf_counter() - t0
     if args.trace:
@@ -343,13 +352,14 @@ def three_d_row(cfg: GPTConfig, args, target: str, shape: str, one: float, peak:
     else:
         r = step.time_step()
     chips = pp * dp * tp
+    schedule = "1F1B" if args.pp_virtual == 1 else f"interleaved 1F1B, v={args.pp_virtual}"
     n_params = sum(p.numel() for p in model.parameters())
     mfu = 6 * n_params * batch * cfg.seq_len / (r.time_s * chips * peak)
     peaks = step.hbm_peaks()
     print(f"{target:14s} {f'pp{pp}dp{dp}tp{tp}':>8s} {r.time_s * 1e3:9.3f} "
           f"{efficiency(args, one, r.time_ns, batch, chips):6.1%} {mfu:6.1%} "
           f"{max(peaks) / 1e6:12.1f} {'':>12s} "
-          f"{len(r.collectives):11d} {t_compile:9.1f}   (1F1B, m={args.pp_microbatches}, "
+          f"{len(r.collectives):11d} {t_compile:9.1f}   ({schedule}, m={args.pp_microbatches}, "
           f"no clipping)", flush=True)
 
 
