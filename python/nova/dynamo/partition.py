@@ -97,12 +97,42 @@ def op_name(node: torch.fx.Node) -> str:
 def record_values(gm: torch.fx.GraphModule, args: Sequence[Any]) -> dict[torch.fx.Node, Any]:
     """Every node's value in an eager run of ``gm`` at ``args`` (the probes'
     inputs). The run reads copies, so a graph that updates an input in place
-    (a buffer) has it updated once, by the real call."""
-    interpreter = torch.fx.Interpreter(gm, garbage_collect_values=False)
-    copies = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
-    with torch.no_grad():
+    (a buffer) has it updated once, by the real call.
+
+    The run is on the CPU even when ``args`` live on an accelerator (the nova
+    device): the decision reads shapes, dtypes and sizes, and the probes
+    compile from host examples, while on the device each op of this one run
+    would be compiled as a program of its own (most of a first compiled step
+    of a small model). Random ops draw from a forked CPU generator, so the
+    user's random streams are left as they were."""
+    interpreter = _OnHost(gm, garbage_collect_values=False)
+    copies = [_host_copy(a) for a in args]
+    with torch.no_grad(), torch.random.fork_rng(devices=[]):
         interpreter.run(*copies)
     return dict(interpreter.env)
+
+
+def _host_copy(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", copy=True)
+    return value
+
+
+def _on_cpu(value: Any) -> Any:
+    """A device argument of an op (``device=``, a ``to``'s target) as the CPU."""
+    if isinstance(value, torch.device) and value.type != "cpu":
+        return torch.device("cpu")
+    return value
+
+
+class _OnHost(torch.fx.Interpreter):
+    """Runs a graph traced on an accelerator with every op's device arguments
+    (``empty(..., device=nova)``, ``_to_copy(x, device=nova)``) made the CPU."""
+
+    def call_function(self, target, args, kwargs):
+        args = tuple(_on_cpu(a) for a in args)
+        kwargs = {k: _on_cpu(v) for k, v in kwargs.items()}
+        return super().call_function(target, args, kwargs)
 
 
 def static_reason(node: torch.fx.Node, value: Any,

@@ -212,3 +212,29 @@ def test_torch_compile_of_hf_gpt2_with_dropout_on_the_device() -> None:
     assert torch.nova.fallback_report() == fallbacks
     assert all(math.isfinite(x) for x in first) and first[-1] < first[0]
     assert _train_gpt2(seed=0, compile=True, steps=2) == first[:2]
+
+
+def test_the_fallback_decisions_record_run_is_on_the_host_and_keeps_the_rng() -> None:
+    """Deciding a split runs the graph once for its values: on the CPU (no op
+    compiled for the device) and from a forked generator (torch's stream as
+    it was)."""
+    from nova.dynamo.partition import record_values
+
+    import operator
+
+    graph = torch.fx.Graph()  # an aot_autograd graph's form: aten ops, a device argument
+    x = graph.placeholder("x")
+    noise = graph.call_function(torch.ops.aten.rand.default, ([4],),
+                                {"device": torch.device("nova")})
+    dropped = graph.call_function(torch.ops.aten.native_dropout.default, (x, 0.5, True))
+    kept = graph.call_function(operator.getitem, (dropped, 0))
+    graph.output(graph.call_function(torch.ops.aten.add.Tensor, (kept, noise)))
+    gm = torch.fx.GraphModule({}, graph)
+    x = torch.arange(4.0, device="nova")
+    state, compiled = torch.get_rng_state(), torch.nova.op_cache_stats()["compiled"]
+    values = record_values(gm, [x])
+    assert torch.equal(torch.get_rng_state(), state)
+    assert torch.nova.op_cache_stats()["compiled"] == compiled
+    tensors = [v for v in values.values() if isinstance(v, torch.Tensor)]
+    assert len(tensors) >= 3 and all(v.device.type == "cpu" for v in tensors)
+    assert x.device.type == "nova"  # the argument itself is left where it was
