@@ -492,20 +492,26 @@ unsigned hoistSlices(func::FuncOp func, IRRewriter &rewriter) {
       if (seen.insert(s.getInput()).second)
         cut.push_back(s.getInput());
     });
+    // A rewrite replaces slices, which may be the values of `cut` still to
+    // visit (a slice of a slice, over another grid axis): walk again after
+    // each one rather than read an erased value.
     for (Value v : cut) {
       SmallVector<shard::AllSliceOp> slices = uniformSlices(v);
+      bool summed = false; // slicesAfterSums rewrote the sums.
       if (slices.empty())
-        slices = slicesAfterSums(v, rewriter);
+        summed = !(slices = slicesAfterSums(v, rewriter)).empty();
       if (slices.empty())
         continue;
+      changed = summed;
       if (auto g = v.getDefiningOp<linalg::GenericOp>()) {
         changed |= succeeded(hoistThroughGeneric(g, slices, rewriter));
       } else if (auto r = v.getDefiningOp<shard::AllReduceOp>()) {
-        if (succeeded(scatterAllReduce(r, slices, rewriter))) {
-          ++formed;
-          changed = true;
-        }
+        bool scattered = succeeded(scatterAllReduce(r, slices, rewriter));
+        formed += scattered;
+        changed |= scattered;
       }
+      if (changed)
+        break;
     }
   }
   // The whole-size inits the moved ops left behind.

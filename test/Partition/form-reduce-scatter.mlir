@@ -211,3 +211,29 @@ func.func @whole_use_keeps_all_reduce(%p: tensor<32x64xf32>) -> (tensor<2x4x64xf
   %s1 = shard.all_slice %n on @grid grid_axes = [0] slice_axis = 1 : tensor<2x16x64xf32> -> tensor<2x4x64xf32>
   return %s1, %n : tensor<2x4x64xf32>, tensor<2x16x64xf32>
 }
+
+// -----
+
+// A slice of a slice over another grid axis (dp's rows, then tp's) after an
+// elementwise op: hoisting the first slice replaces the value the second
+// slices, which the pass then reads afresh (it used to crash here). Both
+// slices move before the bias add, which runs on the chip's eighth.
+// CHECK-LABEL: func.func @slice_of_a_slice
+// CHECK: %[[R:.*]] = shard.all_reduce %{{.*}} on @grid grid_axes = [1] : tensor<32x32xf32> -> tensor<32x32xf32>
+// CHECK: %[[S0:.*]] = shard.all_slice %[[R]] on @grid grid_axes = [0] slice_axis = 0 : tensor<32x32xf32> -> tensor<16x32xf32>
+// CHECK: %[[S1:.*]] = shard.all_slice %[[S0]] on @grid grid_axes = [1] slice_axis = 0 : tensor<16x32xf32> -> tensor<8x32xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[S1]], %{{.*}} : tensor<8x32xf32>, tensor<32xf32>)
+shard.grid @grid(shape = 2x2)
+func.func @slice_of_a_slice(%p: tensor<32x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %r = shard.all_reduce %p on @grid grid_axes = [1] : tensor<32x32xf32> -> tensor<32x32xf32>
+  %e0 = tensor.empty() : tensor<32x32xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%r, %b : tensor<32x32xf32>, tensor<32xf32>) outs(%e0 : tensor<32x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<32x32xf32>
+  %s0 = shard.all_slice %g on @grid grid_axes = [0] slice_axis = 0 : tensor<32x32xf32> -> tensor<16x32xf32>
+  %s1 = shard.all_slice %s0 on @grid grid_axes = [1] slice_axis = 0 : tensor<16x32xf32> -> tensor<8x32xf32>
+  return %s1 : tensor<8x32xf32>
+}
