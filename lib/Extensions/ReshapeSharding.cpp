@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "nova/Extensions/ReshapeSharding.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -121,6 +122,30 @@ nova::expandSplitAxes(ArrayRef<int64_t> fineShape,
 
 namespace {
 
+/// Whether `v` (a reshape's 2-D side) is an operand or result of a 2-D
+/// `linalg.matmul`, directly or through one transpose (a weight gradient's
+/// `x^T`) or shard annotations.
+bool feedsMatmul(Value v, int depth = 0) {
+  auto ranked = dyn_cast<RankedTensorType>(v.getType());
+  if (!ranked || ranked.getRank() != 2 || depth > 4)
+    return false;
+  Operation *def = v.getDefiningOp();
+  if (def && isa<linalg::MatmulOp>(def))
+    return true;
+  for (auto shard = dyn_cast_or_null<shard::ShardOp>(def); shard;
+       shard = shard.getSrc().getDefiningOp<shard::ShardOp>())
+    if (isa_and_nonnull<linalg::MatmulOp>(shard.getSrc().getDefiningOp()))
+      return true;
+  for (Operation *user : v.getUsers()) {
+    if (isa<linalg::MatmulOp>(user))
+      return true;
+    if (isa<shard::ShardOp, linalg::TransposeOp>(user) &&
+        feedsMatmul(user->getResult(0), depth + 1))
+      return true;
+  }
+  return false;
+}
+
 /// The fine (expanded) and coarse (collapsed) sides of a reshape.
 struct ReshapeSides {
   RankedTensorType fine, coarse;
@@ -197,6 +222,24 @@ struct ReshapeShardingModel
                                                            *fineAxes, grid.getShape());
              ++dim)
           (*fineAxes)[*dim].clear();
+      // The rows of a 2-D matmul (a linear layer's tokens) keep the split of
+      // their group's first split dimension only, as they must when that
+      // dimension has more than one element per chip: propagation then
+      // decides alike whatever the batch per chip. Merged, [B, S] split
+      // [[dp], [tp]] with B == dp gives tokens split over both axes, and a
+      // tp-split weight's matmul (forward or backward) gathers the weight or
+      // the heads instead of the sequence: Megatron's sequence parallelism
+      // lost at one sequence per chip. (Attention's [B, H] keeps the merge:
+      // its batch matmuls take heads split over tp.)
+      if (feedsMatmul(op->getResult(0)) || feedsMatmul(op->getOperand(0)))
+        for (const ReassociationIndices &group : sides.groups) {
+          bool split = false;
+          for (int64_t dim : group) {
+            if (split)
+              (*fineAxes)[dim].clear();
+            split |= !(*fineAxes)[dim].empty();
+          }
+        }
       shard::removeTrailingEmptySubArray(*fineAxes);
       return shard::ShardingOption(std::move(*fineAxes), sharding.getGridAttr());
     }

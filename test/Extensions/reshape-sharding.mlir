@@ -147,3 +147,33 @@ func.func @negative_dynamic_shape(%x: tensor<?x16x64xf32>) -> tensor<?x64xf32> {
   %c = tensor.collapse_shape %xs [[0, 1], [2]] : tensor<?x16x64xf32> into tensor<?x64xf32>
   return %c : tensor<?x64xf32>
 }
+
+// -----
+
+// The rows of a 2-D matmul (a linear layer's tokens) keep only the leading
+// split of their group: [B, S] split [[dp], [tp]] with B == dp collapses to
+// tokens split over dp, the sequence gathered (Megatron's sequence
+// parallelism), where merging them would leave the tp-split weight to be
+// gathered instead.
+// CHECK-LABEL: func.func @collapse_matmul_rows_keeps_the_leading_split
+// CHECK: %[[WS:.*]] = shard.sharding @g split_axes = {{\[\[}}], [1]] : !shard.sharding
+// CHECK: %[[W:.*]] = shard.shard %arg1 to %[[WS]] annotate_for_users : tensor<16x32xf32>
+// CHECK: %[[S:.*]] = shard.sharding @g split_axes = {{\[\[}}0]] : !shard.sharding
+// CHECK: shard.shard %{{.*}} to %[[S]] annotate_for_users : tensor<2x8x16xf32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x8x16xf32> into tensor<16x16xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %[[W]] : tensor<16x16xf32>, tensor<16x32xf32>)
+shard.grid @g(shape = 2x2)
+func.func @collapse_matmul_rows_keeps_the_leading_split(%x: tensor<2x8x16xf32>, %w: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %s = shard.sharding @g split_axes = [[0], [1]] : !shard.sharding
+  %xs = shard.shard %x to %s annotate_for_users : tensor<2x8x16xf32>
+  %ws_s = shard.sharding @g split_axes = [[], [1]] : !shard.sharding
+  %ws = shard.shard %w to %ws_s annotate_for_users : tensor<16x32xf32>
+  %c = tensor.collapse_shape %xs [[0, 1], [2]] : tensor<2x8x16xf32> into tensor<16x16xf32>
+  %e = tensor.empty() : tensor<16x32xf32>
+  %cst = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %y = linalg.matmul ins(%c, %ws : tensor<16x16xf32>, tensor<16x32xf32>) outs(%z : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %ys_s = shard.sharding @g split_axes = [[0], [1]] : !shard.sharding
+  %ys = shard.shard %y to %ys_s : tensor<16x32xf32>
+  return %ys : tensor<16x32xf32>
+}

@@ -53,28 +53,24 @@ class StageMesh:
     zero: int = 0
     #: Argument position -> placement on ``mesh`` (axis index -> Placement).
     args: dict[int, dict[int, Placement]] = field(default_factory=dict)
+    #: Sequence parallelism: the axes that split the tokens (``Shard(1)``)
+    #: of the ids and of every activation crossing between stages.
+    sequence: dict[int, Placement] = field(default_factory=dict)
 
     @staticmethod
     def build(mesh: Mesh, stages: int, plan=None, zero: int = 0) -> "StageMesh":
         if not isinstance(mesh, Mesh):
             raise PipelineError(f"mesh must be a nova.parallel.Mesh, got {type(mesh).__name__}")
-        batch_axis = 0
+        batch_axis, sequence = 0, {}
         if plan is not None:
             batch_axis = None if plan.batch_axis is None else mesh.axis(plan.batch_axis)
-            # The stage bodies place activations by the batch axis alone: a
-            # plan's input placement (sequence parallelism) would be ignored.
-            inputs = sorted(n for n in plan.placements if n.startswith("input"))
-            if inputs:
-                raise PipelineError(
-                    f"the plan places {', '.join(inputs)} (sequence parallelism): inside "
-                    "pipeline stages activations are split by the batch axis only; drop "
-                    "sequence_parallel=True for a pipeline")
+            sequence = _sequence_axes(plan, mesh, batch_axis)
         if zero not in (0, 1) or isinstance(zero, bool):
             raise PipelineError(f"zero must be 0 or 1 (optimizer state sharded over the "
                                 f"batch axis) for a pipeline, got {zero!r}")
         if zero and batch_axis is None:
             raise PipelineError("zero=1 shards over the batch axis: give the plan a batch_axis")
-        return StageMesh(mesh, stages, plan, batch_axis, zero)
+        return StageMesh(mesh, stages, plan, batch_axis, zero, sequence=sequence)
 
     @property
     def per_stage(self) -> int:
@@ -91,6 +87,12 @@ class StageMesh:
     # Placements ------------------------------------------------------------------------
     def batch(self) -> dict[int, Placement]:
         return {} if self.batch_axis is None else {self.batch_axis: Shard(0)}
+
+    def boundary(self) -> dict[int, Placement]:
+        """An activation (or its gradient) crossing between stages, and the
+        ids: the batch split, and the tokens too with sequence parallelism
+        (each chip sends its shard to its peer in the next stage)."""
+        return {**self.batch(), **self.sequence}
 
     def param(self, name: str, shape) -> dict[int, Placement]:
         if self.plan is None:
@@ -129,7 +131,9 @@ class StageMesh:
             for slot in layout.slots[s]:
                 for a, name, t in zip(slot, info.names, info.params):
                     self.args[a] = self.slot(name, tuple(t.shape))
-        for a in list(layout.inputs) + list(layout.labels):
+        for a in layout.inputs:
+            self.args[a] = self.boundary()
+        for a in layout.labels:
             self.args[a] = dict(batch)
 
     # Host <-> chips ----------------------------------------------------------------------
@@ -161,6 +165,29 @@ class StageMesh:
         pieces = [np.asarray(read_chip(self.chip(stage, local)))
                   for local in range(self.per_stage)]
         return assemble(pieces, self.mesh, placed)
+
+
+def _sequence_axes(plan, mesh: Mesh, batch_axis: int | None) -> dict[int, Placement]:
+    """The plan's sequence split (``megatron_transformer_plan(...,
+    sequence_parallel=True)`` places ``input0``, the ids, as the batch axis
+    on dim 0 and the tp axis on dim 1); any other input placement is an
+    error: a stage's activations are placed from the ids' alone."""
+    inputs = sorted(n for n in plan.placements if n.startswith("input"))
+    if inputs and inputs != ["input0"]:
+        raise PipelineError(f"the plan places {', '.join(inputs)}: inside pipeline stages "
+                            "only input0 (the ids) may be placed, by sequence parallelism; "
+                            "the labels follow the batch axis")
+    if not inputs:
+        return {}
+    placed = {mesh.axis(a): p for a, p in plan.placements["input0"].items()
+              if not isinstance(p, Replicate)}
+    sequence = {a: p for a, p in placed.items() if a != batch_axis}
+    if (placed.get(batch_axis, Shard(0)) != Shard(0)
+            or any(p != Shard(1) for p in sequence.values())):
+        raise PipelineError(f"the plan places input0 as {plan.placements['input0']}: inside "
+                            "pipeline stages the ids split along the batch (the batch axis) "
+                            "and the sequence (dimension 1) only")
+    return sequence
 
 
 def _annotated(stage_mesh: StageMesh, body, args: list[dict], results: list) -> str:
@@ -232,7 +259,7 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
                       recompute: bool, shard_grads: bool) -> list[dict]:
     out = []
     p = len(infos)
-    batch = stage_mesh.batch()
+    batch, edge = stage_mesh.batch(), stage_mesh.boundary()
     for s, traced in enumerate(bodies):
         info = infos[s]
         first, last = s == 0, s == p - 1
@@ -240,8 +267,9 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
         grads = [stage_mesh.slot(n, tuple(t.shape)) for n, t in zip(info.names, info.params)
                  ] if shard_grads else params
         consts = [{} for _ in info.constants]
-        f_args = params + consts + [batch] + ([batch] if last else [])
-        f_results = [{}] if last else [batch]
+        # x and y: the ids or an activation (``edge``); the labels by batch.
+        f_args = params + consts + [edge] + ([batch] if last else [])
+        f_results = [{}] if last else [edge]
         traced, copies = _weight_copies(stage_mesh, traced, params)
         f_args += copies
         saved = f_saved = None
@@ -258,7 +286,7 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
             # those stay whole, all-reduced once a step, and U takes them so.
             grads = [g if len(t.shape) > 1 else p
                      for g, p, t in zip(grads, params, info.params)]
-        deferred = _deferred_bodies(stage_mesh, traced, saved, batch, grads, first, last)
+        deferred = _deferred_bodies(stage_mesh, traced, saved, edge, grads, first, last)
         done = {}
         if isinstance(deferred, dict):
             done.update(deferred)
@@ -273,11 +301,12 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
                 # read them (annotating them again trips propagation's dominance).
                 args, results = f_args, f_results + [None] * len(f_saved or [])
             elif key in ("B", "Bacc") and saved is not None:
-                args = saved + ([] if last else [batch]) + (grads if key == "Bacc" else [])
-                results = ([] if first else [batch]) + grads
+                args = saved + ([] if last else [edge]) + (grads if key == "Bacc" else [])
+                results = ([] if first else [edge]) + grads
             elif key in ("B", "Bacc"):
-                args = params + consts + [batch, batch] + (grads if key == "Bacc" else [])
-                results = ([] if first else [batch]) + grads + ([{}] if last else [])
+                args = (params + consts + [edge, batch if last else edge]
+                        + (grads if key == "Bacc" else []))
+                results = ([] if first else [edge]) + grads + ([{}] if last else [])
             elif key == "W":  # its results left to propagation, as read
                 args, results = params, [None] * len(copies)
             elif key == "U":
@@ -301,7 +330,7 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
     return out
 
 
-def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, batch, grads,
+def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, edge, grads,
                      first: bool, last: bool) -> dict | str:
     """``Bx`` and ``G`` partitioned (the weights' gradients once per step),
     or why a mesh cannot run them so ("" without a G): G concatenates each chip's
@@ -314,15 +343,15 @@ def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, batch, grads,
     if "G" not in traced:
         return ""
     bx, g = traced["Bx"], traced["G"]
-    bx_args = [saved[j] for j in bx.saved] + ([] if last else [batch])
-    bx_results = [] if first else [batch]
+    bx_args = [saved[j] for j in bx.saved] + ([] if last else [edge])
+    bx_results = [] if first else [edge]
     try:
         extras = _saved_placements(stage_mesh, bx, bx_args, bx_results)
     except PipelineError as error:
         return f"sharding propagation leaves a value G reads unplaceable: {error}"
     args = []
     for kind, j, dim in g.sources:
-        placed = (saved[j] if kind in ("saved", "once") else batch if kind == "dy"
+        placed = (saved[j] if kind in ("saved", "once") else edge if kind == "dy"
                   else extras[j])
         if kind != "once" and not _split_as_batch(stage_mesh, placed, dim):
             return (f"a value G reads ({kind} {j}) is placed {placed}, not split over the "

@@ -181,6 +181,11 @@ def compile_pipeline_train_step(model: nn.Module | Sequence[nn.Module],
             if (inputs.shape[0] // m) % dp:
                 raise PipelineError(f"a micro-batch of {inputs.shape[0] // m} does not split "
                                     f"over {dp} chips")
+        for axis in stage_mesh.sequence:
+            tp = mesh.shape[axis]
+            if inputs.dim() < 2 or inputs.shape[1] % tp:
+                raise PipelineError(f"sequence parallelism splits the inputs' dimension 1 "
+                                    f"over {tp} chips: inputs of shape {list(inputs.shape)}")
     elif plan is not None or zero:
         raise PipelineError("plan= and zero= need mesh=, the mesh inside each stage")
     chips = p * (1 if stage_mesh is None else stage_mesh.per_stage)

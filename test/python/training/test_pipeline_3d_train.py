@@ -19,7 +19,8 @@ import nova
 from nova.models import GPT
 from nova.models.gpt import GPTConfig
 from nova.parallel import Mesh, PipelineError
-from nova.parallel.plan import megatron_transformer_plan
+from nova.parallel.placements import Shard
+from nova.parallel.plan import ParallelPlan, megatron_transformer_plan
 from nova.training.pipeline_train import compile_pipeline_train_step
 
 from .lm_batches import eager_microbatched, lm_cross_entropy, token_batches
@@ -118,6 +119,47 @@ def test_saved_or_recomputed_activations_give_eager(eager, recompute):
         assert Bx[1].arg_types[:len(Bx[0].saved)] == [saved[j] for j in Bx[0].saved]
 
 
+def test_sequence_parallel_stages_give_eager(eager):
+    """Megatron's sequence parallelism inside the stages
+    (``sequence_parallel=True``): the ids and every activation crossing
+    between stages split along the sequence over tp as well as the batch
+    over dp, at one sequence per dp chip (the micro-batch of the 3-D
+    benchmark row, where a propagation rule once merged the batch and
+    sequence splits of the tokens and gathered the weights instead). 3 steps
+    give eager's losses and every parameter; the weights' gradients still
+    run once per step; the stage bodies reduce-scatter and all-gather over
+    tp, and no weight is all-gathered."""
+    model, optimizer = _model_and_optimizer()
+    batches = _batches(3)
+    plan = megatron_transformer_plan(model, batch_axis="dp", sequence_parallel=True)
+    step = compile_pipeline_train_step(model, lm_cross_entropy, optimizer, *batches[0],
+                                       stages=2, microbatches=4,
+                                       mesh=Mesh((2, 2), ("dp", "tp")), plan=plan)
+    losses = torch.stack([step(*b) for b in batches])
+    torch.testing.assert_close(losses, eager[1], rtol=1e-4, atol=0)
+    ours, theirs = step.parameters(), dict(eager[0].named_parameters())
+    for name, value in theirs.items():
+        torch.testing.assert_close(ours[name], value.detach(), rtol=1e-3, atol=1e-4)
+    assert step.deferred == ["", ""]
+    # The ids (and activations) on a chip: 1 sequence of 16 / 2 tokens.
+    ids_arg = step.layout.inputs[0]
+    assert step.stage_mesh.args[ids_arg] == {0: Shard(0), 1: Shard(1)}
+    forward = step._lowered[0]["F"][1]
+    assert forward.result_types[0] == step._lowered[1]["F"][1].arg_types[
+        len(step.layout.params[1]) + len(step.layout.constants[1])]
+    assert "1x8x32" in forward.result_types[0], forward.result_types[0]
+    tp_groups = "groups [[0, 1], [2, 3], [4, 5], [6, 7]]"
+    nova_ir = step.stages["nova"]
+    assert any("nova.reduce_scatter" in l and tp_groups in l for l in nova_ir.splitlines())
+    # No weight gathered over tp in a forward: each all-gather over tp
+    # gathers the sequence (dim 1) of the chip's [1, 8, 32] activations.
+    f0 = step._lowered[0]["F"][0].mlir
+    gathers = [l for l in f0.splitlines() if "nova.all_gather" in l and tp_groups in l]
+    assert gathers
+    for line in gathers:
+        assert "ins(%" in line and "memref<1x8x32x" in line and " dim 1 " in line, line
+
+
 def test_dp2_pp2_gives_the_one_chip_losses(one_chip):
     _, base_losses = one_chip
     _, losses = _train("nova-t1", Mesh((2,), ("dp",)), tp=False)
@@ -137,11 +179,14 @@ def test_mesh_errors():
         compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids, labels,
                                     mesh=Mesh((2, 2), ("dp", "tp")), zero=1,
                                     plan=megatron_transformer_plan(model))
-    with pytest.raises(PipelineError, match="sequence parallelism"):
+    sp = megatron_transformer_plan(model, batch_axis="dp", sequence_parallel=True)
+    with pytest.raises(PipelineError, match="sequence parallelism splits"):
+        compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids[:, :15],
+                                    labels[:, :15], mesh=Mesh((2, 2), ("dp", "tp")), plan=sp)
+    labels_split = ParallelPlan({**sp.placements, "input1": {"tp": Shard(1)}}, batch_axis="dp")
+    with pytest.raises(PipelineError, match="only input0"):
         compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids, labels,
-                                    mesh=Mesh((2, 2), ("dp", "tp")),
-                                    plan=megatron_transformer_plan(model, batch_axis="dp",
-                                                                   sequence_parallel=True))
+                                    mesh=Mesh((2, 2), ("dp", "tp")), plan=labels_split)
     with pytest.raises(PipelineError, match="does not split"):
         compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids[:6], labels[:6],
                                     microbatches=2, mesh=Mesh((2,), ("dp",)))
