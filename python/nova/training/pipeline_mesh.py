@@ -16,7 +16,9 @@ stage ``s``'s chips: the grid's ``pp`` extent stays ``p``, the physical
 stages, so any chunk's partitioned bodies run on any stage's chips.
 
 The batch (each micro-batch's inputs, labels, activations and their
-gradients) is split over ``batch_axis``; each parameter, its gradient and
+gradients) is split over ``batch_axis``, and with sequence parallelism the
+ids and the activations crossing between stages along the sequence too
+(:meth:`StageMesh.boundary`); each parameter, its gradient and
 its optimizer state take the plan's placement (replicated without one).
 The tensors a forward saves for its backward stay where sharding
 propagation puts them in the partitioned forward, and the backward takes
