@@ -123,19 +123,19 @@ nova::expandSplitAxes(ArrayRef<int64_t> fineShape,
 namespace {
 
 /// Whether `v` (a reshape's 2-D side) is an operand or result of a 2-D
-/// `linalg.matmul`, directly or through one transpose (a weight gradient's
-/// `x^T`) or shard annotations.
+/// `linalg.matmul`, directly or through shard annotations and one transpose
+/// (a weight gradient's `x^T`). (Not through autocast's casts: walking them
+/// leaves a bf16 pipeline stage's residual add without a sharding; the
+/// casts then hide the matmul, and the rows stay merged.)
 bool feedsMatmul(Value v, int depth = 0) {
   auto ranked = dyn_cast<RankedTensorType>(v.getType());
   if (!ranked || ranked.getRank() != 2 || depth > 4)
     return false;
   Operation *def = v.getDefiningOp();
-  if (def && isa<linalg::MatmulOp>(def))
+  while (isa_and_nonnull<shard::ShardOp>(def))
+    def = def->getOperand(0).getDefiningOp();
+  if (isa_and_nonnull<linalg::MatmulOp>(def))
     return true;
-  for (auto shard = dyn_cast_or_null<shard::ShardOp>(def); shard;
-       shard = shard.getSrc().getDefiningOp<shard::ShardOp>())
-    if (isa_and_nonnull<linalg::MatmulOp>(shard.getSrc().getDefiningOp()))
-      return true;
   for (Operation *user : v.getUsers()) {
     if (isa<linalg::MatmulOp>(user))
       return true;

@@ -35,6 +35,19 @@ def batch_positions(imported: ImportedTrainStep) -> list[int]:
     return list(range(first, first + layout.batch))
 
 
+def check_batch_split(batch: dict[str, tuple[int, ...]], mesh, plan=None) -> None:
+    """Every batch tensor (by the name a plan gives it: ``input0``... or its
+    keyword -> shape) splits evenly along dim 0 over the batch axis (``0``
+    without a plan): checked before the step is traced."""
+    batch_axis = 0 if plan is None else plan.batch_axis
+    if batch_axis is None:
+        return
+    for name, shape in batch.items():
+        if not shape or shape[0] % mesh.shape[mesh.axis(batch_axis)]:
+            raise TrainStepError(f"batch tensor {name!r} of shape {list(shape)} does not split "
+                                 f"evenly over {mesh.size} chips along dim 0")
+
+
 def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray], mesh,
                           target: str, *, zero: int = 0, dump_dir: str | Path | None = None,
                           double_buffer: bool = True, bucket_mb: float = 25.0,
@@ -94,13 +107,6 @@ def compile_data_parallel(imported: ImportedTrainStep, example: list[np.ndarray]
     check_chips(target, mesh.size, f"mesh {mesh.shape}")
     batch = batch_positions(imported)
     batch_axis = 0 if plan is None else plan.batch_axis
-    if batch_axis is not None:
-        for position in batch:
-            shape = example[position].shape
-            if not shape or shape[0] % mesh.shape[mesh.axis(batch_axis)]:
-                raise TrainStepError(
-                    f"batch tensor {imported.layout.input_names[position]!r} of shape "
-                    f"{list(shape)} does not split evenly over {mesh.size} chips along dim 0")
     count = len(imported.layout.input_names) + len(imported.constants)
     placements: list[dict] = [{} for _ in range(count)]
     results: list[dict] = [{} for _ in imported.layout.output_names]

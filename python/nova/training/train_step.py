@@ -27,8 +27,10 @@ from nova.compiler.errors import NovaModelCompileError
 from nova.compiler.options import TargetOptions
 from nova.frontend.random_bits import step_seed
 from nova.frontend.train_export import ImportedTrainStep, StepLayout, import_train_step
+from nova.runtime.mesh import Mesh
 from nova.runtime.program import RESIDENT, CompiledProgram
-from nova.training.data_parallel import check_zero, compile_data_parallel
+from nova.training.data_parallel import (check_batch_split, check_zero,
+                                         compile_data_parallel)
 from nova.training.errors import TrainStepError
 from nova.training.memory import (check_fits, hbm_capacity, memory_breakdown,
                                   raise_for_compile_error, step_memory)
@@ -133,6 +135,10 @@ def compile_train_step(model: torch.nn.Module, loss_fn: Callable[..., torch.Tens
     batch = tuple(example_batch) + tuple(example_keywords.values())
     if plan is not None:
         plan = step_plan(model, mesh, plan)
+    if isinstance(mesh, Mesh):  # before tracing: a wrong batch fails fast
+        names = [f"input{i}" for i in range(len(example_batch))] + list(example_keywords)
+        check_batch_split({n: tuple(t.shape) for n, t in zip(names, batch)
+                           if isinstance(t, torch.Tensor)}, mesh, plan)
     layout = _layout(model, optimizer, rule, batch, model_inputs,
                      max_grad_norm is not None, accumulation_steps, keep_grads,
                      tuple(example_keywords), _autocast_name(autocast), tuple(recompute))
