@@ -146,7 +146,7 @@ def main() -> None:
     parser.add_argument("--zero", type=int, choices=[0, 1], default=1,
                         help="ZeRO stage over dp of the DP x TP and 3-D rows")
     parser.add_argument("--sequence-parallel", action="store_true",
-                        help="TP and DP x TP rows: Megatron's sequence parallelism "
+                        help="TP, DP x TP and 3-D rows: Megatron's sequence parallelism "
                              "(megatron_transformer_plan(sequence_parallel=True)); "
                              "pipelines refuse it (the 3-D row)")
     parser.add_argument("--trace", type=int, default=0, metavar="N",
