@@ -147,8 +147,7 @@ def main() -> None:
                         help="ZeRO stage over dp of the DP x TP and 3-D rows")
     parser.add_argument("--sequence-parallel", action="store_true",
                         help="TP, DP x TP and 3-D rows: Megatron's sequence parallelism "
-                             "(megatron_transformer_plan(sequence_parallel=True)); "
-                             "pipelines refuse it (the 3-D row)")
+                             "(megatron_transformer_plan(sequence_parallel=True))")
     parser.add_argument("--trace", type=int, default=0, metavar="N",
                         help="TP, DP x TP and 3-D rows: a traced run, then the critical "
                              "path's N largest entries by model line and by op (3-D rows: "
