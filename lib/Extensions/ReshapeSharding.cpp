@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "nova/Extensions/ReshapeSharding.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
@@ -122,24 +123,33 @@ nova::expandSplitAxes(ArrayRef<int64_t> fineShape,
 
 namespace {
 
-/// Whether `v` (a reshape's 2-D side) is an operand or result of a 2-D
-/// `linalg.matmul`, directly or through shard annotations and one transpose
-/// (a weight gradient's `x^T`). (Not through autocast's casts: walking them
-/// leaves a bf16 pipeline stage's residual add without a sharding; the
-/// casts then hide the matmul, and the rows stay merged.)
+/// Whether `op` is a cast alone (autocast's bf16 rounding): one input, all
+/// loops parallel, identity maps, a body of one `arith.truncf` / `extf`.
+bool isCast(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 || generic->getNumResults() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return false;
+  Block *body = generic.getBody();
+  return llvm::range_size(body->without_terminator()) == 1 &&
+         isa<arith::TruncFOp, arith::ExtFOp>(body->front());
+}
+
+/// Whether `v` (a reshape's 2-D side) is an operand of a 2-D `linalg.matmul`,
+/// directly or through shard annotations, autocast's casts and one transpose
+/// (a weight gradient's `x^T`). Not a matmul's result: a row-parallel
+/// layer's partial sums split along the sequence afterwards are Megatron's
+/// reduce-scatter.
 bool feedsMatmul(Value v, int depth = 0) {
   auto ranked = dyn_cast<RankedTensorType>(v.getType());
-  if (!ranked || ranked.getRank() != 2 || depth > 4)
+  if (!ranked || ranked.getRank() != 2 || depth > 6)
     return false;
-  Operation *def = v.getDefiningOp();
-  while (isa_and_nonnull<shard::ShardOp>(def))
-    def = def->getOperand(0).getDefiningOp();
-  if (isa_and_nonnull<linalg::MatmulOp>(def))
-    return true;
   for (Operation *user : v.getUsers()) {
     if (isa<linalg::MatmulOp>(user))
       return true;
-    if (isa<shard::ShardOp, linalg::TransposeOp>(user) &&
+    if ((isa<shard::ShardOp, linalg::TransposeOp>(user) || isCast(user)) &&
         feedsMatmul(user->getResult(0), depth + 1))
       return true;
   }
@@ -222,8 +232,8 @@ struct ReshapeShardingModel
                                                            *fineAxes, grid.getShape());
              ++dim)
           (*fineAxes)[*dim].clear();
-      // The rows of a 2-D matmul (a linear layer's tokens) keep the split of
-      // their group's first split dimension only, as they must when that
+      // The rows of a 2-D matmul's operand (a linear layer's tokens) keep the
+      // split of their group's first split dimension only, as they must when that
       // dimension has more than one element per chip: propagation then
       // decides alike whatever the batch per chip. Merged, [B, S] split
       // [[dp], [tp]] with B == dp gives tokens split over both axes, and a

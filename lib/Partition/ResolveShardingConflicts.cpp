@@ -13,6 +13,7 @@
 #include "nova/Partition/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
@@ -97,9 +98,65 @@ struct ResolveShardingConflictsPass
     return conflicts;
   }
 
+  /// An elementwise generic (all loops parallel, identity maps) whose
+  /// annotated inputs ask different shardings (a saved activation whole
+  /// along the sequence beside the residual split along it): propagation
+  /// finds no sharding for the op. When the most split of them extends the
+  /// others (each of their split dimensions split alike in it), the others
+  /// are re-annotated to it for this op: partitioning slices them (local).
+  void alignElementwiseInputs(func::FuncOp func, SymbolTableCollection &symbols) {
+    func.walk([&](linalg::GenericOp op) {
+      if (op.getNumLoops() != op.getNumParallelLoops() ||
+          !llvm::all_of(op.getIndexingMapsArray(),
+                        [](AffineMap map) { return map.isIdentity(); }))
+        return;
+      SmallVector<std::pair<OpOperand *, shard::Sharding>, 4> asked;
+      for (OpOperand *input : op.getDpsInputOperands()) {
+        auto annotation = input->get().getDefiningOp<shard::ShardOp>();
+        if (annotation && annotation.getAnnotateForUsers())
+          asked.push_back({input, shard::Sharding(annotation.getSharding())});
+      }
+      if (asked.size() < 2)
+        return;
+      shard::Sharding best = asked.front().second;
+      shard::GridOp grid = shard::getGridOrNull(op, best.getGridAttr(), symbols);
+      if (!grid)
+        return;
+      for (auto &[input, sharding] : asked)
+        if (shardCount(sharding, grid) > shardCount(best, grid))
+          best = sharding;
+      if (!best.getStaticHaloSizes().empty() || !best.getStaticShardedDimsOffsets().empty())
+        return;
+      auto extends = [&](const shard::Sharding &other) {
+        if (other.getGridAttr() != best.getGridAttr() ||
+            !other.getStaticHaloSizes().empty() ||
+            !other.getStaticShardedDimsOffsets().empty())
+          return false;
+        ArrayRef<shard::GridAxesAttr> mine = best.getSplitAxes();
+        for (auto [dim, axes] : llvm::enumerate(other.getSplitAxes()))
+          if (!axes.empty() && (dim >= mine.size() || mine[dim] != axes))
+            return false;
+        return true;
+      };
+      if (!llvm::all_of(asked, [&](auto &entry) { return extends(entry.second); }))
+        return;
+      OpBuilder b(op);
+      for (auto &[input, sharding] : asked) {
+        if (sharding == best)
+          continue;
+        auto split = shard::ShardingOp::create(b, op.getLoc(), best);
+        auto annotation = shard::ShardOp::create(b, op.getLoc(), input->get(), split,
+                                                 /*annotate_for_users=*/true);
+        input->set(annotation.getResult());
+        ++numAligned;
+      }
+    });
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SymbolTableCollection symbols;
+    alignElementwiseInputs(func, symbols);
     for (unsigned round = 0; round < maxRounds; ++round) {
       DenseSet<Operation *> before;
       func.walk([&](Operation *op) {

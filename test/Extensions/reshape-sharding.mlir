@@ -177,3 +177,33 @@ func.func @collapse_matmul_rows_keeps_the_leading_split(%x: tensor<2x8x16xf32>, 
   %ys = shard.shard %y to %ys_s : tensor<16x32xf32>
   return %ys : tensor<16x32xf32>
 }
+
+// -----
+
+// Under autocast a cast sits between the collapse and the matmul: the rows
+// still keep only the batch split.
+// CHECK-LABEL: func.func @collapse_cast_matmul_rows_keeps_the_leading_split
+// CHECK: %[[S:.*]] = shard.sharding @g split_axes = {{\[\[}}0]] : !shard.sharding
+// CHECK: shard.shard %{{.*}} to %[[S]] annotate_for_users : tensor<2x8x16xf32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x8x16xf32> into tensor<16x16xf32>
+shard.grid @g(shape = 2x2)
+func.func @collapse_cast_matmul_rows_keeps_the_leading_split(%x: tensor<2x8x16xf32>, %w: tensor<16x32xbf16>) -> tensor<16x32xf32> {
+  %s = shard.sharding @g split_axes = [[0], [1]] : !shard.sharding
+  %xs = shard.shard %x to %s annotate_for_users : tensor<2x8x16xf32>
+  %ws_s = shard.sharding @g split_axes = [[], [1]] : !shard.sharding
+  %ws = shard.shard %w to %ws_s annotate_for_users : tensor<16x32xbf16>
+  %c = tensor.collapse_shape %xs [[0, 1], [2]] : tensor<2x8x16xf32> into tensor<16x16xf32>
+  %eb = tensor.empty() : tensor<16x16xbf16>
+  %cb = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c : tensor<16x16xf32>) outs(%eb : tensor<16x16xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<16x16xbf16>
+  %e = tensor.empty() : tensor<16x32xf32>
+  %cst = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %y = linalg.matmul ins(%cb, %ws : tensor<16x16xbf16>, tensor<16x32xbf16>) outs(%z : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %ys_s = shard.sharding @g split_axes = [[0], [1]] : !shard.sharding
+  %ys = shard.shard %y to %ys_s : tensor<16x32xf32>
+  return %ys : tensor<16x32xf32>
+}

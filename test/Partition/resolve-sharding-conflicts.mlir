@@ -74,3 +74,41 @@ func.func @negative_users_agree(%dy: tensor<16x32xf32>, %xhat: tensor<2x8x32xf32
   } -> tensor<2x8x32xf32>
   return %a, %b : tensor<2x8x32xf32>, tensor<2x8x32xf32>
 }
+
+// -----
+
+// A pipeline stage's backward under sequence parallelism recomputes
+// `x + attn_out` from its arguments: the residual split along the sequence
+// over tp (axis 1) and a saved bf16 `attn_out` split over dp alone. The
+// elementwise add's inputs ask different shardings and propagation would give
+// it none; the whole one is annotated again, split as the residual, for the
+// add alone (partitioning slices it).
+// CHECK-LABEL: func.func @elementwise_inputs_aligned
+// CHECK: %[[SX:.*]] = shard.sharding @grid split_axes = {{\[\[}}0], [1]] : !shard.sharding
+// CHECK: %[[X:.*]] = shard.shard %arg0 to %[[SX]] annotate_for_users : tensor<2x8x32xf32>
+// CHECK: %[[SA:.*]] = shard.sharding @grid split_axes = {{\[\[}}0]] : !shard.sharding
+// CHECK: %[[A:.*]] = shard.shard %arg1 to %[[SA]] annotate_for_users : tensor<2x8x32xbf16>
+// CHECK: %[[S2:.*]] = shard.sharding @grid split_axes = {{\[\[}}0], [1]] : !shard.sharding
+// CHECK-NEXT: %[[A2:.*]] = shard.shard %[[A]] to %[[S2]] annotate_for_users : tensor<2x8x32xbf16>
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[X]], %[[A2]] : tensor<2x8x32xf32>, tensor<2x8x32xbf16>)
+// PROP-LABEL: func.func @elementwise_inputs_aligned
+// PROP: %[[S:.*]] = shard.sharding @grid split_axes = {{\[\[}}0], [1]] : !shard.sharding
+// PROP: %[[Y:.*]] = linalg.generic
+// PROP: shard.shard %[[Y]] to %[[S]] : tensor<2x8x32xf32>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+shard.grid @grid(shape = 2x2)
+func.func @elementwise_inputs_aligned(%x: tensor<2x8x32xf32>, %a: tensor<2x8x32xbf16>) -> tensor<2x8x32xf32> {
+  %sx = shard.sharding @grid split_axes = [[0], [1]] : !shard.sharding
+  %xs = shard.shard %x to %sx annotate_for_users : tensor<2x8x32xf32>
+  %sa = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %as = shard.shard %a to %sa annotate_for_users : tensor<2x8x32xbf16>
+  %e = tensor.empty() : tensor<2x8x32xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%xs, %as : tensor<2x8x32xf32>, tensor<2x8x32xbf16>) outs(%e : tensor<2x8x32xf32>) {
+  ^bb0(%u: f32, %v: bf16, %o: f32):
+    %w = arith.extf %v : bf16 to f32
+    %s = arith.addf %u, %w : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x32xf32>
+  %ys = shard.shard %y to %sx : tensor<2x8x32xf32>
+  return %ys : tensor<2x8x32xf32>
+}

@@ -139,6 +139,16 @@ def NovaResolveShardingConflicts
     run; a user that needs it whole gathers it. It repeats until a probe
     finds no conflict (`max-rounds`).
 
+    First, an elementwise `linalg.generic` (all loops parallel, identity
+    maps) whose annotated inputs ask different shardings gets no sharding
+    from propagation at all: a pipeline stage's backward under sequence
+    parallelism recomputes `x + attn_out` from a saved bf16 `attn_out`
+    whole along the sequence and the residual `x` split along it. When the
+    most split of the inputs' shardings extends the others (their split
+    dimensions split alike in it), the others are annotated to it for that
+    op (`shard.shard ... annotate_for_users` again): partitioning slices
+    them, a local copy.
+
     Before (what the probe finds):
     ```mlir
     %g = tensor.expand_shape %dx [[0, 1], [2]] ... into tensor<2x16x32xf32>
@@ -160,6 +170,8 @@ def NovaResolveShardingConflicts
   let statistics = [
     Statistic<"numPinned", "pinned-values",
               "Values given a sharding of their own because their users disagreed">,
+    Statistic<"numAligned", "aligned-inputs",
+              "Elementwise inputs re-annotated to the most split of their op's inputs">,
   ];
 }
 

@@ -54,33 +54,39 @@ def _eager(ids, labels):
     return loss, {n: p.grad.clone() for n, p in model.named_parameters()}
 
 
-def _plan(model, vocab_parallel: bool):
+def _plan(model, vocab_parallel: bool, sequence_parallel: bool = False):
     """Megatron's plan over tp, the batch over dp; ``vocab_parallel``: the
     tied embedding / LM head split by rows over tp too."""
-    plan = megatron_transformer_plan(model, batch_axis="dp")
+    plan = megatron_transformer_plan(model, batch_axis="dp",
+                                     sequence_parallel=sequence_parallel)
     if not vocab_parallel:
         return plan
     return ParallelPlan({**plan.placements, "tok_emb.weight": {"tp": Shard(0)}},
                         batch_axis="dp")
 
 
-@pytest.mark.parametrize("mesh,vocab_parallel,zero", [
-    (None, False, 0), (Mesh((2, 2), ("dp", "tp")), False, 0),
-    (Mesh((2, 2), ("dp", "tp")), True, 0), (Mesh((2, 2), ("dp", "tp")), True, 1)],
-    ids=["pp2", "pp2dp2tp2", "pp2dp2tp2-vocab-parallel", "pp2dp2tp2-vocab-parallel-zero1"])
-def test_bf16_pipeline_matches_eager_autocast(mesh, vocab_parallel, zero):
+@pytest.mark.parametrize("mesh,vocab_parallel,zero,sp", [
+    (None, False, 0, False), (Mesh((2, 2), ("dp", "tp")), False, 0, False),
+    (Mesh((2, 2), ("dp", "tp")), True, 0, True), (Mesh((2, 2), ("dp", "tp")), True, 1, False)],
+    ids=["pp2", "pp2dp2tp2", "pp2dp2tp2-vocab-parallel-sp", "pp2dp2tp2-vocab-parallel-zero1"])
+def test_bf16_pipeline_matches_eager_autocast(mesh, vocab_parallel, zero, sp):
+    """``sp``: Megatron's sequence parallelism inside the stages too (the
+    ids and stage-boundary activations split along the sequence over tp)."""
     (ids, labels), = token_batches(CFG, 1, ignored=False)
     model = _model()
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
-    plan = _plan(model, vocab_parallel) if mesh is not None else None
+    plan = _plan(model, vocab_parallel, sp) if mesh is not None else None
     step = compile_pipeline_train_step(model, lm_cross_entropy, optimizer, ids, labels,
                                        stages=2, microbatches=MICRO, mesh=mesh, plan=plan,
                                        autocast=torch.bfloat16, zero=zero)
     assert "bf16" in step.stages["nova"]  # the matmuls run in bf16
     # zero=1: each B reduce-scatters its gradients over dp and accumulates
     # the optimizer state's dp shard, not the whole gradient.
-    assert ("nova.reduce_scatter" in step.stages["nova"]) == bool(zero)
+    # With sequence parallelism the row-parallel outputs are reduce-scattered.
+    assert ("nova.reduce_scatter" in step.stages["nova"]) == bool(zero or sp)
+    if sp:
+        assert step.deferred == ["", ""]
     if vocab_parallel:
         # Each tp chip's rows looked up by gather, their gradient scattered
         # (not a gather of the split table, which read out of range).
