@@ -100,6 +100,20 @@ CLASSIFIERS = {
 
 CAUSAL = [name for name, arch in ARCHITECTURES.items() if arch.kind == "causal"]
 
+#: Smaller sizes for the tests that run a model op by op on the nova device
+#: (``model.to("nova")``), where every distinct op and shapes compiles its own
+#: program (~0.6 s each) and AdamW runs eight ops per parameter shape: one
+#: layer, an MLP as wide as the model, a vocabulary of 32, so that every weight
+#: is [32, 32], [32] or one of the attention projections' shapes. Pass the same
+#: ``vocab_size`` to ``example``/``batches`` as ``vocab``::
+#:
+#:     model = hf_zoo.build("gpt2", dropout=0.0, **hf_zoo.FEW_SHAPES["gpt2"])
+#:     data = hf_zoo.batches("gpt2", 3, vocab=hf_zoo.FEW_SHAPES["gpt2"]["vocab_size"])
+FEW_SHAPES: dict[str, dict[str, Any]] = {
+    "gpt2": dict(vocab_size=32, n_layer=1, n_inner=32),
+    "llama": dict(vocab_size=32, num_hidden_layers=1, intermediate_size=32),
+}
+
 
 def _transformers():
     import pytest
@@ -146,14 +160,15 @@ def build(name: str, *, dropout: float | None = None, head: str | None = None,
 
 
 def example(name: str, *, batch: int = BATCH, seq: int = SEQ, seed: int = 1,
-            labels: bool = True, padded: bool = False, head: str | None = None
-            ) -> dict[str, torch.Tensor]:
+            labels: bool = True, padded: bool = False, head: str | None = None,
+            vocab: int = VOCAB) -> dict[str, torch.Tensor]:
     """Keyword inputs for ``name``'s model: token ids (avoiding the special
     ids 0-2) or pixel values, plus ``labels`` for the model's own loss
     (T5 and BART derive their decoder inputs from the labels; with
     ``labels=False`` they get ``decoder_input_ids``). Causal
     and masked LMs get ``-100`` on some positions. ``padded=True`` right-pads
-    row 0 (``attention_mask`` 0 over its last 3 positions, labels -100 there)."""
+    row 0 (``attention_mask`` 0 over its last 3 positions, labels -100 there).
+    ``vocab`` is the model's ``vocab_size`` when a test sets a smaller one."""
     arch = _ALL[name]
     generator = torch.Generator().manual_seed(seed)
     out: dict[str, torch.Tensor] = {}
@@ -162,7 +177,7 @@ def example(name: str, *, batch: int = BATCH, seq: int = SEQ, seed: int = 1,
         if labels:
             out["labels"] = torch.randint(0, NUM_LABELS, (batch,), generator=generator)
         return out
-    ids = torch.randint(3, VOCAB, (batch, seq), generator=generator)
+    ids = torch.randint(3, vocab, (batch, seq), generator=generator)
     out["input_ids"] = ids
     if padded:
         mask = torch.ones(batch, seq, dtype=torch.int64)
@@ -171,12 +186,12 @@ def example(name: str, *, batch: int = BATCH, seq: int = SEQ, seed: int = 1,
     if not labels:
         if arch.kind == "seq2seq":
             # Without labels the decoder's inputs are given (inference).
-            out["decoder_input_ids"] = torch.randint(3, VOCAB, (batch, seq), generator=generator)
+            out["decoder_input_ids"] = torch.randint(3, vocab, (batch, seq), generator=generator)
         return out
     if head == "classify":
         out["labels"] = torch.randint(0, NUM_LABELS, (batch,), generator=generator)
     elif arch.kind == "seq2seq":
-        target = torch.randint(3, VOCAB, (batch, seq), generator=generator)
+        target = torch.randint(3, vocab, (batch, seq), generator=generator)
         target[0, -2:] = -100
         out["labels"] = target
     elif arch.kind == "masked":

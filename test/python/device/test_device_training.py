@@ -25,11 +25,18 @@ def _strict():
     torch.nova.set_fallback("warn")
 
 
+def _build(name: str) -> tuple[torch.nn.Module, int]:
+    """``name`` with one layer and few weight shapes (each op and shapes compiles
+    a program on the device), and its vocabulary size for the batches."""
+    sizes = hf_zoo.FEW_SHAPES[name]
+    return hf_zoo.build(name, dropout=0.0, **sizes), sizes["vocab_size"]
+
+
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
 def test_hf_model_trains_on_the_device_like_cpu_eager(name: str) -> None:
-    model = hf_zoo.build(name, dropout=0.0)
+    model, vocab = _build(name)
     reference = copy.deepcopy(model)
-    data = hf_zoo.batches(name, 5)
+    data = hf_zoo.batches(name, 5, vocab=vocab)
     # Steps 2 and 3 see the same tokens: an embedding's gather DMA costs by the
     # runs of consecutive ids, so only equal data gives equal simulated time.
     data[3] = data[2]
@@ -70,9 +77,10 @@ def test_memory_allocated_is_the_live_tensors():
     gc.collect()  # earlier tests' tensors
     torch.nova.empty_cache()
     base = torch.nova.memory_allocated()
-    model = hf_zoo.build("gpt2", dropout=0.0).to("nova")
+    model, vocab = _build("gpt2")
+    model.to("nova")
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    batch = {k: v.to("nova") for k, v in hf_zoo.example("gpt2").items()}
+    batch = {k: v.to("nova") for k, v in hf_zoo.example("gpt2", vocab=vocab).items()}
     model(**batch).loss.backward()
     optimizer.step()
     live = [*model.parameters(), *model.buffers()] + [p.grad for p in model.parameters()]
@@ -123,9 +131,9 @@ def test_torch_compile_results_keep_eager_strides_on_the_device():
 def test_torch_compile_of_a_hf_training_step_on_the_device():
     """GPT-2 (default config, dropout 0) through torch.compile on nova tensors:
     the losses and parameters of CPU eager, in less simulated time than eager."""
-    model = hf_zoo.build("gpt2", dropout=0.0)
+    model, vocab = _build("gpt2")
     reference = copy.deepcopy(model)
-    data = hf_zoo.batches("gpt2", 3)
+    data = hf_zoo.batches("gpt2", 3, vocab=vocab)
     data[2] = data[1]
     eager_losses, _ = hf_zoo.eager_steps(reference, lambda p: torch.optim.AdamW(p, lr=1e-3), data)
     model.to("nova")
