@@ -46,6 +46,26 @@ shard::ShardOp annotationThroughCasts(Value v) {
   return annotation && annotation.getAnnotateForUsers() ? annotation : nullptr;
 }
 
+/// The one `tensor.expand_shape` that `v` reaches through elementwise casts
+/// (each value on the way has exactly one such user), or null.
+tensor::ExpandShapeOp expandThroughCasts(Value v) {
+  while (v) {
+    Operation *next = nullptr;
+    for (Operation *user : v.getUsers()) {
+      auto g = dyn_cast<linalg::GenericOp>(user);
+      if (!isa<tensor::ExpandShapeOp>(user) && !isElementwiseCast(g))
+        continue;
+      if (next && next != user)
+        return nullptr;
+      next = user;
+    }
+    if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(next))
+      return expand;
+    v = next ? next->getResult(0) : Value();
+  }
+  return nullptr;
+}
+
 struct SequenceParallelEmbeddingPass
     : public nova::impl::NovaSequenceParallelEmbeddingBase<SequenceParallelEmbeddingPass> {
   using Base::Base;
@@ -92,16 +112,9 @@ struct SequenceParallelEmbeddingPass
       if (!dropped)
         continue;
       // The product's output, through casts, expanded back to [ids..., D].
-      Value out = mm.getResult(0);
-      while (out.hasOneUse()) {
-        auto g = dyn_cast<linalg::GenericOp>(*out.user_begin());
-        if (!isElementwiseCast(g))
-          break;
-        out = g.getResult(0);
-      }
-      if (!out.hasOneUse())
-        continue;
-      auto expand = dyn_cast<tensor::ExpandShapeOp>(*out.user_begin());
+      // Other users (a training forward returns the cast [B * T, D] it saves
+      // for the backward) read it as propagation places it.
+      tensor::ExpandShapeOp expand = expandThroughCasts(mm.getResult(0));
       if (!expand)
         continue;
       ArrayRef<int64_t> outShape = expand.getResultType().getShape();

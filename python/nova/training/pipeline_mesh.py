@@ -288,7 +288,9 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
             # those stay whole, all-reduced once a step, and U takes them so.
             grads = [g if len(t.shape) > 1 else p
                      for g, p, t in zip(grads, params, info.params)]
-        deferred = _deferred_bodies(stage_mesh, traced, saved, edge, grads, first, last)
+        tokens = _forward_type(traced["F"].mlir)[0][len(params) + len(consts)][:2]
+        deferred = _deferred_bodies(stage_mesh, traced, saved, edge, grads, first, last,
+                                    tokens)
         done = {}
         if isinstance(deferred, dict):
             done.update(deferred)
@@ -333,7 +335,7 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
 
 
 def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, edge, grads,
-                     first: bool, last: bool) -> dict | str:
+                     first: bool, last: bool, tokens: list[int]) -> dict | str:
     """``Bx`` and ``G`` partitioned (the weights' gradients once per step),
     or why a mesh cannot run them so ("" without a G): G concatenates each chip's
     pieces of the micro-batches' values along the value's dimension ``k``
@@ -351,6 +353,11 @@ def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, edge, grads,
         extras = _saved_placements(stage_mesh, bx, bx_args, bx_results)
     except PipelineError as error:
         return f"sharding propagation leaves a value G reads unplaceable: {error}"
+    placed_extras = [None] * len(extras)  # left to propagation, as read
+    if stage_mesh.sequence:
+        moved = _along_sequence(stage_mesh, bx, len(bx_results), extras, tokens)
+        placed_extras = [m if m is not e else None for m, e in zip(moved, extras)]
+        extras = moved
     args = []
     for kind, j, dim in g.sources:
         placed = (saved[j] if kind in ("saved", "once") else edge if kind == "dy"
@@ -359,10 +366,25 @@ def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, edge, grads,
             return (f"a value G reads ({kind} {j}) is placed {placed}, not split over the "
                     f"batch axis along dimension {dim} alone")
         args.append(placed)
-    out = {"Bx": _partitioned(stage_mesh, bx, bx_args, bx_results + [None] * len(extras))}
+    out = {"Bx": _partitioned(stage_mesh, bx, bx_args, bx_results + placed_extras)}
     _check_saved(stage_mesh, bx, out["Bx"], len(bx_results), extras)
     out["G"] = _partitioned(stage_mesh, g, args, grads)
     return out
+
+
+def _along_sequence(stage_mesh: StageMesh, bx, skip: int, extras: list[dict],
+                    tokens: list[int]) -> list[dict]:
+    """Under sequence parallelism: each ``[micro-batch, T, ...]`` value Bx
+    leaves for G (``tokens``: the stage input's ``[micro-batch, T]``) that
+    propagation places split over the batch alone, placed as the stage
+    boundary instead (along the sequence too). Propagation leaves a norm's
+    output gradient whole after the all-reduce of a column-parallel layer's
+    input gradient; split, Bx reduce-scatters it and G sums the norm's weight
+    gradients over each chip's tokens."""
+    shapes = _forward_type(bx.mlir)[1][skip:]
+    edge, batch = stage_mesh.boundary(), stage_mesh.batch()
+    return [edge if shape[:2] == tokens and placed == batch else placed
+            for shape, placed in zip(shapes, extras)]
 
 
 def _split_as_batch(stage_mesh: StageMesh, placed: Mapping[int, Placement],
