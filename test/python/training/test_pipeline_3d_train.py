@@ -158,6 +158,14 @@ def test_sequence_parallel_stages_give_eager(eager):
     assert gathers
     for line in gathers:
         assert "ins(%" in line and "memref<1x8x32x" in line and " dim 1 " in line, line
+    # Backward, each layer's input gradient is reduce-scattered over tp, never
+    # all-reduced whole: Bx returns what G reads of it (the norms' output
+    # gradients) split along the sequence as well.
+    for stage in step._lowered:
+        bx = stage["Bx"][0].mlir.splitlines()
+        assert any("nova.reduce_scatter" in l and tp_groups in l for l in bx)
+        whole = [l for l in bx if "nova.all_reduce" in l and "x32xf32" in l]
+        assert not whole, whole
 
 
 def test_dp2_pp2_gives_the_one_chip_losses(one_chip):
