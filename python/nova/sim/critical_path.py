@@ -3,7 +3,8 @@
 Walking back from the instruction that finished last: an instruction starts
 when its queue's previous instruction has finished, when the instructions
 whose semaphore signals it waited for have finished, and once the sequencer
-has dispatched it. The latest-finishing of its predecessors is the one that
+has dispatched it; a recv, once its peer's send has delivered (the path then
+crosses to the sending chip). The latest-finishing of its predecessors is the one that
 held it up; where none finished right when it started, the gap is time the
 path spent waiting for the sequencer's dispatch or for other chips (a
 collective's peers), shown as ``waiting``. The segments and gaps add up to the
@@ -45,13 +46,17 @@ def critical_path(trace: TraceRecorder) -> list[PathSegment]:
     while current >= 0:
         chip, track, name, pc, start, end, dispatched, previous, deps = inst[current]
         location = trace.locations.get(chip, {}).get(pc, "")
-        path.append(PathSegment(chip, track, name, pc, start, end, location))
         preds = [p for p in (previous, *deps) if p >= 0]
-        if not preds:
+        best = max(preds, key=lambda p: inst[p][5]) if preds else -1
+        # A recv waits on its peer's send while it runs: from the send's
+        # delivery on, the path is the recv's; before, the sender chip's.
+        if best >= 0 and inst[best][5] > start:
+            start = inst[best][5]
+        path.append(PathSegment(chip, track, name, pc, start, end, location))
+        if best < 0:
             if start > 0:
                 path.append(PathSegment(chip, WAITING, "", -1, 0.0, start, ""))
             break
-        best = max(preds, key=lambda p: inst[p][5])
         best_end = inst[best][5]
         if best_end < start - 1e-9:
             path.append(PathSegment(chip, WAITING, "", -1, best_end, start, ""))

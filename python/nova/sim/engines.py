@@ -85,7 +85,7 @@ class Machine(Sequencer, VectorUnit, DmaUnit, MatrixUnit, CollectiveUnit):
         self.trace = trace
         self.flows = CollectiveFlows(tg, self.net, self.pool, self.schedule, self.cost, self.cycle, trace)
         self.rendezvous: dict[tuple[tuple[int, ...], int], dict[int, tuple[Queue, Op]]] = {}
-        self.mailbox: dict[tuple[int, int, int], deque[tuple[float, np.ndarray | None, Op]]] = {}
+        self.mailbox: dict[tuple[int, int, int], deque[tuple[float, np.ndarray | None, Op, int]]] = {}
         self.recv_wait: dict[tuple[int, int, int], tuple[Queue, Op]] = {}
         self.coll_link_bytes: dict[str, float] = {}
         self.coll_link_busy: dict[str, float] = {}

@@ -65,8 +65,9 @@ class CollectiveUnit:
         route = self.net.route(ch.id, peer)
 
         def delivered() -> None:
-            self.mailbox.setdefault(key, deque()).append((self.now, data, o))
             self._complete(q)
+            # The send's traced instance: the matching recv waited on it.
+            self.mailbox.setdefault(key, deque()).append((self.now, data, o, q.last))
             w = self.recv_wait.pop(key, None)
             if w is not None:
                 self._recv_now(*w, key)
@@ -85,7 +86,9 @@ class CollectiveUnit:
         return None
 
     def _recv_now(self, q: Queue, o: Op, key: tuple[int, int, int]) -> None:
-        _, data, so = self.mailbox[key].popleft()
+        _, data, so, sent = self.mailbox[key].popleft()
+        if sent >= 0:  # traced: the critical path crosses to the sender here
+            o.deps = (*o.deps, sent)
         d, ch = o.d, q.chip
         sd = so.d
         if sd.ta.shape != d.td.shape or sd.ta.dtype != d.td.dtype:

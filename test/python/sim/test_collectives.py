@@ -137,3 +137,38 @@ def test_recv_without_send_deadlocks_with_message():
         s.if_(3, lambda: s.recv(2, to, 3, channel=9, signal=[0]), lambda: s.sem_signal([0]))
     with pytest.raises(DeadlockError, match="recv\\) waits for a send from chip 1 on channel 9"):
         run(coll_program(emit, (8,), (8,), 2, "switch"), data(2, (8,)))
+
+
+def test_critical_path_crosses_from_a_recv_to_its_send():
+    """A recv that waits for its peer: the traced critical path runs through
+    the sender's work up to the send, then the recv from the delivery on (not
+    the recv's whole wait on the receiving chip)."""
+    from nova.sim.critical_path import WAITING
+
+    def emit(s, ti, to):
+        s.chip_id(3)
+        s.li(4, 0); s.li(5, 1); s.li(6, 0)
+        work = s.tile("sram", "f32", (32, 32))
+        chip0 = lambda: (s.dma(1, ti, 6, work, signal=[1]),
+                         s.vunary("neg", 6, work, 6, work, wait=[1], signal=[2]),
+                         s.vunary("neg", 6, work, 6, work, wait=[2], signal=[3]),
+                         s.vunary("neg", 6, work, 6, work, wait=[3], signal=[4]),
+                         s.send(6, work, 5, channel=1, wait=[4], signal=[0]))
+        chip1 = lambda: s.recv(2, to, 4, channel=1, signal=[0])
+        s.if_(3, chip1, chip0)
+
+    prog = coll_program(emit, (32, 32), (32, 32), 2, "switch")
+    xs = data(2, (32, 32))
+    simulator = Simulator(prog, trace=True)
+    out, rep = simulator.run(per_chip={c: {"x": x} for c, x in enumerate(xs)})
+    np.testing.assert_allclose(out["chips"][1]["y"], -xs[0], rtol=1e-5)
+    path = simulator.critical_path()
+    steps = [(seg.chip, seg.name) for seg in path if seg.engine != WAITING]
+    assert steps[-2:] == [(0, "send"), (1, "recv")], steps
+    assert [name for chip, name in steps if chip == 0].count("vunary") == 3, steps
+    recv = path[-1]
+    send = path[-2]
+    assert recv.start_ns == pytest.approx(send.end_ns)
+    for before, after in zip(path, path[1:]):
+        assert after.start_ns == pytest.approx(before.end_ns, abs=1e-6)
+    assert sum(seg.duration_ns for seg in path) <= rep.time_ns
