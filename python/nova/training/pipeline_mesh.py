@@ -288,7 +288,9 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
             # those stay whole, all-reduced once a step, and U takes them so.
             grads = [g if len(t.shape) > 1 else p
                      for g, p, t in zip(grads, params, info.params)]
-        tokens = _forward_type(traced["F"].mlir)[0][len(params) + len(consts)][:2]
+        # The stage input's [micro-batch, T] (sequence parallelism places by it).
+        tokens = (_forward_type(traced["F"].mlir)[0][len(params) + len(consts)][:2]
+                  if stage_mesh.sequence else None)
         deferred = _deferred_bodies(stage_mesh, traced, saved, edge, grads, first, last,
                                     tokens)
         done = {}
@@ -335,7 +337,7 @@ def _partition_bodies(stage_mesh: StageMesh, bodies: list[dict], infos, shared, 
 
 
 def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, edge, grads,
-                     first: bool, last: bool, tokens: list[int]) -> dict | str:
+                     first: bool, last: bool, tokens: list[int] | None) -> dict | str:
     """``Bx`` and ``G`` partitioned (the weights' gradients once per step),
     or why a mesh cannot run them so ("" without a G): G concatenates each chip's
     pieces of the micro-batches' values along the value's dimension ``k``
@@ -355,9 +357,8 @@ def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, edge, grads,
         return f"sharding propagation leaves a value G reads unplaceable: {error}"
     placed_extras = [None] * len(extras)  # left to propagation, as read
     if stage_mesh.sequence:
-        moved = _along_sequence(stage_mesh, bx, len(bx_results), extras, tokens)
-        placed_extras = [m if m is not e else None for m, e in zip(moved, extras)]
-        extras = moved
+        placed_extras = _along_sequence(stage_mesh, bx, len(bx_results), extras, tokens)
+        extras = [p or e for p, e in zip(placed_extras, extras)]
     args = []
     for kind, j, dim in g.sources:
         placed = (saved[j] if kind in ("saved", "once") else edge if kind == "dy"
@@ -373,17 +374,18 @@ def _deferred_bodies(stage_mesh: StageMesh, traced: dict, saved, edge, grads,
 
 
 def _along_sequence(stage_mesh: StageMesh, bx, skip: int, extras: list[dict],
-                    tokens: list[int]) -> list[dict]:
-    """Under sequence parallelism: each ``[micro-batch, T, ...]`` value Bx
-    leaves for G (``tokens``: the stage input's ``[micro-batch, T]``) that
-    propagation places split over the batch alone, placed as the stage
-    boundary instead (along the sequence too). Propagation leaves a norm's
+                    tokens: list[int]) -> list[dict | None]:
+    """Under sequence parallelism, the placement Bx returns each value it
+    leaves for G with: the stage boundary's (along the sequence too) for a
+    ``[micro-batch, T, ...]`` value (``tokens``: the stage input's
+    ``[micro-batch, T]``) that propagation places split over the batch alone,
+    else None (left to propagation). Propagation leaves a norm's
     output gradient whole after the all-reduce of a column-parallel layer's
     input gradient; split, Bx reduce-scatters it and G sums the norm's weight
     gradients over each chip's tokens."""
     shapes = _forward_type(bx.mlir)[1][skip:]
     edge, batch = stage_mesh.boundary(), stage_mesh.batch()
-    return [edge if shape[:2] == tokens and placed == batch else placed
+    return [edge if shape[:2] == tokens and placed == batch else None
             for shape, placed in zip(shapes, extras)]
 
 
