@@ -20,8 +20,8 @@ STEPS, BATCH, LR = 3, 16, 1e-2
 class Net(nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.fc1 = nn.Linear(16, 32)
-        self.fc2 = nn.Linear(32, 16)
+        self.fc1 = nn.Linear(16, 16)
+        self.fc2 = nn.Linear(16, 16)
         self.head = nn.Linear(16, 8)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
