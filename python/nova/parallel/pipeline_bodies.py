@@ -537,7 +537,25 @@ def _index_derived_recomputed(joint, inputs, **options):
         value = node.meta.get("val")
         if isinstance(value, torch.Tensor) and value.dim() > 0:
             node.meta["recompute"] = CheckpointPolicy.MUST_RECOMPUTE
+    for node in joint.graph.nodes:
+        if _softmax_numerator(node):
+            node.meta["recompute"] = CheckpointPolicy.MUST_SAVE
     return min_cut_rematerialization_partition(joint, inputs, **options)
+
+
+def _softmax_numerator(node) -> bool:
+    """``exp(x - amax(x, dim))``: min-cut would save the smaller ``x`` (the
+    bf16 logits) and recompute the subtraction and the exp in B, five of the
+    vector unit's cycles per logit on the chip that holds the head; saved,
+    B reads the f32 exponentials instead (DMA, which the vector work hides)."""
+    aten = torch.ops.aten
+    if node.op != "call_function" or node.target is not aten.exp.default:
+        return False
+    sub = node.args[0]
+    if getattr(sub, "target", None) is not aten.sub.Tensor:
+        return False
+    x, peak = sub.args[:2]
+    return getattr(peak, "target", None) is aten.amax.default and peak.args[0] is x
 
 
 def norm_body(grads: Sequence[torch.Tensor], *, tag: str) -> Body:

@@ -4,11 +4,11 @@ cross-entropy, as ``torch.distributed.tensor.parallel.loss_parallel`` gives.
 
 torch lowers ``F.cross_entropy`` to a lookup of each row's target logit,
 which sharding propagation cannot partition along a split vocabulary. Here
-the target logit is ``sum(one_hot(target) * logits)`` instead, so each chip
+the target logit is ``sum(where(one_hot(target), logits, 0))`` instead, so each chip
 reduces its slice of the vocabulary (the max, the sum of exponentials and
 the target logit) and partitioning all-reduces three numbers per row; no
 chip holds the full logits. The value is the same up to rounding: the
-one-hot product adds exact zeros."""
+select adds exact zeros."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def dense_cross_entropy(input: torch.Tensor, target: torch.Tensor, weight=None,
     valid = target != ignore_index
     index = torch.where(valid, target, torch.zeros_like(target))
     one_hot = (index.unsqueeze(-1) == torch.arange(logits.shape[-1], device=index.device))
-    rows = _RowCrossEntropy.apply(logits, one_hot.to(logits.dtype))
+    rows = _RowCrossEntropy.apply(logits, one_hot)
     loss = torch.where(valid, rows, torch.zeros_like(rows))
     if reduction == "none":
         return loss
@@ -50,9 +50,9 @@ def dense_cross_entropy(input: torch.Tensor, target: torch.Tensor, weight=None,
 
 
 class _RowCrossEntropy(torch.autograd.Function):
-    """``logsumexp(logits) - sum(one_hot * logits)`` over the last dim, with
-    the gradient written as one product per term:
-    ``exp(logits - peak) * (g / total) - one_hot * g``, each row factor
+    """``logsumexp(logits) - sum(where(one_hot, logits, 0))`` over the last
+    dim, with the gradient written as one op per term:
+    ``exp(logits - peak) * (g / total) - where(one_hot, g, 0)``, each row factor
     broadcast inside the product. Autograd's own backward materialises the
     broadcast of ``g / total`` (the backward of the sum) as a tensor of its
     own whose only operand is a replicated row vector, which sharding
@@ -65,12 +65,16 @@ class _RowCrossEntropy(torch.autograd.Function):
         exp = (logits - peak).exp()
         total = exp.sum(-1)
         ctx.save_for_backward(exp, total, one_hot)
-        return total.log() + peak.squeeze(-1) - (one_hot * logits).sum(-1)
+        # A select, not a product with the one-hot as floats: one vector op
+        # per logit fewer (the compare's conversion), the same exact zeros.
+        target = torch.where(one_hot, logits, 0.0).sum(-1)
+        return total.log() + peak.squeeze(-1) - target
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
         exp, total, one_hot = ctx.saved_tensors
-        return exp * (grad / total).unsqueeze(-1) - one_hot * grad.unsqueeze(-1), None
+        row = grad.unsqueeze(-1)
+        return exp * (grad / total).unsqueeze(-1) - torch.where(one_hot, row, 0.0), None
 
 
 class _ParallelLossMode(TorchFunctionMode):
