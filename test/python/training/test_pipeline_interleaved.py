@@ -178,7 +178,14 @@ def test_interleaved_on_a_dp_tp_mesh_gives_eager_adamw():
     torch.testing.assert_close(losses, expected, rtol=1e-4, atol=0)
     ours = step.parameters()
     for name, value in reference.named_parameters():
-        torch.testing.assert_close(ours[name], value.detach(), rtol=1e-3, atol=1e-5, msg=name)
+        # The key bias's gradient is zero in exact arithmetic (softmax does not
+        # see one shift of every key): AdamW steps on rounding noise on both
+        # sides (|k.bias| ~1e-5 after 3 steps, ours and eager's as far apart).
+        # Elsewhere AdamW at lr 1e-2 amplifies the other summation order in
+        # elements whose gradient is near 0 (up to 4.9e-5 on one machine, under
+        # 1e-5 on another: eager's rounding differs between CPUs).
+        atol = 1e-3 if name.endswith("attn.k.bias") else 2e-4
+        torch.testing.assert_close(ours[name], value.detach(), rtol=1e-3, atol=atol, msg=name)
     # Interleaved, weights' gradients once per step in every chunk.
     assert step.schedule.chunks == 4 and step.schedule.chunks_of(0) == [0, 2]
     assert step.schedule.compute_order(0)[:5] == ["0F0", "0F1", "2F0", "2F1", "0F2"]
