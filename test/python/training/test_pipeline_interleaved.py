@@ -182,8 +182,8 @@ def test_interleaved_on_a_dp_tp_mesh_gives_eager_adamw():
         # see one shift of every key): AdamW steps on rounding noise on both
         # sides (|k.bias| ~1e-5 after 3 steps, ours and eager's as far apart).
         # Elsewhere AdamW at lr 1e-2 amplifies the other summation order in
-        # elements whose gradient is near 0 (up to 4.9e-5 on one machine, under
-        # 1e-5 on another: eager's rounding differs between CPUs).
+        # elements whose gradient is near 0 (up to 4.9e-5 on one machine, within
+        # the old 1e-5 on another: eager's rounding differs between CPUs).
         atol = 1e-3 if name.endswith("attn.k.bias") else 2e-4
         torch.testing.assert_close(ours[name], value.detach(), rtol=1e-3, atol=atol, msg=name)
     # Interleaved, weights' gradients once per step in every chunk.
